@@ -1,0 +1,34 @@
+//! Reading input files: regular files only, never through a symlink.
+
+use std::fs;
+use std::path::Path;
+
+/// Why an input could not be read: a usage or I/O problem (exit 2), not an invalid NBG.
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Read a regular file whole. Symlinks, directories, FIFOs and devices are refused, so a corpus
+/// path can never be redirected outside the tree it names.
+pub fn read_regular(path: &Path) -> Result<Vec<u8>, InputError> {
+    let shown = path.display();
+    let meta = fs::symlink_metadata(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        return Err(InputError(format!("{shown}: is a symlink; refusing to follow it")));
+    }
+    if kind.is_dir() {
+        return Err(InputError(format!("{shown}: is a directory, not an NBG file")));
+    }
+    if !kind.is_file() {
+        return Err(InputError(format!("{shown}: is not a regular file")));
+    }
+    fs::read(path).map_err(|e| InputError(format!("{shown}: {e}")))
+}

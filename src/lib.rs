@@ -1,0 +1,13 @@
+//! nbg-lab: strict parsing, byte ownership and differential analysis of VeriSilicon/Vivante
+//! NPU network binary graphs (NBG, magic `VPMN`).
+
+pub mod failure;
+pub mod files;
+pub mod fingerprint;
+pub mod format;
+pub mod parse;
+pub mod read;
+pub mod synth;
+
+pub use failure::{Code, Failure};
+pub use parse::{Graph, parse};

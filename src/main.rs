@@ -1,0 +1,217 @@
+//! `nbg`: the command-line shell over the nbg-lab library. Human text and errors go to stderr
+//! or stdout as documented; machine output (`--json`) goes to stdout only.
+
+use clap::{Parser, Subcommand};
+use nbg_lab::files::read_regular;
+use nbg_lab::parse::{Graph, IoRecord, NbgV2};
+use nbg_lab::{Failure, parse, synth};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Strict parser and byte-ownership lab for VeriSilicon/Vivante NPU network binary graphs.
+///
+/// Exit status: 0 success, 1 an invalid NBG (or a failed check), 2 usage or I/O problems.
+#[derive(Parser)]
+#[command(name = "nbg", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse one NBG strictly and print a summary, or the full JSON document with --json.
+    Parse {
+        file: PathBuf,
+        /// One JSON document on stdout (errors as {"error": {code, offset, message}}).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check NBG files: one line per file, `ok` or the failure code; exit 1 if any fails.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a deterministic synthetic v2 control.
+    Synth {
+        /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
+        #[arg(long)]
+        profile: String,
+        #[arg(long)]
+        seed: u64,
+        /// Output file (refuses to overwrite an existing one).
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Parse { file, json } => cmd_parse(&file, json),
+        Command::Check { files } => cmd_check(&files),
+        Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
+    }
+}
+
+fn usage_error(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("nbg: {message}");
+    ExitCode::from(2)
+}
+
+fn print_json(value: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(value).expect("JSON value serializes"));
+}
+
+fn cmd_parse(file: &PathBuf, json: bool) -> ExitCode {
+    let bytes = match read_regular(file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    match parse(&bytes) {
+        Ok(graph) => {
+            if json {
+                print_json(&graph.to_json());
+            } else {
+                print!("{}", summary(&graph));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(failure) => report_failure(&failure, json),
+    }
+}
+
+fn report_failure(failure: &Failure, json: bool) -> ExitCode {
+    if json {
+        print_json(&failure.to_json());
+    } else {
+        eprintln!("{failure}");
+    }
+    ExitCode::from(1)
+}
+
+fn cmd_check(files: &[PathBuf]) -> ExitCode {
+    let mut status = ExitCode::SUCCESS;
+    for file in files {
+        match read_regular(file) {
+            Err(e) => {
+                eprintln!("nbg: {e}");
+                return ExitCode::from(2);
+            }
+            Ok(bytes) => match parse(&bytes) {
+                Ok(_) => println!("{}: ok", file.display()),
+                Err(f) => {
+                    println!("{}: {} at 0x{:x}", file.display(), f.code, f.offset);
+                    status = ExitCode::from(1);
+                }
+            },
+        }
+    }
+    status
+}
+
+fn cmd_synth(profile: &str, seed: u64, out: &PathBuf) -> ExitCode {
+    let Some(layout) = synth::profile(profile, seed) else {
+        return usage_error(format!(
+            "unknown profile {profile:?}; known: {}",
+            synth::PROFILES.join(", ")
+        ));
+    };
+    let bytes = layout.emit();
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(out)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
+    match written {
+        Ok(()) => {
+            eprintln!("wrote {} ({} bytes)", out.display(), bytes.len());
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(format!("{}: {e}", out.display())),
+    }
+}
+
+fn summary(graph: &Graph<'_>) -> String {
+    match graph {
+        Graph::V2(g) => summary_v2(g),
+    }
+}
+
+fn summary_v2(g: &NbgV2<'_>) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let h = &g.header;
+    let _ = writeln!(s, "format     nbg-v2 (version 0x{:08x})", h.version);
+    let _ = writeln!(s, "target     0x{:08x}", h.target);
+    let _ = writeln!(s, "file       {} bytes, sha256 {}", g.file.size, g.file.sha256);
+    if let Some(n) = &g.network_info {
+        let _ = writeln!(
+            s,
+            "network    {:?}: {} layers, {} operations, {} cores",
+            n.name, n.layer_count, n.operation_count, n.core_count
+        );
+    }
+    let _ = writeln!(s, "\nsections ({}):", g.sections.len());
+    let _ = writeln!(s, "  {:>3} {:>4}  {:<34} {:>10} {:>10} {:>5} {:>5}  crc32", "#", "type", "name", "offset", "size", "align", "entry");
+    for x in &g.sections {
+        let _ = writeln!(
+            s,
+            "  {:>3} {:>4}  {:<34} {:>#10x} {:>10} {:>5} {:>5}  {:08x}",
+            x.index, x.kind, x.type_name, x.offset, x.size, x.alignment, x.entry_size, x.fingerprint.crc32
+        );
+    }
+    let io_table = |s: &mut String, title: &str, records: &[IoRecord]| {
+        let _ = writeln!(s, "\n{title} ({}):", records.len());
+        for r in records {
+            let _ = writeln!(
+                s,
+                "  {:>3} {:<32} {:<8} {:?} {} bytes, quant {}",
+                r.index,
+                r.name,
+                r.data_format_name.unwrap_or("unknown"),
+                r.dimensions,
+                r.storage_bytes.map_or("unknown".into(), |b| b.to_string()),
+                r.quantization.format_name.unwrap_or("unknown"),
+            );
+        }
+    };
+    io_table(&mut s, "inputs", &g.inputs);
+    io_table(&mut s, "outputs", &g.outputs);
+    let c = &g.file_checksum;
+    let _ = writeln!(s, "\nchecks:");
+    let _ = writeln!(
+        s,
+        "  file crc32        0x{:08x} matches ({} section bytes, {} gap bytes excluded)",
+        c.computed_crc32, c.covered_section_bytes, c.excluded_alignment_gap_bytes
+    );
+    let _ = writeln!(s, "  section checksums {} match", g.section_checksums.len());
+    match &g.dynamic_io {
+        Some(d) => {
+            let _ = writeln!(
+                s,
+                "  dynamic io        {} entries, {} region bytes, {} padding (zero)",
+                d.entry_count, d.region_bytes, d.padding_bytes
+            );
+        }
+        None => {
+            let _ = writeln!(s, "  dynamic io        absent");
+        }
+    }
+    let r = &g.connection_region;
+    let _ = writeln!(
+        s,
+        "  connection region 0x{:x}+{} sha256 {}{}",
+        r.offset,
+        r.size,
+        r.sha256,
+        if r.covered_by_section { " (covered by sections)" } else { "" }
+    );
+    let off: Vec<_> = g.corpus_invariants.iter().filter(|i| !i.holds).collect();
+    let _ = writeln!(s, "  corpus invariants {} of {} hold (reported, not enforced)", g.corpus_invariants.len() - off.len(), g.corpus_invariants.len());
+    for i in off {
+        let _ = writeln!(s, "    {}: expected {}, observed {}", i.name, i.expected, i.observed);
+    }
+    let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
+    s
+}

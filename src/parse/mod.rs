@@ -1,0 +1,256 @@
+//! Strict parsers for the NBG families. `parse` dispatches on magic and version; each family
+//! borrows the file bytes and returns a complete description or the first `Failure`.
+
+pub mod v2;
+
+use crate::failure::{Code, Failure, fail};
+use crate::fingerprint::Hash256;
+use crate::format::{self, MAX_TENSOR_STORAGE, buffer_format, data_type, quantization};
+use crate::read::{Data, fixed_name, le32};
+use serde::Serialize;
+
+pub use v2::NbgV2;
+
+/// A successfully parsed graph of either family.
+#[derive(Debug)]
+pub enum Graph<'data> {
+    V2(NbgV2<'data>),
+}
+
+impl Graph<'_> {
+    /// The `--json` document: sorted keys, integers as numbers, hashes as lowercase hex.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Graph::V2(g) => serde_json::to_value(g).expect("parse model serializes"),
+        }
+    }
+
+    pub fn file(&self) -> &FileFacts {
+        match self {
+            Graph::V2(g) => &g.file,
+        }
+    }
+
+    pub fn structural_signature(&self) -> Hash256 {
+        match self {
+            Graph::V2(g) => g.structural_signature,
+        }
+    }
+}
+
+/// Parse any supported NBG: magic, then version, then the family's own rules.
+pub fn parse(bytes: &[u8]) -> Result<Graph<'_>, Failure> {
+    let data = Data::new(bytes);
+    let magic = data.slice(0, 4, "magic")?;
+    if magic != format::MAGIC {
+        return fail(
+            Code::BadMagic,
+            0,
+            format!("magic is {:02x?}, expected ASCII VPMN", magic),
+        );
+    }
+    let version = data.u32(4, "version")?;
+    if version == format::V2_VERSION {
+        return v2::parse(data).map(Graph::V2);
+    }
+    fail(
+        Code::UnsupportedVersion,
+        4,
+        format!("version 0x{version:08x} is not a supported NBG version"),
+    )
+}
+
+/// Whole-file identity.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileFacts {
+    pub size: u64,
+    pub sha256: Hash256,
+}
+
+/// The final 512 bytes that the runtime copies into its model object.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConnectionRegion {
+    pub offset: u64,
+    pub size: u64,
+    pub sha256: Hash256,
+    /// Whether declared sections or tables already own every byte of the region.
+    pub covered_by_section: bool,
+    /// Labels of the declared ranges that overlap the region, in file order.
+    pub overlapping_sections: Vec<String>,
+}
+
+impl ConnectionRegion {
+    /// `ranges` are the (start, end, label) ranges the family's parser has bounded; they do
+    /// not overlap each other.
+    pub fn new<'a>(bytes: &[u8], ranges: impl IntoIterator<Item = (u64, u64, &'a str)>) -> Self {
+        let size = format::CONNECTION_REGION_SIZE.min(bytes.len() as u64);
+        let offset = bytes.len() as u64 - size;
+        let end = offset + size;
+        let mut overlapping: Vec<(u64, u64, &str)> = ranges
+            .into_iter()
+            .filter(|&(s, e, _)| s < end && e > offset)
+            .collect();
+        overlapping.sort_unstable();
+        let covered_bytes: u64 = overlapping.iter().map(|&(s, e, _)| e.min(end) - s.max(offset)).sum();
+        ConnectionRegion {
+            offset,
+            size,
+            sha256: Hash256::of(&bytes[offset as usize..]),
+            covered_by_section: size > 0 && covered_bytes == size,
+            overlapping_sections: overlapping.iter().map(|r| r.2.to_string()).collect(),
+        }
+    }
+}
+
+/// Quantization words, kept raw and interpreted only as the public format says.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Quantization {
+    pub format: u32,
+    pub format_name: Option<&'static str>,
+    pub raw_words: [u32; 2],
+    /// Format 1: word 0 as a signed fixed-point position.
+    pub fixed_point_position: Option<i32>,
+    /// Format 2: word 0 as an IEEE-754 scale.
+    pub scale: Option<f32>,
+    /// Format 2: word 1 as a signed zero point.
+    pub zero_point: Option<i32>,
+}
+
+impl Quantization {
+    pub fn new(format: u32, raw_words: [u32; 2]) -> Self {
+        let (fixed_point_position, scale, zero_point) = match format {
+            quantization::DYNAMIC_FIXED_POINT => (Some(raw_words[0] as i32), None, None),
+            quantization::AFFINE_ASYMMETRIC => (
+                None,
+                Some(f32::from_bits(raw_words[0])),
+                Some(raw_words[1] as i32),
+            ),
+            _ => (None, None, None),
+        };
+        Quantization {
+            format,
+            format_name: quantization::name(format),
+            raw_words,
+            fixed_point_position,
+            scale,
+            zero_point,
+        }
+    }
+}
+
+/// One input or output tensor description, under the field map's parser keys.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct IoRecord {
+    pub index: usize,
+    /// File offset of the record.
+    pub offset: u64,
+    pub name: String,
+    pub dimension_count: u32,
+    pub dimensions: Vec<u32>,
+    pub data_format: u32,
+    pub data_format_name: Option<&'static str>,
+    pub data_type: u32,
+    pub data_type_name: Option<&'static str>,
+    pub quantization: Quantization,
+    pub element_count: u64,
+    /// Derived storage; `None` for a format without a public element width.
+    pub storage_bytes: Option<u64>,
+}
+
+/// Word offsets of the fields an I/O record layout places differently per family/version.
+pub struct IoLayout {
+    pub size: usize,
+    pub max_dims: u32,
+    pub dim_count: usize,
+    pub dims: usize,
+    pub data_format: usize,
+    pub data_type: usize,
+    pub quant_format: usize,
+    pub quant_words: usize,
+    /// Offset and width of the NUL-terminated name, if the layout has one.
+    pub name: Option<(usize, usize)>,
+}
+
+/// Decode one I/O record at `offset` (already bounds-checked to `layout.size` bytes).
+pub fn decode_io(
+    record: &[u8],
+    index: usize,
+    offset: u64,
+    layout: &IoLayout,
+) -> Result<IoRecord, Failure> {
+    let dimension_count = le32(record, layout.dim_count);
+    if dimension_count == 0 || dimension_count > layout.max_dims {
+        return fail(
+            Code::DimensionCount,
+            offset + layout.dim_count as u64,
+            format!(
+                "I/O record {index} has {dimension_count} dimensions; 1 to {} are allowed",
+                layout.max_dims
+            ),
+        );
+    }
+    let mut dimensions = Vec::with_capacity(dimension_count as usize);
+    let mut element_count: u128 = 1;
+    for i in 0..dimension_count as usize {
+        let at = layout.dims + 4 * i;
+        let d = le32(record, at);
+        if d == 0 {
+            return fail(
+                Code::DimensionZero,
+                offset + at as u64,
+                format!("I/O record {index} dimension {i} is zero"),
+            );
+        }
+        element_count *= u128::from(d);
+        dimensions.push(d);
+    }
+    let data_format = le32(record, layout.data_format);
+    let data_type = le32(record, layout.data_type);
+    let quant_format = le32(record, layout.quant_format);
+    let raw = [
+        le32(record, layout.quant_words),
+        le32(record, layout.quant_words + 4),
+    ];
+    let format_info = buffer_format::lookup(data_format);
+    let storage = format_info.map(|(_, bits)| (element_count * u128::from(bits)).div_ceil(8));
+    // The element count alone can exceed the bound even when the format is unknown.
+    let bound_check = storage.unwrap_or(element_count);
+    if bound_check > u128::from(MAX_TENSOR_STORAGE) {
+        return fail(
+            Code::TensorStorageLimit,
+            offset,
+            format!(
+                "I/O record {index} derives {bound_check} bytes of storage; at most {MAX_TENSOR_STORAGE} are allowed"
+            ),
+        );
+    }
+    let name = match layout.name {
+        Some((at, width)) => match fixed_name(&record[at..at + width]) {
+            Some(n) => n.to_string(),
+            None => {
+                return fail(
+                    Code::InvalidName,
+                    offset + at as u64,
+                    format!(
+                        "I/O record {index} name is not NUL-terminated strict UTF-8 within {width} bytes"
+                    ),
+                );
+            }
+        },
+        None => String::new(),
+    };
+    Ok(IoRecord {
+        index,
+        offset,
+        name,
+        dimension_count,
+        dimensions,
+        data_format,
+        data_format_name: format_info.map(|(n, _)| n),
+        data_type,
+        data_type_name: data_type::name(data_type),
+        quantization: Quantization::new(quant_format, raw),
+        element_count: element_count as u64,
+        storage_bytes: storage.map(|s| s as u64),
+    })
+}

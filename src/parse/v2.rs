@@ -1,0 +1,982 @@
+//! NBG v2 (VIPLite 2.x, version 0x00020000): every rule of the field map, checked in the
+//! documented order: envelope and header, sub-header, directory (size, count limit, type range,
+//! bounds, overlap, duplicates), records, cross-checks, section checksums, file checksum, DYNAIO.
+//!
+//! The structural signature is SHA-256 over a canonical JSON description of the layout that
+//! ignores payload bytes: version, target, class word, sub-header geometry, every directory
+//! descriptor (type, offset, size, load address, alignment, entry size, reserved words), the
+//! declared file size, the decoded I/O metadata (names, dimensions, format, type, quantization
+//! words), the network name, counts and attribute, memory sizes and the DYNAIO entry geometry. It leaves out the header
+//! CRC, every payload byte, checksum values, `vsi_reserved` and the connection region.
+
+use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, decode_io};
+use crate::failure::{Code, Failure, fail};
+use crate::fingerprint::{Fingerprint, Hash256};
+use crate::format::{attribute, section, v2 as f};
+use crate::read::{Data, compose64, fixed_name, le32};
+use serde::Serialize;
+use serde_json::json;
+
+/// A parsed v2 graph. Borrows the file bytes it was parsed from.
+#[derive(Debug, Serialize)]
+pub struct NbgV2<'data> {
+    #[serde(skip)]
+    pub bytes: &'data [u8],
+    pub format: &'static str,
+    pub file: FileFacts,
+    pub header: Header,
+    pub sub_header: SubHeader,
+    pub sections: Vec<Section>,
+    pub inputs: Vec<IoRecord>,
+    pub outputs: Vec<IoRecord>,
+    pub network_info: Option<NetworkInfo>,
+    pub memory_pool_bytes: Option<u64>,
+    pub vip_sram_bytes: Option<u32>,
+    pub axi_sram_bytes: Option<u32>,
+    pub section_checksums: Vec<SectionChecksum>,
+    pub file_checksum: FileChecksum,
+    pub dynamic_io: Option<DynamicIo>,
+    pub connection_region: ConnectionRegion,
+    pub structural_signature: Hash256,
+    /// Relations observed across the proprietary corpus; reported, never enforced.
+    pub corpus_invariants: Vec<Invariant>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Header {
+    pub magic: &'static str,
+    pub version: u32,
+    pub target: u32,
+    /// Compatibility alias of `target` used by runtime diagnostics.
+    pub product: u32,
+    /// Public name `crc_sum`; `crc32` is the parser key.
+    pub crc_sum: u32,
+    pub crc32: u32,
+    pub declared_file_size_low: u32,
+    pub declared_file_size_high: u32,
+    pub declared_file_size: u64,
+    pub sub_header_offset: u32,
+    pub sub_header_size: u32,
+    pub sub_header_count: u32,
+    pub class: u32,
+    pub reserved: HeaderReserved,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HeaderReserved {
+    pub class_word_reserved_bits: u32,
+    pub reserved2: u32,
+    pub reserved3: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SubHeader {
+    pub offset: u64,
+    pub section_headers_offset: u32,
+    pub section_header_size: u32,
+    pub section_header_count: u32,
+}
+
+/// One directory entry and the fingerprint of its payload.
+#[derive(Clone, Debug, Serialize)]
+pub struct Section {
+    /// Position in the directory (the CRC order).
+    pub index: usize,
+    /// File offset of the 44-byte section header.
+    pub header_offset: u64,
+    #[serde(rename = "type")]
+    pub kind: u32,
+    pub type_name: &'static str,
+    pub offset: u64,
+    pub size: u64,
+    pub load_address: u64,
+    pub alignment: u32,
+    /// Whether `offset` is a multiple of a nonzero `alignment` (reported, not enforced).
+    pub aligned: bool,
+    pub entry_size: u32,
+    /// Compatibility alias of `entry_size`.
+    pub stride: u32,
+    pub reserved_words: [u32; 2],
+    pub decoded: bool,
+    pub fingerprint: Fingerprint,
+}
+
+impl Section {
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NetworkInfo {
+    pub offset: u64,
+    pub name: String,
+    pub input_count: u32,
+    pub output_count: u32,
+    pub layer_count: u32,
+    pub absolute_operation_count: u32,
+    pub operation_count: u32,
+    pub core_count: u32,
+    pub address_width: u32,
+    pub attribute: Attribute,
+    pub vsi_reserved: VsiReserved,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Attribute {
+    pub raw: u32,
+    pub change_ppu_param: bool,
+    pub nn_command_size_code: u32,
+    pub nn_command_bytes: Option<u32>,
+    pub tp_command_size_code: u32,
+    pub tp_command_bytes: Option<u32>,
+    pub dma_support_code: u32,
+    pub reserved_bits: u32,
+}
+
+impl Attribute {
+    fn new(raw: u32) -> Self {
+        let field = |shift| (raw >> shift) & attribute::FIELD_MASK;
+        let nn = field(attribute::NN_CMD_SHIFT);
+        let tp = field(attribute::TP_CMD_SHIFT);
+        Attribute {
+            raw,
+            change_ppu_param: raw & (1 << attribute::CHANGE_PPU_PARAM_BIT) != 0,
+            nn_command_size_code: nn,
+            nn_command_bytes: attribute::command_bytes(nn),
+            tp_command_size_code: tp,
+            tp_command_bytes: attribute::command_bytes(tp),
+            dma_support_code: field(attribute::DMA_SHIFT),
+            reserved_bits: raw >> attribute::RESERVED_SHIFT,
+        }
+    }
+}
+
+/// Vendor-reserved words: counted and hashed, never named.
+#[derive(Clone, Debug, Serialize)]
+pub struct VsiReserved {
+    pub words: usize,
+    pub nonzero_words: usize,
+    pub sha256: Hash256,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SectionChecksum {
+    /// File offset of the 8-byte record.
+    pub offset: u64,
+    pub section_type: u32,
+    pub section_type_name: &'static str,
+    pub stored: u32,
+    pub computed: u32,
+    pub matches: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FileChecksum {
+    pub algorithm: &'static str,
+    pub initial_value: &'static str,
+    pub scope: &'static str,
+    pub covered_section_bytes: u64,
+    pub excluded_alignment_gap_bytes: u64,
+    pub normalized_checksum_value_words: u64,
+    pub recorded_crc32: u32,
+    pub computed_crc32: u32,
+    pub matches: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DynamicIo {
+    pub table_offset: u64,
+    pub region_offset: u64,
+    pub entry_count: u64,
+    pub region_bytes: u64,
+    pub mapped_payload_bytes: u64,
+    pub padding_bytes: u64,
+    pub entries: Vec<DynaioEntry>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct DynaioEntry {
+    /// Region-relative offset.
+    pub offset: u64,
+    pub size: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Invariant {
+    pub name: &'static str,
+    pub expected: String,
+    pub observed: String,
+    pub holds: bool,
+}
+
+impl<'data> NbgV2<'data> {
+    /// The section of a type, if present (types are unique in a valid graph).
+    pub fn section(&self, kind: u32) -> Option<&Section> {
+        self.sections.iter().find(|s| s.kind == kind)
+    }
+
+    pub fn payload(&self, s: &Section) -> &'data [u8] {
+        &self.bytes[s.offset as usize..s.end() as usize]
+    }
+}
+
+const HEADER_END: u64 = f::HEADER_SIZE as u64;
+
+pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
+    let bytes = data.bytes;
+    let file_size = data.len();
+
+    // Envelope and header.
+    let h = data.slice(0, HEADER_END, "the 48-byte v2 header")?;
+    let header = decode_header(h);
+    if header.declared_file_size != file_size {
+        return fail(
+            Code::DeclaredSizeMismatch,
+            f::OFF_TOTAL_SIZE_LOW as u64,
+            format!(
+                "header declares {} bytes but the file has {file_size}",
+                header.declared_file_size
+            ),
+        );
+    }
+
+    // Sub-header.
+    if header.sub_header_count != f::SUB_HEADER_COUNT {
+        return fail(
+            Code::SubHeaderCount,
+            f::OFF_SUB_HEADER_COUNT as u64,
+            format!(
+                "sub-header count is {}; exactly one graph is supported",
+                header.sub_header_count
+            ),
+        );
+    }
+    if header.sub_header_size != f::SUB_HEADER_SIZE {
+        return fail(
+            Code::SubHeaderGeometry,
+            f::OFF_SUB_HEADER_SIZE as u64,
+            format!(
+                "sub-header size is {}; the v2 sub-header is {} bytes",
+                header.sub_header_size,
+                f::SUB_HEADER_SIZE
+            ),
+        );
+    }
+    let sub_offset = u64::from(header.sub_header_offset);
+    if sub_offset < HEADER_END {
+        return fail(
+            Code::SubHeaderGeometry,
+            f::OFF_SUB_HEADER_OFFSET as u64,
+            format!("sub-header offset 0x{sub_offset:x} lies inside the 48-byte header"),
+        );
+    }
+    let sub = data.slice(sub_offset, u64::from(f::SUB_HEADER_SIZE), "the sub-header")?;
+    let sub_header = SubHeader {
+        offset: sub_offset,
+        section_headers_offset: le32(sub, 0),
+        section_header_size: le32(sub, 4),
+        section_header_count: le32(sub, 8),
+    };
+    let sub_end = sub_offset + u64::from(f::SUB_HEADER_SIZE);
+
+    // Directory: size, count limit, then the table's own placement.
+    if sub_header.section_header_size != f::SECTION_HEADER_SIZE {
+        return fail(
+            Code::SectionHeaderSize,
+            sub_offset + 4,
+            format!(
+                "section header size is {}; v2 section headers are {} bytes",
+                sub_header.section_header_size,
+                f::SECTION_HEADER_SIZE
+            ),
+        );
+    }
+    let count = sub_header.section_header_count;
+    if count > f::MAX_SECTIONS {
+        return fail(
+            Code::SectionCountLimit,
+            sub_offset + 8,
+            format!("{count} section headers; at most {} are allowed", f::MAX_SECTIONS),
+        );
+    }
+    let dir_offset = u64::from(sub_header.section_headers_offset);
+    let dir_len = u64::from(count) * u64::from(f::SECTION_HEADER_SIZE);
+    let dir_end = dir_offset + dir_len;
+    let structural = [
+        (0, HEADER_END, "header"),
+        (sub_offset, sub_end, "sub-header"),
+    ];
+    if dir_len > 0 && structural.iter().any(|&(s, e, _)| dir_offset < e && s < dir_end) {
+        return fail(
+            Code::SubHeaderGeometry,
+            sub_offset,
+            format!(
+                "section directory [0x{dir_offset:x}, 0x{dir_end:x}) overlaps the header or sub-header"
+            ),
+        );
+    }
+    let dir = data.slice(dir_offset, dir_len, "the section directory")?;
+    let raw = read_directory(dir, dir_offset)?;
+
+    // Directory bounds, overlap, duplicates.
+    for s in &raw {
+        if s.offset.checked_add(s.size).is_none_or(|end| end > file_size) {
+            return fail(
+                Code::SectionOutOfBounds,
+                s.header_offset + 4,
+                format!(
+                    "section {} ({}) spans [0x{:x}, +0x{:x}) beyond the {file_size}-byte file",
+                    s.index, s.type_name, s.offset, s.size
+                ),
+            );
+        }
+    }
+    check_overlap(&raw, &structural, (dir_offset, dir_end))?;
+    for (i, s) in raw.iter().enumerate() {
+        if let Some(first) = raw[..i].iter().find(|p| p.kind == s.kind) {
+            return fail(
+                Code::DuplicateSection,
+                s.header_offset,
+                format!(
+                    "section type {} ({}) appears at directory entries {} and {}",
+                    s.kind, s.type_name, first.index, s.index
+                ),
+            );
+        }
+    }
+
+    // Payload fingerprints, one pass per section; their CRCs feed every checksum below.
+    let sections: Vec<Section> = raw
+        .into_iter()
+        .map(|s| {
+            let payload = &bytes[s.offset as usize..(s.offset + s.size) as usize];
+            s.finish(Fingerprint::of(payload))
+        })
+        .collect();
+    let find = |kind| sections.iter().find(|s| s.kind == kind);
+    let payload = |s: &Section| &bytes[s.offset as usize..s.end() as usize];
+
+    // Records.
+    let inputs = match find(section::INPUT) {
+        Some(s) => decode_io_section(s, payload(s))?,
+        None => Vec::new(),
+    };
+    let outputs = match find(section::OUTPUT) {
+        Some(s) => decode_io_section(s, payload(s))?,
+        None => Vec::new(),
+    };
+    let network_info = find(section::NETWORK_INFO)
+        .map(|s| decode_network_info(s, payload(s)))
+        .transpose()?;
+    let memory_pool_bytes = find(section::MEMORY_POOL)
+        .map(|s| {
+            memory_record(s, f::MEMORY_POOL_SIZE, payload(s))
+                .map(|p| compose64(le32(p, 0), le32(p, 4)))
+        })
+        .transpose()?;
+    let vip_sram_bytes = find(section::VIP_SRAM)
+        .map(|s| memory_record(s, f::VIP_SRAM_SIZE, payload(s)).map(|p| le32(p, 0)))
+        .transpose()?;
+    let axi_sram_bytes = find(section::AXI_SRAM)
+        .map(|s| memory_record(s, f::AXI_SRAM_SIZE, payload(s)).map(|p| le32(p, 0)))
+        .transpose()?;
+    let checksum_section = find(section::CHECKSUM);
+    if let Some(s) = checksum_section {
+        if s.size % f::CHECKSUM_RECORD_SIZE != 0 {
+            return fail(
+                Code::ChecksumRecordSize,
+                s.header_offset + 12,
+                format!(
+                    "checksum section is {} bytes, not a multiple of {}",
+                    s.size,
+                    f::CHECKSUM_RECORD_SIZE
+                ),
+            );
+        }
+    }
+
+    // Cross-checks.
+    if let Some(n) = &network_info {
+        for (declared, actual, at, what) in [
+            (n.input_count, inputs.len(), 0x40, "input"),
+            (n.output_count, outputs.len(), 0x44, "output"),
+        ] {
+            if declared as usize != actual {
+                return fail(
+                    Code::MetadataCountMismatch,
+                    n.offset + at,
+                    format!("network info declares {declared} {what}s but the {what} section holds {actual} records"),
+                );
+            }
+        }
+    }
+
+    // Section checksums.
+    let section_checksums = match checksum_section {
+        Some(s) => verify_section_checksums(s, payload(s), &sections)?,
+        None => Vec::new(),
+    };
+
+    // File checksum.
+    let structure_bytes = HEADER_END + u64::from(f::SUB_HEADER_SIZE) + dir_len;
+    let file_checksum = file_checksum(bytes, &header, &sections, structure_bytes)?;
+
+    // DYNAIO.
+    let dynamic_io = decode_dynaio(bytes, find(section::DYNAIO), find(section::DYNAIO_TABLE))?;
+
+    let connection_region = ConnectionRegion::new(
+        bytes,
+        sections.iter().map(|s| (s.offset, s.end(), s.type_name)),
+    );
+    let mut graph = NbgV2 {
+        bytes,
+        format: "nbg-v2",
+        file: FileFacts { size: file_size, sha256: Hash256::of(bytes) },
+        header,
+        sub_header,
+        sections,
+        inputs,
+        outputs,
+        network_info,
+        memory_pool_bytes,
+        vip_sram_bytes,
+        axi_sram_bytes,
+        section_checksums,
+        file_checksum,
+        dynamic_io,
+        connection_region,
+        structural_signature: Hash256::default(),
+        corpus_invariants: Vec::new(),
+    };
+    graph.structural_signature = structural_signature(&graph);
+    graph.corpus_invariants = corpus_invariants(&graph);
+    Ok(graph)
+}
+
+fn decode_header(h: &[u8]) -> Header {
+    let low = le32(h, f::OFF_TOTAL_SIZE_LOW);
+    let high = le32(h, f::OFF_TOTAL_SIZE_HIGH);
+    let class_word = le32(h, f::OFF_CLASS_WORD);
+    let target = le32(h, f::OFF_TARGET);
+    let crc = le32(h, f::OFF_CRC_SUM);
+    Header {
+        magic: "VPMN",
+        version: le32(h, f::OFF_VERSION),
+        target,
+        product: target,
+        crc_sum: crc,
+        crc32: crc,
+        declared_file_size_low: low,
+        declared_file_size_high: high,
+        declared_file_size: compose64(low, high),
+        sub_header_offset: le32(h, f::OFF_SUB_HEADER_OFFSET),
+        sub_header_size: le32(h, f::OFF_SUB_HEADER_SIZE),
+        sub_header_count: le32(h, f::OFF_SUB_HEADER_COUNT),
+        class: class_word & 1,
+        reserved: HeaderReserved {
+            class_word_reserved_bits: class_word >> 1,
+            reserved2: le32(h, f::OFF_RESERVED2),
+            reserved3: le32(h, f::OFF_RESERVED3),
+        },
+    }
+}
+
+/// A directory entry before its payload has been fingerprinted.
+struct RawSection {
+    index: usize,
+    header_offset: u64,
+    kind: u32,
+    type_name: &'static str,
+    offset: u64,
+    size: u64,
+    load_address: u64,
+    alignment: u32,
+    entry_size: u32,
+    reserved_words: [u32; 2],
+}
+
+impl RawSection {
+    fn finish(self, fingerprint: Fingerprint) -> Section {
+        Section {
+            index: self.index,
+            header_offset: self.header_offset,
+            kind: self.kind,
+            type_name: self.type_name,
+            offset: self.offset,
+            size: self.size,
+            load_address: self.load_address,
+            alignment: self.alignment,
+            aligned: self.alignment == 0 || self.offset % u64::from(self.alignment) == 0,
+            entry_size: self.entry_size,
+            stride: self.entry_size,
+            reserved_words: self.reserved_words,
+            decoded: section::is_decoded(self.kind),
+            fingerprint,
+        }
+    }
+}
+
+fn read_directory(dir: &[u8], dir_offset: u64) -> Result<Vec<RawSection>, Failure> {
+    dir.chunks_exact(f::SECTION_HEADER_SIZE as usize)
+        .enumerate()
+        .map(|(index, e)| {
+            let header_offset = dir_offset + index as u64 * u64::from(f::SECTION_HEADER_SIZE);
+            let kind = le32(e, 0);
+            let Some(type_name) = section::name(kind) else {
+                return fail(
+                    Code::UnknownSectionType,
+                    header_offset,
+                    format!(
+                        "directory entry {index} has section type {kind}; v2 defines 0 to {}",
+                        section::MAX_ID
+                    ),
+                );
+            };
+            Ok(RawSection {
+                index,
+                header_offset,
+                kind,
+                type_name,
+                offset: compose64(le32(e, 0x04), le32(e, 0x08)),
+                size: compose64(le32(e, 0x0c), le32(e, 0x10)),
+                load_address: compose64(le32(e, 0x14), le32(e, 0x18)),
+                alignment: le32(e, 0x1c),
+                entry_size: le32(e, 0x20),
+                reserved_words: [le32(e, 0x24), le32(e, 0x28)],
+            })
+        })
+        .collect()
+}
+
+/// No section may overlap another, the header, the sub-header or the directory.
+fn check_overlap(
+    raw: &[RawSection],
+    structural: &[(u64, u64, &str)],
+    directory: (u64, u64),
+) -> Result<(), Failure> {
+    // (start, end, directory index or None for structure, label)
+    let mut ranges: Vec<(u64, u64, Option<&RawSection>, &str)> = structural
+        .iter()
+        .map(|&(s, e, l)| (s, e, None, l))
+        .chain(std::iter::once((directory.0, directory.1, None, "section directory")))
+        .chain(raw.iter().map(|s| (s.offset, s.offset + s.size, Some(s), s.type_name)))
+        .filter(|r| r.1 > r.0)
+        .collect();
+    ranges.sort_by_key(|r| (r.0, r.1));
+    for pair in ranges.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if b.0 < a.1 {
+            // Report at the header of a section involved (the later one when both are).
+            let culprit = b.2.or(a.2).expect("structural ranges never overlap each other");
+            return fail(
+                Code::SectionOverlap,
+                culprit.header_offset + 4,
+                format!(
+                    "{} [0x{:x}, 0x{:x}) overlaps {} [0x{:x}, 0x{:x})",
+                    b.3, b.0, b.1, a.3, a.0, a.1
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+const IO_LAYOUT: IoLayout = IoLayout {
+    size: f::IO_RECORD_SIZE as usize,
+    max_dims: f::IO_MAX_DIMS,
+    dim_count: 0x00,
+    dims: 0x04,
+    data_format: 0x1c,
+    data_type: 0x20,
+    quant_format: 0x24,
+    quant_words: 0x28,
+    name: Some((f::IO_NAME_OFFSET, f::IO_NAME_SIZE)),
+};
+
+fn decode_io_section(s: &Section, payload: &[u8]) -> Result<Vec<IoRecord>, Failure> {
+    if s.size % f::IO_RECORD_SIZE != 0 || u64::from(s.entry_size) != f::IO_RECORD_SIZE {
+        return fail(
+            Code::IoRecordSize,
+            s.header_offset + 12,
+            format!(
+                "{} is {} bytes with entry size {}; I/O records are {} bytes",
+                s.type_name,
+                s.size,
+                s.entry_size,
+                f::IO_RECORD_SIZE
+            ),
+        );
+    }
+    let count = s.size / f::IO_RECORD_SIZE;
+    if count > f::IO_MAX_RECORDS {
+        return fail(
+            Code::IoCountLimit,
+            s.header_offset + 12,
+            format!(
+                "{} holds {count} records; at most {} are allowed",
+                s.type_name,
+                f::IO_MAX_RECORDS
+            ),
+        );
+    }
+    payload
+        .chunks_exact(IO_LAYOUT.size)
+        .enumerate()
+        .map(|(i, r)| decode_io(r, i, s.offset + (i * IO_LAYOUT.size) as u64, &IO_LAYOUT))
+        .collect()
+}
+
+fn decode_network_info(s: &Section, p: &[u8]) -> Result<NetworkInfo, Failure> {
+    if s.size != f::NETWORK_INFO_SIZE {
+        return fail(
+            Code::NetworkInfoSize,
+            s.header_offset + 12,
+            format!(
+                "network info is {} bytes; it must be {}",
+                s.size,
+                f::NETWORK_INFO_SIZE
+            ),
+        );
+    }
+    let Some(name) = fixed_name(&p[..f::NETWORK_NAME_SIZE]) else {
+        return fail(
+            Code::InvalidName,
+            s.offset,
+            "network name is not NUL-terminated strict UTF-8 within 64 bytes",
+        );
+    };
+    let reserved = &p[f::VSI_RESERVED_OFFSET..f::VSI_RESERVED_OFFSET + 4 * f::VSI_RESERVED_WORDS];
+    Ok(NetworkInfo {
+        offset: s.offset,
+        name: name.to_string(),
+        input_count: le32(p, 0x40),
+        output_count: le32(p, 0x44),
+        layer_count: le32(p, 0x48),
+        absolute_operation_count: le32(p, 0x4c),
+        operation_count: le32(p, 0x50),
+        core_count: le32(p, 0x54),
+        address_width: le32(p, 0x58),
+        attribute: Attribute::new(le32(p, 0x5c)),
+        vsi_reserved: VsiReserved {
+            words: f::VSI_RESERVED_WORDS,
+            nonzero_words: reserved.chunks_exact(4).filter(|w| w != &[0; 4]).count(),
+            sha256: Hash256::of(reserved),
+        },
+    })
+}
+
+fn memory_record<'a>(s: &Section, expected: u64, payload: &'a [u8]) -> Result<&'a [u8], Failure> {
+    if s.size != expected {
+        return fail(
+            Code::MemoryRecordSize,
+            s.header_offset + 12,
+            format!("{} is {} bytes; it must be {expected}", s.type_name, s.size),
+        );
+    }
+    Ok(payload)
+}
+
+fn verify_section_checksums(
+    s: &Section,
+    payload: &[u8],
+    sections: &[Section],
+) -> Result<Vec<SectionChecksum>, Failure> {
+    let mut out: Vec<SectionChecksum> = Vec::with_capacity(payload.len() / 8);
+    for (i, r) in payload.chunks_exact(f::CHECKSUM_RECORD_SIZE as usize).enumerate() {
+        let offset = s.offset + i as u64 * f::CHECKSUM_RECORD_SIZE;
+        let (kind, stored) = (le32(r, 0), le32(r, 4));
+        let Some(target) = sections.iter().find(|t| t.kind == kind) else {
+            return fail(
+                Code::SectionChecksumMissing,
+                offset,
+                format!("checksum record {i} names section type {kind}, which is not present"),
+            );
+        };
+        if out.iter().any(|c| c.section_type == kind) {
+            return fail(
+                Code::SectionChecksumDuplicate,
+                offset,
+                format!(
+                    "checksum record {i} names section type {kind} ({}) again",
+                    target.type_name
+                ),
+            );
+        }
+        let computed = target.fingerprint.crc32;
+        if computed != stored {
+            return fail(
+                Code::SectionChecksumMismatch,
+                offset + 4,
+                format!(
+                    "checksum for {} is 0x{stored:08x} but the section's CRC-32 is 0x{computed:08x}",
+                    target.type_name
+                ),
+            );
+        }
+        out.push(SectionChecksum {
+            offset,
+            section_type: kind,
+            section_type_name: target.type_name,
+            stored,
+            computed,
+            matches: true,
+        });
+    }
+    Ok(out)
+}
+
+/// The recovered producer rule: reflected IEEE CRC-32 from zero over section payloads in
+/// directory order, section-40 value words counted as zero. `payload_crcs` are the raw CRC-32 of
+/// each section, in directory order, so the whole file is never hashed twice.
+pub fn file_crc(bytes: &[u8], sections: &[(u32, u64, u64, u32)]) -> u32 {
+    let mut crc = crc32fast::Hasher::new();
+    for &(kind, offset, size, payload_crc) in sections {
+        if kind == section::CHECKSUM {
+            crc.update(&normalized_checksum_payload(
+                &bytes[offset as usize..(offset + size) as usize],
+            ));
+        } else {
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(payload_crc, size));
+        }
+    }
+    crc.finalize()
+}
+
+/// Section-40 bytes with every checksum-value word replaced by zero.
+pub fn normalized_checksum_payload(payload: &[u8]) -> Vec<u8> {
+    let mut normalized = payload.to_vec();
+    for r in normalized.chunks_exact_mut(f::CHECKSUM_RECORD_SIZE as usize) {
+        r[4..8].fill(0);
+    }
+    normalized
+}
+
+fn file_checksum(
+    bytes: &[u8],
+    header: &Header,
+    sections: &[Section],
+    structure_bytes: u64,
+) -> Result<FileChecksum, Failure> {
+    let listing: Vec<_> = sections
+        .iter()
+        .map(|s| (s.kind, s.offset, s.size, s.fingerprint.crc32))
+        .collect();
+    let computed = file_crc(bytes, &listing);
+    let covered: u64 = sections.iter().map(|s| s.size).sum();
+    let normalized = sections
+        .iter()
+        .find(|s| s.kind == section::CHECKSUM)
+        .map_or(0, |s| s.size / f::CHECKSUM_RECORD_SIZE);
+    if computed != header.crc_sum {
+        return fail(
+            Code::FileChecksumMismatch,
+            f::OFF_CRC_SUM as u64,
+            format!(
+                "header crc_sum is 0x{:08x} but the directory-order section CRC is 0x{computed:08x}",
+                header.crc_sum
+            ),
+        );
+    }
+    Ok(FileChecksum {
+        algorithm: "crc32-ieee",
+        initial_value: "zero",
+        scope: "section-payloads-in-directory-order",
+        covered_section_bytes: covered,
+        excluded_alignment_gap_bytes: bytes.len() as u64 - covered - structure_bytes,
+        normalized_checksum_value_words: normalized,
+        recorded_crc32: header.crc_sum,
+        computed_crc32: computed,
+        matches: true,
+    })
+}
+
+fn decode_dynaio(
+    bytes: &[u8],
+    region: Option<&Section>,
+    table: Option<&Section>,
+) -> Result<Option<DynamicIo>, Failure> {
+    let (region, table) = match (region, table) {
+        (None, None) => return Ok(None),
+        (Some(r), Some(t)) => (r, t),
+        (Some(one), None) | (None, Some(one)) => {
+            return fail(
+                Code::DynaioUnpaired,
+                one.header_offset,
+                format!(
+                    "{} is present without its pair; sections 20 and 26 come together",
+                    one.type_name
+                ),
+            );
+        }
+    };
+    if table.size == 0 || table.size % f::DYNAIO_RECORD_SIZE != 0 {
+        return fail(
+            Code::DynaioTableSize,
+            table.header_offset + 12,
+            format!(
+                "DYNAIO table is {} bytes; it must be a positive multiple of {}",
+                table.size,
+                f::DYNAIO_RECORD_SIZE
+            ),
+        );
+    }
+    if region.size % f::DYNAIO_ALIGN != 0 {
+        return fail(
+            Code::DynaioRegionSize,
+            region.header_offset + 12,
+            format!(
+                "DYNAIO region is {} bytes, not a multiple of {}",
+                region.size,
+                f::DYNAIO_ALIGN
+            ),
+        );
+    }
+    let records = &bytes[table.offset as usize..table.end() as usize];
+    let region_bytes = &bytes[region.offset as usize..region.end() as usize];
+    // The count is bounded by the table's in-file size.
+    let mut entries = Vec::with_capacity(records.len() / 8);
+    let mut cursor = 0u64;
+    let mut padding = 0u64;
+    for (i, r) in records.chunks_exact(f::DYNAIO_RECORD_SIZE as usize).enumerate() {
+        let at = table.offset + i as u64 * f::DYNAIO_RECORD_SIZE;
+        let e = DynaioEntry { offset: u64::from(le32(r, 0)), size: u64::from(le32(r, 4)) };
+        let problem = if e.size == 0 {
+            Some("has size zero")
+        } else if e.offset % f::DYNAIO_ALIGN != 0 {
+            Some("is not 64-byte aligned")
+        } else if e.offset < cursor {
+            Some("overlaps or precedes the previous entry")
+        } else if e.offset + e.size > region.size {
+            Some("leaves the DYNAIO region")
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return fail(
+                Code::DynaioEntryInvalid,
+                at,
+                format!(
+                    "DYNAIO entry {i} (offset 0x{:x}, size {}) {problem} (region {} bytes)",
+                    e.offset, e.size, region.size
+                ),
+            );
+        }
+        check_zero(region_bytes, cursor, e.offset, region.offset)?;
+        padding += e.offset - cursor;
+        cursor = e.offset + e.size;
+        entries.push(e);
+    }
+    check_zero(region_bytes, cursor, region.size, region.offset)?;
+    padding += region.size - cursor;
+    Ok(Some(DynamicIo {
+        table_offset: table.offset,
+        region_offset: region.offset,
+        entry_count: entries.len() as u64,
+        region_bytes: region.size,
+        mapped_payload_bytes: region.size - padding,
+        padding_bytes: padding,
+        entries,
+    }))
+}
+
+/// Unmapped DYNAIO bytes must be zero; the failure names the first nonzero byte.
+fn check_zero(region: &[u8], start: u64, end: u64, region_offset: u64) -> Result<(), Failure> {
+    let gap = &region[start as usize..end as usize];
+    match gap.iter().position(|&b| b != 0) {
+        None => Ok(()),
+        Some(i) => {
+            let at = region_offset + start + i as u64;
+            fail(
+                Code::DynaioPaddingNonzero,
+                at,
+                format!(
+                    "unmapped DYNAIO byte at region offset 0x{:x} is 0x{:02x}, not zero",
+                    start + i as u64,
+                    gap[i]
+                ),
+            )
+        }
+    }
+}
+
+fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
+    let io = |records: &[IoRecord]| {
+        records
+            .iter()
+            .map(|r| {
+                json!([
+                    r.name,
+                    r.dimensions,
+                    r.data_format,
+                    r.data_type,
+                    r.quantization.format,
+                    r.quantization.raw_words
+                ])
+            })
+            .collect::<Vec<_>>()
+    };
+    let doc = json!({
+        "format": g.format,
+        "version": g.header.version,
+        "target": g.header.target,
+        "declared_file_size": g.header.declared_file_size,
+        "class_word": [g.header.class, g.header.reserved.class_word_reserved_bits],
+        "reserved": [g.header.reserved.reserved2, g.header.reserved.reserved3],
+        "sub_header": [g.sub_header.offset, g.sub_header.section_headers_offset,
+                       g.sub_header.section_header_size, g.sub_header.section_header_count],
+        "sections": g.sections.iter().map(|s| json!([
+            s.kind, s.offset, s.size, s.load_address, s.alignment, s.entry_size, s.reserved_words
+        ])).collect::<Vec<_>>(),
+        "inputs": io(&g.inputs),
+        "outputs": io(&g.outputs),
+        "network_info": g.network_info.as_ref().map(|n| json!([
+            n.name, n.input_count, n.output_count, n.layer_count, n.absolute_operation_count,
+            n.operation_count, n.core_count, n.address_width, n.attribute.raw
+        ])),
+        "memory": [g.memory_pool_bytes, g.vip_sram_bytes.map(u64::from), g.axi_sram_bytes.map(u64::from)],
+        "dynamic_io": g.dynamic_io.as_ref().map(|d| d.entries.iter().map(|e| [e.offset, e.size]).collect::<Vec<_>>()),
+    });
+    Hash256::of(doc.to_string().as_bytes())
+}
+
+/// Relations that held across the proprietary Wave corpus. Not format rules.
+fn corpus_invariants(g: &NbgV2<'_>) -> Vec<Invariant> {
+    let mut out = Vec::new();
+    let mut check = |name, expected: &str, observed: String, holds: bool| {
+        out.push(Invariant { name, expected: expected.into(), observed, holds });
+    };
+    let target = g.header.target;
+    check("target", "0x1000000e", format!("0x{target:08x}"), target == 0x1000_000e);
+    let n = g.sections.len();
+    check("section-count", "18 or 20", n.to_string(), n == 18 || n == 20);
+    let vip = opt(g.vip_sram_bytes);
+    check("vip-sram-bytes", "262144", vip.clone(), vip == "262144");
+    if let Some(info) = &g.network_info {
+        let raw = info.attribute.raw;
+        check("network-attribute", "0x0000000a", format!("0x{raw:08x}"), raw == 0x0a);
+        check("core-count", "1", info.core_count.to_string(), info.core_count == 1);
+        check("address-width", "32", info.address_width.to_string(), info.address_width == 32);
+        if let Some(ops) = g.section(section::OPERATIONS).filter(|s| s.entry_size > 0) {
+            let saved = (ops.size / u64::from(ops.entry_size)) as i64;
+            let delta = i64::from(info.operation_count) - saved;
+            check("run-operations-minus-saved", "3", delta.to_string(), delta == 3);
+        }
+    }
+    let mut covered: Vec<u32> = g.section_checksums.iter().map(|c| c.section_type).collect();
+    covered.sort_unstable();
+    check(
+        "checksummed-sections",
+        "[7, 8, 19, 21, 24]",
+        format!("{covered:?}"),
+        covered == [7, 8, 19, 21, 24],
+    );
+    let r = &g.header.reserved;
+    let zero = g.header.class == 0 && r.class_word_reserved_bits == 0 && r.reserved2 == 0 && r.reserved3 == 0;
+    check("header-class-and-reserved-zero", "true", zero.to_string(), zero);
+    out
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "absent".into(), |v| v.to_string())
+}

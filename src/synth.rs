@@ -1,0 +1,402 @@
+//! Deterministic builder of synthetic v2 controls.
+//!
+//! The graphs the spec was written from are proprietary, so the lab makes its own: valid v2
+//! images written in the producer's order (payloads, then the header CRC over normalized
+//! payloads, then the section-40 values). Payload bytes come from SplitMix64 seeded by the
+//! caller, implemented here so the bytes never change with a dependency's version.
+
+use crate::format::{MAGIC, V2_VERSION, section, v2 as f};
+use crate::parse::v2::{file_crc, normalized_checksum_payload};
+
+/// SplitMix64: tiny, fast and fixed forever, which is what a committed control needs.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `lo..=hi` (bias is irrelevant for test data).
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next_u64() % (hi - lo + 1)
+    }
+
+    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(n + 8);
+        while out.len() < n {
+            out.extend_from_slice(&self.next_u64().to_le_bytes());
+        }
+        out.truncate(n);
+        out
+    }
+}
+
+/// One section as the builder lays it out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SectionSpec {
+    pub kind: u32,
+    pub alignment: u32,
+    pub entry_size: u32,
+    pub payload: Vec<u8>,
+}
+
+/// A whole image before emission: sections in directory order plus their file placement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub target: u32,
+    pub sections: Vec<SectionSpec>,
+    /// Directory indices in the order their payloads appear in the file.
+    pub file_order: Vec<usize>,
+    /// Extra padding bytes placed before each payload (indexed like `file_order`), on top of
+    /// what the section's alignment requires.
+    pub extra_gap: Vec<u64>,
+    /// Bytes after the last payload that no section owns.
+    pub tail: Vec<u8>,
+}
+
+impl Layout {
+    /// Write the image in producer order and return its bytes.
+    pub fn emit(&self) -> Vec<u8> {
+        let n = self.sections.len();
+        let dir_offset = (f::HEADER_SIZE as u32) + f::SUB_HEADER_SIZE;
+        let mut cursor = u64::from(dir_offset) + n as u64 * u64::from(f::SECTION_HEADER_SIZE);
+        let mut offsets = vec![0u64; n];
+        let mut image = vec![0u8; cursor as usize];
+        for (pos, &i) in self.file_order.iter().enumerate() {
+            let s = &self.sections[i];
+            cursor += self.extra_gap.get(pos).copied().unwrap_or(0);
+            if s.alignment > 1 {
+                cursor = cursor.next_multiple_of(u64::from(s.alignment));
+            }
+            image.resize(cursor as usize, 0);
+            offsets[i] = cursor;
+            image.extend_from_slice(&s.payload);
+            cursor += s.payload.len() as u64;
+        }
+        image.extend_from_slice(&self.tail);
+        let total = image.len() as u64;
+
+        put(&mut image, 0, &MAGIC);
+        put32(&mut image, f::OFF_VERSION, V2_VERSION);
+        put32(&mut image, f::OFF_TARGET, self.target);
+        put32(&mut image, f::OFF_TOTAL_SIZE_LOW, total as u32);
+        put32(&mut image, f::OFF_TOTAL_SIZE_HIGH, (total >> 32) as u32);
+        put32(&mut image, f::OFF_SUB_HEADER_OFFSET, f::HEADER_SIZE as u32);
+        put32(&mut image, f::OFF_SUB_HEADER_SIZE, f::SUB_HEADER_SIZE);
+        put32(&mut image, f::OFF_SUB_HEADER_COUNT, f::SUB_HEADER_COUNT);
+        put32(&mut image, f::HEADER_SIZE, dir_offset);
+        put32(&mut image, f::HEADER_SIZE + 4, f::SECTION_HEADER_SIZE);
+        put32(&mut image, f::HEADER_SIZE + 8, n as u32);
+        for (i, s) in self.sections.iter().enumerate() {
+            let at = dir_offset as usize + i * f::SECTION_HEADER_SIZE as usize;
+            let size = s.payload.len() as u64;
+            put32(&mut image, at, s.kind);
+            put32(&mut image, at + 0x04, offsets[i] as u32);
+            put32(&mut image, at + 0x08, (offsets[i] >> 32) as u32);
+            put32(&mut image, at + 0x0c, size as u32);
+            put32(&mut image, at + 0x10, (size >> 32) as u32);
+            put32(&mut image, at + 0x1c, s.alignment);
+            put32(&mut image, at + 0x20, s.entry_size);
+        }
+
+        // Producer order: header CRC over normalized payloads, then the section-40 values.
+        let listing: Vec<_> = self
+            .sections
+            .iter()
+            .zip(&offsets)
+            .map(|(s, &o)| (s.kind, o, s.payload.len() as u64, crc32fast::hash(&s.payload)))
+            .collect();
+        let crc = file_crc(&image, &listing);
+        put32(&mut image, f::OFF_CRC_SUM, crc);
+        if let Some(ci) = self.sections.iter().position(|s| s.kind == section::CHECKSUM) {
+            let normalized = normalized_checksum_payload(&self.sections[ci].payload);
+            for (r, record) in normalized.chunks_exact(8).enumerate() {
+                let kind = u32::from_le_bytes(record[..4].try_into().expect("4 bytes"));
+                if let Some(t) = self.sections.iter().position(|s| s.kind == kind) {
+                    let at = offsets[ci] as usize + r * 8 + 4;
+                    put32(&mut image, at, crc32fast::hash(&self.sections[t].payload));
+                }
+            }
+        }
+        image
+    }
+}
+
+fn put(image: &mut [u8], at: usize, bytes: &[u8]) {
+    image[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+fn put32(image: &mut [u8], at: usize, v: u32) {
+    put(image, at, &v.to_le_bytes());
+}
+
+/// An I/O tensor as the builder writes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
+    pub name: String,
+    pub dims: Vec<u32>,
+    pub format: u32,
+    pub data_type: u32,
+    pub quant_format: u32,
+    pub quant_words: [u32; 2],
+}
+
+impl TensorSpec {
+    pub fn new(name: &str, dims: &[u32], format: u32) -> Self {
+        TensorSpec {
+            name: name.into(),
+            dims: dims.to_vec(),
+            format,
+            data_type: 0,
+            quant_format: 0,
+            quant_words: [0, 0],
+        }
+    }
+
+    fn record(&self) -> Vec<u8> {
+        let mut r = vec![0u8; f::IO_RECORD_SIZE as usize];
+        put32(&mut r, 0, self.dims.len() as u32);
+        for (i, d) in self.dims.iter().enumerate() {
+            put32(&mut r, 4 + 4 * i, *d);
+        }
+        put32(&mut r, 0x1c, self.format);
+        put32(&mut r, 0x20, self.data_type);
+        put32(&mut r, 0x24, self.quant_format);
+        put32(&mut r, 0x28, self.quant_words[0]);
+        put32(&mut r, 0x2c, self.quant_words[1]);
+        put(&mut r, f::IO_NAME_OFFSET, self.name.as_bytes());
+        r
+    }
+}
+
+/// What a synthetic graph contains; `Graph::layout` turns it into sections.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraphSpec {
+    pub target: u32,
+    pub network_name: String,
+    pub inputs: Vec<TensorSpec>,
+    pub outputs: Vec<TensorSpec>,
+    pub layers: u32,
+    pub operations: u32,
+    pub nn_commands: u32,
+    pub tp_commands: u32,
+    pub sh_records: u32,
+    pub patches: u32,
+    pub ppu_bytes: usize,
+    pub loadstate_bytes: usize,
+    pub coef_bytes: usize,
+    pub memory_pool_bytes: u64,
+    pub vip_sram_bytes: u32,
+    /// DYNAIO entry payloads; `None` leaves sections 20/26 out.
+    pub dynaio: Option<Vec<Vec<u8>>>,
+}
+
+/// Sections whose CRC-32 the producer records in section 40.
+pub const CHECKSUMMED: [u32; 5] = [
+    section::NN,
+    section::TP,
+    section::PPU_INSTR,
+    section::LOADSTATE,
+    section::COEF_DATA,
+];
+
+impl GraphSpec {
+    /// Sections in directory (type) order with seeded opaque payloads.
+    pub fn layout(&self, rng: &mut Rng) -> Layout {
+        let mut sections = Vec::new();
+        let mut add = |kind, alignment, entry_size, payload: Vec<u8>| {
+            sections.push(SectionSpec { kind, alignment, entry_size, payload });
+        };
+        let io = |t: &[TensorSpec]| t.iter().flat_map(TensorSpec::record).collect::<Vec<u8>>();
+        add(section::INPUT, 0, 112, io(&self.inputs));
+        add(section::OUTPUT, 0, 112, io(&self.outputs));
+        add(section::LAYER, 0, 76, rng.bytes(76 * self.layers as usize));
+        add(section::OPERATIONS, 0, 32, rng.bytes(32 * self.operations as usize));
+        add(section::NN, 0, 192, rng.bytes(192 * self.nn_commands as usize));
+        add(section::TP, 0, 192, rng.bytes(192 * self.tp_commands as usize));
+        add(section::SH, 0, 8, rng.bytes(8 * self.sh_records as usize));
+        add(section::PATCH, 0, 28, rng.bytes(28 * self.patches as usize));
+        add(section::PPU_INSTR, 256, 1, rng.bytes(self.ppu_bytes));
+        if let Some(entries) = &self.dynaio {
+            let (region, table) = dynaio_region(entries);
+            add(section::DYNAIO, 64, 1, region);
+            add(section::LOADSTATE, 0, 1, rng.bytes(self.loadstate_bytes));
+            add(section::COEF_DATA_TABLE, 0, 8, table_of(&[(0, self.coef_bytes as u32)]));
+            add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
+            add(section::PPU_INSTR_TABLE, 0, 8, table_of(&[(0, self.ppu_bytes as u32)]));
+            add(section::DYNAIO_TABLE, 0, 8, table);
+        } else {
+            add(section::LOADSTATE, 0, 1, rng.bytes(self.loadstate_bytes));
+            add(section::COEF_DATA_TABLE, 0, 8, table_of(&[(0, self.coef_bytes as u32)]));
+            add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
+            add(section::PPU_INSTR_TABLE, 0, 8, table_of(&[(0, self.ppu_bytes as u32)]));
+        }
+        add(section::LOADSTATE_TABLE, 0, 8, table_of(&[(0, self.loadstate_bytes as u32)]));
+        add(section::NETWORK_INFO, 0, 220, self.network_info(rng));
+        let mut pool = self.memory_pool_bytes.to_le_bytes().to_vec();
+        pool.truncate(8);
+        add(section::MEMORY_POOL, 0, 8, pool);
+        add(section::VIP_SRAM, 0, 4, self.vip_sram_bytes.to_le_bytes().to_vec());
+        add(section::CHECKSUM, 0, 8, table_of(&CHECKSUMMED.map(|k| (k, 0))));
+        let n = sections.len();
+        Layout {
+            target: self.target,
+            sections,
+            file_order: (0..n).collect(),
+            extra_gap: vec![0; n],
+            tail: Vec::new(),
+        }
+    }
+
+    fn network_info(&self, rng: &mut Rng) -> Vec<u8> {
+        let mut p = vec![0u8; f::NETWORK_INFO_SIZE as usize];
+        put(&mut p, 0, self.network_name.as_bytes());
+        put32(&mut p, 0x40, self.inputs.len() as u32);
+        put32(&mut p, 0x44, self.outputs.len() as u32);
+        put32(&mut p, 0x48, self.layers);
+        put32(&mut p, 0x4c, self.layers);
+        put32(&mut p, 0x50, self.operations + 3);
+        put32(&mut p, 0x54, 1);
+        put32(&mut p, 0x58, 32);
+        put32(&mut p, 0x5c, 0x0a);
+        // One vendor-reserved word, as the corpus shows 1-2 nonzero words.
+        put32(&mut p, f::VSI_RESERVED_OFFSET, rng.next_u64() as u32 | 1);
+        p
+    }
+}
+
+/// (u32, u32) little-endian records.
+fn table_of(records: &[(u32, u32)]) -> Vec<u8> {
+    records
+        .iter()
+        .flat_map(|&(a, b)| a.to_le_bytes().into_iter().chain(b.to_le_bytes()))
+        .collect()
+}
+
+/// The DYNAIO region (entries at 64-byte offsets, zero padding) and its table.
+pub fn dynaio_region(entries: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
+    let mut region = Vec::new();
+    let mut records = Vec::new();
+    for e in entries {
+        records.push((region.len() as u32, e.len() as u32));
+        region.extend_from_slice(e);
+        region.resize(region.len().next_multiple_of(64), 0);
+    }
+    (region, table_of(&records))
+}
+
+/// Named profiles of the committed controls.
+pub const PROFILES: [&str; 5] = ["erf-u8", "ctc-like", "zipformer-like", "tail-gap", "shuffled"];
+
+/// The `GraphSpec` and file placement of a named profile.
+pub fn profile(name: &str, seed: u64) -> Option<Layout> {
+    let mut rng = Rng::new(seed);
+    let base = |name: &str, inputs, outputs| GraphSpec {
+        target: 0x1000_000e,
+        network_name: name.into(),
+        inputs,
+        outputs,
+        layers: 4,
+        operations: 5,
+        nn_commands: 4,
+        tp_commands: 2,
+        sh_records: 2,
+        patches: 3,
+        ppu_bytes: 256,
+        loadstate_bytes: 320,
+        coef_bytes: 1024,
+        memory_pool_bytes: 161_280,
+        vip_sram_bytes: 262_144,
+        dynaio: None,
+    };
+    let u8_481 = || vec![TensorSpec::new("input_0", &[481], 2)];
+    let layout = match name {
+        "erf-u8" => {
+            let mut g = base("erf_u8", u8_481(), vec![TensorSpec::new("output_0", &[481], 2)]);
+            g.outputs[0].quant_format = 2;
+            g.outputs[0].quant_words = [(1.0f32 / 255.0).to_bits(), 128];
+            g.layout(&mut rng)
+        }
+        "ctc-like" => {
+            let mut g = base(
+                "ctc_like_NCHW",
+                vec![TensorSpec::new("input/output[0]", &[256, 16, 1], 1)],
+                vec![TensorSpec::new("uid_20000_sub_uid_1_out_0", &[5200, 16, 1], 0)],
+            );
+            g.layers = 5;
+            g.operations = 6;
+            g.memory_pool_bytes = 167_680;
+            g.coef_bytes = 8192;
+            g.dynaio = Some(dynaio_entries(&mut rng, 50));
+            g.layout(&mut rng)
+        }
+        "zipformer-like" => {
+            let io = |prefix: &str, n: usize| -> Vec<TensorSpec> {
+                (0..n)
+                    .map(|i| {
+                        let dims = [1 + (i as u32 % 7) * 16, 1 + i as u32 % 3, 1];
+                        TensorSpec::new(&format!("{prefix}_{i}"), &dims, if i % 5 == 0 { 8 } else { 1 })
+                    })
+                    .collect()
+            };
+            let mut g = base("zipformer_like", io("in", 75), io("out", 75));
+            g.layers = 40;
+            g.operations = 64;
+            g.dynaio = Some(dynaio_entries(&mut rng, 150));
+            g.layout(&mut rng)
+        }
+        "tail-gap" => {
+            let g = base("tail_gap", u8_481(), vec![TensorSpec::new("output_0", &[481], 2)]);
+            let mut l = g.layout(&mut rng);
+            // More than 512 unowned bytes, so no section covers the connection region.
+            l.tail = rng.bytes(640);
+            l
+        }
+        "shuffled" => {
+            let mut g = base(
+                "shuffled",
+                vec![TensorSpec::new("in", &[1, 3, 32, 32], 3)],
+                vec![TensorSpec::new("out", &[1, 10], 0)],
+            );
+            g.inputs[0].quant_format = 1;
+            g.inputs[0].quant_words = [7, 0];
+            g.dynaio = Some(dynaio_entries(&mut rng, 8));
+            let mut l = g.layout(&mut rng);
+            shuffle(&mut rng, &mut l.file_order);
+            l.extra_gap = (0..l.sections.len()).map(|_| rng.range(0, 3) * 4).collect();
+            l
+        }
+        _ => return None,
+    };
+    Some(layout)
+}
+
+/// `n` DYNAIO entries; entry 0 is the 4-byte constant `[0, 1, 2, 3]` of the spec's differential.
+pub fn dynaio_entries(rng: &mut Rng, n: usize) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| match i {
+            0 => vec![0, 1, 2, 3],
+            _ => {
+                let len = rng.range(1, 200) as usize;
+                rng.bytes(len)
+            }
+        })
+        .collect()
+}
+
+/// Fisher-Yates with the builder's generator.
+pub fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
+    for i in (1..items.len()).rev() {
+        let j = rng.range(0, i as u64) as usize;
+        items.swap(i, j);
+    }
+}
