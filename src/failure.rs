@@ -70,7 +70,11 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(code: Code, offset: u64, message: impl Into<String>) -> Self {
-        Failure { code, offset, message: message.into() }
+        Failure {
+            code,
+            offset,
+            message: message.into(),
+        }
     }
 
     /// `{"error": {"code", "offset", "message"}}` for `--json` output.
@@ -83,7 +87,11 @@ impl Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "error[{}] at 0x{:x}: {}", self.code, self.offset, self.message)
+        write!(
+            f,
+            "error[{}] at 0x{:x}: {}",
+            self.code, self.offset, self.message
+        )
     }
 }
 

@@ -22,10 +22,14 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, InputError> {
     let meta = fs::symlink_metadata(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
     let kind = meta.file_type();
     if kind.is_symlink() {
-        return Err(InputError(format!("{shown}: is a symlink; refusing to follow it")));
+        return Err(InputError(format!(
+            "{shown}: is a symlink; refusing to follow it"
+        )));
     }
     if kind.is_dir() {
-        return Err(InputError(format!("{shown}: is a directory, not an NBG file")));
+        return Err(InputError(format!(
+            "{shown}: is a directory, not an NBG file"
+        )));
     }
     if !kind.is_file() {
         return Err(InputError(format!("{shown}: is not a regular file")));

@@ -149,7 +149,14 @@ pub mod section {
     pub fn is_decoded(id: u32) -> bool {
         matches!(
             id,
-            INPUT | OUTPUT | DYNAIO_TABLE | NETWORK_INFO | MEMORY_POOL | VIP_SRAM | AXI_SRAM | CHECKSUM
+            INPUT
+                | OUTPUT
+                | DYNAIO_TABLE
+                | NETWORK_INFO
+                | MEMORY_POOL
+                | VIP_SRAM
+                | AXI_SRAM
+                | CHECKSUM
         )
     }
 }

@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use nbg_lab::files::read_regular;
 use nbg_lab::parse::{Graph, IoRecord, NbgV2};
 use nbg_lab::{Failure, parse, synth};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Strict parser and byte-ownership lab for VeriSilicon/Vivante NPU network binary graphs.
@@ -60,10 +60,13 @@ fn usage_error(message: impl std::fmt::Display) -> ExitCode {
 }
 
 fn print_json(value: &serde_json::Value) {
-    println!("{}", serde_json::to_string_pretty(value).expect("JSON value serializes"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("JSON value serializes")
+    );
 }
 
-fn cmd_parse(file: &PathBuf, json: bool) -> ExitCode {
+fn cmd_parse(file: &Path, json: bool) -> ExitCode {
     let bytes = match read_regular(file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
@@ -110,7 +113,7 @@ fn cmd_check(files: &[PathBuf]) -> ExitCode {
     status
 }
 
-fn cmd_synth(profile: &str, seed: u64, out: &PathBuf) -> ExitCode {
+fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {
     let Some(layout) = synth::profile(profile, seed) else {
         return usage_error(format!(
             "unknown profile {profile:?}; known: {}",
@@ -144,7 +147,11 @@ fn summary_v2(g: &NbgV2<'_>) -> String {
     let h = &g.header;
     let _ = writeln!(s, "format     nbg-v2 (version 0x{:08x})", h.version);
     let _ = writeln!(s, "target     0x{:08x}", h.target);
-    let _ = writeln!(s, "file       {} bytes, sha256 {}", g.file.size, g.file.sha256);
+    let _ = writeln!(
+        s,
+        "file       {} bytes, sha256 {}",
+        g.file.size, g.file.sha256
+    );
     if let Some(n) = &g.network_info {
         let _ = writeln!(
             s,
@@ -153,12 +160,23 @@ fn summary_v2(g: &NbgV2<'_>) -> String {
         );
     }
     let _ = writeln!(s, "\nsections ({}):", g.sections.len());
-    let _ = writeln!(s, "  {:>3} {:>4}  {:<34} {:>10} {:>10} {:>5} {:>5}  crc32", "#", "type", "name", "offset", "size", "align", "entry");
+    let _ = writeln!(
+        s,
+        "  {:>3} {:>4}  {:<34} {:>10} {:>10} {:>5} {:>5}  crc32",
+        "#", "type", "name", "offset", "size", "align", "entry"
+    );
     for x in &g.sections {
         let _ = writeln!(
             s,
             "  {:>3} {:>4}  {:<34} {:>#10x} {:>10} {:>5} {:>5}  {:08x}",
-            x.index, x.kind, x.type_name, x.offset, x.size, x.alignment, x.entry_size, x.fingerprint.crc32
+            x.index,
+            x.kind,
+            x.type_name,
+            x.offset,
+            x.size,
+            x.alignment,
+            x.entry_size,
+            x.fingerprint.crc32
         );
     }
     let io_table = |s: &mut String, title: &str, records: &[IoRecord]| {
@@ -205,12 +223,25 @@ fn summary_v2(g: &NbgV2<'_>) -> String {
         r.offset,
         r.size,
         r.sha256,
-        if r.covered_by_section { " (covered by sections)" } else { "" }
+        if r.covered_by_section {
+            " (covered by sections)"
+        } else {
+            ""
+        }
     );
     let off: Vec<_> = g.corpus_invariants.iter().filter(|i| !i.holds).collect();
-    let _ = writeln!(s, "  corpus invariants {} of {} hold (reported, not enforced)", g.corpus_invariants.len() - off.len(), g.corpus_invariants.len());
+    let _ = writeln!(
+        s,
+        "  corpus invariants {} of {} hold (reported, not enforced)",
+        g.corpus_invariants.len() - off.len(),
+        g.corpus_invariants.len()
+    );
     for i in off {
-        let _ = writeln!(s, "    {}: expected {}, observed {}", i.name, i.expected, i.observed);
+        let _ = writeln!(
+            s,
+            "    {}: expected {}, observed {}",
+            i.name, i.expected, i.observed
+        );
     }
     let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
     s

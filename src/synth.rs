@@ -113,11 +113,22 @@ impl Layout {
             .sections
             .iter()
             .zip(&offsets)
-            .map(|(s, &o)| (s.kind, o, s.payload.len() as u64, crc32fast::hash(&s.payload)))
+            .map(|(s, &o)| {
+                (
+                    s.kind,
+                    o,
+                    s.payload.len() as u64,
+                    crc32fast::hash(&s.payload),
+                )
+            })
             .collect();
         let crc = file_crc(&image, &listing);
         put32(&mut image, f::OFF_CRC_SUM, crc);
-        if let Some(ci) = self.sections.iter().position(|s| s.kind == section::CHECKSUM) {
+        if let Some(ci) = self
+            .sections
+            .iter()
+            .position(|s| s.kind == section::CHECKSUM)
+        {
             let normalized = normalized_checksum_payload(&self.sections[ci].payload);
             for (r, record) in normalized.chunks_exact(8).enumerate() {
                 let kind = u32::from_le_bytes(record[..4].try_into().expect("4 bytes"));
@@ -214,15 +225,35 @@ impl GraphSpec {
     pub fn layout(&self, rng: &mut Rng) -> Layout {
         let mut sections = Vec::new();
         let mut add = |kind, alignment, entry_size, payload: Vec<u8>| {
-            sections.push(SectionSpec { kind, alignment, entry_size, payload });
+            sections.push(SectionSpec {
+                kind,
+                alignment,
+                entry_size,
+                payload,
+            });
         };
         let io = |t: &[TensorSpec]| t.iter().flat_map(TensorSpec::record).collect::<Vec<u8>>();
         add(section::INPUT, 0, 112, io(&self.inputs));
         add(section::OUTPUT, 0, 112, io(&self.outputs));
         add(section::LAYER, 0, 76, rng.bytes(76 * self.layers as usize));
-        add(section::OPERATIONS, 0, 32, rng.bytes(32 * self.operations as usize));
-        add(section::NN, 0, 192, rng.bytes(192 * self.nn_commands as usize));
-        add(section::TP, 0, 192, rng.bytes(192 * self.tp_commands as usize));
+        add(
+            section::OPERATIONS,
+            0,
+            32,
+            rng.bytes(32 * self.operations as usize),
+        );
+        add(
+            section::NN,
+            0,
+            192,
+            rng.bytes(192 * self.nn_commands as usize),
+        );
+        add(
+            section::TP,
+            0,
+            192,
+            rng.bytes(192 * self.tp_commands as usize),
+        );
         add(section::SH, 0, 8, rng.bytes(8 * self.sh_records as usize));
         add(section::PATCH, 0, 28, rng.bytes(28 * self.patches as usize));
         add(section::PPU_INSTR, 256, 1, rng.bytes(self.ppu_bytes));
@@ -230,23 +261,58 @@ impl GraphSpec {
             let (region, table) = dynaio_region(entries);
             add(section::DYNAIO, 64, 1, region);
             add(section::LOADSTATE, 0, 1, rng.bytes(self.loadstate_bytes));
-            add(section::COEF_DATA_TABLE, 0, 8, table_of(&[(0, self.coef_bytes as u32)]));
+            add(
+                section::COEF_DATA_TABLE,
+                0,
+                8,
+                table_of(&[(0, self.coef_bytes as u32)]),
+            );
             add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
-            add(section::PPU_INSTR_TABLE, 0, 8, table_of(&[(0, self.ppu_bytes as u32)]));
+            add(
+                section::PPU_INSTR_TABLE,
+                0,
+                8,
+                table_of(&[(0, self.ppu_bytes as u32)]),
+            );
             add(section::DYNAIO_TABLE, 0, 8, table);
         } else {
             add(section::LOADSTATE, 0, 1, rng.bytes(self.loadstate_bytes));
-            add(section::COEF_DATA_TABLE, 0, 8, table_of(&[(0, self.coef_bytes as u32)]));
+            add(
+                section::COEF_DATA_TABLE,
+                0,
+                8,
+                table_of(&[(0, self.coef_bytes as u32)]),
+            );
             add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
-            add(section::PPU_INSTR_TABLE, 0, 8, table_of(&[(0, self.ppu_bytes as u32)]));
+            add(
+                section::PPU_INSTR_TABLE,
+                0,
+                8,
+                table_of(&[(0, self.ppu_bytes as u32)]),
+            );
         }
-        add(section::LOADSTATE_TABLE, 0, 8, table_of(&[(0, self.loadstate_bytes as u32)]));
+        add(
+            section::LOADSTATE_TABLE,
+            0,
+            8,
+            table_of(&[(0, self.loadstate_bytes as u32)]),
+        );
         add(section::NETWORK_INFO, 0, 220, self.network_info(rng));
         let mut pool = self.memory_pool_bytes.to_le_bytes().to_vec();
         pool.truncate(8);
         add(section::MEMORY_POOL, 0, 8, pool);
-        add(section::VIP_SRAM, 0, 4, self.vip_sram_bytes.to_le_bytes().to_vec());
-        add(section::CHECKSUM, 0, 8, table_of(&CHECKSUMMED.map(|k| (k, 0))));
+        add(
+            section::VIP_SRAM,
+            0,
+            4,
+            self.vip_sram_bytes.to_le_bytes().to_vec(),
+        );
+        add(
+            section::CHECKSUM,
+            0,
+            8,
+            table_of(&CHECKSUMMED.map(|k| (k, 0))),
+        );
         let n = sections.len();
         Layout {
             target: self.target,
@@ -295,7 +361,13 @@ pub fn dynaio_region(entries: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
 }
 
 /// Named profiles of the committed controls.
-pub const PROFILES: [&str; 5] = ["erf-u8", "ctc-like", "zipformer-like", "tail-gap", "shuffled"];
+pub const PROFILES: [&str; 5] = [
+    "erf-u8",
+    "ctc-like",
+    "zipformer-like",
+    "tail-gap",
+    "shuffled",
+];
 
 /// The `GraphSpec` and file placement of a named profile.
 pub fn profile(name: &str, seed: u64) -> Option<Layout> {
@@ -321,7 +393,11 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
     let u8_481 = || vec![TensorSpec::new("input_0", &[481], 2)];
     let layout = match name {
         "erf-u8" => {
-            let mut g = base("erf_u8", u8_481(), vec![TensorSpec::new("output_0", &[481], 2)]);
+            let mut g = base(
+                "erf_u8",
+                u8_481(),
+                vec![TensorSpec::new("output_0", &[481], 2)],
+            );
             g.outputs[0].quant_format = 2;
             g.outputs[0].quant_words = [(1.0f32 / 255.0).to_bits(), 128];
             g.layout(&mut rng)
@@ -330,7 +406,11 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
             let mut g = base(
                 "ctc_like_NCHW",
                 vec![TensorSpec::new("input/output[0]", &[256, 16, 1], 1)],
-                vec![TensorSpec::new("uid_20000_sub_uid_1_out_0", &[5200, 16, 1], 0)],
+                vec![TensorSpec::new(
+                    "uid_20000_sub_uid_1_out_0",
+                    &[5200, 16, 1],
+                    0,
+                )],
             );
             g.layers = 5;
             g.operations = 6;
@@ -344,7 +424,11 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
                 (0..n)
                     .map(|i| {
                         let dims = [1 + (i as u32 % 7) * 16, 1 + i as u32 % 3, 1];
-                        TensorSpec::new(&format!("{prefix}_{i}"), &dims, if i % 5 == 0 { 8 } else { 1 })
+                        TensorSpec::new(
+                            &format!("{prefix}_{i}"),
+                            &dims,
+                            if i % 5 == 0 { 8 } else { 1 },
+                        )
                     })
                     .collect()
             };
@@ -355,7 +439,11 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
             g.layout(&mut rng)
         }
         "tail-gap" => {
-            let g = base("tail_gap", u8_481(), vec![TensorSpec::new("output_0", &[481], 2)]);
+            let g = base(
+                "tail_gap",
+                u8_481(),
+                vec![TensorSpec::new("output_0", &[481], 2)],
+            );
             let mut l = g.layout(&mut rng);
             // More than 512 unowned bytes, so no section covers the connection region.
             l.tail = rng.bytes(640);

@@ -18,9 +18,20 @@ fn every_control_regenerates_byte_for_byte() {
         let seed = c["seed"].as_u64().unwrap();
         let built = synth::profile(profile, seed).expect("known profile").emit();
         let committed = control(name);
-        assert_eq!(built.len() as u64, c["size"].as_u64().unwrap(), "{name} size");
-        assert_eq!(Hash256::of(&built).hex(), c["sha256"].as_str().unwrap(), "{name} sha256");
-        assert!(built == committed, "{name}: committed bytes differ from the builder's");
+        assert_eq!(
+            built.len() as u64,
+            c["size"].as_u64().unwrap(),
+            "{name} size"
+        );
+        assert_eq!(
+            Hash256::of(&built).hex(),
+            c["sha256"].as_str().unwrap(),
+            "{name} sha256"
+        );
+        assert!(
+            built == committed,
+            "{name}: committed bytes differ from the builder's"
+        );
     }
 }
 
@@ -98,7 +109,9 @@ fn shuffled_file_order_differs_from_directory_order() {
     let mut h = crc32fast::Hasher::new();
     for s in by_file {
         if s.kind == 40 {
-            h.update(&nbg_lab::parse::v2::normalized_checksum_payload(g.payload(s)));
+            h.update(&nbg_lab::parse::v2::normalized_checksum_payload(
+                g.payload(s),
+            ));
         } else {
             h.update(g.payload(s));
         }
@@ -114,24 +127,57 @@ fn json_is_deterministic_and_has_the_contract_keys() {
     let again = parse(&b).unwrap().to_json();
     assert_eq!(a.to_string(), again.to_string());
     for key in [
-        "format", "file", "header", "sub_header", "sections", "inputs", "outputs", "network_info",
-        "memory_pool_bytes", "vip_sram_bytes", "axi_sram_bytes", "section_checksums",
-        "file_checksum", "dynamic_io", "connection_region", "structural_signature",
+        "format",
+        "file",
+        "header",
+        "sub_header",
+        "sections",
+        "inputs",
+        "outputs",
+        "network_info",
+        "memory_pool_bytes",
+        "vip_sram_bytes",
+        "axi_sram_bytes",
+        "section_checksums",
+        "file_checksum",
+        "dynamic_io",
+        "connection_region",
+        "structural_signature",
     ] {
         assert!(a.get(key).is_some(), "missing key {key}");
     }
     assert_eq!(a["format"], "nbg-v2");
     for key in [
-        "algorithm", "initial_value", "scope", "covered_section_bytes",
-        "excluded_alignment_gap_bytes", "normalized_checksum_value_words", "recorded_crc32",
-        "computed_crc32", "matches",
+        "algorithm",
+        "initial_value",
+        "scope",
+        "covered_section_bytes",
+        "excluded_alignment_gap_bytes",
+        "normalized_checksum_value_words",
+        "recorded_crc32",
+        "computed_crc32",
+        "matches",
     ] {
         assert!(a["file_checksum"].get(key).is_some(), "file_checksum.{key}");
     }
-    for key in ["entry_count", "region_bytes", "mapped_payload_bytes", "padding_bytes", "entries"] {
+    for key in [
+        "entry_count",
+        "region_bytes",
+        "mapped_payload_bytes",
+        "padding_bytes",
+        "entries",
+    ] {
         assert!(a["dynamic_io"].get(key).is_some(), "dynamic_io.{key}");
     }
-    for key in ["name", "dimensions", "data_format", "data_format_name", "data_type", "quantization", "storage_bytes"] {
+    for key in [
+        "name",
+        "dimensions",
+        "data_format",
+        "data_format_name",
+        "data_type",
+        "quantization",
+        "storage_bytes",
+    ] {
         assert!(a["inputs"][0].get(key).is_some(), "inputs[0].{key}");
     }
     assert_eq!(a["header"]["target"], a["header"]["product"]);
@@ -152,5 +198,8 @@ fn structural_signature_ignores_payload_bytes() {
     assert_ne!(ga.file().sha256, gb.file().sha256);
     // A layout change does move it.
     let c = synth::profile("tail-gap", 1).unwrap().emit();
-    assert_ne!(ga.structural_signature(), parse(&c).unwrap().structural_signature());
+    assert_ne!(
+        ga.structural_signature(),
+        parse(&c).unwrap().structural_signature()
+    );
 }

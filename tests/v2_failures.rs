@@ -44,8 +44,11 @@ fn with_layout(profile: &str, f: impl FnOnce(&mut Layout)) -> Code {
     code_of(&l.emit())
 }
 
-fn spec<'a>(l: &'a mut Layout, kind: u32) -> &'a mut SectionSpec {
-    l.sections.iter_mut().find(|s| s.kind == kind).expect("section in layout")
+fn spec(l: &mut Layout, kind: u32) -> &mut SectionSpec {
+    l.sections
+        .iter_mut()
+        .find(|s| s.kind == kind)
+        .expect("section in layout")
 }
 
 /// One mutation per code; `every_v2_code_is_pinned` checks the list is complete.
@@ -53,12 +56,21 @@ fn cases() -> Vec<(Code, Code)> {
     let erf = "erf-u8.nb";
     vec![
         (Code::BadMagic, mutate(erf, |b| b[0] = b'X')),
-        (Code::UnsupportedVersion, mutate(erf, |b| put32(b, 4, 0x0003_0000))),
-        (Code::UnsupportedVersion, mutate(erf, |b| put32(b, 4, 0x0002_0001))),
+        (
+            Code::UnsupportedVersion,
+            mutate(erf, |b| put32(b, 4, 0x0003_0000)),
+        ),
+        (
+            Code::UnsupportedVersion,
+            mutate(erf, |b| put32(b, 4, 0x0002_0001)),
+        ),
         (Code::Truncated, mutate(erf, |b| b.truncate(40))),
         (Code::Truncated, mutate(erf, |b| b.truncate(6))),
         (Code::DeclaredSizeMismatch, mutate(erf, |b| b.push(0))),
-        (Code::DeclaredSizeMismatch, mutate(erf, |b| put32(b, 0x14, 1))),
+        (
+            Code::DeclaredSizeMismatch,
+            mutate(erf, |b| put32(b, 0x14, 1)),
+        ),
         (Code::SubHeaderCount, mutate(erf, |b| put32(b, 0x20, 2))),
         (Code::SubHeaderCount, mutate(erf, |b| put32(b, 0x20, 0))),
         (Code::SubHeaderGeometry, mutate(erf, |b| put32(b, 0x1c, 16))),
@@ -67,143 +79,251 @@ fn cases() -> Vec<(Code, Code)> {
         (Code::SectionHeaderSize, mutate(erf, |b| put32(b, 52, 40))),
         (Code::SectionCountLimit, mutate(erf, |b| put32(b, 56, 257))),
         (Code::Truncated, mutate(erf, |b| put32(b, 56, 256))),
-        (Code::UnknownSectionType, mutate(erf, |b| put32(b, DIR + 44 * 3, 41))),
-        (Code::SectionOutOfBounds, mutate(erf, |b| put32(b, DIR + 12, 0xffff_ff00))),
-        (Code::SectionOutOfBounds, mutate(erf, |b| put32(b, DIR + 8, 1))),
-        (Code::SectionOverlap, mutate(erf, |b| {
-            let first = le32(b, DIR + 4);
-            put32(b, DIR + 44 + 4, first + 8);
-        })),
+        (
+            Code::UnknownSectionType,
+            mutate(erf, |b| put32(b, DIR + 44 * 3, 41)),
+        ),
+        (
+            Code::SectionOutOfBounds,
+            mutate(erf, |b| put32(b, DIR + 12, 0xffff_ff00)),
+        ),
+        (
+            Code::SectionOutOfBounds,
+            mutate(erf, |b| put32(b, DIR + 8, 1)),
+        ),
+        (
+            Code::SectionOverlap,
+            mutate(erf, |b| {
+                let first = le32(b, DIR + 4);
+                put32(b, DIR + 44 + 4, first + 8);
+            }),
+        ),
         (Code::SectionOverlap, mutate(erf, |b| put32(b, DIR + 4, 4))),
-        (Code::DuplicateSection, mutate(erf, |b| put32(b, DIR + 44 * 2, section::OPERATIONS))),
-        (Code::IoRecordSize, mutate(erf, |b| {
-            let e = entry(b, section::INPUT);
-            put32(b, e + 12, 111);
-        })),
-        (Code::IoRecordSize, mutate(erf, |b| {
-            let e = entry(b, section::OUTPUT);
-            put32(b, e + 0x20, 116);
-        })),
-        (Code::IoCountLimit, with_layout("erf-u8", |l| {
-            let one = spec(l, section::INPUT).payload.clone();
-            spec(l, section::INPUT).payload = one.repeat(257);
-        })),
-        (Code::DimensionCount, mutate(erf, |b| {
-            let at = section_offset(b, section::INPUT);
-            put32(b, at, 7);
-        })),
-        (Code::DimensionCount, mutate(erf, |b| {
-            let at = section_offset(b, section::OUTPUT);
-            put32(b, at, 0);
-        })),
-        (Code::DimensionZero, mutate(erf, |b| {
-            let at = section_offset(b, section::INPUT);
-            put32(b, at + 4, 0);
-        })),
-        (Code::TensorStorageLimit, mutate(erf, |b| {
-            let at = section_offset(b, section::INPUT);
-            put32(b, at, 3);
-            for i in 0..3 {
-                put32(b, at + 4 + 4 * i, 1 << 20);
-            }
-        })),
-        (Code::InvalidName, mutate(erf, |b| {
-            let at = section_offset(b, section::INPUT) + 0x30;
-            b[at..at + 64].fill(b'A');
-        })),
-        (Code::InvalidName, mutate(erf, |b| {
-            let at = section_offset(b, section::OUTPUT) + 0x30;
-            b[at] = 0xff;
-        })),
-        (Code::InvalidName, mutate(erf, |b| {
-            let at = section_offset(b, section::NETWORK_INFO);
-            b[at..at + 64].fill(b'n');
-        })),
-        (Code::NetworkInfoSize, mutate(erf, |b| {
-            let e = entry(b, section::NETWORK_INFO);
-            put32(b, e + 12, 216);
-        })),
-        (Code::MemoryRecordSize, mutate(erf, |b| {
-            let e = entry(b, section::MEMORY_POOL);
-            put32(b, e + 12, 4);
-        })),
-        (Code::MemoryRecordSize, mutate(erf, |b| {
-            let e = entry(b, section::VIP_SRAM);
-            put32(b, e + 12, 0);
-        })),
-        (Code::MetadataCountMismatch, mutate(erf, |b| {
-            let at = section_offset(b, section::NETWORK_INFO);
-            put32(b, at + 0x40, 2);
-        })),
-        (Code::MetadataCountMismatch, mutate(erf, |b| {
-            let at = section_offset(b, section::NETWORK_INFO);
-            put32(b, at + 0x44, 0);
-        })),
-        (Code::ChecksumRecordSize, mutate(erf, |b| {
-            let e = entry(b, section::CHECKSUM);
-            put32(b, e + 12, 36);
-        })),
-        (Code::SectionChecksumDuplicate, with_layout("erf-u8", |l| {
-            let p = &mut spec(l, section::CHECKSUM).payload;
-            p[8..12].copy_from_slice(&section::NN.to_le_bytes());
-        })),
-        (Code::SectionChecksumMissing, with_layout("erf-u8", |l| {
-            let p = &mut spec(l, section::CHECKSUM).payload;
-            p[0..4].copy_from_slice(&12u32.to_le_bytes());
-        })),
-        (Code::SectionChecksumMismatch, mutate(erf, |b| {
-            let at = section_offset(b, section::NN);
-            b[at] ^= 1;
-        })),
-        (Code::FileChecksumMismatch, mutate(erf, |b| {
-            let at = section_offset(b, section::LAYER);
-            b[at] ^= 0x80;
-        })),
+        (
+            Code::DuplicateSection,
+            mutate(erf, |b| put32(b, DIR + 44 * 2, section::OPERATIONS)),
+        ),
+        (
+            Code::IoRecordSize,
+            mutate(erf, |b| {
+                let e = entry(b, section::INPUT);
+                put32(b, e + 12, 111);
+            }),
+        ),
+        (
+            Code::IoRecordSize,
+            mutate(erf, |b| {
+                let e = entry(b, section::OUTPUT);
+                put32(b, e + 0x20, 116);
+            }),
+        ),
+        (
+            Code::IoCountLimit,
+            with_layout("erf-u8", |l| {
+                let one = spec(l, section::INPUT).payload.clone();
+                spec(l, section::INPUT).payload = one.repeat(257);
+            }),
+        ),
+        (
+            Code::DimensionCount,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::INPUT);
+                put32(b, at, 7);
+            }),
+        ),
+        (
+            Code::DimensionCount,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::OUTPUT);
+                put32(b, at, 0);
+            }),
+        ),
+        (
+            Code::DimensionZero,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::INPUT);
+                put32(b, at + 4, 0);
+            }),
+        ),
+        (
+            Code::TensorStorageLimit,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::INPUT);
+                put32(b, at, 3);
+                for i in 0..3 {
+                    put32(b, at + 4 + 4 * i, 1 << 20);
+                }
+            }),
+        ),
+        (
+            Code::InvalidName,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::INPUT) + 0x30;
+                b[at..at + 64].fill(b'A');
+            }),
+        ),
+        (
+            Code::InvalidName,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::OUTPUT) + 0x30;
+                b[at] = 0xff;
+            }),
+        ),
+        (
+            Code::InvalidName,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::NETWORK_INFO);
+                b[at..at + 64].fill(b'n');
+            }),
+        ),
+        (
+            Code::NetworkInfoSize,
+            mutate(erf, |b| {
+                let e = entry(b, section::NETWORK_INFO);
+                put32(b, e + 12, 216);
+            }),
+        ),
+        (
+            Code::MemoryRecordSize,
+            mutate(erf, |b| {
+                let e = entry(b, section::MEMORY_POOL);
+                put32(b, e + 12, 4);
+            }),
+        ),
+        (
+            Code::MemoryRecordSize,
+            mutate(erf, |b| {
+                let e = entry(b, section::VIP_SRAM);
+                put32(b, e + 12, 0);
+            }),
+        ),
+        (
+            Code::MetadataCountMismatch,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::NETWORK_INFO);
+                put32(b, at + 0x40, 2);
+            }),
+        ),
+        (
+            Code::MetadataCountMismatch,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::NETWORK_INFO);
+                put32(b, at + 0x44, 0);
+            }),
+        ),
+        (
+            Code::ChecksumRecordSize,
+            mutate(erf, |b| {
+                let e = entry(b, section::CHECKSUM);
+                put32(b, e + 12, 36);
+            }),
+        ),
+        (
+            Code::SectionChecksumDuplicate,
+            with_layout("erf-u8", |l| {
+                let p = &mut spec(l, section::CHECKSUM).payload;
+                p[8..12].copy_from_slice(&section::NN.to_le_bytes());
+            }),
+        ),
+        (
+            Code::SectionChecksumMissing,
+            with_layout("erf-u8", |l| {
+                let p = &mut spec(l, section::CHECKSUM).payload;
+                p[0..4].copy_from_slice(&12u32.to_le_bytes());
+            }),
+        ),
+        (
+            Code::SectionChecksumMismatch,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::NN);
+                b[at] ^= 1;
+            }),
+        ),
+        (
+            Code::FileChecksumMismatch,
+            mutate(erf, |b| {
+                let at = section_offset(b, section::LAYER);
+                b[at] ^= 0x80;
+            }),
+        ),
         (Code::FileChecksumMismatch, mutate(erf, |b| b[0x0c] ^= 1)),
-        (Code::DynaioUnpaired, with_layout("ctc-like", |l| {
-            l.sections.retain(|s| s.kind != section::DYNAIO_TABLE);
-            let n = l.sections.len();
-            l.file_order = (0..n).collect();
-            l.extra_gap = vec![0; n];
-        })),
-        (Code::DynaioUnpaired, with_layout("ctc-like", |l| {
-            l.sections.retain(|s| s.kind != section::DYNAIO);
-            let n = l.sections.len();
-            l.file_order = (0..n).collect();
-            l.extra_gap = vec![0; n];
-        })),
-        (Code::DynaioTableSize, with_layout("ctc-like", |l| {
-            spec(l, section::DYNAIO_TABLE).payload.truncate(12);
-        })),
-        (Code::DynaioTableSize, with_layout("ctc-like", |l| {
-            spec(l, section::DYNAIO_TABLE).payload.clear();
-        })),
-        (Code::DynaioRegionSize, with_layout("ctc-like", |l| {
-            spec(l, section::DYNAIO).payload.push(0);
-        })),
-        (Code::DynaioEntryInvalid, with_layout("ctc-like", |l| {
-            spec(l, section::DYNAIO_TABLE).payload[8..12].copy_from_slice(&1u32.to_le_bytes());
-        })),
-        (Code::DynaioEntryInvalid, with_layout("ctc-like", |l| {
-            spec(l, section::DYNAIO_TABLE).payload[4..8].copy_from_slice(&0u32.to_le_bytes());
-        })),
-        (Code::DynaioEntryInvalid, with_layout("ctc-like", |l| {
-            let t = &mut spec(l, section::DYNAIO_TABLE).payload;
-            t[8..12].copy_from_slice(&0u32.to_le_bytes());
-        })),
-        (Code::DynaioEntryInvalid, with_layout("ctc-like", |l| {
-            let t = &mut spec(l, section::DYNAIO_TABLE).payload;
-            t[4..8].copy_from_slice(&0x10_0000u32.to_le_bytes());
-        })),
-        (Code::DynaioPaddingNonzero, with_layout("ctc-like", |l| {
-            // Entry 0 is four bytes at offset 0, so region byte 4 is padding.
-            spec(l, section::DYNAIO).payload[4] = 1;
-        })),
-        (Code::DynaioPaddingNonzero, with_layout("ctc-like", |l| {
-            let region = &mut spec(l, section::DYNAIO).payload;
-            let last = region.len() - 1;
-            region[last] = 0x80;
-        })),
+        (
+            Code::DynaioUnpaired,
+            with_layout("ctc-like", |l| {
+                l.sections.retain(|s| s.kind != section::DYNAIO_TABLE);
+                let n = l.sections.len();
+                l.file_order = (0..n).collect();
+                l.extra_gap = vec![0; n];
+            }),
+        ),
+        (
+            Code::DynaioUnpaired,
+            with_layout("ctc-like", |l| {
+                l.sections.retain(|s| s.kind != section::DYNAIO);
+                let n = l.sections.len();
+                l.file_order = (0..n).collect();
+                l.extra_gap = vec![0; n];
+            }),
+        ),
+        (
+            Code::DynaioTableSize,
+            with_layout("ctc-like", |l| {
+                spec(l, section::DYNAIO_TABLE).payload.truncate(12);
+            }),
+        ),
+        (
+            Code::DynaioTableSize,
+            with_layout("ctc-like", |l| {
+                spec(l, section::DYNAIO_TABLE).payload.clear();
+            }),
+        ),
+        (
+            Code::DynaioRegionSize,
+            with_layout("ctc-like", |l| {
+                spec(l, section::DYNAIO).payload.push(0);
+            }),
+        ),
+        (
+            Code::DynaioEntryInvalid,
+            with_layout("ctc-like", |l| {
+                spec(l, section::DYNAIO_TABLE).payload[8..12].copy_from_slice(&1u32.to_le_bytes());
+            }),
+        ),
+        (
+            Code::DynaioEntryInvalid,
+            with_layout("ctc-like", |l| {
+                spec(l, section::DYNAIO_TABLE).payload[4..8].copy_from_slice(&0u32.to_le_bytes());
+            }),
+        ),
+        (
+            Code::DynaioEntryInvalid,
+            with_layout("ctc-like", |l| {
+                let t = &mut spec(l, section::DYNAIO_TABLE).payload;
+                t[8..12].copy_from_slice(&0u32.to_le_bytes());
+            }),
+        ),
+        (
+            Code::DynaioEntryInvalid,
+            with_layout("ctc-like", |l| {
+                let t = &mut spec(l, section::DYNAIO_TABLE).payload;
+                t[4..8].copy_from_slice(&0x10_0000u32.to_le_bytes());
+            }),
+        ),
+        (
+            Code::DynaioPaddingNonzero,
+            with_layout("ctc-like", |l| {
+                // Entry 0 is four bytes at offset 0, so region byte 4 is padding.
+                spec(l, section::DYNAIO).payload[4] = 1;
+            }),
+        ),
+        (
+            Code::DynaioPaddingNonzero,
+            with_layout("ctc-like", |l| {
+                let region = &mut spec(l, section::DYNAIO).payload;
+                let last = region.len() - 1;
+                region[last] = 0x80;
+            }),
+        ),
     ]
 }
 
@@ -240,7 +360,10 @@ fn failure_offsets_point_at_the_field() {
     let built = l.emit();
     let f = parse(&built).unwrap_err();
     assert_eq!(f.code, Code::DynaioPaddingNonzero);
-    assert_eq!(f.offset as usize, section_offset(&built, section::DYNAIO) + 5);
+    assert_eq!(
+        f.offset as usize,
+        section_offset(&built, section::DYNAIO) + 5
+    );
 }
 
 #[test]

@@ -91,7 +91,10 @@ impl ConnectionRegion {
             .filter(|&(s, e, _)| s < end && e > offset)
             .collect();
         overlapping.sort_unstable();
-        let covered_bytes: u64 = overlapping.iter().map(|&(s, e, _)| e.min(end) - s.max(offset)).sum();
+        let covered_bytes: u64 = overlapping
+            .iter()
+            .map(|&(s, e, _)| e.min(end) - s.max(offset))
+            .sum();
         ConnectionRegion {
             offset,
             size,

@@ -297,7 +297,10 @@ pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
         return fail(
             Code::SectionCountLimit,
             sub_offset + 8,
-            format!("{count} section headers; at most {} are allowed", f::MAX_SECTIONS),
+            format!(
+                "{count} section headers; at most {} are allowed",
+                f::MAX_SECTIONS
+            ),
         );
     }
     let dir_offset = u64::from(sub_header.section_headers_offset);
@@ -307,7 +310,11 @@ pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
         (0, HEADER_END, "header"),
         (sub_offset, sub_end, "sub-header"),
     ];
-    if dir_len > 0 && structural.iter().any(|&(s, e, _)| dir_offset < e && s < dir_end) {
+    if dir_len > 0
+        && structural
+            .iter()
+            .any(|&(s, e, _)| dir_offset < e && s < dir_end)
+    {
         return fail(
             Code::SubHeaderGeometry,
             sub_offset,
@@ -321,7 +328,10 @@ pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
 
     // Directory bounds, overlap, duplicates.
     for s in &raw {
-        if s.offset.checked_add(s.size).is_none_or(|end| end > file_size) {
+        if s.offset
+            .checked_add(s.size)
+            .is_none_or(|end| end > file_size)
+        {
             return fail(
                 Code::SectionOutOfBounds,
                 s.header_offset + 4,
@@ -406,7 +416,9 @@ pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
                 return fail(
                     Code::MetadataCountMismatch,
                     n.offset + at,
-                    format!("network info declares {declared} {what}s but the {what} section holds {actual} records"),
+                    format!(
+                        "network info declares {declared} {what}s but the {what} section holds {actual} records"
+                    ),
                 );
             }
         }
@@ -432,7 +444,10 @@ pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
     let mut graph = NbgV2 {
         bytes,
         format: "nbg-v2",
-        file: FileFacts { size: file_size, sha256: Hash256::of(bytes) },
+        file: FileFacts {
+            size: file_size,
+            sha256: Hash256::of(bytes),
+        },
         header,
         sub_header,
         sections,
@@ -559,8 +574,16 @@ fn check_overlap(
     let mut ranges: Vec<(u64, u64, Option<&RawSection>, &str)> = structural
         .iter()
         .map(|&(s, e, l)| (s, e, None, l))
-        .chain(std::iter::once((directory.0, directory.1, None, "section directory")))
-        .chain(raw.iter().map(|s| (s.offset, s.offset + s.size, Some(s), s.type_name)))
+        .chain(std::iter::once((
+            directory.0,
+            directory.1,
+            None,
+            "section directory",
+        )))
+        .chain(
+            raw.iter()
+                .map(|s| (s.offset, s.offset + s.size, Some(s), s.type_name)),
+        )
         .filter(|r| r.1 > r.0)
         .collect();
     ranges.sort_by_key(|r| (r.0, r.1));
@@ -568,7 +591,9 @@ fn check_overlap(
         let (a, b) = (&pair[0], &pair[1]);
         if b.0 < a.1 {
             // Report at the header of a section involved (the later one when both are).
-            let culprit = b.2.or(a.2).expect("structural ranges never overlap each other");
+            let culprit =
+                b.2.or(a.2)
+                    .expect("structural ranges never overlap each other");
             return fail(
                 Code::SectionOverlap,
                 culprit.header_offset + 4,
@@ -683,7 +708,10 @@ fn verify_section_checksums(
     sections: &[Section],
 ) -> Result<Vec<SectionChecksum>, Failure> {
     let mut out: Vec<SectionChecksum> = Vec::with_capacity(payload.len() / 8);
-    for (i, r) in payload.chunks_exact(f::CHECKSUM_RECORD_SIZE as usize).enumerate() {
+    for (i, r) in payload
+        .chunks_exact(f::CHECKSUM_RECORD_SIZE as usize)
+        .enumerate()
+    {
         let offset = s.offset + i as u64 * f::CHECKSUM_RECORD_SIZE;
         let (kind, stored) = (le32(r, 0), le32(r, 4));
         let Some(target) = sections.iter().find(|t| t.kind == kind) else {
@@ -838,9 +866,15 @@ fn decode_dynaio(
     let mut entries = Vec::with_capacity(records.len() / 8);
     let mut cursor = 0u64;
     let mut padding = 0u64;
-    for (i, r) in records.chunks_exact(f::DYNAIO_RECORD_SIZE as usize).enumerate() {
+    for (i, r) in records
+        .chunks_exact(f::DYNAIO_RECORD_SIZE as usize)
+        .enumerate()
+    {
         let at = table.offset + i as u64 * f::DYNAIO_RECORD_SIZE;
-        let e = DynaioEntry { offset: u64::from(le32(r, 0)), size: u64::from(le32(r, 4)) };
+        let e = DynaioEntry {
+            offset: u64::from(le32(r, 0)),
+            size: u64::from(le32(r, 4)),
+        };
         let problem = if e.size == 0 {
             Some("has size zero")
         } else if e.offset % f::DYNAIO_ALIGN != 0 {
@@ -944,23 +978,58 @@ fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
 fn corpus_invariants(g: &NbgV2<'_>) -> Vec<Invariant> {
     let mut out = Vec::new();
     let mut check = |name, expected: &str, observed: String, holds: bool| {
-        out.push(Invariant { name, expected: expected.into(), observed, holds });
+        out.push(Invariant {
+            name,
+            expected: expected.into(),
+            observed,
+            holds,
+        });
     };
     let target = g.header.target;
-    check("target", "0x1000000e", format!("0x{target:08x}"), target == 0x1000_000e);
+    check(
+        "target",
+        "0x1000000e",
+        format!("0x{target:08x}"),
+        target == 0x1000_000e,
+    );
     let n = g.sections.len();
-    check("section-count", "18 or 20", n.to_string(), n == 18 || n == 20);
+    check(
+        "section-count",
+        "18 or 20",
+        n.to_string(),
+        n == 18 || n == 20,
+    );
     let vip = opt(g.vip_sram_bytes);
     check("vip-sram-bytes", "262144", vip.clone(), vip == "262144");
     if let Some(info) = &g.network_info {
         let raw = info.attribute.raw;
-        check("network-attribute", "0x0000000a", format!("0x{raw:08x}"), raw == 0x0a);
-        check("core-count", "1", info.core_count.to_string(), info.core_count == 1);
-        check("address-width", "32", info.address_width.to_string(), info.address_width == 32);
+        check(
+            "network-attribute",
+            "0x0000000a",
+            format!("0x{raw:08x}"),
+            raw == 0x0a,
+        );
+        check(
+            "core-count",
+            "1",
+            info.core_count.to_string(),
+            info.core_count == 1,
+        );
+        check(
+            "address-width",
+            "32",
+            info.address_width.to_string(),
+            info.address_width == 32,
+        );
         if let Some(ops) = g.section(section::OPERATIONS).filter(|s| s.entry_size > 0) {
             let saved = (ops.size / u64::from(ops.entry_size)) as i64;
             let delta = i64::from(info.operation_count) - saved;
-            check("run-operations-minus-saved", "3", delta.to_string(), delta == 3);
+            check(
+                "run-operations-minus-saved",
+                "3",
+                delta.to_string(),
+                delta == 3,
+            );
         }
     }
     let mut covered: Vec<u32> = g.section_checksums.iter().map(|c| c.section_type).collect();
@@ -972,8 +1041,16 @@ fn corpus_invariants(g: &NbgV2<'_>) -> Vec<Invariant> {
         covered == [7, 8, 19, 21, 24],
     );
     let r = &g.header.reserved;
-    let zero = g.header.class == 0 && r.class_word_reserved_bits == 0 && r.reserved2 == 0 && r.reserved3 == 0;
-    check("header-class-and-reserved-zero", "true", zero.to_string(), zero);
+    let zero = g.header.class == 0
+        && r.class_word_reserved_bits == 0
+        && r.reserved2 == 0
+        && r.reserved3 == 0;
+    check(
+        "header-class-and-reserved-zero",
+        "true",
+        zero.to_string(),
+        zero,
+    );
     out
 }
 
