@@ -49,8 +49,7 @@ codes! {
     DynaioRegionSize => "dynaio-region-size",
     DynaioEntryInvalid => "dynaio-entry-invalid",
     DynaioPaddingNonzero => "dynaio-padding-nonzero",
-    TableOutOfBounds => "table-out-of-bounds",
-    TableOverlap => "table-overlap",
+    TableRecordSize => "table-record-size",
 }
 
 impl fmt::Display for Code {

@@ -221,3 +221,260 @@ pub mod attribute {
         (code == 1).then_some(192)
     }
 }
+
+/// The v1 family (`version >> 16 == 1`), as laid out by the public TIM-VX `nbg_parser` and the
+/// older and newer public VIPLite v1 readers, extended only where the public corpus proves it.
+pub mod v1 {
+    /// Oldest version with the feature database (and the CRC field inside it).
+    pub const MIN_VERSION: u32 = 0x0001_0003;
+    /// Newest version whose fixed part the corpus bounds.
+    pub const MAX_VERSION: u32 = 0x0001_001e;
+
+    pub const OFF_TARGET: usize = 0x08;
+    pub const OFF_NETWORK_NAME: usize = 0x0c;
+    pub const NETWORK_NAME_SIZE: usize = 64;
+    pub const OFF_LAYER_COUNT: usize = 0x4c;
+    pub const OFF_OPERATION_COUNT: usize = 0x50;
+    pub const OFF_INPUT_COUNT: usize = 0x54;
+    pub const OFF_OUTPUT_COUNT: usize = 0x58;
+
+    /// 256-byte feature database, from 0x00010003.
+    pub const FEATURE_DB: usize = 0x5c;
+    pub const FEATURE_DB_SIZE: usize = 256;
+    pub const OFF_NUM_PIXEL_PIPES: usize = 0x60;
+    pub const OFF_CORE_COUNT: usize = 0x64;
+    pub const OFF_DEVICE_INDEX: usize = 0x65;
+    pub const OFF_AXI_BUS_WIDTH_INDEX: usize = 0x66;
+    pub const OFF_CLUSTER_ID_WIDTH: usize = 0x67;
+    pub const OFF_NN_CORE_COUNT: usize = 0x68;
+    pub const OFF_TP_CORE_COUNT: usize = 0x69;
+    /// `nbg_crc_sum` in the newer public VIPLite v1 header.
+    pub const OFF_CRC: usize = 0x6c;
+    pub const OFF_VIP_SRAM_WIDTH: usize = 0x70;
+    pub const OFF_VSI_RESERVED: usize = 0x74;
+    pub const VSI_RESERVED_SIZE: usize = 40;
+    pub const OFF_CUSTOMER_RESERVED: usize = 0x9c;
+    pub const CUSTOMER_RESERVED_SIZE: usize = 192;
+
+    /// Memory pool (size, alignment, base) and AXI SRAM (base, size) follow the feature database.
+    pub const OFF_MEMORY_POOL: usize = 0x15c;
+    pub const OFF_AXI_SRAM: usize = 0x168;
+    /// VIP SRAM (base, size), from 0x00010008.
+    pub const OFF_VIP_SRAM: usize = 0x170;
+    pub const VIP_SRAM_SINCE: u32 = 0x0001_0008;
+
+    /// Feature-database word bits (LSB first), as named by the public headers.
+    pub const FEATURE_BITS: [(&str, u32, u32); 17] = [
+        ("hi_reorder_fix", 0, 1),
+        ("ocb_counter", 1, 1),
+        ("nn_command_size", 2, 2),
+        ("change_ppu_param", 4, 1),
+        ("tp_command_size", 5, 2),
+        ("support_dma", 7, 2),
+        ("nbg_40bit_va", 9, 2),
+        ("isp_emulator", 11, 1),
+        ("relat_addr_ker_id", 12, 2),
+        ("relat_addr_inimage_id", 14, 2),
+        ("relat_addr_secinimage_id", 16, 2),
+        ("relat_addr_outimage_id", 18, 2),
+        ("denoise_bypass", 20, 1),
+        ("command_loop", 21, 1),
+        ("job_cancel", 22, 1),
+        ("nn_tp_probe", 23, 1),
+        ("kernel_descriptor", 24, 1),
+    ];
+    /// `nn_transpose_phase2` at bit 25; bits 26..31 are reserved.
+    pub const FEATURE_BIT_NN_TRANSPOSE_PHASE2: u32 = 25;
+
+    /// NN and TP command sizes by their feature-database code.
+    pub fn command_bytes(code: u32) -> Option<u64> {
+        match code {
+            0 => Some(128),
+            1 => Some(192),
+            _ => None,
+        }
+    }
+
+    /// How far a fact about an entry is established.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Evidence {
+        /// In the public TIM-VX / VIPLite v1 layout.
+        Public,
+        /// Beyond that layout; bounds and semantics consistent across every corpus file of the
+        /// version (nested tables land inside their data, counts match records).
+        Proved,
+        /// Beyond that layout; always empty in the corpus, so only the name is inferred (from
+        /// the append-only public section enum).
+        Inferred,
+    }
+
+    impl Evidence {
+        pub fn as_str(self) -> &'static str {
+            match self {
+                Evidence::Public => "public",
+                Evidence::Proved => "proved",
+                Evidence::Inferred => "inferred",
+            }
+        }
+    }
+
+    /// An (offset, size) entry of the fixed part: its name, the version it appears from, and
+    /// the table it nests into (entries relative to that table's data).
+    #[derive(Clone, Copy, Debug)]
+    pub struct Entry {
+        pub name: &'static str,
+        pub since: u32,
+        pub evidence: Evidence,
+        pub nests_into: Option<&'static str>,
+    }
+
+    const fn e(
+        name: &'static str,
+        since: u32,
+        evidence: Evidence,
+        nests_into: Option<&'static str>,
+    ) -> Entry {
+        Entry {
+            name,
+            since,
+            evidence,
+            nests_into,
+        }
+    }
+
+    /// The entries in on-disk order; entry k is v2 section type k + 1.
+    pub const ENTRIES: [Entry; 27] = [
+        e("input", 0, Evidence::Public, None),
+        e("output", 0, Evidence::Public, None),
+        e("layer", 0, Evidence::Public, None),
+        e("operation", 0, Evidence::Public, None),
+        e("lcd_table", 0, Evidence::Public, Some("lcd")),
+        e("lcd", 0, Evidence::Public, None),
+        e("nn", 0, Evidence::Public, None),
+        e("tp", 0, Evidence::Public, None),
+        e("sh", 0, Evidence::Public, None),
+        e("patch", 0, Evidence::Public, None),
+        e("layer_param", 0, Evidence::Public, None),
+        e("sw", 0, Evidence::Public, None),
+        e("hw_init", 0x0001_000c, Evidence::Public, None),
+        e("icd_table", 0x0001_000c, Evidence::Public, Some("icd")),
+        e("icd", 0x0001_000c, Evidence::Public, None),
+        e("ppu_param", 0x0001_000e, Evidence::Public, None),
+        e("op_sync", 0x0001_0014, Evidence::Inferred, None),
+        e("dma_sbi_info", 0x0001_0014, Evidence::Inferred, None),
+        e("ppu_instr", 0x0001_001e, Evidence::Proved, None),
+        e("dyna_io", 0x0001_001e, Evidence::Proved, None),
+        e("load_states", 0x0001_001e, Evidence::Proved, None),
+        e("dma_sbi_addition", 0x0001_001e, Evidence::Inferred, None),
+        e(
+            "coeff_data_table",
+            0x0001_001e,
+            Evidence::Proved,
+            Some("coeff_data"),
+        ),
+        e("coeff_data", 0x0001_001e, Evidence::Proved, None),
+        e(
+            "ppu_instr_table",
+            0x0001_001e,
+            Evidence::Proved,
+            Some("ppu_instr"),
+        ),
+        e(
+            "dyna_io_table",
+            0x0001_001e,
+            Evidence::Proved,
+            Some("dyna_io"),
+        ),
+        e(
+            "load_states_table",
+            0x0001_001e,
+            Evidence::Proved,
+            Some("load_states"),
+        ),
+    ];
+
+    /// Entries of the public layout (TIM-VX reads these); the rest are corpus extensions.
+    pub const PUBLIC_ENTRIES: usize = 16;
+
+    /// Versions whose entries beyond the public layout the corpus proves. Any other version
+    /// above 0x0001000e keeps the bytes after the public layout as an opaque extension.
+    pub const PROVED_EXTENSIONS: [(u32, usize); 3] =
+        [(0x0001_0014, 18), (0x0001_0016, 18), (0x0001_001e, 27)];
+
+    /// Offset of entry 0 for a version (the fixed header shrinks before 0x00010008).
+    pub fn entries_offset(version: u32) -> usize {
+        if version >= VIP_SRAM_SINCE {
+            0x178
+        } else {
+            0x170
+        }
+    }
+
+    /// Number of (offset, size) entries the parser decodes for a version.
+    pub fn entry_count(version: u32) -> usize {
+        if let Some(&(_, n)) = PROVED_EXTENSIONS.iter().find(|(v, _)| *v == version) {
+            return n;
+        }
+        ENTRIES[..PUBLIC_ENTRIES]
+            .iter()
+            .filter(|e| version >= e.since)
+            .count()
+    }
+
+    /// Record size of a table for a version, where the public sources or corpus establish it.
+    pub fn record_size(name: &str, version: u32, nn_code: u32, tp_code: u32) -> Option<u64> {
+        Some(match name {
+            "input" | "output" => io_record_size(version),
+            "layer" => {
+                if version >= 0x0001_0008 {
+                    76
+                } else {
+                    72
+                }
+            }
+            // The newer public header: +preempt at 0x00010011, +abs_op_id at 0x00010017.
+            "operation" => match version {
+                v if v >= 0x0001_0017 => 32,
+                v if v >= 0x0001_0011 => 28,
+                _ => 24,
+            },
+            "nn" => return command_bytes(nn_code),
+            "tp" => return command_bytes(tp_code),
+            "sh" => {
+                if version >= 0x0001_000e {
+                    8
+                } else {
+                    4
+                }
+            }
+            // 40-byte records are observed in every 0x00010014+ file; the gate is not public.
+            "patch" => match version {
+                v if v >= 0x0001_0014 => 40,
+                v if v >= 0x0001_0006 => 28,
+                _ => 24,
+            },
+            "sw" => {
+                if version >= 0x0001_0009 {
+                    68
+                } else {
+                    4
+                }
+            }
+            "hw_init" => 12,
+            "ppu_param" => 48,
+            "lcd_table" | "icd_table" | "coeff_data_table" | "ppu_instr_table"
+            | "dyna_io_table" | "load_states_table" => 8,
+            _ => return None,
+        })
+    }
+
+    /// I/O record width: 116 (six dims, name) from 0x0001000b, 108 (four dims, name) from
+    /// 0x00010004, 44 (four dims, no name) before.
+    pub fn io_record_size(version: u32) -> u64 {
+        match version {
+            v if v >= 0x0001_000b => 116,
+            v if v >= 0x0001_0004 => 108,
+            _ => 44,
+        }
+    }
+}

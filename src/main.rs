@@ -3,8 +3,8 @@
 
 use clap::{Parser, Subcommand};
 use nbg_lab::files::read_regular;
-use nbg_lab::parse::{Graph, IoRecord, NbgV2};
-use nbg_lab::{Failure, parse, synth};
+use nbg_lab::parse::{Graph, IoRecord, NbgV1, NbgV2};
+use nbg_lab::{Failure, crc_rules, parse, synth};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -32,6 +32,14 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
+    /// Evaluate the documented registry of CRC coverage hypotheses for each file's CRC field
+    /// and print every hypothesis that reproduces the stored value.
+    CrcExplain {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a deterministic synthetic v2 control.
     Synth {
         /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
@@ -50,6 +58,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Parse { file, json } => cmd_parse(&file, json),
         Command::Check { files } => cmd_check(&files),
+        Command::CrcExplain { files, json } => cmd_crc_explain(&files, json),
         Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
     }
 }
@@ -113,6 +122,71 @@ fn cmd_check(files: &[PathBuf]) -> ExitCode {
     status
 }
 
+fn cmd_crc_explain(files: &[PathBuf], json: bool) -> ExitCode {
+    let mut reports = Vec::new();
+    let mut status = ExitCode::SUCCESS;
+    for file in files {
+        let bytes = match read_regular(file) {
+            Ok(b) => b,
+            Err(e) => return usage_error(e),
+        };
+        let name = file.display().to_string();
+        match parse(&bytes) {
+            Ok(graph) => {
+                let e = crc_rules::explain(&graph);
+                if !json {
+                    println!(
+                        "{name}: {} field @0x{:x} stored 0x{:08x}; {} of {} hypotheses reproduce it",
+                        e.format,
+                        e.field_offset,
+                        e.stored,
+                        e.matches.len(),
+                        e.hypotheses_evaluated
+                    );
+                    for h in &e.matches {
+                        let show = |r: &[[u64; 2]]| {
+                            r.iter()
+                                .map(|x| format!("[0x{:x},0x{:x})", x[0], x[1]))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        };
+                        let ranges = if h.ranges.len() > 6 {
+                            format!("{} ranges", h.ranges.len())
+                        } else {
+                            show(&h.ranges)
+                        };
+                        let zeroed = if h.zeroed.is_empty() {
+                            String::new()
+                        } else if h.zeroed.len() > 4 {
+                            format!(" zeroed {} words", h.zeroed.len())
+                        } else {
+                            format!(" zeroed {}", show(&h.zeroed))
+                        };
+                        println!("  {} {ranges}{zeroed}", h.rule);
+                    }
+                }
+                let mut v = serde_json::to_value(&e).expect("explanation serializes");
+                v["file"] = serde_json::Value::from(name);
+                reports.push(v);
+            }
+            Err(f) => {
+                status = ExitCode::from(1);
+                if json {
+                    let mut v = f.to_json();
+                    v["file"] = serde_json::Value::from(name);
+                    reports.push(v);
+                } else {
+                    eprintln!("{name}: {f}");
+                }
+            }
+        }
+    }
+    if json {
+        print_json(&serde_json::Value::Array(reports));
+    }
+    status
+}
+
 fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {
     let Some(layout) = synth::profile(profile, seed) else {
         return usage_error(format!(
@@ -137,8 +211,105 @@ fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {
 
 fn summary(graph: &Graph<'_>) -> String {
     match graph {
+        Graph::V1(g) => summary_v1(g),
         Graph::V2(g) => summary_v2(g),
     }
+}
+
+fn io_table(s: &mut String, title: &str, records: &[IoRecord]) {
+    use std::fmt::Write;
+    let _ = writeln!(s, "\n{title} ({}):", records.len());
+    for r in records {
+        let _ = writeln!(
+            s,
+            "  {:>3} {:<32} {:<8} {:?} {} bytes, quant {}",
+            r.index,
+            r.name.as_deref().unwrap_or("(unnamed)"),
+            r.data_format_name.unwrap_or("unknown"),
+            r.dimensions,
+            r.storage_bytes.map_or("unknown".into(), |b| b.to_string()),
+            r.quantization.format_name.unwrap_or("unknown"),
+        );
+    }
+}
+
+fn summary_v1(g: &NbgV1<'_>) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let h = &g.header;
+    let _ = writeln!(s, "format     nbg-v1 (version 0x{:08x})", h.version);
+    let _ = writeln!(s, "target     0x{:08x}", h.target);
+    let _ = writeln!(
+        s,
+        "file       {} bytes, sha256 {}",
+        g.file.size, g.file.sha256
+    );
+    let _ = writeln!(
+        s,
+        "network    {:?}: {} layers, {} operations",
+        h.network_name, h.layer_count, h.operation_count
+    );
+    let fp = &g.fixed_part;
+    let _ = writeln!(
+        s,
+        "fixed part {} bytes, {} entries ({} public{}), opaque extension {} bytes",
+        fp.size,
+        fp.entry_count,
+        fp.public_entry_count,
+        if fp.extension_entries.is_empty() {
+            String::new()
+        } else {
+            format!(", extension: {}", fp.extension_entries.join(" "))
+        },
+        g.opaque_fixed_extension.size
+    );
+    let _ = writeln!(s, "\ntables ({}):", g.tables.len());
+    let _ = writeln!(
+        s,
+        "  {:>3} {:<18} {:<9} {:>10} {:>10} {:>6} {:>7}",
+        "#", "name", "evidence", "offset", "size", "record", "records"
+    );
+    for t in &g.tables {
+        let _ = writeln!(
+            s,
+            "  {:>3} {:<18} {:<9} {:>#10x} {:>10} {:>6} {:>7}",
+            t.index,
+            t.name,
+            t.evidence,
+            t.offset,
+            t.size,
+            t.record_size.map_or("-".into(), |r| r.to_string()),
+            t.record_count.map_or("-".into(), |r| r.to_string()),
+        );
+    }
+    io_table(&mut s, "inputs", &g.inputs);
+    io_table(&mut s, "outputs", &g.outputs);
+    let _ = writeln!(s, "\nchecks:");
+    let c = &g.crc;
+    let _ = writeln!(
+        s,
+        "  crc field @0x{:x}  stored 0x{:08x}, whole-file-zeroed 0x{:08x}: {}{}",
+        c.offset,
+        c.stored,
+        c.computed_whole_file_zeroed,
+        c.classification,
+        c.rule.as_ref().map_or(String::new(), |r| format!(" ({r})"))
+    );
+    for n in &g.nested_tables {
+        let _ = writeln!(
+            s,
+            "  nested {} -> {}: {} entries in bounds",
+            n.table, n.target, n.entry_count
+        );
+    }
+    let r = &g.connection_region;
+    let _ = writeln!(
+        s,
+        "  connection region 0x{:x}+{} sha256 {}",
+        r.offset, r.size, r.sha256
+    );
+    let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
+    s
 }
 
 fn summary_v2(g: &NbgV2<'_>) -> String {
@@ -179,21 +350,6 @@ fn summary_v2(g: &NbgV2<'_>) -> String {
             x.fingerprint.crc32
         );
     }
-    let io_table = |s: &mut String, title: &str, records: &[IoRecord]| {
-        let _ = writeln!(s, "\n{title} ({}):", records.len());
-        for r in records {
-            let _ = writeln!(
-                s,
-                "  {:>3} {:<32} {:<8} {:?} {} bytes, quant {}",
-                r.index,
-                r.name,
-                r.data_format_name.unwrap_or("unknown"),
-                r.dimensions,
-                r.storage_bytes.map_or("unknown".into(), |b| b.to_string()),
-                r.quantization.format_name.unwrap_or("unknown"),
-            );
-        }
-    };
     io_table(&mut s, "inputs", &g.inputs);
     io_table(&mut s, "outputs", &g.outputs);
     let c = &g.file_checksum;

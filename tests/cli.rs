@@ -147,3 +147,44 @@ fn synth_writes_the_pinned_control_and_never_overwrites() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("erf-u8"));
 }
+
+#[test]
+fn v1_parse_and_crc_explain() {
+    let corpus = common::corpus_dir().join("v1");
+    let timvx = corpus.join("timvx-conv2d_relu_maxpool2d_fp32-001e.nb");
+    let lenet = corpus.join("a733-lenet-v2-0016.nb");
+    let o = nbg(&["parse", timvx.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("nbg-v1 (version 0x0001001e)"));
+
+    let o = nbg(&[
+        "crc-explain",
+        "--json",
+        timvx.to_str().unwrap(),
+        lenet.to_str().unwrap(),
+        "controls/erf-u8.nb",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["stored"], 0x4873_9b09u32);
+    assert_eq!(v[0]["matches"][0]["rule"], "whole-file-field-zeroed");
+    assert_eq!(
+        v[0]["matches"][0]["ranges"],
+        serde_json::json!([[0, 0x6c], [0x70, 9152]])
+    );
+    assert_eq!(
+        v[0]["matches"][0]["zeroed"],
+        serde_json::json!([[0x6c, 0x70]])
+    );
+    assert_eq!(v[1]["stored"], 0);
+    assert_eq!(v[1]["matches"], serde_json::json!([]));
+    assert_eq!(v[2]["format"], "nbg-v2");
+    assert_eq!(v[2]["matches"][0]["rule"], "v2-directory-order");
+
+    let o = nbg(&["crc-explain", timvx.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("whole-file-field-zeroed [0x0,0x6c) [0x70,0x23c0) zeroed [0x6c,0x70)"),
+        "{}",
+        stdout(&o)
+    );
+}

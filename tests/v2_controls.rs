@@ -38,6 +38,7 @@ fn every_control_regenerates_byte_for_byte() {
 fn v2(bytes: &[u8]) -> nbg_lab::parse::NbgV2<'_> {
     match parse(bytes).expect("control parses") {
         Graph::V2(g) => g,
+        Graph::V1(_) => panic!("control is v2"),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Strict parsers for the NBG families. `parse` dispatches on magic and version; each family
 //! borrows the file bytes and returns a complete description or the first `Failure`.
 
+pub mod v1;
 pub mod v2;
 
 use crate::failure::{Code, Failure, fail};
@@ -9,11 +10,13 @@ use crate::format::{self, MAX_TENSOR_STORAGE, buffer_format, data_type, quantiza
 use crate::read::{Data, fixed_name, le32};
 use serde::Serialize;
 
+pub use v1::NbgV1;
 pub use v2::NbgV2;
 
 /// A successfully parsed graph of either family.
 #[derive(Debug)]
 pub enum Graph<'data> {
+    V1(NbgV1<'data>),
     V2(NbgV2<'data>),
 }
 
@@ -21,18 +24,21 @@ impl Graph<'_> {
     /// The `--json` document: sorted keys, integers as numbers, hashes as lowercase hex.
     pub fn to_json(&self) -> serde_json::Value {
         match self {
+            Graph::V1(g) => serde_json::to_value(g).expect("parse model serializes"),
             Graph::V2(g) => serde_json::to_value(g).expect("parse model serializes"),
         }
     }
 
     pub fn file(&self) -> &FileFacts {
         match self {
+            Graph::V1(g) => &g.file,
             Graph::V2(g) => &g.file,
         }
     }
 
     pub fn structural_signature(&self) -> Hash256 {
         match self {
+            Graph::V1(g) => g.structural_signature,
             Graph::V2(g) => g.structural_signature,
         }
     }
@@ -52,6 +58,9 @@ pub fn parse(bytes: &[u8]) -> Result<Graph<'_>, Failure> {
     let version = data.u32(4, "version")?;
     if version == format::V2_VERSION {
         return v2::parse(data).map(Graph::V2);
+    }
+    if version >> 16 == format::V1_MAJOR {
+        return v1::parse(data, version).map(Graph::V1);
     }
     fail(
         Code::UnsupportedVersion,
@@ -110,23 +119,35 @@ impl ConnectionRegion {
 pub struct Quantization {
     pub format: u32,
     pub format_name: Option<&'static str>,
-    pub raw_words: [u32; 2],
-    /// Format 1: word 0 as a signed fixed-point position.
+    /// The record's quantization words in on-disk order (v2: a two-word union; v1: the
+    /// fixed-point position, scale and zero-point slots).
+    pub raw_words: Vec<u32>,
+    /// Format 1 (dynamic fixed point): the signed fixed-point position.
     pub fixed_point_position: Option<i32>,
-    /// Format 2: word 0 as an IEEE-754 scale.
+    /// Format 2 (affine asymmetric): the IEEE-754 scale.
     pub scale: Option<f32>,
-    /// Format 2: word 1 as a signed zero point.
+    /// Format 2 (affine asymmetric): the signed zero point.
     pub zero_point: Option<i32>,
 }
 
+/// Which raw word holds which quantity, per record layout.
+#[derive(Clone, Copy, Debug)]
+pub struct QuantSlots {
+    pub words: usize,
+    pub fixed_point: usize,
+    pub scale: usize,
+    pub zero_point: usize,
+}
+
 impl Quantization {
-    pub fn new(format: u32, raw_words: [u32; 2]) -> Self {
+    pub fn new(format: u32, raw_words: Vec<u32>, slots: QuantSlots) -> Self {
+        let word = |i: usize| raw_words[i];
         let (fixed_point_position, scale, zero_point) = match format {
-            quantization::DYNAMIC_FIXED_POINT => (Some(raw_words[0] as i32), None, None),
+            quantization::DYNAMIC_FIXED_POINT => (Some(word(slots.fixed_point) as i32), None, None),
             quantization::AFFINE_ASYMMETRIC => (
                 None,
-                Some(f32::from_bits(raw_words[0])),
-                Some(raw_words[1] as i32),
+                Some(f32::from_bits(word(slots.scale))),
+                Some(word(slots.zero_point) as i32),
             ),
             _ => (None, None, None),
         };
@@ -147,7 +168,8 @@ pub struct IoRecord {
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    pub name: String,
+    /// `None` for record layouts without a name field (v1 before 0x00010004).
+    pub name: Option<String>,
     pub dimension_count: u32,
     pub dimensions: Vec<u32>,
     pub data_format: u32,
@@ -169,7 +191,9 @@ pub struct IoLayout {
     pub data_format: usize,
     pub data_type: usize,
     pub quant_format: usize,
+    /// Offset of the first quantization word; `quant.words` consecutive words follow.
     pub quant_words: usize,
+    pub quant: QuantSlots,
     /// Offset and width of the NUL-terminated name, if the layout has one.
     pub name: Option<(usize, usize)>,
 }
@@ -210,10 +234,9 @@ pub fn decode_io(
     let data_format = le32(record, layout.data_format);
     let data_type = le32(record, layout.data_type);
     let quant_format = le32(record, layout.quant_format);
-    let raw = [
-        le32(record, layout.quant_words),
-        le32(record, layout.quant_words + 4),
-    ];
+    let raw = (0..layout.quant.words)
+        .map(|i| le32(record, layout.quant_words + 4 * i))
+        .collect();
     let format_info = buffer_format::lookup(data_format);
     let storage = format_info.map(|(_, bits)| (element_count * u128::from(bits)).div_ceil(8));
     // The element count alone can exceed the bound even when the format is unknown.
@@ -229,7 +252,7 @@ pub fn decode_io(
     }
     let name = match layout.name {
         Some((at, width)) => match fixed_name(&record[at..at + width]) {
-            Some(n) => n.to_string(),
+            Some(n) => Some(n.to_string()),
             None => {
                 return fail(
                     Code::InvalidName,
@@ -240,7 +263,7 @@ pub fn decode_io(
                 );
             }
         },
-        None => String::new(),
+        None => None,
     };
     Ok(IoRecord {
         index,
@@ -252,7 +275,7 @@ pub fn decode_io(
         data_format_name: format_info.map(|(n, _)| n),
         data_type,
         data_type_name: data_type::name(data_type),
-        quantization: Quantization::new(quant_format, raw),
+        quantization: Quantization::new(quant_format, raw, layout.quant),
         element_count: element_count as u64,
         storage_bytes: storage.map(|s| s as u64),
     })

@@ -9,7 +9,7 @@
 //! words), the network name, counts and attribute, memory sizes and the DYNAIO entry geometry. It leaves out the header
 //! CRC, every payload byte, checksum values, `vsi_reserved` and the connection region.
 
-use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, decode_io};
+use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, QuantSlots, decode_io};
 use crate::failure::{Code, Failure, fail};
 use crate::fingerprint::{Fingerprint, Hash256};
 use crate::format::{attribute, section, v2 as f};
@@ -616,6 +616,12 @@ const IO_LAYOUT: IoLayout = IoLayout {
     data_type: 0x20,
     quant_format: 0x24,
     quant_words: 0x28,
+    quant: QuantSlots {
+        words: 2,
+        fixed_point: 0,
+        scale: 0,
+        zero_point: 1,
+    },
     name: Some((f::IO_NAME_OFFSET, f::IO_NAME_SIZE)),
 };
 

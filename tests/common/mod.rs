@@ -48,3 +48,67 @@ pub fn corpus_dir() -> PathBuf {
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// `(file name, bytes, pinned entry)` for every file of `../shared/corpus/corpus.json`, with the
+/// pinned size and SHA-256 checked.
+pub fn corpus_files() -> Vec<(String, Vec<u8>, serde_json::Value)> {
+    let dir = corpus_dir();
+    let text = std::fs::read_to_string(dir.join("corpus.json")).expect("corpus.json");
+    let config: serde_json::Value = serde_json::from_str(&text).expect("corpus.json is JSON");
+    assert_eq!(config["schema"], "nbg-public-corpus/1");
+    let files = config["files"].as_array().expect("files");
+    assert_eq!(files.len(), 22, "the public corpus holds 22 files");
+    files
+        .iter()
+        .map(|f| {
+            let name = f["file"].as_str().expect("file").to_string();
+            let bytes = std::fs::read(dir.join("v1").join(&name)).expect("corpus file");
+            assert_eq!(
+                bytes.len() as u64,
+                f["size"].as_u64().unwrap(),
+                "{name} size"
+            );
+            assert_eq!(
+                nbg_lab::fingerprint::Hash256::of(&bytes).hex(),
+                f["sha256"].as_str().unwrap(),
+                "{name} sha256"
+            );
+            (name, bytes, f.clone())
+        })
+        .collect()
+}
+
+/// Compare `actual` with the committed snapshot; `UPDATE_SNAPSHOTS=1` rewrites it instead.
+pub fn snapshot(name: &str, actual: &serde_json::Value) {
+    let path = root().join("tests/snapshots").join(name);
+    let text = serde_json::to_string_pretty(actual).unwrap() + "\n";
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing snapshot {}; run with UPDATE_SNAPSHOTS=1",
+            path.display()
+        )
+    });
+    if committed != text {
+        let diff = similar_lines(&committed, &text);
+        panic!("snapshot {name} differs (UPDATE_SNAPSHOTS=1 to accept):\n{diff}");
+    }
+}
+
+fn similar_lines(a: &str, b: &str) -> String {
+    let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
+    let mut out = String::new();
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (a.get(i), b.get(i));
+        if x != y {
+            out.push_str(&format!("line {}: -{:?}\n          +{:?}\n", i + 1, x, y));
+            if out.len() > 4000 {
+                break;
+            }
+        }
+    }
+    out
+}

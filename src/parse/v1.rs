@@ -1,0 +1,618 @@
+//! NBG v1 (`version >> 16 == 1`), the family of every public real file.
+//!
+//! The fixed part follows the public TIM-VX / VIPLite v1 layout; the (offset, size) entries that
+//! newer versions append are decoded only for versions whose layout the public corpus proves
+//! (`format::v1::PROVED_EXTENSIONS`), each labelled `public`, `proved` or `inferred`. Bytes
+//! between the decoded fixed part and the first referenced table are an
+//! `opaque_fixed_extension`: fingerprinted, never named. Check order: envelope and header,
+//! entry bounds and overlap, records, count cross-checks, nested tables. The CRC field is
+//! classified and reported, never fatal.
+//!
+//! The structural signature covers the version, target, file size, header counts, feature
+//! word, memory and SRAM fields, every entry's (offset, size), the decoded I/O metadata and the
+//! nested-table geometry; it leaves out payload bytes, the CRC field and the reserved areas.
+
+use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, QuantSlots, decode_io};
+use crate::crc_rules::{self, CrcClass};
+use crate::failure::{Code, Failure, fail};
+use crate::fingerprint::{Fingerprint, Hash256};
+use crate::format::v1 as f;
+use crate::format::v2::IO_MAX_RECORDS;
+use crate::read::{Data, fixed_name, le32};
+use serde::Serialize;
+use serde_json::json;
+
+#[derive(Debug, Serialize)]
+pub struct NbgV1<'data> {
+    #[serde(skip)]
+    pub bytes: &'data [u8],
+    pub format: &'static str,
+    pub file: FileFacts,
+    pub header: Header,
+    pub feature_database: FeatureDatabase,
+    pub memory_pool: MemoryPool,
+    pub memory_pool_bytes: u64,
+    pub axi_sram: Sram,
+    pub axi_sram_bytes: u32,
+    pub vip_sram: Option<Sram>,
+    pub vip_sram_bytes: Option<u32>,
+    pub fixed_part: FixedPart,
+    pub opaque_fixed_extension: Extension,
+    /// Every (offset, size) entry in on-disk order.
+    pub tables: Vec<Table>,
+    /// Tables whose entries point into another table's data: views, not owners.
+    pub nested_tables: Vec<NestedTable>,
+    pub inputs: Vec<IoRecord>,
+    pub outputs: Vec<IoRecord>,
+    pub crc: CrcField,
+    pub connection_region: ConnectionRegion,
+    pub structural_signature: Hash256,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Header {
+    pub magic: &'static str,
+    pub version: u32,
+    pub target: u32,
+    /// Compatibility alias of `target`.
+    pub product: u32,
+    pub network_name: String,
+    pub layer_count: u32,
+    pub operation_count: u32,
+    pub input_count: u32,
+    pub output_count: u32,
+}
+
+/// The 256-byte feature database: the bitfield word decoded, byte fields named as the public
+/// headers name them, reserved areas counted and hashed.
+#[derive(Clone, Debug, Serialize)]
+pub struct FeatureDatabase {
+    pub offset: u64,
+    pub raw_bits: u32,
+    pub bits: std::collections::BTreeMap<&'static str, u32>,
+    pub nn_command_bytes: Option<u64>,
+    pub tp_command_bytes: Option<u64>,
+    pub num_pixel_pipes: u32,
+    pub core_count: u8,
+    pub device_index: u8,
+    pub axi_bus_width_index: u8,
+    pub cluster_id_width: u8,
+    pub nn_core_count: u8,
+    pub tp_core_count: u8,
+    pub nbg_crc_sum: u32,
+    pub vip_sram_width: u32,
+    pub vsi_reserved: Reserved,
+    pub customer_reserved: Reserved,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Reserved {
+    pub bytes: usize,
+    pub nonzero_bytes: usize,
+    pub sha256: Hash256,
+}
+
+impl Reserved {
+    fn of(bytes: &[u8]) -> Self {
+        Reserved {
+            bytes: bytes.len(),
+            nonzero_bytes: bytes.iter().filter(|&&b| b != 0).count(),
+            sha256: Hash256::of(bytes),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryPool {
+    pub size: u32,
+    pub alignment: u32,
+    pub base: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Sram {
+    pub base: u32,
+    pub size: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FixedPart {
+    /// End of the decoded fixed part (header, feature database, memory fields, entries).
+    pub size: u64,
+    pub entries_offset: u64,
+    pub entry_count: usize,
+    pub public_entry_count: usize,
+    /// Entries beyond the public layout that the corpus proves for this version.
+    pub extension_entries: Vec<&'static str>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Extension {
+    pub offset: u64,
+    pub size: u64,
+    pub fingerprint: Fingerprint,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Table {
+    pub index: usize,
+    pub name: &'static str,
+    /// The v2 section type with the same role (entry k is type k + 1).
+    pub section_type: u32,
+    pub evidence: &'static str,
+    /// File offset of the 8-byte (offset, size) entry.
+    pub entry_offset: u64,
+    pub offset: u64,
+    pub size: u64,
+    pub record_size: Option<u64>,
+    pub record_count: Option<u64>,
+    /// Whether the parser decodes this table's records (I/O and nested index tables).
+    pub decoded: bool,
+    pub fingerprint: Option<Fingerprint>,
+}
+
+impl Table {
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NestedTable {
+    pub table: &'static str,
+    pub target: &'static str,
+    pub entry_count: usize,
+    /// (offset, size) relative to the target table's data.
+    pub entries: Vec<[u64; 2]>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CrcField {
+    pub offset: u64,
+    pub stored: u32,
+    /// CRC-32 of the whole file with the four field bytes zeroed (the corroborated rule).
+    pub computed_whole_file_zeroed: u32,
+    pub classification: CrcClass,
+    /// The registry rule that reproduces `stored`, when one does.
+    pub rule: Option<String>,
+}
+
+const FIXED_HEADER_END: u64 = 0x5c;
+
+pub(super) fn parse(data: Data<'_>, version: u32) -> Result<NbgV1<'_>, Failure> {
+    let bytes = data.bytes;
+    let file_size = data.len();
+    if !(f::MIN_VERSION..=f::MAX_VERSION).contains(&version) {
+        return fail(
+            Code::UnsupportedVersion,
+            4,
+            format!(
+                "v1 version 0x{version:08x} is outside 0x{:08x}..=0x{:08x}, the range whose fixed part can be bounded",
+                f::MIN_VERSION,
+                f::MAX_VERSION
+            ),
+        );
+    }
+
+    // Envelope and header.
+    let entries_offset = f::entries_offset(version) as u64;
+    let entry_count = f::entry_count(version);
+    let fixed_end = entries_offset + 8 * entry_count as u64;
+    let fixed = data.slice(0, fixed_end, "the v1 fixed part")?;
+    let Some(network_name) = fixed_name(&fixed[f::OFF_NETWORK_NAME..][..f::NETWORK_NAME_SIZE])
+    else {
+        return fail(
+            Code::InvalidName,
+            f::OFF_NETWORK_NAME as u64,
+            "network name is not NUL-terminated strict UTF-8 within 64 bytes",
+        );
+    };
+    let target = le32(fixed, f::OFF_TARGET);
+    let header = Header {
+        magic: "VPMN",
+        version,
+        target,
+        product: target,
+        network_name: network_name.to_string(),
+        layer_count: le32(fixed, f::OFF_LAYER_COUNT),
+        operation_count: le32(fixed, f::OFF_OPERATION_COUNT),
+        input_count: le32(fixed, f::OFF_INPUT_COUNT),
+        output_count: le32(fixed, f::OFF_OUTPUT_COUNT),
+    };
+    let feature_database = feature_database(fixed);
+    let pool = f::OFF_MEMORY_POOL;
+    let memory_pool = MemoryPool {
+        size: le32(fixed, pool),
+        alignment: le32(fixed, pool + 4),
+        base: le32(fixed, pool + 8),
+    };
+    let axi_sram = Sram {
+        base: le32(fixed, f::OFF_AXI_SRAM),
+        size: le32(fixed, f::OFF_AXI_SRAM + 4),
+    };
+    let vip_sram = (version >= f::VIP_SRAM_SINCE).then(|| Sram {
+        base: le32(fixed, f::OFF_VIP_SRAM),
+        size: le32(fixed, f::OFF_VIP_SRAM + 4),
+    });
+
+    // Entries: bounds, then overlap with each other and the fixed part.
+    let nn_code = (feature_database.raw_bits >> 2) & 3;
+    let tp_code = (feature_database.raw_bits >> 5) & 3;
+    let mut tables: Vec<Table> = (0..entry_count)
+        .map(|k| {
+            let spec = f::ENTRIES[k];
+            let at = entries_offset as usize + 8 * k;
+            let record_size = f::record_size(spec.name, version, nn_code, tp_code);
+            Table {
+                index: k,
+                name: spec.name,
+                section_type: k as u32 + 1,
+                evidence: spec.evidence.as_str(),
+                entry_offset: at as u64,
+                offset: u64::from(le32(fixed, at)),
+                size: u64::from(le32(fixed, at + 4)),
+                record_size,
+                record_count: None,
+                decoded: matches!(spec.name, "input" | "output") || spec.nests_into.is_some(),
+                fingerprint: None,
+            }
+        })
+        .collect();
+    for t in &tables {
+        if t.end() > file_size {
+            return fail(
+                Code::SectionOutOfBounds,
+                t.entry_offset,
+                format!(
+                    "{} table [0x{:x}, +0x{:x}) leaves the {file_size}-byte file",
+                    t.name, t.offset, t.size
+                ),
+            );
+        }
+    }
+    let mut placed: Vec<&Table> = tables.iter().filter(|t| t.size > 0).collect();
+    placed.sort_by_key(|t| (t.offset, t.size));
+    if let Some(first) = placed.first().filter(|t| t.offset < fixed_end) {
+        return fail(
+            Code::SectionOverlap,
+            first.entry_offset,
+            format!(
+                "{} table at 0x{:x} overlaps the fixed part, which ends at 0x{fixed_end:x}",
+                first.name, first.offset
+            ),
+        );
+    }
+    for pair in placed.windows(2) {
+        if pair[1].offset < pair[0].end() {
+            return fail(
+                Code::SectionOverlap,
+                pair[1].entry_offset,
+                format!(
+                    "{} table [0x{:x}, 0x{:x}) overlaps {} table [0x{:x}, 0x{:x})",
+                    pair[1].name,
+                    pair[1].offset,
+                    pair[1].end(),
+                    pair[0].name,
+                    pair[0].offset,
+                    pair[0].end()
+                ),
+            );
+        }
+    }
+    let extension_end = placed.first().map_or(fixed_end, |t| t.offset);
+
+    // Records: sizes, then the decoded I/O tables.
+    for t in &mut tables {
+        if let Some(r) = t.record_size {
+            if t.size % r != 0 {
+                let code = if matches!(t.name, "input" | "output") {
+                    Code::IoRecordSize
+                } else {
+                    Code::TableRecordSize
+                };
+                return fail(
+                    code,
+                    t.entry_offset + 4,
+                    format!(
+                        "{} table is {} bytes, not a multiple of its {r}-byte records",
+                        t.name, t.size
+                    ),
+                );
+            }
+            t.record_count = Some(t.size / r);
+        }
+    }
+    let layout = io_layout(version);
+    let table = |name| {
+        tables
+            .iter()
+            .find(|t| t.name == name)
+            .expect("input/output always present")
+    };
+    let inputs = decode_io_table(bytes, table("input"), &layout)?;
+    let outputs = decode_io_table(bytes, table("output"), &layout)?;
+
+    // Cross-checks against the header counts.
+    for (name, declared, at) in [
+        ("input", header.input_count, f::OFF_INPUT_COUNT),
+        ("output", header.output_count, f::OFF_OUTPUT_COUNT),
+        ("layer", header.layer_count, f::OFF_LAYER_COUNT),
+        ("operation", header.operation_count, f::OFF_OPERATION_COUNT),
+    ] {
+        let records = table(name).record_count.expect("record size known");
+        if records != u64::from(declared) {
+            return fail(
+                Code::MetadataCountMismatch,
+                at as u64,
+                format!(
+                    "header declares {declared} {name}s but the {name} table holds {records} records"
+                ),
+            );
+        }
+    }
+
+    // Nested tables.
+    let nested_tables = nested_tables(bytes, &tables)?;
+
+    for t in &mut tables {
+        if t.size > 0 {
+            t.fingerprint = Some(Fingerprint::of(&bytes[t.offset as usize..t.end() as usize]));
+        }
+    }
+    let crc = crc_field(bytes, &feature_database, &tables, fixed_end, extension_end);
+    let ranges = std::iter::once((0, extension_end, "fixed part")).chain(
+        tables
+            .iter()
+            .filter(|t| t.size > 0)
+            .map(|t| (t.offset, t.end(), t.name)),
+    );
+    let connection_region = ConnectionRegion::new(bytes, ranges);
+    let extension = &bytes[fixed_end as usize..extension_end as usize];
+    let mut graph = NbgV1 {
+        bytes,
+        format: "nbg-v1",
+        file: FileFacts {
+            size: file_size,
+            sha256: Hash256::of(bytes),
+        },
+        header,
+        memory_pool_bytes: u64::from(memory_pool.size),
+        memory_pool,
+        axi_sram_bytes: axi_sram.size,
+        axi_sram,
+        vip_sram_bytes: vip_sram.as_ref().map(|s| s.size),
+        vip_sram,
+        feature_database,
+        fixed_part: FixedPart {
+            size: fixed_end,
+            entries_offset,
+            entry_count,
+            public_entry_count: entry_count.min(f::PUBLIC_ENTRIES),
+            extension_entries: f::ENTRIES[f::PUBLIC_ENTRIES.min(entry_count)..entry_count]
+                .iter()
+                .map(|e| e.name)
+                .collect(),
+        },
+        opaque_fixed_extension: Extension {
+            offset: fixed_end,
+            size: extension.len() as u64,
+            fingerprint: Fingerprint::of(extension),
+        },
+        tables,
+        nested_tables,
+        inputs,
+        outputs,
+        crc,
+        connection_region,
+        structural_signature: Hash256::default(),
+    };
+    graph.structural_signature = structural_signature(&graph);
+    Ok(graph)
+}
+
+impl<'data> NbgV1<'data> {
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+fn feature_database(fixed: &[u8]) -> FeatureDatabase {
+    let raw = le32(fixed, f::FEATURE_DB);
+    let mut bits: std::collections::BTreeMap<&'static str, u32> = f::FEATURE_BITS
+        .iter()
+        .map(|&(name, shift, width)| (name, (raw >> shift) & ((1 << width) - 1)))
+        .collect();
+    bits.insert(
+        "nn_transpose_phase2",
+        (raw >> f::FEATURE_BIT_NN_TRANSPOSE_PHASE2) & 1,
+    );
+    bits.insert("reserved", raw >> 26);
+    let byte = |at: usize| fixed[at];
+    FeatureDatabase {
+        offset: f::FEATURE_DB as u64,
+        raw_bits: raw,
+        nn_command_bytes: f::command_bytes(bits["nn_command_size"]),
+        tp_command_bytes: f::command_bytes(bits["tp_command_size"]),
+        bits,
+        num_pixel_pipes: le32(fixed, f::OFF_NUM_PIXEL_PIPES),
+        core_count: byte(f::OFF_CORE_COUNT),
+        device_index: byte(f::OFF_DEVICE_INDEX),
+        axi_bus_width_index: byte(f::OFF_AXI_BUS_WIDTH_INDEX),
+        cluster_id_width: byte(f::OFF_CLUSTER_ID_WIDTH),
+        nn_core_count: byte(f::OFF_NN_CORE_COUNT),
+        tp_core_count: byte(f::OFF_TP_CORE_COUNT),
+        nbg_crc_sum: le32(fixed, f::OFF_CRC),
+        vip_sram_width: le32(fixed, f::OFF_VIP_SRAM_WIDTH),
+        vsi_reserved: Reserved::of(&fixed[f::OFF_VSI_RESERVED..][..f::VSI_RESERVED_SIZE]),
+        customer_reserved: Reserved::of(
+            &fixed[f::OFF_CUSTOMER_RESERVED..][..f::CUSTOMER_RESERVED_SIZE],
+        ),
+    }
+}
+
+/// v1 I/O layouts: the three quantization slots (fixed_pos, scale, zero point) follow the type.
+fn io_layout(version: u32) -> IoLayout {
+    let size = f::io_record_size(version) as usize;
+    let dims = if size == 116 { 6 } else { 4 };
+    let after_dims = 4 + 4 * dims;
+    IoLayout {
+        size,
+        max_dims: dims as u32,
+        dim_count: 0,
+        dims: 4,
+        data_format: after_dims,
+        data_type: after_dims + 4,
+        quant_format: after_dims + 8,
+        quant_words: after_dims + 12,
+        quant: QuantSlots {
+            words: 3,
+            fixed_point: 0,
+            scale: 1,
+            zero_point: 2,
+        },
+        name: (size != 44).then_some((after_dims + 24, 64)),
+    }
+}
+
+fn decode_io_table(bytes: &[u8], t: &Table, layout: &IoLayout) -> Result<Vec<IoRecord>, Failure> {
+    let count = t.record_count.expect("I/O record size is always known");
+    if count > IO_MAX_RECORDS {
+        return fail(
+            Code::IoCountLimit,
+            t.entry_offset + 4,
+            format!(
+                "{} table holds {count} records; at most {IO_MAX_RECORDS} are allowed",
+                t.name
+            ),
+        );
+    }
+    bytes[t.offset as usize..t.end() as usize]
+        .chunks_exact(layout.size)
+        .enumerate()
+        .map(|(i, r)| decode_io(r, i, t.offset + (i * layout.size) as u64, layout))
+        .collect()
+}
+
+/// Nested (offset, size) entries must land inside their target table's data.
+fn nested_tables(bytes: &[u8], tables: &[Table]) -> Result<Vec<NestedTable>, Failure> {
+    let mut out = Vec::new();
+    for t in tables {
+        let Some(target_name) = f::ENTRIES[t.index].nests_into else {
+            continue;
+        };
+        let Some(target) = tables.iter().find(|x| x.name == target_name) else {
+            continue;
+        };
+        let records = &bytes[t.offset as usize..t.end() as usize];
+        // Bounded by the table's in-file size.
+        let mut entries = Vec::with_capacity(records.len() / 8);
+        for (i, r) in records.chunks_exact(8).enumerate() {
+            let (offset, size) = (u64::from(le32(r, 0)), u64::from(le32(r, 4)));
+            if offset + size > target.size {
+                return fail(
+                    Code::SectionOutOfBounds,
+                    t.offset + 8 * i as u64,
+                    format!(
+                        "{} entry {i} (offset 0x{offset:x}, size {size}) leaves the {}-byte {} table",
+                        t.name, target.size, target.name
+                    ),
+                );
+            }
+            entries.push([offset, size]);
+        }
+        out.push(NestedTable {
+            table: t.name,
+            target: target.name,
+            entry_count: entries.len(),
+            entries,
+        });
+    }
+    Ok(out)
+}
+
+fn crc_field(
+    bytes: &[u8],
+    db: &FeatureDatabase,
+    tables: &[Table],
+    fixed_end: u64,
+    extension_end: u64,
+) -> CrcField {
+    let stored = db.nbg_crc_sum;
+    let computed = crc_rules::whole_file_field_zeroed(bytes, f::OFF_CRC as u64);
+    let (classification, rule) = if stored == 0 {
+        (CrcClass::Absent, None)
+    } else if stored == computed {
+        (
+            CrcClass::Matches,
+            Some(crc_rules::WHOLE_FILE_FIELD_ZEROED.to_string()),
+        )
+    } else {
+        let boundaries = boundaries(tables, fixed_end, extension_end);
+        match crc_rules::explain_v1(bytes, f::OFF_CRC as u64, stored, &boundaries).first() {
+            Some(h) => (CrcClass::Matches, Some(h.rule.clone())),
+            None => (CrcClass::Unexplained, None),
+        }
+    };
+    CrcField {
+        offset: f::OFF_CRC as u64,
+        stored,
+        computed_whole_file_zeroed: computed,
+        classification,
+        rule,
+    }
+}
+
+/// Every structural boundary the parser knows, for the CRC hypothesis registry.
+pub fn boundaries(tables: &[Table], fixed_end: u64, extension_end: u64) -> Vec<(u64, String)> {
+    let mut b = vec![
+        (FIXED_HEADER_END, "end of header counts".to_string()),
+        (
+            f::OFF_MEMORY_POOL as u64,
+            "end of feature database".to_string(),
+        ),
+        (fixed_end, "end of fixed part".to_string()),
+        (extension_end, "end of opaque fixed extension".to_string()),
+    ];
+    for t in tables.iter().filter(|t| t.size > 0) {
+        b.push((t.offset, format!("start of {} table", t.name)));
+        b.push((t.end(), format!("end of {} table", t.name)));
+    }
+    b
+}
+
+fn structural_signature(g: &NbgV1<'_>) -> Hash256 {
+    let io = |records: &[IoRecord]| {
+        records
+            .iter()
+            .map(|r| {
+                json!([
+                    r.name,
+                    r.dimensions,
+                    r.data_format,
+                    r.data_type,
+                    r.quantization.format,
+                    r.quantization.raw_words
+                ])
+            })
+            .collect::<Vec<_>>()
+    };
+    let h = &g.header;
+    let doc = json!({
+        "format": g.format,
+        "version": h.version,
+        "target": h.target,
+        "file_size": g.file.size,
+        "network_name": h.network_name,
+        "counts": [h.layer_count, h.operation_count, h.input_count, h.output_count],
+        "feature_bits": g.feature_database.raw_bits,
+        "memory_pool": [g.memory_pool.size, g.memory_pool.alignment, g.memory_pool.base],
+        "axi_sram": [g.axi_sram.base, g.axi_sram.size],
+        "vip_sram": g.vip_sram.as_ref().map(|s| [s.base, s.size]),
+        "entries": g.tables.iter().map(|t| [t.offset, t.size]).collect::<Vec<_>>(),
+        "extension_size": g.opaque_fixed_extension.size,
+        "inputs": io(&g.inputs),
+        "outputs": io(&g.outputs),
+        "nested": g.nested_tables.iter().map(|n| json!([n.table, n.entries])).collect::<Vec<_>>(),
+    });
+    Hash256::of(doc.to_string().as_bytes())
+}

@@ -1,0 +1,218 @@
+//! The 22 public v1 files: pinned hashes, strict parse, per-file snapshots, README facts.
+
+mod common;
+
+use nbg_lab::crc_rules::CrcClass;
+use nbg_lab::parse;
+use nbg_lab::parse::{Graph, IoRecord, NbgV1};
+use serde_json::{Value, json};
+
+fn v1<'a>(name: &str, bytes: &'a [u8]) -> NbgV1<'a> {
+    match parse(bytes) {
+        Ok(Graph::V1(g)) => g,
+        Ok(Graph::V2(_)) => panic!("{name} parsed as v2"),
+        Err(f) => panic!("{name}: {f}"),
+    }
+}
+
+fn io(records: &[IoRecord]) -> Value {
+    records
+        .iter()
+        .map(|r| {
+            json!({
+                "name": r.name,
+                "dimensions": r.dimensions,
+                "data_format_name": r.data_format_name,
+                "quantization": r.quantization.format_name,
+                "storage_bytes": r.storage_bytes,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn every_public_file_parses_and_matches_its_snapshot() {
+    let mut all = serde_json::Map::new();
+    for (name, bytes, pinned) in common::corpus_files() {
+        let g = v1(&name, &bytes);
+        assert_eq!(
+            format!("0x{:08x}", g.header.version),
+            pinned["version"].as_str().unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            format!("0x{:08x}", g.header.target),
+            pinned["target"].as_str().unwrap(),
+            "{name}"
+        );
+        let tables: Value = g
+            .tables
+            .iter()
+            .filter(|t| t.size > 0)
+            .map(|t| json!([t.name, t.offset, t.size, t.record_count]))
+            .collect();
+        let nested: Value = g
+            .nested_tables
+            .iter()
+            .map(|n| json!([n.table, n.target, n.entry_count]))
+            .collect();
+        all.insert(
+            name,
+            json!({
+                "version": format!("0x{:08x}", g.header.version),
+                "network_name": g.header.network_name,
+                "counts": {
+                    "layers": g.header.layer_count,
+                    "operations": g.header.operation_count,
+                    "inputs": g.inputs.len(),
+                    "outputs": g.outputs.len(),
+                },
+                "fixed_part_bytes": g.fixed_part.size,
+                "extension_entries": g.fixed_part.extension_entries,
+                "opaque_fixed_extension_bytes": g.opaque_fixed_extension.size,
+                "inputs": io(&g.inputs),
+                "outputs": io(&g.outputs),
+                "tables": tables,
+                "nested_tables": nested,
+                "crc": {
+                    "stored": g.crc.stored,
+                    "classification": g.crc.classification,
+                    "rule": g.crc.rule,
+                },
+                "structural_signature": g.structural_signature,
+            }),
+        );
+    }
+    common::snapshot("v1_corpus.json", &Value::Object(all));
+}
+
+/// The corpus README's observed facts, verified rather than trusted.
+#[test]
+fn readme_facts_hold() {
+    let mut versions = std::collections::BTreeSet::new();
+    let mut targets = std::collections::BTreeSet::new();
+    for (name, bytes, _) in common::corpus_files() {
+        let g = v1(&name, &bytes);
+        versions.insert(g.header.version);
+        targets.insert(g.header.target);
+        let stored = u32::from_le_bytes(bytes[0x6c..0x70].try_into().unwrap());
+        assert_eq!(g.crc.stored, stored);
+        if g.header.version < 0x0001_0018 {
+            assert_eq!(stored, 0, "{name}");
+            assert_eq!(g.crc.classification, CrcClass::Absent, "{name}");
+        }
+        if g.header.version == 0x0001_001e {
+            let mut zeroed = bytes.clone();
+            zeroed[0x6c..0x70].fill(0);
+            assert_eq!(crc32fast::hash(&zeroed), stored, "{name}");
+            assert_eq!(g.crc.classification, CrcClass::Matches, "{name}");
+            assert_eq!(g.crc.rule.as_deref(), Some("whole-file-field-zeroed"));
+        }
+        // The first referenced table starts exactly where the decoded fixed part ends.
+        assert_eq!(g.opaque_fixed_extension.size, 0, "{name}");
+        let first = g
+            .tables
+            .iter()
+            .filter(|t| t.size > 0)
+            .map(|t| t.offset)
+            .min()
+            .unwrap();
+        assert_eq!(first, g.fixed_part.size, "{name}");
+        let public_end = 0x178 + 8 * 16;
+        match g.header.version {
+            0x0001_000c => assert_eq!(first, 0x1f0),
+            0x0001_000e => assert_eq!(first, public_end),
+            0x0001_0014 | 0x0001_0016 => assert_eq!(first - public_end, 16),
+            0x0001_001e => assert_eq!(first - public_end, 88),
+            v => panic!("unexpected version 0x{v:08x}"),
+        }
+    }
+    assert_eq!(
+        versions.into_iter().collect::<Vec<_>>(),
+        [
+            0x0001_000c,
+            0x0001_000e,
+            0x0001_0014,
+            0x0001_0016,
+            0x0001_001e
+        ]
+    );
+    assert_eq!(
+        targets.into_iter().collect::<Vec<_>>(),
+        [0x15, 0x99, 0xad, 0xba, 0x1000_0016, 0x1000_003b]
+    );
+}
+
+/// The extension entries are decoded only where every value is consistent; check the proof
+/// obligations on every file of the version.
+#[test]
+fn proved_extension_entries_hold_on_every_file() {
+    for (name, bytes, _) in common::corpus_files() {
+        let g = v1(&name, &bytes);
+        if g.header.version != 0x0001_001e {
+            continue;
+        }
+        let t = |n: &str| g.table(n).unwrap();
+        // One load-state entry per operation; one PPU-instruction entry per SH record.
+        assert_eq!(
+            t("load_states_table").record_count,
+            Some(u64::from(g.header.operation_count)),
+            "{name}"
+        );
+        assert_eq!(
+            t("ppu_instr_table").record_count,
+            t("sh").record_count,
+            "{name}"
+        );
+        // Coefficient table entries tile the coefficient data in order.
+        let coeff = g
+            .nested_tables
+            .iter()
+            .find(|n| n.table == "coeff_data_table")
+            .unwrap();
+        let mut cursor = 0;
+        for e in &coeff.entries {
+            assert!(e[0] >= cursor && e[0] % 64 == 0, "{name}");
+            cursor = e[0] + e[1];
+        }
+        assert!(cursor <= t("coeff_data").size);
+        // The inferred entries are empty in every file.
+        for n in ["op_sync", "dma_sbi_info", "dma_sbi_addition"] {
+            assert_eq!(t(n).size, 0, "{name} {n}");
+            assert_eq!(t(n).evidence, "inferred");
+        }
+    }
+}
+
+#[test]
+fn json_uses_the_v2_key_names() {
+    let (name, bytes, _) = common::corpus_files()
+        .into_iter()
+        .find(|f| f.0.starts_with("timvx"))
+        .unwrap();
+    let v = parse(&bytes).unwrap().to_json();
+    assert_eq!(v["format"], "nbg-v1", "{name}");
+    for key in [
+        "file",
+        "header",
+        "inputs",
+        "outputs",
+        "connection_region",
+        "structural_signature",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    for key in [
+        "name",
+        "dimensions",
+        "data_format",
+        "data_format_name",
+        "data_type",
+        "quantization",
+        "storage_bytes",
+    ] {
+        assert!(v["inputs"][0].get(key).is_some(), "inputs[0].{key}");
+    }
+    assert_eq!(v["header"]["target"], v["header"]["product"]);
+    assert_eq!(v["file"]["size"], 9152);
+}
