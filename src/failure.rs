@@ -50,6 +50,7 @@ codes! {
     DynaioEntryInvalid => "dynaio-entry-invalid",
     DynaioPaddingNonzero => "dynaio-padding-nonzero",
     TableRecordSize => "table-record-size",
+    OwnershipConflict => "ownership-conflict",
 }
 
 impl fmt::Display for Code {

@@ -36,3 +36,28 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, InputError> {
     }
     fs::read(path).map_err(|e| InputError(format!("{shown}: {e}")))
 }
+
+/// Write `bytes` to `path` atomically: a temporary file in the same folder, then a rename, so
+/// an interrupted run never leaves a half-written file. With `overwrite == false` an existing
+/// file is an error.
+pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(), InputError> {
+    use std::io::Write;
+    let shown = path.display();
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| InputError(format!("{shown}: {e}")))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    let persisted = if overwrite {
+        tmp.persist(path)
+    } else {
+        tmp.persist_noclobber(path)
+    };
+    persisted
+        .map(|_| ())
+        .map_err(|e| InputError(format!("{shown}: {}", e.error)))
+}

@@ -2,12 +2,15 @@
 //! NPU network binary graphs (NBG, magic `VPMN`).
 
 pub mod crc_rules;
+pub mod evidence;
 pub mod failure;
 pub mod files;
 pub mod fingerprint;
 pub mod format;
+pub mod image;
 pub mod parse;
 pub mod read;
+pub mod svg;
 pub mod synth;
 
 pub use failure::{Code, Failure};

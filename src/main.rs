@@ -2,7 +2,8 @@
 //! or stdout as documented; machine output (`--json`) goes to stdout only.
 
 use clap::{Parser, Subcommand};
-use nbg_lab::files::read_regular;
+use nbg_lab::files::{read_regular, write_atomic};
+use nbg_lab::image::NbgImage;
 use nbg_lab::parse::{Graph, IoRecord, NbgV1, NbgV2};
 use nbg_lab::{Failure, crc_rules, parse, synth};
 use std::path::{Path, PathBuf};
@@ -40,6 +41,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Build the byte-ownership ledger of one NBG: owners, views, totals per class and the
+    /// lossless reconstruction result.
+    Image {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Also write a byte map coloured by owner class (refuses to overwrite).
+        #[arg(long, value_name = "OUT.svg")]
+        svg: Option<PathBuf>,
+    },
+    /// Rebuild each file in memory from its ledger and print `exact` or the first differing
+    /// offset; exit 1 on any mismatch or invalid file.
+    Roundtrip {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write each exact reconstruction into DIR (never a changed image, never overwriting).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
     /// Write a deterministic synthetic v2 control.
     Synth {
         /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
@@ -59,6 +79,8 @@ fn main() -> ExitCode {
         Command::Parse { file, json } => cmd_parse(&file, json),
         Command::Check { files } => cmd_check(&files),
         Command::CrcExplain { files, json } => cmd_crc_explain(&files, json),
+        Command::Image { file, json, svg } => cmd_image(&file, json, svg.as_deref()),
+        Command::Roundtrip { files, out } => cmd_roundtrip(&files, out.as_deref()),
         Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
     }
 }
@@ -183,6 +205,143 @@ fn cmd_crc_explain(files: &[PathBuf], json: bool) -> ExitCode {
     }
     if json {
         print_json(&serde_json::Value::Array(reports));
+    }
+    status
+}
+
+fn cmd_image(file: &Path, json: bool, svg: Option<&Path>) -> ExitCode {
+    let bytes = match read_regular(file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let image = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
+        Ok(i) => i,
+        Err(f) => return report_failure(&f, json),
+    };
+    let recon = image.reconstruction();
+    if let Some(path) = svg {
+        let spans: Vec<_> = image
+            .owners()
+            .iter()
+            .map(|o| nbg_lab::svg::Span {
+                start: o.start,
+                end: o.end,
+                class: o.class.as_str(),
+                label: &o.label,
+            })
+            .collect();
+        let title = format!("{} ({})", file.display(), image.format());
+        let svg_text = nbg_lab::svg::byte_map(&title, image.len(), &spans, &OWNER_PALETTE);
+        if let Err(e) = write_atomic(path, svg_text.as_bytes(), false) {
+            return usage_error(e);
+        }
+    }
+    if json {
+        print_json(&image.to_json());
+    } else {
+        println!(
+            "{} ({}, {} bytes)",
+            file.display(),
+            image.format(),
+            image.len()
+        );
+        println!(
+            "  {:>10} {:>10} {:>10}  {:<17} label",
+            "start", "end", "bytes", "class"
+        );
+        for o in image.owners() {
+            let zero = match o.all_zero {
+                Some(true) => " (all zero)",
+                Some(false) => " (nonzero)",
+                None => "",
+            };
+            println!(
+                "  {:>#10x} {:>#10x} {:>10}  {:<17} {}{zero}",
+                o.start,
+                o.end,
+                o.len(),
+                o.class.as_str(),
+                o.label
+            );
+        }
+        println!("  views: {}", image.views().len());
+        for v in image
+            .views()
+            .iter()
+            .filter(|v| v.class != nbg_lab::image::ViewClass::NestedReference)
+        {
+            println!("    {:>#10x} {:>#10x}  {}", v.start, v.end, v.label);
+        }
+        println!("  totals:");
+        for (class, bytes) in image.totals() {
+            println!("    {class:<17} {bytes}");
+        }
+        match &recon {
+            Ok(r) => println!(
+                "  reconstruction: identical, {} bytes, sha256 {}",
+                r.bytes, r.sha256
+            ),
+            Err(e) => println!("  reconstruction: {e}"),
+        }
+    }
+    if recon.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Colours per owner class for byte maps.
+const OWNER_PALETTE: [(&str, &str); 5] = [
+    ("decoded-record", "#2b83ba"),
+    ("alignment", "#fdae61"),
+    ("padding", "#d7d7d7"),
+    ("preserved-opaque", "#abdda4"),
+    ("connection-tail", "#d7191c"),
+];
+
+fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
+    if let Some(dir) = out {
+        if !std::fs::symlink_metadata(dir)
+            .map(|m| m.is_dir())
+            .unwrap_or(false)
+        {
+            return usage_error(format!(
+                "{}: --out must be an existing directory (not a symlink)",
+                dir.display()
+            ));
+        }
+    }
+    let mut status = ExitCode::SUCCESS;
+    for file in files {
+        let bytes = match read_regular(file) {
+            Ok(b) => b,
+            Err(e) => return usage_error(e),
+        };
+        let name = file.display();
+        let image = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
+            Ok(i) => i,
+            Err(f) => {
+                println!("{name}: {} at 0x{:x}", f.code, f.offset);
+                status = ExitCode::from(1);
+                continue;
+            }
+        };
+        match image.emit() {
+            Ok(rebuilt) => {
+                println!("{name}: exact");
+                if let Some(dir) = out {
+                    let target = dir.join(file.file_name().unwrap_or_default());
+                    if let Err(e) = write_atomic(&target, &rebuilt, false) {
+                        return usage_error(e);
+                    }
+                }
+            }
+            Err(e) => {
+                println!("{name}: {e}");
+                status = ExitCode::from(1);
+            }
+        }
     }
     status
 }

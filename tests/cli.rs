@@ -188,3 +188,83 @@ fn v1_parse_and_crc_explain() {
         stdout(&o)
     );
 }
+
+#[test]
+fn image_json_svg_and_roundtrip() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("map.svg");
+    let o = nbg(&[
+        "image",
+        "--json",
+        "controls/ctc-like.nb",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in ["owners", "views", "totals", "reconstruction"] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    for key in ["start", "end", "class", "label"] {
+        assert!(v["owners"][0].get(key).is_some(), "owners[0].{key}");
+    }
+    assert_eq!(v["reconstruction"]["identical"], true);
+    assert_eq!(v["reconstruction"]["bytes"], 18800);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("NBG_SECTION_COEF_DATA"));
+    // The SVG is never overwritten.
+    let o = nbg(&[
+        "image",
+        "controls/ctc-like.nb",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let before: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    let o = nbg(&["roundtrip", "controls/erf-u8.nb", "controls/shuffled.nb"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "controls/erf-u8.nb: exact\ncontrols/shuffled.nb: exact\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        before.len(),
+        "roundtrip wrote without --out"
+    );
+
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = nbg(&[
+        "roundtrip",
+        "--out",
+        out.to_str().unwrap(),
+        "controls/erf-u8.nb",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(out.join("erf-u8.nb")).unwrap(),
+        common::control("erf-u8.nb")
+    );
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
+
+    let bad = dir.path().join("bad.nb");
+    let mut b = common::control("erf-u8.nb");
+    b[0x10] ^= 1;
+    std::fs::write(&bad, &b).unwrap();
+    let o = nbg(&[
+        "roundtrip",
+        "--out",
+        out.to_str().unwrap(),
+        "controls/tail-gap.nb",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("bad.nb: declared-size-mismatch at 0x10"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!out.join("bad.nb").exists());
+}

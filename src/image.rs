@@ -1,0 +1,697 @@
+//! `NbgImage`: one owner for every byte from 0 to EOF, and lossless re-emission.
+//!
+//! Built from a successful parse, the ledger assigns each byte exactly one owner class
+//! (`decoded-record`, `alignment`, `padding`, `preserved-opaque`, `connection-tail`) and keeps
+//! non-owning views (`section-covered-view` over the final 512 bytes when owners already hold
+//! them, `nested-reference` for table entries that point into another table's data). The
+//! constructor proves that owners are sorted, contiguous, non-overlapping and cover exactly
+//! `[0, file size)`; it returns a failure, never an image, when it cannot.
+//!
+//! Emission concatenates the owned ranges of the source and verifies length, every byte and
+//! SHA-256. A semantic change turns the image into a `ChangedImage`, a different type that can
+//! be hashed and compared but has no way to produce bytes for a file: its `emit` always returns
+//! `EmitError::SemanticChange`.
+//!
+//! Gap convention: in the gap before a section with a declared alignment `a > 1` whose offset
+//! is a multiple of `a`, the first `align_up(previous end, a) - previous end` bytes are
+//! `alignment` (the minimum the declaration requires); every other unowned byte is `padding`.
+//! v1 declares no alignments, so its gaps are padding.
+
+use crate::failure::{Code, Failure, fail};
+use crate::fingerprint::Hash256;
+use crate::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
+use crate::parse::{Graph, NbgV1, NbgV2};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Who owns a byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OwnerClass {
+    DecodedRecord,
+    Alignment,
+    Padding,
+    PreservedOpaque,
+    ConnectionTail,
+}
+
+impl OwnerClass {
+    pub const ALL: [OwnerClass; 5] = [
+        OwnerClass::DecodedRecord,
+        OwnerClass::Alignment,
+        OwnerClass::Padding,
+        OwnerClass::PreservedOpaque,
+        OwnerClass::ConnectionTail,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OwnerClass::DecodedRecord => "decoded-record",
+            OwnerClass::Alignment => "alignment",
+            OwnerClass::Padding => "padding",
+            OwnerClass::PreservedOpaque => "preserved-opaque",
+            OwnerClass::ConnectionTail => "connection-tail",
+        }
+    }
+}
+
+/// A non-owning view; views never take part in reconstruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViewClass {
+    SectionCoveredView,
+    NestedReference,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Owner {
+    pub start: u64,
+    pub end: u64,
+    pub class: OwnerClass,
+    pub label: String,
+    /// For padding: whether every byte is zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub all_zero: Option<bool>,
+}
+
+impl Owner {
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+
+    pub fn contains(&self, offset: u64) -> bool {
+        self.start <= offset && offset < self.end
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct View {
+    pub start: u64,
+    pub end: u64,
+    pub class: ViewClass,
+    pub label: String,
+}
+
+/// Result of re-emitting an unchanged image.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Reconstruction {
+    pub identical: bool,
+    pub sha256: Hash256,
+    pub bytes: u64,
+}
+
+/// Why emission was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EmitError {
+    /// The image carries a semantic-change marker; it may be hashed, never emitted.
+    SemanticChange { changes: Vec<String> },
+    /// The concatenated owned ranges differ from the source (length, a byte, or the hash).
+    NotIdentical { offset: u64, what: &'static str },
+}
+
+impl std::fmt::Display for EmitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmitError::SemanticChange { changes } => {
+                write!(
+                    f,
+                    "emission refused after a semantic change ({})",
+                    changes.join("; ")
+                )
+            }
+            EmitError::NotIdentical { offset, what } => {
+                write!(
+                    f,
+                    "reconstruction differs from the source at 0x{offset:x} ({what})"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for EmitError {}
+
+/// An immutable, fully owned view of one NBG's bytes.
+#[derive(Debug)]
+pub struct NbgImage<'data> {
+    source: &'data [u8],
+    format: &'static str,
+    owners: Vec<Owner>,
+    views: Vec<View>,
+}
+
+impl<'data> NbgImage<'data> {
+    /// Build and prove the ledger of a parsed graph.
+    pub fn new(graph: &Graph<'data>) -> Result<Self, Failure> {
+        let (source, format, claims, mut views) = match graph {
+            Graph::V1(g) => (g.bytes, g.format, claims_v1(g), views_v1(g)),
+            Graph::V2(g) => (g.bytes, g.format, claims_v2(g), views_v2(g)),
+        };
+        let owners = fill_gaps(source, claims)?;
+        prove(&owners, source.len() as u64)?;
+        if let Some(v) = connection_view(&owners, source.len() as u64) {
+            views.push(v);
+        }
+        views.sort_by(|a, b| (a.start, a.end, &a.label).cmp(&(b.start, b.end, &b.label)));
+        Ok(NbgImage {
+            source,
+            format,
+            owners,
+            views,
+        })
+    }
+
+    pub fn format(&self) -> &'static str {
+        self.format
+    }
+
+    pub fn owners(&self) -> &[Owner] {
+        &self.owners
+    }
+
+    pub fn views(&self) -> &[View] {
+        &self.views
+    }
+
+    pub fn len(&self) -> u64 {
+        self.source.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.source.is_empty()
+    }
+
+    /// The owner of a byte (binary search over the proved ledger).
+    pub fn owner_of(&self, offset: u64) -> Option<&Owner> {
+        let i = self.owners.partition_point(|o| o.end <= offset);
+        self.owners.get(i).filter(|o| o.contains(offset))
+    }
+
+    /// Bytes per owner class, every class listed.
+    pub fn totals(&self) -> BTreeMap<&'static str, u64> {
+        let mut t: BTreeMap<&'static str, u64> =
+            OwnerClass::ALL.iter().map(|c| (c.as_str(), 0)).collect();
+        for o in &self.owners {
+            *t.get_mut(o.class.as_str()).expect("every class listed") += o.len();
+        }
+        t
+    }
+
+    /// Concatenate the owned ranges and prove the result is the source: length, every byte,
+    /// SHA-256.
+    pub fn emit(&self) -> Result<Vec<u8>, EmitError> {
+        let mut out = Vec::with_capacity(self.source.len());
+        for o in &self.owners {
+            out.extend_from_slice(&self.source[o.start as usize..o.end as usize]);
+        }
+        if out.len() != self.source.len() {
+            let offset = out.len().min(self.source.len()) as u64;
+            return Err(EmitError::NotIdentical {
+                offset,
+                what: "length",
+            });
+        }
+        if let Some(i) = first_difference(&out, self.source) {
+            return Err(EmitError::NotIdentical {
+                offset: i,
+                what: "byte",
+            });
+        }
+        if Hash256::of(&out) != Hash256::of(self.source) {
+            return Err(EmitError::NotIdentical {
+                offset: 0,
+                what: "sha256",
+            });
+        }
+        Ok(out)
+    }
+
+    /// Emit and summarize for reports.
+    pub fn reconstruction(&self) -> Result<Reconstruction, EmitError> {
+        let out = self.emit()?;
+        Ok(Reconstruction {
+            identical: true,
+            sha256: Hash256::of(&out),
+            bytes: out.len() as u64,
+        })
+    }
+
+    /// Start a semantic change: the result is a `ChangedImage`, which can never be emitted.
+    pub fn change(&self, marker: impl Into<String>) -> ChangedImage {
+        ChangedImage {
+            bytes: self.source.to_vec(),
+            changes: vec![marker.into()],
+        }
+    }
+
+    /// The ledger as JSON: `owners`, `views`, `totals`, `reconstruction`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let reconstruction = match self.reconstruction() {
+            Ok(r) => serde_json::to_value(r).expect("serializes"),
+            Err(e) => serde_json::json!({ "identical": false, "error": e.to_string() }),
+        };
+        serde_json::json!({
+            "format": self.format,
+            "file": { "size": self.len(), "sha256": Hash256::of(self.source) },
+            "owners": self.owners,
+            "views": self.views,
+            "totals": self.totals(),
+            "reconstruction": reconstruction,
+        })
+    }
+}
+
+/// First offset where two byte strings differ, or where the shorter one ends.
+pub fn first_difference(a: &[u8], b: &[u8]) -> Option<u64> {
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => Some(i as u64),
+        None if a.len() != b.len() => Some(a.len().min(b.len()) as u64),
+        None => None,
+    }
+}
+
+/// An image after a semantic change: comparable and hashable, never emitted.
+#[derive(Clone, Debug)]
+pub struct ChangedImage {
+    bytes: Vec<u8>,
+    changes: Vec<String>,
+}
+
+impl ChangedImage {
+    /// Overwrite bytes in memory, recording why.
+    pub fn write(
+        &mut self,
+        offset: u64,
+        new: &[u8],
+        marker: impl Into<String>,
+    ) -> Result<(), Failure> {
+        let end = offset
+            .checked_add(new.len() as u64)
+            .filter(|&e| e <= self.bytes.len() as u64);
+        let Some(end) = end else {
+            return fail(Code::Truncated, offset, "change leaves the image");
+        };
+        self.bytes[offset as usize..end as usize].copy_from_slice(new);
+        self.changes.push(marker.into());
+        Ok(())
+    }
+
+    pub fn read_u32(&self, offset: u64) -> Option<u32> {
+        let o = offset as usize;
+        self.bytes
+            .get(o..o + 4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+    }
+
+    /// The recovered v2 header CRC over the changed bytes; `sections` lists
+    /// (type, offset, size) in directory order.
+    pub fn v2_file_crc(&self, sections: &[(u32, u64, u64)]) -> u32 {
+        let listing: Vec<_> = sections
+            .iter()
+            .map(|&(kind, offset, size)| {
+                let payload = &self.bytes[offset as usize..(offset + size) as usize];
+                (kind, offset, size, crate::fingerprint::crc32(payload))
+            })
+            .collect();
+        crate::parse::v2::file_crc(&self.bytes, &listing)
+    }
+
+    /// CRC-32 of a range of the changed bytes (a section-40 value's target).
+    pub fn crc32_range(&self, start: u64, end: u64) -> u32 {
+        crate::fingerprint::crc32(&self.bytes[start as usize..end as usize])
+    }
+
+    /// The v1 rule: CRC-32 of the whole changed image with the field read as zero.
+    pub fn whole_file_field_zeroed(&self, field: u64) -> u32 {
+        crate::crc_rules::whole_file_field_zeroed(&self.bytes, field)
+    }
+
+    pub fn sha256(&self) -> Hash256 {
+        Hash256::of(&self.bytes)
+    }
+
+    pub fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn changes(&self) -> &[String] {
+        &self.changes
+    }
+
+    /// First offset where the changed bytes differ from `other`.
+    pub fn first_difference(&self, other: &[u8]) -> Option<u64> {
+        first_difference(&self.bytes, other)
+    }
+
+    /// Always refused: a changed image has no emission path.
+    pub fn emit(&self) -> Result<Vec<u8>, EmitError> {
+        Err(EmitError::SemanticChange {
+            changes: self.changes.clone(),
+        })
+    }
+}
+
+/// A claimed (non-gap) range before gaps are filled.
+struct Claim {
+    start: u64,
+    end: u64,
+    class: OwnerClass,
+    label: String,
+    /// Declared alignment of the section that starts here (v2), for the gap before it.
+    alignment: u64,
+}
+
+fn claim(start: u64, end: u64, class: OwnerClass, label: String) -> Claim {
+    Claim {
+        start,
+        end,
+        class,
+        label,
+        alignment: 0,
+    }
+}
+
+fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
+    let dir = u64::from(g.sub_header.section_headers_offset);
+    let dir_end = dir + g.sections.len() as u64 * u64::from(f2::SECTION_HEADER_SIZE);
+    let mut c = vec![
+        claim(
+            0,
+            f2::HEADER_SIZE as u64,
+            OwnerClass::DecodedRecord,
+            "header".into(),
+        ),
+        claim(
+            g.sub_header.offset,
+            g.sub_header.offset + u64::from(f2::SUB_HEADER_SIZE),
+            OwnerClass::DecodedRecord,
+            "sub-header".into(),
+        ),
+        claim(
+            dir,
+            dir_end,
+            OwnerClass::DecodedRecord,
+            "section directory".into(),
+        ),
+    ];
+    for s in g.sections.iter().filter(|s| s.size > 0) {
+        let class = if section::is_decoded(s.kind) {
+            OwnerClass::DecodedRecord
+        } else {
+            OwnerClass::PreservedOpaque
+        };
+        let mut x = claim(
+            s.offset,
+            s.end(),
+            class,
+            format!("section {} type {} {}", s.index, s.kind, s.type_name),
+        );
+        x.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
+        c.push(x);
+    }
+    c
+}
+
+fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
+    let entries = g.fixed_part.entries_offset;
+    let mut c = vec![
+        claim(
+            0,
+            f1::FEATURE_DB as u64,
+            OwnerClass::DecodedRecord,
+            "fixed part: header".into(),
+        ),
+        claim(
+            f1::FEATURE_DB as u64,
+            f1::OFF_MEMORY_POOL as u64,
+            OwnerClass::DecodedRecord,
+            "fixed part: feature database".into(),
+        ),
+        claim(
+            f1::OFF_MEMORY_POOL as u64,
+            entries,
+            OwnerClass::DecodedRecord,
+            "fixed part: memory pool and SRAM".into(),
+        ),
+        claim(
+            entries,
+            g.fixed_part.size,
+            OwnerClass::DecodedRecord,
+            "fixed part: table entries".into(),
+        ),
+    ];
+    let ext = &g.opaque_fixed_extension;
+    if ext.size > 0 {
+        c.push(claim(
+            ext.offset,
+            ext.offset + ext.size,
+            OwnerClass::PreservedOpaque,
+            "opaque fixed extension".into(),
+        ));
+    }
+    for t in g.tables.iter().filter(|t| t.size > 0) {
+        let class = if t.decoded {
+            OwnerClass::DecodedRecord
+        } else {
+            OwnerClass::PreservedOpaque
+        };
+        c.push(claim(
+            t.offset,
+            t.end(),
+            class,
+            format!("table {} {}", t.index, t.name),
+        ));
+    }
+    c
+}
+
+/// Sort the claims and give every unclaimed byte an owner: alignment, padding, or the tail.
+fn fill_gaps(source: &[u8], mut claims: Vec<Claim>) -> Result<Vec<Owner>, Failure> {
+    let size = source.len() as u64;
+    claims.sort_by_key(|c| (c.start, c.end));
+    let mut owners: Vec<Owner> = Vec::with_capacity(claims.len() * 2 + 2);
+    let mut cursor = 0u64;
+    for c in claims {
+        if c.start < cursor {
+            return fail(
+                Code::OwnershipConflict,
+                c.start,
+                format!(
+                    "{} starts inside an earlier owner ending at 0x{cursor:x}",
+                    c.label
+                ),
+            );
+        }
+        if c.start > cursor {
+            let aligned = if c.alignment > 1 {
+                cursor.next_multiple_of(c.alignment).min(c.start)
+            } else {
+                cursor
+            };
+            if aligned > cursor {
+                owners.push(owner(
+                    source,
+                    cursor,
+                    aligned,
+                    OwnerClass::Alignment,
+                    format!("alignment before {}", c.label),
+                ));
+            }
+            if c.start > aligned {
+                owners.push(owner(
+                    source,
+                    aligned,
+                    c.start,
+                    OwnerClass::Padding,
+                    format!("padding before {}", c.label),
+                ));
+            }
+        }
+        cursor = c.end;
+        owners.push(Owner {
+            start: c.start,
+            end: c.end,
+            class: c.class,
+            label: c.label,
+            all_zero: None,
+        });
+    }
+    if cursor < size {
+        let tail = size - CONNECTION_REGION_SIZE.min(size);
+        if cursor <= tail {
+            if tail > cursor {
+                owners.push(owner(
+                    source,
+                    cursor,
+                    tail,
+                    OwnerClass::Padding,
+                    "padding before connection tail".into(),
+                ));
+            }
+            owners.push(Owner {
+                start: tail,
+                end: size,
+                class: OwnerClass::ConnectionTail,
+                label: "connection region (final 512 bytes)".into(),
+                all_zero: None,
+            });
+        } else {
+            owners.push(owner(
+                source,
+                cursor,
+                size,
+                OwnerClass::Padding,
+                "padding before EOF".into(),
+            ));
+        }
+    }
+    Ok(owners)
+}
+
+fn owner(source: &[u8], start: u64, end: u64, class: OwnerClass, label: String) -> Owner {
+    let all_zero = (class == OwnerClass::Padding)
+        .then(|| source[start as usize..end as usize].iter().all(|&b| b == 0));
+    Owner {
+        start,
+        end,
+        class,
+        label,
+        all_zero,
+    }
+}
+
+/// Sorted, contiguous, non-empty, from 0 to the file size.
+fn prove(owners: &[Owner], size: u64) -> Result<(), Failure> {
+    let mut cursor = 0;
+    for o in owners {
+        if o.start != cursor || o.end <= o.start {
+            return fail(
+                Code::OwnershipConflict,
+                o.start.min(cursor),
+                format!(
+                    "owner {} [0x{:x}, 0x{:x}) breaks contiguity at 0x{cursor:x}",
+                    o.label, o.start, o.end
+                ),
+            );
+        }
+        cursor = o.end;
+    }
+    if cursor != size {
+        return fail(
+            Code::OwnershipConflict,
+            cursor,
+            format!("owners end at 0x{cursor:x}, file ends at 0x{size:x}"),
+        );
+    }
+    Ok(())
+}
+
+/// The final 512 bytes as a view when other owners already hold any of them.
+fn connection_view(owners: &[Owner], size: u64) -> Option<View> {
+    let start = size - CONNECTION_REGION_SIZE.min(size);
+    if size == 0 || owners.iter().any(|o| o.class == OwnerClass::ConnectionTail) {
+        return None;
+    }
+    let held: Vec<&str> = owners
+        .iter()
+        .filter(|o| o.end > start && o.class != OwnerClass::Padding)
+        .map(|o| o.label.as_str())
+        .collect();
+    Some(View {
+        start,
+        end: size,
+        class: ViewClass::SectionCoveredView,
+        label: format!(
+            "connection region (final 512 bytes) over {}",
+            held.join(", ")
+        ),
+    })
+}
+
+fn views_v2(g: &NbgV2<'_>) -> Vec<View> {
+    let Some(d) = &g.dynamic_io else {
+        return Vec::new();
+    };
+    d.entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| View {
+            start: d.region_offset + e.offset,
+            end: d.region_offset + e.offset + e.size,
+            class: ViewClass::NestedReference,
+            label: format!(
+                "dynaio_table[{i}] -> {}",
+                section::name(section::DYNAIO).unwrap_or("DYNAIO")
+            ),
+        })
+        .collect()
+}
+
+fn views_v1(g: &NbgV1<'_>) -> Vec<View> {
+    let mut out = Vec::new();
+    for n in &g.nested_tables {
+        let Some(target) = g.table(n.target) else {
+            continue;
+        };
+        for (i, e) in n.entries.iter().enumerate().filter(|(_, e)| e[1] > 0) {
+            out.push(View {
+                start: target.offset + e[0],
+                end: target.offset + e[0] + e[1],
+                class: ViewClass::NestedReference,
+                label: format!("{}[{i}] -> {}", n.table, n.target),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(start: u64, end: u64) -> Owner {
+        Owner {
+            start,
+            end,
+            class: OwnerClass::Padding,
+            label: "x".into(),
+            all_zero: None,
+        }
+    }
+
+    #[test]
+    fn proof_refuses_gaps_overlaps_empties_and_short_ledgers() {
+        assert!(prove(&[o(0, 4), o(4, 8)], 8).is_ok());
+        for (owners, size) in [
+            (vec![o(0, 4), o(5, 8)], 8),
+            (vec![o(0, 4), o(3, 8)], 8),
+            (vec![o(0, 4), o(4, 4), o(4, 8)], 8),
+            (vec![o(0, 4)], 8),
+            (vec![o(1, 8)], 8),
+        ] {
+            let f = prove(&owners, size).unwrap_err();
+            assert_eq!(f.code, Code::OwnershipConflict);
+        }
+    }
+
+    #[test]
+    fn overlapping_claims_are_refused() {
+        let src = [0u8; 16];
+        let claims = vec![
+            claim(0, 8, OwnerClass::DecodedRecord, "a".into()),
+            claim(4, 12, OwnerClass::PreservedOpaque, "b".into()),
+        ];
+        assert_eq!(
+            fill_gaps(&src, claims).unwrap_err().code,
+            Code::OwnershipConflict
+        );
+    }
+}
