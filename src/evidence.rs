@@ -62,3 +62,27 @@ pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     }
     Ok(out)
 }
+
+/// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
+pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    let dir = root.join("differentials");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
+        let report =
+            crate::differential::run(&set).map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
+        let value = serde_json::to_value(&report).expect("report serializes");
+        out.push(Generated {
+            path: format!("evidence/differentials/{name}.json"),
+            text: canonical(&value),
+        });
+    }
+    Ok(out)
+}

@@ -478,3 +478,108 @@ pub mod v1 {
         }
     }
 }
+
+/// Field names by offset inside fixed records, for attributing changed bytes.
+pub mod fields {
+    /// (offset, width, name) rows; the first row containing `offset` names it.
+    pub type Table = &'static [(usize, usize, &'static str)];
+
+    pub const V2_HEADER: Table = &[
+        (0x00, 4, "magic"),
+        (0x04, 4, "version"),
+        (0x08, 4, "target"),
+        (0x0c, 4, "crc_sum"),
+        (0x10, 4, "total_size_low"),
+        (0x14, 4, "total_size_high"),
+        (0x18, 4, "sub_header_offset"),
+        (0x1c, 4, "sub_header_size"),
+        (0x20, 4, "sub_header_count"),
+        (0x24, 4, "class_word"),
+        (0x28, 4, "reserved2"),
+        (0x2c, 4, "reserved3"),
+    ];
+
+    pub const V2_SUB_HEADER: Table = &[
+        (0, 4, "section_headers_offset"),
+        (4, 4, "section_header_size"),
+        (8, 4, "section_header_count"),
+    ];
+
+    pub const V2_SECTION_HEADER: Table = &[
+        (0x00, 4, "type"),
+        (0x04, 8, "offset"),
+        (0x0c, 8, "size"),
+        (0x14, 8, "load_address"),
+        (0x1c, 4, "alignment"),
+        (0x20, 4, "entry_size"),
+        (0x24, 8, "reserved_words"),
+    ];
+
+    pub const V2_IO_RECORD: Table = &[
+        (0x00, 4, "dimension_count"),
+        (0x04, 24, "dimensions"),
+        (0x1c, 4, "data_format"),
+        (0x20, 4, "data_type"),
+        (0x24, 4, "quantization.format"),
+        (0x28, 8, "quantization.raw_words"),
+        (0x30, 64, "name"),
+    ];
+
+    pub const V2_NETWORK_INFO: Table = &[
+        (0x00, 64, "name"),
+        (0x40, 4, "input_count"),
+        (0x44, 4, "output_count"),
+        (0x48, 4, "layer_count"),
+        (0x4c, 4, "absolute_operation_count"),
+        (0x50, 4, "operation_count"),
+        (0x54, 4, "core_count"),
+        (0x58, 4, "address_width"),
+        (0x5c, 4, "attribute"),
+        (0x60, 124, "vsi_reserved"),
+    ];
+
+    pub const V2_CHECKSUM_RECORD: Table = &[(0, 4, "section_type"), (4, 4, "checksum_value")];
+    pub const V2_DYNAIO_RECORD: Table = &[(0, 4, "offset"), (4, 4, "size")];
+
+    pub const V1_FIXED: Table = &[
+        (0x00, 4, "magic"),
+        (0x04, 4, "version"),
+        (0x08, 4, "target"),
+        (0x0c, 64, "network_name"),
+        (0x4c, 4, "layer_count"),
+        (0x50, 4, "operation_count"),
+        (0x54, 4, "input_count"),
+        (0x58, 4, "output_count"),
+        (0x5c, 4, "feature_database.bits"),
+        (0x60, 4, "feature_database.num_pixel_pipes"),
+        (0x64, 8, "feature_database.core_fields"),
+        (0x6c, 4, "nbg_crc_sum"),
+        (0x70, 4, "feature_database.vip_sram_width"),
+        (0x74, 40, "feature_database.vsi_reserved"),
+        (0x9c, 192, "feature_database.customer_reserved"),
+        (0x15c, 12, "memory_pool"),
+        (0x168, 8, "axi_sram"),
+        (0x170, 8, "vip_sram"),
+    ];
+
+    /// v1 I/O record with six dimensions (116 bytes).
+    pub const V1_IO_RECORD_116: Table = &[
+        (0, 4, "dimension_count"),
+        (4, 24, "dimensions"),
+        (28, 4, "data_format"),
+        (32, 4, "data_type"),
+        (36, 4, "quantization.format"),
+        (40, 4, "quantization.fixed_point_position"),
+        (44, 4, "quantization.scale"),
+        (48, 4, "quantization.zero_point"),
+        (52, 64, "name"),
+    ];
+
+    /// Name of the field containing `offset`, if the table has one.
+    pub fn at(table: Table, offset: u64) -> Option<&'static str> {
+        table
+            .iter()
+            .find(|(o, w, _)| (*o as u64) <= offset && offset < (*o + *w) as u64)
+            .map(|r| r.2)
+    }
+}

@@ -63,12 +63,31 @@ pub enum ViewClass {
     NestedReference,
 }
 
+/// What structure an owner stands for, so diffs can name fields and align owners.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// v2 header, sub-header or directory; v1 fixed-part group (by its start offset).
+    Structure,
+    /// v2 section by directory index.
+    Section(usize),
+    /// v1 table by entry index.
+    Table(usize),
+    /// v1 bytes between the decoded fixed part and the first table.
+    Extension,
+    /// Alignment or padding before the owner that follows, or before EOF.
+    Gap,
+    /// The final 512 bytes with no other owner.
+    Tail,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Owner {
     pub start: u64,
     pub end: u64,
     pub class: OwnerClass,
     pub label: String,
+    #[serde(skip)]
+    pub origin: Origin,
     /// For padding: whether every byte is zero.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub all_zero: Option<bool>,
@@ -365,6 +384,7 @@ struct Claim {
     end: u64,
     class: OwnerClass,
     label: String,
+    origin: Origin,
     /// Declared alignment of the section that starts here (v2), for the gap before it.
     alignment: u64,
 }
@@ -375,6 +395,7 @@ fn claim(start: u64, end: u64, class: OwnerClass, label: String) -> Claim {
         end,
         class,
         label,
+        origin: Origin::Structure,
         alignment: 0,
     }
 }
@@ -415,6 +436,7 @@ fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
             format!("section {} type {} {}", s.index, s.kind, s.type_name),
         );
         x.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
+        x.origin = Origin::Section(s.index);
         c.push(x);
     }
     c
@@ -450,12 +472,14 @@ fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
     ];
     let ext = &g.opaque_fixed_extension;
     if ext.size > 0 {
-        c.push(claim(
+        let mut x = claim(
             ext.offset,
             ext.offset + ext.size,
             OwnerClass::PreservedOpaque,
             "opaque fixed extension".into(),
-        ));
+        );
+        x.origin = Origin::Extension;
+        c.push(x);
     }
     for t in g.tables.iter().filter(|t| t.size > 0) {
         let class = if t.decoded {
@@ -463,12 +487,14 @@ fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
         } else {
             OwnerClass::PreservedOpaque
         };
-        c.push(claim(
+        let mut x = claim(
             t.offset,
             t.end(),
             class,
             format!("table {} {}", t.index, t.name),
-        ));
+        );
+        x.origin = Origin::Table(t.index);
+        c.push(x);
     }
     c
 }
@@ -521,6 +547,7 @@ fn fill_gaps(source: &[u8], mut claims: Vec<Claim>) -> Result<Vec<Owner>, Failur
             end: c.end,
             class: c.class,
             label: c.label,
+            origin: c.origin,
             all_zero: None,
         });
     }
@@ -541,6 +568,7 @@ fn fill_gaps(source: &[u8], mut claims: Vec<Claim>) -> Result<Vec<Owner>, Failur
                 end: size,
                 class: OwnerClass::ConnectionTail,
                 label: "connection region (final 512 bytes)".into(),
+                origin: Origin::Tail,
                 all_zero: None,
             });
         } else {
@@ -564,6 +592,7 @@ fn owner(source: &[u8], start: u64, end: u64, class: OwnerClass, label: String) 
         end,
         class,
         label,
+        origin: Origin::Gap,
         all_zero,
     }
 }
@@ -663,6 +692,7 @@ mod tests {
             end,
             class: OwnerClass::Padding,
             label: "x".into(),
+            origin: Origin::Gap,
             all_zero: None,
         }
     }

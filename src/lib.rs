@@ -2,6 +2,8 @@
 //! NPU network binary graphs (NBG, magic `VPMN`).
 
 pub mod crc_rules;
+pub mod diff;
+pub mod differential;
 pub mod evidence;
 pub mod failure;
 pub mod files;

@@ -60,6 +60,37 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
     },
+    /// Compare two NBGs of the same family, owner by owner (also of different sizes or
+    /// layouts): changed ranges named by section or table, record and field. Exit 0 when
+    /// identical, 1 when they differ or a file is invalid.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Show each changed range with 16 bytes of context (coloured on a terminal).
+        #[arg(long)]
+        hexdump: bool,
+    },
+    /// Run a controlled serializer differential on a capture directory (A1.nb, A2.nb, B.nb,
+    /// differential.json): prove A1 = A2, localize A-to-B changes, replay the source
+    /// substitution in memory and compare with B. Exit 0 only when B is reproduced.
+    Differential {
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Write the report as canonical JSON to FILE (the only file ever written).
+        #[arg(long, value_name = "FILE")]
+        evidence: Option<PathBuf>,
+    },
+    /// Write a synthetic capture set (A1.nb, A2.nb, B.nb, differential.json) into a new DIR.
+    SynthDifferential {
+        /// One of: dynaio-constant, dynaio-later-entry, dynaio-multi-byte, negative-outside-dynaio.
+        #[arg(long)]
+        name: String,
+        #[arg(short, long)]
+        out: PathBuf,
+    },
     /// Write a deterministic synthetic v2 control.
     Synth {
         /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
@@ -81,6 +112,18 @@ fn main() -> ExitCode {
         Command::CrcExplain { files, json } => cmd_crc_explain(&files, json),
         Command::Image { file, json, svg } => cmd_image(&file, json, svg.as_deref()),
         Command::Roundtrip { files, out } => cmd_roundtrip(&files, out.as_deref()),
+        Command::Diff {
+            a,
+            b,
+            json,
+            hexdump,
+        } => cmd_diff(&a, &b, json, hexdump),
+        Command::Differential {
+            dir,
+            json,
+            evidence,
+        } => cmd_differential(&dir, json, evidence.as_deref()),
+        Command::SynthDifferential { name, out } => cmd_synth_differential(&name, &out),
         Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
     }
 }
@@ -344,6 +387,214 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
         }
     }
     status
+}
+
+fn cmd_diff(a: &Path, b: &Path, json: bool, hexdump: bool) -> ExitCode {
+    let (ba, bb) = match (read_regular(a), read_regular(b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return usage_error(e),
+    };
+    let load = |bytes| parse(bytes).and_then(|g| NbgImage::new(&g).map(|i| (g, i)));
+    let ((ga, ia), (gb, ib)) = match (load(&ba), load(&bb)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(f), _) => {
+            eprintln!("{}: {f}", a.display());
+            return ExitCode::from(1);
+        }
+        (_, Err(f)) => {
+            eprintln!("{}: {f}", b.display());
+            return ExitCode::from(1);
+        }
+    };
+    let report = match nbg_lab::diff::diff(&ga, &ia, &gb, &ib) {
+        Ok(r) => r,
+        Err(e) => return usage_error(e.0),
+    };
+    if json {
+        print_json(&serde_json::to_value(&report).expect("diff serializes"));
+    } else {
+        println!(
+            "A {} ({} bytes)\nB {} ({} bytes)",
+            a.display(),
+            report.a.size,
+            b.display(),
+            report.b.size
+        );
+        if report.identical {
+            println!("identical");
+        } else {
+            println!(
+                "{} changed bytes in {} owners",
+                report.changed_bytes, report.owners_changed
+            );
+            println!(
+                "  {:<40} {:<16} {:<9} {:>10} {:>7}",
+                "owner", "class", "status", "bytes", "ranges"
+            );
+            for o in &report.owners {
+                let status = serde_json::to_value(&o.status)
+                    .expect("status")
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                println!(
+                    "  {:<40} {:<16} {:<9} {:>10} {:>7}",
+                    o.owner, o.class, status, o.changed_bytes, o.ranges_total
+                );
+            }
+        }
+        if hexdump {
+            let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
+            for o in &report.owners {
+                for c in &o.ranges {
+                    println!(
+                        "\n{} {} A[0x{:x}..0x{:x}) B[0x{:x}..0x{:x})",
+                        o.owner, c.field, c.a_start, c.a_end, c.b_start, c.b_end
+                    );
+                    print!("{}", hex_context("A", &ba, c.a_start, c.a_end, colour));
+                    print!("{}", hex_context("B", &bb, c.b_start, c.b_end, colour));
+                }
+            }
+        }
+    }
+    if report.identical {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Up to 64 changed bytes with 16 bytes of context either side, changed bytes highlighted.
+fn hex_context(side: &str, bytes: &[u8], start: u64, end: u64, colour: bool) -> String {
+    use std::fmt::Write;
+    let end = end.min(start + 64);
+    let from = start.saturating_sub(16) & !15;
+    let to = (end + 16).min(bytes.len() as u64);
+    let mut s = String::new();
+    let mut row = from;
+    while row < to {
+        let _ = write!(s, "  {side} {row:08x}:");
+        for o in row..(row + 16).min(to) {
+            let b = bytes[o as usize];
+            if (start..end).contains(&o) {
+                if colour {
+                    let _ = write!(s, " \x1b[1;31m{b:02x}\x1b[0m");
+                } else {
+                    let _ = write!(s, "[{b:02x}]");
+                }
+            } else {
+                let _ = write!(s, " {b:02x}");
+            }
+        }
+        s.push('\n');
+        row += 16;
+    }
+    s
+}
+
+fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>) -> ExitCode {
+    let set = match nbg_lab::differential::load(dir) {
+        Ok(s) => s,
+        Err(e) => return usage_error(e),
+    };
+    let report = match nbg_lab::differential::run(&set) {
+        Ok(r) => r,
+        Err((f, which)) => {
+            if json {
+                let mut v = f.to_json();
+                v["file"] = serde_json::Value::from(which);
+                print_json(&v);
+            } else {
+                eprintln!("{which}: {f}");
+            }
+            return ExitCode::from(1);
+        }
+    };
+    let value = serde_json::to_value(&report).expect("report serializes");
+    if let Some(path) = evidence {
+        let text = nbg_lab::evidence::canonical(&value);
+        if let Err(e) = write_atomic(path, text.as_bytes(), true) {
+            return usage_error(e);
+        }
+    }
+    if json {
+        print_json(&value);
+    } else {
+        println!("capture {}", dir.display());
+        println!("  a1 = a2        {}", report.a1_equals_a2);
+        if let Some(same) = report.same_layout {
+            println!("  same layout    {same}");
+        }
+        for d in &report.layout_differences {
+            println!("    {d}");
+        }
+        for r in &report.changed_ranges {
+            let entry = match (r.dynaio_entry, r.entry_offset, r.section_offset) {
+                (Some(e), Some(o), Some(so)) => format!(" entry {e} +{o} (region +{so})"),
+                _ => String::new(),
+            };
+            println!(
+                "  changed [0x{:x}, 0x{:x}) {} {}{entry}",
+                r.start, r.end, r.role, r.owner
+            );
+        }
+        if let Some(s) = &report.source {
+            println!(
+                "  source         entry {} at 0x{:x} ({} bytes); differing indices {:?}; consistent {}",
+                s.dynaio_entry,
+                s.entry_file_offset,
+                s.entry_size,
+                s.differing_source_indices,
+                s.consistent
+            );
+        }
+        if let Some(r) = &report.replay {
+            println!(
+                "  replay         {} substitutions; crc recorded 0x{:08x} recomputed 0x{:08x} ({})",
+                r.substitutions.len(),
+                r.recorded_crc32,
+                r.recomputed_crc32,
+                r.crc_rule
+            );
+            println!("                 sha256 {} (B {})", r.sha256, r.b_sha256);
+        }
+        println!("  result         {}", report.result);
+    }
+    if report.reproduced() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn cmd_synth_differential(name: &str, out: &Path) -> ExitCode {
+    let Some(trio) = synth::trio(name) else {
+        return usage_error(format!(
+            "unknown capture set {name:?}; known: {}",
+            synth::TRIOS.join(", ")
+        ));
+    };
+    if let Err(e) = std::fs::create_dir(out) {
+        return usage_error(format!("{}: {e}", out.display()));
+    }
+    let spec = nbg_lab::differential::CaptureSpec {
+        a_source: trio.a_source,
+        b_source: trio.b_source,
+        provenance: Some(trio.provenance),
+    };
+    let json = nbg_lab::evidence::canonical(&serde_json::to_value(&spec).expect("spec serializes"));
+    for (file, bytes) in [
+        ("A1.nb", &trio.a[..]),
+        ("A2.nb", &trio.a[..]),
+        ("B.nb", &trio.b[..]),
+        ("differential.json", json.as_bytes()),
+    ] {
+        if let Err(e) = write_atomic(&out.join(file), bytes, false) {
+            return usage_error(e);
+        }
+    }
+    eprintln!("wrote capture set {name} into {}", out.display());
+    ExitCode::SUCCESS
 }
 
 fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {

@@ -488,3 +488,99 @@ pub fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
         items.swap(i, j);
     }
 }
+
+/// A controlled serializer differential built with the builder: A (captured twice) and B differ
+/// only in the source bytes of one DYNAIO entry, unless the trio is a negative control.
+pub struct Trio {
+    pub a: Vec<u8>,
+    pub b: Vec<u8>,
+    pub a_source: Vec<u8>,
+    pub b_source: Vec<u8>,
+    pub provenance: String,
+}
+
+/// Committed capture sets under `differentials/NAME/`.
+pub const TRIOS: [&str; 4] = [
+    "dynaio-constant",
+    "dynaio-later-entry",
+    "dynaio-multi-byte",
+    "negative-outside-dynaio",
+];
+
+/// Seed of the `ctc-like` base graph every trio starts from.
+pub const TRIO_SEED: u64 = 12;
+
+/// Build a named trio; `None` for an unknown name.
+pub fn trio(name: &str) -> Option<Trio> {
+    let base = profile("ctc-like", TRIO_SEED)?;
+    // (entry, [(source index, new value)], also change an NN byte)
+    let (entry, changes, outside): (usize, &[(usize, u8)], bool) = match name {
+        "dynaio-constant" => (0, &[(3, 4)], false),
+        "dynaio-later-entry" => (17, &[(5, 0x5a)], false),
+        "dynaio-multi-byte" => (3, &[(0, 0xee), (2, 0x00), (7, 0x80)], false),
+        "negative-outside-dynaio" => (0, &[(3, 4)], true),
+        _ => return None,
+    };
+    let (start, len) = entry_range(&base, entry);
+    let region = |l: &Layout| -> Vec<u8> {
+        let r = l
+            .sections
+            .iter()
+            .find(|s| s.kind == section::DYNAIO)
+            .expect("ctc-like has DYNAIO");
+        r.payload[start..start + len].to_vec()
+    };
+    let a_source = region(&base);
+    let mut changed = base.clone();
+    {
+        let r = changed
+            .sections
+            .iter_mut()
+            .find(|s| s.kind == section::DYNAIO)
+            .expect("DYNAIO");
+        for &(i, v) in changes {
+            r.payload[start + i] = v;
+        }
+    }
+    if outside {
+        let nn = changed
+            .sections
+            .iter_mut()
+            .find(|s| s.kind == section::NN)
+            .expect("NN");
+        nn.payload[0] ^= 0x01;
+    }
+    let b_source = region(&changed);
+    let what = changes
+        .iter()
+        .map(|(i, v)| format!("[{i}]=0x{v:02x}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let provenance = format!(
+        "nbg-lab synth: ctc-like seed {TRIO_SEED}; B sets DYNAIO entry {entry} source {what}{}",
+        if outside {
+            "; B also flips bit 0 of NBG_SECTION_NN byte 0 (negative control)"
+        } else {
+            ""
+        }
+    );
+    Some(Trio {
+        a: base.emit(),
+        b: changed.emit(),
+        a_source,
+        b_source,
+        provenance,
+    })
+}
+
+/// Region-relative (offset, size) of a DYNAIO entry, from the layout's table section.
+fn entry_range(l: &Layout, entry: usize) -> (usize, usize) {
+    let t = l
+        .sections
+        .iter()
+        .find(|s| s.kind == section::DYNAIO_TABLE)
+        .expect("DYNAIO table");
+    let r = &t.payload[entry * 8..entry * 8 + 8];
+    let word = |i: usize| u32::from_le_bytes(r[i..i + 4].try_into().expect("4 bytes")) as usize;
+    (word(0), word(4))
+}

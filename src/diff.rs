@@ -1,0 +1,310 @@
+//! Owner-attributed differences between two NBGs of the same family.
+//!
+//! Owners are paired by what they stand for (section type, table name, header group, gap
+//! label), not by raw offset, so two builds with different sizes or layouts still compare
+//! section to section. Inside decoded records a changed byte is named down to the record index
+//! and field (`NBG_SECTION_INPUT[0].dimensions`, `header.crc_sum`); inside opaque payloads it is
+//! named by its offset in the payload (`NBG_SECTION_NN+0x1a4`).
+
+use crate::format::{fields, section, v2 as f2};
+use crate::image::{NbgImage, Origin, Owner};
+use crate::parse::Graph;
+use serde::Serialize;
+
+/// Stable pairing key of an owner.
+pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
+    match (graph, o.origin) {
+        (Graph::V2(g), Origin::Section(i)) => g.sections[i].type_name.to_string(),
+        (Graph::V1(g), Origin::Table(i)) => g.tables[i].name.to_string(),
+        (_, Origin::Tail) => "connection region".into(),
+        _ => o.label.clone(),
+    }
+}
+
+/// A field name for `offset`, and the start of the unit it belongs to (a field, or the whole
+/// owner for opaque payloads) so that consecutive bytes of one unit merge into one range.
+pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
+    let rel = offset - o.start;
+    let named = |prefix: String, table: fields::Table, base: u64| -> (String, u64) {
+        let r = offset - base;
+        match table
+            .iter()
+            .find(|(s, w, _)| (*s as u64) <= r && r < (*s + *w) as u64)
+        {
+            Some((s, _, n)) => (format!("{prefix}.{n}"), base + *s as u64),
+            None => (format!("{prefix}+0x{r:x}"), base),
+        }
+    };
+    let records = |prefix: &str, table: fields::Table, size: u64| -> (String, u64) {
+        let r = rel / size;
+        named(format!("{prefix}[{r}]"), table, o.start + r * size)
+    };
+    let opaque = |prefix: &str| (format!("{prefix}+0x{rel:x}"), o.start);
+    match (graph, o.origin) {
+        (Graph::V2(g), Origin::Structure) => {
+            let dir = u64::from(g.sub_header.section_headers_offset);
+            if o.label == "header" {
+                named("header".into(), fields::V2_HEADER, 0)
+            } else if o.label == "sub-header" {
+                named(
+                    "sub_header".into(),
+                    fields::V2_SUB_HEADER,
+                    g.sub_header.offset,
+                )
+            } else {
+                let i = (offset - dir) / u64::from(f2::SECTION_HEADER_SIZE);
+                let base = dir + i * u64::from(f2::SECTION_HEADER_SIZE);
+                let name = g.sections.get(i as usize).map_or("?", |s| s.type_name);
+                named(
+                    format!("directory[{i}]({name})"),
+                    fields::V2_SECTION_HEADER,
+                    base,
+                )
+            }
+        }
+        (Graph::V2(g), Origin::Section(i)) => {
+            let s = &g.sections[i];
+            let name = s.type_name;
+            match s.kind {
+                section::INPUT | section::OUTPUT => {
+                    records(name, fields::V2_IO_RECORD, f2::IO_RECORD_SIZE)
+                }
+                section::NETWORK_INFO => named(name.into(), fields::V2_NETWORK_INFO, o.start),
+                section::CHECKSUM => {
+                    records(name, fields::V2_CHECKSUM_RECORD, f2::CHECKSUM_RECORD_SIZE)
+                }
+                section::DYNAIO_TABLE => {
+                    records(name, fields::V2_DYNAIO_RECORD, f2::DYNAIO_RECORD_SIZE)
+                }
+                section::MEMORY_POOL | section::VIP_SRAM | section::AXI_SRAM => {
+                    (name.into(), o.start)
+                }
+                _ => opaque(name),
+            }
+        }
+        (Graph::V1(g), Origin::Structure) => {
+            let entries = g.fixed_part.entries_offset;
+            if offset >= entries {
+                let k = ((offset - entries) / 8) as usize;
+                let half = if (offset - entries) % 8 < 4 {
+                    "offset"
+                } else {
+                    "size"
+                };
+                let name = g.tables.get(k).map_or("?", |t| t.name);
+                (
+                    format!("entries.{name}.{half}"),
+                    entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
+                )
+            } else {
+                named("header".into(), fields::V1_FIXED, 0)
+            }
+        }
+        (Graph::V1(g), Origin::Table(k)) => {
+            let t = &g.tables[k];
+            match (t.name, t.record_size) {
+                ("input" | "output", Some(116)) => records(t.name, fields::V1_IO_RECORD_116, 116),
+                (_, Some(8)) if crate::format::v1::ENTRIES[k].nests_into.is_some() => {
+                    records(t.name, fields::V2_DYNAIO_RECORD, 8)
+                }
+                (_, Some(size)) if size > 0 => {
+                    let r = rel / size;
+                    (
+                        format!("{}[{r}]+0x{:x}", t.name, rel % size),
+                        o.start + r * size,
+                    )
+                }
+                _ => opaque(t.name),
+            }
+        }
+        _ => opaque(&o.label),
+    }
+}
+
+/// One run of changed bytes inside one unit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub a_start: u64,
+    pub a_end: u64,
+    pub b_start: u64,
+    pub b_end: u64,
+    pub field: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Same,
+    Changed,
+    Resized,
+    OnlyA,
+    OnlyB,
+}
+
+/// One paired owner and what changed in it.
+#[derive(Clone, Debug, Serialize)]
+pub struct OwnerDiff {
+    pub owner: String,
+    pub class: &'static str,
+    pub status: Status,
+    pub a_range: Option<[u64; 2]>,
+    pub b_range: Option<[u64; 2]>,
+    /// Differing bytes over the common length, plus the size difference.
+    pub changed_bytes: u64,
+    pub ranges_total: usize,
+    /// The first `MAX_RANGES` ranges.
+    pub ranges: Vec<Change>,
+}
+
+pub const MAX_RANGES: usize = 64;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DiffReport {
+    pub format: &'static str,
+    pub a: crate::parse::FileFacts,
+    pub b: crate::parse::FileFacts,
+    pub identical: bool,
+    pub changed_bytes: u64,
+    pub owners_changed: usize,
+    pub owners: Vec<OwnerDiff>,
+}
+
+/// Errors that stop a diff before it starts.
+#[derive(Debug)]
+pub struct DiffError(pub String);
+
+/// Diff two parsed graphs of the same family.
+pub fn diff(
+    a: &Graph<'_>,
+    ia: &NbgImage<'_>,
+    b: &Graph<'_>,
+    ib: &NbgImage<'_>,
+) -> Result<DiffReport, DiffError> {
+    if ia.format() != ib.format() {
+        return Err(DiffError(format!(
+            "A is {} and B is {}; diff compares two files of the same family",
+            ia.format(),
+            ib.format()
+        )));
+    }
+    let (ba, bb) = (bytes_of(a), bytes_of(b));
+    let keyed = |g: &Graph<'_>, i: &NbgImage<'_>| -> Vec<(String, Owner)> {
+        let mut seen = std::collections::BTreeMap::<String, usize>::new();
+        i.owners()
+            .iter()
+            .map(|o| {
+                let mut key = owner_key(g, o);
+                // Repeated labels (several gaps before EOF, say) pair in order.
+                let n = seen.entry(key.clone()).or_insert(0);
+                if *n > 0 {
+                    key = format!("{key} #{n}");
+                }
+                *n += 1;
+                (key, o.clone())
+            })
+            .collect()
+    };
+    let (oa, ob) = (keyed(a, ia), keyed(b, ib));
+    let mut owners = Vec::new();
+    for (key, x) in &oa {
+        match ob.iter().find(|(k, _)| k == key) {
+            None => owners.push(one_sided(key, x, Status::OnlyA)),
+            Some((_, y)) => owners.push(compare(key, a, x, ba, y, bb)),
+        }
+    }
+    for (key, y) in ob.iter().filter(|(k, _)| !oa.iter().any(|(ka, _)| ka == k)) {
+        owners.push(one_sided(key, y, Status::OnlyB));
+    }
+    owners.retain(|o| o.status != Status::Same);
+    let changed_bytes = owners.iter().map(|o| o.changed_bytes).sum();
+    Ok(DiffReport {
+        format: ia.format(),
+        a: a.file().clone(),
+        b: b.file().clone(),
+        identical: ba == bb,
+        changed_bytes,
+        owners_changed: owners.len(),
+        owners,
+    })
+}
+
+fn bytes_of<'a>(g: &Graph<'a>) -> &'a [u8] {
+    match g {
+        Graph::V1(g) => g.bytes,
+        Graph::V2(g) => g.bytes,
+    }
+}
+
+fn one_sided(key: &str, o: &Owner, status: Status) -> OwnerDiff {
+    let range = Some([o.start, o.end]);
+    let (a_range, b_range) = if status == Status::OnlyA {
+        (range, None)
+    } else {
+        (None, range)
+    };
+    OwnerDiff {
+        owner: key.to_string(),
+        class: o.class.as_str(),
+        status,
+        a_range,
+        b_range,
+        changed_bytes: o.len(),
+        ranges_total: 0,
+        ranges: Vec::new(),
+    }
+}
+
+fn compare(key: &str, ga: &Graph<'_>, x: &Owner, ba: &[u8], y: &Owner, bb: &[u8]) -> OwnerDiff {
+    let xa = &ba[x.start as usize..x.end as usize];
+    let yb = &bb[y.start as usize..y.end as usize];
+    let common = xa.len().min(yb.len());
+    let mut ranges: Vec<Change> = Vec::new();
+    let mut total = 0usize;
+    let mut changed = (xa.len().max(yb.len()) - common) as u64;
+    // Opaque payloads are one unit: extend runs without naming every byte.
+    let whole_unit = x.end > x.start && locate(ga, x, x.end - 1).1 == x.start;
+    let mut i = 0;
+    while i < common {
+        if xa[i] == yb[i] {
+            i += 1;
+            continue;
+        }
+        let (field, unit) = locate(ga, x, x.start + i as u64);
+        let mut j = i + 1;
+        while j < common
+            && xa[j] != yb[j]
+            && (whole_unit || locate(ga, x, x.start + j as u64).1 == unit)
+        {
+            j += 1;
+        }
+        changed += (j - i) as u64;
+        total += 1;
+        if ranges.len() < MAX_RANGES {
+            ranges.push(Change {
+                a_start: x.start + i as u64,
+                a_end: x.start + j as u64,
+                b_start: y.start + i as u64,
+                b_end: y.start + j as u64,
+                field,
+            });
+        }
+        i = j;
+    }
+    let status = if xa.len() != yb.len() {
+        Status::Resized
+    } else if changed > 0 {
+        Status::Changed
+    } else {
+        Status::Same
+    };
+    OwnerDiff {
+        owner: key.to_string(),
+        class: x.class.as_str(),
+        status,
+        a_range: Some([x.start, x.end]),
+        b_range: Some([y.start, y.end]),
+        changed_bytes: changed,
+        ranges_total: total,
+        ranges,
+    }
+}
