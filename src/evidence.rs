@@ -86,3 +86,122 @@ pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     }
     Ok(out)
 }
+
+/// The inventories kept as evidence: (config relative to the project root, output stem).
+/// The public corpus lives beside the project; its inventory is rebuilt only when present.
+pub const INVENTORIES: [(&str, &str); 2] = [
+    ("controls/corpus.json", "evidence/inventory/controls"),
+    (
+        "../shared/corpus/corpus.json",
+        "evidence/inventory/public-v1",
+    ),
+];
+
+/// Rebuild the inventory JSON and its Markdown summary for one config.
+pub fn inventory_evidence(root: &Path, config: &str, stem: &str) -> Result<Vec<Generated>, String> {
+    let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+    let results = crate::inventory::scan(&corpus, default_jobs(), &|| {});
+    let doc = crate::inventory::document(&corpus, &results);
+    Ok(vec![
+        Generated {
+            path: format!("{stem}.json"),
+            text: canonical(&doc),
+        },
+        Generated {
+            path: format!("{stem}.md"),
+            text: crate::inventory::summary(&doc),
+        },
+    ])
+}
+
+/// Worker threads: the machine's parallelism.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Every generated evidence file, rebuilt in memory.
+pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
+    let mut out = image_evidence(root)?;
+    out.extend(differential_evidence(root)?);
+    for (config, stem) in INVENTORIES {
+        out.extend(inventory_evidence(root, config, stem)?);
+    }
+    Ok(out)
+}
+
+/// One mismatch between a committed evidence file and its rebuild.
+pub struct Mismatch {
+    pub path: String,
+    /// Unified diff, committed (-) against rebuilt (+); empty for a missing file.
+    pub diff: String,
+    pub missing: bool,
+}
+
+/// Compare every rebuilt file with the committed one; also list committed evidence files no
+/// generator produces.
+pub fn verify(root: &Path) -> Result<(usize, Vec<Mismatch>), String> {
+    let generated = all(root)?;
+    let mut mismatches = Vec::new();
+    for g in &generated {
+        match std::fs::read_to_string(root.join(&g.path)) {
+            Ok(committed) if committed == g.text => {}
+            Ok(committed) => mismatches.push(Mismatch {
+                path: g.path.clone(),
+                diff: similar::TextDiff::from_lines(&committed, &g.text)
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(
+                        &format!("committed/{}", g.path),
+                        &format!("rebuilt/{}", g.path),
+                    )
+                    .to_string(),
+                missing: false,
+            }),
+            Err(_) => mismatches.push(Mismatch {
+                path: g.path.clone(),
+                diff: String::new(),
+                missing: true,
+            }),
+        }
+    }
+    for path in committed_files(&root.join("evidence"), "evidence") {
+        if !generated.iter().any(|g| g.path == path) {
+            mismatches.push(Mismatch {
+                path,
+                diff: "no generator produces this committed evidence file\n".into(),
+                missing: false,
+            });
+        }
+    }
+    Ok((generated.len(), mismatches))
+}
+
+fn committed_files(dir: &Path, rel: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let name = format!("{rel}/{}", e.file_name().to_string_lossy());
+        match e.file_type() {
+            Ok(t) if t.is_dir() => out.extend(committed_files(&e.path(), &name)),
+            Ok(t) if t.is_file() => out.push(name),
+            _ => {}
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Write every rebuilt evidence file (atomically), for `verify-generated --write`.
+pub fn write_all(root: &Path) -> Result<usize, String> {
+    let generated = all(root)?;
+    for g in &generated {
+        let path = root.join(&g.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        crate::files::write_atomic(&path, g.text.as_bytes(), true).map_err(|e| e.0)?;
+    }
+    Ok(generated.len())
+}

@@ -1,6 +1,7 @@
 //! nbg-lab: strict parsing, byte ownership and differential analysis of VeriSilicon/Vivante
 //! NPU network binary graphs (NBG, magic `VPMN`).
 
+pub mod corpus;
 pub mod crc_rules;
 pub mod diff;
 pub mod differential;
@@ -10,6 +11,8 @@ pub mod files;
 pub mod fingerprint;
 pub mod format;
 pub mod image;
+pub mod inventory;
+pub mod lab;
 pub mod parse;
 pub mod read;
 pub mod svg;

@@ -91,6 +91,41 @@ enum Command {
         #[arg(short, long)]
         out: PathBuf,
     },
+    /// Inventory a hash-pinned corpus config (nbg-corpus/1 or nbg-public-corpus/1): parse
+    /// every file in parallel, verify pins, print canonical JSON (or write it with --out).
+    /// Exit 1 when any file fails its pin or its parse; the inventory still completes.
+    Inventory {
+        config: PathBuf,
+        /// Write the canonical inventory JSON here instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Also write the Markdown summary.
+        #[arg(long, value_name = "FILE.md")]
+        summary: Option<PathBuf>,
+        /// Worker threads (default: the machine's parallelism).
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+    },
+    /// Rebuild every committed evidence file in memory and compare bytes; print a unified
+    /// diff and exit 1 on any mismatch. Run from the project root.
+    VerifyGenerated {
+        /// Rewrite the evidence files instead of comparing them.
+        #[arg(long)]
+        write: bool,
+    },
+    /// The main job: round-trip every pinned control, replay every committed differential,
+    /// inventory the controls and (when present) ../shared/corpus, verify all evidence.
+    Lab,
+    /// Write a synthetic corpus for benchmarks: FILES v2 graphs of about BYTES each plus an
+    /// nbg-corpus/1 config, into a new DIR.
+    SynthCorpus {
+        #[arg(long)]
+        files: u32,
+        #[arg(long)]
+        bytes: u64,
+        #[arg(short, long)]
+        out: PathBuf,
+    },
     /// Write a deterministic synthetic v2 control.
     Synth {
         /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
@@ -124,6 +159,15 @@ fn main() -> ExitCode {
             evidence,
         } => cmd_differential(&dir, json, evidence.as_deref()),
         Command::SynthDifferential { name, out } => cmd_synth_differential(&name, &out),
+        Command::Inventory {
+            config,
+            out,
+            summary,
+            jobs,
+        } => cmd_inventory(&config, out.as_deref(), summary.as_deref(), jobs),
+        Command::VerifyGenerated { write } => cmd_verify_generated(write),
+        Command::Lab => cmd_lab(),
+        Command::SynthCorpus { files, bytes, out } => cmd_synth_corpus(files, bytes, &out),
         Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
     }
 }
@@ -595,6 +639,166 @@ fn cmd_synth_differential(name: &str, out: &Path) -> ExitCode {
     }
     eprintln!("wrote capture set {name} into {}", out.display());
     ExitCode::SUCCESS
+}
+
+fn cmd_inventory(
+    config: &Path,
+    out: Option<&Path>,
+    summary: Option<&Path>,
+    jobs: Option<usize>,
+) -> ExitCode {
+    let corpus = match nbg_lab::corpus::load(config) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        let b = indicatif::ProgressBar::new(corpus.entries.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
+                .expect("template"),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let tick = || {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    };
+    let jobs = jobs.unwrap_or_else(nbg_lab::evidence::default_jobs);
+    let results = nbg_lab::inventory::scan(&corpus, jobs, &tick);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let doc = nbg_lab::inventory::document(&corpus, &results);
+    let text = nbg_lab::evidence::canonical(&doc);
+    match out {
+        Some(path) => {
+            if let Err(e) = write_atomic(path, text.as_bytes(), true) {
+                return usage_error(e);
+            }
+        }
+        None => print!("{text}"),
+    }
+    if let Some(path) = summary {
+        if let Err(e) = write_atomic(path, nbg_lab::inventory::summary(&doc).as_bytes(), true) {
+            return usage_error(e);
+        }
+    }
+    for r in results.iter().filter(|r| !r.ok()) {
+        let code = match &r.facts {
+            Err((code, offset, _)) => format!("{code} at 0x{offset:x}"),
+            Ok(_) => r.pin.to_string(),
+        };
+        eprintln!("{}: {code}", r.entry.path);
+    }
+    if nbg_lab::inventory::all_ok(&results) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn cmd_verify_generated(write: bool) -> ExitCode {
+    let root = Path::new(".");
+    if write {
+        return match nbg_lab::evidence::write_all(root) {
+            Ok(n) => {
+                eprintln!("wrote {n} evidence files");
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(e),
+        };
+    }
+    match nbg_lab::evidence::verify(root) {
+        Ok((n, mismatches)) if mismatches.is_empty() => {
+            println!("{n} evidence files rebuilt; all identical");
+            ExitCode::SUCCESS
+        }
+        Ok((n, mismatches)) => {
+            for m in &mismatches {
+                if m.missing {
+                    println!("{}: missing (not committed)", m.path);
+                } else {
+                    print!("{}: differs\n{}", m.path, m.diff);
+                }
+            }
+            println!("{} of {n} evidence files differ", mismatches.len());
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("nbg: cannot rebuild evidence: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn cmd_lab() -> ExitCode {
+    let report = nbg_lab::lab::run(Path::new("."));
+    for step in &report.steps {
+        println!(
+            "{:<28} {:<4} {:>4} items {:>8.2}s  {}",
+            step.name,
+            if step.passed { "pass" } else { "FAIL" },
+            step.items,
+            step.seconds,
+            step.note
+        );
+        for row in step
+            .rows
+            .iter()
+            .filter(|r| !r.passed || report.steps.len() < 2 || step.rows.len() <= 8)
+        {
+            println!(
+                "    {:<4} {:<52} {}",
+                if row.passed { "ok" } else { "FAIL" },
+                row.item,
+                row.detail
+            );
+        }
+    }
+    let failed = report.steps.iter().filter(|s| !s.passed).count();
+    println!(
+        "lab: {} steps, {} passed, {} failed",
+        report.steps.len(),
+        report.steps.len() - failed,
+        failed
+    );
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn cmd_synth_corpus(files: u32, bytes: u64, out: &Path) -> ExitCode {
+    if let Err(e) = std::fs::create_dir(out) {
+        return usage_error(format!("{}: {e}", out.display()));
+    }
+    let mut entries = Vec::new();
+    for i in 0..files {
+        let image = synth::bulk(u64::from(i), bytes).emit();
+        let name = format!("bulk-{i:04}.nb");
+        if let Err(e) = write_atomic(&out.join(&name), &image, false) {
+            return usage_error(e);
+        }
+        entries.push(serde_json::json!({
+            "path": name,
+            "role": "bulk",
+            "sha256": nbg_lab::fingerprint::Hash256::of(&image),
+            "size": image.len(),
+        }));
+    }
+    let config = serde_json::json!({ "schema": "nbg-corpus/1", "files": entries });
+    match write_atomic(
+        &out.join("corpus.json"),
+        nbg_lab::evidence::canonical(&config).as_bytes(),
+        false,
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(e),
+    }
 }
 
 fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {

@@ -584,3 +584,24 @@ fn entry_range(l: &Layout, entry: usize) -> (usize, usize) {
     let word = |i: usize| u32::from_le_bytes(r[i..i + 4].try_into().expect("4 bytes")) as usize;
     (word(0), word(4))
 }
+
+/// A large graph for benchmarks: the `ctc-like` shape with a coefficient section of about
+/// `bytes` bytes (payload from SplitMix64 seeded by `seed`).
+pub fn bulk(seed: u64, bytes: u64) -> Layout {
+    let mut rng = Rng::new(seed ^ 0xb01c);
+    let mut l = profile("ctc-like", seed).expect("ctc-like exists");
+    let coef = l
+        .sections
+        .iter_mut()
+        .find(|s| s.kind == section::COEF_DATA)
+        .expect("coefficients");
+    coef.payload = rng.bytes(bytes.saturating_sub(20_000) as usize);
+    let len = coef.payload.len() as u32;
+    let table = l
+        .sections
+        .iter_mut()
+        .find(|s| s.kind == section::COEF_DATA_TABLE)
+        .expect("table");
+    table.payload = table_of(&[(0, len)]);
+    l
+}

@@ -1,0 +1,223 @@
+//! Hash-pinned corpus configurations.
+//!
+//! `nbg-corpus/1` (the project's own): `{"schema", "files": [{"path", "role", "sha256",
+//! "size"}]}`, paths relative to the config's folder. `nbg-public-corpus/1` (the shared public
+//! corpus, read as it is): `{"schema", "files": [{"file", "size", "sha256", "version",
+//! "target", "source"}]}`, paths relative to the config's `v1/` folder. Unknown keys, duplicate
+//! keys and duplicate files are errors; paths must stay inside their root, with no absolute
+//! paths, no `..`, no symlink at any component and only regular files.
+
+use crate::fingerprint::Hash256;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use std::path::{Component, Path, PathBuf};
+
+/// A config problem: a usage error (exit 2) with a clear message.
+#[derive(Debug)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnConfig {
+    schema: String,
+    files: Vec<OwnEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OwnEntry {
+    path: String,
+    role: String,
+    sha256: String,
+    size: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicConfig {
+    schema: String,
+    files: Vec<PublicEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicEntry {
+    file: String,
+    size: u64,
+    sha256: String,
+    version: String,
+    target: String,
+    #[allow(dead_code)] // provenance, kept by the config, not used by the inventory
+    source: serde_json::Value,
+}
+
+#[derive(Deserialize)]
+struct SchemaProbe {
+    schema: String,
+}
+
+pub const OWN_SCHEMA: &str = "nbg-corpus/1";
+pub const PUBLIC_SCHEMA: &str = "nbg-public-corpus/1";
+
+/// One pinned file, resolved and checked.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// As written in the config (relative to `Corpus::root`).
+    pub path: String,
+    pub full_path: PathBuf,
+    pub role: String,
+    pub sha256: String,
+    pub size: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Corpus {
+    pub schema: &'static str,
+    /// Config file name (never an absolute path in reports).
+    pub config_name: String,
+    pub config_sha256: Hash256,
+    pub root: PathBuf,
+    pub entries: Vec<Entry>,
+}
+
+/// Load and check a config of either schema.
+pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
+    let shown = config.display().to_string();
+    let err = |m: String| ConfigError(format!("{shown}: {m}"));
+    let bytes = crate::files::read_regular(config).map_err(|e| ConfigError(e.0))?;
+    let probe: SchemaProbe =
+        serde_json::from_slice(&bytes).map_err(|e| err(format!("not a corpus config: {e}")))?;
+    let dir = config
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let (schema, root, raw): (&'static str, PathBuf, Vec<(String, String, String, u64)>) =
+        match probe.schema.as_str() {
+            OWN_SCHEMA => {
+                let c: OwnConfig =
+                    serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+                debug_assert_eq!(c.schema, OWN_SCHEMA);
+                (
+                    OWN_SCHEMA,
+                    dir.to_path_buf(),
+                    c.files
+                        .into_iter()
+                        .map(|f| (f.path, f.role, f.sha256, f.size))
+                        .collect(),
+                )
+            }
+            PUBLIC_SCHEMA => {
+                let c: PublicConfig =
+                    serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+                debug_assert_eq!(c.schema, PUBLIC_SCHEMA);
+                for f in &c.files {
+                    if !f.version.starts_with("0x") || !f.target.starts_with("0x") {
+                        return Err(err(format!(
+                            "{}: version and target must be hex strings",
+                            f.file
+                        )));
+                    }
+                }
+                let files = c
+                    .files
+                    .into_iter()
+                    .map(|f| (f.file, "public".to_string(), f.sha256, f.size))
+                    .collect();
+                (PUBLIC_SCHEMA, dir.join("v1"), files)
+            }
+            other => {
+                return Err(err(format!(
+                    "unknown schema {other:?}; expected {OWN_SCHEMA:?} or {PUBLIC_SCHEMA:?}"
+                )));
+            }
+        };
+    check_dir(&root).map_err(&err)?;
+    let mut entries: Vec<Entry> = Vec::with_capacity(raw.len());
+    for (path, role, sha256, size) in raw {
+        if role.is_empty()
+            || !role
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(err(format!("{path}: role {role:?} must be one word")));
+        }
+        if sha256.len() != 64
+            || !sha256
+                .chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+        {
+            return Err(err(format!(
+                "{path}: sha256 must be 64 lowercase hex digits"
+            )));
+        }
+        let full_path = resolve(&root, &path).map_err(|m| err(format!("{path}: {m}")))?;
+        if entries.iter().any(|e| e.full_path == full_path) {
+            return Err(err(format!("{path}: listed twice")));
+        }
+        entries.push(Entry {
+            path,
+            full_path,
+            role,
+            sha256,
+            size,
+        });
+    }
+    let name = config
+        .file_name()
+        .map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned());
+    Ok(Corpus {
+        schema,
+        config_name: name,
+        config_sha256: Hash256(Sha256::digest(&bytes).into()),
+        root,
+        entries,
+    })
+}
+
+fn check_dir(root: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(root) {
+        Ok(m) if m.file_type().is_symlink() => Err(format!("{} is a symlink", root.display())),
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!("{} is not a directory", root.display())),
+        Err(e) => Err(format!("{}: {e}", root.display())),
+    }
+}
+
+/// Resolve a config path inside `root`: relative, no `..`, no symlink at any component, a
+/// regular file at the end.
+pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, String> {
+    let p = Path::new(path);
+    if path.is_empty() || p.is_absolute() {
+        return Err("paths must be relative to the config's folder".into());
+    }
+    let mut full = root.to_path_buf();
+    for c in p.components() {
+        match c {
+            Component::Normal(part) => {
+                full.push(part);
+                let meta = std::fs::symlink_metadata(&full)
+                    .map_err(|e| format!("{}: {e}", full.display()))?;
+                if meta.file_type().is_symlink() {
+                    return Err(format!(
+                        "{} is a symlink; corpus paths never follow links",
+                        full.display()
+                    ));
+                }
+            }
+            _ => return Err("paths may not contain '..', '.' or a root".into()),
+        }
+    }
+    let meta = std::fs::symlink_metadata(&full).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", full.display()));
+    }
+    Ok(full)
+}

@@ -1,0 +1,377 @@
+//! Corpus inventory: every pinned file parsed in parallel, pins verified, and a canonical JSON
+//! document (sorted keys, stable order, no timestamps, no absolute paths) plus a Markdown
+//! summary of the same facts.
+//!
+//! `identity.inventory_sha256` is SHA-256 over the canonical bytes of the inventory with that
+//! one field absent; it is then inserted.
+
+use crate::corpus::{Corpus, Entry};
+use crate::evidence::canonical;
+use crate::fingerprint::Hash256;
+use crate::parse::{Graph, parse};
+use rayon::prelude::*;
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One file's row: pin check, parse facts or failure.
+#[derive(Clone, Debug)]
+pub struct FileResult {
+    pub entry: Entry,
+    pub size: u64,
+    pub sha256: Hash256,
+    /// `ok`, `size-mismatch` or `sha256-mismatch`.
+    pub pin: &'static str,
+    pub facts: Result<Value, (String, u64, String)>,
+}
+
+impl FileResult {
+    pub fn ok(&self) -> bool {
+        self.pin == "ok" && self.facts.is_ok()
+    }
+}
+
+/// Read, hash and parse every entry, `jobs` at a time; `tick` is called once per file.
+pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileResult> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build();
+    let work = || {
+        corpus
+            .entries
+            .par_iter()
+            .map(|e| {
+                let r = scan_one(e);
+                tick();
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    match pool {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}
+
+fn scan_one(entry: &Entry) -> FileResult {
+    let bytes = match crate::files::read_regular(&entry.full_path) {
+        Ok(b) => b,
+        Err(e) => {
+            return FileResult {
+                entry: entry.clone(),
+                size: 0,
+                sha256: Hash256::default(),
+                pin: "unreadable",
+                facts: Err(("unreadable".into(), 0, e.0)),
+            };
+        }
+    };
+    let parsed = parse(&bytes);
+    let sha256 = match &parsed {
+        Ok(g) => g.file().sha256,
+        Err(_) => Hash256::of(&bytes),
+    };
+    let pin = if bytes.len() as u64 != entry.size {
+        "size-mismatch"
+    } else if sha256.hex() != entry.sha256 {
+        "sha256-mismatch"
+    } else {
+        "ok"
+    };
+    FileResult {
+        entry: entry.clone(),
+        size: bytes.len() as u64,
+        sha256,
+        pin,
+        facts: parsed
+            .map(|g| facts(&g))
+            .map_err(|f| (f.code.as_str().to_string(), f.offset, f.message)),
+    }
+}
+
+/// The parse document, minus per-entry lists that only repeat counts already kept.
+fn facts(g: &Graph<'_>) -> Value {
+    let mut v = g.to_json();
+    if let Some(d) = v.get_mut("dynamic_io").and_then(Value::as_object_mut) {
+        d.remove("entries");
+    }
+    if let Some(tables) = v.get_mut("nested_tables").and_then(Value::as_array_mut) {
+        for t in tables {
+            if let Some(t) = t.as_object_mut() {
+                t.remove("entries");
+            }
+        }
+    }
+    v
+}
+
+fn count<K: Ord>(map: &mut BTreeMap<K, u64>, k: K) {
+    *map.entry(k).or_insert(0) += 1;
+}
+
+/// The canonical inventory document.
+pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
+    let mut results: Vec<&FileResult> = results.iter().collect();
+    results.sort_by(|a, b| a.entry.path.cmp(&b.entry.path));
+    let mut files = Vec::new();
+    let mut split: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    let mut profile: BTreeMap<(String, String), (u64, BTreeSet<u64>)> = BTreeMap::new();
+    let (mut formats, mut types, mut quant) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+    let mut io_hist: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    let mut crc: BTreeMap<String, u64> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut shas = BTreeSet::new();
+    let mut sigs = BTreeSet::new();
+    let mut bytes = 0u64;
+    for r in &results {
+        bytes += r.size;
+        shas.insert(r.sha256.hex());
+        let mut row = json!({
+            "path": r.entry.path,
+            "role": r.entry.role,
+            "pinned": { "sha256": r.entry.sha256, "size": r.entry.size },
+            "pin": r.pin,
+            "size": r.size,
+            "sha256": r.sha256,
+        });
+        match &r.facts {
+            Ok(f) => {
+                sigs.insert(
+                    f["structural_signature"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                );
+                let hexs = |k: &str| format!("0x{:08x}", f["header"][k].as_u64().unwrap_or(0));
+                count(
+                    &mut split,
+                    (
+                        f["format"].as_str().unwrap_or("").to_string(),
+                        hexs("version"),
+                        hexs("target"),
+                    ),
+                );
+                summarize(
+                    f,
+                    &mut profile,
+                    &mut formats,
+                    &mut types,
+                    &mut quant,
+                    &mut io_hist,
+                    &mut crc,
+                );
+                row["facts"] = f.clone();
+                row["failure"] = Value::Null;
+            }
+            Err((code, offset, message)) => {
+                row["facts"] = Value::Null;
+                row["failure"] = json!({ "code": code, "offset": offset, "message": message });
+                failures.push(json!({ "path": r.entry.path, "code": code }));
+            }
+        }
+        if r.pin != "ok" {
+            failures.push(json!({ "path": r.entry.path, "code": r.pin }));
+        }
+        files.push(row);
+    }
+    let mut doc = json!({
+        "schema": "nbg-inventory/1",
+        "config": { "name": corpus.config_name, "schema": corpus.schema },
+        "identity": {
+            "files": results.len(),
+            "bytes": bytes,
+            "unique_file_sha256": shas.len(),
+            "unique_structural_signatures": sigs.len(),
+            "config_sha256": corpus.config_sha256,
+        },
+        "version_target": split.into_iter().map(|((format, version, target), files)| json!({
+            "format": format, "version": version, "target": target, "files": files
+        })).collect::<Vec<_>>(),
+        "section_profile": profile.into_iter().map(|((kind, name), (files, sizes))| json!({
+            "type": kind, "name": name, "files": files, "entry_sizes": sizes
+        })).collect::<Vec<_>>(),
+        "tensor_surface": { "formats": formats, "data_types": types, "quantization": quant },
+        "io_histogram": io_hist.into_iter().map(|((i, o), files)| json!({
+            "inputs": i, "outputs": o, "files": files
+        })).collect::<Vec<_>>(),
+        "crc": crc,
+        "failures": failures,
+        "files": files,
+    });
+    let digest = Hash256::of(canonical(&doc).as_bytes());
+    doc["identity"]["inventory_sha256"] = serde_json::to_value(digest).expect("hash serializes");
+    doc
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summarize(
+    f: &Value,
+    profile: &mut BTreeMap<(String, String), (u64, BTreeSet<u64>)>,
+    formats: &mut BTreeMap<String, u64>,
+    types: &mut BTreeMap<String, u64>,
+    quant: &mut BTreeMap<String, u64>,
+    io_hist: &mut BTreeMap<(u64, u64), u64>,
+    crc: &mut BTreeMap<String, u64>,
+) {
+    let empty = Vec::new();
+    let rows = f
+        .get("sections")
+        .or(f.get("tables"))
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    for s in rows {
+        if s["size"].as_u64() == Some(0) && f["format"] == "nbg-v1" {
+            continue;
+        }
+        let (kind, name) = if f["format"] == "nbg-v2" {
+            (
+                format!("{:02}", s["type"].as_u64().unwrap_or(0)),
+                s["type_name"].as_str().unwrap_or("").to_string(),
+            )
+        } else {
+            (
+                format!("{:02}", s["section_type"].as_u64().unwrap_or(0)),
+                s["name"].as_str().unwrap_or("").to_string(),
+            )
+        };
+        let size = s
+            .get("entry_size")
+            .or(s.get("record_size"))
+            .and_then(Value::as_u64);
+        let e = profile.entry((kind, name)).or_insert((0, BTreeSet::new()));
+        e.0 += 1;
+        e.1.extend(size);
+    }
+    let records = f["inputs"]
+        .as_array()
+        .into_iter()
+        .chain(f["outputs"].as_array())
+        .flatten();
+    for r in records {
+        let name = |k: &str, raw: &str| {
+            r[k].as_str()
+                .map_or_else(|| format!("unknown({})", r[raw]), str::to_string)
+        };
+        count(formats, name("data_format_name", "data_format"));
+        count(types, name("data_type_name", "data_type"));
+        count(
+            quant,
+            r["quantization"]["format_name"]
+                .as_str()
+                .unwrap_or("unknown")
+                .to_string(),
+        );
+    }
+    let n = |k: &str| f[k].as_array().map_or(0, |a| a.len() as u64);
+    count(io_hist, (n("inputs"), n("outputs")));
+    let finding = if f["format"] == "nbg-v2" {
+        format!(
+            "v2 file checksum {}",
+            if f["file_checksum"]["matches"] == true {
+                "matches"
+            } else {
+                "mismatch"
+            }
+        )
+    } else {
+        format!(
+            "v1 crc field {}",
+            f["crc"]["classification"].as_str().unwrap_or("unknown")
+        )
+    };
+    count(crc, finding);
+}
+
+/// The Markdown summary of an inventory document.
+pub fn summary(doc: &Value) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let id = &doc["identity"];
+    let _ = writeln!(
+        s,
+        "# Corpus inventory: {}\n",
+        doc["config"]["name"].as_str().unwrap_or("")
+    );
+    let _ = writeln!(s, "| identity | value |\n| --- | --- |");
+    for k in [
+        "files",
+        "bytes",
+        "unique_file_sha256",
+        "unique_structural_signatures",
+        "config_sha256",
+        "inventory_sha256",
+    ] {
+        let _ = writeln!(s, "| {k} | {} |", plain(&id[k]));
+    }
+    let table = |s: &mut String, title: &str, rows: &Value, cols: &[&str]| {
+        let _ = writeln!(
+            s,
+            "\n## {title}\n\n| {} |\n|{}",
+            cols.join(" | "),
+            " --- |".repeat(cols.len())
+        );
+        for r in rows.as_array().into_iter().flatten() {
+            let cells: Vec<String> = cols.iter().map(|c| plain(&r[*c])).collect();
+            let _ = writeln!(s, "| {} |", cells.join(" | "));
+        }
+    };
+    table(
+        &mut s,
+        "Version and target",
+        &doc["version_target"],
+        &["format", "version", "target", "files"],
+    );
+    table(
+        &mut s,
+        "Section and table profile",
+        &doc["section_profile"],
+        &["type", "name", "files", "entry_sizes"],
+    );
+    for (title, key) in [
+        ("Tensor formats", "formats"),
+        ("Tensor data types", "data_types"),
+        ("Quantization", "quantization"),
+    ] {
+        let rows: Vec<Value> = doc["tensor_surface"][key]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| json!({ "value": k, "records": v }))
+            .collect();
+        table(&mut s, title, &Value::Array(rows), &["value", "records"]);
+    }
+    table(
+        &mut s,
+        "I/O counts",
+        &doc["io_histogram"],
+        &["inputs", "outputs", "files"],
+    );
+    let crc: Vec<Value> = doc["crc"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| json!({ "finding": k, "files": v }))
+        .collect();
+    table(
+        &mut s,
+        "CRC findings",
+        &Value::Array(crc),
+        &["finding", "files"],
+    );
+    table(&mut s, "Failures", &doc["failures"], &["path", "code"]);
+    s
+}
+
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        Value::Array(a) if a.is_empty() => "-".into(),
+        Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// Whether every file passed (pins and parse).
+pub fn all_ok(results: &[FileResult]) -> bool {
+    results.iter().all(FileResult::ok)
+}
