@@ -64,6 +64,9 @@ struct SchemaProbe {
     schema: String,
 }
 
+/// (path, role, sha256, size) as written in a config.
+type RawEntry = (String, String, String, u64);
+
 pub const OWN_SCHEMA: &str = "nbg-corpus/1";
 pub const PUBLIC_SCHEMA: &str = "nbg-public-corpus/1";
 
@@ -99,46 +102,43 @@ pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (schema, root, raw): (&'static str, PathBuf, Vec<(String, String, String, u64)>) =
-        match probe.schema.as_str() {
-            OWN_SCHEMA => {
-                let c: OwnConfig =
-                    serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
-                debug_assert_eq!(c.schema, OWN_SCHEMA);
-                (
-                    OWN_SCHEMA,
-                    dir.to_path_buf(),
-                    c.files
-                        .into_iter()
-                        .map(|f| (f.path, f.role, f.sha256, f.size))
-                        .collect(),
-                )
-            }
-            PUBLIC_SCHEMA => {
-                let c: PublicConfig =
-                    serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
-                debug_assert_eq!(c.schema, PUBLIC_SCHEMA);
-                for f in &c.files {
-                    if !f.version.starts_with("0x") || !f.target.starts_with("0x") {
-                        return Err(err(format!(
-                            "{}: version and target must be hex strings",
-                            f.file
-                        )));
-                    }
-                }
-                let files = c
-                    .files
+    let (schema, root, raw): (&'static str, PathBuf, Vec<RawEntry>) = match probe.schema.as_str() {
+        OWN_SCHEMA => {
+            let c: OwnConfig = serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+            debug_assert_eq!(c.schema, OWN_SCHEMA);
+            (
+                OWN_SCHEMA,
+                dir.to_path_buf(),
+                c.files
                     .into_iter()
-                    .map(|f| (f.file, "public".to_string(), f.sha256, f.size))
-                    .collect();
-                (PUBLIC_SCHEMA, dir.join("v1"), files)
+                    .map(|f| (f.path, f.role, f.sha256, f.size))
+                    .collect(),
+            )
+        }
+        PUBLIC_SCHEMA => {
+            let c: PublicConfig = serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+            debug_assert_eq!(c.schema, PUBLIC_SCHEMA);
+            for f in &c.files {
+                if !f.version.starts_with("0x") || !f.target.starts_with("0x") {
+                    return Err(err(format!(
+                        "{}: version and target must be hex strings",
+                        f.file
+                    )));
+                }
             }
-            other => {
-                return Err(err(format!(
-                    "unknown schema {other:?}; expected {OWN_SCHEMA:?} or {PUBLIC_SCHEMA:?}"
-                )));
-            }
-        };
+            let files = c
+                .files
+                .into_iter()
+                .map(|f| (f.file, "public".to_string(), f.sha256, f.size))
+                .collect();
+            (PUBLIC_SCHEMA, dir.join("v1"), files)
+        }
+        other => {
+            return Err(err(format!(
+                "unknown schema {other:?}; expected {OWN_SCHEMA:?} or {PUBLIC_SCHEMA:?}"
+            )));
+        }
+    };
     check_dir(&root).map_err(&err)?;
     let mut entries: Vec<Entry> = Vec::with_capacity(raw.len());
     for (path, role, sha256, size) in raw {

@@ -18,6 +18,15 @@ impl std::error::Error for InputError {}
 /// Read a regular file whole. Symlinks, directories, FIFOs and devices are refused, so a corpus
 /// path can never be redirected outside the tree it names.
 pub fn read_regular(path: &Path) -> Result<Vec<u8>, InputError> {
+    let mut buf = Vec::new();
+    read_regular_into(path, &mut buf)?;
+    Ok(buf)
+}
+
+/// `read_regular` into a caller's buffer, reusing its capacity: a worker that reads many files
+/// keeps one allocation the size of the largest, so peak memory stays flat as a corpus grows.
+pub fn read_regular_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), InputError> {
+    use std::io::Read;
     let shown = path.display();
     let meta = fs::symlink_metadata(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
     let kind = meta.file_type();
@@ -34,7 +43,12 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, InputError> {
     if !kind.is_file() {
         return Err(InputError(format!("{shown}: is not a regular file")));
     }
-    fs::read(path).map_err(|e| InputError(format!("{shown}: {e}")))
+    buf.clear();
+    let mut file = fs::File::open(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
+    buf.reserve(meta.len() as usize);
+    file.read_to_end(buf)
+        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    Ok(())
 }
 
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, then a rename, so

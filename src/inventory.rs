@@ -52,9 +52,18 @@ pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileR
     }
 }
 
+thread_local! {
+    /// One read buffer per worker, reused across files.
+    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 fn scan_one(entry: &Entry) -> FileResult {
-    let bytes = match crate::files::read_regular(&entry.full_path) {
-        Ok(b) => b,
+    BUFFER.with(|b| scan_buffered(entry, &mut b.borrow_mut()))
+}
+
+fn scan_buffered(entry: &Entry, bytes: &mut Vec<u8>) -> FileResult {
+    match crate::files::read_regular_into(&entry.full_path, bytes) {
+        Ok(()) => {}
         Err(e) => {
             return FileResult {
                 entry: entry.clone(),
@@ -65,10 +74,11 @@ fn scan_one(entry: &Entry) -> FileResult {
             };
         }
     };
-    let parsed = parse(&bytes);
+    let bytes: &[u8] = bytes;
+    let parsed = parse(bytes);
     let sha256 = match &parsed {
         Ok(g) => g.file().sha256,
-        Err(_) => Hash256::of(&bytes),
+        Err(_) => Hash256::of(bytes),
     };
     let pin = if bytes.len() as u64 != entry.size {
         "size-mismatch"
