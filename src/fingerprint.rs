@@ -67,6 +67,21 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
+    /// `of` when `full`, else only the CRC-32 that checks need (hashes left zero): the
+    /// check-only parse mode used by mutation sweeps.
+    pub fn compute(bytes: &[u8], full: bool) -> Self {
+        if full {
+            return Fingerprint::of(bytes);
+        }
+        Fingerprint {
+            sha256: Hash256::default(),
+            crc32: crc32(bytes),
+            entropy_bits_per_byte: 0.0,
+            head_sha256: Hash256::default(),
+            tail_sha256: Hash256::default(),
+        }
+    }
+
     /// One pass over `bytes` for SHA-256, CRC-32 and the byte histogram.
     pub fn of(bytes: &[u8]) -> Self {
         let mut sha = Sha256::new();

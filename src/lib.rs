@@ -16,6 +16,7 @@ pub mod lab;
 pub mod parse;
 pub mod read;
 pub mod svg;
+pub mod sweep;
 pub mod synth;
 
 pub use failure::{Code, Failure};

@@ -6,8 +6,28 @@ use nbg_lab::files::{read_regular, write_atomic};
 use nbg_lab::image::NbgImage;
 use nbg_lab::parse::{Graph, IoRecord, NbgV1, NbgV2};
 use nbg_lab::{Failure, crc_rules, parse, synth};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// `println!` that exits with status 2 instead of panicking when stdout is closed (a pipe into
+/// `head`, say).
+macro_rules! out {
+    ($($t:tt)*) => {
+        if writeln!(std::io::stdout(), $($t)*).is_err() {
+            std::process::exit(2);
+        }
+    };
+}
+
+/// `print!` with the same handling.
+macro_rules! outp {
+    ($($t:tt)*) => {
+        if write!(std::io::stdout(), $($t)*).is_err() {
+            std::process::exit(2);
+        }
+    };
+}
 
 /// Strict parser and byte-ownership lab for VeriSilicon/Vivante NPU network binary graphs.
 ///
@@ -126,6 +146,20 @@ enum Command {
         #[arg(short, long)]
         out: PathBuf,
     },
+    /// Flip every byte with the patterns 0x01, 0x80, 0xff in memory and parse again: each
+    /// offset is detected (with the code), tolerated (its owner explains why) or undetected.
+    /// Exit 0 when no offset is undetected, 1 otherwise.
+    Sweep {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Also write a byte map of the three classes (refuses to overwrite).
+        #[arg(long, value_name = "OUT.svg")]
+        svg: Option<PathBuf>,
+        /// Flip and parse every offset even in large files (no coverage-derived payload bytes).
+        #[arg(long)]
+        exhaustive: bool,
+    },
     /// Write a deterministic synthetic v2 control.
     Synth {
         /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
@@ -168,6 +202,12 @@ fn main() -> ExitCode {
         Command::VerifyGenerated { write } => cmd_verify_generated(write),
         Command::Lab => cmd_lab(),
         Command::SynthCorpus { files, bytes, out } => cmd_synth_corpus(files, bytes, &out),
+        Command::Sweep {
+            file,
+            json,
+            svg,
+            exhaustive,
+        } => cmd_sweep(&file, json, svg.as_deref(), exhaustive),
         Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
     }
 }
@@ -178,7 +218,7 @@ fn usage_error(message: impl std::fmt::Display) -> ExitCode {
 }
 
 fn print_json(value: &serde_json::Value) {
-    println!(
+    out!(
         "{}",
         serde_json::to_string_pretty(value).expect("JSON value serializes")
     );
@@ -194,7 +234,7 @@ fn cmd_parse(file: &Path, json: bool) -> ExitCode {
             if json {
                 print_json(&graph.to_json());
             } else {
-                print!("{}", summary(&graph));
+                outp!("{}", summary(&graph));
             }
             ExitCode::SUCCESS
         }
@@ -220,9 +260,9 @@ fn cmd_check(files: &[PathBuf]) -> ExitCode {
                 return ExitCode::from(2);
             }
             Ok(bytes) => match parse(&bytes) {
-                Ok(_) => println!("{}: ok", file.display()),
+                Ok(_) => out!("{}: ok", file.display()),
                 Err(f) => {
-                    println!("{}: {} at 0x{:x}", file.display(), f.code, f.offset);
+                    out!("{}: {} at 0x{:x}", file.display(), f.code, f.offset);
                     status = ExitCode::from(1);
                 }
             },
@@ -244,7 +284,7 @@ fn cmd_crc_explain(files: &[PathBuf], json: bool) -> ExitCode {
             Ok(graph) => {
                 let e = crc_rules::explain(&graph);
                 if !json {
-                    println!(
+                    out!(
                         "{name}: {} field @0x{:x} stored 0x{:08x}; {} of {} hypotheses reproduce it",
                         e.format,
                         e.field_offset,
@@ -271,7 +311,7 @@ fn cmd_crc_explain(files: &[PathBuf], json: bool) -> ExitCode {
                         } else {
                             format!(" zeroed {}", show(&h.zeroed))
                         };
-                        println!("  {} {ranges}{zeroed}", h.rule);
+                        out!("  {} {ranges}{zeroed}", h.rule);
                     }
                 }
                 let mut v = serde_json::to_value(&e).expect("explanation serializes");
@@ -326,15 +366,18 @@ fn cmd_image(file: &Path, json: bool, svg: Option<&Path>) -> ExitCode {
     if json {
         print_json(&image.to_json());
     } else {
-        println!(
+        out!(
             "{} ({}, {} bytes)",
             file.display(),
             image.format(),
             image.len()
         );
-        println!(
+        out!(
             "  {:>10} {:>10} {:>10}  {:<17} label",
-            "start", "end", "bytes", "class"
+            "start",
+            "end",
+            "bytes",
+            "class"
         );
         for o in image.owners() {
             let zero = match o.all_zero {
@@ -342,7 +385,7 @@ fn cmd_image(file: &Path, json: bool, svg: Option<&Path>) -> ExitCode {
                 Some(false) => " (nonzero)",
                 None => "",
             };
-            println!(
+            out!(
                 "  {:>#10x} {:>#10x} {:>10}  {:<17} {}{zero}",
                 o.start,
                 o.end,
@@ -351,24 +394,25 @@ fn cmd_image(file: &Path, json: bool, svg: Option<&Path>) -> ExitCode {
                 o.label
             );
         }
-        println!("  views: {}", image.views().len());
+        out!("  views: {}", image.views().len());
         for v in image
             .views()
             .iter()
             .filter(|v| v.class != nbg_lab::image::ViewClass::NestedReference)
         {
-            println!("    {:>#10x} {:>#10x}  {}", v.start, v.end, v.label);
+            out!("    {:>#10x} {:>#10x}  {}", v.start, v.end, v.label);
         }
-        println!("  totals:");
+        out!("  totals:");
         for (class, bytes) in image.totals() {
-            println!("    {class:<17} {bytes}");
+            out!("    {class:<17} {bytes}");
         }
         match &recon {
-            Ok(r) => println!(
+            Ok(r) => out!(
                 "  reconstruction: identical, {} bytes, sha256 {}",
-                r.bytes, r.sha256
+                r.bytes,
+                r.sha256
             ),
-            Err(e) => println!("  reconstruction: {e}"),
+            Err(e) => out!("  reconstruction: {e}"),
         }
     }
     if recon.is_ok() {
@@ -409,14 +453,14 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
         let image = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
             Ok(i) => i,
             Err(f) => {
-                println!("{name}: {} at 0x{:x}", f.code, f.offset);
+                out!("{name}: {} at 0x{:x}", f.code, f.offset);
                 status = ExitCode::from(1);
                 continue;
             }
         };
         match image.emit() {
             Ok(rebuilt) => {
-                println!("{name}: exact");
+                out!("{name}: exact");
                 if let Some(dir) = out {
                     let target = dir.join(file.file_name().unwrap_or_default());
                     if let Err(e) = write_atomic(&target, &rebuilt, false) {
@@ -425,7 +469,7 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
                 }
             }
             Err(e) => {
-                println!("{name}: {e}");
+                out!("{name}: {e}");
                 status = ExitCode::from(1);
             }
         }
@@ -457,7 +501,7 @@ fn cmd_diff(a: &Path, b: &Path, json: bool, hexdump: bool) -> ExitCode {
     if json {
         print_json(&serde_json::to_value(&report).expect("diff serializes"));
     } else {
-        println!(
+        out!(
             "A {} ({} bytes)\nB {} ({} bytes)",
             a.display(),
             report.a.size,
@@ -465,15 +509,20 @@ fn cmd_diff(a: &Path, b: &Path, json: bool, hexdump: bool) -> ExitCode {
             report.b.size
         );
         if report.identical {
-            println!("identical");
+            out!("identical");
         } else {
-            println!(
+            out!(
                 "{} changed bytes in {} owners",
-                report.changed_bytes, report.owners_changed
+                report.changed_bytes,
+                report.owners_changed
             );
-            println!(
+            out!(
                 "  {:<40} {:<16} {:<9} {:>10} {:>7}",
-                "owner", "class", "status", "bytes", "ranges"
+                "owner",
+                "class",
+                "status",
+                "bytes",
+                "ranges"
             );
             for o in &report.owners {
                 let status = serde_json::to_value(&o.status)
@@ -481,9 +530,13 @@ fn cmd_diff(a: &Path, b: &Path, json: bool, hexdump: bool) -> ExitCode {
                     .as_str()
                     .unwrap_or("")
                     .to_string();
-                println!(
+                out!(
                     "  {:<40} {:<16} {:<9} {:>10} {:>7}",
-                    o.owner, o.class, status, o.changed_bytes, o.ranges_total
+                    o.owner,
+                    o.class,
+                    status,
+                    o.changed_bytes,
+                    o.ranges_total
                 );
             }
         }
@@ -491,12 +544,17 @@ fn cmd_diff(a: &Path, b: &Path, json: bool, hexdump: bool) -> ExitCode {
             let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
             for o in &report.owners {
                 for c in &o.ranges {
-                    println!(
+                    out!(
                         "\n{} {} A[0x{:x}..0x{:x}) B[0x{:x}..0x{:x})",
-                        o.owner, c.field, c.a_start, c.a_end, c.b_start, c.b_end
+                        o.owner,
+                        c.field,
+                        c.a_start,
+                        c.a_end,
+                        c.b_start,
+                        c.b_end
                     );
-                    print!("{}", hex_context("A", &ba, c.a_start, c.a_end, colour));
-                    print!("{}", hex_context("B", &bb, c.b_start, c.b_end, colour));
+                    outp!("{}", hex_context("A", &ba, c.a_start, c.a_end, colour));
+                    outp!("{}", hex_context("B", &bb, c.b_start, c.b_end, colour));
                 }
             }
         }
@@ -564,26 +622,29 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>) -> ExitCode
     if json {
         print_json(&value);
     } else {
-        println!("capture {}", dir.display());
-        println!("  a1 = a2        {}", report.a1_equals_a2);
+        out!("capture {}", dir.display());
+        out!("  a1 = a2        {}", report.a1_equals_a2);
         if let Some(same) = report.same_layout {
-            println!("  same layout    {same}");
+            out!("  same layout    {same}");
         }
         for d in &report.layout_differences {
-            println!("    {d}");
+            out!("    {d}");
         }
         for r in &report.changed_ranges {
             let entry = match (r.dynaio_entry, r.entry_offset, r.section_offset) {
                 (Some(e), Some(o), Some(so)) => format!(" entry {e} +{o} (region +{so})"),
                 _ => String::new(),
             };
-            println!(
+            out!(
                 "  changed [0x{:x}, 0x{:x}) {} {}{entry}",
-                r.start, r.end, r.role, r.owner
+                r.start,
+                r.end,
+                r.role,
+                r.owner
             );
         }
         if let Some(s) = &report.source {
-            println!(
+            out!(
                 "  source         entry {} at 0x{:x} ({} bytes); differing indices {:?}; consistent {}",
                 s.dynaio_entry,
                 s.entry_file_offset,
@@ -593,16 +654,16 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>) -> ExitCode
             );
         }
         if let Some(r) = &report.replay {
-            println!(
+            out!(
                 "  replay         {} substitutions; crc recorded 0x{:08x} recomputed 0x{:08x} ({})",
                 r.substitutions.len(),
                 r.recorded_crc32,
                 r.recomputed_crc32,
                 r.crc_rule
             );
-            println!("                 sha256 {} (B {})", r.sha256, r.b_sha256);
+            out!("                 sha256 {} (B {})", r.sha256, r.b_sha256);
         }
-        println!("  result         {}", report.result);
+        out!("  result         {}", report.result);
     }
     if report.reproduced() {
         ExitCode::SUCCESS
@@ -679,7 +740,7 @@ fn cmd_inventory(
                 return usage_error(e);
             }
         }
-        None => print!("{text}"),
+        None => outp!("{text}"),
     }
     if let Some(path) = summary {
         if let Err(e) = write_atomic(path, nbg_lab::inventory::summary(&doc).as_bytes(), true) {
@@ -713,18 +774,18 @@ fn cmd_verify_generated(write: bool) -> ExitCode {
     }
     match nbg_lab::evidence::verify(root) {
         Ok((n, mismatches)) if mismatches.is_empty() => {
-            println!("{n} evidence files rebuilt; all identical");
+            out!("{n} evidence files rebuilt; all identical");
             ExitCode::SUCCESS
         }
         Ok((n, mismatches)) => {
             for m in &mismatches {
                 if m.missing {
-                    println!("{}: missing (not committed)", m.path);
+                    out!("{}: missing (not committed)", m.path);
                 } else {
-                    print!("{}: differs\n{}", m.path, m.diff);
+                    outp!("{}: differs\n{}", m.path, m.diff);
                 }
             }
-            println!("{} of {n} evidence files differ", mismatches.len());
+            out!("{} of {n} evidence files differ", mismatches.len());
             ExitCode::from(1)
         }
         Err(e) => {
@@ -737,7 +798,7 @@ fn cmd_verify_generated(write: bool) -> ExitCode {
 fn cmd_lab() -> ExitCode {
     let report = nbg_lab::lab::run(Path::new("."));
     for step in &report.steps {
-        println!(
+        out!(
             "{:<28} {:<4} {:>4} items {:>8.2}s  {}",
             step.name,
             if step.passed { "pass" } else { "FAIL" },
@@ -750,7 +811,7 @@ fn cmd_lab() -> ExitCode {
             .iter()
             .filter(|r| !r.passed || report.steps.len() < 2 || step.rows.len() <= 8)
         {
-            println!(
+            out!(
                 "    {:<4} {:<52} {}",
                 if row.passed { "ok" } else { "FAIL" },
                 row.item,
@@ -759,7 +820,7 @@ fn cmd_lab() -> ExitCode {
         }
     }
     let failed = report.steps.iter().filter(|s| !s.passed).count();
-    println!(
+    out!(
         "lab: {} steps, {} passed, {} failed",
         report.steps.len(),
         report.steps.len() - failed,
@@ -798,6 +859,107 @@ fn cmd_synth_corpus(files: u32, bytes: u64, out: &Path) -> ExitCode {
     ) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => usage_error(e),
+    }
+}
+
+fn cmd_sweep(file: &Path, json: bool, svg: Option<&Path>, exhaustive: bool) -> ExitCode {
+    let bytes = match read_regular(file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let (report, outcomes) = match nbg_lab::sweep::sweep(
+        &bytes,
+        if exhaustive {
+            u64::MAX
+        } else {
+            nbg_lab::sweep::EXHAUSTIVE_LIMIT
+        },
+    ) {
+        Ok(r) => r,
+        Err(f) => return report_failure(&f, json),
+    };
+    if let Some(path) = svg {
+        let mut spans = Vec::new();
+        let mut start = 0usize;
+        for i in 1..=outcomes.len() {
+            if i == outcomes.len() || outcomes[i].class() != outcomes[start].class() {
+                spans.push((start as u64, i as u64, outcomes[start].class()));
+                start = i;
+            }
+        }
+        let spans: Vec<_> = spans
+            .iter()
+            .map(|&(s, e, c)| nbg_lab::svg::Span {
+                start: s,
+                end: e,
+                class: c,
+                label: c,
+            })
+            .collect();
+        let palette = [
+            ("detected", "#1a9641"),
+            ("tolerated", "#fdae61"),
+            ("undetected", "#d7191c"),
+        ];
+        let title = format!("sweep of {} ({})", file.display(), report.format);
+        let text = nbg_lab::svg::byte_map(&title, bytes.len() as u64, &spans, &palette);
+        if let Err(e) = write_atomic(path, text.as_bytes(), false) {
+            return usage_error(e);
+        }
+    }
+    if json {
+        print_json(&serde_json::to_value(&report).expect("sweep report serializes"));
+    } else {
+        out!(
+            "{} ({}, {} offsets x {} patterns): {} detected, {} tolerated, {} undetected",
+            file.display(),
+            report.format,
+            report.offsets,
+            report.patterns.len(),
+            report.detected,
+            report.tolerated,
+            report.undetected
+        );
+        out!(
+            "  {:<18} {:>10} {:>10} {:>10}",
+            "owner class",
+            "detected",
+            "tolerated",
+            "undetected"
+        );
+        for (class, c) in &report.by_owner {
+            out!(
+                "  {class:<18} {:>10} {:>10} {:>10}",
+                c.detected,
+                c.tolerated,
+                c.undetected
+            );
+        }
+        out!("  caught by:");
+        for (code, n) in &report.by_code {
+            out!("    {code:<32} {n}");
+        }
+        if !report.tolerated_reasons.is_empty() {
+            out!("  tolerated because:");
+            for (reason, n) in &report.tolerated_reasons {
+                out!("    {n:>8}  {reason}");
+            }
+        }
+        for (s, e, label) in &report.undetected_ranges {
+            out!("  undetected [0x{s:x}, 0x{e:x}) {label}");
+        }
+        if report.derived_offsets > 0 {
+            out!(
+                "  {} offsets flipped and parsed; {} payload/gap offsets classified from checksum coverage (--exhaustive to flip them too)",
+                report.exhaustive_offsets,
+                report.derived_offsets
+            );
+        }
+    }
+    if report.undetected == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

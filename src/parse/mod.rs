@@ -44,8 +44,38 @@ impl Graph<'_> {
     }
 }
 
+/// What a parse computes beyond the rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// SHA-256, entropy and edge hashes of every section and of the file. Every rule is checked
+    /// either way; without fingerprints those fields are zero (for mutation sweeps).
+    pub fingerprints: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { fingerprints: true }
+    }
+}
+
+impl Options {
+    /// SHA-256 of `bytes`, or zero in check-only mode.
+    pub fn hash(&self, bytes: &[u8]) -> Hash256 {
+        if self.fingerprints {
+            Hash256::of(bytes)
+        } else {
+            Hash256::default()
+        }
+    }
+}
+
 /// Parse any supported NBG: magic, then version, then the family's own rules.
 pub fn parse(bytes: &[u8]) -> Result<Graph<'_>, Failure> {
+    parse_with(bytes, Options::default())
+}
+
+/// `parse` with explicit options.
+pub fn parse_with(bytes: &[u8], opts: Options) -> Result<Graph<'_>, Failure> {
     let data = Data::new(bytes);
     let magic = data.slice(0, 4, "magic")?;
     if magic != format::MAGIC {
@@ -57,10 +87,10 @@ pub fn parse(bytes: &[u8]) -> Result<Graph<'_>, Failure> {
     }
     let version = data.u32(4, "version")?;
     if version == format::V2_VERSION {
-        return v2::parse(data).map(Graph::V2);
+        return v2::parse(data, opts).map(Graph::V2);
     }
     if version >> 16 == format::V1_MAJOR {
-        return v1::parse(data, version).map(Graph::V1);
+        return v1::parse(data, version, opts).map(Graph::V1);
     }
     fail(
         Code::UnsupportedVersion,
@@ -91,7 +121,11 @@ pub struct ConnectionRegion {
 impl ConnectionRegion {
     /// `ranges` are the (start, end, label) ranges the family's parser has bounded; they do
     /// not overlap each other.
-    pub fn new<'a>(bytes: &[u8], ranges: impl IntoIterator<Item = (u64, u64, &'a str)>) -> Self {
+    pub fn new<'a>(
+        bytes: &[u8],
+        ranges: impl IntoIterator<Item = (u64, u64, &'a str)>,
+        opts: Options,
+    ) -> Self {
         let size = format::CONNECTION_REGION_SIZE.min(bytes.len() as u64);
         let offset = bytes.len() as u64 - size;
         let end = offset + size;
@@ -107,7 +141,7 @@ impl ConnectionRegion {
         ConnectionRegion {
             offset,
             size,
-            sha256: Hash256::of(&bytes[offset as usize..]),
+            sha256: opts.hash(&bytes[offset as usize..]),
             covered_by_section: size > 0 && covered_bytes == size,
             overlapping_sections: overlapping.iter().map(|r| r.2.to_string()).collect(),
         }

@@ -12,7 +12,7 @@
 //! word, memory and SRAM fields, every entry's (offset, size), the decoded I/O metadata and the
 //! nested-table geometry; it leaves out payload bytes, the CRC field and the reserved areas.
 
-use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, QuantSlots, decode_io};
+use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
 use crate::crc_rules::{self, CrcClass};
 use crate::failure::{Code, Failure, fail};
 use crate::fingerprint::{Fingerprint, Hash256};
@@ -179,7 +179,7 @@ pub struct CrcField {
 
 const FIXED_HEADER_END: u64 = 0x5c;
 
-pub(super) fn parse(data: Data<'_>, version: u32) -> Result<NbgV1<'_>, Failure> {
+pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1<'_>, Failure> {
     let bytes = data.bytes;
     let file_size = data.len();
     if !(f::MIN_VERSION..=f::MAX_VERSION).contains(&version) {
@@ -356,7 +356,10 @@ pub(super) fn parse(data: Data<'_>, version: u32) -> Result<NbgV1<'_>, Failure> 
 
     for t in &mut tables {
         if t.size > 0 {
-            t.fingerprint = Some(Fingerprint::of(&bytes[t.offset as usize..t.end() as usize]));
+            t.fingerprint = Some(Fingerprint::compute(
+                &bytes[t.offset as usize..t.end() as usize],
+                opts.fingerprints,
+            ));
         }
     }
     let crc = crc_field(bytes, &feature_database, &tables, fixed_end, extension_end);
@@ -366,14 +369,14 @@ pub(super) fn parse(data: Data<'_>, version: u32) -> Result<NbgV1<'_>, Failure> 
             .filter(|t| t.size > 0)
             .map(|t| (t.offset, t.end(), t.name)),
     );
-    let connection_region = ConnectionRegion::new(bytes, ranges);
+    let connection_region = ConnectionRegion::new(bytes, ranges, opts);
     let extension = &bytes[fixed_end as usize..extension_end as usize];
     let mut graph = NbgV1 {
         bytes,
         format: "nbg-v1",
         file: FileFacts {
             size: file_size,
-            sha256: Hash256::of(bytes),
+            sha256: opts.hash(bytes),
         },
         header,
         memory_pool_bytes: u64::from(memory_pool.size),
@@ -396,7 +399,7 @@ pub(super) fn parse(data: Data<'_>, version: u32) -> Result<NbgV1<'_>, Failure> 
         opaque_fixed_extension: Extension {
             offset: fixed_end,
             size: extension.len() as u64,
-            fingerprint: Fingerprint::of(extension),
+            fingerprint: Fingerprint::compute(extension, opts.fingerprints),
         },
         tables,
         nested_tables,

@@ -9,7 +9,7 @@
 //! words), the network name, counts and attribute, memory sizes and the DYNAIO entry geometry. It leaves out the header
 //! CRC, every payload byte, checksum values, `vsi_reserved` and the connection region.
 
-use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, QuantSlots, decode_io};
+use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
 use crate::failure::{Code, Failure, fail};
 use crate::fingerprint::{Fingerprint, Hash256};
 use crate::format::{attribute, section, v2 as f};
@@ -223,7 +223,7 @@ impl<'data> NbgV2<'data> {
 
 const HEADER_END: u64 = f::HEADER_SIZE as u64;
 
-pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
+pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure> {
     let bytes = data.bytes;
     let file_size = data.len();
 
@@ -361,7 +361,7 @@ pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
         .into_iter()
         .map(|s| {
             let payload = &bytes[s.offset as usize..(s.offset + s.size) as usize];
-            s.finish(Fingerprint::of(payload))
+            s.finish(Fingerprint::compute(payload, opts.fingerprints))
         })
         .collect();
     let find = |kind| sections.iter().find(|s| s.kind == kind);
@@ -440,13 +440,14 @@ pub(super) fn parse(data: Data<'_>) -> Result<NbgV2<'_>, Failure> {
     let connection_region = ConnectionRegion::new(
         bytes,
         sections.iter().map(|s| (s.offset, s.end(), s.type_name)),
+        opts,
     );
     let mut graph = NbgV2 {
         bytes,
         format: "nbg-v2",
         file: FileFacts {
             size: file_size,
-            sha256: Hash256::of(bytes),
+            sha256: opts.hash(bytes),
         },
         header,
         sub_header,

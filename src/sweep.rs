@@ -1,0 +1,279 @@
+//! Mutation sweep: flip every byte with a fixed set of patterns in memory and parse again.
+//!
+//! Each offset is `detected` (the parse fails, or a v1 CRC field that matched stops matching;
+//! the code that caught it is kept), `tolerated` (the parse succeeds and the byte's owner
+//! explains why: gap bytes the CRC rule excludes, recorded-but-unvalidated header and directory
+//! words, a connection region nothing covers, a v1 file without a CRC) or `undetected`.
+//! An offset takes its worst pattern's outcome.
+//!
+//! Every decoded byte is flipped and parsed (check-only mode: every rule, no SHA-256). In files
+//! larger than `EXHAUSTIVE_LIMIT`, opaque payload and padding bytes, which no rule reads except
+//! the checksums, are classified from the checksum coverage instead (`derived`); on smaller
+//! files both methods run in the tests and must agree.
+
+use crate::crc_rules::CrcClass;
+use crate::failure::Failure;
+use crate::format::fields;
+use crate::image::{NbgImage, Origin, OwnerClass};
+use crate::parse::{Graph, Options, parse, parse_with};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const PATTERNS: [u8; 3] = [0x01, 0x80, 0xff];
+/// Files up to this size are swept exhaustively at every offset.
+pub const EXHAUSTIVE_LIMIT: u64 = 256 * 1024;
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    Detected(String),
+    Tolerated(&'static str),
+    Undetected,
+}
+
+impl Outcome {
+    fn rank(&self) -> u8 {
+        match self {
+            Outcome::Detected(_) => 0,
+            Outcome::Tolerated(_) => 1,
+            Outcome::Undetected => 2,
+        }
+    }
+
+    pub fn class(&self) -> &'static str {
+        ["detected", "tolerated", "undetected"][self.rank() as usize]
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counts {
+    pub detected: u64,
+    pub tolerated: u64,
+    pub undetected: u64,
+}
+
+impl Counts {
+    fn add(&mut self, o: &Outcome) {
+        match o {
+            Outcome::Detected(_) => self.detected += 1,
+            Outcome::Tolerated(_) => self.tolerated += 1,
+            Outcome::Undetected => self.undetected += 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub format: &'static str,
+    pub patterns: Vec<u8>,
+    pub offsets: u64,
+    pub detected: u64,
+    pub tolerated: u64,
+    pub undetected: u64,
+    pub by_owner: BTreeMap<&'static str, Counts>,
+    pub by_code: BTreeMap<String, u64>,
+    pub tolerated_reasons: BTreeMap<&'static str, u64>,
+    /// Undetected runs (first 64): start, end, owner label.
+    pub undetected_ranges: Vec<(u64, u64, String)>,
+    pub exhaustive_offsets: u64,
+    pub derived_offsets: u64,
+}
+
+/// Sweep a file; returns the report and the outcome of every offset. Files larger than
+/// `exhaustive_limit` classify payload and gap bytes from checksum coverage.
+pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Vec<Outcome>), Failure> {
+    let graph = parse(bytes)?;
+    let image = NbgImage::new(&graph)?;
+    let base_crc = match &graph {
+        Graph::V1(g) => Some(g.crc.classification),
+        Graph::V2(_) => None,
+    };
+    let large = bytes.len() as u64 > exhaustive_limit;
+    let derived = |o: u64| {
+        let owner = image.owner_of(o).expect("ledger covers the file");
+        large
+            && matches!(
+                owner.class,
+                OwnerClass::PreservedOpaque | OwnerClass::Padding | OwnerClass::Alignment
+            )
+    };
+    let chunk = 4096usize;
+    let outcomes: Vec<Outcome> = (0..bytes.len())
+        .step_by(chunk)
+        .collect::<Vec<_>>()
+        .par_iter()
+        .flat_map_iter(|&start| {
+            let mut buf = bytes.to_vec();
+            let end = (start + chunk).min(bytes.len());
+            (start..end)
+                .map(|o| {
+                    if derived(o as u64) {
+                        derive(&graph, &image, base_crc, o as u64)
+                    } else {
+                        flip(&mut buf, &graph, &image, base_crc, o)
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut report = Report {
+        format: image.format(),
+        patterns: PATTERNS.to_vec(),
+        offsets: bytes.len() as u64,
+        detected: 0,
+        tolerated: 0,
+        undetected: 0,
+        by_owner: BTreeMap::new(),
+        by_code: BTreeMap::new(),
+        tolerated_reasons: BTreeMap::new(),
+        undetected_ranges: Vec::new(),
+        exhaustive_offsets: 0,
+        derived_offsets: 0,
+    };
+    for (o, outcome) in outcomes.iter().enumerate() {
+        let owner = image.owner_of(o as u64).expect("covered");
+        report
+            .by_owner
+            .entry(owner.class.as_str())
+            .or_default()
+            .add(outcome);
+        if derived(o as u64) {
+            report.derived_offsets += 1;
+        } else {
+            report.exhaustive_offsets += 1;
+        }
+        match outcome {
+            Outcome::Detected(code) => {
+                report.detected += 1;
+                *report.by_code.entry(code.clone()).or_insert(0) += 1;
+            }
+            Outcome::Tolerated(reason) => {
+                report.tolerated += 1;
+                *report.tolerated_reasons.entry(reason).or_insert(0) += 1;
+            }
+            Outcome::Undetected => {
+                report.undetected += 1;
+                let ranges = &mut report.undetected_ranges;
+                let full = ranges.len() >= 64;
+                match ranges.last_mut() {
+                    Some(r) if r.1 == o as u64 && r.2 == owner.label => r.1 += 1,
+                    _ if full => {}
+                    _ => ranges.push((o as u64, o as u64 + 1, owner.label.clone())),
+                }
+            }
+        }
+    }
+    Ok((report, outcomes))
+}
+
+/// Flip `buf[o]` with every pattern, parse in check-only mode, keep the worst outcome.
+fn flip(
+    buf: &mut [u8],
+    graph: &Graph<'_>,
+    image: &NbgImage<'_>,
+    base_crc: Option<CrcClass>,
+    o: usize,
+) -> Outcome {
+    let original = buf[o];
+    let mut worst = Outcome::Detected(String::new());
+    for p in PATTERNS {
+        buf[o] = original ^ p;
+        let outcome = match parse_with(
+            buf,
+            Options {
+                fingerprints: false,
+            },
+        ) {
+            Err(f) => Outcome::Detected(f.code.as_str().to_string()),
+            Ok(Graph::V1(g))
+                if base_crc == Some(CrcClass::Matches)
+                    && g.crc.classification != CrcClass::Matches =>
+            {
+                Outcome::Detected("crc-field-unexplained".into())
+            }
+            Ok(_) => explain(graph, image, base_crc, o as u64),
+        };
+        if outcome.rank() > worst.rank() || (worst == Outcome::Detected(String::new())) {
+            worst = outcome;
+        }
+    }
+    buf[o] = original;
+    worst
+}
+
+/// The outcome checksum coverage implies for a payload or gap byte.
+fn derive(graph: &Graph<'_>, image: &NbgImage<'_>, base_crc: Option<CrcClass>, o: u64) -> Outcome {
+    let owner = image.owner_of(o).expect("covered");
+    match graph {
+        Graph::V2(g) => match owner.origin {
+            Origin::Section(i) => {
+                let kind = g.sections[i].kind;
+                if g.section_checksums.iter().any(|c| c.section_type == kind) {
+                    Outcome::Detected("section-checksum-mismatch".into())
+                } else {
+                    Outcome::Detected("file-checksum-mismatch".into())
+                }
+            }
+            _ => explain(graph, image, base_crc, o),
+        },
+        Graph::V1(_) => match base_crc {
+            Some(CrcClass::Matches) => Outcome::Detected("crc-field-unexplained".into()),
+            _ => explain(graph, image, base_crc, o),
+        },
+    }
+}
+
+/// Why a successful parse of a flipped byte is acceptable, from the byte's owner.
+fn explain(graph: &Graph<'_>, image: &NbgImage<'_>, base_crc: Option<CrcClass>, o: u64) -> Outcome {
+    let owner = image.owner_of(o).expect("covered");
+    let reason = match (graph, owner.class) {
+        (Graph::V1(_), _) if base_crc == Some(CrcClass::Absent) => {
+            Some("v1 file without a CRC: the byte is not checked")
+        }
+        (Graph::V1(_), _) if base_crc == Some(CrcClass::Unexplained) => {
+            Some("v1 CRC field unexplained by every rule: the byte is not checked")
+        }
+        (Graph::V2(_), OwnerClass::Padding | OwnerClass::Alignment) => {
+            Some("gap byte: excluded from every checksum by the recovered rule")
+        }
+        (Graph::V2(_), OwnerClass::ConnectionTail) => {
+            Some("connection region with no section owner: no checksum covers it")
+        }
+        (Graph::V2(g), OwnerClass::DecodedRecord) if owner.origin == Origin::Structure => {
+            let dir = u64::from(g.sub_header.section_headers_offset);
+            if owner.label == "header" {
+                match fields::at(fields::V2_HEADER, o) {
+                    Some("target") => Some("header target: recorded, not validated (a later gate)"),
+                    Some("class_word" | "reserved2" | "reserved3") => {
+                        Some("reserved header word: reported as a corpus invariant, not enforced")
+                    }
+                    _ => None,
+                }
+            } else if owner.label == "section directory" {
+                let rel = (o - dir) % u64::from(crate::format::v2::SECTION_HEADER_SIZE);
+                let index =
+                    ((o - dir) / u64::from(crate::format::v2::SECTION_HEADER_SIZE)) as usize;
+                let io = g
+                    .sections
+                    .get(index)
+                    .is_some_and(|s| matches!(s.kind, 1 | 2));
+                match fields::at(fields::V2_SECTION_HEADER, rel) {
+                    Some("type") => Some(
+                        "section type word: the CRC rule excludes the directory; the renamed section is still bounded and valid",
+                    ),
+                    Some("load_address" | "alignment" | "reserved_words") => {
+                        Some("directory descriptor word: reported, not enforced")
+                    }
+                    Some("entry_size") if !io => {
+                        Some("entry size of a section without decoded records: reported")
+                    }
+                    _ => None,
+                }
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    reason.map_or(Outcome::Undetected, Outcome::Tolerated)
+}
