@@ -93,18 +93,23 @@ pub struct Corpus {
 
 /// Load and check a config of either schema.
 pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
+    let bytes = crate::files::read_regular(config).map_err(|e| ConfigError(e.0))?;
+    from_bytes(&bytes, config)
+}
+
+/// Check config text as if it were read from `config` (which names the root folder).
+pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
     let shown = config.display().to_string();
     let err = |m: String| ConfigError(format!("{shown}: {m}"));
-    let bytes = crate::files::read_regular(config).map_err(|e| ConfigError(e.0))?;
     let probe: SchemaProbe =
-        serde_json::from_slice(&bytes).map_err(|e| err(format!("not a corpus config: {e}")))?;
+        serde_json::from_slice(bytes).map_err(|e| err(format!("not a corpus config: {e}")))?;
     let dir = config
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     let (schema, root, raw): (&'static str, PathBuf, Vec<RawEntry>) = match probe.schema.as_str() {
         OWN_SCHEMA => {
-            let c: OwnConfig = serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+            let c: OwnConfig = serde_json::from_slice(bytes).map_err(|e| err(e.to_string()))?;
             debug_assert_eq!(c.schema, OWN_SCHEMA);
             (
                 OWN_SCHEMA,
@@ -116,7 +121,7 @@ pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
             )
         }
         PUBLIC_SCHEMA => {
-            let c: PublicConfig = serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+            let c: PublicConfig = serde_json::from_slice(bytes).map_err(|e| err(e.to_string()))?;
             debug_assert_eq!(c.schema, PUBLIC_SCHEMA);
             for f in &c.files {
                 if !f.version.starts_with("0x") || !f.target.starts_with("0x") {
@@ -176,7 +181,7 @@ pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
     Ok(Corpus {
         schema,
         config_name: name,
-        config_sha256: Hash256(Sha256::digest(&bytes).into()),
+        config_sha256: Hash256(Sha256::digest(bytes).into()),
         root,
         entries,
     })

@@ -262,7 +262,8 @@ pub fn decode_io(
                 format!("I/O record {index} dimension {i} is zero"),
             );
         }
-        element_count *= u128::from(d);
+        // Saturating: six u32 dimensions can exceed even u128; the bound below catches it.
+        element_count = element_count.saturating_mul(u128::from(d));
         dimensions.push(d);
     }
     let data_format = le32(record, layout.data_format);
@@ -272,7 +273,8 @@ pub fn decode_io(
         .map(|i| le32(record, layout.quant_words + 4 * i))
         .collect();
     let format_info = buffer_format::lookup(data_format);
-    let storage = format_info.map(|(_, bits)| (element_count * u128::from(bits)).div_ceil(8));
+    let storage =
+        format_info.map(|(_, bits)| element_count.saturating_mul(u128::from(bits)).div_ceil(8));
     // The element count alone can exceed the bound even when the format is unknown.
     let bound_check = storage.unwrap_or(element_count);
     if bound_check > u128::from(MAX_TENSOR_STORAGE) {
