@@ -257,39 +257,28 @@ impl GraphSpec {
         add(section::SH, 0, 8, rng.bytes(8 * self.sh_records as usize));
         add(section::PATCH, 0, 28, rng.bytes(28 * self.patches as usize));
         add(section::PPU_INSTR, 256, 1, rng.bytes(self.ppu_bytes));
-        if let Some(entries) = &self.dynaio {
-            let (region, table) = dynaio_region(entries);
-            add(section::DYNAIO, 64, 1, region);
-            add(section::LOADSTATE, 0, 1, rng.bytes(self.loadstate_bytes));
-            add(
-                section::COEF_DATA_TABLE,
-                0,
-                8,
-                table_of(&[(0, self.coef_bytes as u32)]),
-            );
-            add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
-            add(
-                section::PPU_INSTR_TABLE,
-                0,
-                8,
-                table_of(&[(0, self.ppu_bytes as u32)]),
-            );
+        // DYNAIO, when present, sits in type order: the region after the PPU instructions, its
+        // table after the PPU instruction table.
+        let dynaio = self.dynaio.as_deref().map(dynaio_region);
+        if let Some((region, _)) = &dynaio {
+            add(section::DYNAIO, 64, 1, region.clone());
+        }
+        add(section::LOADSTATE, 0, 1, rng.bytes(self.loadstate_bytes));
+        add(
+            section::COEF_DATA_TABLE,
+            0,
+            8,
+            table_of(&[(0, self.coef_bytes as u32)]),
+        );
+        add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
+        add(
+            section::PPU_INSTR_TABLE,
+            0,
+            8,
+            table_of(&[(0, self.ppu_bytes as u32)]),
+        );
+        if let Some((_, table)) = dynaio {
             add(section::DYNAIO_TABLE, 0, 8, table);
-        } else {
-            add(section::LOADSTATE, 0, 1, rng.bytes(self.loadstate_bytes));
-            add(
-                section::COEF_DATA_TABLE,
-                0,
-                8,
-                table_of(&[(0, self.coef_bytes as u32)]),
-            );
-            add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
-            add(
-                section::PPU_INSTR_TABLE,
-                0,
-                8,
-                table_of(&[(0, self.ppu_bytes as u32)]),
-            );
         }
         add(
             section::LOADSTATE_TABLE,

@@ -240,14 +240,5 @@ fn differential_evidence_regenerates_byte_for_byte() {
     let root = common::root();
     let generated = evidence::differential_evidence(&root).unwrap();
     assert_eq!(generated.len(), synth::TRIOS.len());
-    for g in generated {
-        let path = root.join(&g.path);
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, &g.text).unwrap();
-        }
-        let committed =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", g.path));
-        assert!(committed == g.text, "{} differs from its rebuild", g.path);
-    }
+    common::check_generated(generated);
 }

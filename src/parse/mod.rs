@@ -316,3 +316,20 @@ pub fn decode_io(
         storage_bytes: storage.map(|s| s as u64),
     })
 }
+
+/// The layout-relevant facts of I/O records, for structural signatures (no payload bytes).
+pub(crate) fn io_signature(records: &[IoRecord]) -> Vec<serde_json::Value> {
+    records
+        .iter()
+        .map(|r| {
+            serde_json::json!([
+                r.name,
+                r.dimensions,
+                r.data_format,
+                r.data_type,
+                r.quantization.format,
+                r.quantization.raw_words
+            ])
+        })
+        .collect()
+}

@@ -584,21 +584,7 @@ pub fn boundaries(tables: &[Table], fixed_end: u64, extension_end: u64) -> Vec<(
 }
 
 fn structural_signature(g: &NbgV1<'_>) -> Hash256 {
-    let io = |records: &[IoRecord]| {
-        records
-            .iter()
-            .map(|r| {
-                json!([
-                    r.name,
-                    r.dimensions,
-                    r.data_format,
-                    r.data_type,
-                    r.quantization.format,
-                    r.quantization.raw_words
-                ])
-            })
-            .collect::<Vec<_>>()
-    };
+    let io = super::io_signature;
     let h = &g.header;
     let doc = json!({
         "format": g.format,

@@ -942,21 +942,7 @@ fn check_zero(region: &[u8], start: u64, end: u64, region_offset: u64) -> Result
 }
 
 fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
-    let io = |records: &[IoRecord]| {
-        records
-            .iter()
-            .map(|r| {
-                json!([
-                    r.name,
-                    r.dimensions,
-                    r.data_format,
-                    r.data_type,
-                    r.quantization.format,
-                    r.quantization.raw_words
-                ])
-            })
-            .collect::<Vec<_>>()
-    };
+    let io = super::io_signature;
     let doc = json!({
         "format": g.format,
         "version": g.header.version,

@@ -112,3 +112,18 @@ fn similar_lines(a: &str, b: &str) -> String {
     }
     out
 }
+
+/// Compare rebuilt evidence with the committed files; `UPDATE_SNAPSHOTS=1` writes them.
+pub fn check_generated(generated: Vec<nbg_lab::evidence::Generated>) {
+    let root = root();
+    for g in generated {
+        let path = root.join(&g.path);
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &g.text).unwrap();
+        }
+        let committed =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", g.path));
+        assert!(committed == g.text, "{} differs from its rebuild", g.path);
+    }
+}
