@@ -123,6 +123,7 @@ pub fn default_jobs() -> usize {
 pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
     let mut out = image_evidence(root)?;
     out.extend(differential_evidence(root)?);
+    out.extend(onnx_evidence(root)?);
     for (config, stem) in INVENTORIES {
         out.extend(inventory_evidence(root, config, stem)?);
     }
@@ -204,4 +205,45 @@ pub fn write_all(root: &Path) -> Result<usize, String> {
         crate::files::write_atomic(&path, g.text.as_bytes(), true).map_err(|e| e.0)?;
     }
     Ok(generated.len())
+}
+
+/// Rebuild `evidence/onnx/`: the audit of every committed ONNX fixture, and the CPU and hybrid
+/// runs of the spectral-mask control on its committed input.
+pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    use crate::onnx::{audit, fixtures, npz, policy, run};
+    let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(|r| r.to_string())?;
+    let limits = audit::Limits::default();
+    let dir = root.join(fixtures::DIR);
+    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.0);
+    let mut out = Vec::new();
+    for (file, stem) in [
+        ("spectral_mask_conv.onnx", "spectral-mask"),
+        ("dynamic_identity.onnx", "dynamic-identity"),
+        ("mixed_sin.onnx", "mixed-sin"),
+    ] {
+        let a = audit::audit(&read(file)?, &limits, &policy).map_err(|r| format!("{file}: {r}"))?;
+        let value = serde_json::to_value(&a).expect("audit serializes");
+        out.push(Generated {
+            path: format!("evidence/onnx/{stem}-audit.json"),
+            text: canonical(&value),
+        });
+    }
+    let model = read("spectral_mask_conv.onnx")?;
+    let a = audit::audit(&model, &limits, &policy).map_err(|r| r.to_string())?;
+    let inputs = npz::read(&read("spectral_mask_input.npz")?, limits.tensor_bytes)
+        .map_err(|r| r.to_string())?;
+    for (mode, name) in [(run::Mode::Cpu, "cpu"), (run::Mode::Hybrid, "hybrid")] {
+        let mut engines = run::Engines {
+            inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
+            outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
+        };
+        let (report, _) = run::run(&a, &model, mode, &inputs, &limits, &mut engines)
+            .map_err(|(_, r)| r.to_string())?;
+        let value = serde_json::to_value(&report).expect("report serializes");
+        out.push(Generated {
+            path: format!("evidence/onnx/spectral-mask-{name}-run.json"),
+            text: canonical(&value),
+        });
+    }
+    Ok(out)
 }

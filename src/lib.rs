@@ -13,6 +13,7 @@ pub mod format;
 pub mod image;
 pub mod inventory;
 pub mod lab;
+pub mod onnx;
 pub mod parse;
 pub mod read;
 pub mod svg;

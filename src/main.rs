@@ -160,6 +160,11 @@ enum Command {
         #[arg(long)]
         exhaustive: bool,
     },
+    /// ONNX admission audit, fail-closed CPU/hybrid/strict runs and fixtures.
+    Onnx {
+        #[command(subcommand)]
+        command: OnnxCommand,
+    },
     /// Write a deterministic synthetic v2 control.
     Synth {
         /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
@@ -170,6 +175,43 @@ enum Command {
         /// Output file (refuses to overwrite an existing one).
         #[arg(short, long)]
         out: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum OnnxCommand {
+    /// Admission audit (creates no session): inventory, signature, typed I/O, placement with
+    /// refusal reasons, partitions. A refused model exits 1 with {"error": {code, message}}.
+    Audit {
+        model: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, default_value = nbg_lab::onnx::policy::DEFAULT_POLICY)]
+        policy: PathBuf,
+    },
+    /// Run a model on a fixed input: cpu (one CPU session), hybrid (zero NPU attempts while no
+    /// partition is eligible), strict (refuses before any session). Writes OUT.npz (never
+    /// overwrites) and, with --evidence, the run evidence.
+    Run {
+        model: PathBuf,
+        #[arg(long, value_parser = ["cpu", "hybrid", "strict"])]
+        mode: String,
+        #[arg(long, value_name = "IN.npz")]
+        input: PathBuf,
+        #[arg(long, value_name = "OUT.npz")]
+        output: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[arg(long, value_name = "FILE")]
+        evidence: Option<PathBuf>,
+        #[arg(long, default_value = nbg_lab::onnx::policy::DEFAULT_POLICY)]
+        policy: PathBuf,
+    },
+    /// Regenerate the ONNX fixtures in memory and compare them with onnx/fixtures/ byte for
+    /// byte (--write rewrites them). Run from the project root.
+    VerifyFixtures {
+        #[arg(long)]
+        write: bool,
     },
 }
 
@@ -208,6 +250,7 @@ fn main() -> ExitCode {
             svg,
             exhaustive,
         } => cmd_sweep(&file, json, svg.as_deref(), exhaustive),
+        Command::Onnx { command } => onnx_cli::run(command),
         Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
     }
 }
@@ -1177,4 +1220,255 @@ fn summary_v2(g: &NbgV2<'_>) -> String {
     }
     let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
     s
+}
+
+mod onnx_cli {
+    //! `nbg onnx ...`: thin shell over `nbg_lab::onnx`.
+
+    use super::{OnnxCommand, print_json, usage_error, write_atomic};
+    use nbg_lab::onnx::{audit, fixtures, npz, policy, run};
+    use std::io::Write as _;
+    use std::path::Path;
+    use std::process::ExitCode;
+
+    fn refused(r: &audit::Refusal, json: bool, extra: Option<serde_json::Value>) -> ExitCode {
+        if json {
+            let mut v = r.to_json();
+            if let Some(x) = extra {
+                v["execution"] = x;
+            }
+            print_json(&v);
+        } else {
+            eprintln!("error[{}]: {}", r.code, r.message);
+        }
+        ExitCode::from(1)
+    }
+
+    pub fn run(command: OnnxCommand) -> ExitCode {
+        match command {
+            OnnxCommand::Audit {
+                model,
+                json,
+                policy,
+            } => audit_cmd(&model, json, &policy),
+            OnnxCommand::Run {
+                model,
+                mode,
+                input,
+                output,
+                json,
+                evidence,
+                policy,
+            } => {
+                let mode = mode.parse().expect("clap restricts the value");
+                run_cmd(
+                    &model,
+                    mode,
+                    &input,
+                    &output,
+                    json,
+                    evidence.as_deref(),
+                    &policy,
+                )
+            }
+            OnnxCommand::VerifyFixtures { write } => fixtures_cmd(write),
+        }
+    }
+
+    fn admitted(
+        model: &Path,
+        policy_path: &Path,
+    ) -> Result<(Vec<u8>, audit::Audit, audit::Limits), Result<audit::Refusal, ExitCode>> {
+        let policy = policy::load(policy_path).map_err(|r| Err(usage_error(r)))?;
+        let limits = audit::Limits::default();
+        let bytes = audit::read_model(model, &limits).map_err(|r| {
+            if r.code == "ONNX_MODEL_UNREADABLE" {
+                Err(usage_error(r))
+            } else {
+                Ok(r)
+            }
+        })?;
+        let a = audit::audit(&bytes, &limits, &policy).map_err(Ok)?;
+        Ok((bytes, a, limits))
+    }
+
+    fn audit_cmd(model: &Path, json: bool, policy_path: &Path) -> ExitCode {
+        let a = match admitted(model, policy_path) {
+            Ok((_, a, _)) => a,
+            Err(Ok(r)) => return refused(&r, json, None),
+            Err(Err(code)) => return code,
+        };
+        if json {
+            print_json(&serde_json::to_value(&a).expect("audit serializes"));
+            return ExitCode::SUCCESS;
+        }
+        let i = &a.inventory;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{} ({} bytes, sha256 {})",
+            model.display(),
+            a.source.bytes,
+            a.source.sha256
+        );
+        let _ = writeln!(out, "  signature  {}", a.signature);
+        let _ = writeln!(
+            out,
+            "  inventory  {} graphs, depth {}, {} top-level + {} nested = {} nodes, {} initializers, {} attribute tensors, {} constant bytes",
+            i.graphs,
+            i.max_depth,
+            i.top_level_nodes,
+            i.nested_nodes,
+            i.total_nodes,
+            i.initializers,
+            i.attribute_tensors,
+            i.encoded_constant_bytes
+        );
+        for (side, values) in [("input ", &a.inputs), ("output", &a.outputs)] {
+            for v in values {
+                let _ = writeln!(
+                    out,
+                    "  {side}     {} {} {}",
+                    v.name,
+                    v.elem_type_name.unwrap_or(v.kind),
+                    serde_json::to_string(&v.shape).unwrap_or_default()
+                );
+            }
+        }
+        for p in &a.placement {
+            let _ = writeln!(
+                out,
+                "  node       {:<24} {:<12} {}  {}",
+                p.node,
+                p.op_type,
+                p.placement,
+                p.reasons.join(" ")
+            );
+        }
+        for p in &a.partitions {
+            let _ = writeln!(
+                out,
+                "  partition  {} {}: {} nodes, in {:?}, out {:?}",
+                p.index,
+                p.placement,
+                p.nodes.len(),
+                p.inputs,
+                p.outputs
+            );
+        }
+        ExitCode::SUCCESS
+    }
+
+    fn run_cmd(
+        model: &Path,
+        mode: run::Mode,
+        input: &Path,
+        output: &Path,
+        json: bool,
+        evidence: Option<&Path>,
+        policy_path: &Path,
+    ) -> ExitCode {
+        let (bytes, a, limits) = match admitted(model, policy_path) {
+            Ok(x) => x,
+            Err(Ok(r)) => return refused(&r, json, None),
+            Err(Err(code)) => return code,
+        };
+        let archive = match nbg_lab::files::read_regular(input) {
+            Ok(b) => b,
+            Err(e) => return usage_error(e),
+        };
+        let tensors = match npz::read(&archive, limits.tensor_bytes) {
+            Ok(t) => t,
+            Err(r) => return refused(&r, json, None),
+        };
+        let mut engines = run::Engines {
+            inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
+            outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
+        };
+        let (report, out) = match run::run(&a, &bytes, mode, &tensors, &limits, &mut engines) {
+            Ok(x) => x,
+            Err((ex, r)) => {
+                return refused(
+                    &r,
+                    json,
+                    Some(serde_json::to_value(&ex).expect("serializes")),
+                );
+            }
+        };
+        if let Err(e) = write_atomic(output, &out, false) {
+            return usage_error(e);
+        }
+        let value = serde_json::to_value(&report).expect("report serializes");
+        if let Some(path) = evidence {
+            if let Err(e) =
+                write_atomic(path, nbg_lab::evidence::canonical(&value).as_bytes(), true)
+            {
+                return usage_error(e);
+            }
+        }
+        if json {
+            print_json(&value);
+        } else {
+            let mut o = std::io::stdout().lock();
+            let _ = writeln!(
+                o,
+                "{} {}: {} (NPU attempts {}, CPU sessions {}) with {} {}",
+                model.display(),
+                report.mode,
+                report.classification,
+                report.npu_attempts,
+                report.cpu_sessions,
+                report.engine,
+                report.engine_version
+            );
+            for t in &report.outputs {
+                let _ = writeln!(
+                    o,
+                    "  output {} {} {:?} sha256 {}",
+                    t.name, t.dtype, t.shape, t.sha256
+                );
+            }
+            let _ = writeln!(
+                o,
+                "  wrote {} (sha256 {})",
+                output.display(),
+                report.output_npz_sha256
+            );
+        }
+        ExitCode::SUCCESS
+    }
+
+    fn fixtures_cmd(write: bool) -> ExitCode {
+        let root = Path::new(".");
+        if write {
+            let dir = root.join(fixtures::DIR);
+            if let Err(e) = std::fs::create_dir_all(&dir) {
+                return usage_error(format!("{}: {e}", dir.display()));
+            }
+            let manifest = nbg_lab::evidence::canonical(&fixtures::manifest());
+            for (name, _, bytes) in fixtures::all() {
+                if let Err(e) = write_atomic(&dir.join(name), &bytes, true) {
+                    return usage_error(e);
+                }
+            }
+            if let Err(e) = write_atomic(&dir.join("manifest.json"), manifest.as_bytes(), true) {
+                return usage_error(e);
+            }
+        }
+        match fixtures::verify(root) {
+            Ok(lines) => {
+                for l in &lines {
+                    out!("{l}");
+                }
+                out!("verified {} fixture files", lines.len());
+                ExitCode::SUCCESS
+            }
+            Err(bad) => {
+                for l in &bad {
+                    out!("{l}");
+                }
+                ExitCode::from(1)
+            }
+        }
+    }
 }

@@ -178,6 +178,8 @@ fn verify_generated_reports_a_changed_file() {
         &proj.join("differentials"),
     );
     copy_tree(&common::root().join("evidence"), &proj.join("evidence"));
+    copy_tree(&common::root().join("onnx"), &proj.join("onnx"));
+    copy_tree(&common::root().join("policy"), &proj.join("policy"));
     copy_tree(&common::corpus_dir(), &shared);
     let o = nbg(&proj, &["verify-generated"]);
     assert_eq!(

@@ -1,0 +1,664 @@
+//! Admission: a bounded, fail-closed audit of one ONNX model. It reads at most `limit + 1`
+//! bytes, decodes the protobuf, refuses what it cannot account for (unknown fields, external
+//! data, model-local functions, training info), walks every GRAPH and GRAPHS attribute
+//! depth-first under whole-tree limits, and reports the recursive inventory, typed inputs and
+//! outputs, per-node placement with refusal reasons, and deterministic top-level partitions.
+//! Every node is `cpu` while the approval registry is empty.
+
+use super::policy::Policy;
+use super::proto::{self, AttributeProto, GraphProto, ModelProto, TensorProto, ValueInfoProto};
+use super::signature;
+use crate::fingerprint::Hash256;
+use prost::Message;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Read;
+use std::path::Path;
+
+/// The spec's default limits.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub model_bytes: u64,
+    pub nodes: u64,
+    pub graph_inputs: u64,
+    pub graph_outputs: u64,
+    pub constant_tensors: u64,
+    pub constant_bytes: u64,
+    pub total_constant_bytes: u64,
+    pub rank: u64,
+    pub dimension: i64,
+    pub tensor_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            model_bytes: 67_108_864,
+            nodes: 4_096,
+            graph_inputs: 64,
+            graph_outputs: 64,
+            constant_tensors: 4_096,
+            constant_bytes: 67_108_864,
+            total_constant_bytes: 268_435_456,
+            rank: 8,
+            dimension: 1_048_576,
+            tensor_bytes: 268_435_456,
+        }
+    }
+}
+
+/// A refusal: a stable upper-case code and a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Refusal {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Refusal {
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({ "error": { "code": self.code, "message": self.message } })
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Inventory {
+    pub graphs: u64,
+    pub max_depth: u64,
+    pub top_level_nodes: u64,
+    pub nested_nodes: u64,
+    pub total_nodes: u64,
+    pub initializers: u64,
+    pub attribute_tensors: u64,
+    pub encoded_constant_bytes: u64,
+}
+
+/// A typed graph input or output; symbolic dimensions are kept by name.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ValueType {
+    pub name: String,
+    /// `tensor`, `sequence`, `map`, `optional`, `sparse_tensor`, `opaque` or `unknown`.
+    pub kind: &'static str,
+    pub elem_type: Option<i32>,
+    pub elem_type_name: Option<&'static str>,
+    /// Each dimension as a number, a symbol, or null when unnamed; `None` without a shape.
+    pub shape: Option<Vec<serde_json::Value>>,
+}
+
+impl ValueType {
+    pub fn static_dims(&self) -> Option<Vec<i64>> {
+        self.shape
+            .as_ref()?
+            .iter()
+            .map(serde_json::Value::as_i64)
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Placement {
+    pub node: String,
+    pub op_type: String,
+    pub domain: String,
+    pub placement: &'static str,
+    pub reasons: Vec<&'static str>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Partition {
+    pub index: usize,
+    pub placement: &'static str,
+    pub nodes: Vec<String>,
+    pub inputs: Vec<String>,
+    pub outputs: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Audit {
+    pub mode: &'static str,
+    pub source: Source,
+    pub ir_version: i64,
+    pub opset_import: Vec<(String, i64)>,
+    pub inventory: Inventory,
+    pub signature: Hash256,
+    pub inputs: Vec<ValueType>,
+    pub outputs: Vec<ValueType>,
+    pub placement: Vec<Placement>,
+    pub partitions: Vec<Partition>,
+    pub policy: PolicySummary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Source {
+    pub bytes: u64,
+    pub sha256: Hash256,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PolicySummary {
+    pub sha256: Hash256,
+    pub compiler_qualified: bool,
+    pub approved_npu_signatures: usize,
+}
+
+/// Read at most `limit + 1` bytes of a regular file.
+pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Refusal> {
+    let meta = std::fs::symlink_metadata(path)
+        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", format!("{}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(Refusal::new(
+            "ONNX_MODEL_UNREADABLE",
+            format!("{}: not a regular file", path.display()),
+        ));
+    }
+    let file = std::fs::File::open(path)
+        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", format!("{}: {e}", path.display())))?;
+    let mut bytes = Vec::new();
+    file.take(limits.model_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", format!("{}: {e}", path.display())))?;
+    Ok(bytes)
+}
+
+/// Decode and check the envelope: size, protobuf, schema round trip, graph, no functions or
+/// training info.
+pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
+    if bytes.is_empty() {
+        return Err(Refusal::new("ONNX_MODEL_EMPTY", "the model file is empty"));
+    }
+    if bytes.len() as u64 > limits.model_bytes {
+        return Err(Refusal::new(
+            "ONNX_MODEL_TOO_LARGE",
+            format!("the model exceeds {} bytes", limits.model_bytes),
+        ));
+    }
+    let model = ModelProto::decode(bytes).map_err(|e| {
+        Refusal::new(
+            "ONNX_PROTOBUF_INVALID",
+            format!("not an ONNX ModelProto: {e}"),
+        )
+    })?;
+    let again = model.encode_to_vec();
+    if again != bytes {
+        let at = crate::image::first_difference(&again, bytes).unwrap_or(0);
+        return Err(Refusal::new(
+            "ONNX_UNKNOWN_FIELDS",
+            format!(
+                "re-encoding the decoded model differs from the file at byte {at}: it holds fields (or encodings) this schema does not know; refusing rather than dropping them"
+            ),
+        ));
+    }
+    if model.graph.is_none() {
+        return Err(Refusal::new("ONNX_GRAPH_MISSING", "the model has no graph"));
+    }
+    if !model.functions.is_empty() {
+        return Err(Refusal::new(
+            "ONNX_FUNCTIONS_UNSUPPORTED",
+            format!("{} model-local functions", model.functions.len()),
+        ));
+    }
+    if !model.training_info.is_empty() {
+        return Err(Refusal::new(
+            "ONNX_TRAINING_INFO",
+            "the model carries training information",
+        ));
+    }
+    Ok(model)
+}
+
+/// The whole admission audit.
+pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Refusal> {
+    let model = decode(bytes, limits)?;
+    let graph = model.graph.as_ref().expect("decode checked the graph");
+    let mut walk = Walk {
+        limits,
+        inv: Inventory::default(),
+    };
+    walk.graph(graph, 0)?;
+    let inv = walk.inv;
+    let inputs: Vec<ValueType> = graph.input.iter().map(value_type).collect();
+    let outputs: Vec<ValueType> = graph.output.iter().map(value_type).collect();
+    for v in inputs.iter().chain(&outputs) {
+        check_shape(v, limits)?;
+    }
+    let sig = signature::model_signature(&model);
+    let placement = place(graph, policy, &sig);
+    let partitions = partitions(graph, &placement);
+    Ok(Audit {
+        mode: "audit",
+        source: Source {
+            bytes: bytes.len() as u64,
+            sha256: Hash256::of(bytes),
+        },
+        ir_version: model.ir_version.unwrap_or(0),
+        opset_import: model
+            .opset_import
+            .iter()
+            .map(|o| (o.domain.clone().unwrap_or_default(), o.version.unwrap_or(0)))
+            .collect(),
+        inventory: inv,
+        signature: sig,
+        inputs,
+        outputs,
+        placement,
+        partitions,
+        policy: PolicySummary {
+            sha256: policy.sha256,
+            compiler_qualified: policy.compiler_qualified,
+            approved_npu_signatures: policy.approved_npu_signatures.len(),
+        },
+    })
+}
+
+struct Walk<'a> {
+    limits: &'a Limits,
+    inv: Inventory,
+}
+
+impl Walk<'_> {
+    fn graph(&mut self, g: &GraphProto, depth: u64) -> Result<(), Refusal> {
+        let l = self.limits;
+        self.inv.graphs += 1;
+        self.inv.max_depth = self.inv.max_depth.max(depth);
+        let name = g.name.as_deref().unwrap_or("");
+        if g.input.len() as u64 > l.graph_inputs || g.output.len() as u64 > l.graph_outputs {
+            return Err(limit(format!(
+                "graph {name:?} has {} inputs and {} outputs (at most {} and {})",
+                g.input.len(),
+                g.output.len(),
+                l.graph_inputs,
+                l.graph_outputs
+            )));
+        }
+        check_duplicates(g)?;
+        for t in &g.initializer {
+            self.inv.initializers += 1;
+            self.constant(t, name)?;
+        }
+        for s in &g.sparse_initializer {
+            self.inv.initializers += 1;
+            for t in s.values.iter().chain(&s.indices) {
+                self.constant(t, name)?;
+            }
+        }
+        for node in &g.node {
+            if depth == 0 {
+                self.inv.top_level_nodes += 1;
+            } else {
+                self.inv.nested_nodes += 1;
+            }
+            self.inv.total_nodes += 1;
+            if self.inv.total_nodes > l.nodes {
+                return Err(limit(format!(
+                    "more than {} nodes across the graph tree",
+                    l.nodes
+                )));
+            }
+            for a in &node.attribute {
+                self.attribute(a, name, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn attribute(&mut self, a: &AttributeProto, graph: &str, depth: u64) -> Result<(), Refusal> {
+        for t in a.t.iter().chain(&a.tensors) {
+            self.inv.attribute_tensors += 1;
+            self.constant(t, graph)?;
+        }
+        for s in a.sparse_tensor.iter().chain(&a.sparse_tensors) {
+            self.inv.attribute_tensors += 1;
+            for t in s.values.iter().chain(&s.indices) {
+                self.constant(t, graph)?;
+            }
+        }
+        for g in a.g.iter().chain(&a.graphs) {
+            self.graph(g, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    fn constant(&mut self, t: &TensorProto, graph: &str) -> Result<(), Refusal> {
+        let l = self.limits;
+        let name = t.name.as_deref().unwrap_or("");
+        if t.data_location == Some(1) || !t.external_data.is_empty() {
+            return Err(Refusal::new(
+                "ONNX_EXTERNAL_DATA",
+                format!("tensor {name:?} in graph {graph:?} refers to external data"),
+            ));
+        }
+        if self.inv.initializers + self.inv.attribute_tensors > l.constant_tensors {
+            return Err(limit(format!(
+                "more than {} constant tensors",
+                l.constant_tensors
+            )));
+        }
+        let len = t.encoded_len() as u64;
+        if len > l.constant_bytes {
+            return Err(limit(format!(
+                "tensor {name:?} encodes {len} bytes (at most {})",
+                l.constant_bytes
+            )));
+        }
+        self.inv.encoded_constant_bytes += len;
+        if self.inv.encoded_constant_bytes > l.total_constant_bytes {
+            return Err(limit(format!(
+                "more than {} constant bytes in total",
+                l.total_constant_bytes
+            )));
+        }
+        if t.dims.len() as u64 > l.rank || t.dims.iter().any(|&d| d < 0 || d > l.dimension) {
+            return Err(Refusal::new(
+                "ONNX_SHAPE_LIMIT",
+                format!(
+                    "tensor {name:?} has dims {:?} (rank at most {}, each 0..={})",
+                    t.dims, l.rank, l.dimension
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn limit(message: String) -> Refusal {
+    Refusal::new("ONNX_LIMIT_EXCEEDED", message)
+}
+
+/// Names must be unique per graph: inputs, outputs, initializers and produced values (node
+/// names are diagnostic labels in ONNX and may repeat).
+fn check_duplicates(g: &GraphProto) -> Result<(), Refusal> {
+    let graph = g.name.as_deref().unwrap_or("");
+    let dup = |what: &str, names: Vec<&str>| -> Result<(), Refusal> {
+        let mut seen = BTreeSet::new();
+        for n in names.into_iter().filter(|n| !n.is_empty()) {
+            if !seen.insert(n) {
+                return Err(Refusal::new(
+                    "ONNX_DUPLICATE_NAME",
+                    format!("{what} name {n:?} appears twice in graph {graph:?}"),
+                ));
+            }
+        }
+        Ok(())
+    };
+    fn names(v: &[ValueInfoProto]) -> Vec<&str> {
+        v.iter().map(|x| x.name.as_deref().unwrap_or("")).collect()
+    }
+    dup("input", names(&g.input))?;
+    dup("output", names(&g.output))?;
+    dup(
+        "initializer",
+        g.initializer
+            .iter()
+            .map(|t| t.name.as_deref().unwrap_or(""))
+            .collect(),
+    )?;
+    // A value is produced once: by a graph input or initializer (older IRs list initializers as
+    // inputs too) or by exactly one node output.
+    let mut produced: BTreeSet<&str> = g
+        .input
+        .iter()
+        .filter_map(|v| v.name.as_deref())
+        .chain(g.initializer.iter().filter_map(|t| t.name.as_deref()))
+        .collect();
+    for n in &g.node {
+        for o in n.output.iter().filter(|o| !o.is_empty()) {
+            if !produced.insert(o.as_str()) {
+                return Err(Refusal::new(
+                    "ONNX_DUPLICATE_NAME",
+                    format!("value {o:?} is produced twice in graph {graph:?}"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn value_type(v: &ValueInfoProto) -> ValueType {
+    let name = v.name.clone().unwrap_or_default();
+    let (kind, tensor) = match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(proto::TypeValue::TensorType(t)) => ("tensor", Some(t)),
+        Some(proto::TypeValue::SparseTensorType(t)) => ("sparse_tensor", Some(t)),
+        Some(proto::TypeValue::SequenceType(_)) => ("sequence", None),
+        Some(proto::TypeValue::MapType(_)) => ("map", None),
+        Some(proto::TypeValue::OptionalType(_)) => ("optional", None),
+        Some(proto::TypeValue::OpaqueType(_)) => ("opaque", None),
+        None => ("unknown", None),
+    };
+    let elem_type = tensor.and_then(|t| t.elem_type);
+    let shape = tensor.and_then(|t| t.shape.as_ref()).map(|s| {
+        s.dim
+            .iter()
+            .map(|d| match &d.value {
+                Some(proto::DimensionValue::DimValue(n)) => serde_json::Value::from(*n),
+                Some(proto::DimensionValue::DimParam(p)) => serde_json::Value::from(p.clone()),
+                None => serde_json::Value::Null,
+            })
+            .collect()
+    });
+    ValueType {
+        name,
+        kind,
+        elem_type,
+        elem_type_name: elem_type.and_then(proto::data_type::name),
+        shape,
+    }
+}
+
+fn check_shape(v: &ValueType, l: &Limits) -> Result<(), Refusal> {
+    let Some(shape) = &v.shape else { return Ok(()) };
+    let bad = |m: String| Err(Refusal::new("ONNX_SHAPE_LIMIT", format!("{}: {m}", v.name)));
+    if shape.len() as u64 > l.rank {
+        return bad(format!("rank {} exceeds {}", shape.len(), l.rank));
+    }
+    let known: Vec<i64> = shape.iter().filter_map(serde_json::Value::as_i64).collect();
+    if known.iter().any(|&d| d < 0 || d > l.dimension) {
+        return bad(format!("dimension outside 0..={}", l.dimension));
+    }
+    let elements = known
+        .iter()
+        .try_fold(1u64, |acc, &d| acc.checked_mul(d as u64));
+    let bits = v.elem_type.and_then(proto::data_type::bits).unwrap_or(8);
+    match elements.and_then(|e| e.checked_mul(bits)) {
+        Some(b) if b / 8 <= l.tensor_bytes => Ok(()),
+        _ => bad(format!("estimated size exceeds {} bytes", l.tensor_bytes)),
+    }
+}
+
+/// Operators the audit would consider for a future NPU partition (diagnostic only: naming an
+/// operator here is not evidence of NPU support).
+const CANDIDATE_OPS: [&str; 19] = [
+    "Add",
+    "AveragePool",
+    "BatchNormalization",
+    "Clip",
+    "Concat",
+    "Conv",
+    "Gemm",
+    "GlobalAveragePool",
+    "Identity",
+    "MatMul",
+    "MaxPool",
+    "Mul",
+    "Relu",
+    "Reshape",
+    "Sigmoid",
+    "Softmax",
+    "Sub",
+    "Tanh",
+    "Transpose",
+];
+/// Element types a future partition could carry: FLOAT, UINT8, INT8, FLOAT16.
+const CANDIDATE_TYPES: [i32; 4] = [1, 2, 3, 10];
+
+fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement> {
+    let mut types: BTreeMap<&str, ValueType> = BTreeMap::new();
+    for v in g.input.iter().chain(&g.output).chain(&g.value_info) {
+        types.insert(v.name.as_deref().unwrap_or(""), value_type(v));
+    }
+    let inits: BTreeMap<&str, &TensorProto> = g
+        .initializer
+        .iter()
+        .map(|t| (t.name.as_deref().unwrap_or(""), t))
+        .collect();
+    let approved = policy
+        .approved_npu_signatures
+        .iter()
+        .any(|s| *s == signature.hex());
+    g.node
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let op = n.op_type.clone().unwrap_or_default();
+            let domain = n.domain.clone().unwrap_or_default();
+            let mut reasons = Vec::new();
+            if !policy.compiler_qualified {
+                reasons.push("COMPILER_DEPENDENCY_MISMATCH");
+            }
+            if !approved {
+                reasons.push("PARTITION_NOT_PREFLIGHTED");
+            }
+            if !(domain.is_empty() || domain == "ai.onnx") {
+                reasons.push("ONNX_DOMAIN_UNSUPPORTED");
+            }
+            if !CANDIDATE_OPS.contains(&op.as_str()) {
+                reasons.push("ONNX_OPERATOR_UNSUPPORTED");
+            }
+            if n.op_type.as_deref().is_some_and(|o| o.contains("Quantize")) {
+                reasons.push("ONNX_QUANTIZATION_UNSUPPORTED");
+            }
+            let mut static_shapes = true;
+            let mut tensor_types = true;
+            for name in n.input.iter().chain(&n.output).filter(|x| !x.is_empty()) {
+                if let Some(t) = inits.get(name.as_str()) {
+                    tensor_types &= t.data_type.is_some_and(|d| CANDIDATE_TYPES.contains(&d));
+                    continue;
+                }
+                match types.get(name.as_str()) {
+                    Some(v) => {
+                        static_shapes &= v.static_dims().is_some();
+                        tensor_types &= v.kind == "tensor"
+                            && v.elem_type.is_some_and(|d| CANDIDATE_TYPES.contains(&d));
+                    }
+                    None => static_shapes = false,
+                }
+            }
+            if !tensor_types {
+                reasons.push("ONNX_TYPE_UNSUPPORTED");
+            }
+            if !static_shapes {
+                reasons.push("ONNX_SHAPE_UNSUPPORTED");
+            }
+            Placement {
+                node: n
+                    .name
+                    .clone()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or_else(|| format!("node_{i}")),
+                op_type: op,
+                domain,
+                // Any reason keeps a node on the CPU; with none it would still need an NPU
+                // session that does not exist here, so placement is CPU either way today.
+                placement: "cpu",
+                reasons,
+            }
+        })
+        .collect()
+}
+
+/// Consecutive nodes with the same placement form a partition; its boundary tensors are the
+/// values it consumes from outside and the values it produces for outside or the graph.
+fn partitions(g: &GraphProto, placement: &[Placement]) -> Vec<Partition> {
+    let mut out: Vec<Partition> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    for (i, p) in placement.iter().enumerate() {
+        match out.last_mut() {
+            Some(last) if last.placement == p.placement => {
+                last.nodes.push(p.node.clone());
+                members.last_mut().expect("parallel").push(i);
+            }
+            _ => {
+                out.push(Partition {
+                    index: out.len(),
+                    placement: p.placement,
+                    nodes: vec![p.node.clone()],
+                    inputs: vec![],
+                    outputs: vec![],
+                });
+                members.push(vec![i]);
+            }
+        }
+    }
+    let graph_outputs: BTreeSet<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
+    for (part, idx) in out.iter_mut().zip(&members) {
+        let produced: BTreeSet<&str> = idx
+            .iter()
+            .flat_map(|&i| g.node[i].output.iter().map(String::as_str))
+            .collect();
+        let mut inputs = BTreeSet::new();
+        for &i in idx {
+            let n = &g.node[i];
+            // Subgraphs read outer values by name without listing them as node inputs.
+            let captured = n
+                .attribute
+                .iter()
+                .flat_map(|a| a.g.iter().chain(&a.graphs))
+                .flat_map(captures);
+            for x in n.input.iter().cloned().chain(captured) {
+                if !x.is_empty() && !produced.contains(x.as_str()) {
+                    inputs.insert(x);
+                }
+            }
+        }
+        let used_outside: BTreeSet<&str> = g
+            .node
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| !idx.contains(j))
+            .flat_map(|(_, n)| n.input.iter().map(String::as_str))
+            .collect();
+        part.inputs = inputs.into_iter().collect();
+        part.outputs = produced
+            .iter()
+            .filter(|p| !p.is_empty() && (used_outside.contains(*p) || graph_outputs.contains(*p)))
+            .map(|p| p.to_string())
+            .collect();
+    }
+    out
+}
+
+/// Names a graph (and its subgraphs) reads from enclosing scopes.
+fn captures(g: &GraphProto) -> BTreeSet<String> {
+    let mut defined: BTreeSet<&str> = g
+        .input
+        .iter()
+        .filter_map(|v| v.name.as_deref())
+        .chain(g.initializer.iter().filter_map(|t| t.name.as_deref()))
+        .collect();
+    let mut out = BTreeSet::new();
+    for n in &g.node {
+        let nested = n
+            .attribute
+            .iter()
+            .flat_map(|a| a.g.iter().chain(&a.graphs))
+            .flat_map(captures);
+        for x in n.input.iter().cloned().chain(nested) {
+            if !x.is_empty() && !defined.contains(x.as_str()) {
+                out.insert(x);
+            }
+        }
+        defined.extend(n.output.iter().map(String::as_str));
+    }
+    out
+}

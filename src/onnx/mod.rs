@@ -1,0 +1,11 @@
+//! ONNX admission audit, graph signature, fail-closed placement and a deterministic CPU oracle
+//! (PoC 9E/9F in `../shared/spec/onnx-audit-hybrid-fallback.txt`). Nothing here can make the
+//! NPU run anything while no compiled graph signature is approved.
+
+pub mod audit;
+pub mod fixtures;
+pub mod npz;
+pub mod policy;
+pub mod proto;
+pub mod run;
+pub mod signature;

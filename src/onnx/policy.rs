@@ -1,0 +1,138 @@
+//! The fail-closed hybrid policy, bound by SHA-256 to a compiler-profile manifest.
+//!
+//! `policy/hybrid-policy.json`: `{"schema", "compiler_qualified", "approved_npu_signatures",
+//! "compiler_profile": {"path", "sha256"}}`, the path relative to the policy's folder.
+//! The strict loader refuses unknown and duplicate keys, absolute or escaping paths, a digest
+//! mismatch, unsorted, non-lowercase or duplicate signatures, approved signatures while
+//! `compiler_qualified` is false, and qualification while the manifest denies compiler
+//! execution.
+
+use super::audit::Refusal;
+use crate::fingerprint::Hash256;
+use serde::Deserialize;
+use std::path::Path;
+
+pub const POLICY_SCHEMA: &str = "nbg-onnx-hybrid-policy/1";
+pub const MANIFEST_SCHEMA: &str = "nbg-compiler-profile/1";
+/// The committed policy, relative to the project root.
+pub const DEFAULT_POLICY: &str = "policy/hybrid-policy.json";
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    schema: String,
+    compiler_qualified: bool,
+    approved_npu_signatures: Vec<String>,
+    compiler_profile: ProfileRef,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileRef {
+    path: String,
+    sha256: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    schema: String,
+    #[allow(dead_code)] // recorded for humans; only the authorization drives the loader
+    decision: String,
+    authorization: Authorization,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Authorization {
+    compiler_execution: bool,
+}
+
+/// A loaded, checked policy.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    pub sha256: Hash256,
+    pub compiler_qualified: bool,
+    pub approved_npu_signatures: Vec<String>,
+    pub manifest_sha256: Hash256,
+    pub compiler_execution: bool,
+}
+
+fn invalid(m: impl Into<String>) -> Refusal {
+    Refusal::new("POLICY_INVALID", m)
+}
+
+pub fn load(path: &Path) -> Result<Policy, Refusal> {
+    let bytes = crate::files::read_regular(path).map_err(|e| invalid(e.0))?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    from_bytes(&bytes, dir)
+}
+
+/// Check policy text whose manifest path is relative to `dir`.
+pub fn from_bytes(bytes: &[u8], dir: &Path) -> Result<Policy, Refusal> {
+    let p: PolicyFile =
+        serde_json::from_slice(bytes).map_err(|e| invalid(format!("policy: {e}")))?;
+    if p.schema != POLICY_SCHEMA {
+        return Err(invalid(format!(
+            "policy schema {:?}, expected {POLICY_SCHEMA:?}",
+            p.schema
+        )));
+    }
+    let manifest_path = crate::corpus::resolve(dir, &p.compiler_profile.path).map_err(|m| {
+        invalid(format!(
+            "compiler_profile.path {:?}: {m}",
+            p.compiler_profile.path
+        ))
+    })?;
+    let manifest_bytes = crate::files::read_regular(&manifest_path).map_err(|e| invalid(e.0))?;
+    let manifest_sha256 = Hash256::of(&manifest_bytes);
+    if manifest_sha256.hex() != p.compiler_profile.sha256 {
+        return Err(invalid(format!(
+            "compiler profile digest is {manifest_sha256}, the policy pins {}",
+            p.compiler_profile.sha256
+        )));
+    }
+    let m: Manifest = serde_json::from_slice(&manifest_bytes)
+        .map_err(|e| invalid(format!("compiler profile: {e}")))?;
+    if m.schema != MANIFEST_SCHEMA {
+        return Err(invalid(format!(
+            "compiler profile schema {:?}, expected {MANIFEST_SCHEMA:?}",
+            m.schema
+        )));
+    }
+    let sigs = &p.approved_npu_signatures;
+    for s in sigs {
+        if s.len() != 64
+            || !s
+                .chars()
+                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
+        {
+            return Err(invalid(format!(
+                "signature {s:?} is not 64 lowercase hex digits"
+            )));
+        }
+    }
+    if sigs.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(invalid("approved_npu_signatures must be sorted and unique"));
+    }
+    if !sigs.is_empty() && !p.compiler_qualified {
+        return Err(invalid(
+            "signatures are approved while compiler_qualified is false",
+        ));
+    }
+    if p.compiler_qualified && !m.authorization.compiler_execution {
+        return Err(invalid(
+            "compiler_qualified is true but the compiler profile denies compiler execution",
+        ));
+    }
+    Ok(Policy {
+        sha256: Hash256::of(bytes),
+        compiler_qualified: p.compiler_qualified,
+        approved_npu_signatures: p.approved_npu_signatures,
+        manifest_sha256,
+        compiler_execution: m.authorization.compiler_execution,
+    })
+}

@@ -1,0 +1,405 @@
+//! Runs: `cpu` (one CPU session), `hybrid` (NPU only for eligible partitions, else one CPU
+//! session and zero NPU attempts) and `strict` (refuse before any session unless every
+//! partition is NPU-resident). Sessions come from an injectable factory so tests can count NPU
+//! attempts and CPU sessions; an NPU construction is tried at most once, never retried.
+//!
+//! The CPU engine is `tract-onnx` (pure Rust, pinned). Models it cannot run fail closed with
+//! the engine's own reason. The tensor boundary refuses missing or extra names, wrong dtype,
+//! rank or known dimension, oversized tensors and NaN/Inf, on inputs and on outputs.
+
+use super::audit::{Audit, Limits, Refusal, ValueType};
+use super::npz::{Dtype, Tensor, TensorFacts};
+use crate::fingerprint::Hash256;
+use serde::Serialize;
+
+pub const ENGINE: &str = "tract-onnx";
+/// Pinned with `=` in Cargo.toml; a test checks the two agree.
+pub const ENGINE_VERSION: &str = "0.23.9";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    Cpu,
+    Hybrid,
+    Strict,
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Cpu => "cpu",
+            Mode::Hybrid => "hybrid",
+            Mode::Strict => "strict",
+        })
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "cpu" => Ok(Mode::Cpu),
+            "hybrid" => Ok(Mode::Hybrid),
+            "strict" => Ok(Mode::Strict),
+            _ => Err(format!("unknown mode {s:?}; use cpu, hybrid or strict")),
+        }
+    }
+}
+
+/// A constructed session.
+pub trait Session {
+    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, String>;
+}
+
+/// Where sessions come from.
+pub trait Factory {
+    /// Compile and load one NPU partition; no implementation exists while the compiler is
+    /// unqualified.
+    fn npu(&mut self, model: &[u8]) -> Result<Box<dyn Session>, String>;
+    /// One CPU session for the whole model.
+    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, String>;
+}
+
+/// What the mode decided and what it cost.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Execution {
+    pub classification: &'static str,
+    pub npu_attempts: u32,
+    pub cpu_sessions: u32,
+}
+
+/// Decide and construct the session for a mode. `eligible` is the number of partitions an
+/// approved signature makes NPU-eligible (zero while the registry is empty).
+pub fn construct(
+    mode: Mode,
+    eligible: usize,
+    model: &[u8],
+    inputs: &[Tensor],
+    factory: &mut dyn Factory,
+) -> Result<(Execution, Box<dyn Session>), (Execution, Refusal)> {
+    let mut ex = Execution {
+        classification: "",
+        npu_attempts: 0,
+        cpu_sessions: 0,
+    };
+    let cpu =
+        |ex: &mut Execution, factory: &mut dyn Factory, class| match factory.cpu(model, inputs) {
+            Ok(s) => {
+                ex.cpu_sessions += 1;
+                ex.classification = class;
+                Ok(s)
+            }
+            Err(e) => Err(Refusal::new("CPU_ENGINE_UNSUPPORTED", e)),
+        };
+    let result = match (mode, eligible) {
+        (Mode::Cpu, _) => cpu(&mut ex, factory, "cpu-explicit"),
+        (Mode::Hybrid, 0) => cpu(&mut ex, factory, "cpu-preflight-fallback"),
+        (Mode::Strict, 0) => Err(Refusal::new(
+            "PARTITION_NOT_NPU_RESIDENT",
+            "strict mode needs every partition NPU-resident; none is (no approved signature)",
+        )),
+        (Mode::Hybrid | Mode::Strict, _) => {
+            ex.npu_attempts += 1;
+            match factory.npu(model) {
+                Ok(s) => {
+                    ex.classification = "npu";
+                    Ok(s)
+                }
+                Err(e) if mode == Mode::Hybrid => {
+                    cpu(&mut ex, factory, "cpu-session-construction-fallback").map_err(|r| {
+                        Refusal::new(
+                            r.code,
+                            format!("{} (after NPU construction failed: {e})", r.message),
+                        )
+                    })
+                }
+                Err(e) => Err(Refusal::new("PARTITION_COMPILE_FAILURE", e)),
+            }
+        }
+    };
+    match result {
+        Ok(s) => Ok((ex, s)),
+        Err(r) => Err((ex, r)),
+    }
+}
+
+/// Inputs must match the declared graph inputs exactly (initializers listed as inputs are
+/// optional overrides and are not accepted here).
+pub fn check_tensors(
+    side: &str,
+    declared: &[ValueType],
+    given: &[Tensor],
+    limits: &Limits,
+) -> Result<(), Refusal> {
+    let refuse = |m: String| Err(Refusal::new("TENSOR_BOUNDARY", format!("{side}: {m}")));
+    for d in declared {
+        if !given.iter().any(|t| t.name == d.name) {
+            return refuse(format!("missing tensor {:?}", d.name));
+        }
+    }
+    for t in given {
+        let Some(d) = declared.iter().find(|d| d.name == t.name) else {
+            return refuse(format!("unexpected tensor {:?}", t.name));
+        };
+        if d.elem_type.and_then(Dtype::from_onnx) != Some(t.dtype) {
+            return refuse(format!(
+                "{:?} is {:?}, the model declares {:?}",
+                t.name, t.dtype, d.elem_type_name
+            ));
+        }
+        if let Some(shape) = &d.shape {
+            if shape.len() != t.shape.len() {
+                return refuse(format!(
+                    "{:?} has rank {}, the model declares {}",
+                    t.name,
+                    t.shape.len(),
+                    shape.len()
+                ));
+            }
+            for (i, (want, got)) in shape.iter().zip(&t.shape).enumerate() {
+                if want.as_i64().is_some_and(|w| w as u64 != *got) {
+                    return refuse(format!(
+                        "{:?} dimension {i} is {got}, the model declares {want}",
+                        t.name
+                    ));
+                }
+            }
+        }
+        if t.data.len() as u64 > limits.tensor_bytes {
+            return refuse(format!(
+                "{:?} holds more than {} bytes",
+                t.name, limits.tensor_bytes
+            ));
+        }
+        if t.data.len() as u64 != t.elements() * t.dtype.size() as u64 {
+            return refuse(format!("{:?} data does not match its shape", t.name));
+        }
+        if !t.finite() {
+            return refuse(format!("{:?} holds NaN or infinity", t.name));
+        }
+    }
+    Ok(())
+}
+
+/// Evidence of one run: no tensor values, only their facts and hashes.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    pub mode: Mode,
+    pub classification: &'static str,
+    pub npu_attempts: u32,
+    pub cpu_sessions: u32,
+    pub engine: &'static str,
+    pub engine_version: &'static str,
+    pub model_sha256: Hash256,
+    pub signature: Hash256,
+    pub inputs: Vec<TensorFacts>,
+    pub outputs: Vec<TensorFacts>,
+    pub output_npz_sha256: Hash256,
+}
+
+/// Audit-checked run: boundary on inputs, session by mode, run, boundary on outputs.
+pub fn run(
+    audit: &Audit,
+    model: &[u8],
+    mode: Mode,
+    inputs: &[Tensor],
+    limits: &Limits,
+    factory: &mut dyn Factory,
+) -> Result<(RunReport, Vec<u8>), (Execution, Refusal)> {
+    let none = Execution {
+        classification: "refused",
+        npu_attempts: 0,
+        cpu_sessions: 0,
+    };
+    check_tensors("input", &audit.inputs, inputs, limits).map_err(|r| (none.clone(), r))?;
+    let eligible = audit
+        .partitions
+        .iter()
+        .filter(|p| p.placement == "npu")
+        .count();
+    let (ex, mut session) = construct(mode, eligible, model, inputs, factory)?;
+    let outputs = session
+        .run(inputs)
+        .map_err(|e| (ex.clone(), Refusal::new("CPU_ENGINE_FAILED", e)))?;
+    check_tensors("output", &audit.outputs, &outputs, limits).map_err(|r| (ex.clone(), r))?;
+    let archive = super::npz::write(&outputs);
+    Ok((
+        RunReport {
+            mode,
+            classification: ex.classification,
+            npu_attempts: ex.npu_attempts,
+            cpu_sessions: ex.cpu_sessions,
+            engine: ENGINE,
+            engine_version: ENGINE_VERSION,
+            model_sha256: audit.source.sha256,
+            signature: audit.signature,
+            inputs: inputs.iter().map(Tensor::facts).collect(),
+            outputs: outputs.iter().map(Tensor::facts).collect(),
+            output_npz_sha256: Hash256::of(&archive),
+        },
+        archive,
+    ))
+}
+
+/// The real factory: tract for the CPU, and no NPU.
+pub struct Engines {
+    /// Output names in graph order, to label tract's positional outputs.
+    pub outputs: Vec<String>,
+    /// Input names in graph order, to order the tensors tract receives.
+    pub inputs: Vec<String>,
+}
+
+impl Factory for Engines {
+    fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, String> {
+        Err("no NPU session exists: the compiler is not qualified".into())
+    }
+
+    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, String> {
+        tract::session(model, &self.inputs, &self.outputs, inputs)
+            .map(|s| Box::new(s) as Box<dyn Session>)
+    }
+}
+
+mod tract {
+    use super::super::npz::{Dtype, Tensor};
+    use tract_onnx::prelude::*;
+
+    pub struct TractSession {
+        plan: std::sync::Arc<TypedRunnableModel>,
+        inputs: Vec<String>,
+        outputs: Vec<String>,
+    }
+
+    fn datum(d: Dtype) -> DatumType {
+        match d {
+            Dtype::F32 => f32::datum_type(),
+            Dtype::F64 => f64::datum_type(),
+            Dtype::I32 => i32::datum_type(),
+            Dtype::I64 => i64::datum_type(),
+            Dtype::U8 => u8::datum_type(),
+            Dtype::I8 => i8::datum_type(),
+            Dtype::Bool => bool::datum_type(),
+        }
+    }
+
+    /// Build an optimized plan with the concrete input shapes fixed.
+    pub fn session(
+        model: &[u8],
+        inputs: &[String],
+        outputs: &[String],
+        given: &[Tensor],
+    ) -> Result<TractSession, String> {
+        let err = |e: TractError| format!("{e:#}");
+        let mut m = tract_onnx::onnx()
+            .model_for_read(&mut &model[..])
+            .map_err(err)?;
+        for (i, name) in inputs.iter().enumerate() {
+            let t = given
+                .iter()
+                .find(|t| &t.name == name)
+                .ok_or_else(|| format!("no tensor for input {name:?}"))?;
+            let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
+            m = m
+                .with_input_fact(i, InferenceFact::dt_shape(datum(t.dtype), shape))
+                .map_err(err)?;
+        }
+        let plan = m
+            .into_optimized()
+            .map_err(err)?
+            .into_runnable()
+            .map_err(err)?;
+        Ok(TractSession {
+            plan,
+            inputs: inputs.to_vec(),
+            outputs: outputs.to_vec(),
+        })
+    }
+
+    impl super::Session for TractSession {
+        fn run(&mut self, given: &[Tensor]) -> Result<Vec<Tensor>, String> {
+            let err = |e: TractError| format!("{e:#}");
+            let mut values = TVec::new();
+            for name in &self.inputs {
+                let t = given
+                    .iter()
+                    .find(|t| &t.name == name)
+                    .ok_or_else(|| format!("no tensor for {name:?}"))?;
+                let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
+                let tensor = to_tract(t.dtype, &shape, &t.data).map_err(err)?;
+                values.push(tensor.into_tvalue());
+            }
+            let out = self.plan.run(values).map_err(err)?;
+            out.into_iter()
+                .zip(&self.outputs)
+                .map(|(v, name)| {
+                    let t = v.into_tensor();
+                    let (dtype, data) = bytes_of(&t).ok_or_else(|| {
+                        format!("output {name:?} has unsupported type {:?}", t.datum_type())
+                    })?;
+                    Ok(Tensor {
+                        name: name.clone(),
+                        dtype,
+                        shape: t.shape().iter().map(|&d| d as u64).collect(),
+                        data,
+                    })
+                })
+                .collect()
+        }
+    }
+
+    fn to_tract(
+        d: Dtype,
+        shape: &[usize],
+        data: &[u8],
+    ) -> TractResult<tract_onnx::prelude::Tensor> {
+        fn typed<T: Datum + Copy, const N: usize>(
+            shape: &[usize],
+            data: &[u8],
+            f: fn([u8; N]) -> T,
+        ) -> TractResult<tract_onnx::prelude::Tensor> {
+            let v: Vec<T> = data
+                .chunks_exact(N)
+                .map(|c| f(c.try_into().expect("chunk")))
+                .collect();
+            tract_onnx::prelude::Tensor::from_shape(shape, &v)
+        }
+        match d {
+            Dtype::F32 => typed(shape, data, f32::from_le_bytes),
+            Dtype::F64 => typed(shape, data, f64::from_le_bytes),
+            Dtype::I32 => typed(shape, data, i32::from_le_bytes),
+            Dtype::I64 => typed(shape, data, i64::from_le_bytes),
+            Dtype::U8 => typed(shape, data, u8::from_le_bytes),
+            Dtype::I8 => typed(shape, data, i8::from_le_bytes),
+            Dtype::Bool => typed(shape, data, |b: [u8; 1]| b[0] != 0),
+        }
+    }
+
+    fn bytes_of(t: &tract_onnx::prelude::Tensor) -> Option<(Dtype, Vec<u8>)> {
+        fn collect<T: Datum + Copy, const N: usize>(
+            t: &tract_onnx::prelude::Tensor,
+            f: fn(T) -> [u8; N],
+        ) -> Option<Vec<u8>> {
+            t.to_plain_array_view::<T>()
+                .ok()
+                .map(|a| a.iter().flat_map(|&v| f(v)).collect())
+        }
+        let dt = t.datum_type();
+        Some(if dt == f32::datum_type() {
+            (Dtype::F32, collect(t, f32::to_le_bytes)?)
+        } else if dt == f64::datum_type() {
+            (Dtype::F64, collect(t, f64::to_le_bytes)?)
+        } else if dt == i64::datum_type() {
+            (Dtype::I64, collect(t, i64::to_le_bytes)?)
+        } else if dt == i32::datum_type() {
+            (Dtype::I32, collect(t, i32::to_le_bytes)?)
+        } else if dt == u8::datum_type() {
+            (Dtype::U8, collect(t, u8::to_le_bytes)?)
+        } else if dt == i8::datum_type() {
+            (Dtype::I8, collect(t, i8::to_le_bytes)?)
+        } else if dt == bool::datum_type() {
+            (Dtype::Bool, collect(t, |b: bool| [u8::from(b)])?)
+        } else {
+            return None;
+        })
+    }
+}

@@ -1,0 +1,775 @@
+//! ONNX admission, signature, policy, fail-closed runs, fixtures and the real Silero model.
+
+mod common;
+
+use nbg_lab::onnx::audit::{self, Audit, Limits, Refusal};
+use nbg_lab::onnx::npz::{self, Tensor};
+use nbg_lab::onnx::proto::*;
+use nbg_lab::onnx::run::{self, Execution, Factory, Mode, Session};
+use nbg_lab::onnx::{fixtures, policy, signature};
+use prost::Message;
+use std::path::{Path, PathBuf};
+
+fn policy() -> policy::Policy {
+    policy::load(&common::root().join(policy::DEFAULT_POLICY)).expect("committed policy loads")
+}
+
+fn audit_bytes(bytes: &[u8]) -> Result<Audit, Refusal> {
+    audit::audit(bytes, &Limits::default(), &policy())
+}
+
+fn code(r: Result<Audit, Refusal>) -> &'static str {
+    r.expect_err("model must be refused").code
+}
+
+#[test]
+fn fixtures_regenerate_byte_for_byte() {
+    let lines = fixtures::verify(&common::root()).unwrap_or_else(|bad| panic!("{bad:?}"));
+    assert_eq!(lines.len(), 6);
+    assert_eq!(
+        fixtures::all(),
+        fixtures::all(),
+        "fixture generation is deterministic"
+    );
+}
+
+#[test]
+fn spectral_mask_audit() {
+    let a = audit_bytes(&fixtures::spectral_mask().encode_to_vec()).unwrap();
+    let i = &a.inventory;
+    assert_eq!(
+        (
+            i.graphs,
+            i.max_depth,
+            i.top_level_nodes,
+            i.nested_nodes,
+            i.total_nodes
+        ),
+        (1, 0, 2, 0, 2)
+    );
+    assert_eq!((i.initializers, i.attribute_tensors), (2, 0));
+    for p in &a.placement {
+        assert_eq!(p.placement, "cpu");
+        assert_eq!(
+            p.reasons,
+            ["COMPILER_DEPENDENCY_MISMATCH", "PARTITION_NOT_PREFLIGHTED"],
+            "{}",
+            p.op_type
+        );
+    }
+    assert_eq!(a.partitions.len(), 1);
+    assert_eq!(a.partitions[0].inputs, ["bias", "features", "weight"]);
+    assert_eq!(a.partitions[0].outputs, ["mask"]);
+    assert_eq!(
+        a.inputs[0].shape.as_ref().unwrap(),
+        &[
+            serde_json::json!(1),
+            serde_json::json!(1),
+            serde_json::json!(8)
+        ]
+    );
+}
+
+#[test]
+fn dynamic_and_unsupported_operators_carry_their_reasons() {
+    let a = audit_bytes(&fixtures::dynamic_identity().encode_to_vec()).unwrap();
+    assert!(a.placement[0].reasons.contains(&"ONNX_SHAPE_UNSUPPORTED"));
+    assert!(
+        !a.placement[0]
+            .reasons
+            .contains(&"ONNX_OPERATOR_UNSUPPORTED")
+    );
+    assert_eq!(
+        a.inputs[0].shape.as_ref().unwrap()[0],
+        "batch",
+        "symbolic dims are kept"
+    );
+    let a = audit_bytes(&fixtures::mixed_sin().encode_to_vec()).unwrap();
+    assert!(
+        a.placement[0]
+            .reasons
+            .contains(&"ONNX_OPERATOR_UNSUPPORTED")
+    );
+    assert!(
+        !a.placement[1]
+            .reasons
+            .contains(&"ONNX_OPERATOR_UNSUPPORTED")
+    );
+    assert!(a.placement.iter().all(|p| p.placement == "cpu"));
+}
+
+/// A model whose real work sits in the branches of an If, with doc strings at every depth.
+fn nested(doc: &str, weight: f32) -> ModelProto {
+    let mut then = fixtures::spectral_mask().graph.unwrap();
+    then.doc_string = Some(format!("{doc} then"));
+    then.node[0].doc_string = Some(format!("{doc} conv"));
+    then.initializer[0].raw_data = Some(
+        [0.25f32, weight, 0.25]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+    );
+    then.input.clear();
+    let mut other = then.clone();
+    other.node.truncate(1);
+    other.node[0].output = vec!["mask".into()];
+    let mut m = fixtures::spectral_mask();
+    let g = m.graph.as_mut().unwrap();
+    g.doc_string = Some(doc.into());
+    g.node = vec![NodeProto {
+        input: vec!["cond".into()],
+        output: vec!["mask".into()],
+        name: Some("if".into()),
+        op_type: Some("If".into()),
+        attribute: vec![
+            AttributeProto {
+                name: Some("then_branch".into()),
+                g: Some(then),
+                r#type: Some(attribute_type::GRAPH),
+                ..Default::default()
+            },
+            AttributeProto {
+                name: Some("else_branch".into()),
+                g: Some(other),
+                r#type: Some(attribute_type::GRAPH),
+                ..Default::default()
+            },
+        ],
+        domain: Some(String::new()),
+        ..Default::default()
+    }];
+    g.initializer.clear();
+    g.value_info.clear();
+    m.doc_string = Some(doc.into());
+    m
+}
+
+#[test]
+fn signature_covers_what_runs_and_nothing_else() {
+    let base = fixtures::spectral_mask();
+    let sig = |m: &ModelProto| signature::model_signature(m);
+    assert_eq!(sig(&base), sig(&base.clone()), "stable");
+    let mut producer = base.clone();
+    producer.producer_name = Some("other".into());
+    producer.producer_version = Some("9".into());
+    producer.doc_string = Some("docs".into());
+    producer.graph.as_mut().unwrap().node[0].doc_string = Some("node docs".into());
+    producer.graph.as_mut().unwrap().name = Some("renamed".into());
+    assert_eq!(sig(&base), sig(&producer));
+    let mut weight = base.clone();
+    weight.graph.as_mut().unwrap().initializer[0].raw_data = Some(
+        [0.25f32, 0.5, 0.3]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect(),
+    );
+    assert_ne!(sig(&base), sig(&weight));
+    let mut topology = base.clone();
+    topology.graph.as_mut().unwrap().node[1].op_type = Some("Relu".into());
+    assert_ne!(sig(&base), sig(&topology));
+    // Nested: doc strings at depth 1 do not matter, a nested weight does.
+    assert_eq!(sig(&nested("a", 0.5)), sig(&nested("b", 0.5)));
+    assert_ne!(sig(&nested("a", 0.5)), sig(&nested("a", 0.6)));
+}
+
+#[test]
+fn nested_graphs_are_walked_and_bounded() {
+    let m = nested("x", 0.5);
+    let bytes = m.encode_to_vec();
+    let a = audit_bytes(&bytes).unwrap();
+    let i = &a.inventory;
+    assert_eq!(
+        (
+            i.graphs,
+            i.max_depth,
+            i.top_level_nodes,
+            i.nested_nodes,
+            i.total_nodes
+        ),
+        (3, 1, 1, 3, 4)
+    );
+    assert_eq!(i.initializers, 4);
+    let tight = Limits {
+        nodes: 3,
+        ..Limits::default()
+    };
+    let r = audit::audit(&bytes, &tight, &policy()).unwrap_err();
+    assert_eq!(r.code, "ONNX_LIMIT_EXCEEDED");
+    assert!(
+        a.placement[0]
+            .reasons
+            .contains(&"ONNX_OPERATOR_UNSUPPORTED"),
+        "If stays on the CPU"
+    );
+}
+
+#[test]
+fn admission_refusals() {
+    let ok = fixtures::spectral_mask();
+    assert_eq!(code(audit_bytes(&[])), "ONNX_MODEL_EMPTY");
+    let small = Limits {
+        model_bytes: 64,
+        ..Limits::default()
+    };
+    assert_eq!(
+        audit::audit(&ok.encode_to_vec(), &small, &policy())
+            .unwrap_err()
+            .code,
+        "ONNX_MODEL_TOO_LARGE"
+    );
+    assert_eq!(
+        code(audit_bytes(b"\xff\xff\xff\xff")),
+        "ONNX_PROTOBUF_INVALID"
+    );
+    // A field the schema does not know (tag 99, varint) is refused, not dropped.
+    let mut unknown = ok.encode_to_vec();
+    unknown.extend_from_slice(&[0x98, 0x06, 0x01]);
+    assert_eq!(code(audit_bytes(&unknown)), "ONNX_UNKNOWN_FIELDS");
+    let mut no_graph = ok.clone();
+    no_graph.graph = None;
+    assert_eq!(
+        code(audit_bytes(&no_graph.encode_to_vec())),
+        "ONNX_GRAPH_MISSING"
+    );
+    let mut external = ok.clone();
+    external.graph.as_mut().unwrap().initializer[0].data_location = Some(1);
+    assert_eq!(
+        code(audit_bytes(&external.encode_to_vec())),
+        "ONNX_EXTERNAL_DATA"
+    );
+    let mut nested_external = nested("x", 0.5);
+    let then = nested_external.graph.as_mut().unwrap().node[0].attribute[0]
+        .g
+        .as_mut()
+        .unwrap();
+    then.initializer[0].external_data = vec![StringStringEntryProto {
+        key: Some("location".into()),
+        value: Some("w.bin".into()),
+    }];
+    assert_eq!(
+        code(audit_bytes(&nested_external.encode_to_vec())),
+        "ONNX_EXTERNAL_DATA"
+    );
+    let mut functions = ok.clone();
+    functions.functions = vec![FunctionProto {
+        name: Some("f".into()),
+        ..Default::default()
+    }];
+    assert_eq!(
+        code(audit_bytes(&functions.encode_to_vec())),
+        "ONNX_FUNCTIONS_UNSUPPORTED"
+    );
+    let mut training = ok.clone();
+    training.training_info = vec![TrainingInfoProto::default()];
+    assert_eq!(
+        code(audit_bytes(&training.encode_to_vec())),
+        "ONNX_TRAINING_INFO"
+    );
+    let mut dup = ok.clone();
+    dup.graph.as_mut().unwrap().node[1].output = vec!["conv_out".into()];
+    assert_eq!(
+        code(audit_bytes(&dup.encode_to_vec())),
+        "ONNX_DUPLICATE_NAME"
+    );
+    let mut big_dim = ok.clone();
+    big_dim.graph.as_mut().unwrap().initializer[1].dims = vec![2_000_000];
+    assert_eq!(
+        code(audit_bytes(&big_dim.encode_to_vec())),
+        "ONNX_SHAPE_LIMIT"
+    );
+    let few = Limits {
+        graph_inputs: 0,
+        ..Limits::default()
+    };
+    assert_eq!(
+        audit::audit(&ok.encode_to_vec(), &few, &policy())
+            .unwrap_err()
+            .code,
+        "ONNX_LIMIT_EXCEEDED"
+    );
+}
+
+fn policy_case(policy_json: &str, manifest_json: &str) -> Result<policy::Policy, Refusal> {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("manifest.json"), manifest_json).unwrap();
+    let sha = nbg_lab::fingerprint::Hash256::of(manifest_json.as_bytes());
+    let text = policy_json.replace("SHA", &sha.hex());
+    policy::from_bytes(text.as_bytes(), tmp.path())
+}
+
+#[test]
+fn policy_loader_fails_closed() {
+    let denied = r#"{"schema": "nbg-compiler-profile/1", "decision": "x", "authorization": {"compiler_execution": false}}"#;
+    let allowed = r#"{"schema": "nbg-compiler-profile/1", "decision": "x", "authorization": {"compiler_execution": true}}"#;
+    let p = |qualified: bool, sigs: &str, path: &str| {
+        format!(
+            r#"{{"schema": "nbg-onnx-hybrid-policy/1", "compiler_qualified": {qualified}, "approved_npu_signatures": [{sigs}], "compiler_profile": {{"path": "{path}", "sha256": "SHA"}}}}"#
+        )
+    };
+    let a = "a".repeat(64);
+    let b = "b".repeat(64);
+    assert!(policy_case(&p(false, "", "manifest.json"), denied).is_ok());
+    assert!(
+        policy_case(
+            &p(true, &format!("\"{a}\", \"{b}\""), "manifest.json"),
+            allowed
+        )
+        .is_ok()
+    );
+    let refusals = [
+        (
+            p(false, "", "manifest.json").replace("}}", "}, \"extra\": 1}"),
+            denied,
+        ),
+        (
+            p(false, "", "manifest.json").replace(
+                "\"compiler_qualified\": false,",
+                "\"compiler_qualified\": false, \"compiler_qualified\": false,",
+            ),
+            denied,
+        ),
+        (p(false, "", "/etc/manifest.json"), denied),
+        (p(false, "", "../manifest.json"), denied),
+        (
+            p(false, "", "manifest.json").replace("SHA", &"0".repeat(64)),
+            denied,
+        ),
+        (
+            p(true, &format!("\"{b}\", \"{a}\""), "manifest.json"),
+            allowed,
+        ),
+        (
+            p(true, &format!("\"{a}\", \"{a}\""), "manifest.json"),
+            allowed,
+        ),
+        (
+            p(true, &format!("\"{}\"", "A".repeat(64)), "manifest.json"),
+            allowed,
+        ),
+        (p(false, &format!("\"{a}\""), "manifest.json"), denied),
+        (p(true, "", "manifest.json"), denied),
+    ];
+    for (policy_json, manifest) in refusals {
+        let r = policy_case(&policy_json, manifest).expect_err(&policy_json);
+        assert_eq!(r.code, "POLICY_INVALID", "{policy_json}");
+    }
+    let committed = policy();
+    assert!(!committed.compiler_qualified && committed.approved_npu_signatures.is_empty());
+}
+
+/// Counts constructions; the NPU constructor fails like a missing compiler would.
+#[derive(Default)]
+struct Counting {
+    npu: u32,
+    cpu: u32,
+}
+
+struct Echo;
+
+impl Session for Echo {
+    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+        Ok(inputs.to_vec())
+    }
+}
+
+impl Factory for Counting {
+    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, String> {
+        self.npu += 1;
+        Err("compile failed".into())
+    }
+    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, String> {
+        self.cpu += 1;
+        Ok(Box::new(Echo))
+    }
+}
+
+#[test]
+fn the_four_session_cases() {
+    let cases = [
+        (Mode::Hybrid, 0, 0, 1, Ok("cpu-preflight-fallback")),
+        (Mode::Strict, 0, 0, 0, Err("PARTITION_NOT_NPU_RESIDENT")),
+        (
+            Mode::Hybrid,
+            1,
+            1,
+            1,
+            Ok("cpu-session-construction-fallback"),
+        ),
+        (Mode::Strict, 1, 1, 0, Err("PARTITION_COMPILE_FAILURE")),
+        (Mode::Cpu, 0, 0, 1, Ok("cpu-explicit")),
+    ];
+    for (mode, eligible, npu, cpu, want) in cases {
+        let mut f = Counting::default();
+        let got = run::construct(mode, eligible, b"", &[], &mut f);
+        assert_eq!(
+            (f.npu, f.cpu),
+            (npu, cpu),
+            "{mode:?} eligible {eligible}: NPU attempts and CPU sessions"
+        );
+        match (got, want) {
+            (Ok((ex, _)), Ok(class)) => assert_eq!(
+                ex,
+                Execution {
+                    classification: class,
+                    npu_attempts: npu,
+                    cpu_sessions: cpu
+                }
+            ),
+            (Err((ex, r)), Err(c)) => {
+                assert_eq!(r.code, c);
+                assert_eq!((ex.npu_attempts, ex.cpu_sessions), (npu, cpu));
+            }
+            (Ok(_), Err(c)) => panic!("{mode:?}: expected {c}"),
+            (Err((_, r)), Ok(c)) => panic!("{mode:?}: expected {c}, got {r}"),
+        }
+    }
+}
+
+fn engines(a: &Audit) -> run::Engines {
+    run::Engines {
+        inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
+        outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
+    }
+}
+
+#[test]
+fn spectral_mask_runs_on_the_cpu_and_matches_the_f64_reference() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let input = npz::read(
+        &std::fs::read(common::root().join("onnx/fixtures/spectral_mask_input.npz")).unwrap(),
+        1 << 20,
+    )
+    .unwrap();
+    let limits = Limits::default();
+    let (cpu, cpu_npz) =
+        run::run(&a, &model, Mode::Cpu, &input, &limits, &mut engines(&a)).unwrap();
+    let (hybrid, hybrid_npz) =
+        run::run(&a, &model, Mode::Hybrid, &input, &limits, &mut engines(&a)).unwrap();
+    assert_eq!(
+        cpu_npz, hybrid_npz,
+        "cpu and hybrid outputs are byte-identical"
+    );
+    assert_eq!(
+        (cpu.classification, cpu.npu_attempts, cpu.cpu_sessions),
+        ("cpu-explicit", 0, 1)
+    );
+    assert_eq!(
+        (
+            hybrid.classification,
+            hybrid.npu_attempts,
+            hybrid.cpu_sessions
+        ),
+        ("cpu-preflight-fallback", 0, 1)
+    );
+    let out = npz::read(&cpu_npz, 1 << 20).unwrap();
+    let got = out[0].f32_values().unwrap();
+    let want = fixtures::reference_mask(&fixtures::FEATURES);
+    for (g, w) in got.iter().zip(&want) {
+        assert!((f64::from(*g) - w).abs() <= 1e-6, "{g} vs {w}");
+    }
+    let expected = npz::read(
+        &std::fs::read(common::root().join("onnx/fixtures/spectral_mask_expected.npz")).unwrap(),
+        1 << 20,
+    )
+    .unwrap();
+    assert_eq!(expected[0].shape, out[0].shape);
+    let err = run::run(&a, &model, Mode::Strict, &input, &limits, &mut engines(&a)).unwrap_err();
+    assert_eq!(err.1.code, "PARTITION_NOT_NPU_RESIDENT");
+    assert_eq!((err.0.npu_attempts, err.0.cpu_sessions), (0, 0));
+}
+
+#[test]
+fn tensor_boundary_refusals() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let good = Tensor::from_f32("features", &[1, 1, 8], &fixtures::FEATURES);
+    let limits = Limits::default();
+    let refuse = |inputs: Vec<Tensor>| {
+        run::run(&a, &model, Mode::Cpu, &inputs, &limits, &mut engines(&a))
+            .unwrap_err()
+            .1
+            .code
+    };
+    assert_eq!(refuse(vec![]), "TENSOR_BOUNDARY");
+    assert_eq!(
+        refuse(vec![good.clone(), Tensor::from_f32("extra", &[1], &[0.0])]),
+        "TENSOR_BOUNDARY"
+    );
+    assert_eq!(
+        refuse(vec![Tensor::from_f32(
+            "features",
+            &[1, 8],
+            &fixtures::FEATURES
+        )]),
+        "TENSOR_BOUNDARY"
+    );
+    assert_eq!(
+        refuse(vec![Tensor::from_f32(
+            "features",
+            &[1, 2, 4],
+            &fixtures::FEATURES
+        )]),
+        "TENSOR_BOUNDARY"
+    );
+    let mut nan = fixtures::FEATURES;
+    nan[3] = f32::NAN;
+    assert_eq!(
+        refuse(vec![Tensor::from_f32("features", &[1, 1, 8], &nan)]),
+        "TENSOR_BOUNDARY"
+    );
+    let mut wrong_type = good.clone();
+    wrong_type.dtype = npz::Dtype::I32;
+    assert_eq!(refuse(vec![wrong_type]), "TENSOR_BOUNDARY");
+    let (r, _) = run::run(&a, &model, Mode::Cpu, &[good], &limits, &mut engines(&a)).unwrap();
+    assert_eq!(r.outputs[0].shape, [1, 1, 8]);
+}
+
+#[test]
+fn engine_version_is_the_pinned_one() {
+    let lock = std::fs::read_to_string(common::root().join("Cargo.lock")).unwrap();
+    assert!(lock.contains(&format!(
+        "name = \"tract-onnx\"\nversion = \"{}\"",
+        run::ENGINE_VERSION
+    )));
+    let toml = std::fs::read_to_string(common::root().join("Cargo.toml")).unwrap();
+    assert!(toml.contains(&format!(
+        "tract-onnx = {{ version = \"={}\"",
+        run::ENGINE_VERSION
+    )));
+}
+
+/// The Silero VAD files of the PyPI package `silero-vad` 6.2.3 (installed without
+/// dependencies by `.ci/setup`); the test fails, never skips, when it is missing.
+fn silero(name: &str) -> PathBuf {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import importlib.util as u; print(u.find_spec('silero_vad').submodule_search_locations[0])"])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "silero-vad is not installed: run `pip install --no-deps silero-vad==6.2.3` (.ci/setup does)"
+    );
+    Path::new(String::from_utf8(out.stdout).unwrap().trim())
+        .join("data")
+        .join(name)
+}
+
+#[test]
+fn silero_vad_audit_is_pinned() {
+    let bytes = std::fs::read(silero("silero_vad.onnx")).unwrap();
+    let a = audit_bytes(&bytes).unwrap();
+    let i = &a.inventory;
+    let got = serde_json::json!({
+        "sha256": a.source.sha256, "bytes": a.source.bytes, "signature": a.signature,
+        "graphs": i.graphs, "max_depth": i.max_depth, "top_level_nodes": i.top_level_nodes,
+        "nested_nodes": i.nested_nodes, "total_nodes": i.total_nodes, "initializers": i.initializers,
+        "attribute_tensors": i.attribute_tensors, "encoded_constant_bytes": i.encoded_constant_bytes,
+        "ops": a.placement.iter().map(|p| p.op_type.clone()).collect::<Vec<_>>(),
+        "partitions": a.partitions.len(),
+        "inputs": a.inputs, "outputs": a.outputs,
+    });
+    common::snapshot("silero_vad_audit.json", &got);
+    assert!(a.placement.iter().all(|p| p.placement == "cpu"));
+}
+
+fn silero_run(name: &str) -> Result<run::RunReport, (Execution, Refusal)> {
+    let bytes = std::fs::read(silero(name)).unwrap();
+    let a = audit_bytes(&bytes).unwrap();
+    let mut inputs = Vec::new();
+    for v in &a.inputs {
+        if v.name == "sr" {
+            inputs.push(Tensor {
+                name: "sr".into(),
+                dtype: npz::Dtype::I64,
+                shape: vec![],
+                data: 16_000i64.to_le_bytes().to_vec(),
+            });
+            continue;
+        }
+        // Symbolic dimensions: batch 1, and 512 samples for an open frame length.
+        let shape = v.shape.as_ref().unwrap();
+        let dims: Vec<u64> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                d.as_u64()
+                    .unwrap_or(if v.name == "input" && i == 1 { 512 } else { 1 })
+            })
+            .collect();
+        let n: u64 = dims.iter().product();
+        let values: Vec<f32> = match v.name.as_str() {
+            // A fixed 16 kHz chirp-like frame; states start at zero.
+            "input" => (0..n).map(|i| ((i as f32) * 0.05).sin() * 0.1).collect(),
+            _ => vec![0.0; n as usize],
+        };
+        inputs.push(Tensor::from_f32(&v.name, &dims, &values));
+    }
+    run::run(
+        &a,
+        &bytes,
+        Mode::Cpu,
+        &inputs,
+        &Limits::default(),
+        &mut engines(&a),
+    )
+    .map(|(r, _)| r)
+}
+
+#[test]
+fn silero_files_run_or_fail_closed() {
+    // The main file's control flow is beyond the engine: refused with the engine's reason.
+    let (ex, r) = silero_run("silero_vad.onnx").unwrap_err();
+    assert_eq!(r.code, "CPU_ENGINE_UNSUPPORTED");
+    assert!(
+        r.message
+            .starts_with("Failed analyse for node #5 \"If_0\" If"),
+        "{}",
+        r.message
+    );
+    assert_eq!((ex.npu_attempts, ex.cpu_sessions), (0, 0));
+    // Two fixed-frame variants run, and agree on the speech probability bytes.
+    let seq = silero_run("silero_vad_16k_sequence.onnx").unwrap();
+    let ov = silero_run("silero_vad_openvino_16k.onnx").unwrap();
+    let hashes = |r: &run::RunReport| {
+        r.outputs
+            .iter()
+            .map(|o| format!("{} {:?} {}", o.name, o.shape, o.sha256))
+            .collect::<Vec<_>>()
+    };
+    common::snapshot(
+        "silero_vad_runs.json",
+        &serde_json::json!({ "silero_vad_16k_sequence.onnx": hashes(&seq), "silero_vad_openvino_16k.onnx": hashes(&ov) }),
+    );
+    assert_eq!(seq.outputs[0].sha256, ov.outputs[0].sha256);
+}
+
+#[test]
+fn cli_audit_and_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let nbg = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+            .args(args)
+            .current_dir(common::root())
+            .output()
+            .unwrap()
+    };
+    let o = nbg(&[
+        "onnx",
+        "audit",
+        "--json",
+        "onnx/fixtures/spectral_mask_conv.onnx",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in [
+        "inventory",
+        "signature",
+        "inputs",
+        "outputs",
+        "placement",
+        "partitions",
+    ] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    for key in [
+        "graphs",
+        "max_depth",
+        "top_level_nodes",
+        "nested_nodes",
+        "total_nodes",
+        "initializers",
+        "attribute_tensors",
+        "encoded_constant_bytes",
+    ] {
+        assert!(v["inventory"].get(key).is_some(), "inventory.{key}");
+    }
+    for key in ["node", "op_type", "placement", "reasons"] {
+        assert!(v["placement"][0].get(key).is_some(), "placement.{key}");
+    }
+    let bad = tmp.path().join("bad.onnx");
+    std::fs::write(&bad, b"\xff\xff\xff").unwrap();
+    let o = nbg(&["onnx", "audit", "--json", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "ONNX_PROTOBUF_INVALID");
+
+    let out = tmp.path().join("out.npz");
+    let ev = tmp.path().join("run.json");
+    let args = |mode: &'static str, out: &Path, ev: &Path| -> Vec<String> {
+        [
+            "onnx",
+            "run",
+            "onnx/fixtures/spectral_mask_conv.onnx",
+            "--mode",
+            mode,
+            "--input",
+            "onnx/fixtures/spectral_mask_input.npz",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([
+            "--output".into(),
+            out.display().to_string(),
+            "--evidence".into(),
+            ev.display().to_string(),
+            "--json".into(),
+        ])
+        .collect()
+    };
+    let run_cli = |a: Vec<String>| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+            .args(&a)
+            .current_dir(common::root())
+            .output()
+            .unwrap()
+    };
+    let o = run_cli(args("hybrid", &out, &ev));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&ev).unwrap()).unwrap();
+    assert_eq!(v["classification"], "cpu-preflight-fallback");
+    assert_eq!(v["npu_attempts"], 0);
+    assert_eq!(v["engine"], "tract-onnx");
+    // Never overwrites an output; strict writes nothing.
+    assert_eq!(run_cli(args("cpu", &out, &ev)).status.code(), Some(2));
+    let strict_out = tmp.path().join("strict.npz");
+    let o = run_cli(args("strict", &strict_out, &tmp.path().join("strict.json")));
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "PARTITION_NOT_NPU_RESIDENT");
+    assert_eq!(v["execution"]["cpu_sessions"], 0);
+    assert!(!strict_out.exists());
+}
+
+#[test]
+fn npz_reads_deflated_archives_and_writes_deterministically() {
+    let t = Tensor::from_f32("features", &[1, 1, 8], &fixtures::FEATURES);
+    let stored = npz::write(std::slice::from_ref(&t));
+    assert_eq!(stored, npz::write(std::slice::from_ref(&t)));
+    // Re-pack the entry deflated, as numpy.savez_compressed does.
+    let entry = {
+        let mut a = zip::ZipArchive::new(std::io::Cursor::new(&stored)).unwrap();
+        let mut f = a.by_index(0).unwrap();
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut v).unwrap();
+        v
+    };
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    w.start_file("features.npy", opts).unwrap();
+    std::io::Write::write_all(&mut w, &entry).unwrap();
+    let deflated = w.finish().unwrap().into_inner();
+    assert_ne!(deflated, stored);
+    assert_eq!(npz::read(&deflated, 1 << 20).unwrap(), vec![t]);
+    assert_eq!(
+        npz::read(b"not a zip", 1 << 20).unwrap_err().code,
+        "TENSOR_ARCHIVE_INVALID"
+    );
+    assert_eq!(npz::read(&stored, 16).unwrap_err().code, "TENSOR_TOO_LARGE");
+}
