@@ -333,3 +333,35 @@ pub(crate) fn io_signature(records: &[IoRecord]) -> Vec<serde_json::Value> {
         })
         .collect()
 }
+
+/// Files at least this large hash their ranges and the whole file on all cores.
+const PARALLEL_BYTES: usize = 4 << 20;
+
+pub(crate) struct Fingerprints {
+    pub file_sha256: Hash256,
+    pub ranges: Vec<crate::fingerprint::Fingerprint>,
+}
+
+/// Fingerprint each `[start, end)` range and hash the file, in parallel for large files.
+pub(crate) fn fingerprint_ranges(
+    bytes: &[u8],
+    ranges: &[(u64, u64)],
+    opts: Options,
+) -> Fingerprints {
+    use rayon::prelude::*;
+    let one = |&(s, e): &(u64, u64)| {
+        crate::fingerprint::Fingerprint::compute(&bytes[s as usize..e as usize], opts.fingerprints)
+    };
+    if bytes.len() < PARALLEL_BYTES {
+        return Fingerprints {
+            file_sha256: opts.hash(bytes),
+            ranges: ranges.iter().map(one).collect(),
+        };
+    }
+    let (file_sha256, ranges) =
+        rayon::join(|| opts.hash(bytes), || ranges.par_iter().map(one).collect());
+    Fingerprints {
+        file_sha256,
+        ranges,
+    }
+}

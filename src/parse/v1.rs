@@ -354,13 +354,15 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     // Nested tables.
     let nested_tables = nested_tables(bytes, &tables)?;
 
-    for t in &mut tables {
-        if t.size > 0 {
-            t.fingerprint = Some(Fingerprint::compute(
-                &bytes[t.offset as usize..t.end() as usize],
-                opts.fingerprints,
-            ));
-        }
+    let placed: Vec<(u64, u64)> = tables
+        .iter()
+        .filter(|t| t.size > 0)
+        .map(|t| (t.offset, t.end()))
+        .collect();
+    let fingerprints = super::fingerprint_ranges(bytes, &placed, opts);
+    let mut computed = fingerprints.ranges.into_iter();
+    for t in tables.iter_mut().filter(|t| t.size > 0) {
+        t.fingerprint = computed.next();
     }
     let crc = crc_field(bytes, &feature_database, &tables, fixed_end, extension_end);
     let ranges = std::iter::once((0, extension_end, "fixed part")).chain(
@@ -376,7 +378,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         format: "nbg-v1",
         file: FileFacts {
             size: file_size,
-            sha256: opts.hash(bytes),
+            sha256: fingerprints.file_sha256,
         },
         header,
         memory_pool_bytes: u64::from(memory_pool.size),

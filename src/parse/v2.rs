@@ -356,13 +356,20 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         }
     }
 
-    // Payload fingerprints, one pass per section; their CRCs feed every checksum below.
+    // Payload fingerprints, one pass per section; their CRCs feed every checksum below. Large
+    // files hash their sections and the whole file in parallel.
+    let fingerprints = super::fingerprint_ranges(
+        bytes,
+        &raw.iter()
+            .map(|s| (s.offset, s.offset + s.size))
+            .collect::<Vec<_>>(),
+        opts,
+    );
+    let file_sha256 = fingerprints.file_sha256;
     let sections: Vec<Section> = raw
         .into_iter()
-        .map(|s| {
-            let payload = &bytes[s.offset as usize..(s.offset + s.size) as usize];
-            s.finish(Fingerprint::compute(payload, opts.fingerprints))
-        })
+        .zip(fingerprints.ranges)
+        .map(|(s, f)| s.finish(f))
         .collect();
     let find = |kind| sections.iter().find(|s| s.kind == kind);
     let payload = |s: &Section| &bytes[s.offset as usize..s.end() as usize];
@@ -447,7 +454,7 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         format: "nbg-v2",
         file: FileFacts {
             size: file_size,
-            sha256: opts.hash(bytes),
+            sha256: file_sha256,
         },
         header,
         sub_header,
