@@ -218,7 +218,7 @@ pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
 
     // Step 4: the source.
     let entry = *entries.first().expect("one entry");
-    let views = dynaio_entries(&ga);
+    let views = ga.dynaio_ranges();
     let (estart, eend) = views[entry];
     let matching: Vec<usize> = views
         .iter()
@@ -309,35 +309,6 @@ fn descriptors(g: &Graph<'_>) -> Vec<String> {
     }
 }
 
-/// DYNAIO entry ranges (file offsets) in table order, from the parse.
-fn dynaio_entries(g: &Graph<'_>) -> Vec<(u64, u64)> {
-    match g {
-        Graph::V2(g) => g.dynamic_io.as_ref().map_or_else(Vec::new, |d| {
-            d.entries
-                .iter()
-                .map(|e| {
-                    (
-                        d.region_offset + e.offset,
-                        d.region_offset + e.offset + e.size,
-                    )
-                })
-                .collect()
-        }),
-        Graph::V1(g) => {
-            let region = g.table("dyna_io").map_or(0, |t| t.offset);
-            g.nested_tables
-                .iter()
-                .find(|n| n.table == "dyna_io_table")
-                .map_or_else(Vec::new, |n| {
-                    n.entries
-                        .iter()
-                        .map(|e| (region + e[0], region + e[0] + e[1]))
-                        .collect()
-                })
-        }
-    }
-}
-
 fn crc_field(g: &Graph<'_>) -> (u64, &'static str) {
     match g {
         Graph::V2(_) => (f2::OFF_CRC_SUM as u64, "v2-directory-order"),
@@ -350,7 +321,7 @@ fn crc_field(g: &Graph<'_>) -> (u64, &'static str) {
 
 fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> Vec<ChangedRange> {
     let (crc_at, _) = crc_field(g);
-    let entries = dynaio_entries(g);
+    let entries = g.dynaio_ranges();
     let region = match g {
         Graph::V2(g) => g.section(section::DYNAIO).map(|s| s.offset),
         Graph::V1(g) => g.table("dyna_io").filter(|t| t.size > 0).map(|t| t.offset),

@@ -233,10 +233,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let inputs = npz::read(&read("spectral_mask_input.npz")?, limits.tensor_bytes)
         .map_err(|r| r.to_string())?;
     for (mode, name) in [(run::Mode::Cpu, "cpu"), (run::Mode::Hybrid, "hybrid")] {
-        let mut engines = run::Engines {
-            inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
-            outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
-        };
+        let mut engines = run::Engines::for_audit(&a);
         let (report, _) = run::run(&a, &model, mode, &inputs, &limits, &mut engines)
             .map_err(|(_, r)| r.to_string())?;
         let value = serde_json::to_value(&report).expect("report serializes");

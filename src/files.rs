@@ -26,6 +26,12 @@ pub fn read_regular(path: &Path) -> Result<Vec<u8>, InputError> {
 /// `read_regular` into a caller's buffer, reusing its capacity: a worker that reads many files
 /// keeps one allocation the size of the largest, so peak memory stays flat as a corpus grows.
 pub fn read_regular_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), InputError> {
+    read_regular_limited(path, buf, u64::MAX)
+}
+
+/// `read_regular_into` that reads at most `limit` bytes, for inputs with a size bound (a caller
+/// that reads `bound + 1` bytes can tell an oversized file from one exactly at the bound).
+pub fn read_regular_limited(path: &Path, buf: &mut Vec<u8>, limit: u64) -> Result<(), InputError> {
     use std::io::Read;
     let shown = path.display();
     let meta = fs::symlink_metadata(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
@@ -44,9 +50,10 @@ pub fn read_regular_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), InputErro
         return Err(InputError(format!("{shown}: is not a regular file")));
     }
     buf.clear();
-    let mut file = fs::File::open(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
-    buf.reserve(meta.len() as usize);
-    file.read_to_end(buf)
+    let file = fs::File::open(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
+    buf.reserve(meta.len().min(limit) as usize);
+    file.take(limit)
+        .read_to_end(buf)
         .map_err(|e| InputError(format!("{shown}: {e}")))?;
     Ok(())
 }

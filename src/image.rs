@@ -168,7 +168,7 @@ impl<'data> NbgImage<'data> {
     pub fn new(graph: &Graph<'data>) -> Result<Self, Failure> {
         let (source, format, claims, mut views) = match graph {
             Graph::V1(g) => (g.bytes, g.format, claims_v1(g), views_v1(g)),
-            Graph::V2(g) => (g.bytes, g.format, claims_v2(g), views_v2(g)),
+            Graph::V2(g) => (g.bytes, g.format, claims_v2(g), views_v2(graph)),
         };
         let owners = fill_gaps(source, claims)?;
         prove(&owners, source.len() as u64)?;
@@ -317,13 +317,6 @@ impl ChangedImage {
         self.bytes[offset as usize..end as usize].copy_from_slice(new);
         self.changes.push(marker.into());
         Ok(())
-    }
-
-    pub fn read_u32(&self, offset: u64) -> Option<u32> {
-        let o = offset as usize;
-        self.bytes
-            .get(o..o + 4)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
     }
 
     /// The recovered v2 header CRC over the changed bytes; `sections` lists
@@ -645,21 +638,17 @@ fn connection_view(owners: &[Owner], size: u64) -> Option<View> {
     })
 }
 
-fn views_v2(g: &NbgV2<'_>) -> Vec<View> {
-    let Some(d) = &g.dynamic_io else {
-        return Vec::new();
-    };
-    d.entries
-        .iter()
+fn views_v2(graph: &Graph<'_>) -> Vec<View> {
+    let name = section::name(section::DYNAIO).unwrap_or("DYNAIO");
+    graph
+        .dynaio_ranges()
+        .into_iter()
         .enumerate()
-        .map(|(i, e)| View {
-            start: d.region_offset + e.offset,
-            end: d.region_offset + e.offset + e.size,
+        .map(|(i, (start, end))| View {
+            start,
+            end,
             class: ViewClass::NestedReference,
-            label: format!(
-                "dynaio_table[{i}] -> {}",
-                section::name(section::DYNAIO).unwrap_or("DYNAIO")
-            ),
+            label: format!("dynaio_table[{i}] -> {name}"),
         })
         .collect()
 }

@@ -1381,10 +1381,7 @@ mod onnx_cli {
             Ok(t) => t,
             Err(r) => return refused(&r, json, None),
         };
-        let mut engines = run::Engines {
-            inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
-            outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
-        };
+        let mut engines = run::Engines::for_audit(&a);
         let (report, out) = match run::run(&a, &bytes, mode, &tensors, &limits, &mut engines) {
             Ok(x) => x,
             Err((ex, r)) => {

@@ -426,10 +426,7 @@ fn the_four_session_cases() {
 }
 
 fn engines(a: &Audit) -> run::Engines {
-    run::Engines {
-        inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
-        outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
-    }
+    run::Engines::for_audit(a)
 }
 
 #[test]

@@ -12,7 +12,6 @@ use crate::fingerprint::Hash256;
 use prost::Message;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
 use std::path::Path;
 
 /// The spec's default limits.
@@ -155,20 +154,9 @@ pub struct PolicySummary {
 
 /// Read at most `limit + 1` bytes of a regular file.
 pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Refusal> {
-    let meta = std::fs::symlink_metadata(path)
-        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", format!("{}: {e}", path.display())))?;
-    if !meta.is_file() {
-        return Err(Refusal::new(
-            "ONNX_MODEL_UNREADABLE",
-            format!("{}: not a regular file", path.display()),
-        ));
-    }
-    let file = std::fs::File::open(path)
-        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", format!("{}: {e}", path.display())))?;
     let mut bytes = Vec::new();
-    file.take(limits.model_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", format!("{}: {e}", path.display())))?;
+    crate::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
+        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", e.0))?;
     Ok(bytes)
 }
 

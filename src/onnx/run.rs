@@ -249,6 +249,16 @@ pub struct Engines {
     pub inputs: Vec<String>,
 }
 
+impl Engines {
+    /// Engines wired to an audited model's input and output names.
+    pub fn for_audit(a: &Audit) -> Self {
+        Engines {
+            inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
+            outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
+        }
+    }
+}
+
 impl Factory for Engines {
     fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, String> {
         Err("no NPU session exists: the compiler is not qualified".into())

@@ -36,6 +36,36 @@ impl Graph<'_> {
         }
     }
 
+    /// DYNAIO entries as file ranges `[start, end)`, in table order (v2 sections 20/26, or the
+    /// v1 `dyna_io_table` into `dyna_io`); empty when the graph has none.
+    pub fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
+        match self {
+            Graph::V2(g) => g.dynamic_io.as_ref().map_or_else(Vec::new, |d| {
+                d.entries
+                    .iter()
+                    .map(|e| {
+                        (
+                            d.region_offset + e.offset,
+                            d.region_offset + e.offset + e.size,
+                        )
+                    })
+                    .collect()
+            }),
+            Graph::V1(g) => {
+                let region = g.table("dyna_io").map_or(0, |t| t.offset);
+                g.nested_tables
+                    .iter()
+                    .find(|n| n.table == "dyna_io_table")
+                    .map_or_else(Vec::new, |n| {
+                        n.entries
+                            .iter()
+                            .map(|e| (region + e[0], region + e[0] + e[1]))
+                            .collect()
+                    })
+            }
+        }
+    }
+
     pub fn structural_signature(&self) -> Hash256 {
         match self {
             Graph::V1(g) => g.structural_signature,
