@@ -87,13 +87,14 @@ pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     Ok(out)
 }
 
-/// The inventories kept as evidence: (config relative to the project root, output stem).
-/// The public corpus lives beside the project; its inventory is rebuilt only when present.
+/// The inventories kept as evidence: (config relative to the project root, output stem). Both
+/// corpora live in the repository, so the evidence is rebuilt on any clone; a user's own corpus
+/// (or `../shared/corpus`) is inventoried with `nbg lab --corpus`.
 pub const INVENTORIES: [(&str, &str); 2] = [
     ("controls/corpus.json", "evidence/inventory/controls"),
     (
-        "../shared/corpus/corpus.json",
-        "evidence/inventory/public-v1",
+        "controls/public/corpus.json",
+        "evidence/inventory/public-controls",
     ),
 ];
 

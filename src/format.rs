@@ -227,8 +227,31 @@ pub mod attribute {
 pub mod v1 {
     /// Oldest version with the feature database (and the CRC field inside it).
     pub const MIN_VERSION: u32 = 0x0001_0003;
-    /// Newest version whose fixed part the corpus bounds.
-    pub const MAX_VERSION: u32 = 0x0001_001e;
+    /// Newest version the project has evidence for (public files of it exist). Newer versions
+    /// of the family still parse when their fixed part can be bounded (`Layout::BoundedUnknown`).
+    pub const MAX_KNOWN_VERSION: u32 = 0x0001_001e;
+
+    /// How much of a version's fixed part the project knows.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum Layout {
+        /// A version up to `MAX_KNOWN_VERSION`: public layout, corpus-proved extensions.
+        Known,
+        /// A newer version: the public entries are read, the fixed part is bounded by the
+        /// lowest referenced table, and everything between is an opaque extension.
+        BoundedUnknown,
+    }
+
+    impl Layout {
+        /// The layout class of a v1 version at or above `MIN_VERSION`.
+        pub fn of(version: u32) -> Layout {
+            if version <= MAX_KNOWN_VERSION {
+                Layout::Known
+            } else {
+                Layout::BoundedUnknown
+            }
+        }
+    }
 
     pub const OFF_TARGET: usize = 0x08;
     pub const OFF_NETWORK_NAME: usize = 0x0c;
@@ -422,7 +445,12 @@ pub mod v1 {
     }
 
     /// Record size of a table for a version, where the public sources or corpus establish it.
+    /// A version newer than any with evidence keeps only the I/O record size (the newest
+    /// known one, checked against the table size); its other tables stay opaque.
     pub fn record_size(name: &str, version: u32, nn_code: u32, tp_code: u32) -> Option<u64> {
+        if Layout::of(version) == Layout::BoundedUnknown && !matches!(name, "input" | "output") {
+            return None;
+        }
         Some(match name {
             "input" | "output" => io_record_size(version),
             "layer" => {

@@ -1,5 +1,10 @@
 //! `nbg lab`: the main job on a fresh clone. Each step reports pass/fail, item count, timing
 //! and per-item rows; the lab passes only when every step passes.
+//!
+//! With no arguments it runs on what the repository holds: the synthetic and public controls,
+//! the committed capture sets and the evidence. Each `--corpus CONFIG` adds an inventory step
+//! over a user's own hash-pinned corpus; its documents are returned, and written only when the
+//! caller asks.
 
 use crate::evidence;
 use crate::image::NbgImage;
@@ -15,7 +20,7 @@ pub struct Row {
 }
 
 pub struct Step {
-    pub name: &'static str,
+    pub name: String,
     pub passed: bool,
     pub items: usize,
     pub seconds: f64,
@@ -25,9 +30,12 @@ pub struct Step {
 
 pub struct Report {
     pub steps: Vec<Step>,
+    /// The inventory JSON and Markdown summary of every added corpus, in the order given, named
+    /// `<config stem>.json` / `.md` (with `-2`, `-3`... when two configs share a stem).
+    pub inventories: Vec<evidence::Generated>,
 }
 
-fn step(name: &'static str, f: impl FnOnce() -> Result<(Vec<Row>, String), String>) -> Step {
+fn step(name: String, f: impl FnOnce() -> Result<(Vec<Row>, String), String>) -> Step {
     let t = Instant::now();
     let (rows, note, ok) = match f() {
         Ok((rows, note)) => (rows, note, true),
@@ -43,49 +51,99 @@ fn step(name: &'static str, f: impl FnOnce() -> Result<(Vec<Row>, String), Strin
     }
 }
 
-/// Run every step from the project root.
-pub fn run(root: &Path) -> Report {
-    let mut steps = vec![step("round-trip controls", || roundtrip_controls(root))];
-    steps.push(step("replay differentials", || replay_differentials(root)));
-    for (config, stem) in evidence::INVENTORIES {
-        let name = if stem.ends_with("controls") {
-            "inventory controls"
-        } else {
-            "inventory public corpus"
-        };
-        let path = root.join(config);
-        if !path.exists() && config.starts_with("../") {
-            steps.push(step(name, || {
-                Ok((Vec::new(), format!("skipped: {config} is not present")))
-            }));
-            continue;
-        }
-        steps.push(step(name, || inventory_step(&path)));
+/// The project root: the working directory when it is a project checkout, else the tree the
+/// binary was built from when that is still there (so `nbg lab` runs from any folder).
+pub fn project_root() -> std::path::PathBuf {
+    let marker = "controls/controls.json";
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if !Path::new(marker).is_file() && built.join(marker).is_file() {
+        built.to_path_buf()
+    } else {
+        std::path::PathBuf::from(".")
     }
-    steps.push(step("verify evidence", || verify_step(root)));
-    Report { steps }
 }
 
+/// Run every step from the project root, then one inventory step per added corpus, each given
+/// with the config path as the user wrote it.
+pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
+    let mut steps = vec![step("round-trip controls".into(), || {
+        roundtrip_controls(root)
+    })];
+    steps.push(step("replay differentials".into(), || {
+        replay_differentials(root)
+    }));
+    for (config, stem) in evidence::INVENTORIES {
+        let name = format!(
+            "inventory {}",
+            stem.trim_start_matches("evidence/inventory/")
+        );
+        steps.push(step(name, || {
+            let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+            inventory_step(&corpus).map(|(rows, note, _)| (rows, note))
+        }));
+    }
+    steps.push(step("verify evidence".into(), || verify_step(root)));
+    let mut inventories = Vec::new();
+    let mut stems: Vec<String> = Vec::new();
+    for (shown, corpus) in corpora {
+        let mut documents = None;
+        steps.push(step(format!("inventory {shown}"), || {
+            let (rows, note, docs) = inventory_step(corpus)?;
+            documents = Some(docs);
+            Ok((rows, note))
+        }));
+        if let Some([json, md]) = documents {
+            let base = Path::new(shown)
+                .file_stem()
+                .map_or("corpus".into(), |s| s.to_string_lossy().into_owned());
+            let mut stem = base.clone();
+            let mut n = 1;
+            while stems.contains(&stem) {
+                n += 1;
+                stem = format!("{base}-{n}");
+            }
+            stems.push(stem.clone());
+            inventories.push(evidence::Generated {
+                path: format!("{stem}.json"),
+                text: json,
+            });
+            inventories.push(evidence::Generated {
+                path: format!("{stem}.md"),
+                text: md,
+            });
+        }
+    }
+    Report { steps, inventories }
+}
+
+/// The pinned controls the repository holds: synthetic v2 and redistributable public v1.
+pub const CONTROL_CONFIGS: [&str; 2] = ["controls/corpus.json", "controls/public/corpus.json"];
+
 fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let corpus = crate::corpus::load(&root.join("controls/corpus.json")).map_err(|e| e.0)?;
     let mut rows = Vec::new();
-    for e in &corpus.entries {
-        let bytes = crate::files::read_regular(&e.full_path).map_err(|e| e.0)?;
-        let detail = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
-            Err(f) => Err(format!("{} at 0x{:x}", f.code, f.offset)),
-            Ok(image) => match image.reconstruction() {
-                Ok(r) if r.sha256.hex() == e.sha256 && r.bytes == e.size => {
-                    Ok(format!("exact, sha256 {}", r.sha256))
-                }
-                Ok(r) => Err(format!("exact but pin differs (sha256 {})", r.sha256)),
-                Err(err) => Err(err.to_string()),
-            },
-        };
-        rows.push(Row {
-            item: e.path.clone(),
-            passed: detail.is_ok(),
-            detail: detail.unwrap_or_else(|x| x),
-        });
+    for config in CONTROL_CONFIGS {
+        let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+        for e in &corpus.entries {
+            let bytes = crate::files::read_regular(&e.full_path).map_err(|e| e.0)?;
+            let detail = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
+                Err(f) => Err(format!("{} at 0x{:x}", f.code, f.offset)),
+                Ok(image) => match image.reconstruction() {
+                    Ok(r) if r.sha256.hex() == e.sha256 && r.bytes == e.size => {
+                        Ok(format!("exact, sha256 {}", r.sha256))
+                    }
+                    Ok(r) => Err(format!("exact but pin differs (sha256 {})", r.sha256)),
+                    Err(err) => Err(err.to_string()),
+                },
+            };
+            let item = Path::new(config)
+                .parent()
+                .map_or_else(|| e.path.clone(), |d| d.join(&e.path).display().to_string());
+            rows.push(Row {
+                item,
+                passed: detail.is_ok(),
+                detail: detail.unwrap_or_else(|x| x),
+            });
+        }
     }
     Ok((
         rows,
@@ -127,11 +185,14 @@ fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
     Ok((rows, "A1 = A2, localization, in-memory replay".into()))
 }
 
-fn inventory_step(config: &Path) -> Result<(Vec<Row>, String), String> {
-    let corpus = crate::corpus::load(config).map_err(|e| e.0)?;
-    let results = inventory::scan(&corpus, evidence::default_jobs(), &|| {});
-    let doc = inventory::document(&corpus, &results);
-    let rows = results
+/// Inventory one corpus: a row per file, a note with the counts, and the canonical inventory
+/// JSON and Markdown summary.
+fn inventory_step(
+    corpus: &crate::corpus::Corpus,
+) -> Result<(Vec<Row>, String, [String; 2]), String> {
+    let results = inventory::scan(corpus, evidence::default_jobs(), &|| {});
+    let doc = inventory::document(corpus, &results);
+    let rows: Vec<Row> = results
         .iter()
         .map(|r| Row {
             item: r.entry.path.clone(),
@@ -142,15 +203,19 @@ fn inventory_step(config: &Path) -> Result<(Vec<Row>, String), String> {
             },
         })
         .collect();
+    let failed = rows.iter().filter(|r| !r.passed).count();
     let id = &doc["identity"];
-    Ok((
-        rows,
-        format!(
-            "{} bytes, inventory sha256 {}",
-            id["bytes"],
-            id["inventory_sha256"].as_str().unwrap_or("")
-        ),
-    ))
+    let note = format!(
+        "{} {}: {} files, {} ok, {failed} failed, {} bytes, inventory sha256 {}",
+        corpus.schema,
+        corpus.config_name,
+        rows.len(),
+        rows.len() - failed,
+        id["bytes"],
+        id["inventory_sha256"].as_str().unwrap_or("")
+    );
+    let docs = [evidence::canonical(&doc), inventory::summary(&doc)];
+    Ok((rows, note, docs))
 }
 
 fn verify_step(root: &Path) -> Result<(Vec<Row>, String), String> {

@@ -19,6 +19,7 @@ pub mod read;
 pub mod svg;
 pub mod sweep;
 pub mod synth;
+pub mod synth_v1;
 
 pub use failure::{Code, Failure};
 pub use parse::{Graph, parse};

@@ -133,9 +133,19 @@ enum Command {
         #[arg(long)]
         write: bool,
     },
-    /// The main job: round-trip every pinned control, replay every committed differential,
-    /// inventory the controls and (when present) ../shared/corpus, verify all evidence.
-    Lab,
+    /// The main job, on what the repository holds: round-trip every pinned control (synthetic
+    /// v2 and public v1), replay every committed differential, inventory the controls, verify
+    /// all evidence. Each --corpus adds an inventory of your own hash-pinned corpus. Exit 0
+    /// when every step passes, 1 when one fails, 2 on a usage or config problem.
+    Lab {
+        /// A corpus config to inventory too (nbg-corpus/1 or nbg-public-corpus/1); repeatable.
+        #[arg(long, value_name = "CONFIG")]
+        corpus: Vec<PathBuf>,
+        /// Write each added corpus's inventory (<config stem>.json and .md) into DIR, which
+        /// must not exist yet; nothing is written without it.
+        #[arg(long, value_name = "DIR", requires = "corpus")]
+        out: Option<PathBuf>,
+    },
     /// Write a synthetic corpus for benchmarks: FILES v2 graphs of about BYTES each plus an
     /// nbg-corpus/1 config, into a new DIR.
     SynthCorpus {
@@ -165,9 +175,11 @@ enum Command {
         #[command(subcommand)]
         command: OnnxCommand,
     },
-    /// Write a deterministic synthetic v2 control.
+    /// Write a deterministic synthetic control: a v2 profile, or a small v1 graph of a version
+    /// the public corpus has no sample of (the seed does not affect v1 profiles).
     Synth {
-        /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled.
+        /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled (v2);
+        /// v1-0020-suffix-crc, v1-0030-whole-file-crc, v1-0009-no-crc (v1).
         #[arg(long)]
         profile: String,
         #[arg(long)]
@@ -242,7 +254,7 @@ fn main() -> ExitCode {
             jobs,
         } => cmd_inventory(&config, out.as_deref(), summary.as_deref(), jobs),
         Command::VerifyGenerated { write } => cmd_verify_generated(write),
-        Command::Lab => cmd_lab(),
+        Command::Lab { corpus, out } => cmd_lab(&corpus, out.as_deref()),
         Command::SynthCorpus { files, bytes, out } => cmd_synth_corpus(files, bytes, &out),
         Command::Sweep {
             file,
@@ -805,7 +817,7 @@ fn cmd_inventory(
 }
 
 fn cmd_verify_generated(write: bool) -> ExitCode {
-    let root = Path::new(".");
+    let root = &nbg_lab::lab::project_root();
     if write {
         return match nbg_lab::evidence::write_all(root) {
             Ok(n) => {
@@ -838,8 +850,20 @@ fn cmd_verify_generated(write: bool) -> ExitCode {
     }
 }
 
-fn cmd_lab() -> ExitCode {
-    let report = nbg_lab::lab::run(Path::new("."));
+fn cmd_lab(configs: &[PathBuf], out: Option<&Path>) -> ExitCode {
+    let mut corpora = Vec::new();
+    for config in configs {
+        match nbg_lab::corpus::load(config) {
+            Ok(c) => corpora.push((config.display().to_string(), c)),
+            Err(e) => return usage_error(e),
+        }
+    }
+    if let Some(dir) = out {
+        if std::fs::symlink_metadata(dir).is_ok() {
+            return usage_error(format!("{}: already exists", dir.display()));
+        }
+    }
+    let report = nbg_lab::lab::run(&nbg_lab::lab::project_root(), &corpora);
     for step in &report.steps {
         out!(
             "{:<28} {:<4} {:>4} items {:>8.2}s  {}",
@@ -861,6 +885,21 @@ fn cmd_lab() -> ExitCode {
                 row.detail
             );
         }
+    }
+    if let Some(dir) = out {
+        let files: Vec<(&str, &[u8])> = report
+            .inventories
+            .iter()
+            .map(|g| (g.path.as_str(), g.text.as_bytes()))
+            .collect();
+        if let Err(e) = nbg_lab::files::write_new_dir(dir, &files) {
+            return usage_error(e);
+        }
+        eprintln!(
+            "wrote {} inventory files into {}",
+            files.len(),
+            dir.display()
+        );
     }
     let failed = report.steps.iter().filter(|s| !s.passed).count();
     out!(
@@ -1007,13 +1046,20 @@ fn cmd_sweep(file: &Path, json: bool, svg: Option<&Path>, exhaustive: bool) -> E
 }
 
 fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {
-    let Some(layout) = synth::profile(profile, seed) else {
-        return usage_error(format!(
-            "unknown profile {profile:?}; known: {}",
-            synth::PROFILES.join(", ")
-        ));
+    let bytes = match synth::profile(profile, seed) {
+        Some(layout) => layout.emit(),
+        None => match nbg_lab::synth_v1::profile(profile) {
+            Some(bytes) => bytes,
+            None => {
+                let v1 = nbg_lab::synth_v1::PROFILES.map(|p| p.0);
+                return usage_error(format!(
+                    "unknown profile {profile:?}; known: {}, {}",
+                    synth::PROFILES.join(", "),
+                    v1.join(", ")
+                ));
+            }
+        },
     };
-    let bytes = layout.emit();
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -1057,6 +1103,15 @@ fn summary_v1(g: &NbgV1<'_>) -> String {
     let mut s = String::new();
     let h = &g.header;
     let _ = writeln!(s, "format     nbg-v1 (version 0x{:08x})", h.version);
+    let _ = writeln!(
+        s,
+        "layout     {}",
+        match g.layout {
+            nbg_lab::format::v1::Layout::Known => "known (a version with evidence)",
+            nbg_lab::format::v1::Layout::BoundedUnknown =>
+                "bounded-unknown (newer than any version with evidence: public entries read, the rest opaque)",
+        }
+    );
     let _ = writeln!(s, "target     0x{:08x}", h.target);
     let _ = writeln!(
         s,

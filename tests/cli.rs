@@ -150,7 +150,7 @@ fn synth_writes_the_pinned_control_and_never_overwrites() {
 
 #[test]
 fn v1_parse_and_crc_explain() {
-    let corpus = common::corpus_dir().join("v1");
+    let corpus = common::root().join("controls/public/v1");
     let timvx = corpus.join("timvx-conv2d_relu_maxpool2d_fp32-001e.nb");
     let lenet = corpus.join("a733-lenet-v2-0016.nb");
     let o = nbg(&["parse", timvx.to_str().unwrap()]);

@@ -156,7 +156,10 @@ fn failures_are_listed_and_the_inventory_completes() {
 
 #[test]
 fn public_corpus_config_is_read_as_it_is() {
-    let c = corpus::load(&common::corpus_dir().join("corpus.json")).unwrap();
+    let Some(dir) = common::corpus_dir() else {
+        return;
+    };
+    let c = corpus::load(&dir.join("corpus.json")).unwrap();
     assert_eq!(c.entries.len(), 22);
     let r = inventory::scan(&c, 2, &|| {});
     assert!(inventory::all_ok(&r));
@@ -171,7 +174,6 @@ fn public_corpus_config_is_read_as_it_is() {
 fn verify_generated_reports_a_changed_file() {
     let tmp = tempfile::tempdir().unwrap();
     let proj = tmp.path().join("proj");
-    let shared = tmp.path().join("shared/corpus");
     copy_tree(&common::root().join("controls"), &proj.join("controls"));
     copy_tree(
         &common::root().join("differentials"),
@@ -180,7 +182,6 @@ fn verify_generated_reports_a_changed_file() {
     copy_tree(&common::root().join("evidence"), &proj.join("evidence"));
     copy_tree(&common::root().join("onnx"), &proj.join("onnx"));
     copy_tree(&common::root().join("policy"), &proj.join("policy"));
-    copy_tree(&common::corpus_dir(), &shared);
     let o = nbg(&proj, &["verify-generated"]);
     assert_eq!(
         o.status.code(),
@@ -236,7 +237,167 @@ fn lab_passes_on_the_project() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
     assert!(out.contains("lab: 5 steps, 5 passed, 0 failed"), "{out}");
-    assert!(out.contains("inventory public corpus"), "{out}");
+    assert!(out.contains("inventory public-controls"), "{out}");
+    assert!(out.contains("15 files, 15 ok, 0 failed"), "{out}");
+}
+
+/// What a fresh clone holds (its tracked folders, nothing beside it) is enough for the lab; run
+/// from another folder, it finds the checkout it was built from.
+#[test]
+fn lab_passes_on_a_clone_with_nothing_beside_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let proj = tmp.path().join("clone");
+    for dir in ["controls", "differentials", "evidence", "onnx", "policy"] {
+        copy_tree(&common::root().join(dir), &proj.join(dir));
+    }
+    assert!(!tmp.path().join("shared").exists());
+    let o = nbg(&proj, &["lab"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("lab: 5 steps, 5 passed, 0 failed"), "{out}");
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let o = nbg(elsewhere.path(), &["lab"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+/// `--corpus` adds a user's corpus as a step named after the config, with its counts; its
+/// inventory is written only with `--out`, into a new folder, all or nothing.
+#[test]
+fn lab_adds_a_users_corpus() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mine = d.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    let erf = common::control("erf-u8.nb");
+    let timvx = common::public_control("timvx-conv2d_relu_maxpool2d_fp32-001e.nb");
+    std::fs::write(mine.join("a.nb"), &erf).unwrap();
+    std::fs::write(mine.join("b.nb"), &timvx).unwrap();
+    std::fs::write(mine.join("bad.nb"), b"VPMX").unwrap();
+    write_config(
+        &mine,
+        &format!(
+            r#"{{"schema": "nbg-corpus/1", "files": [{}, {}, {}]}}"#,
+            entry("a.nb", &erf),
+            entry("b.nb", &timvx),
+            entry("bad.nb", b"VPMX")
+        ),
+    );
+    let before: Vec<_> = std::fs::read_dir(d).unwrap().collect();
+    let o = nbg(d, &["lab", "--corpus", "mine/corpus.json"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("inventory mine/corpus.json"),
+        "the step names the config: {out}"
+    );
+    assert!(out.contains("3 files, 2 ok, 1 failed"), "{out}");
+    assert!(out.contains("bad-magic"), "{out}");
+    assert!(out.contains("lab: 6 steps, 5 passed, 1 failed"), "{out}");
+    assert_eq!(
+        std::fs::read_dir(d).unwrap().count(),
+        before.len(),
+        "nothing written"
+    );
+
+    // Two configs, one good; --out receives both inventories under their stems.
+    let good = d.join("good");
+    std::fs::create_dir(&good).unwrap();
+    std::fs::write(good.join("a.nb"), &erf).unwrap();
+    write_config(
+        &good,
+        &format!(
+            r#"{{"schema": "nbg-corpus/1", "files": [{}]}}"#,
+            entry("a.nb", &erf)
+        ),
+    );
+    let o = nbg(
+        d,
+        &[
+            "lab",
+            "--corpus",
+            "good/corpus.json",
+            "--corpus",
+            "good/corpus.json",
+            "--out",
+            "inv",
+        ],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(d.join("inv"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["corpus-2.json", "corpus-2.md", "corpus.json", "corpus.md"]
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("inv/corpus.json")).unwrap()).unwrap();
+    assert_eq!(doc["identity"]["files"], 1);
+    // An existing --out is refused before any work; a broken config is a usage error.
+    let o = nbg(d, &["lab", "--corpus", "good/corpus.json", "--out", "inv"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
+    let o = nbg(d, &["lab", "--corpus", "missing.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(".nbg-partial"));
+}
+
+/// Files the lab writes get the mode any program's output gets under the umask (0644 under
+/// 022), not tempfile's private 0600.
+#[test]
+fn written_files_get_the_usual_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let plain = d.join("plain");
+    std::fs::write(&plain, b"x").unwrap();
+    let expected = std::fs::metadata(&plain).unwrap().permissions().mode() & 0o777;
+    let erf = common::root().join("controls/erf-u8.nb");
+    let o = nbg(
+        d,
+        &["image", erf.to_str().unwrap(), "--svg", "map.svg", "--json"],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let o = nbg(
+        d,
+        &[
+            "inventory",
+            common::root()
+                .join("controls/corpus.json")
+                .to_str()
+                .unwrap(),
+            "--out",
+            "inv.json",
+            "--summary",
+            "inv.md",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    for f in ["map.svg", "inv.json", "inv.md"] {
+        let mode = std::fs::metadata(d.join(f)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, expected, "{f}: mode {mode:o}");
+    }
+    // The SVG names the file as it was typed, not as an absolute path.
+    std::fs::copy(&erf, d.join("erf.nb")).unwrap();
+    let o = nbg(d, &["image", "./erf.nb", "--svg", "typed.svg"]);
+    assert_eq!(o.status.code(), Some(0));
+    let svg = std::fs::read_to_string(d.join("typed.svg")).unwrap();
+    assert!(svg.contains(">./erf.nb (nbg-v2)</text>"), "{}", &svg[..400]);
+    assert!(!svg.contains(d.to_str().unwrap()));
 }
 
 #[test]

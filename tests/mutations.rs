@@ -74,7 +74,7 @@ fn seeds() -> Vec<Vec<u8>> {
         .map(|n| common::control(n))
         .collect();
     out.extend(
-        common::corpus_files()
+        common::public_controls()
             .into_iter()
             .filter(|f| f.1.len() <= 128 * 1024)
             .map(|f| f.1),

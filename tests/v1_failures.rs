@@ -9,11 +9,7 @@ use nbg_lab::parse::Graph;
 use nbg_lab::{Code, parse};
 
 fn timvx() -> Vec<u8> {
-    common::corpus_files()
-        .into_iter()
-        .find(|f| f.0.starts_with("timvx"))
-        .expect("timvx sample")
-        .1
+    common::public_control("timvx-conv2d_relu_maxpool2d_fp32-001e.nb")
 }
 
 /// Entry k's (offset, size) file offset in a 0x0001001e file.
@@ -34,7 +30,24 @@ fn v1_failure_codes() {
         code(&b)
     };
     assert_eq!(m(&|b| put32(b, 4, 0x0001_0002)), Code::UnsupportedVersion);
-    assert_eq!(m(&|b| put32(b, 4, 0x0001_001f)), Code::UnsupportedVersion);
+    // A newer version whose public entries reference no table cannot be bounded.
+    assert_eq!(
+        m(&|b| {
+            put32(b, 4, 0x0001_001f);
+            for k in 0..16 {
+                put32(b, entry(k) + 4, 0);
+            }
+        }),
+        Code::UnsupportedVersion
+    );
+    // Nor one whose first table lies inside the public fixed part.
+    assert_eq!(
+        m(&|b| {
+            put32(b, 4, 0x0001_0020);
+            put32(b, entry(0), 0x1f0);
+        }),
+        Code::UnsupportedVersion
+    );
     assert_eq!(m(&|b| b.truncate(0x200)), Code::Truncated);
     assert_eq!(m(&|b| b[0x0c..0x4c].fill(b'x')), Code::InvalidName);
     // Input table pushed past EOF.
@@ -165,11 +178,7 @@ fn v1_byte_flips_and_truncations_never_panic() {
 /// A version between the proved ones keeps the bytes after the public layout opaque.
 #[test]
 fn unproved_version_keeps_an_opaque_fixed_extension() {
-    let mut b = common::corpus_files()
-        .into_iter()
-        .find(|f| f.0.starts_with("ameba-planar_to_nchw"))
-        .expect("0x0001_0014 sample")
-        .1;
+    let mut b = common::public_control("ameba-fer2013_cnn-0014.nb");
     put32(&mut b, 4, 0x0001_0015);
     let Graph::V1(g) = parse(&b).unwrap() else {
         panic!("v1")

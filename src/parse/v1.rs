@@ -4,7 +4,9 @@
 //! newer versions append are decoded only for versions whose layout the public corpus proves
 //! (`format::v1::PROVED_EXTENSIONS`), each labelled `public`, `proved` or `inferred`. Bytes
 //! between the decoded fixed part and the first referenced table are an
-//! `opaque_fixed_extension`: fingerprinted, never named. Check order: envelope and header,
+//! `opaque_fixed_extension`: fingerprinted, never named. A version newer than any with evidence
+//! (`layout: bounded-unknown`) reads only the public entries and is bounded by the lowest
+//! table they reference; it is refused only when that bound does not exist. Check order: envelope and header,
 //! entry bounds and overlap, records, count cross-checks, nested tables. The CRC field is
 //! classified and reported, never fatal.
 //!
@@ -27,6 +29,8 @@ pub struct NbgV1<'data> {
     #[serde(skip)]
     pub bytes: &'data [u8],
     pub format: &'static str,
+    /// `known` for versions with evidence, `bounded-unknown` for newer ones.
+    pub layout: f::Layout,
     pub file: FileFacts,
     pub header: Header,
     pub feature_database: FeatureDatabase,
@@ -182,17 +186,17 @@ const FIXED_HEADER_END: u64 = 0x5c;
 pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1<'_>, Failure> {
     let bytes = data.bytes;
     let file_size = data.len();
-    if !(f::MIN_VERSION..=f::MAX_VERSION).contains(&version) {
+    if version < f::MIN_VERSION {
         return fail(
             Code::UnsupportedVersion,
             4,
             format!(
-                "v1 version 0x{version:08x} is outside 0x{:08x}..=0x{:08x}, the range whose fixed part can be bounded",
-                f::MIN_VERSION,
-                f::MAX_VERSION
+                "v1 version 0x{version:08x} is older than 0x{:08x}, the first with the feature database",
+                f::MIN_VERSION
             ),
         );
     }
+    let layout = f::Layout::of(version);
 
     // Envelope and header.
     let entries_offset = f::entries_offset(version) as u64;
@@ -258,6 +262,9 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             }
         })
         .collect();
+    if layout == f::Layout::BoundedUnknown {
+        bound_unknown_layout(&tables, version, fixed_end, file_size)?;
+    }
     for t in &tables {
         if t.end() > file_size {
             return fail(
@@ -322,15 +329,15 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             t.record_count = Some(t.size / r);
         }
     }
-    let layout = io_layout(version);
+    let io = io_layout(version);
     let table = |name| {
         tables
             .iter()
             .find(|t| t.name == name)
             .expect("input/output always present")
     };
-    let inputs = decode_io_table(bytes, table("input"), &layout)?;
-    let outputs = decode_io_table(bytes, table("output"), &layout)?;
+    let inputs = decode_io_table(bytes, table("input"), &io)?;
+    let outputs = decode_io_table(bytes, table("output"), &io)?;
 
     // Cross-checks against the header counts.
     for (name, declared, at) in [
@@ -339,7 +346,10 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         ("layer", header.layer_count, f::OFF_LAYER_COUNT),
         ("operation", header.operation_count, f::OFF_OPERATION_COUNT),
     ] {
-        let records = table(name).record_count.expect("record size known");
+        // A bounded-unknown layout has no proved layer/operation record size: not checked.
+        let Some(records) = table(name).record_count else {
+            continue;
+        };
         if records != u64::from(declared) {
             return fail(
                 Code::MetadataCountMismatch,
@@ -376,6 +386,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let mut graph = NbgV1 {
         bytes,
         format: "nbg-v1",
+        layout,
         file: FileFacts {
             size: file_size,
             sha256: fingerprints.file_sha256,
@@ -413,6 +424,41 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     };
     graph.structural_signature = structural_signature(&graph);
     Ok(graph)
+}
+
+/// A version newer than any with evidence parses only when its fixed part can be bounded: the
+/// public entries must reference at least one non-empty table, all inside the file and none
+/// inside the fixed part. Otherwise the layout cannot be bounded and the version is refused.
+fn bound_unknown_layout(
+    tables: &[Table],
+    version: u32,
+    fixed_end: u64,
+    file_size: u64,
+) -> Result<(), Failure> {
+    let refuse = |why: String| {
+        fail(
+            Code::UnsupportedVersion,
+            4,
+            format!(
+                "v1 version 0x{version:08x} is newer than any with evidence and its fixed part cannot be bounded: {why}"
+            ),
+        )
+    };
+    let placed: Vec<&Table> = tables.iter().filter(|t| t.size > 0).collect();
+    if let Some(t) = placed.iter().find(|t| t.end() > file_size) {
+        return refuse(format!(
+            "the {} table [0x{:x}, +0x{:x}) leaves the {file_size}-byte file",
+            t.name, t.offset, t.size
+        ));
+    }
+    match placed.iter().min_by_key(|t| t.offset) {
+        None => refuse("no public entry references a table".into()),
+        Some(t) if t.offset < fixed_end => refuse(format!(
+            "the {} table at 0x{:x} lies inside the fixed part, which ends at 0x{fixed_end:x}",
+            t.name, t.offset
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 impl<'data> NbgV1<'data> {
