@@ -1,6 +1,7 @@
 //! Shared test helpers: the committed controls and the builder's layouts.
 #![allow(dead_code)]
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 pub fn root() -> PathBuf {
@@ -47,7 +48,12 @@ pub fn corpus_dir() -> Option<PathBuf> {
         "the public corpus is missing under CI=true: expected {} beside the project",
         dir.display()
     );
-    println!("skipped: ../shared/corpus not present");
+    // Straight to the stream, not through `println!`, which the test harness captures.
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: ../shared/corpus not present ({})",
+        std::thread::current().name().unwrap_or("test")
+    );
     None
 }
 
