@@ -93,14 +93,43 @@ pub struct Corpus {
 
 /// Load and check a config of either schema.
 pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
-    let bytes = crate::files::read_regular(config).map_err(|e| ConfigError(e.0))?;
+    let mut bytes = Vec::new();
+    crate::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)
+        .map_err(|e| ConfigError(e.0))?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(ConfigError(format!(
+            "{}: a corpus config is at most {MAX_CONFIG_BYTES} bytes",
+            config.display()
+        )));
+    }
     from_bytes(&bytes, config)
+}
+
+/// Largest config read (about 300,000 entries).
+pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
+
+/// serde's derived struct deserializer also accepts a JSON array in place of an object
+/// (fields by position); a config is only ever written with objects, so any other shape is
+/// refused before it is read into the structs.
+fn require_objects(bytes: &[u8]) -> Result<(), String> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("not a corpus config: {e}"))?;
+    let top = value
+        .as_object()
+        .ok_or("a corpus config is a JSON object")?;
+    if let Some(files) = top.get("files").and_then(|f| f.as_array()) {
+        if let Some(i) = files.iter().position(|f| !f.is_object()) {
+            return Err(format!("files[{i}] must be a JSON object"));
+        }
+    }
+    Ok(())
 }
 
 /// Check config text as if it were read from `config` (which names the root folder).
 pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
     let shown = config.display().to_string();
     let err = |m: String| ConfigError(format!("{shown}: {m}"));
+    require_objects(bytes).map_err(err)?;
     let probe: SchemaProbe =
         serde_json::from_slice(bytes).map_err(|e| err(format!("not a corpus config: {e}")))?;
     let dir = config
@@ -146,6 +175,8 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
     };
     check_dir(&root).map_err(&err)?;
     let mut entries: Vec<Entry> = Vec::with_capacity(raw.len());
+    // Duplicates found by hashing, so loading stays linear in the number of files.
+    let mut seen = std::collections::HashSet::with_capacity(raw.len());
     for (path, role, sha256, size) in raw {
         if role.is_empty()
             || !role
@@ -164,7 +195,7 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
             )));
         }
         let full_path = resolve(&root, &path).map_err(|m| err(format!("{path}: {m}")))?;
-        if entries.iter().any(|e| e.full_path == full_path) {
+        if !seen.insert(full_path.clone()) {
             return Err(err(format!("{path}: listed twice")));
         }
         entries.push(Entry {

@@ -33,6 +33,13 @@ pub struct CaptureSpec {
     pub provenance: Option<String>,
 }
 
+/// Largest `differential.json` read.
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
+/// Most changed ranges a report lists; the rest are counted in `changed_ranges_omitted`, so
+/// memory and output stay bounded however much B differs from A.
+pub const MAX_CHANGED_RANGES: usize = 4096;
+
 /// The four files of a capture set.
 pub struct CaptureSet {
     pub a1: Vec<u8>,
@@ -51,9 +58,27 @@ pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
             dir.display()
         )));
     }
-    let json = read_regular(&dir.join("differential.json"))?;
+    let spec_path = dir.join("differential.json");
+    let mut json = Vec::new();
+    crate::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
+    if json.len() as u64 > MAX_SPEC_BYTES {
+        return Err(InputError(format!(
+            "{}: differential.json is at most {MAX_SPEC_BYTES} bytes",
+            spec_path.display()
+        )));
+    }
+    // The derived deserializer would also take `[a_source, b_source]`: only an object is one.
+    let value: serde_json::Value = serde_json::from_slice(&json)
+        .map_err(|e| InputError(format!("{}: {e}", spec_path.display())))?;
+    if !value.is_object() {
+        return Err(InputError(format!(
+            "{}: differential.json must be a JSON object",
+            spec_path.display()
+        )));
+    }
+    // Read again through the derived struct, which refuses duplicate keys.
     let spec: CaptureSpec = serde_json::from_slice(&json)
-        .map_err(|e| InputError(format!("{}: {e}", dir.join("differential.json").display())))?;
+        .map_err(|e| InputError(format!("{}: {e}", spec_path.display())))?;
     if spec.a_source.len() != spec.b_source.len() || spec.a_source.is_empty() {
         return Err(InputError(format!(
             "{}: a_source and b_source must be non-empty and of the same length ({} vs {})",
@@ -139,6 +164,10 @@ pub struct Report {
     pub same_layout: Option<bool>,
     pub layout_differences: Vec<String>,
     pub changed_ranges: Vec<ChangedRange>,
+    /// Changed ranges beyond `MAX_CHANGED_RANGES`, counted but not listed (then the source
+    /// change cannot be localized: the result is `multi-region-unresolved`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub changed_ranges_omitted: u64,
     pub source: Option<SourceMatch>,
     pub replay: Option<Replay>,
     pub result: &'static str,
@@ -168,6 +197,7 @@ pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
         same_layout: None,
         layout_differences: Vec::new(),
         changed_ranges: Vec::new(),
+        changed_ranges_omitted: 0,
         source: None,
         replay: None,
         result: "a1-differs-from-a2",
@@ -201,7 +231,7 @@ pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
     }
 
     // Step 3: localize.
-    report.changed_ranges = localize(&ga, &ia, &set.a1, &set.b);
+    (report.changed_ranges, report.changed_ranges_omitted) = localize(&ga, &ia, &set.a1, &set.b);
     if report.changed_ranges.is_empty() {
         report.result = "no-change";
         return Ok(report);
@@ -211,7 +241,10 @@ pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
         .iter()
         .filter_map(|r| r.dynaio_entry)
         .collect();
-    if report.changed_ranges.iter().any(|r| r.role == "other") || entries.len() != 1 {
+    if report.changed_ranges_omitted > 0
+        || report.changed_ranges.iter().any(|r| r.role == "other")
+        || entries.len() != 1
+    {
         report.result = "multi-region-unresolved";
         return Ok(report);
     }
@@ -319,7 +352,13 @@ fn crc_field(g: &Graph<'_>) -> (u64, &'static str) {
     }
 }
 
-fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> Vec<ChangedRange> {
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The changed runs of B against A, each inside one unit of A's ledger: at most
+/// `MAX_CHANGED_RANGES` listed, the number of further runs returned beside them.
+fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> (Vec<ChangedRange>, u64) {
     let (crc_at, _) = crc_field(g);
     let entries = g.dynaio_ranges();
     let region = match g {
@@ -345,14 +384,26 @@ fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> Vec<Chan
         ("other", None)
     };
     let mut out: Vec<ChangedRange> = Vec::new();
+    let mut omitted = 0u64;
+    // The run in progress once the list is full: (end, role, entry, unit).
+    let mut overflow: Option<(u64, &'static str, Option<usize>, u64)> = None;
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         if x == y {
             continue;
         }
         let offset = i as u64;
         let owner = image.owner_of(offset).expect("ledger covers every byte");
-        let (field, unit) = locate(g, owner, offset);
+        let unit = locate(g, owner, offset).1;
         let (role, entry) = classify(offset);
+        if let Some((end, r, e, u)) = &mut overflow {
+            if *end == offset && *r == role && *e == entry && *u == unit {
+                *end += 1;
+            } else {
+                omitted += 1;
+                overflow = Some((offset + 1, role, entry, unit));
+            }
+            continue;
+        }
         if let Some(last) = out.last_mut() {
             let last_unit = locate(g, image.owner_of(last.start).expect("covered"), last.start).1;
             if last.end == offset
@@ -364,6 +415,12 @@ fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> Vec<Chan
                 continue;
             }
         }
+        if out.len() == MAX_CHANGED_RANGES {
+            omitted += 1;
+            overflow = Some((offset + 1, role, entry, unit));
+            continue;
+        }
+        let field = locate(g, owner, offset).0;
         let entry_offset = entry.map(|e| offset - entries[e].0);
         out.push(ChangedRange {
             start: offset,
@@ -376,7 +433,7 @@ fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> Vec<Chan
             section_offset: entry.and(region).map(|r| offset - r),
         });
     }
-    out
+    (out, omitted)
 }
 
 fn replay(

@@ -30,6 +30,7 @@ codes! {
     SectionOutOfBounds => "section-out-of-bounds",
     SectionOverlap => "section-overlap",
     DuplicateSection => "duplicate-section",
+    SectionMissing => "section-missing",
     IoRecordSize => "io-record-size",
     IoCountLimit => "io-count-limit",
     DimensionCount => "dimension-count",

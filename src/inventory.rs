@@ -30,10 +30,15 @@ impl FileResult {
     }
 }
 
-/// Read, hash and parse every entry, `jobs` at a time; `tick` is called once per file.
+/// Most worker threads a scan uses, whatever is asked: beyond the machine's cores more threads
+/// only cost memory (each holds a read buffer).
+pub const MAX_JOBS: usize = 64;
+
+/// Read, hash and parse every entry, `jobs` (at most `MAX_JOBS`) at a time; `tick` is called
+/// once per file.
 pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileResult> {
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
+        .num_threads(jobs.clamp(1, MAX_JOBS))
         .build();
     let work = || {
         corpus

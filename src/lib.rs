@@ -14,6 +14,7 @@ pub mod image;
 pub mod inventory;
 pub mod lab;
 pub mod onnx;
+pub mod output;
 pub mod parse;
 pub mod read;
 pub mod svg;

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use nbg_lab::files::{read_regular, write_atomic};
 use nbg_lab::image::NbgImage;
+use nbg_lab::output::{self, Outputs};
 use nbg_lab::parse::{Graph, IoRecord, NbgV1, NbgV2};
 use nbg_lab::{Failure, crc_rules, parse, synth};
 use std::io::Write as _;
@@ -67,18 +68,25 @@ enum Command {
         file: PathBuf,
         #[arg(long)]
         json: bool,
-        /// Also write a byte map coloured by owner class (refuses to overwrite).
+        /// Also write a byte map coloured by owner class (refuses to overwrite without --force).
         #[arg(long, value_name = "OUT.svg")]
         svg: Option<PathBuf>,
+        /// Replace an existing output file (never an input of this run, never a non-regular file).
+        #[arg(long)]
+        force: bool,
     },
     /// Rebuild each file in memory from its ledger and print `exact` or the first differing
     /// offset; exit 1 on any mismatch or invalid file.
     Roundtrip {
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Write each exact reconstruction into DIR (never a changed image, never overwriting).
+        /// Write each exact reconstruction into DIR (an existing folder): only when every file
+        /// is exact, all or nothing, never a changed image; existing files only with --force.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Replace an existing output file (never an input of this run, never a non-regular file).
+        #[arg(long)]
+        force: bool,
     },
     /// Compare two NBGs of the same family, owner by owner (also of different sizes or
     /// layouts): changed ranges named by section or table, record and field. Exit 0 when
@@ -99,9 +107,13 @@ enum Command {
         dir: PathBuf,
         #[arg(long)]
         json: bool,
-        /// Write the report as canonical JSON to FILE (the only file ever written).
+        /// Write the report as canonical JSON to FILE (the only file ever written; an existing
+        /// one only with --force, never a file of the capture set).
         #[arg(long, value_name = "FILE")]
         evidence: Option<PathBuf>,
+        /// Replace an existing output file (never an input of this run, never a non-regular file).
+        #[arg(long)]
+        force: bool,
     },
     /// Write a synthetic capture set (A1.nb, A2.nb, B.nb, differential.json) into a new DIR.
     SynthDifferential {
@@ -122,9 +134,12 @@ enum Command {
         /// Also write the Markdown summary.
         #[arg(long, value_name = "FILE.md")]
         summary: Option<PathBuf>,
-        /// Worker threads (default: the machine's parallelism).
-        #[arg(long, value_name = "N")]
-        jobs: Option<usize>,
+        /// Worker threads (default: the machine's parallelism; at most 64).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=nbg_lab::inventory::MAX_JOBS as i64))]
+        jobs: Option<u16>,
+        /// Replace an existing output file (never an input of this run, never a non-regular file).
+        #[arg(long)]
+        force: bool,
     },
     /// Rebuild every committed evidence file in memory and compare bytes; print a unified
     /// diff and exit 1 on any mismatch. Run from the project root.
@@ -149,9 +164,11 @@ enum Command {
     /// Write a synthetic corpus for benchmarks: FILES v2 graphs of about BYTES each plus an
     /// nbg-corpus/1 config, into a new DIR.
     SynthCorpus {
-        #[arg(long)]
+        /// Number of files, 1 to 100,000.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         files: u32,
-        #[arg(long)]
+        /// Approximate size of each file, 4 KiB to 8 GiB.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(4096..=nbg_lab::synth::BULK_MAX_BYTES))]
         bytes: u64,
         #[arg(short, long)]
         out: PathBuf,
@@ -163,9 +180,12 @@ enum Command {
         file: PathBuf,
         #[arg(long)]
         json: bool,
-        /// Also write a byte map of the three classes (refuses to overwrite).
+        /// Also write a byte map of the three classes (refuses to overwrite without --force).
         #[arg(long, value_name = "OUT.svg")]
         svg: Option<PathBuf>,
+        /// Replace an existing output file (never an input of this run, never a non-regular file).
+        #[arg(long)]
+        force: bool,
         /// Flip and parse every offset even in large files (no coverage-derived payload bytes).
         #[arg(long)]
         exhaustive: bool,
@@ -184,9 +204,12 @@ enum Command {
         profile: String,
         #[arg(long)]
         seed: u64,
-        /// Output file (refuses to overwrite an existing one).
+        /// Output file (refuses to overwrite an existing one without --force).
         #[arg(short, long)]
         out: PathBuf,
+        /// Replace an existing output file (never an input of this run, never a non-regular file).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -233,8 +256,13 @@ fn main() -> ExitCode {
         Command::Parse { file, json } => cmd_parse(&file, json),
         Command::Check { files } => cmd_check(&files),
         Command::CrcExplain { files, json } => cmd_crc_explain(&files, json),
-        Command::Image { file, json, svg } => cmd_image(&file, json, svg.as_deref()),
-        Command::Roundtrip { files, out } => cmd_roundtrip(&files, out.as_deref()),
+        Command::Image {
+            file,
+            json,
+            svg,
+            force,
+        } => cmd_image(&file, json, svg.as_deref(), force),
+        Command::Roundtrip { files, out, force } => cmd_roundtrip(&files, out.as_deref(), force),
         Command::Diff {
             a,
             b,
@@ -245,14 +273,22 @@ fn main() -> ExitCode {
             dir,
             json,
             evidence,
-        } => cmd_differential(&dir, json, evidence.as_deref()),
+            force,
+        } => cmd_differential(&dir, json, evidence.as_deref(), force),
         Command::SynthDifferential { name, out } => cmd_synth_differential(&name, &out),
         Command::Inventory {
             config,
             out,
             summary,
             jobs,
-        } => cmd_inventory(&config, out.as_deref(), summary.as_deref(), jobs),
+            force,
+        } => cmd_inventory(
+            &config,
+            out.as_deref(),
+            summary.as_deref(),
+            jobs.map(usize::from),
+            force,
+        ),
         Command::VerifyGenerated { write } => cmd_verify_generated(write),
         Command::Lab { corpus, out } => cmd_lab(&corpus, out.as_deref()),
         Command::SynthCorpus { files, bytes, out } => cmd_synth_corpus(files, bytes, &out),
@@ -261,10 +297,30 @@ fn main() -> ExitCode {
             json,
             svg,
             exhaustive,
-        } => cmd_sweep(&file, json, svg.as_deref(), exhaustive),
+            force,
+        } => cmd_sweep(&file, json, svg.as_deref(), exhaustive, force),
         Command::Onnx { command } => onnx_cli::run(command),
-        Command::Synth { profile, seed, out } => cmd_synth(&profile, seed, &out),
+        Command::Synth {
+            profile,
+            seed,
+            out,
+            force,
+        } => cmd_synth(&profile, seed, &out, force),
     }
+}
+
+/// Plan a run's outputs before any work: every path checked against the inputs, the other
+/// outputs and what exists (see `nbg_lab::output`).
+fn plan_outputs(
+    inputs: &[&Path],
+    force: bool,
+    outputs: &[Option<&Path>],
+) -> Result<Outputs, ExitCode> {
+    let mut planned = Outputs::new(inputs, force);
+    for path in outputs.iter().flatten() {
+        planned.plan(path).map_err(usage_error)?;
+    }
+    Ok(planned)
 }
 
 fn usage_error(message: impl std::fmt::Display) -> ExitCode {
@@ -391,7 +447,11 @@ fn cmd_crc_explain(files: &[PathBuf], json: bool) -> ExitCode {
     status
 }
 
-fn cmd_image(file: &Path, json: bool, svg: Option<&Path>) -> ExitCode {
+fn cmd_image(file: &Path, json: bool, svg: Option<&Path>, force: bool) -> ExitCode {
+    let mut outputs = match plan_outputs(&[file], force, &[svg]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let bytes = match read_regular(file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
@@ -414,7 +474,10 @@ fn cmd_image(file: &Path, json: bool, svg: Option<&Path>) -> ExitCode {
             .collect();
         let title = format!("{} ({})", file.display(), image.format());
         let svg_text = nbg_lab::svg::byte_map(&title, image.len(), &spans, &OWNER_PALETTE);
-        if let Err(e) = write_atomic(path, svg_text.as_bytes(), false) {
+        if let Err(e) = outputs
+            .stage(path, svg_text.as_bytes())
+            .and_then(|_| outputs.commit())
+        {
             return usage_error(e);
         }
     }
@@ -486,7 +549,9 @@ const OWNER_PALETTE: [(&str, &str); 5] = [
     ("connection-tail", "#d7191c"),
 ];
 
-fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
+fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>, force: bool) -> ExitCode {
+    let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let mut outputs = Outputs::new(&inputs, force);
     if let Some(dir) = out {
         if !std::fs::symlink_metadata(dir)
             .map(|m| m.is_dir())
@@ -496,6 +561,12 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
                 "{}: --out must be an existing directory (not a symlink)",
                 dir.display()
             ));
+        }
+        // Every target is checked (and two inputs with one name refused) before any work.
+        for file in files {
+            if let Err(e) = outputs.plan(&dir.join(file.file_name().unwrap_or_default())) {
+                return usage_error(e);
+            }
         }
     }
     let mut status = ExitCode::SUCCESS;
@@ -518,7 +589,7 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
                 out!("{name}: exact");
                 if let Some(dir) = out {
                     let target = dir.join(file.file_name().unwrap_or_default());
-                    if let Err(e) = write_atomic(&target, &rebuilt, false) {
+                    if let Err(e) = outputs.stage(&target, &rebuilt) {
                         return usage_error(e);
                     }
                 }
@@ -527,6 +598,13 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>) -> ExitCode {
                 out!("{name}: {e}");
                 status = ExitCode::from(1);
             }
+        }
+    }
+    if out.is_some() {
+        if status != ExitCode::SUCCESS {
+            eprintln!("nbg: not every file is exact; nothing written");
+        } else if let Err(e) = outputs.commit() {
+            return usage_error(e);
         }
     }
     status
@@ -649,7 +727,11 @@ fn hex_context(side: &str, bytes: &[u8], start: u64, end: u64, colour: bool) -> 
     s
 }
 
-fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>) -> ExitCode {
+fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>, force: bool) -> ExitCode {
+    let mut outputs = match plan_outputs(&[dir], force, &[evidence]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let set = match nbg_lab::differential::load(dir) {
         Ok(s) => s,
         Err(e) => return usage_error(e),
@@ -670,7 +752,10 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>) -> ExitCode
     let value = serde_json::to_value(&report).expect("report serializes");
     if let Some(path) = evidence {
         let text = nbg_lab::evidence::canonical(&value);
-        if let Err(e) = write_atomic(path, text.as_bytes(), true) {
+        if let Err(e) = outputs
+            .stage(path, text.as_bytes())
+            .and_then(|_| outputs.commit())
+        {
             return usage_error(e);
         }
     }
@@ -685,7 +770,8 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>) -> ExitCode
         for d in &report.layout_differences {
             out!("    {d}");
         }
-        for r in &report.changed_ranges {
+        const SHOWN: usize = 64;
+        for r in report.changed_ranges.iter().take(SHOWN) {
             let entry = match (r.dynaio_entry, r.entry_offset, r.section_offset) {
                 (Some(e), Some(o), Some(so)) => format!(" entry {e} +{o} (region +{so})"),
                 _ => String::new(),
@@ -696,6 +782,14 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>) -> ExitCode
                 r.end,
                 r.role,
                 r.owner
+            );
+        }
+        let more = report.changed_ranges.len().saturating_sub(SHOWN) as u64
+            + report.changed_ranges_omitted;
+        if more > 0 {
+            out!(
+                "  ... and {more} more changed ranges (--json lists the first {})",
+                nbg_lab::differential::MAX_CHANGED_RANGES
             );
         }
         if let Some(s) = &report.source {
@@ -734,9 +828,10 @@ fn cmd_synth_differential(name: &str, out: &Path) -> ExitCode {
             synth::TRIOS.join(", ")
         ));
     };
-    if let Err(e) = std::fs::create_dir(out) {
-        return usage_error(format!("{}: {e}", out.display()));
-    }
+    let folder = match output::new_dir(out) {
+        Ok(g) => g,
+        Err(e) => return usage_error(e),
+    };
     let spec = nbg_lab::differential::CaptureSpec {
         a_source: trio.a_source,
         b_source: trio.b_source,
@@ -753,6 +848,7 @@ fn cmd_synth_differential(name: &str, out: &Path) -> ExitCode {
             return usage_error(e);
         }
     }
+    folder.keep();
     eprintln!("wrote capture set {name} into {}", out.display());
     ExitCode::SUCCESS
 }
@@ -762,10 +858,18 @@ fn cmd_inventory(
     out: Option<&Path>,
     summary: Option<&Path>,
     jobs: Option<usize>,
+    force: bool,
 ) -> ExitCode {
     let corpus = match nbg_lab::corpus::load(config) {
         Ok(c) => c,
         Err(e) => return usage_error(e),
+    };
+    // The config and every corpus member are inputs: no output may replace one.
+    let mut inputs: Vec<&Path> = vec![config];
+    inputs.extend(corpus.entries.iter().map(|e| e.full_path.as_path()));
+    let mut outputs = match plan_outputs(&inputs, force, &[out, summary]) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         let b = indicatif::ProgressBar::new(corpus.entries.len() as u64);
@@ -789,18 +893,19 @@ fn cmd_inventory(
     }
     let doc = nbg_lab::inventory::document(&corpus, &results);
     let text = nbg_lab::evidence::canonical(&doc);
-    match out {
-        Some(path) => {
-            if let Err(e) = write_atomic(path, text.as_bytes(), true) {
-                return usage_error(e);
-            }
-        }
-        None => outp!("{text}"),
+    let staged = out
+        .map(|path| outputs.stage(path, text.as_bytes()))
+        .unwrap_or(Ok(()))
+        .and_then(|_| match summary {
+            Some(path) => outputs.stage(path, nbg_lab::inventory::summary(&doc).as_bytes()),
+            None => Ok(()),
+        })
+        .and_then(|_| outputs.commit());
+    if let Err(e) = staged {
+        return usage_error(e);
     }
-    if let Some(path) = summary {
-        if let Err(e) = write_atomic(path, nbg_lab::inventory::summary(&doc).as_bytes(), true) {
-            return usage_error(e);
-        }
+    if out.is_none() {
+        outp!("{text}");
     }
     for r in results.iter().filter(|r| !r.ok()) {
         let code = match &r.facts {
@@ -916,9 +1021,10 @@ fn cmd_lab(configs: &[PathBuf], out: Option<&Path>) -> ExitCode {
 }
 
 fn cmd_synth_corpus(files: u32, bytes: u64, out: &Path) -> ExitCode {
-    if let Err(e) = std::fs::create_dir(out) {
-        return usage_error(format!("{}: {e}", out.display()));
-    }
+    let folder = match output::new_dir(out) {
+        Ok(g) => g,
+        Err(e) => return usage_error(e),
+    };
     let mut entries = Vec::new();
     for i in 0..files {
         let image = synth::bulk(u64::from(i), bytes).emit();
@@ -939,12 +1045,25 @@ fn cmd_synth_corpus(files: u32, bytes: u64, out: &Path) -> ExitCode {
         nbg_lab::evidence::canonical(&config).as_bytes(),
         false,
     ) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            folder.keep();
+            ExitCode::SUCCESS
+        }
         Err(e) => usage_error(e),
     }
 }
 
-fn cmd_sweep(file: &Path, json: bool, svg: Option<&Path>, exhaustive: bool) -> ExitCode {
+fn cmd_sweep(
+    file: &Path,
+    json: bool,
+    svg: Option<&Path>,
+    exhaustive: bool,
+    force: bool,
+) -> ExitCode {
+    let mut outputs = match plan_outputs(&[file], force, &[svg]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let bytes = match read_regular(file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
@@ -985,7 +1104,10 @@ fn cmd_sweep(file: &Path, json: bool, svg: Option<&Path>, exhaustive: bool) -> E
         ];
         let title = format!("sweep of {} ({})", file.display(), report.format);
         let text = nbg_lab::svg::byte_map(&title, bytes.len() as u64, &spans, &palette);
-        if let Err(e) = write_atomic(path, text.as_bytes(), false) {
+        if let Err(e) = outputs
+            .stage(path, text.as_bytes())
+            .and_then(|_| outputs.commit())
+        {
             return usage_error(e);
         }
     }
@@ -1045,7 +1167,11 @@ fn cmd_sweep(file: &Path, json: bool, svg: Option<&Path>, exhaustive: bool) -> E
     }
 }
 
-fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {
+fn cmd_synth(profile: &str, seed: u64, out: &Path, force: bool) -> ExitCode {
+    let mut outputs = match plan_outputs(&[], force, &[Some(out)]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
     let bytes = match synth::profile(profile, seed) {
         Some(layout) => layout.emit(),
         None => match nbg_lab::synth_v1::profile(profile) {
@@ -1060,17 +1186,12 @@ fn cmd_synth(profile: &str, seed: u64, out: &Path) -> ExitCode {
             }
         },
     };
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(out)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
-    match written {
+    match outputs.stage(out, &bytes).and_then(|_| outputs.commit()) {
         Ok(()) => {
             eprintln!("wrote {} ({} bytes)", out.display(), bytes.len());
             ExitCode::SUCCESS
         }
-        Err(e) => usage_error(format!("{}: {e}", out.display())),
+        Err(e) => usage_error(e),
     }
 }
 

@@ -574,8 +574,12 @@ fn entry_range(l: &Layout, entry: usize) -> (usize, usize) {
     (word(0), word(4))
 }
 
+/// Largest `bulk` size: the coefficient table records a u32 size, so one coefficient section
+/// stays below 4 GiB.
+pub const BULK_MAX_BYTES: u64 = 1 << 32;
+
 /// A large graph for benchmarks: the `ctc-like` shape with a coefficient section of about
-/// `bytes` bytes (payload from SplitMix64 seeded by `seed`).
+/// `bytes` bytes (payload from SplitMix64 seeded by `seed`), at most `BULK_MAX_BYTES`.
 pub fn bulk(seed: u64, bytes: u64) -> Layout {
     let mut rng = Rng::new(seed ^ 0xb01c);
     let mut l = profile("ctc-like", seed).expect("ctc-like exists");

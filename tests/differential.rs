@@ -242,3 +242,39 @@ fn differential_evidence_regenerates_byte_for_byte() {
     assert_eq!(generated.len(), synth::TRIOS.len());
     common::check_generated(generated);
 }
+
+/// A B that differs in every other coefficient byte: the report lists at most
+/// `MAX_CHANGED_RANGES` runs, counts the rest, and the experiment ends unresolved; memory is
+/// bounded by the cap, not by the number of changed bytes.
+#[test]
+fn changed_ranges_are_capped_and_counted() {
+    let a = synth::bulk(3, 60_000);
+    let mut b = synth::bulk(3, 60_000);
+    let coef = b
+        .sections
+        .iter_mut()
+        .find(|s| s.kind == nbg_lab::format::section::COEF_DATA)
+        .unwrap();
+    for byte in coef.payload.iter_mut().step_by(2) {
+        *byte ^= 0xff;
+    }
+    let runs = coef.payload.len().div_ceil(2) as u64;
+    let (a, b) = (a.emit(), b.emit());
+    let set = differential::CaptureSet {
+        a1: a.clone(),
+        a2: a,
+        b,
+        spec: CaptureSpec {
+            a_source: vec![0, 1, 2, 3],
+            b_source: vec![0, 1, 2, 4],
+            provenance: None,
+        },
+    };
+    let r = differential::run(&set).unwrap();
+    assert_eq!(r.changed_ranges.len(), differential::MAX_CHANGED_RANGES);
+    // Every coefficient run, plus the header CRC and section-40 values outside the list.
+    assert!(r.changed_ranges_omitted + r.changed_ranges.len() as u64 >= runs);
+    assert_eq!(r.result, "multi-region-unresolved");
+    let json = serde_json::to_value(&r).unwrap();
+    assert!(json["changed_ranges_omitted"].as_u64().unwrap() > 0);
+}

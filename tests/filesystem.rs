@@ -164,3 +164,236 @@ fn interrupted_writes_leave_no_partial_output() {
         }
     }
 }
+
+/// Outputs never destroy anything: an input, the config, a corpus member, a device or a capture
+/// file is never replaced; an existing file only with --force; several outputs land together or
+/// not at all; two inputs with one name are refused before anything is written.
+#[test]
+fn outputs_never_destroy_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let erf = common::control("erf-u8.nb");
+    std::fs::write(d.join("a.nb"), &erf).unwrap();
+    let config = format!(
+        r#"{{"schema": "nbg-corpus/1", "files": [{{"path": "a.nb", "role": "stock", "sha256": "{}", "size": {}}}]}}"#,
+        nbg_lab::fingerprint::Hash256::of(&erf),
+        erf.len()
+    );
+    std::fs::write(d.join("corpus.json"), &config).unwrap();
+    let unchanged = |what: &str| {
+        assert_eq!(std::fs::read(d.join("a.nb")).unwrap(), erf, "{what}");
+        assert_eq!(
+            std::fs::read_to_string(d.join("corpus.json")).unwrap(),
+            config,
+            "{what}"
+        );
+    };
+    for out in ["corpus.json", "a.nb", "./a.nb"] {
+        for flag in [&[][..], &["--force"][..]] {
+            let mut args = vec!["inventory", "corpus.json", "--out", out];
+            args.extend_from_slice(flag);
+            let o = nbg(d, &args);
+            assert_eq!(o.status.code(), Some(2), "--out {out} {flag:?}");
+            assert!(String::from_utf8_lossy(&o.stderr).contains("is an input"));
+            unchanged(out);
+        }
+    }
+    // A hard link to an input is the same file.
+    std::fs::hard_link(d.join("a.nb"), d.join("link.nb")).unwrap();
+    let o = nbg(d, &["image", "a.nb", "--svg", "link.nb", "--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    unchanged("hard link");
+    // A device node is never replaced, not even with --force.
+    let o = nbg(
+        d,
+        &["inventory", "corpus.json", "--out", "/dev/null", "--force"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a regular file"));
+    // An existing file needs --force; with it, it is replaced.
+    std::fs::write(d.join("old.json"), "keep").unwrap();
+    let o = nbg(d, &["inventory", "corpus.json", "--out", "old.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--force"));
+    assert_eq!(std::fs::read_to_string(d.join("old.json")).unwrap(), "keep");
+    let o = nbg(
+        d,
+        &["inventory", "corpus.json", "--out", "old.json", "--force"],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        std::fs::read_to_string(d.join("old.json"))
+            .unwrap()
+            .contains("nbg-inventory/1")
+    );
+    // Two outputs: the second invalid means neither is written.
+    std::fs::create_dir(d.join("sub")).unwrap();
+    let o = nbg(
+        d,
+        &[
+            "inventory",
+            "corpus.json",
+            "--out",
+            "new.json",
+            "--summary",
+            "sub",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!d.join("new.json").exists());
+    let o = nbg(
+        d,
+        &[
+            "inventory",
+            "corpus.json",
+            "--out",
+            "x.json",
+            "--summary",
+            "x.json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!d.join("x.json").exists());
+    // A capture set's own files are inputs of `differential`.
+    let cap = d.join("cap");
+    let o = nbg(
+        d,
+        &[
+            "synth-differential",
+            "--name",
+            "dynaio-constant",
+            "-o",
+            "cap",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    let spec = std::fs::read(cap.join("differential.json")).unwrap();
+    let o = nbg(
+        d,
+        &[
+            "differential",
+            "cap",
+            "--evidence",
+            "cap/differential.json",
+            "--force",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(cap.join("differential.json")).unwrap(), spec);
+    // roundtrip: two inputs with one name are refused before anything is written, and a
+    // failing file means no reconstruction is written at all.
+    std::fs::create_dir(d.join("other")).unwrap();
+    std::fs::write(d.join("other/a.nb"), &erf).unwrap();
+    std::fs::create_dir(d.join("rt")).unwrap();
+    let o = nbg(d, &["roundtrip", "a.nb", "other/a.nb", "--out", "rt"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("named twice"));
+    std::fs::write(d.join("bad.nb"), b"VPMN\x00\x00\x02\x00").unwrap();
+    std::fs::copy(d.join("a.nb"), d.join("b.nb")).unwrap();
+    let o = nbg(d, &["roundtrip", "a.nb", "b.nb", "bad.nb", "--out", "rt"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read_dir(d.join("rt")).unwrap().count(), 0);
+    let o = nbg(d, &["roundtrip", "a.nb", "b.nb", "--out", "rt"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_dir(d.join("rt")).unwrap().count(), 2);
+    // Nothing temporary is left anywhere.
+    for e in walk(d) {
+        let rel = e.strip_prefix(d.to_str().unwrap()).unwrap();
+        assert!(
+            !rel.contains(".nbg-partial-") && !rel.contains(".tmp"),
+            "{rel}"
+        );
+    }
+}
+
+fn walk(d: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(d).unwrap().flatten() {
+        out.push(e.path().display().to_string());
+        if e.file_type().unwrap().is_dir() {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
+}
+
+/// JSON inputs are objects: the array form serde would accept for a struct is refused; a
+/// corpus of many files loads in linear time; --jobs is capped; synth-corpus refuses sizes it
+/// cannot build and leaves no folder behind.
+#[test]
+fn inputs_have_strict_shapes_and_bounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let cap = d.join("cap");
+    let o = nbg(
+        d,
+        &[
+            "synth-differential",
+            "--name",
+            "dynaio-constant",
+            "-o",
+            "cap",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    std::fs::write(cap.join("differential.json"), "[[0,1,2,3],[0,1,2,4]]").unwrap();
+    let o = nbg(d, &["differential", "cap"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("must be a JSON object"));
+
+    let erf = common::control("erf-u8.nb");
+    std::fs::write(d.join("a.nb"), &erf).unwrap();
+    let sha = nbg_lab::fingerprint::Hash256::of(&erf);
+    std::fs::write(
+        d.join("arr.json"),
+        format!(
+            r#"{{"schema": "nbg-corpus/1", "files": [["a.nb", "stock", "{sha}", {}]]}}"#,
+            erf.len()
+        ),
+    )
+    .unwrap();
+    let o = nbg(d, &["inventory", "arr.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("files[0] must be a JSON object"));
+
+    // 20,000 entries, all the same file under distinct names via a deep listing of links is
+    // not allowed, so distinct real files: loading is linear (no pairwise comparison).
+    let many = d.join("many");
+    std::fs::create_dir(&many).unwrap();
+    let mut entries = Vec::new();
+    for i in 0..20_000 {
+        let name = format!("f{i}.nb");
+        std::fs::write(many.join(&name), b"").unwrap();
+        entries.push(format!(
+            r#"{{"path": "{name}", "role": "x", "sha256": "{}", "size": 0}}"#,
+            nbg_lab::fingerprint::Hash256::of(b"")
+        ));
+    }
+    let text = format!(
+        r#"{{"schema": "nbg-corpus/1", "files": [{}]}}"#,
+        entries.join(",")
+    );
+    std::fs::write(many.join("corpus.json"), text).unwrap();
+    let c = nbg_lab::corpus::load(&many.join("corpus.json")).unwrap();
+    assert_eq!(c.entries.len(), 20_000);
+
+    let o = nbg(d, &["inventory", "arr.json", "--jobs", "100000"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("64"));
+    for bytes in ["18446744073709551615", "100000000000"] {
+        let o = nbg(
+            d,
+            &[
+                "synth-corpus",
+                "--files",
+                "1",
+                "--bytes",
+                bytes,
+                "-o",
+                "big",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{bytes}");
+        assert!(!d.join("big").exists());
+    }
+}

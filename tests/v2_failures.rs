@@ -103,6 +103,34 @@ fn cases() -> Vec<(Code, Code)> {
             Code::DuplicateSection,
             mutate(erf, |b| put32(b, DIR + 44 * 2, section::OPERATIONS)),
         ),
+        // Zero sections: nothing a network needs (image, diff and sweep used to fail later
+        // with ownership-conflict on such a file).
+        (
+            Code::SectionMissing,
+            with_layout("erf-u8", |l| {
+                l.sections.clear();
+                l.file_order.clear();
+                l.extra_gap.clear();
+            }),
+        ),
+        (
+            Code::SectionMissing,
+            with_layout("erf-u8", |l| {
+                let i = l
+                    .sections
+                    .iter()
+                    .position(|s| s.kind == section::NETWORK_INFO)
+                    .unwrap();
+                l.sections.remove(i);
+                l.file_order.retain(|&k| k != i);
+                for k in &mut l.file_order {
+                    if *k > i {
+                        *k -= 1;
+                    }
+                }
+                l.extra_gap.truncate(l.file_order.len());
+            }),
+        ),
         (
             Code::IoRecordSize,
             mutate(erf, |b| {

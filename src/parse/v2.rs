@@ -356,6 +356,21 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         }
     }
 
+    // A network needs its I/O tables and its network info: without them there is no graph to
+    // describe, and every later tool (image, diff, sweep) would have to guess.
+    for kind in [section::INPUT, section::OUTPUT, section::NETWORK_INFO] {
+        if !raw.iter().any(|s| s.kind == kind) {
+            return fail(
+                Code::SectionMissing,
+                dir_offset,
+                format!(
+                    "the directory has no {} section, which every network needs",
+                    section::name(kind).unwrap_or("?")
+                ),
+            );
+        }
+    }
+
     // Payload fingerprints, one pass per section; their CRCs feed every checksum below. Large
     // files hash their sections and the whole file in parallel.
     let fingerprints = super::fingerprint_ranges(
