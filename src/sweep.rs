@@ -26,7 +26,8 @@ pub const EXHAUSTIVE_LIMIT: u64 = 256 * 1024;
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
-    Detected(String),
+    /// The code that caught the flip (a failure code, or `crc-field-unexplained`).
+    Detected(&'static str),
     Tolerated(&'static str),
     Undetected,
 }
@@ -97,24 +98,29 @@ pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Vec<Outcome
                 OwnerClass::PreservedOpaque | OwnerClass::Padding | OwnerClass::Alignment
             )
     };
+    // One working copy per worker (not per chunk): memory is the file, one copy per worker
+    // and one `Outcome` (24 bytes) per offset.
     let chunk = 4096usize;
     let outcomes: Vec<Outcome> = (0..bytes.len())
         .step_by(chunk)
         .collect::<Vec<_>>()
         .par_iter()
-        .flat_map_iter(|&start| {
-            let mut buf = bytes.to_vec();
-            let end = (start + chunk).min(bytes.len());
-            (start..end)
-                .map(|o| {
-                    if derived(o as u64) {
-                        derive(&graph, &image, base_crc, o as u64)
-                    } else {
-                        flip(&mut buf, &graph, &image, base_crc, o)
-                    }
-                })
-                .collect::<Vec<_>>()
-        })
+        .map_init(
+            || bytes.to_vec(),
+            |buf, &start| {
+                let end = (start + chunk).min(bytes.len());
+                (start..end)
+                    .map(|o| {
+                        if derived(o as u64) {
+                            derive(&graph, &image, base_crc, o as u64)
+                        } else {
+                            flip(buf, &graph, &image, base_crc, o)
+                        }
+                    })
+                    .collect::<Vec<_>>()
+            },
+        )
+        .flatten_iter()
         .collect();
     let mut report = Report {
         format: image.format(),
@@ -145,7 +151,7 @@ pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Vec<Outcome
         match outcome {
             Outcome::Detected(code) => {
                 report.detected += 1;
-                *report.by_code.entry(code.clone()).or_insert(0) += 1;
+                *report.by_code.entry(code.to_string()).or_insert(0) += 1;
             }
             Outcome::Tolerated(reason) => {
                 report.tolerated += 1;
@@ -175,7 +181,7 @@ fn flip(
     o: usize,
 ) -> Outcome {
     let original = buf[o];
-    let mut worst = Outcome::Detected(String::new());
+    let mut worst: Option<Outcome> = None;
     for p in PATTERNS {
         buf[o] = original ^ p;
         let outcome = match parse_with(
@@ -184,21 +190,21 @@ fn flip(
                 fingerprints: false,
             },
         ) {
-            Err(f) => Outcome::Detected(f.code.as_str().to_string()),
+            Err(f) => Outcome::Detected(f.code.as_str()),
             Ok(Graph::V1(g))
                 if base_crc == Some(CrcClass::Matches)
                     && g.crc.classification != CrcClass::Matches =>
             {
-                Outcome::Detected("crc-field-unexplained".into())
+                Outcome::Detected("crc-field-unexplained")
             }
             Ok(_) => explain(graph, image, base_crc, o as u64),
         };
-        if outcome.rank() > worst.rank() || (worst == Outcome::Detected(String::new())) {
-            worst = outcome;
+        if worst.as_ref().is_none_or(|w| outcome.rank() > w.rank()) {
+            worst = Some(outcome);
         }
     }
     buf[o] = original;
-    worst
+    worst.expect("PATTERNS is not empty")
 }
 
 /// The outcome checksum coverage implies for a payload or gap byte.
@@ -209,15 +215,15 @@ fn derive(graph: &Graph<'_>, image: &NbgImage<'_>, base_crc: Option<CrcClass>, o
             Origin::Section(i) => {
                 let kind = g.sections[i].kind;
                 if g.section_checksums.iter().any(|c| c.section_type == kind) {
-                    Outcome::Detected("section-checksum-mismatch".into())
+                    Outcome::Detected("section-checksum-mismatch")
                 } else {
-                    Outcome::Detected("file-checksum-mismatch".into())
+                    Outcome::Detected("file-checksum-mismatch")
                 }
             }
             _ => explain(graph, image, base_crc, o),
         },
         Graph::V1(_) => match base_crc {
-            Some(CrcClass::Matches) => Outcome::Detected("crc-field-unexplained".into()),
+            Some(CrcClass::Matches) => Outcome::Detected("crc-field-unexplained"),
             _ => explain(graph, image, base_crc, o),
         },
     }

@@ -487,7 +487,10 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         structural_signature: Hash256::default(),
         corpus_invariants: Vec::new(),
     };
-    graph.structural_signature = structural_signature(&graph);
+    // No rule reads the signature: check-only mode (the sweep) leaves it zero.
+    if opts.fingerprints {
+        graph.structural_signature = structural_signature(&graph);
+    }
     graph.corpus_invariants = corpus_invariants(&graph);
     Ok(graph)
 }
