@@ -40,6 +40,11 @@ struct Rendered {
 /// Open `file#fragment` headless twice: once for the DOM after the scripts ran, once for a
 /// screenshot. Any console message (errors, uncaught exceptions, CSP violations) fails.
 fn render(chrome: &Path, file: &Path, fragment: &str) -> Rendered {
+    render_sized(chrome, file, fragment, 1400)
+}
+
+/// `render` with a screenshot `height` pixels tall (1280 wide).
+fn render_sized(chrome: &Path, file: &Path, fragment: &str, height: u32) -> Rendered {
     let url = format!(
         "file://{}{fragment}",
         file.canonicalize().expect("report path").display()
@@ -79,7 +84,7 @@ fn render(chrome: &Path, file: &Path, fragment: &str) -> Rendered {
     let shots = tempfile::tempdir().expect("screenshot dir");
     let shot = shots.path().join("shot.png");
     run(&[
-        "--window-size=1280,1400",
+        &format!("--window-size=1280,{height}"),
         &format!("--screenshot={}", shot.display()),
     ]);
     let png = std::fs::read(&shot).expect("screenshot written");
@@ -374,20 +379,36 @@ fn byte_map_zooms_to_single_bytes_and_opens_the_hex_view_with_fields() {
 #[test]
 fn diff_report_renders_the_diff_rows() {
     let Some(chrome) = chromium() else { return };
-    let json = json_of(&["diff", "controls/erf-u8.nb", "controls/ctc-like.nb", "--json"]);
-    let page = render(
+    let json = json_of(&[
+        "diff",
+        "controls/erf-u8.nb",
+        "controls/ctc-like.nb",
+        "--json",
+    ]);
+    // Tall enough that the A/B panel, kept in view at the bottom, is in the screenshot.
+    let page = render_sized(
         &chrome,
         &committed("evidence/reports/diff-erf-u8-ctc-like.html"),
         "#row=47",
+        2200,
     );
     let dom = &page.dom;
-    assert_eq!(summary(dom, "changed-bytes"), json["changed_bytes"].to_string());
+    assert_eq!(
+        summary(dom, "changed-bytes"),
+        json["changed_bytes"].to_string()
+    );
     assert_eq!(
         summary(dom, "owners-changed"),
         json["owners_changed"].to_string()
     );
-    assert_eq!(summary(dom, "a-sha256"), json["a"]["sha256"].as_str().unwrap());
-    assert_eq!(summary(dom, "b-sha256"), json["b"]["sha256"].as_str().unwrap());
+    assert_eq!(
+        summary(dom, "a-sha256"),
+        json["a"]["sha256"].as_str().unwrap()
+    );
+    assert_eq!(
+        summary(dom, "b-sha256"),
+        json["b"]["sha256"].as_str().unwrap()
+    );
     let expected: Vec<String> = json["owners"]
         .as_array()
         .unwrap()
@@ -395,10 +416,17 @@ fn diff_report_renders_the_diff_rows() {
         .flat_map(|o| o["ranges"].as_array().unwrap().iter())
         .map(|c| c["field"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(attr_values(dom, r#"<tr class="change"#, "data-field"), expected);
+    assert_eq!(
+        attr_values(dom, r#"<tr class="change"#, "data-field"),
+        expected
+    );
     assert!(dom.contains("NBG_SECTION_INPUT[0].dimensions[1]: 0 -&gt; 16"));
     // Row 47 opened: A and B side by side.
-    let panel = between(dom, r#"<div class="hexpanel" id="hexpanel" data-row="47">"#, "</p>");
+    let panel = between(
+        dom,
+        r#"<div class="hexpanel" id="hexpanel" data-row="47">"#,
+        "</p>",
+    );
     let c = &json["owners"]
         .as_array()
         .unwrap()
@@ -433,7 +461,10 @@ fn capture_report_renders_the_differential() {
     let dom = &page.dom;
     let replay = &json["replay"];
     assert_eq!(summary(dom, "result"), json["result"].as_str().unwrap());
-    assert_eq!(summary(dom, "a1-equals-a2"), json["a1_equals_a2"].to_string());
+    assert_eq!(
+        summary(dom, "a1-equals-a2"),
+        json["a1_equals_a2"].to_string()
+    );
     assert_eq!(
         summary(dom, "recorded-crc32"),
         format!("0x{:08x}", replay["recorded_crc32"].as_u64().unwrap())
@@ -442,8 +473,14 @@ fn capture_report_renders_the_differential() {
         summary(dom, "recomputed-crc32"),
         format!("0x{:08x}", replay["recomputed_crc32"].as_u64().unwrap())
     );
-    assert_eq!(summary(dom, "replay-sha256"), replay["sha256"].as_str().unwrap());
-    assert_eq!(summary(dom, "b-sha256"), replay["b_sha256"].as_str().unwrap());
+    assert_eq!(
+        summary(dom, "replay-sha256"),
+        replay["sha256"].as_str().unwrap()
+    );
+    assert_eq!(
+        summary(dom, "b-sha256"),
+        replay["b_sha256"].as_str().unwrap()
+    );
     let evidence = unescape(between(dom, r#"<pre id="evidence">"#, "</pre>"));
     assert_eq!(
         serde_json::from_str::<Value>(&evidence).unwrap(),
@@ -491,10 +528,7 @@ fn outputs_are_refused_replaced_and_written_as_documented() {
         .output()
         .unwrap();
     assert_eq!(r.status.code(), Some(2));
-    assert_eq!(
-        std::fs::read(&input).unwrap(),
-        common::control("erf-u8.nb")
-    );
+    assert_eq!(std::fs::read(&input).unwrap(), common::control("erf-u8.nb"));
     // Not a regular file.
     let r = run(&["--force"], dir.path());
     assert_eq!(r.status.code(), Some(2));

@@ -97,7 +97,11 @@ impl Page {
 
     /// One step of an experiment: a pass/fail badge and the evidence sentence.
     pub fn step(&mut self, title: &str, ok: bool, text: &str) {
-        let (class, word) = if ok { ("pass", "pass") } else { ("fail", "fail") };
+        let (class, word) = if ok {
+            ("pass", "pass")
+        } else {
+            ("fail", "fail")
+        };
         let _ = writeln!(
             self.body,
             "<section class=\"step\"><h2><span class=\"badge {class}\">{word}</span> {}</h2><p>{}</p></section>",

@@ -431,10 +431,7 @@ fn summary_card(p: &mut Page, name: &str, doc: &Value) {
         ("sha256", str_of(&doc["file"]["sha256"])),
         ("crc-status", crc_status),
         ("crc-rule", crc_rule),
-        (
-            "structural-signature",
-            str_of(&doc["structural_signature"]),
-        ),
+        ("structural-signature", str_of(&doc["structural_signature"])),
     ];
     p.summary(&rows);
 }
@@ -570,7 +567,8 @@ fn structure_tables(p: &mut Page, doc: &Value) {
 }
 
 fn hex_num(v: &Value) -> String {
-    v.as_u64().map_or_else(|| "-".into(), |n| format!("0x{n:x}"))
+    v.as_u64()
+        .map_or_else(|| "-".into(), |n| format!("0x{n:x}"))
 }
 
 fn io_tables(p: &mut Page, doc: &Value) {
@@ -596,7 +594,14 @@ fn io_tables(p: &mut Page, doc: &Value) {
             &format!("{title} ({})", rows.len()),
             key,
             &[
-                "#", "name", "format", "dimensions", "bytes", "quant", "scale", "zero point",
+                "#",
+                "name",
+                "format",
+                "dimensions",
+                "bytes",
+                "quant",
+                "scale",
+                "zero point",
             ],
             &body,
         );
@@ -691,12 +696,7 @@ fn sweep_section(p: &mut Page, r: &crate::sweep::Report) {
 <p class="note">Every offset flipped with {:02x?} and parsed again: <strong>detected</strong> (a rule fails), <strong>tolerated</strong> (the owner explains why), <strong>undetected</strong>. Tick "protection map" above to colour the byte map by these classes. {} offsets flipped and parsed, {} classified from checksum coverage.</p>
 <dl class="card" id="sweep-summary"><dt>detected</dt><dd data-key="detected">{}</dd><dt>tolerated</dt><dd data-key="tolerated">{}</dd><dt>undetected</dt><dd data-key="undetected">{}</dd></dl>
 "#,
-        r.patterns,
-        r.exhaustive_offsets,
-        r.derived_offsets,
-        r.detected,
-        r.tolerated,
-        r.undetected
+        r.patterns, r.exhaustive_offsets, r.derived_offsets, r.detected, r.tolerated, r.undetected
     );
     let by_owner: Vec<Vec<String>> = r
         .by_owner
@@ -901,7 +901,8 @@ fn render_pair(
             row += 1;
         }
     }
-    p.body.push_str("</tbody></table>\n<div id=\"hex\" aria-live=\"polite\"></div></section>\n");
+    p.body
+        .push_str("</tbody></table>\n<div id=\"hex\" aria-live=\"polite\"></div></section>\n");
     let anchors: Vec<Value> = report
         .owners
         .iter()
@@ -955,7 +956,15 @@ fn describe_change(
     let name = field_name(unit_name);
     let width = unit_end - unit;
     let opaque = unit_name.contains("+0x");
-    if !opaque && width % 4 == 0 && width > 4 && width <= 32 && !name.ends_with("name") {
+    let leaf = name.rsplit('.').next().unwrap_or(&name);
+    let u64_field = width == 8 && !leaf.ends_with("words");
+    if !opaque
+        && width % 4 == 0
+        && width > 4
+        && width <= 32
+        && !u64_field
+        && !leaf.ends_with("name")
+    {
         let first = (c.a_start - unit) / 4;
         let last = (c.a_end - 1 - unit) / 4;
         let parts: Vec<String> = (first..=last)
@@ -1077,7 +1086,10 @@ pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'
         .changed_ranges
         .iter()
         .map(|c| {
-            let (s, e) = (c.start as usize, c.end.min(c.start + HEX_CHANGED_MAX) as usize);
+            let (s, e) = (
+                c.start as usize,
+                c.end.min(c.start + HEX_CHANGED_MAX) as usize,
+            );
             vec![
                 format!("0x{:x}", c.start),
                 format!("0x{:x}", c.end),
