@@ -74,7 +74,7 @@ fn render_sized(chrome: &Path, file: &Path, fragment: &str, height: u32) -> Rend
             .expect("chromium runs");
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "chromium failed on {url}: {stderr}");
-        for line in stderr.lines().filter(|l| l.contains(":CONSOLE")) {
+        if let Some(line) = stderr.lines().find(|l| l.contains(":CONSOLE")) {
             panic!("console output on {url}: {line}");
         }
         assert!(!stderr.contains("Uncaught"), "{url}: {stderr}");

@@ -1190,9 +1190,9 @@ pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'
             "Not reached: the experiment stopped earlier.",
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         p.body,
-        "<details><summary>Evidence: the differential report (canonical JSON, as <code>nbg differential --json</code>)</summary><pre id=\"evidence\">{}</pre></details>\n",
+        "<details><summary>Evidence: the differential report (canonical JSON, as <code>nbg differential --json</code>)</summary><pre id=\"evidence\">{}</pre></details>",
         esc(&crate::evidence::canonical(&value))
     );
     p.data(&json!({ "kind": "capture", "a_size": size, "heat_a": heat }));
