@@ -7,7 +7,8 @@
 //! map and are what the browser test reads back; the script only draws and navigates.
 //!
 //! Large files stay small: a page embeds decoded records whole up to `DECODED_MAX` bytes per
-//! owner and the first and last `SAMPLE_BYTES` of every other owner, never the whole payload.
+//! owner (`DECODED_TOTAL_MAX` in all) and the first and last `SAMPLE_BYTES` of every other
+//! owner, never the whole payload.
 
 mod html;
 
@@ -24,6 +25,8 @@ use std::path::{Path, PathBuf};
 
 /// Decoded-record owners are embedded whole up to this many bytes (each).
 pub const DECODED_MAX: u64 = 64 * 1024;
+/// ... and up to this many bytes over all decoded records of a page; later ones are sampled.
+pub const DECODED_TOTAL_MAX: u64 = 1024 * 1024;
 /// Other owners: this many bytes from each end are embedded.
 pub const SAMPLE_BYTES: u64 = 256;
 /// Bins of the diff heat strip.
@@ -253,7 +256,7 @@ pub fn graph_page(name: &str, bytes: &[u8], sweep: bool) -> Result<String, Failu
 <p id="where" aria-live="polite"></p>
 <div id="legend"></div>
 <div id="hex" aria-live="polite"></div>
-<p class="note" id="bound">Bound: this page embeds decoded records whole up to {} bytes per owner and the first and last {} bytes of every other owner; bytes outside those samples are not embedded and show as <code>··</code>. Embedded here: {} of {} bytes.</p>
+<p class="note" id="bound">Bound: this page embeds decoded records whole up to {} bytes per owner and {} bytes in all, and the first and last {} bytes of every other owner (and of decoded records beyond those bounds); bytes outside those samples are not embedded and show as <code>··</code>. Embedded here: {} of {} bytes.</p>
 </section>
 "#,
         if sweep.is_some() {
@@ -263,6 +266,7 @@ pub fn graph_page(name: &str, bytes: &[u8], sweep: bool) -> Result<String, Failu
         },
         image.len(),
         DECODED_MAX,
+        DECODED_TOTAL_MAX,
         SAMPLE_BYTES,
         embedded_bytes(&data["samples"]),
         image.len()
@@ -312,10 +316,13 @@ fn embedded_bytes(samples: &Value) -> u64 {
 /// units `[start, end, field, value]` that cover them.
 fn samples(graph: &Graph<'_>, image: &NbgImage<'_>, bytes: &[u8]) -> Value {
     let mut out = Vec::new();
+    let mut budget = DECODED_TOTAL_MAX;
     for o in image.owners() {
         let decoded = o.class == OwnerClass::DecodedRecord;
-        let segs: Vec<(u64, u64)> = if decoded {
-            vec![(o.start, o.end.min(o.start + DECODED_MAX))]
+        let whole = o.len().min(DECODED_MAX);
+        let segs: Vec<(u64, u64)> = if decoded && whole <= budget {
+            budget -= whole;
+            vec![(o.start, o.start + whole)]
         } else if o.len() <= 2 * SAMPLE_BYTES {
             vec![(o.start, o.end)]
         } else {
@@ -325,13 +332,13 @@ fn samples(graph: &Graph<'_>, image: &NbgImage<'_>, bytes: &[u8]) -> Value {
             ]
         };
         let mut fields = Vec::new();
-        if decoded {
-            let (s, e) = segs[0];
+        for &(s, e) in segs.iter().filter(|_| decoded) {
             let mut at = s;
             while at < e {
                 let (name, unit) = locate(graph, o, at);
+                // A field may run past the sample; its value is read whole (fields are small).
                 let mut end = at + 1;
-                while end < e && locate(graph, o, end).1 == unit {
+                while end < o.end && end < e + 256 && locate(graph, o, end).1 == unit {
                     end += 1;
                 }
                 let name = field_name(&name);
@@ -1197,4 +1204,39 @@ pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'
     );
     p.data(&json!({ "kind": "capture", "a_size": size, "heat_a": heat }));
     Ok(p.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_keeps_every_changed_byte_and_stays_in_range() {
+        for (size, s, e, n) in [(1000, 0, 1000, 1000), (10, 3, 4, 1), (5000, 4000, 4999, 7)] {
+            let mut bins = vec![0u64; HEAT_BINS];
+            spread(&mut bins, size, s, e, n);
+            assert_eq!(bins.iter().sum::<u64>(), n);
+            let first = bins.iter().position(|&b| b > 0).unwrap() as u64;
+            assert_eq!(first, s * HEAT_BINS as u64 / size);
+        }
+    }
+
+    #[test]
+    fn field_values_read_as_the_field_map_stores_them() {
+        assert_eq!(decode_value("x.magic", b"VPMN"), "\"VPMN\"");
+        assert_eq!(decode_value("r[0].name", b"in\0\0"), "\"in\"");
+        assert_eq!(
+            decode_value("h.version", &[0, 0, 2, 0]),
+            "131072 = 0x20000 (u32)"
+        );
+        assert_eq!(
+            decode_value("d[0].offset", &852u64.to_le_bytes()),
+            "852 = 0x354 (u64)"
+        );
+        assert_eq!(
+            decode_value("q.raw_words", &[1, 0, 0, 0, 2, 0, 0, 0]),
+            "[1, 2] (u32 words)"
+        );
+        assert_eq!(decode_value("x", &[0xab; 3]), "ababab");
+    }
 }
