@@ -574,3 +574,25 @@ fn outputs_are_refused_replaced_and_written_as_documented() {
         .unwrap();
     assert_eq!(r.status.code(), Some(2));
 }
+
+/// `#keys` makes the page press keys on the map (or the heat strip) and click its buttons, then
+/// record what did not respond; the test reads that record back.
+#[test]
+fn maps_and_strips_work_with_the_keyboard() {
+    let Some(chrome) = chromium() else { return };
+    for (path, element) in [
+        ("evidence/reports/erf-u8.html", r#"<canvas id="map""#),
+        (
+            "evidence/reports/timvx-conv2d_relu_maxpool2d_fp32-001e.html",
+            r#"<canvas id="map""#,
+        ),
+        (
+            "evidence/reports/diff-erf-u8-ctc-like.html",
+            r#"<canvas id="heat-a""#,
+        ),
+    ] {
+        let page = render(&chrome, &committed(path), "#keys");
+        let record = attr_values(&page.dom, element, "data-keys");
+        assert_eq!(record, vec!["ok".to_string()], "{path}");
+    }
+}

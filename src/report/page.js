@@ -53,6 +53,17 @@
 
   var D = JSON.parse($('nbg-data').textContent);
 
+  // ---- #keys: drive the page with synthetic key presses and button clicks -----------------
+  function key(el, k) {
+    el.focus();
+    el.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true, cancelable: true }));
+  }
+  function keyCheck(el, steps) {
+    var log = [];
+    steps(log);
+    el.setAttribute('data-keys', log.length ? log.join('; ') : 'ok');
+  }
+
   // ---- heat strips (diff and capture) ------------------------------------------------------
   function heatStrip(canvas, bins, size, onPick) {
     var ctx = canvas.getContext('2d');
@@ -162,6 +173,20 @@
     });
     var p = hashParams();
     if (p.row !== undefined) { openRow(num(p.row), false); }
+    if (p.keys) { keyCheck($('heat-a'), function (log) {
+      var strip = $('heat-a');
+      key(strip, 'n');
+      key(strip, 'n');
+      key(strip, 'Enter');
+      var m = /bin (\d+) \[0x([0-9a-f]+), 0x[0-9a-f]+\): (\d+) changed/.exec($('where').textContent);
+      if (!m || +m[1] === 0 || +m[3] === 0) { log.push('n did not move to a changed bin: ' + $('where').textContent); }
+      var panel = $('hexpanel');
+      if (!panel || !m || D.rows[+panel.getAttribute('data-row')][0] < parseInt(m[2], 16)) {
+        log.push('Enter on the A strip did not open a row at or after the bin');
+      }
+      rows[2].querySelector('button.hexbtn').click();
+      if ($('hexpanel').getAttribute('data-row') !== '2') { log.push('the Hex button did not open row 2'); }
+    }); }
   }
 
   // ---- capture set -------------------------------------------------------------------------
@@ -455,6 +480,33 @@
     } else {
       draw();
     }
+    if (p.keys) { keyCheck(canvas, function (log) {
+      key(canvas, '0');
+      if (st.len !== size) { log.push('0 did not show the whole file'); }
+      key(canvas, '+');
+      if (size > MIN && st.len >= size) { log.push('+ did not zoom in'); }
+      var c0 = st.cursor;
+      key(canvas, 'ArrowRight');
+      if (st.cursor <= c0) { log.push('ArrowRight did not move the cursor'); }
+      c0 = st.cursor;
+      key(canvas, 'ArrowDown');
+      if (st.cursor <= c0) { log.push('ArrowDown did not move the cursor'); }
+      key(canvas, 'Enter');
+      if (!$('hexpanel') || $('hexpanel').getAttribute('data-owner') !== String(ownerIndex(st.cursor))) {
+        log.push('Enter did not open the hex view of the cursor');
+      }
+      key(canvas, '-');
+      if (st.len !== size) { log.push('- did not zoom out'); }
+      var btn = document.querySelectorAll('#owners button.show')[1];
+      btn.focus();
+      btn.click();
+      if ($('hexpanel').getAttribute('data-owner') !== '1') { log.push('Show did not open owner 1'); }
+      if (showSweep) {
+        showSweep.click();
+        if (!/detected: /.test($('legend').textContent)) { log.push('the sweep toggle did not switch the legend'); }
+        showSweep.click();
+      }
+    }); }
     // Evidence for the browser test that the map was painted.
     var px = ctx.getImageData(0, 0, W, H).data, painted = 0;
     for (var q = 0; q < px.length; q += 4) { if (px[q] !== 255 || px[q + 1] !== 255 || px[q + 2] !== 255) { painted++; } }
