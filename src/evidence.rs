@@ -128,7 +128,24 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
     for (config, stem) in INVENTORIES {
         out.extend(inventory_evidence(root, config, stem)?);
     }
+    out.extend(report_evidence(root)?);
     Ok(out)
+}
+
+/// Rebuild `evidence/reports/*.html`, the committed `nbg report` pages (`report::committed`).
+pub fn report_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    crate::report::committed()
+        .into_iter()
+        .map(|(path, request)| {
+            let text = crate::report::rooted(&request, root)
+                .render()
+                .map_err(|e| format!("{path}: {e}"))?;
+            Ok(Generated {
+                path: path.to_string(),
+                text,
+            })
+        })
+        .collect()
 }
 
 /// One mismatch between a committed evidence file and its rebuild.

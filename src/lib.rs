@@ -17,6 +17,7 @@ pub mod onnx;
 pub mod output;
 pub mod parse;
 pub mod read;
+pub mod report;
 pub mod svg;
 pub mod sweep;
 pub mod synth;

@@ -190,6 +190,25 @@ enum Command {
         #[arg(long)]
         exhaustive: bool,
     },
+    /// Write one self-contained HTML report: of one graph (FILE), of the diff of two graphs
+    /// (A B) or of a capture set (--differential DIR). Refuses an existing OUT without --force
+    /// and never writes onto an input. Exit 0 written, 1 an input is an invalid NBG, 2 usage/I/O.
+    Report {
+        /// One graph, or two graphs A and B to compare.
+        #[arg(num_args = 0..=2)]
+        files: Vec<PathBuf>,
+        /// A capture directory (A1.nb, A2.nb, B.nb, differential.json) instead of files.
+        #[arg(long, value_name = "DIR", conflicts_with = "files")]
+        differential: Option<PathBuf>,
+        #[arg(short, long, value_name = "OUT.html")]
+        out: PathBuf,
+        /// One graph only: add the mutation sweep's protection map.
+        #[arg(long)]
+        sweep: bool,
+        /// Replace an existing OUT (never an input).
+        #[arg(long)]
+        force: bool,
+    },
     /// ONNX admission audit, fail-closed CPU/hybrid/strict runs and fixtures.
     Onnx {
         #[command(subcommand)]
@@ -299,6 +318,13 @@ fn main() -> ExitCode {
             exhaustive,
             force,
         } => cmd_sweep(&file, json, svg.as_deref(), exhaustive, force),
+        Command::Report {
+            files,
+            differential,
+            out,
+            sweep,
+            force,
+        } => cmd_report(files, differential, &out, sweep, force),
         Command::Onnx { command } => onnx_cli::run(command),
         Command::Synth {
             profile,
@@ -1164,6 +1190,43 @@ fn cmd_sweep(
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+fn cmd_report(
+    mut files: Vec<PathBuf>,
+    differential: Option<PathBuf>,
+    out: &Path,
+    sweep: bool,
+    force: bool,
+) -> ExitCode {
+    use nbg_lab::report::{ReportError, Request};
+    let request = match (differential, files.len(), sweep) {
+        (Some(dir), 0, false) => Request::Capture { dir },
+        (None, 1, _) => Request::Graph {
+            file: files.remove(0),
+            sweep,
+        },
+        (None, 2, false) => Request::Pair {
+            b: files.remove(1),
+            a: files.remove(0),
+        },
+        (_, _, true) => return usage_error("--sweep needs exactly one FILE"),
+        _ => return usage_error("give FILE, A B, or --differential DIR"),
+    };
+    let written = request
+        .render()
+        .and_then(|html| nbg_lab::report::write(out, &html, &request.inputs(), force));
+    match written {
+        Ok(()) => {
+            eprintln!("wrote {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(ReportError::Invalid(file, f)) => {
+            eprintln!("{file}: {f}");
+            ExitCode::from(1)
+        }
+        Err(e) => usage_error(e),
     }
 }
 
