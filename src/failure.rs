@@ -52,6 +52,12 @@ codes! {
     DynaioPaddingNonzero => "dynaio-padding-nonzero",
     TableRecordSize => "table-record-size",
     OwnershipConflict => "ownership-conflict",
+    OperationLayerOutOfRange => "operation-layer-out-of-range",
+    OperationPatchOutOfRange => "operation-patch-out-of-range",
+    OperationIndexOutOfRange => "operation-index-out-of-range",
+    OperationStateOutOfRange => "operation-state-out-of-range",
+    ShInstructionOutOfRange => "sh-instruction-out-of-range",
+    LayerOperationCount => "layer-operation-count",
 }
 
 impl fmt::Display for Code {

@@ -151,6 +151,10 @@ pub mod section {
             id,
             INPUT
                 | OUTPUT
+                | LAYER
+                | OPERATIONS
+                | SH
+                | PATCH
                 | DYNAIO_TABLE
                 | NETWORK_INFO
                 | MEMORY_POOL
@@ -609,5 +613,98 @@ pub mod fields {
             .iter()
             .find(|(o, w, _)| (*o as u64) <= offset && offset < (*o + *w) as u64)
             .map(|r| r.2)
+    }
+}
+
+/// Layer, operation, SH-operation and patch records, shared by both families (v2 sections 3,
+/// 4, 9 and 10; the v1 layer, operation, sh and patch tables). Layouts and enum values are facts
+/// from the public VIPLite headers and the DWARF of the vendor's `nbinfo`.
+pub mod records {
+    /// `nbg_section_layer`: name[64], node id, operation count, uid (76 bytes from v1
+    /// 0x00010008 and in v2).
+    pub const LAYER_SIZE: u64 = 76;
+    pub const LAYER_NAME_SIZE: usize = 64;
+    pub const LAYER_OFF_ID: usize = 0x40;
+    pub const LAYER_OFF_OPERATION_COUNT: usize = 0x44;
+    pub const LAYER_OFF_UID: usize = 0x48;
+
+    /// `nbg_section_operation`: type, index, layer id, state id, patch index, patch count
+    /// (24 bytes), then the preempt/abs_share_id word (28), then abs_op_id (32; v2 and v1 from
+    /// 0x00010017).
+    pub const OPERATION_SIZE: u64 = 32;
+    pub const OP_OFF_TYPE: usize = 0x00;
+    pub const OP_OFF_INDEX: usize = 0x04;
+    pub const OP_OFF_LAYER_ID: usize = 0x08;
+    pub const OP_OFF_STATE_ID: usize = 0x0c;
+    pub const OP_OFF_PATCH_INDEX: usize = 0x10;
+    pub const OP_OFF_PATCH_COUNT: usize = 0x14;
+    /// Bits 0..4 preempt, bits 4..32 abs_share_id.
+    pub const OP_OFF_PREEMPT_WORD: usize = 0x18;
+    pub const OP_OFF_ABS_OP_ID: usize = 0x1c;
+    /// `layer_id` of the INIT and END operations, which belong to no layer.
+    pub const NO_LAYER: u32 = 0xffff;
+
+    /// `nbg_section_sh_operation`: PPU instruction-table index, PPU parameter index (v1 before
+    /// 0x0001000e: the instruction index only).
+    pub const SH_SIZE: u64 = 8;
+
+    /// `nbg_section_patch_table`: type, dest offset, source type, index (signed), src offset,
+    /// transformed, name (28 bytes); the 40-bit-VA variant adds dest_offset_h, src_offset_h,
+    /// mask_h (40 bytes).
+    pub const PATCH_SIZE: u64 = 28;
+    pub const PATCH_SIZE_40BIT: u64 = 40;
+    pub const PATCH_OFF_TYPE: usize = 0x00;
+    pub const PATCH_OFF_DEST_OFFSET: usize = 0x04;
+    pub const PATCH_OFF_SOURCE_TYPE: usize = 0x08;
+    pub const PATCH_OFF_INDEX: usize = 0x0c;
+    pub const PATCH_OFF_SRC_OFFSET: usize = 0x10;
+
+    /// Public operation types (`enum _nbg_operation_type`).
+    pub mod operation_type {
+        pub const NONE: u32 = 0;
+        pub const SH: u32 = 1;
+        pub const NN: u32 = 2;
+        pub const TP: u32 = 3;
+        pub const SW: u32 = 4;
+        pub const END: u32 = 0xfffe;
+        pub const INIT: u32 = 0xffff;
+        const NAMES: [&str; 9] = ["NONE", "SH", "NN", "TP", "SW", "SC", "SP", "NN_LUT", "NT"];
+
+        pub fn name(t: u32) -> Option<&'static str> {
+            match t {
+                END => Some("END"),
+                INIT => Some("INIT"),
+                _ => NAMES.get(t as usize).copied(),
+            }
+        }
+    }
+
+    /// Public patch source types (`enum nbg_source_type_e`).
+    pub mod source_type {
+        pub const COMMAND: u32 = 0;
+        pub const INPUT: u32 = 1;
+        pub const OUTPUT: u32 = 2;
+        pub const MEMORY_POOL: u32 = 3;
+        const NAMES: [&str; 11] = [
+            "COMMAND",
+            "INPUT",
+            "OUTPUT",
+            "MEMORY_POOL",
+            "AXI_SRAM",
+            "MISC_DYNA_GENERIC",
+            "MISC_DYNA_INPUT",
+            "MISC_DYNA_OUTPUT",
+            "VIP_SRAM",
+            "KERNEL_BITSTREAM",
+            "LAYER_DUMP_OUTPUT",
+        ];
+
+        pub fn name(t: u32) -> Option<&'static str> {
+            match t {
+                100 => Some("MULTIVIP_CHIPID"),
+                101 => Some("MULTIVIP_SYNC_CMDS"),
+                _ => NAMES.get(t as usize).copied(),
+            }
+        }
     }
 }

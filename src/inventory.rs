@@ -109,6 +109,15 @@ fn facts(g: &Graph<'_>) -> Value {
     if let Some(d) = v.get_mut("dynamic_io").and_then(Value::as_object_mut) {
         d.remove("entries");
     }
+    // Decoded records are listed by `nbg parse --json`; the inventory keeps their counts.
+    if let Some(doc) = v.as_object_mut() {
+        for key in ["layers", "operations", "sh_operations"] {
+            if let Some(list) = doc.remove(key) {
+                let n = list.as_array().map(Vec::len);
+                doc.insert(format!("{key}_decoded"), serde_json::json!(n));
+            }
+        }
+    }
     if let Some(tables) = v.get_mut("nested_tables").and_then(Value::as_array_mut) {
         for t in tables {
             if let Some(t) = t.as_object_mut() {

@@ -1342,6 +1342,7 @@ fn summary_v1(g: &NbgV1<'_>) -> String {
     }
     io_table(&mut s, "inputs", &g.inputs);
     io_table(&mut s, "outputs", &g.outputs);
+    s.push_str(&g.records.summary());
     let _ = writeln!(s, "\nchecks:");
     let c = &g.crc;
     let _ = writeln!(
@@ -1410,6 +1411,7 @@ fn summary_v2(g: &NbgV2<'_>) -> String {
     }
     io_table(&mut s, "inputs", &g.inputs);
     io_table(&mut s, "outputs", &g.outputs);
+    s.push_str(&g.records.summary());
     let c = &g.file_checksum;
     let _ = writeln!(s, "\nchecks:");
     let _ = writeln!(

@@ -4,7 +4,13 @@
 //! images written in the producer's order (payloads, then the header CRC over normalized
 //! payloads, then the section-40 values). Payload bytes come from SplitMix64 seeded by the
 //! caller, implemented here so the bytes never change with a dependency's version.
+//!
+//! Sections whose record layout is public hold real, mutually consistent records (layers,
+//! operations, SH operations, patches, and the coefficient / PPU-instruction / load-state index
+//! tables), so the vendor's own reader walks them; command, coefficient, load-state and PPU
+//! instruction payloads stay opaque seeded bytes.
 
+use crate::format::records::{self as rec, operation_type as op_type, source_type};
 use crate::format::{MAGIC, V2_VERSION, section, v2 as f};
 use crate::parse::v2::{file_crc, normalized_checksum_payload};
 
@@ -197,11 +203,9 @@ pub struct GraphSpec {
     pub inputs: Vec<TensorSpec>,
     pub outputs: Vec<TensorSpec>,
     pub layers: u32,
+    /// Records of the OPERATIONS section: an INIT operation, then engine operations spread over
+    /// the layers (a graph without layers holds the INIT operation only; see `GraphSpec::plan`).
     pub operations: u32,
-    pub nn_commands: u32,
-    pub tp_commands: u32,
-    pub sh_records: u32,
-    pub patches: u32,
     pub ppu_bytes: usize,
     pub loadstate_bytes: usize,
     pub coef_bytes: usize,
@@ -233,29 +237,15 @@ impl GraphSpec {
             });
         };
         let io = |t: &[TensorSpec]| t.iter().flat_map(TensorSpec::record).collect::<Vec<u8>>();
+        let plan = self.plan();
         add(section::INPUT, 0, 112, io(&self.inputs));
         add(section::OUTPUT, 0, 112, io(&self.outputs));
-        add(section::LAYER, 0, 76, rng.bytes(76 * self.layers as usize));
-        add(
-            section::OPERATIONS,
-            0,
-            32,
-            rng.bytes(32 * self.operations as usize),
-        );
-        add(
-            section::NN,
-            0,
-            192,
-            rng.bytes(192 * self.nn_commands as usize),
-        );
-        add(
-            section::TP,
-            0,
-            192,
-            rng.bytes(192 * self.tp_commands as usize),
-        );
-        add(section::SH, 0, 8, rng.bytes(8 * self.sh_records as usize));
-        add(section::PATCH, 0, 28, rng.bytes(28 * self.patches as usize));
+        add(section::LAYER, 0, 76, plan.layer_records());
+        add(section::OPERATIONS, 0, 32, plan.operation_records());
+        add(section::NN, 0, 192, rng.bytes(192 * plan.nn as usize));
+        add(section::TP, 0, 192, rng.bytes(192 * plan.tp as usize));
+        add(section::SH, 0, 8, plan.sh_records());
+        add(section::PATCH, 0, 28, plan.patch_records());
         add(section::PPU_INSTR, 256, 1, rng.bytes(self.ppu_bytes));
         // DYNAIO, when present, sits in type order: the region after the PPU instructions, its
         // table after the PPU instruction table.
@@ -268,14 +258,14 @@ impl GraphSpec {
             section::COEF_DATA_TABLE,
             0,
             8,
-            table_of(&[(0, self.coef_bytes as u32)]),
+            split_table(self.coef_bytes, plan.nn.max(1)),
         );
         add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
         add(
             section::PPU_INSTR_TABLE,
             0,
             8,
-            table_of(&[(0, self.ppu_bytes as u32)]),
+            split_table(self.ppu_bytes, plan.sh + 1),
         );
         if let Some((_, table)) = dynaio {
             add(section::DYNAIO_TABLE, 0, 8, table);
@@ -284,9 +274,9 @@ impl GraphSpec {
             section::LOADSTATE_TABLE,
             0,
             8,
-            table_of(&[(0, self.loadstate_bytes as u32)]),
+            split_table(self.loadstate_bytes, plan.operations.len().max(1) as u32),
         );
-        add(section::NETWORK_INFO, 0, 220, self.network_info(rng));
+        add(section::NETWORK_INFO, 0, 220, self.network_info(&plan, rng));
         let mut pool = self.memory_pool_bytes.to_le_bytes().to_vec();
         pool.truncate(8);
         add(section::MEMORY_POOL, 0, 8, pool);
@@ -312,14 +302,17 @@ impl GraphSpec {
         }
     }
 
-    fn network_info(&self, rng: &mut Rng) -> Vec<u8> {
+    fn network_info(&self, plan: &Plan, rng: &mut Rng) -> Vec<u8> {
+        let ops = plan.operations.len() as u32;
         let mut p = vec![0u8; f::NETWORK_INFO_SIZE as usize];
         put(&mut p, 0, self.network_name.as_bytes());
         put32(&mut p, 0x40, self.inputs.len() as u32);
         put32(&mut p, 0x44, self.outputs.len() as u32);
         put32(&mut p, 0x48, self.layers);
-        put32(&mut p, 0x4c, self.layers);
-        put32(&mut p, 0x50, self.operations + 3);
+        // Absolute operations: the engine operations (the spec's CTC graph: 5 of 6 records).
+        put32(&mut p, 0x4c, ops.saturating_sub(1));
+        // The corpus relation: saved operation records = operation_count - 3.
+        put32(&mut p, 0x50, ops + 3);
         put32(&mut p, 0x54, 1);
         put32(&mut p, 0x58, 32);
         put32(&mut p, 0x5c, 0x0a);
@@ -327,6 +320,216 @@ impl GraphSpec {
         put32(&mut p, f::VSI_RESERVED_OFFSET, rng.next_u64() as u32 | 1);
         p
     }
+}
+
+/// Engine of the k-th engine operation: NN-heavy, like the public graphs.
+const ENGINE_CYCLE: [u32; 4] = [op_type::NN, op_type::NN, op_type::TP, op_type::SH];
+
+/// One operation record as the builder writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OperationSpec {
+    pub kind: u32,
+    /// Position within its engine's records (NN/TP command, SH record); 0xffff for INIT.
+    pub engine_index: u32,
+    pub layer_id: u32,
+    pub state_id: u32,
+    pub patch_index: u32,
+    pub patch_count: u32,
+    pub abs_op_id: u32,
+}
+
+/// One patch record: (source type, signed index, src offset, dest offset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PatchSpec {
+    pub source_type: u32,
+    pub index: i32,
+    pub src_offset: u32,
+    pub dest_offset: u32,
+}
+
+/// The records of a graph, consistent with each other and with the network-info counts:
+/// every operation names an existing layer (INIT names none), its patch range lies in the
+/// patch table, its state id indexes the load-state table, NN/TP/SH indices are below their
+/// record counts, SH records index the PPU instruction table, and each layer's operation count
+/// is the number of operations that name it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub layers: Vec<(String, u32, u32, u32)>,
+    pub operations: Vec<OperationSpec>,
+    pub patches: Vec<PatchSpec>,
+    pub nn: u32,
+    pub tp: u32,
+    pub sh: u32,
+}
+
+impl GraphSpec {
+    /// Layers, operations, SH records and patches for this spec.
+    pub fn plan(&self) -> Plan {
+        let layer_count = self.layers;
+        let engine_ops = if layer_count == 0 {
+            0
+        } else {
+            self.operations.saturating_sub(1)
+        };
+        let mut operations = Vec::new();
+        let mut patches = Vec::new();
+        if self.operations > 0 {
+            operations.push(OperationSpec {
+                kind: op_type::INIT,
+                engine_index: 0xffff,
+                layer_id: rec::NO_LAYER,
+                state_id: 0,
+                patch_index: 0,
+                patch_count: 1,
+                abs_op_id: u32::MAX,
+            });
+            patches.push(PatchSpec {
+                source_type: source_type::COMMAND,
+                index: -1,
+                src_offset: 0,
+                dest_offset: 0,
+            });
+        }
+        let (mut nn, mut tp, mut sh) = (0u32, 0u32, 0u32);
+        let mut per_layer = vec![0u32; layer_count as usize];
+        for k in 0..engine_ops {
+            let kind = ENGINE_CYCLE[k as usize % ENGINE_CYCLE.len()];
+            let counter = match kind {
+                op_type::NN => &mut nn,
+                op_type::TP => &mut tp,
+                _ => &mut sh,
+            };
+            let engine_index = *counter;
+            *counter += 1;
+            // Spread the operations over the layers in order; with fewer operations than
+            // layers, the trailing layers hold none.
+            let layer_id = if engine_ops >= layer_count {
+                (u64::from(k) * u64::from(layer_count) / u64::from(engine_ops)) as u32
+            } else {
+                k
+            };
+            per_layer[layer_id as usize] += 1;
+            let second = if k == 0 && !self.inputs.is_empty() {
+                (source_type::INPUT, 0)
+            } else if k + 1 == engine_ops && !self.outputs.is_empty() {
+                (source_type::OUTPUT, 0)
+            } else {
+                (source_type::COMMAND, -1)
+            };
+            operations.push(OperationSpec {
+                kind,
+                engine_index,
+                layer_id,
+                state_id: k + 1,
+                patch_index: patches.len() as u32,
+                patch_count: 2,
+                abs_op_id: k,
+            });
+            patches.push(PatchSpec {
+                source_type: source_type::MEMORY_POOL,
+                index: -1,
+                src_offset: 64 * k,
+                dest_offset: 4,
+            });
+            patches.push(PatchSpec {
+                source_type: second.0,
+                index: second.1,
+                src_offset: 0,
+                dest_offset: 8,
+            });
+        }
+        let layers = per_layer
+            .iter()
+            .enumerate()
+            .map(|(i, &count)| {
+                let first = operations.iter().find(|o| o.layer_id == i as u32);
+                let name = match first.map(|o| o.kind) {
+                    Some(op_type::NN) => "ConvolutionReluLayer",
+                    Some(op_type::TP) => "TensorCopy",
+                    Some(op_type::SH) => "Softmax2Layer",
+                    _ => "NoOpLayer",
+                };
+                (format!("{name}_{i}"), i as u32, count, 2 * i as u32 + 1)
+            })
+            .collect();
+        Plan {
+            layers,
+            operations,
+            patches,
+            nn,
+            tp,
+            sh,
+        }
+    }
+}
+
+impl Plan {
+    fn layer_records(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (name, id, count, uid) in &self.layers {
+            let mut r = vec![0u8; rec::LAYER_SIZE as usize];
+            put(&mut r, 0, name.as_bytes());
+            put32(&mut r, rec::LAYER_OFF_ID, *id);
+            put32(&mut r, rec::LAYER_OFF_OPERATION_COUNT, *count);
+            put32(&mut r, rec::LAYER_OFF_UID, *uid);
+            out.extend_from_slice(&r);
+        }
+        out
+    }
+
+    fn operation_records(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for o in &self.operations {
+            let mut r = vec![0u8; rec::OPERATION_SIZE as usize];
+            put32(&mut r, rec::OP_OFF_TYPE, o.kind);
+            put32(&mut r, rec::OP_OFF_INDEX, o.engine_index);
+            put32(&mut r, rec::OP_OFF_LAYER_ID, o.layer_id);
+            put32(&mut r, rec::OP_OFF_STATE_ID, o.state_id);
+            put32(&mut r, rec::OP_OFF_PATCH_INDEX, o.patch_index);
+            put32(&mut r, rec::OP_OFF_PATCH_COUNT, o.patch_count);
+            put32(&mut r, rec::OP_OFF_ABS_OP_ID, o.abs_op_id);
+            out.extend_from_slice(&r);
+        }
+        out
+    }
+
+    /// SH record j indexes PPU instruction-table entry j + 1 (entry 0 is a program no SH
+    /// operation uses, so no SH record is all zero: a zero record beside zero gap bytes would let
+    /// a moved section offset read identical bytes); no PPU parameter section exists.
+    fn sh_records(&self) -> Vec<u8> {
+        table_of(&(0..self.sh).map(|j| (j + 1, 0)).collect::<Vec<_>>())
+    }
+
+    fn patch_records(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in &self.patches {
+            let mut r = vec![0u8; rec::PATCH_SIZE as usize];
+            put32(&mut r, rec::PATCH_OFF_DEST_OFFSET, p.dest_offset);
+            put32(&mut r, rec::PATCH_OFF_SOURCE_TYPE, p.source_type);
+            put32(&mut r, rec::PATCH_OFF_INDEX, p.index as u32);
+            put32(&mut r, rec::PATCH_OFF_SRC_OFFSET, p.src_offset);
+            out.extend_from_slice(&r);
+        }
+        out
+    }
+}
+
+/// `n` (offset, size) records splitting `bytes` in order, in 8-byte multiples (command
+/// streams are word pairs); the last takes the remainder.
+fn split_table(bytes: usize, n: u32) -> Vec<u8> {
+    let chunk = (bytes as u32 / n) & !7;
+    table_of(
+        &(0..n)
+            .map(|i| {
+                let size = if i + 1 == n {
+                    bytes as u32 - chunk * i
+                } else {
+                    chunk
+                };
+                (chunk * i, size)
+            })
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// (u32, u32) little-endian records.
@@ -368,10 +571,6 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
         outputs,
         layers: 4,
         operations: 5,
-        nn_commands: 4,
-        tp_commands: 2,
-        sh_records: 2,
-        patches: 3,
         ppu_bytes: 256,
         loadstate_bytes: 320,
         coef_bytes: 1024,

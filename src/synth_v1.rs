@@ -116,7 +116,14 @@ pub fn graph(version: u32, extension: usize, crc: V1Crc) -> Vec<u8> {
             r[..7].copy_from_slice(b"layer_0");
             r
         }),
-        ("operation", vec![0u8; operation_record]),
+        // An INIT operation attached to no layer: consistent with every cross-check whatever
+        // tables the version has.
+        ("operation", {
+            let mut r = vec![0u8; operation_record];
+            put32(&mut r, 0x00, 0xffff);
+            put32(&mut r, 0x08, 0xffff);
+            r
+        }),
         ("nn", (0..COMMAND_BYTES).map(|i| (i as u8) ^ 0x5a).collect()),
     ];
     for (name, payload) in tables {

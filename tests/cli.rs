@@ -209,7 +209,7 @@ fn image_json_svg_and_roundtrip() {
         assert!(v["owners"][0].get(key).is_some(), "owners[0].{key}");
     }
     assert_eq!(v["reconstruction"]["identical"], true);
-    assert_eq!(v["reconstruction"]["bytes"], 18800);
+    assert_eq!(v["reconstruction"]["bytes"], 18848);
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("NBG_SECTION_COEF_DATA"));
     // The SVG is never overwritten.

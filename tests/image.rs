@@ -171,8 +171,10 @@ proptest! {
         let n = layout.sections.len();
         for (i, s) in layout.sections.iter_mut().enumerate() {
             s.alignment = alignments[i];
-            // Empty opaque sections (never the decoded ones, whose sizes are rules).
-            if empty[i] && !nbg_lab::format::section::is_decoded(s.kind) && s.kind != 20 {
+            // Empty opaque sections (never the decoded ones, whose sizes are rules, nor the
+            // NN/TP commands and load-state / PPU-instruction tables operations index).
+            let indexed = matches!(s.kind, 7 | 8 | 25 | 27);
+            if empty[i] && !nbg_lab::format::section::is_decoded(s.kind) && !indexed && s.kind != 20 {
                 s.payload.clear();
             }
         }

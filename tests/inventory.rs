@@ -112,7 +112,11 @@ fn failures_are_listed_and_the_inventory_completes() {
     std::fs::write(d.join("good.nb"), &erf).unwrap();
     std::fs::write(d.join("bad.nb"), &bad).unwrap();
     std::fs::write(d.join("pin.nb"), &erf).unwrap();
-    let wrong_pin = r#"{"path": "pin.nb", "role": "reference", "sha256": "0000000000000000000000000000000000000000000000000000000000000000", "size": 4768}"#;
+    let wrong_pin = format!(
+        r#"{{"path": "pin.nb", "role": "reference", "sha256": "{}", "size": {}}}"#,
+        "0".repeat(64),
+        erf.len()
+    );
     let text = format!(
         r#"{{"schema": "nbg-corpus/1", "files": [{}, {}, {wrong_pin}]}}"#,
         entry("good.nb", &erf),

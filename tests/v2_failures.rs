@@ -51,6 +51,12 @@ fn spec(l: &mut Layout, kind: u32) -> &mut SectionSpec {
         .expect("section in layout")
 }
 
+/// Set word `at` of operation record `op` (erf-u8: INIT, NN 0, NN 1, TP 0, SH 0 over 4 layers;
+/// 9 patches, 5 load-state entries, 2 NN commands, 2 PPU instruction entries).
+fn op_word(l: &mut Layout, op: usize, at: usize, v: u32) {
+    put32(&mut spec(l, section::OPERATIONS).payload, op * 32 + at, v);
+}
+
 /// One mutation per code; `every_v2_code_is_pinned` checks the list is complete.
 fn cases() -> Vec<(Code, Code)> {
     let erf = "erf-u8.nb";
@@ -270,11 +276,48 @@ fn cases() -> Vec<(Code, Code)> {
         (
             Code::FileChecksumMismatch,
             mutate(erf, |b| {
-                let at = section_offset(b, section::LAYER);
+                // A layer's uid is decoded but constrained by nothing but the file CRC.
+                let at = section_offset(b, section::LAYER) + 0x48;
                 b[at] ^= 0x80;
             }),
         ),
         (Code::FileChecksumMismatch, mutate(erf, |b| b[0x0c] ^= 1)),
+        (
+            Code::TableRecordSize,
+            with_layout("erf-u8", |l| spec(l, section::OPERATIONS).entry_size = 28),
+        ),
+        (
+            Code::InvalidName,
+            with_layout("erf-u8", |l| {
+                spec(l, section::LAYER).payload[76..140].fill(b'a')
+            }),
+        ),
+        (
+            Code::OperationLayerOutOfRange,
+            with_layout("erf-u8", |l| op_word(l, 1, 0x08, 4)),
+        ),
+        (
+            Code::OperationPatchOutOfRange,
+            with_layout("erf-u8", |l| op_word(l, 1, 0x14, 9)),
+        ),
+        (
+            Code::OperationIndexOutOfRange,
+            with_layout("erf-u8", |l| op_word(l, 1, 0x04, 2)),
+        ),
+        (
+            Code::OperationStateOutOfRange,
+            with_layout("erf-u8", |l| op_word(l, 1, 0x0c, 5)),
+        ),
+        (
+            Code::ShInstructionOutOfRange,
+            with_layout("erf-u8", |l| put32(&mut spec(l, section::SH).payload, 0, 2)),
+        ),
+        (
+            Code::LayerOperationCount,
+            with_layout("erf-u8", |l| {
+                put32(&mut spec(l, section::LAYER).payload, 0x44, 2);
+            }),
+        ),
         (
             Code::DynaioUnpaired,
             with_layout("ctc-like", |l| {

@@ -35,7 +35,7 @@ prop_compose! {
     fn graph()(
         inputs in prop::collection::vec(tensor(), 0..5),
         outputs in prop::collection::vec(tensor(), 0..5),
-        counts in prop::collection::vec(0u32..6, 6),
+        counts in prop::collection::vec(0u32..6, 2),
         sizes in prop::collection::vec(0usize..700, 3),
         dynaio in prop::option::of(prop::collection::vec(1usize..150, 1..12)),
         pool in any::<u64>(),
@@ -49,10 +49,6 @@ prop_compose! {
             outputs,
             layers: counts[0],
             operations: counts[1],
-            nn_commands: counts[2],
-            tp_commands: counts[3],
-            sh_records: counts[4],
-            patches: counts[5],
             ppu_bytes: sizes[0],
             loadstate_bytes: sizes[1],
             coef_bytes: sizes[2],
@@ -122,7 +118,7 @@ proptest! {
         prop_assert_eq!(g.outputs.len(), spec.outputs.len());
         let info = g.network_info.as_ref().unwrap();
         prop_assert_eq!(&info.name, &spec.network_name);
-        prop_assert_eq!(info.operation_count, spec.operations + 3);
+        prop_assert_eq!(info.operation_count, spec.plan().operations.len() as u32 + 3);
         prop_assert_eq!(g.memory_pool_bytes, Some(spec.memory_pool_bytes));
         prop_assert_eq!(g.vip_sram_bytes, Some(spec.vip_sram_bytes));
         prop_assert_eq!(g.section_checksums.len(), 5);

@@ -48,6 +48,9 @@ pub struct NbgV1<'data> {
     pub nested_tables: Vec<NestedTable>,
     pub inputs: Vec<IoRecord>,
     pub outputs: Vec<IoRecord>,
+    /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
+    #[serde(flatten)]
+    pub records: super::records::Records,
     pub crc: CrcField,
     pub connection_region: ConnectionRegion,
     pub structural_signature: Hash256,
@@ -257,7 +260,9 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
                 size: u64::from(le32(fixed, at + 4)),
                 record_size,
                 record_count: None,
-                decoded: matches!(spec.name, "input" | "output") || spec.nests_into.is_some(),
+                decoded: matches!(spec.name, "input" | "output")
+                    || spec.nests_into.is_some()
+                    || super::records::v1_decodes(spec.name, version),
                 fingerprint: None,
             }
         })
@@ -363,6 +368,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
 
     // Nested tables.
     let nested_tables = nested_tables(bytes, &tables)?;
+    let records = super::records::from_v1(bytes, version, &tables)?;
 
     let placed: Vec<(u64, u64)> = tables
         .iter()
@@ -427,6 +433,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         nested_tables,
         inputs,
         outputs,
+        records,
         crc,
         connection_region,
         structural_signature: Hash256::default(),

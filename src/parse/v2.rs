@@ -36,6 +36,9 @@ pub struct NbgV2<'data> {
     pub section_checksums: Vec<SectionChecksum>,
     pub file_checksum: FileChecksum,
     pub dynamic_io: Option<DynamicIo>,
+    /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
+    #[serde(flatten)]
+    pub records: super::records::Records,
     pub connection_region: ConnectionRegion,
     pub structural_signature: Hash256,
     /// Relations observed across the proprietary corpus; reported, never enforced.
@@ -446,6 +449,9 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         }
     }
 
+    // Layers, operations, SH operations, patches and their references.
+    let records = super::records::from_v2(bytes, &sections, network_info.as_ref())?;
+
     // Section checksums.
     let section_checksums = match checksum_section {
         Some(s) => verify_section_checksums(s, payload(s), &sections)?,
@@ -483,6 +489,7 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         section_checksums,
         file_checksum,
         dynamic_io,
+        records,
         connection_region,
         structural_signature: Hash256::default(),
         corpus_invariants: Vec::new(),
