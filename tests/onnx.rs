@@ -6,7 +6,7 @@ use nbg_lab::onnx::audit::{self, Audit, Limits, Refusal};
 use nbg_lab::onnx::npz::{self, Tensor};
 use nbg_lab::onnx::proto::*;
 use nbg_lab::onnx::run::{self, Execution, Factory, Mode, Session};
-use nbg_lab::onnx::{fixtures, policy, signature};
+use nbg_lab::onnx::{crosscheck, fixtures, ort_engine, policy, signature};
 use prost::Message;
 use std::path::{Path, PathBuf};
 
@@ -523,17 +523,108 @@ fn tensor_boundary_refusals() {
 }
 
 #[test]
-fn engine_version_is_the_pinned_one() {
+fn engine_versions_are_the_pinned_ones() {
     let lock = std::fs::read_to_string(common::root().join("Cargo.lock")).unwrap();
     assert!(lock.contains(&format!(
         "name = \"tract-onnx\"\nversion = \"{}\"",
-        run::ENGINE_VERSION
+        run::TRACT_VERSION
     )));
     let toml = std::fs::read_to_string(common::root().join("Cargo.toml")).unwrap();
     assert!(toml.contains(&format!(
         "tract-onnx = {{ version = \"={}\"",
-        run::ENGINE_VERSION
+        run::TRACT_VERSION
     )));
+    // The ONNX Runtime wheel .ci/setup installs is the one the engine requires.
+    let setup = std::fs::read_to_string(common::root().join(".ci/setup")).unwrap();
+    assert!(setup.contains(&format!("onnxruntime=={}", ort_engine::VERSION)));
+    assert_eq!(run::Engine::Ort.version(), ort_engine::VERSION);
+}
+
+/// A session that panics, as an engine bug would.
+struct Panicking;
+impl Session for Panicking {
+    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, String> {
+        panic!("index out of bounds in the engine")
+    }
+}
+struct PanicFactory {
+    in_construction: bool,
+}
+impl Factory for PanicFactory {
+    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, String> {
+        Err("none".into())
+    }
+    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, String> {
+        if self.in_construction {
+            panic!("analyser.rs:97")
+        }
+        Ok(Box::new(Panicking))
+    }
+}
+
+#[test]
+fn engine_panics_are_contained() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let input = [Tensor::from_f32(
+        "features",
+        &[1, 1, 8],
+        &fixtures::FEATURES,
+    )];
+    for in_construction in [false, true] {
+        let mut f = PanicFactory { in_construction };
+        let (ex, r) = run::run(&a, &model, Mode::Cpu, &input, &Limits::default(), &mut f)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+        assert!(r.message.contains("panicked"), "{r}");
+        assert_eq!(
+            ex.classification,
+            if in_construction {
+                "cpu-refused"
+            } else {
+                "cpu-explicit"
+            }
+        );
+    }
+}
+
+#[test]
+fn ort_sessions_use_the_cpu_provider_only() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let s = ort_engine::session(&model, &["mask".into()])
+        .expect("ONNX Runtime loads (.ci/setup installs it)");
+    assert_eq!(s.providers(), ["CPUExecutionProvider"]);
+}
+
+#[test]
+fn crosscheck_reports_both_engines() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let input = [Tensor::from_f32(
+        "features",
+        &[1, 1, 8],
+        &fixtures::FEATURES,
+    )];
+    let c = crosscheck::crosscheck(&a, &model, &input, &Limits::default());
+    assert_eq!(c.verdict, crosscheck::Verdict::Agree);
+    assert_eq!(c.outputs.len(), 1);
+    assert!(c.outputs[0].max_abs <= 1e-6);
+    assert_eq!(
+        (c.ort.engine, c.tract.engine),
+        ("onnxruntime", "tract-onnx")
+    );
+    // A difference beyond the tolerance is a disagreement.
+    let x = Tensor::from_f32("y", &[2], &[1.0, 2.0]);
+    let y = Tensor::from_f32("y", &[2], &[1.0, 2.01]);
+    let d = crosscheck::compare(&x, &y, crosscheck::TOLERANCE);
+    assert!(!d.agree && (d.max_abs - 0.01).abs() < 1e-6);
+    assert!(crosscheck::compare(&x, &x, crosscheck::TOLERANCE).agree);
+    let z = Tensor::from_f32("y", &[1, 2], &[1.0, 2.0]);
+    assert!(
+        !crosscheck::compare(&x, &z, crosscheck::TOLERANCE).agree,
+        "shape differs"
+    );
 }
 
 /// The Silero VAD files of the PyPI package `silero-vad` 6.2.3 (installed without
@@ -570,7 +661,7 @@ fn silero_vad_audit_is_pinned() {
     assert!(a.placement.iter().all(|p| p.placement == "cpu"));
 }
 
-fn silero_run(name: &str) -> Result<run::RunReport, (Execution, Refusal)> {
+fn silero_run(name: &str, engine: run::Engine) -> Result<run::RunReport, (Execution, Refusal)> {
     let bytes = std::fs::read(silero(name)).unwrap();
     let a = audit_bytes(&bytes).unwrap();
     let mut inputs = Vec::new();
@@ -608,15 +699,15 @@ fn silero_run(name: &str) -> Result<run::RunReport, (Execution, Refusal)> {
         Mode::Cpu,
         &inputs,
         &Limits::default(),
-        &mut engines(&a),
+        &mut run::Engines::with_engine(&a, engine),
     )
     .map(|(r, _)| r)
 }
 
 #[test]
-fn silero_files_run_or_fail_closed() {
-    // The main file's control flow is beyond the engine: refused with the engine's reason.
-    let (ex, r) = silero_run("silero_vad.onnx").unwrap_err();
+fn silero_files_on_tract_run_or_fail_closed() {
+    // The main file's control flow is beyond tract: refused with the engine's reason.
+    let (ex, r) = silero_run("silero_vad.onnx", run::Engine::Tract).unwrap_err();
     assert_eq!(r.code, "CPU_ENGINE_UNSUPPORTED");
     assert!(
         r.message
@@ -626,8 +717,8 @@ fn silero_files_run_or_fail_closed() {
     );
     assert_eq!((ex.npu_attempts, ex.cpu_sessions), (0, 0));
     // Two fixed-frame variants run, and agree on the speech probability bytes.
-    let seq = silero_run("silero_vad_16k_sequence.onnx").unwrap();
-    let ov = silero_run("silero_vad_openvino_16k.onnx").unwrap();
+    let seq = silero_run("silero_vad_16k_sequence.onnx", run::Engine::Tract).unwrap();
+    let ov = silero_run("silero_vad_openvino_16k.onnx", run::Engine::Tract).unwrap();
     let hashes = |r: &run::RunReport| {
         r.outputs
             .iter()
@@ -639,6 +730,76 @@ fn silero_files_run_or_fail_closed() {
         &serde_json::json!({ "silero_vad_16k_sequence.onnx": hashes(&seq), "silero_vad_openvino_16k.onnx": hashes(&ov) }),
     );
     assert_eq!(seq.outputs[0].sha256, ov.outputs[0].sha256);
+}
+
+/// All six Silero files on ONNX Runtime, in cpu and hybrid modes, on the committed input: the
+/// two output archives are byte-identical and within 1e-5 of the Python onnxruntime's
+/// (`bench/silero_reference.py`); strict refuses before any session.
+#[test]
+fn silero_files_run_on_ort_and_match_python_onnxruntime() {
+    let dir = common::root().join("onnx/silero");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let files = manifest["files"].as_array().unwrap();
+    assert_eq!(files.len(), 6);
+    for f in files {
+        let name = f["model"].as_str().unwrap();
+        let model = std::fs::read(silero(name)).unwrap();
+        assert_eq!(
+            nbg_lab::fingerprint::Hash256::of(&model).hex(),
+            f["model_sha256"].as_str().unwrap(),
+            "{name}"
+        );
+        let a = audit_bytes(&model).unwrap();
+        let read = |k: &str| {
+            npz::read(
+                &std::fs::read(dir.join(f[k].as_str().unwrap())).unwrap(),
+                1 << 24,
+            )
+            .unwrap()
+        };
+        let (input, expected) = (read("input"), read("expected"));
+        let limits = Limits::default();
+        let mut outs = Vec::new();
+        for mode in [Mode::Cpu, Mode::Hybrid] {
+            let (r, archive) = run::run(&a, &model, mode, &input, &limits, &mut engines(&a))
+                .unwrap_or_else(|(_, r)| panic!("{name} {mode}: {r}"));
+            assert_eq!(
+                (r.engine, r.npu_attempts, r.cpu_sessions),
+                ("onnxruntime", 0, 1)
+            );
+            outs.push(archive);
+        }
+        assert_eq!(
+            outs[0], outs[1],
+            "{name}: cpu and hybrid outputs are byte-identical"
+        );
+        let got = npz::read(&outs[0], 1 << 24).unwrap();
+        assert_eq!(got.len(), expected.len(), "{name}");
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(
+                (&g.name, g.dtype, &g.shape),
+                (&e.name, e.dtype, &e.shape),
+                "{name}"
+            );
+            let max = g
+                .to_f64()
+                .unwrap()
+                .iter()
+                .zip(e.to_f64().unwrap())
+                .map(|(x, y)| (x - y).abs())
+                .fold(0f64, f64::max);
+            assert!(max <= 1e-5, "{name} {}: max abs difference {max}", g.name);
+        }
+        let (ex, r) = run::run(&a, &model, Mode::Strict, &input, &limits, &mut engines(&a))
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(r.code, "PARTITION_NOT_NPU_RESIDENT");
+        assert_eq!(
+            (ex.classification, ex.npu_attempts, ex.cpu_sessions),
+            ("strict-refused-before-session", 0, 0)
+        );
+    }
 }
 
 #[test]
@@ -731,7 +892,8 @@ fn cli_audit_and_run() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&ev).unwrap()).unwrap();
     assert_eq!(v["classification"], "cpu-preflight-fallback");
     assert_eq!(v["npu_attempts"], 0);
-    assert_eq!(v["engine"], "tract-onnx");
+    assert_eq!(v["engine"], "onnxruntime");
+    assert_eq!(v["providers"], serde_json::json!(["CPUExecutionProvider"]));
     // Never overwrites an output; strict writes nothing.
     assert_eq!(run_cli(args("cpu", &out, &ev)).status.code(), Some(2));
     let strict_out = tmp.path().join("strict.npz");
@@ -740,7 +902,75 @@ fn cli_audit_and_run() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["error"]["code"], "PARTITION_NOT_NPU_RESIDENT");
     assert_eq!(v["execution"]["cpu_sessions"], 0);
+    assert_eq!(
+        v["execution"]["classification"],
+        "strict-refused-before-session"
+    );
     assert!(!strict_out.exists());
+    // tract on request.
+    let mut a = args("cpu", &tmp.path().join("t.npz"), &tmp.path().join("t.json"));
+    a.extend(["--engine".into(), "tract".into()]);
+    let o = run_cli(a);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["engine"], "tract-onnx");
+    // A missing ONNX Runtime is a set-up error naming the cure.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(args(
+            "cpu",
+            &tmp.path().join("m.npz"),
+            &tmp.path().join("m.json"),
+        ))
+        .env("ORT_DYLIB_PATH", tmp.path().join("nothing.so"))
+        .current_dir(common::root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ORT_DYLIB_PATH") && err.contains("pip install onnxruntime=="),
+        "{err}"
+    );
+    // crosscheck
+    let o = nbg(&[
+        "onnx",
+        "crosscheck",
+        "onnx/fixtures/spectral_mask_conv.onnx",
+        "--input",
+        "onnx/fixtures/spectral_mask_input.npz",
+        "--json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"], "agree");
+    for key in ["name", "max_abs", "max_rel", "agree"] {
+        assert!(v["outputs"][0].get(key).is_some(), "outputs.{key}");
+    }
+    // The policy is compiled in: the audit works from any folder.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(["onnx", "audit", "--json"])
+        .arg(common::root().join("onnx/fixtures/spectral_mask_conv.onnx"))
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["classification"], "audit-no-session");
 }
 
 #[test]
@@ -769,4 +999,53 @@ fn npz_reads_deflated_archives_and_writes_deterministically() {
         "TENSOR_ARCHIVE_INVALID"
     );
     assert_eq!(npz::read(&stored, 16).unwrap_err().code, "TENSOR_TOO_LARGE");
+}
+
+#[test]
+fn npz_carries_every_dtype_and_refuses_what_it_must() {
+    for d in npz::Dtype::all() {
+        let t = Tensor {
+            name: "x".into(),
+            dtype: d,
+            shape: vec![2, 1],
+            data: vec![1; 2 * d.size()],
+        };
+        let back = npz::read(&npz::write(std::slice::from_ref(&t)), 1 << 20).unwrap();
+        assert_eq!(back, vec![t.clone()], "{d:?}");
+        assert_eq!(npz::Dtype::from_onnx(d.onnx()), Some(d));
+        assert!(t.finite());
+    }
+    // Non-finite half and bfloat16 values are seen.
+    let nan16 = Tensor {
+        name: "x".into(),
+        dtype: npz::Dtype::F16,
+        shape: vec![1],
+        data: 0x7e00u16.to_le_bytes().to_vec(),
+    };
+    assert!(!nan16.finite());
+    let inf_bf16 = Tensor {
+        name: "x".into(),
+        dtype: npz::Dtype::BF16,
+        shape: vec![1],
+        data: 0x7f80u16.to_le_bytes().to_vec(),
+    };
+    assert!(!inf_bf16.finite());
+    let one16 = Tensor {
+        name: "x".into(),
+        dtype: npz::Dtype::F16,
+        shape: vec![1],
+        data: 0x3c00u16.to_le_bytes().to_vec(),
+    };
+    assert_eq!(one16.to_f64(), Some(vec![1.0]));
+    // Duplicate members, data longer than the shape, big-endian data.
+    let t = Tensor::from_f32("x", &[2], &[1.0, 2.0]);
+    let two = npz::write(&[t.clone(), t.clone()]);
+    assert_eq!(
+        npz::read(&two, 1 << 20).unwrap_err().code,
+        "TENSOR_ARCHIVE_INVALID"
+    );
+    let mut long = t.clone();
+    long.data.extend_from_slice(&[0; 4]);
+    let err = npz::read(&npz::write(&[long]), 1 << 20).unwrap_err();
+    assert_eq!(err.code, "TENSOR_ARCHIVE_INVALID", "{err}");
 }
