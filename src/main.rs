@@ -1553,14 +1553,20 @@ mod onnx_cli {
                 return usage_error(e);
             }
         }
+        let schemas = fixtures::verify_schemas(root);
+        match &schemas {
+            Ok(l) => out!("{l}"),
+            Err(e) => out!("{e}"),
+        }
         match fixtures::verify(root) {
-            Ok(lines) => {
+            Ok(lines) if schemas.is_ok() => {
                 for l in &lines {
                     out!("{l}");
                 }
                 out!("verified {} fixture files", lines.len());
                 ExitCode::SUCCESS
             }
+            Ok(_) => ExitCode::from(1),
             Err(bad) => {
                 for l in &bad {
                     out!("{l}");

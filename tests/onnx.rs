@@ -6,7 +6,7 @@ use nbg_lab::onnx::audit::{self, Audit, Limits, Refusal};
 use nbg_lab::onnx::npz::{self, Tensor};
 use nbg_lab::onnx::proto::*;
 use nbg_lab::onnx::run::{self, Execution, Factory, Mode, Session};
-use nbg_lab::onnx::{crosscheck, fixtures, ort_engine, policy, signature};
+use nbg_lab::onnx::{checker, crosscheck, fixtures, ort_engine, policy, signature};
 use prost::Message;
 use std::path::{Path, PathBuf};
 
@@ -140,8 +140,206 @@ fn nested(doc: &str, weight: f32) -> ModelProto {
     }];
     g.initializer.clear();
     g.value_info.clear();
+    g.input.push(bool_scalar("cond"));
     m.doc_string = Some(doc.into());
     m
+}
+
+fn bool_scalar(name: &str) -> ValueInfoProto {
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(TypeValue::TensorType(TensorTypeProto {
+                elem_type: Some(9),
+                shape: Some(TensorShapeProto { dim: vec![] }),
+            })),
+            denotation: None,
+        }),
+        doc_string: None,
+        metadata_props: vec![],
+    }
+}
+
+/// The classes `onnx.checker.check_model(full_check=True)` refuses, each built from the valid
+/// spectral-mask (or nested If) model by one change, with the code the audit must give and a
+/// word its message must name.
+fn invalid_models() -> Vec<(&'static str, ModelProto, &'static str, &'static str)> {
+    let ok = fixtures::spectral_mask;
+    fn g(m: &mut ModelProto) -> &mut GraphProto {
+        m.graph.as_mut().unwrap()
+    }
+    let mut out = Vec::new();
+    let mut m = ok();
+    g(&mut m).node[1].input = vec!["nowhere".into()];
+    out.push(("undefined_input", m, "ONNX_GRAPH_INVALID", "nowhere"));
+    let mut m = ok();
+    g(&mut m).node.swap(0, 1);
+    out.push(("topological_order", m, "ONNX_GRAPH_INVALID", "topological"));
+    let mut m = ok();
+    g(&mut m).node[1].op_type = Some("Sigmoidal".into());
+    out.push(("unknown_operator", m, "ONNX_SCHEMA_MISMATCH", "Sigmoidal"));
+    let mut m = ok();
+    m.opset_import.clear();
+    out.push(("no_opset_import", m, "ONNX_OPSET_INVALID", "opset_import"));
+    let mut m = ok();
+    // Gelu first appears in opset 20; the model imports 13.
+    g(&mut m).node[1].op_type = Some("Gelu".into());
+    out.push(("operator_newer_than_opset", m, "ONNX_OPSET_INVALID", "Gelu"));
+    let mut m = ok();
+    {
+        let gr = g(&mut m);
+        gr.initializer.push(TensorProto {
+            dims: vec![1],
+            data_type: Some(7),
+            name: Some("one".into()),
+            raw_data: Some(1i64.to_le_bytes().to_vec()),
+            ..Default::default()
+        });
+        gr.node[1].op_type = Some("Add".into());
+        gr.node[1].input = vec!["conv_out".into(), "one".into()];
+    }
+    out.push(("add_float_int64", m, "ONNX_TYPE_MISMATCH", "tensor(int64)"));
+    let mut m = ok();
+    g(&mut m).output[0].name = Some("ghost".into());
+    out.push(("output_without_producer", m, "ONNX_GRAPH_INVALID", "ghost"));
+    let mut m = ok();
+    g(&mut m).node[0].attribute[0].r#type = Some(attribute_type::FLOATS);
+    g(&mut m).node[0].attribute[0].floats = vec![3.0];
+    g(&mut m).node[0].attribute[0].ints.clear();
+    out.push((
+        "attribute_wrong_type",
+        m,
+        "ONNX_SCHEMA_MISMATCH",
+        "kernel_shape",
+    ));
+    let mut m = ok();
+    g(&mut m).node[1].op_type = Some("Cast".into());
+    out.push(("cast_without_to", m, "ONNX_SCHEMA_MISMATCH", "\"to\""));
+    let mut m = ok();
+    m.ir_version = Some(0);
+    out.push((
+        "ir_version_zero",
+        m,
+        "ONNX_IR_VERSION_INVALID",
+        "ir_version",
+    ));
+    let mut m = ok();
+    g(&mut m).node[1].op_type = Some("Relu".into());
+    g(&mut m).node[1].input.push("conv_out".into());
+    out.push(("relu_two_inputs", m, "ONNX_SCHEMA_MISMATCH", "2 inputs"));
+    let mut m = ok();
+    if let Some(TypeValue::TensorType(t)) = g(&mut m).value_info[0]
+        .r#type
+        .as_mut()
+        .and_then(|t| t.value.as_mut())
+    {
+        t.shape.as_mut().unwrap().dim[2].value = Some(DimensionValue::DimValue(7));
+    }
+    out.push((
+        "declared_shape_contradicts_inference",
+        m,
+        "ONNX_SHAPE_MISMATCH",
+        "conv_out",
+    ));
+    let mut m = nested("x", 0.5);
+    {
+        let other = g(&mut m).node[0].attribute[1].g.as_mut().unwrap();
+        let mut extra = other.output[0].clone();
+        extra.name = Some("mask2".into());
+        other.output.push(extra);
+        other.node.push(NodeProto {
+            input: vec!["mask".into()],
+            output: vec!["mask2".into()],
+            op_type: Some("Identity".into()),
+            domain: Some(String::new()),
+            ..Default::default()
+        });
+    }
+    out.push((
+        "if_branch_output_counts",
+        m,
+        "ONNX_GRAPH_INVALID",
+        "else_branch",
+    ));
+    let mut m = nested("x", 0.5);
+    g(&mut m).node[0].attribute[0].g.as_mut().unwrap().node[1].input = vec!["outer_ghost".into()];
+    out.push((
+        "subgraph_captures_undefined",
+        m,
+        "ONNX_GRAPH_INVALID",
+        "outer_ghost",
+    ));
+    let mut m = ok();
+    g(&mut m).initializer[0]
+        .raw_data
+        .as_mut()
+        .unwrap()
+        .truncate(8);
+    out.push(("raw_data_short", m, "ONNX_TENSOR_DATA_INVALID", "weight"));
+    let mut m = ok();
+    g(&mut m).name = Some(String::new());
+    out.push(("empty_graph_name", m, "ONNX_GRAPH_INVALID", "empty name"));
+    out
+}
+
+#[test]
+fn checker_refuses_the_invalid_classes() {
+    let models = invalid_models();
+    assert_eq!(models.len(), 16);
+    for (what, m, want, word) in &models {
+        let r = audit_bytes(&m.encode_to_vec()).expect_err(what);
+        assert_eq!(r.code, *want, "{what}: {r}");
+        assert!(r.message.contains(word), "{what}: {r} should name {word:?}");
+    }
+    // The valid models they derive from are admitted.
+    audit_bytes(&fixtures::spectral_mask().encode_to_vec()).unwrap();
+    audit_bytes(&nested("x", 0.5).encode_to_vec()).unwrap();
+    // The ONNX project's own checker agrees each is invalid (and the base models valid).
+    let tmp = tempfile::tempdir().unwrap();
+    for (what, m, _, _) in &models {
+        std::fs::write(tmp.path().join(format!("{what}.onnx")), m.encode_to_vec()).unwrap();
+    }
+    std::fs::write(
+        tmp.path().join("valid_spectral.onnx"),
+        fixtures::spectral_mask().encode_to_vec(),
+    )
+    .unwrap();
+    let script = "import onnx, sys, os, glob\nfor p in sorted(glob.glob(os.path.join(sys.argv[1], '*.onnx'))):\n    try:\n        onnx.checker.check_model(onnx.load(p), full_check=True); print(os.path.basename(p), 'valid')\n    except Exception as e:\n        print(os.path.basename(p), 'invalid')\n";
+    let o = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(tmp.path())
+        .output()
+        .expect("python3");
+    assert!(
+        o.status.success(),
+        "python onnx (.ci/setup installs it): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    for (what, ..) in &models {
+        assert!(
+            text.contains(&format!("{what}.onnx invalid")),
+            "onnx.checker admits {what}:\n{text}"
+        );
+    }
+    assert!(text.contains("valid_spectral.onnx valid"), "{text}");
+}
+
+#[test]
+fn schema_table_is_generated_and_verified() {
+    let t = checker::table().unwrap();
+    assert_eq!(t.onnx, "1.23.2");
+    assert!(t.operators.len() > 600);
+    let relu = t
+        .operators
+        .iter()
+        .filter(|s| s.name == "Relu" && s.domain.is_empty())
+        .max_by_key(|s| s.since)
+        .unwrap();
+    assert_eq!(relu.inputs, [1, 1]);
+    // The committed table is exactly its regeneration from the pinned onnx package.
+    let line = fixtures::verify_schemas(&common::root()).unwrap();
+    assert!(line.contains("identical to its regeneration"), "{line}");
 }
 
 #[test]

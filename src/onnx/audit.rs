@@ -218,6 +218,8 @@ pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Re
     };
     walk.graph(graph, 0)?;
     let inv = walk.inv;
+    // Bounded first, then checked: the checker walks a tree the limits admitted.
+    super::checker::check(&model)?;
     // Older IRs list initializers as graph inputs too; those are weights, not inputs a run
     // supplies.
     let inputs: Vec<ValueType> = runtime_inputs(graph).map(value_type).collect();

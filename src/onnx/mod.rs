@@ -3,6 +3,7 @@
 //! NPU run anything while no compiled graph signature is approved.
 
 pub mod audit;
+pub mod checker;
 pub mod crosscheck;
 pub mod fixtures;
 pub mod npz;

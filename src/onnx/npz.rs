@@ -48,6 +48,8 @@ impl Dtype {
     }
 
     fn from_descr(d: &str) -> Option<Dtype> {
+        // NumPy spells the two-byte void `<V2` or `|V2` depending on how it was made.
+        let d = if d == "<V2" { "|V2" } else { d };
         Self::ALL.iter().find(|r| r.2 == d).map(|r| r.0)
     }
 
