@@ -94,6 +94,8 @@ def load_npz(path):
 
 
 def save_npz(path, arrays):
+    # String tensors travel as NumPy's fixed-width unicode (`<U{n}`), never as pickled objects.
+    arrays = {k: (v.astype(str) if v.dtype == object else v) for k, v in arrays.items()}
     np.savez(path, **arrays)
 
 
@@ -290,8 +292,12 @@ def summarize(rows, args):
             [f"`{r['name']}` (crosscheck: {r.get('crosscheck', 'n/a')})" for r in admitted if r.get("tract") == "wrong"])
     listing("Engine errors, panics and timeouts",
             [f"`{r['name']}` {e}: {r.get(e + '_detail')}" for r in admitted for e in ("ort", "tract") if r.get(e) in ("panic", "timeout", "error")])
+    gap = [r for r in admitted if r.get("python_ort") == "correct" and r.get("ort") != "correct"]
+    if gap and all(r.get("ort_detail") == "TENSOR_BOUNDARY" for r in gap):
+        add(f"Every case below ({len(gap)}) is a `TENSOR_BOUNDARY` refusal: a NaN or infinity in an input or "
+            "expected output, which the spec's tensor boundary refuses on purpose (PoC 9E/9F, section 11).\n")
     listing("Python onnxruntime correct, `nbg` ort not (admitted cases)",
-            [f"`{r['name']}`: {r.get('ort')} {r.get('ort_detail') or ''}" for r in admitted if r.get("python_ort") == "correct" and r.get("ort") != "correct"])
+            [f"`{r['name']}`: {r.get('ort')} {r.get('ort_detail') or ''}" for r in gap])
     failures = []
     panics = [r["name"] for r in rows for e in ("audit", "ort", "tract") if r.get(e) in ("panic", "timeout") or str(r.get(e, "")).startswith("exit ")]
     if panics:

@@ -1247,3 +1247,34 @@ fn npz_carries_every_dtype_and_refuses_what_it_must() {
     let err = npz::read(&npz::write(&[long]), 1 << 20).unwrap_err();
     assert_eq!(err.code, "TENSOR_ARCHIVE_INVALID", "{err}");
 }
+
+/// The CI conformance sample: 240 of the ONNX backend node tests (a fixed sample chosen by the
+/// SHA-256 of their names) plus the six Silero files, through audit, `--engine ort`,
+/// `--engine tract` and `crosscheck` (`bench/onnx_conformance.py --strict`): no panic, no
+/// wrong result under ort, every tract disagreement reported by crosscheck.
+#[test]
+fn conformance_sample_no_panics_no_wrong_ort_results() {
+    let o = std::process::Command::new("python3")
+        .args([
+            "bench/onnx_conformance.py",
+            "--sample",
+            "240",
+            "--strict",
+            "--nbg",
+        ])
+        .arg(env!("CARGO_BIN_EXE_nbg"))
+        .current_dir(common::root())
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| !l.contains("RuntimeWarning") && !l.contains("reduced ="))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(stdout.contains("| cases run | 194 |"), "{stdout}");
+}

@@ -443,7 +443,7 @@ impl Checker<'_> {
             let param = formal.1.as_str();
             match schema.type_constraints.get(param) {
                 Some(allowed) => {
-                    if !allowed.iter().any(|a| *a == ts)
+                    if !allowed.contains(&ts)
                         && allowed.iter().all(|a| a.starts_with("tensor("))
                     {
                         return Err(type_mismatch(format!(
@@ -729,6 +729,69 @@ fn infer_shape(
             shape(0).map(|s| vec![Some(s.len() as i64)])
         }
         "Size" => Some(vec![]),
+        "Gemm" => match (shape(0), shape(1)) {
+            (Some(a), Some(b)) if a.len() == 2 && b.len() == 2 => {
+                let ta = int_attr(n, "transA").unwrap_or(0) != 0;
+                let tb = int_attr(n, "transB").unwrap_or(0) != 0;
+                let (m, k1) = if ta { (a[1], a[0]) } else { (a[0], a[1]) };
+                let (k2, nn) = if tb { (b[1], b[0]) } else { (b[0], b[1]) };
+                if let (Some(x), Some(y)) = (k1, k2) {
+                    if x != y {
+                        return Err(shape_mismatch(format!(
+                            "{label}: Gemm of {} and {}: inner dimensions differ",
+                            dims(&a),
+                            dims(&b)
+                        )));
+                    }
+                }
+                Some(vec![m, nn])
+            }
+            _ => None,
+        },
+        "Concat" => {
+            let all: Option<Vec<Vec<Option<i64>>>> = (0..inputs.len()).map(shape).collect();
+            match (all, int_attr(n, "axis")) {
+                (Some(all), Some(axis))
+                    if !all.is_empty() && all.iter().all(|s| s.len() == all[0].len()) =>
+                {
+                    let r = all[0].len() as i64;
+                    let ax = if axis < 0 { axis + r } else { axis };
+                    if !(0..r).contains(&ax) {
+                        return Ok(None);
+                    }
+                    let ax = ax as usize;
+                    let mut out = Vec::with_capacity(all[0].len());
+                    for d in 0..all[0].len() {
+                        if d == ax {
+                            out.push(all.iter().map(|s| s[d]).sum::<Option<i64>>());
+                            continue;
+                        }
+                        let known: Vec<i64> = all.iter().filter_map(|s| s[d]).collect();
+                        if known.windows(2).any(|w| w[0] != w[1]) {
+                            return Err(shape_mismatch(format!(
+                                "{label}: Concat inputs differ in dimension {d} outside axis {ax}"
+                            )));
+                        }
+                        out.push(known.first().copied());
+                    }
+                    Some(out)
+                }
+                _ => None,
+            }
+        }
+        "Flatten" => shape(0).and_then(|s| {
+            let r = s.len() as i64;
+            let axis = int_attr(n, "axis").unwrap_or(1);
+            let axis = if axis < 0 { axis + r } else { axis };
+            if !(0..=r).contains(&axis) {
+                return None;
+            }
+            let (a, b) = s.split_at(axis as usize);
+            Some(vec![
+                a.iter().copied().product(),
+                b.iter().copied().product(),
+            ])
+        }),
         "Conv" => conv_shape(n, shape(0), shape(1)),
         _ => None,
     })

@@ -24,6 +24,9 @@ pub enum Dtype {
     U32,
     U64,
     Bool,
+    /// Strings, as NumPy's fixed-width `<U{width}`: `width` UTF-32LE code units per element,
+    /// NUL-padded. ONNX Runtime receives them as UTF-8 strings (trailing NULs removed).
+    Str(u32),
 }
 
 impl Dtype {
@@ -43,34 +46,51 @@ impl Dtype {
         (Dtype::BF16, 16, "|V2", 2),
     ];
 
+    /// The fixed-size type of an ONNX element type (strings have no fixed width).
     pub fn from_onnx(code: i32) -> Option<Dtype> {
         Self::ALL.iter().find(|r| r.1 == code).map(|r| r.0)
     }
 
     fn from_descr(d: &str) -> Option<Dtype> {
+        if let Some(w) = d.strip_prefix("<U") {
+            // At most 64 Ki code points per string.
+            return w
+                .parse::<u32>()
+                .ok()
+                .filter(|&w| (1..=65_536).contains(&w))
+                .map(Dtype::Str);
+        }
         // NumPy spells the two-byte void `<V2` or `|V2` depending on how it was made.
         let d = if d == "<V2" { "|V2" } else { d };
         Self::ALL.iter().find(|r| r.2 == d).map(|r| r.0)
     }
 
-    fn row(self) -> (Dtype, i32, &'static str, usize) {
-        // Every variant has exactly one row in ALL (a test walks them).
-        *Self::ALL
-            .iter()
-            .find(|r| r.0 == self)
-            .expect("every dtype has a row")
+    fn row(self) -> Option<(Dtype, i32, &'static str, usize)> {
+        Self::ALL.iter().find(|r| r.0 == self).copied()
     }
 
+    /// The ONNX element type code (8 for strings).
     pub fn onnx(self) -> i32 {
-        self.row().1
+        match self {
+            Dtype::Str(_) => 8,
+            d => d.row().map_or(0, |r| r.1),
+        }
     }
 
-    pub fn descr(self) -> &'static str {
-        self.row().2
+    /// The NPY descriptor.
+    pub fn descr(self) -> String {
+        match self {
+            Dtype::Str(w) => format!("<U{w}"),
+            d => d.row().map_or("", |r| r.2).to_string(),
+        }
     }
 
+    /// Bytes per element.
     pub fn size(self) -> usize {
-        self.row().3
+        match self {
+            Dtype::Str(w) => 4 * w as usize,
+            d => d.row().map_or(0, |r| r.3),
+        }
     }
 
     /// Every accepted element type.
@@ -92,7 +112,7 @@ pub struct Tensor {
 #[derive(Clone, Debug, Serialize)]
 pub struct TensorFacts {
     pub name: String,
-    pub dtype: &'static str,
+    pub dtype: String,
     pub shape: Vec<u64>,
     pub sha256: Hash256,
 }
@@ -116,11 +136,12 @@ impl Tensor {
         })
     }
 
-    /// Every element as f64 (bool as 0/1; 64-bit integers beyond 2^53 round).
+    /// Every element as f64 (bool as 0/1; 64-bit integers beyond 2^53 round); `None` for
+    /// strings.
     pub fn to_f64(&self) -> Option<Vec<f64>> {
         let d = &self.data;
         let n = self.dtype.size();
-        if d.len() % n != 0 {
+        if matches!(self.dtype, Dtype::Str(_)) || d.len() % n != 0 {
             return None;
         }
         Some(
@@ -146,9 +167,50 @@ impl Tensor {
                     Dtype::U64 => {
                         u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f64
                     }
+                    Dtype::Str(_) => f64::NAN,
                 })
                 .collect(),
         )
+    }
+
+    /// A string tensor's elements (NUL padding removed); `None` for other types or invalid
+    /// code points.
+    pub fn strings(&self) -> Option<Vec<String>> {
+        let Dtype::Str(w) = self.dtype else {
+            return None;
+        };
+        self.data
+            .chunks_exact(4 * w as usize)
+            .map(|c| {
+                c.chunks_exact(4)
+                    .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]))
+                    .take_while(|&u| u != 0)
+                    .map(char::from_u32)
+                    .collect::<Option<String>>()
+            })
+            .collect()
+    }
+
+    /// A string tensor, as fixed-width UTF-32LE of the longest element (at least 1).
+    pub fn from_strings(name: &str, shape: &[u64], values: &[String]) -> Tensor {
+        let w = values
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut data = Vec::with_capacity(values.len() * 4 * w);
+        for s in values {
+            let n = s.chars().count();
+            data.extend(s.chars().flat_map(|c| u32::from(c).to_le_bytes()));
+            data.extend(std::iter::repeat_n(0u8, 4 * (w - n)));
+        }
+        Tensor {
+            name: name.into(),
+            dtype: Dtype::Str(w as u32),
+            shape: shape.to_vec(),
+            data,
+        }
     }
 
     pub fn elements(&self) -> u64 {
@@ -351,12 +413,19 @@ fn member(name: String, entry: impl std::io::Read, max: u64) -> Result<Tensor, R
     if dtype == Dtype::Bool && data.iter().any(|&b| b > 1) {
         return Err(bad(format!("{name}: a bool byte other than 0 or 1")));
     }
-    Ok(Tensor {
+    let t = Tensor {
         name,
         dtype,
         shape,
         data,
-    })
+    };
+    if matches!(dtype, Dtype::Str(_)) && t.strings().is_none() {
+        return Err(bad(format!(
+            "{}: a string holds an invalid code point",
+            t.name
+        )));
+    }
+    Ok(t)
 }
 
 /// The NPY header dict: `{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }`.

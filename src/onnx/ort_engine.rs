@@ -213,6 +213,7 @@ fn element(d: Dtype) -> TensorElementType {
         Dtype::U32 => TensorElementType::Uint32,
         Dtype::U64 => TensorElementType::Uint64,
         Dtype::Bool => TensorElementType::Bool,
+        Dtype::Str(_) => TensorElementType::String,
     }
 }
 
@@ -237,6 +238,12 @@ fn dtype(t: TensorElementType) -> Option<Dtype> {
 }
 
 fn to_value(t: &Tensor) -> Result<DynValue, String> {
+    if let Some(strings) = t.strings() {
+        let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+        return ort::value::Tensor::from_string_array((shape, strings.as_slice()))
+            .map(|v| v.into_dyn())
+            .map_err(|e| format!("input {:?}: {e}", t.name));
+    }
     let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
     let mut v = DynTensor::new(&Allocator::default(), element(t.dtype), shape)
         .map_err(|e| format!("input {:?}: {e}", t.name))?;
@@ -259,6 +266,17 @@ fn from_value(name: &str, v: &DynValue) -> Result<Tensor, String> {
             v.dtype()
         ));
     };
+    if *ty == TensorElementType::String {
+        let t = v
+            .view()
+            .downcast::<ort::value::DynTensorValueType>()
+            .map_err(|e| format!("output {name:?}: {e}"))?;
+        let (shape, strings) = t
+            .try_extract_strings()
+            .map_err(|e| format!("output {name:?}: {e}"))?;
+        let dims: Vec<u64> = shape.iter().map(|&x| x.max(0) as u64).collect();
+        return Ok(Tensor::from_strings(name, &dims, &strings));
+    }
     let d = dtype(*ty).ok_or_else(|| {
         format!("output {name:?} has element type {ty}, which the boundary does not carry")
     })?;

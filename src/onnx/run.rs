@@ -10,7 +10,7 @@
 //! wrong dtype, rank or known dimension, oversized tensors and NaN/Inf, on inputs and outputs.
 
 use super::audit::{Audit, Limits, Refusal, ValueType};
-use super::npz::{Dtype, Tensor, TensorFacts};
+use super::npz::{Tensor, TensorFacts};
 use crate::fingerprint::Hash256;
 use serde::Serialize;
 
@@ -237,7 +237,7 @@ pub fn check_tensors(
         let Some(d) = declared.iter().find(|d| d.name == t.name) else {
             return refuse(format!("unexpected tensor {:?}", t.name));
         };
-        if d.elem_type.and_then(Dtype::from_onnx) != Some(t.dtype) {
+        if d.elem_type != Some(t.dtype.onnx()) {
             return refuse(format!(
                 "{:?} is {:?}, the model declares {:?}",
                 t.name, t.dtype, d.elem_type_name
@@ -417,6 +417,7 @@ mod tract {
             Dtype::U64 => u64::datum_type(),
             Dtype::Bool => bool::datum_type(),
             Dtype::BF16 => return Err("tract has no bfloat16 tensors".into()),
+            Dtype::Str(_) => return Err("string tensors are not run on tract here".into()),
         })
     }
 
@@ -514,7 +515,9 @@ mod tract {
             Dtype::U32 => typed(shape, data, u32::from_le_bytes),
             Dtype::U64 => typed(shape, data, u64::from_le_bytes),
             Dtype::Bool => typed(shape, data, |b: [u8; 1]| b[0] != 0),
-            Dtype::BF16 => return Err("tract has no bfloat16 tensors".into()),
+            Dtype::BF16 | Dtype::Str(_) => {
+                return Err("tract: bfloat16 and string tensors are not carried".into());
+            }
         }
         .map_err(|e| format!("{e:#}"))
     }
