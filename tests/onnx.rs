@@ -1278,3 +1278,54 @@ fn conformance_sample_no_panics_no_wrong_ort_results() {
     );
     assert!(stdout.contains("| cases run | 194 |"), "{stdout}");
 }
+
+/// IR 3 lists initializers among the graph inputs: they are weights, not inputs. The input
+/// limit does not count them, the audit does not list them, and supplying one is refused at the
+/// boundary before any engine sees it.
+#[test]
+fn initializers_listed_as_inputs_are_not_inputs() {
+    let mut m = fixtures::spectral_mask();
+    m.ir_version = Some(3);
+    let g = m.graph.as_mut().unwrap();
+    let mut w = g.input[0].clone();
+    w.name = Some("weight".into());
+    if let Some(TypeValue::TensorType(t)) = w.r#type.as_mut().and_then(|t| t.value.as_mut()) {
+        t.shape.as_mut().unwrap().dim.truncate(3);
+        t.shape.as_mut().unwrap().dim[2].value = Some(DimensionValue::DimValue(3));
+    }
+    g.input.push(w);
+    let model = m.encode_to_vec();
+    let one_input = Limits {
+        graph_inputs: 1,
+        ..Limits::default()
+    };
+    let a = audit::audit(&model, &one_input, &policy()).unwrap();
+    assert_eq!(a.inputs.len(), 1);
+    assert_eq!(a.inputs[0].name, "features");
+    let inputs = [
+        Tensor::from_f32("features", &[1, 1, 8], &fixtures::FEATURES),
+        Tensor::from_f32("weight", &[1, 1, 3], &[1.0, 1.0, 1.0]),
+    ];
+    let (_, r) = run::run(
+        &a,
+        &model,
+        Mode::Cpu,
+        &inputs,
+        &Limits::default(),
+        &mut run::Engines::with_engine(&a, run::Engine::Tract),
+    )
+    .map(|_| ())
+    .unwrap_err();
+    assert_eq!(r.code, "TENSOR_BOUNDARY");
+    assert!(r.message.contains("weight"), "{r}");
+    let (r, _) = run::run(
+        &a,
+        &model,
+        Mode::Cpu,
+        &inputs[..1],
+        &Limits::default(),
+        &mut engines(&a),
+    )
+    .unwrap();
+    assert_eq!(r.outputs[0].shape, [1, 1, 8]);
+}

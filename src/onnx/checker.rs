@@ -443,9 +443,7 @@ impl Checker<'_> {
             let param = formal.1.as_str();
             match schema.type_constraints.get(param) {
                 Some(allowed) => {
-                    if !allowed.contains(&ts)
-                        && allowed.iter().all(|a| a.starts_with("tensor("))
-                    {
+                    if !allowed.contains(&ts) && allowed.iter().all(|a| a.starts_with("tensor(")) {
                         return Err(type_mismatch(format!(
                             "{label}: input {x:?} is {ts}; {op} allows {param} in {}",
                             allowed.join(", ")
