@@ -224,6 +224,16 @@ enum OnnxCommand {
         #[arg(long)]
         policy: Option<PathBuf>,
     },
+    /// Internal: one engine session in a child process under resource limits (started by
+    /// `nbg onnx run`).
+    #[command(hide = true)]
+    EngineChild {
+        #[arg(long, value_parser = ["ort", "tract"])]
+        engine: String,
+        model: PathBuf,
+        input: PathBuf,
+        output: PathBuf,
+    },
     /// Regenerate the ONNX fixtures in memory and compare them with onnx/fixtures/ byte for
     /// byte (--write rewrites them). Run from the project root.
     VerifyFixtures {
@@ -1292,6 +1302,19 @@ mod onnx_cli {
                     policy.as_deref(),
                 )
             }
+            OnnxCommand::EngineChild {
+                engine,
+                model,
+                input,
+                output,
+            } => {
+                let Ok(engine) = engine.parse() else {
+                    return usage_error("clap restricts --engine");
+                };
+                ExitCode::from(
+                    nbg_lab::onnx::isolate::child_main(engine, &model, &input, &output) as u8,
+                )
+            }
             OnnxCommand::Crosscheck {
                 model,
                 input,
@@ -1432,7 +1455,16 @@ mod onnx_cli {
                 return code;
             }
         }
-        let mut engines = run::Engines::with_engine(&a, engine);
+        // The session runs in a child process under resource limits.
+        let exe = match std::env::current_exe() {
+            Ok(p) => p,
+            Err(e) => return usage_error(format!("cannot find this executable: {e}")),
+        };
+        let mut engines = nbg_lab::onnx::isolate::ChildEngines::new(
+            exe,
+            engine,
+            nbg_lab::onnx::isolate::ChildLimits::default(),
+        );
         let (report, out) = match run::run(&a, &bytes, mode, &tensors, &limits, &mut engines) {
             Ok(x) => x,
             Err((ex, r)) => {

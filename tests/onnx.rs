@@ -1329,3 +1329,53 @@ fn initializers_listed_as_inputs_are_not_inputs() {
     .unwrap();
     assert_eq!(r.outputs[0].shape, [1, 1, 8]);
 }
+
+/// `nbg onnx run` runs the engine in a child process under limits: the same result as in
+/// process, and a hang or an out-of-memory in the child is a `CPU_ENGINE_FAILED` value.
+#[test]
+fn engine_child_process_is_contained() {
+    use nbg_lab::onnx::isolate::{ChildEngines, ChildLimits};
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let input = [Tensor::from_f32(
+        "features",
+        &[1, 1, 8],
+        &fixtures::FEATURES,
+    )];
+    let limits = Limits::default();
+    let exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_nbg"));
+    let mut child = ChildEngines::new(exe.clone(), run::Engine::Ort, ChildLimits::default());
+    let (r, archive) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut child).unwrap();
+    let (_, direct) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut engines(&a)).unwrap();
+    assert_eq!(
+        archive, direct,
+        "child and in-process outputs are byte-identical"
+    );
+    assert_eq!(r.providers, ["CPUExecutionProvider"]);
+    // A run that outlives the wall-clock limit is killed.
+    let hang = ChildLimits {
+        wall: std::time::Duration::ZERO,
+        ..ChildLimits::default()
+    };
+    let mut child = ChildEngines::new(exe.clone(), run::Engine::Ort, hang);
+    let (_, r) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut child)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+    assert!(r.message.contains("wall-clock"), "{r}");
+    // An address space too small for the engine: refused or failed, never a crash of ours.
+    let tiny = ChildLimits {
+        address_space: 48 << 20,
+        ..ChildLimits::default()
+    };
+    let mut child = ChildEngines::new(exe, run::Engine::Ort, tiny);
+    let (_, r) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut child)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        ["CPU_ENGINE_FAILED", "CPU_ENGINE_UNSUPPORTED"].contains(&r.code),
+        "{r}"
+    );
+    assert!(!r.message.is_empty());
+    eprintln!("48 MiB address space: {r}");
+}

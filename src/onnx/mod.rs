@@ -6,6 +6,7 @@ pub mod audit;
 pub mod checker;
 pub mod crosscheck;
 pub mod fixtures;
+pub mod isolate;
 pub mod npz;
 pub mod ort_engine;
 pub mod policy;
