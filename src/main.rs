@@ -240,8 +240,9 @@ enum OnnxCommand {
         model: PathBuf,
         #[arg(long)]
         json: bool,
-        #[arg(long, default_value = nbg_lab::onnx::policy::DEFAULT_POLICY)]
-        policy: PathBuf,
+        /// Policy file (default: the committed policy, compiled into the binary).
+        #[arg(long)]
+        policy: Option<PathBuf>,
     },
     /// Run a model on a fixed input: cpu (one CPU session), hybrid (zero NPU attempts while no
     /// partition is eligible), strict (refuses before any session). Writes OUT.npz (never
@@ -258,8 +259,34 @@ enum OnnxCommand {
         json: bool,
         #[arg(long, value_name = "FILE")]
         evidence: Option<PathBuf>,
-        #[arg(long, default_value = nbg_lab::onnx::policy::DEFAULT_POLICY)]
-        policy: PathBuf,
+        /// Policy file (default: the committed policy, compiled into the binary).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// CPU engine: ort (ONNX Runtime, the oracle) or tract (the second opinion).
+        #[arg(long, value_parser = ["ort", "tract"], default_value = "ort")]
+        engine: String,
+    },
+    /// Run a model on both engines (ONNX Runtime and tract) and report, per output, the max
+    /// absolute and relative difference and whether they agree within the stated tolerance.
+    /// Exits 0 when every output agrees, 1 when one disagrees or an engine refuses.
+    Crosscheck {
+        model: PathBuf,
+        #[arg(long, value_name = "IN.npz")]
+        input: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+    },
+    /// Internal: one engine session in a child process under resource limits (started by
+    /// `nbg onnx run`).
+    #[command(hide = true)]
+    EngineChild {
+        #[arg(long, value_parser = ["ort", "tract"])]
+        engine: String,
+        model: PathBuf,
+        input: PathBuf,
+        output: PathBuf,
     },
     /// Regenerate the ONNX fixtures in memory and compare them with onnx/fixtures/ byte for
     /// byte (--write rewrites them). Run from the project root.
@@ -1467,7 +1494,7 @@ mod onnx_cli {
     //! `nbg onnx ...`: thin shell over `nbg_lab::onnx`.
 
     use super::{OnnxCommand, print_json, usage_error, write_atomic};
-    use nbg_lab::onnx::{audit, fixtures, npz, policy, run};
+    use nbg_lab::onnx::{audit, crosscheck, fixtures, npz, policy, run};
     use std::io::Write as _;
     use std::path::Path;
     use std::process::ExitCode;
@@ -1491,7 +1518,7 @@ mod onnx_cli {
                 model,
                 json,
                 policy,
-            } => audit_cmd(&model, json, &policy),
+            } => audit_cmd(&model, json, policy.as_deref()),
             OnnxCommand::Run {
                 model,
                 mode,
@@ -1500,27 +1527,50 @@ mod onnx_cli {
                 json,
                 evidence,
                 policy,
+                engine,
             } => {
-                let mode = mode.parse().expect("clap restricts the value");
+                let (Ok(mode), Ok(engine)) = (mode.parse(), engine.parse()) else {
+                    return usage_error("clap restricts --mode and --engine");
+                };
                 run_cmd(
                     &model,
                     mode,
+                    engine,
                     &input,
                     &output,
                     json,
                     evidence.as_deref(),
-                    &policy,
+                    policy.as_deref(),
                 )
             }
+            OnnxCommand::EngineChild {
+                engine,
+                model,
+                input,
+                output,
+            } => {
+                let Ok(engine) = engine.parse() else {
+                    return usage_error("clap restricts --engine");
+                };
+                ExitCode::from(
+                    nbg_lab::onnx::isolate::child_main(engine, &model, &input, &output) as u8,
+                )
+            }
+            OnnxCommand::Crosscheck {
+                model,
+                input,
+                json,
+                policy,
+            } => crosscheck_cmd(&model, &input, json, policy.as_deref()),
             OnnxCommand::VerifyFixtures { write } => fixtures_cmd(write),
         }
     }
 
     fn admitted(
         model: &Path,
-        policy_path: &Path,
+        policy_path: Option<&Path>,
     ) -> Result<(Vec<u8>, audit::Audit, audit::Limits), Result<audit::Refusal, ExitCode>> {
-        let policy = policy::load(policy_path).map_err(|r| Err(usage_error(r)))?;
+        let policy = policy::load_or_embedded(policy_path).map_err(|r| Err(usage_error(r)))?;
         let limits = audit::Limits::default();
         let bytes = audit::read_model(model, &limits).map_err(|r| {
             if r.code == "ONNX_MODEL_UNREADABLE" {
@@ -1533,7 +1583,7 @@ mod onnx_cli {
         Ok((bytes, a, limits))
     }
 
-    fn audit_cmd(model: &Path, json: bool, policy_path: &Path) -> ExitCode {
+    fn audit_cmd(model: &Path, json: bool, policy_path: Option<&Path>) -> ExitCode {
         let a = match admitted(model, policy_path) {
             Ok((_, a, _)) => a,
             Err(Ok(r)) => return refused(&r, json, None),
@@ -1600,29 +1650,62 @@ mod onnx_cli {
         ExitCode::SUCCESS
     }
 
+    /// Audit the model and read its input archive; refusals are values, usage errors exit 2.
+    fn prepared(
+        model: &Path,
+        input: &Path,
+        json: bool,
+        policy_path: Option<&Path>,
+    ) -> Result<(Vec<u8>, audit::Audit, audit::Limits, Vec<npz::Tensor>), ExitCode> {
+        let (bytes, a, limits) = match admitted(model, policy_path) {
+            Ok(x) => x,
+            Err(Ok(r)) => return Err(refused(&r, json, None)),
+            Err(Err(code)) => return Err(code),
+        };
+        let archive = nbg_lab::files::read_regular(input).map_err(usage_error)?;
+        let tensors =
+            npz::read(&archive, limits.tensor_bytes).map_err(|r| refused(&r, json, None))?;
+        Ok((bytes, a, limits, tensors))
+    }
+
+    /// ONNX Runtime must be loadable before a session is asked of it: a missing or mismatched
+    /// library is a set-up error (exit 2) that names how to install it.
+    fn ort_ready() -> Result<(), ExitCode> {
+        nbg_lab::onnx::ort_engine::environment()
+            .map(|_| ())
+            .map_err(|e| usage_error(format!("CPU_ENGINE_MISSING: {e}")))
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn run_cmd(
         model: &Path,
         mode: run::Mode,
+        engine: run::Engine,
         input: &Path,
         output: &Path,
         json: bool,
         evidence: Option<&Path>,
-        policy_path: &Path,
+        policy_path: Option<&Path>,
     ) -> ExitCode {
-        let (bytes, a, limits) = match admitted(model, policy_path) {
+        let (bytes, a, limits, tensors) = match prepared(model, input, json, policy_path) {
             Ok(x) => x,
-            Err(Ok(r)) => return refused(&r, json, None),
-            Err(Err(code)) => return code,
+            Err(code) => return code,
         };
-        let archive = match nbg_lab::files::read_regular(input) {
-            Ok(b) => b,
-            Err(e) => return usage_error(e),
+        if engine == run::Engine::Ort && mode != run::Mode::Strict {
+            if let Err(code) = ort_ready() {
+                return code;
+            }
+        }
+        // The session runs in a child process under resource limits.
+        let exe = match std::env::current_exe() {
+            Ok(p) => p,
+            Err(e) => return usage_error(format!("cannot find this executable: {e}")),
         };
-        let tensors = match npz::read(&archive, limits.tensor_bytes) {
-            Ok(t) => t,
-            Err(r) => return refused(&r, json, None),
-        };
-        let mut engines = run::Engines::for_audit(&a);
+        let mut engines = nbg_lab::onnx::isolate::ChildEngines::new(
+            exe,
+            engine,
+            nbg_lab::onnx::isolate::ChildLimits::default(),
+        );
         let (report, out) = match run::run(&a, &bytes, mode, &tensors, &limits, &mut engines) {
             Ok(x) => x,
             Err((ex, r)) => {
@@ -1676,6 +1759,56 @@ mod onnx_cli {
         ExitCode::SUCCESS
     }
 
+    fn crosscheck_cmd(
+        model: &Path,
+        input: &Path,
+        json: bool,
+        policy_path: Option<&Path>,
+    ) -> ExitCode {
+        let (bytes, a, limits, tensors) = match prepared(model, input, json, policy_path) {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        if let Err(code) = ort_ready() {
+            return code;
+        }
+        let c = crosscheck::crosscheck(&a, &bytes, &tensors, &limits);
+        let value = serde_json::to_value(&c).expect("crosscheck serializes");
+        if json {
+            print_json(&value);
+        } else {
+            let mut o = std::io::stdout().lock();
+            let _ = writeln!(
+                o,
+                "{}: {} (tolerance: |ort - tract| <= {} + {} * |ort|)",
+                model.display(),
+                value["verdict"].as_str().unwrap_or_default(),
+                c.tolerance.atol,
+                c.tolerance.rtol
+            );
+            for (engine, r) in [("ort", &c.ort), ("tract", &c.tract)] {
+                if let Some(e) = &r.error {
+                    let _ = writeln!(o, "  {engine:<6} refused {}: {}", e.code, e.message);
+                }
+            }
+            for d in &c.outputs {
+                let _ = writeln!(
+                    o,
+                    "  output {:<20} max abs {:e} max rel {:e} {}",
+                    d.name,
+                    d.max_abs,
+                    d.max_rel,
+                    if d.agree { "agree" } else { "DISAGREE" }
+                );
+            }
+        }
+        if c.verdict == crosscheck::Verdict::Agree {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        }
+    }
+
     fn fixtures_cmd(write: bool) -> ExitCode {
         let root = Path::new(".");
         if write {
@@ -1693,14 +1826,20 @@ mod onnx_cli {
                 return usage_error(e);
             }
         }
+        let schemas = fixtures::verify_schemas(root);
+        match &schemas {
+            Ok(l) => out!("{l}"),
+            Err(e) => out!("{e}"),
+        }
         match fixtures::verify(root) {
-            Ok(lines) => {
+            Ok(lines) if schemas.is_ok() => {
                 for l in &lines {
                     out!("{l}");
                 }
                 out!("verified {} fixture files", lines.len());
                 ExitCode::SUCCESS
             }
+            Ok(_) => ExitCode::from(1),
             Err(bad) => {
                 for l in &bad {
                     out!("{l}");

@@ -6,7 +6,7 @@ use nbg_lab::onnx::audit::{self, Audit, Limits, Refusal};
 use nbg_lab::onnx::npz::{self, Tensor};
 use nbg_lab::onnx::proto::*;
 use nbg_lab::onnx::run::{self, Execution, Factory, Mode, Session};
-use nbg_lab::onnx::{fixtures, policy, signature};
+use nbg_lab::onnx::{checker, crosscheck, fixtures, ort_engine, policy, signature};
 use prost::Message;
 use std::path::{Path, PathBuf};
 
@@ -140,8 +140,206 @@ fn nested(doc: &str, weight: f32) -> ModelProto {
     }];
     g.initializer.clear();
     g.value_info.clear();
+    g.input.push(bool_scalar("cond"));
     m.doc_string = Some(doc.into());
     m
+}
+
+fn bool_scalar(name: &str) -> ValueInfoProto {
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(TypeValue::TensorType(TensorTypeProto {
+                elem_type: Some(9),
+                shape: Some(TensorShapeProto { dim: vec![] }),
+            })),
+            denotation: None,
+        }),
+        doc_string: None,
+        metadata_props: vec![],
+    }
+}
+
+/// The classes `onnx.checker.check_model(full_check=True)` refuses, each built from the valid
+/// spectral-mask (or nested If) model by one change, with the code the audit must give and a
+/// word its message must name.
+fn invalid_models() -> Vec<(&'static str, ModelProto, &'static str, &'static str)> {
+    let ok = fixtures::spectral_mask;
+    fn g(m: &mut ModelProto) -> &mut GraphProto {
+        m.graph.as_mut().unwrap()
+    }
+    let mut out = Vec::new();
+    let mut m = ok();
+    g(&mut m).node[1].input = vec!["nowhere".into()];
+    out.push(("undefined_input", m, "ONNX_GRAPH_INVALID", "nowhere"));
+    let mut m = ok();
+    g(&mut m).node.swap(0, 1);
+    out.push(("topological_order", m, "ONNX_GRAPH_INVALID", "topological"));
+    let mut m = ok();
+    g(&mut m).node[1].op_type = Some("Sigmoidal".into());
+    out.push(("unknown_operator", m, "ONNX_SCHEMA_MISMATCH", "Sigmoidal"));
+    let mut m = ok();
+    m.opset_import.clear();
+    out.push(("no_opset_import", m, "ONNX_OPSET_INVALID", "opset_import"));
+    let mut m = ok();
+    // Gelu first appears in opset 20; the model imports 13.
+    g(&mut m).node[1].op_type = Some("Gelu".into());
+    out.push(("operator_newer_than_opset", m, "ONNX_OPSET_INVALID", "Gelu"));
+    let mut m = ok();
+    {
+        let gr = g(&mut m);
+        gr.initializer.push(TensorProto {
+            dims: vec![1],
+            data_type: Some(7),
+            name: Some("one".into()),
+            raw_data: Some(1i64.to_le_bytes().to_vec()),
+            ..Default::default()
+        });
+        gr.node[1].op_type = Some("Add".into());
+        gr.node[1].input = vec!["conv_out".into(), "one".into()];
+    }
+    out.push(("add_float_int64", m, "ONNX_TYPE_MISMATCH", "tensor(int64)"));
+    let mut m = ok();
+    g(&mut m).output[0].name = Some("ghost".into());
+    out.push(("output_without_producer", m, "ONNX_GRAPH_INVALID", "ghost"));
+    let mut m = ok();
+    g(&mut m).node[0].attribute[0].r#type = Some(attribute_type::FLOATS);
+    g(&mut m).node[0].attribute[0].floats = vec![3.0];
+    g(&mut m).node[0].attribute[0].ints.clear();
+    out.push((
+        "attribute_wrong_type",
+        m,
+        "ONNX_SCHEMA_MISMATCH",
+        "kernel_shape",
+    ));
+    let mut m = ok();
+    g(&mut m).node[1].op_type = Some("Cast".into());
+    out.push(("cast_without_to", m, "ONNX_SCHEMA_MISMATCH", "\"to\""));
+    let mut m = ok();
+    m.ir_version = Some(0);
+    out.push((
+        "ir_version_zero",
+        m,
+        "ONNX_IR_VERSION_INVALID",
+        "ir_version",
+    ));
+    let mut m = ok();
+    g(&mut m).node[1].op_type = Some("Relu".into());
+    g(&mut m).node[1].input.push("conv_out".into());
+    out.push(("relu_two_inputs", m, "ONNX_SCHEMA_MISMATCH", "2 inputs"));
+    let mut m = ok();
+    if let Some(TypeValue::TensorType(t)) = g(&mut m).value_info[0]
+        .r#type
+        .as_mut()
+        .and_then(|t| t.value.as_mut())
+    {
+        t.shape.as_mut().unwrap().dim[2].value = Some(DimensionValue::DimValue(7));
+    }
+    out.push((
+        "declared_shape_contradicts_inference",
+        m,
+        "ONNX_SHAPE_MISMATCH",
+        "conv_out",
+    ));
+    let mut m = nested("x", 0.5);
+    {
+        let other = g(&mut m).node[0].attribute[1].g.as_mut().unwrap();
+        let mut extra = other.output[0].clone();
+        extra.name = Some("mask2".into());
+        other.output.push(extra);
+        other.node.push(NodeProto {
+            input: vec!["mask".into()],
+            output: vec!["mask2".into()],
+            op_type: Some("Identity".into()),
+            domain: Some(String::new()),
+            ..Default::default()
+        });
+    }
+    out.push((
+        "if_branch_output_counts",
+        m,
+        "ONNX_GRAPH_INVALID",
+        "else_branch",
+    ));
+    let mut m = nested("x", 0.5);
+    g(&mut m).node[0].attribute[0].g.as_mut().unwrap().node[1].input = vec!["outer_ghost".into()];
+    out.push((
+        "subgraph_captures_undefined",
+        m,
+        "ONNX_GRAPH_INVALID",
+        "outer_ghost",
+    ));
+    let mut m = ok();
+    g(&mut m).initializer[0]
+        .raw_data
+        .as_mut()
+        .unwrap()
+        .truncate(8);
+    out.push(("raw_data_short", m, "ONNX_TENSOR_DATA_INVALID", "weight"));
+    let mut m = ok();
+    g(&mut m).name = Some(String::new());
+    out.push(("empty_graph_name", m, "ONNX_GRAPH_INVALID", "empty name"));
+    out
+}
+
+#[test]
+fn checker_refuses_the_invalid_classes() {
+    let models = invalid_models();
+    assert_eq!(models.len(), 16);
+    for (what, m, want, word) in &models {
+        let r = audit_bytes(&m.encode_to_vec()).expect_err(what);
+        assert_eq!(r.code, *want, "{what}: {r}");
+        assert!(r.message.contains(word), "{what}: {r} should name {word:?}");
+    }
+    // The valid models they derive from are admitted.
+    audit_bytes(&fixtures::spectral_mask().encode_to_vec()).unwrap();
+    audit_bytes(&nested("x", 0.5).encode_to_vec()).unwrap();
+    // The ONNX project's own checker agrees each is invalid (and the base models valid).
+    let tmp = tempfile::tempdir().unwrap();
+    for (what, m, _, _) in &models {
+        std::fs::write(tmp.path().join(format!("{what}.onnx")), m.encode_to_vec()).unwrap();
+    }
+    std::fs::write(
+        tmp.path().join("valid_spectral.onnx"),
+        fixtures::spectral_mask().encode_to_vec(),
+    )
+    .unwrap();
+    let script = "import onnx, sys, os, glob\nfor p in sorted(glob.glob(os.path.join(sys.argv[1], '*.onnx'))):\n    try:\n        onnx.checker.check_model(onnx.load(p), full_check=True); print(os.path.basename(p), 'valid')\n    except Exception as e:\n        print(os.path.basename(p), 'invalid')\n";
+    let o = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(tmp.path())
+        .output()
+        .expect("python3");
+    assert!(
+        o.status.success(),
+        "python onnx (.ci/setup installs it): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = String::from_utf8(o.stdout).unwrap();
+    for (what, ..) in &models {
+        assert!(
+            text.contains(&format!("{what}.onnx invalid")),
+            "onnx.checker admits {what}:\n{text}"
+        );
+    }
+    assert!(text.contains("valid_spectral.onnx valid"), "{text}");
+}
+
+#[test]
+fn schema_table_is_generated_and_verified() {
+    let t = checker::table().unwrap();
+    assert_eq!(t.onnx, "1.23.2");
+    assert!(t.operators.len() > 600);
+    let relu = t
+        .operators
+        .iter()
+        .filter(|s| s.name == "Relu" && s.domain.is_empty())
+        .max_by_key(|s| s.since)
+        .unwrap();
+    assert_eq!(relu.inputs, [1, 1]);
+    // The committed table is exactly its regeneration from the pinned onnx package.
+    let line = fixtures::verify_schemas(&common::root()).unwrap();
+    assert!(line.contains("identical to its regeneration"), "{line}");
 }
 
 #[test]
@@ -523,17 +721,108 @@ fn tensor_boundary_refusals() {
 }
 
 #[test]
-fn engine_version_is_the_pinned_one() {
+fn engine_versions_are_the_pinned_ones() {
     let lock = std::fs::read_to_string(common::root().join("Cargo.lock")).unwrap();
     assert!(lock.contains(&format!(
         "name = \"tract-onnx\"\nversion = \"{}\"",
-        run::ENGINE_VERSION
+        run::TRACT_VERSION
     )));
     let toml = std::fs::read_to_string(common::root().join("Cargo.toml")).unwrap();
     assert!(toml.contains(&format!(
         "tract-onnx = {{ version = \"={}\"",
-        run::ENGINE_VERSION
+        run::TRACT_VERSION
     )));
+    // The ONNX Runtime wheel .ci/setup installs is the one the engine requires.
+    let setup = std::fs::read_to_string(common::root().join(".ci/setup")).unwrap();
+    assert!(setup.contains(&format!("onnxruntime=={}", ort_engine::VERSION)));
+    assert_eq!(run::Engine::Ort.version(), ort_engine::VERSION);
+}
+
+/// A session that panics, as an engine bug would.
+struct Panicking;
+impl Session for Panicking {
+    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, String> {
+        panic!("index out of bounds in the engine")
+    }
+}
+struct PanicFactory {
+    in_construction: bool,
+}
+impl Factory for PanicFactory {
+    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, String> {
+        Err("none".into())
+    }
+    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, String> {
+        if self.in_construction {
+            panic!("analyser.rs:97")
+        }
+        Ok(Box::new(Panicking))
+    }
+}
+
+#[test]
+fn engine_panics_are_contained() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let input = [Tensor::from_f32(
+        "features",
+        &[1, 1, 8],
+        &fixtures::FEATURES,
+    )];
+    for in_construction in [false, true] {
+        let mut f = PanicFactory { in_construction };
+        let (ex, r) = run::run(&a, &model, Mode::Cpu, &input, &Limits::default(), &mut f)
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+        assert!(r.message.contains("panicked"), "{r}");
+        assert_eq!(
+            ex.classification,
+            if in_construction {
+                "cpu-refused"
+            } else {
+                "cpu-explicit"
+            }
+        );
+    }
+}
+
+#[test]
+fn ort_sessions_use_the_cpu_provider_only() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let s = ort_engine::session(&model, &["mask".into()])
+        .expect("ONNX Runtime loads (.ci/setup installs it)");
+    assert_eq!(s.providers(), ["CPUExecutionProvider"]);
+}
+
+#[test]
+fn crosscheck_reports_both_engines() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let input = [Tensor::from_f32(
+        "features",
+        &[1, 1, 8],
+        &fixtures::FEATURES,
+    )];
+    let c = crosscheck::crosscheck(&a, &model, &input, &Limits::default());
+    assert_eq!(c.verdict, crosscheck::Verdict::Agree);
+    assert_eq!(c.outputs.len(), 1);
+    assert!(c.outputs[0].max_abs <= 1e-6);
+    assert_eq!(
+        (c.ort.engine, c.tract.engine),
+        ("onnxruntime", "tract-onnx")
+    );
+    // A difference beyond the tolerance is a disagreement.
+    let x = Tensor::from_f32("y", &[2], &[1.0, 2.0]);
+    let y = Tensor::from_f32("y", &[2], &[1.0, 2.01]);
+    let d = crosscheck::compare(&x, &y, crosscheck::TOLERANCE);
+    assert!(!d.agree && (d.max_abs - 0.01).abs() < 1e-6);
+    assert!(crosscheck::compare(&x, &x, crosscheck::TOLERANCE).agree);
+    let z = Tensor::from_f32("y", &[1, 2], &[1.0, 2.0]);
+    assert!(
+        !crosscheck::compare(&x, &z, crosscheck::TOLERANCE).agree,
+        "shape differs"
+    );
 }
 
 /// The Silero VAD files of the PyPI package `silero-vad` 6.2.3 (installed without
@@ -570,7 +859,7 @@ fn silero_vad_audit_is_pinned() {
     assert!(a.placement.iter().all(|p| p.placement == "cpu"));
 }
 
-fn silero_run(name: &str) -> Result<run::RunReport, (Execution, Refusal)> {
+fn silero_run(name: &str, engine: run::Engine) -> Result<run::RunReport, (Execution, Refusal)> {
     let bytes = std::fs::read(silero(name)).unwrap();
     let a = audit_bytes(&bytes).unwrap();
     let mut inputs = Vec::new();
@@ -608,15 +897,15 @@ fn silero_run(name: &str) -> Result<run::RunReport, (Execution, Refusal)> {
         Mode::Cpu,
         &inputs,
         &Limits::default(),
-        &mut engines(&a),
+        &mut run::Engines::with_engine(&a, engine),
     )
     .map(|(r, _)| r)
 }
 
 #[test]
-fn silero_files_run_or_fail_closed() {
-    // The main file's control flow is beyond the engine: refused with the engine's reason.
-    let (ex, r) = silero_run("silero_vad.onnx").unwrap_err();
+fn silero_files_on_tract_run_or_fail_closed() {
+    // The main file's control flow is beyond tract: refused with the engine's reason.
+    let (ex, r) = silero_run("silero_vad.onnx", run::Engine::Tract).unwrap_err();
     assert_eq!(r.code, "CPU_ENGINE_UNSUPPORTED");
     assert!(
         r.message
@@ -626,8 +915,8 @@ fn silero_files_run_or_fail_closed() {
     );
     assert_eq!((ex.npu_attempts, ex.cpu_sessions), (0, 0));
     // Two fixed-frame variants run, and agree on the speech probability bytes.
-    let seq = silero_run("silero_vad_16k_sequence.onnx").unwrap();
-    let ov = silero_run("silero_vad_openvino_16k.onnx").unwrap();
+    let seq = silero_run("silero_vad_16k_sequence.onnx", run::Engine::Tract).unwrap();
+    let ov = silero_run("silero_vad_openvino_16k.onnx", run::Engine::Tract).unwrap();
     let hashes = |r: &run::RunReport| {
         r.outputs
             .iter()
@@ -639,6 +928,76 @@ fn silero_files_run_or_fail_closed() {
         &serde_json::json!({ "silero_vad_16k_sequence.onnx": hashes(&seq), "silero_vad_openvino_16k.onnx": hashes(&ov) }),
     );
     assert_eq!(seq.outputs[0].sha256, ov.outputs[0].sha256);
+}
+
+/// All six Silero files on ONNX Runtime, in cpu and hybrid modes, on the committed input: the
+/// two output archives are byte-identical and within 1e-5 of the Python onnxruntime's
+/// (`bench/silero_reference.py`); strict refuses before any session.
+#[test]
+fn silero_files_run_on_ort_and_match_python_onnxruntime() {
+    let dir = common::root().join("onnx/silero");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let files = manifest["files"].as_array().unwrap();
+    assert_eq!(files.len(), 6);
+    for f in files {
+        let name = f["model"].as_str().unwrap();
+        let model = std::fs::read(silero(name)).unwrap();
+        assert_eq!(
+            nbg_lab::fingerprint::Hash256::of(&model).hex(),
+            f["model_sha256"].as_str().unwrap(),
+            "{name}"
+        );
+        let a = audit_bytes(&model).unwrap();
+        let read = |k: &str| {
+            npz::read(
+                &std::fs::read(dir.join(f[k].as_str().unwrap())).unwrap(),
+                1 << 24,
+            )
+            .unwrap()
+        };
+        let (input, expected) = (read("input"), read("expected"));
+        let limits = Limits::default();
+        let mut outs = Vec::new();
+        for mode in [Mode::Cpu, Mode::Hybrid] {
+            let (r, archive) = run::run(&a, &model, mode, &input, &limits, &mut engines(&a))
+                .unwrap_or_else(|(_, r)| panic!("{name} {mode}: {r}"));
+            assert_eq!(
+                (r.engine, r.npu_attempts, r.cpu_sessions),
+                ("onnxruntime", 0, 1)
+            );
+            outs.push(archive);
+        }
+        assert_eq!(
+            outs[0], outs[1],
+            "{name}: cpu and hybrid outputs are byte-identical"
+        );
+        let got = npz::read(&outs[0], 1 << 24).unwrap();
+        assert_eq!(got.len(), expected.len(), "{name}");
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(
+                (&g.name, g.dtype, &g.shape),
+                (&e.name, e.dtype, &e.shape),
+                "{name}"
+            );
+            let max = g
+                .to_f64()
+                .unwrap()
+                .iter()
+                .zip(e.to_f64().unwrap())
+                .map(|(x, y)| (x - y).abs())
+                .fold(0f64, f64::max);
+            assert!(max <= 1e-5, "{name} {}: max abs difference {max}", g.name);
+        }
+        let (ex, r) = run::run(&a, &model, Mode::Strict, &input, &limits, &mut engines(&a))
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(r.code, "PARTITION_NOT_NPU_RESIDENT");
+        assert_eq!(
+            (ex.classification, ex.npu_attempts, ex.cpu_sessions),
+            ("strict-refused-before-session", 0, 0)
+        );
+    }
 }
 
 #[test]
@@ -731,7 +1090,8 @@ fn cli_audit_and_run() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&ev).unwrap()).unwrap();
     assert_eq!(v["classification"], "cpu-preflight-fallback");
     assert_eq!(v["npu_attempts"], 0);
-    assert_eq!(v["engine"], "tract-onnx");
+    assert_eq!(v["engine"], "onnxruntime");
+    assert_eq!(v["providers"], serde_json::json!(["CPUExecutionProvider"]));
     // Never overwrites an output; strict writes nothing.
     assert_eq!(run_cli(args("cpu", &out, &ev)).status.code(), Some(2));
     let strict_out = tmp.path().join("strict.npz");
@@ -740,7 +1100,75 @@ fn cli_audit_and_run() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["error"]["code"], "PARTITION_NOT_NPU_RESIDENT");
     assert_eq!(v["execution"]["cpu_sessions"], 0);
+    assert_eq!(
+        v["execution"]["classification"],
+        "strict-refused-before-session"
+    );
     assert!(!strict_out.exists());
+    // tract on request.
+    let mut a = args("cpu", &tmp.path().join("t.npz"), &tmp.path().join("t.json"));
+    a.extend(["--engine".into(), "tract".into()]);
+    let o = run_cli(a);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["engine"], "tract-onnx");
+    // A missing ONNX Runtime is a set-up error naming the cure.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(args(
+            "cpu",
+            &tmp.path().join("m.npz"),
+            &tmp.path().join("m.json"),
+        ))
+        .env("ORT_DYLIB_PATH", tmp.path().join("nothing.so"))
+        .current_dir(common::root())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("ORT_DYLIB_PATH") && err.contains("pip install onnxruntime=="),
+        "{err}"
+    );
+    // crosscheck
+    let o = nbg(&[
+        "onnx",
+        "crosscheck",
+        "onnx/fixtures/spectral_mask_conv.onnx",
+        "--input",
+        "onnx/fixtures/spectral_mask_input.npz",
+        "--json",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verdict"], "agree");
+    for key in ["name", "max_abs", "max_rel", "agree"] {
+        assert!(v["outputs"][0].get(key).is_some(), "outputs.{key}");
+    }
+    // The policy is compiled in: the audit works from any folder.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(["onnx", "audit", "--json"])
+        .arg(common::root().join("onnx/fixtures/spectral_mask_conv.onnx"))
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["classification"], "audit-no-session");
 }
 
 #[test]
@@ -769,4 +1197,185 @@ fn npz_reads_deflated_archives_and_writes_deterministically() {
         "TENSOR_ARCHIVE_INVALID"
     );
     assert_eq!(npz::read(&stored, 16).unwrap_err().code, "TENSOR_TOO_LARGE");
+}
+
+#[test]
+fn npz_carries_every_dtype_and_refuses_what_it_must() {
+    for d in npz::Dtype::all() {
+        let t = Tensor {
+            name: "x".into(),
+            dtype: d,
+            shape: vec![2, 1],
+            data: vec![1; 2 * d.size()],
+        };
+        let back = npz::read(&npz::write(std::slice::from_ref(&t)), 1 << 20).unwrap();
+        assert_eq!(back, vec![t.clone()], "{d:?}");
+        assert_eq!(npz::Dtype::from_onnx(d.onnx()), Some(d));
+        assert!(t.finite());
+    }
+    // Non-finite half and bfloat16 values are seen.
+    let nan16 = Tensor {
+        name: "x".into(),
+        dtype: npz::Dtype::F16,
+        shape: vec![1],
+        data: 0x7e00u16.to_le_bytes().to_vec(),
+    };
+    assert!(!nan16.finite());
+    let inf_bf16 = Tensor {
+        name: "x".into(),
+        dtype: npz::Dtype::BF16,
+        shape: vec![1],
+        data: 0x7f80u16.to_le_bytes().to_vec(),
+    };
+    assert!(!inf_bf16.finite());
+    let one16 = Tensor {
+        name: "x".into(),
+        dtype: npz::Dtype::F16,
+        shape: vec![1],
+        data: 0x3c00u16.to_le_bytes().to_vec(),
+    };
+    assert_eq!(one16.to_f64(), Some(vec![1.0]));
+    // Duplicate members, data longer than the shape, big-endian data.
+    let t = Tensor::from_f32("x", &[2], &[1.0, 2.0]);
+    let two = npz::write(&[t.clone(), t.clone()]);
+    assert_eq!(
+        npz::read(&two, 1 << 20).unwrap_err().code,
+        "TENSOR_ARCHIVE_INVALID"
+    );
+    let mut long = t.clone();
+    long.data.extend_from_slice(&[0; 4]);
+    let err = npz::read(&npz::write(&[long]), 1 << 20).unwrap_err();
+    assert_eq!(err.code, "TENSOR_ARCHIVE_INVALID", "{err}");
+}
+
+/// The CI conformance sample: 240 of the ONNX backend node tests (a fixed sample chosen by the
+/// SHA-256 of their names) plus the six Silero files, through audit, `--engine ort`,
+/// `--engine tract` and `crosscheck` (`bench/onnx_conformance.py --strict`): no panic, no
+/// wrong result under ort, every tract disagreement reported by crosscheck.
+#[test]
+fn conformance_sample_no_panics_no_wrong_ort_results() {
+    let o = std::process::Command::new("python3")
+        .args([
+            "bench/onnx_conformance.py",
+            "--sample",
+            "240",
+            "--strict",
+            "--nbg",
+        ])
+        .arg(env!("CARGO_BIN_EXE_nbg"))
+        .current_dir(common::root())
+        .output()
+        .expect("python3");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| !l.contains("RuntimeWarning") && !l.contains("reduced ="))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(stdout.contains("| cases run | 194 |"), "{stdout}");
+}
+
+/// IR 3 lists initializers among the graph inputs: they are weights, not inputs. The input
+/// limit does not count them, the audit does not list them, and supplying one is refused at the
+/// boundary before any engine sees it.
+#[test]
+fn initializers_listed_as_inputs_are_not_inputs() {
+    let mut m = fixtures::spectral_mask();
+    m.ir_version = Some(3);
+    let g = m.graph.as_mut().unwrap();
+    let mut w = g.input[0].clone();
+    w.name = Some("weight".into());
+    if let Some(TypeValue::TensorType(t)) = w.r#type.as_mut().and_then(|t| t.value.as_mut()) {
+        t.shape.as_mut().unwrap().dim.truncate(3);
+        t.shape.as_mut().unwrap().dim[2].value = Some(DimensionValue::DimValue(3));
+    }
+    g.input.push(w);
+    let model = m.encode_to_vec();
+    let one_input = Limits {
+        graph_inputs: 1,
+        ..Limits::default()
+    };
+    let a = audit::audit(&model, &one_input, &policy()).unwrap();
+    assert_eq!(a.inputs.len(), 1);
+    assert_eq!(a.inputs[0].name, "features");
+    let inputs = [
+        Tensor::from_f32("features", &[1, 1, 8], &fixtures::FEATURES),
+        Tensor::from_f32("weight", &[1, 1, 3], &[1.0, 1.0, 1.0]),
+    ];
+    let (_, r) = run::run(
+        &a,
+        &model,
+        Mode::Cpu,
+        &inputs,
+        &Limits::default(),
+        &mut run::Engines::with_engine(&a, run::Engine::Tract),
+    )
+    .map(|_| ())
+    .unwrap_err();
+    assert_eq!(r.code, "TENSOR_BOUNDARY");
+    assert!(r.message.contains("weight"), "{r}");
+    let (r, _) = run::run(
+        &a,
+        &model,
+        Mode::Cpu,
+        &inputs[..1],
+        &Limits::default(),
+        &mut engines(&a),
+    )
+    .unwrap();
+    assert_eq!(r.outputs[0].shape, [1, 1, 8]);
+}
+
+/// `nbg onnx run` runs the engine in a child process under limits: the same result as in
+/// process, and a hang or an out-of-memory in the child is a `CPU_ENGINE_FAILED` value.
+#[test]
+fn engine_child_process_is_contained() {
+    use nbg_lab::onnx::isolate::{ChildEngines, ChildLimits};
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let a = audit_bytes(&model).unwrap();
+    let input = [Tensor::from_f32(
+        "features",
+        &[1, 1, 8],
+        &fixtures::FEATURES,
+    )];
+    let limits = Limits::default();
+    let exe = std::path::PathBuf::from(env!("CARGO_BIN_EXE_nbg"));
+    let mut child = ChildEngines::new(exe.clone(), run::Engine::Ort, ChildLimits::default());
+    let (r, archive) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut child).unwrap();
+    let (_, direct) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut engines(&a)).unwrap();
+    assert_eq!(
+        archive, direct,
+        "child and in-process outputs are byte-identical"
+    );
+    assert_eq!(r.providers, ["CPUExecutionProvider"]);
+    // A run that outlives the wall-clock limit is killed.
+    let hang = ChildLimits {
+        wall: std::time::Duration::ZERO,
+        ..ChildLimits::default()
+    };
+    let mut child = ChildEngines::new(exe.clone(), run::Engine::Ort, hang);
+    let (_, r) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut child)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+    assert!(r.message.contains("wall-clock"), "{r}");
+    // An address space too small for the engine: refused or failed, never a crash of ours.
+    let tiny = ChildLimits {
+        address_space: 48 << 20,
+        ..ChildLimits::default()
+    };
+    let mut child = ChildEngines::new(exe, run::Engine::Ort, tiny);
+    let (_, r) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut child)
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        ["CPU_ENGINE_FAILED", "CPU_ENGINE_UNSUPPORTED"].contains(&r.code),
+        "{r}"
+    );
+    assert!(!r.message.is_empty());
+    eprintln!("48 MiB address space: {r}");
 }

@@ -127,6 +127,8 @@ pub struct Partition {
 #[derive(Clone, Debug, Serialize)]
 pub struct Audit {
     pub mode: &'static str,
+    /// Audit mode creates no session: always `audit-no-session`.
+    pub classification: &'static str,
     pub source: Source,
     pub ir_version: i64,
     pub opset_import: Vec<(String, i64)>,
@@ -216,7 +218,11 @@ pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Re
     };
     walk.graph(graph, 0)?;
     let inv = walk.inv;
-    let inputs: Vec<ValueType> = graph.input.iter().map(value_type).collect();
+    // Bounded first, then checked: the checker walks a tree the limits admitted.
+    super::checker::check(&model)?;
+    // Older IRs list initializers as graph inputs too; those are weights, not inputs a run
+    // supplies.
+    let inputs: Vec<ValueType> = runtime_inputs(graph).map(value_type).collect();
     let outputs: Vec<ValueType> = graph.output.iter().map(value_type).collect();
     for v in inputs.iter().chain(&outputs) {
         check_shape(v, limits)?;
@@ -226,6 +232,7 @@ pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Re
     let partitions = partitions(graph, &placement);
     Ok(Audit {
         mode: "audit",
+        classification: "audit-no-session",
         source: Source {
             bytes: bytes.len() as u64,
             sha256: Hash256::of(bytes),
@@ -261,10 +268,11 @@ impl Walk<'_> {
         self.inv.graphs += 1;
         self.inv.max_depth = self.inv.max_depth.max(depth);
         let name = g.name.as_deref().unwrap_or("");
-        if g.input.len() as u64 > l.graph_inputs || g.output.len() as u64 > l.graph_outputs {
+        let inputs = runtime_inputs(g).count();
+        if inputs as u64 > l.graph_inputs || g.output.len() as u64 > l.graph_outputs {
             return Err(limit(format!(
-                "graph {name:?} has {} inputs and {} outputs (at most {} and {})",
-                g.input.len(),
+                "graph {name:?} has {} inputs (not counting initializers) and {} outputs (at most {} and {})",
+                inputs,
                 g.output.len(),
                 l.graph_inputs,
                 l.graph_outputs
@@ -358,6 +366,18 @@ impl Walk<'_> {
         }
         Ok(())
     }
+}
+
+/// Graph inputs that are not initializers.
+pub fn runtime_inputs(g: &GraphProto) -> impl Iterator<Item = &ValueInfoProto> {
+    let inits: BTreeSet<&str> = g
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
+    g.input
+        .iter()
+        .filter(move |v| !inits.contains(v.name.as_deref().unwrap_or("")))
 }
 
 fn limit(message: String) -> Refusal {

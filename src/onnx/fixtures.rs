@@ -241,3 +241,46 @@ pub fn verify(root: &std::path::Path) -> Result<Vec<String>, Vec<String>> {
     }
     if bad.is_empty() { Ok(ok) } else { Err(bad) }
 }
+
+/// Check the committed operator schema table against its regeneration from the pinned `onnx`
+/// package (`python3 bench/onnx_schemas.py --check`). Without python3 or `onnx` the check is
+/// skipped visibly, except under `CI=true`, where that is a failure.
+pub fn verify_schemas(root: &std::path::Path) -> Result<String, String> {
+    let described = super::checker::describe()?;
+    let out = std::process::Command::new("python3")
+        .arg(super::checker::SCHEMAS_GENERATOR)
+        .arg("--check")
+        .current_dir(root)
+        .output();
+    let missing = |why: String| {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            Err(format!(
+                "{}: cannot regenerate under CI: {why}",
+                super::checker::SCHEMAS_PATH
+            ))
+        } else {
+            Ok(format!(
+                "skipped: {} regeneration ({why}); {described}",
+                super::checker::SCHEMAS_PATH
+            ))
+        }
+    };
+    match out {
+        Err(e) => missing(format!("python3: {e}")),
+        Ok(o) if o.status.success() => Ok(format!("{described}: identical to its regeneration")),
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            if err.contains("ModuleNotFoundError")
+                || err.contains("is installed; the table is generated")
+            {
+                missing(err.lines().last().unwrap_or_default().to_string())
+            } else {
+                Err(format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&o.stdout).trim(),
+                    err.trim()
+                ))
+            }
+        }
+    }
+}

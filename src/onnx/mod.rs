@@ -3,8 +3,12 @@
 //! NPU run anything while no compiled graph signature is approved.
 
 pub mod audit;
+pub mod checker;
+pub mod crosscheck;
 pub mod fixtures;
+pub mod isolate;
 pub mod npz;
+pub mod ort_engine;
 pub mod policy;
 pub mod proto;
 pub mod run;

@@ -1,4 +1,4 @@
-//! Tensors at the run boundary, and `.npz` archives: read with `zip` and `npyz` (stored or
+//! Tensors at the run boundary, and `.npz` archives: read with `zip` and a bounded NPY parser (stored or
 //! deflated entries, as NumPy writes them), written here deterministically (NPY 1.0 entries in a stored ZIP with a
 //! fixed 1980-01-01 timestamp) so that the same tensors always give the same bytes.
 
@@ -6,54 +6,96 @@ use super::audit::Refusal;
 use crate::fingerprint::Hash256;
 use serde::Serialize;
 
-/// Element types the boundary accepts, with their ONNX code and NPY descriptor.
+/// Element types the boundary accepts (every numeric tensor type ONNX Runtime's CPU provider
+/// takes), with their ONNX code and NPY descriptor. NumPy has no bfloat16: it travels as the
+/// two-byte void `|V2` (what `ml_dtypes` writes) and is accepted where the model declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Dtype {
     F32,
     F64,
+    F16,
+    BF16,
+    I8,
+    I16,
     I32,
     I64,
     U8,
-    I8,
+    U16,
+    U32,
+    U64,
     Bool,
+    /// Strings, as NumPy's fixed-width `<U{width}`: `width` UTF-32LE code units per element,
+    /// NUL-padded. ONNX Runtime receives them as UTF-8 strings (trailing NULs removed).
+    Str(u32),
 }
 
 impl Dtype {
-    const ALL: [(Dtype, i32, &'static str, usize); 7] = [
+    const ALL: [(Dtype, i32, &'static str, usize); 13] = [
         (Dtype::F32, 1, "<f4", 4),
         (Dtype::U8, 2, "|u1", 1),
         (Dtype::I8, 3, "|i1", 1),
+        (Dtype::U16, 4, "<u2", 2),
+        (Dtype::I16, 5, "<i2", 2),
         (Dtype::I32, 6, "<i4", 4),
         (Dtype::I64, 7, "<i8", 8),
         (Dtype::Bool, 9, "|b1", 1),
+        (Dtype::F16, 10, "<f2", 2),
         (Dtype::F64, 11, "<f8", 8),
+        (Dtype::U32, 12, "<u4", 4),
+        (Dtype::U64, 13, "<u8", 8),
+        (Dtype::BF16, 16, "|V2", 2),
     ];
 
+    /// The fixed-size type of an ONNX element type (strings have no fixed width).
     pub fn from_onnx(code: i32) -> Option<Dtype> {
         Self::ALL.iter().find(|r| r.1 == code).map(|r| r.0)
     }
 
     fn from_descr(d: &str) -> Option<Dtype> {
+        if let Some(w) = d.strip_prefix("<U") {
+            // At most 64 Ki code points per string.
+            return w
+                .parse::<u32>()
+                .ok()
+                .filter(|&w| (1..=65_536).contains(&w))
+                .map(Dtype::Str);
+        }
+        // NumPy spells the two-byte void `<V2` or `|V2` depending on how it was made.
+        let d = if d == "<V2" { "|V2" } else { d };
         Self::ALL.iter().find(|r| r.2 == d).map(|r| r.0)
     }
 
-    fn row(self) -> (Dtype, i32, &'static str, usize) {
-        *Self::ALL
-            .iter()
-            .find(|r| r.0 == self)
-            .expect("every dtype has a row")
+    fn row(self) -> Option<(Dtype, i32, &'static str, usize)> {
+        Self::ALL.iter().find(|r| r.0 == self).copied()
     }
 
+    /// The ONNX element type code (8 for strings).
     pub fn onnx(self) -> i32 {
-        self.row().1
+        match self {
+            Dtype::Str(_) => 8,
+            d => d.row().map_or(0, |r| r.1),
+        }
     }
 
-    pub fn descr(self) -> &'static str {
-        self.row().2
+    /// The NPY descriptor.
+    pub fn descr(self) -> String {
+        match self {
+            Dtype::Str(w) => format!("<U{w}"),
+            d => d.row().map_or("", |r| r.2).to_string(),
+        }
     }
 
+    /// Bytes per element.
     pub fn size(self) -> usize {
-        self.row().3
+        match self {
+            Dtype::Str(w) => 4 * w as usize,
+            d => d.row().map_or(0, |r| r.3),
+        }
+    }
+
+    /// Every accepted element type.
+    pub fn all() -> impl Iterator<Item = Dtype> {
+        Self::ALL.iter().map(|r| r.0)
     }
 }
 
@@ -70,7 +112,7 @@ pub struct Tensor {
 #[derive(Clone, Debug, Serialize)]
 pub struct TensorFacts {
     pub name: String,
-    pub dtype: &'static str,
+    pub dtype: String,
     pub shape: Vec<u64>,
     pub sha256: Hash256,
 }
@@ -94,6 +136,83 @@ impl Tensor {
         })
     }
 
+    /// Every element as f64 (bool as 0/1; 64-bit integers beyond 2^53 round); `None` for
+    /// strings.
+    pub fn to_f64(&self) -> Option<Vec<f64>> {
+        let d = &self.data;
+        let n = self.dtype.size();
+        if matches!(self.dtype, Dtype::Str(_)) || d.len() % n != 0 {
+            return None;
+        }
+        Some(
+            d.chunks_exact(n)
+                .map(|c| match self.dtype {
+                    Dtype::F32 => f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    Dtype::F64 => {
+                        f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
+                    }
+                    Dtype::F16 => f64::from(f16_to_f32(u16::from_le_bytes([c[0], c[1]]))),
+                    Dtype::BF16 => f64::from(f32::from_bits(
+                        u32::from(u16::from_le_bytes([c[0], c[1]])) << 16,
+                    )),
+                    Dtype::I8 => f64::from(c[0] as i8),
+                    Dtype::U8 | Dtype::Bool => f64::from(c[0]),
+                    Dtype::I16 => f64::from(i16::from_le_bytes([c[0], c[1]])),
+                    Dtype::U16 => f64::from(u16::from_le_bytes([c[0], c[1]])),
+                    Dtype::I32 => f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    Dtype::U32 => f64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    Dtype::I64 => {
+                        i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f64
+                    }
+                    Dtype::U64 => {
+                        u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) as f64
+                    }
+                    Dtype::Str(_) => f64::NAN,
+                })
+                .collect(),
+        )
+    }
+
+    /// A string tensor's elements (NUL padding removed); `None` for other types or invalid
+    /// code points.
+    pub fn strings(&self) -> Option<Vec<String>> {
+        let Dtype::Str(w) = self.dtype else {
+            return None;
+        };
+        self.data
+            .chunks_exact(4 * w as usize)
+            .map(|c| {
+                c.chunks_exact(4)
+                    .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]))
+                    .take_while(|&u| u != 0)
+                    .map(char::from_u32)
+                    .collect::<Option<String>>()
+            })
+            .collect()
+    }
+
+    /// A string tensor, as fixed-width UTF-32LE of the longest element (at least 1).
+    pub fn from_strings(name: &str, shape: &[u64], values: &[String]) -> Tensor {
+        let w = values
+            .iter()
+            .map(|s| s.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        let mut data = Vec::with_capacity(values.len() * 4 * w);
+        for s in values {
+            let n = s.chars().count();
+            data.extend(s.chars().flat_map(|c| u32::from(c).to_le_bytes()));
+            data.extend(std::iter::repeat_n(0u8, 4 * (w - n)));
+        }
+        Tensor {
+            name: name.into(),
+            dtype: Dtype::Str(w as u32),
+            shape: shape.to_vec(),
+            data,
+        }
+    }
+
     pub fn elements(&self) -> u64 {
         self.shape.iter().product()
     }
@@ -109,6 +228,15 @@ impl Tensor {
                 .data
                 .chunks_exact(8)
                 .all(|c| f64::from_le_bytes(c.try_into().expect("8")).is_finite()),
+            // An all-ones exponent is infinity or NaN.
+            Dtype::F16 => self
+                .data
+                .chunks_exact(2)
+                .all(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7c00 != 0x7c00),
+            Dtype::BF16 => self
+                .data
+                .chunks_exact(2)
+                .all(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7f80 != 0x7f80),
             _ => true,
         }
     }
@@ -123,74 +251,223 @@ impl Tensor {
     }
 }
 
+/// IEEE half to single precision (exact: every half is a single).
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = u32::from(h >> 15) << 31;
+    let exp = (h >> 10) & 0x1f;
+    let frac = u32::from(h & 0x3ff);
+    let bits = match exp {
+        0 if frac == 0 => sign,
+        0 => {
+            // Subnormal: value = frac * 2^-24.
+            let v = frac as f32 * f32::from_bits(0x3380_0000);
+            return if sign != 0 { -v } else { v };
+        }
+        0x1f => sign | 0x7f80_0000 | (frac << 13),
+        e => sign | ((u32::from(e) + 112) << 23) | (frac << 13),
+    };
+    f32::from_bits(bits)
+}
+
 fn bad(m: impl Into<String>) -> Refusal {
     Refusal::new("TENSOR_ARCHIVE_INVALID", m)
 }
 
-/// Read every array of an `.npz` archive (stored or deflated entries), refusing Fortran order
-/// and unsupported dtypes.
+/// At most this many members in one archive (graphs take at most 64 inputs).
+pub const MAX_MEMBERS: usize = 256;
+/// An NPY header longer than this is refused before it is read.
+const MAX_HEADER: usize = 65_536;
+
+/// Read every array of an `.npz` archive (stored or deflated entries). Bounded: at most
+/// `MAX_MEMBERS` members, names checked (`NAME.npy`, no duplicates) before anything is
+/// inflated, and each member inflated no further than its NPY header plus the bytes its declared
+/// shape needs (at most `max_tensor_bytes`). Refuses Fortran order, big-endian and unsupported
+/// dtypes, and data shorter or longer than the shape.
 pub fn read(bytes: &[u8], max_tensor_bytes: u64) -> Result<Vec<Tensor>, Refusal> {
+    let declared = end_of_central_directory(bytes)?;
     let mut archive =
         zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| bad(e.to_string()))?;
-    let mut out = Vec::with_capacity(archive.len());
+    // The zip reader keeps one entry per name: a count below the declared one means a name
+    // appears twice.
+    if archive.len() != declared {
+        return Err(bad(format!(
+            "the directory declares {declared} members, {} distinct names: a member name repeats",
+            archive.len()
+        )));
+    }
+    if archive.len() > MAX_MEMBERS {
+        return Err(bad(format!(
+            "{} members (at most {MAX_MEMBERS})",
+            archive.len()
+        )));
+    }
+    let mut names = Vec::with_capacity(archive.len());
     for i in 0..archive.len() {
-        let entry = archive.by_index(i).map_err(|e| bad(e.to_string()))?;
+        let entry = archive.by_index_raw(i).map_err(|e| bad(e.to_string()))?;
         let Some(name) = entry.name().strip_suffix(".npy").map(str::to_string) else {
             return Err(bad(format!("{}: not an .npy entry", entry.name())));
         };
-        if entry.size() > max_tensor_bytes + 4096 {
-            return Err(Refusal::new(
-                "TENSOR_TOO_LARGE",
-                format!("{name}: more than {max_tensor_bytes} bytes"),
-            ));
+        if names.contains(&name) {
+            return Err(bad(format!("{name}: the archive holds it twice")));
         }
-        let npy = npyz::NpyFile::new(entry).map_err(|e| bad(format!("{name}: {e}")))?;
-        if npy.order() == npyz::Order::Fortran {
-            return Err(bad(format!(
-                "{name}: Fortran-order (non-contiguous) arrays are refused"
-            )));
+        if entry.size() > max_tensor_bytes + MAX_HEADER as u64 + 16 {
+            return Err(too_large(&name, max_tensor_bytes));
         }
-        let descr = npy.dtype().descr().trim_matches('\'').to_string();
-        let dtype = Dtype::from_descr(&descr)
-            .ok_or_else(|| bad(format!("{name}: unsupported dtype {descr}")))?;
-        let shape = npy.shape().to_vec();
-        let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        match elements.and_then(|e| e.checked_mul(dtype.size() as u64)) {
-            Some(b) if b <= max_tensor_bytes => {}
-            _ => {
-                return Err(Refusal::new(
-                    "TENSOR_TOO_LARGE",
-                    format!("{name}: more than {max_tensor_bytes} bytes"),
-                ));
-            }
-        }
-        let data: Vec<u8> = match dtype {
-            Dtype::F32 => le(npy.into_vec::<f32>(), f32::to_le_bytes),
-            Dtype::F64 => le(npy.into_vec::<f64>(), f64::to_le_bytes),
-            Dtype::I32 => le(npy.into_vec::<i32>(), i32::to_le_bytes),
-            Dtype::I64 => le(npy.into_vec::<i64>(), i64::to_le_bytes),
-            Dtype::U8 => npy.into_vec::<u8>(),
-            Dtype::I8 => le(npy.into_vec::<i8>(), i8::to_le_bytes),
-            Dtype::Bool => npy
-                .into_vec::<bool>()
-                .map(|v| v.into_iter().map(u8::from).collect()),
-        }
-        .map_err(|e| bad(format!("{name}: {e}")))?;
-        out.push(Tensor {
-            name,
-            dtype,
-            shape,
-            data,
-        });
+        names.push(name);
+    }
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.into_iter().enumerate() {
+        let entry = archive.by_index(i).map_err(|e| bad(e.to_string()))?;
+        out.push(member(name, entry, max_tensor_bytes)?);
     }
     Ok(out)
 }
 
-fn le<T: Copy, const N: usize>(
-    v: std::io::Result<Vec<T>>,
-    f: fn(T) -> [u8; N],
-) -> std::io::Result<Vec<u8>> {
-    v.map(|v| v.into_iter().flat_map(f).collect())
+/// The member count of the end-of-central-directory record, which must end the archive exactly
+/// (its comment included): no trailing bytes.
+fn end_of_central_directory(bytes: &[u8]) -> Result<usize, Refusal> {
+    const EOCD: usize = 22;
+    let lowest = bytes.len().saturating_sub(EOCD + 65_535);
+    let at = (lowest..=bytes.len().saturating_sub(EOCD))
+        .rev()
+        .find(|&i| bytes[i..].starts_with(&0x0605_4b50u32.to_le_bytes()))
+        .ok_or_else(|| bad("not a zip archive (no end of central directory)"))?;
+    let u16_at = |o: usize| usize::from(u16::from_le_bytes([bytes[at + o], bytes[at + o + 1]]));
+    let comment = u16_at(20);
+    if at + EOCD + comment != bytes.len() {
+        return Err(bad(format!(
+            "{} bytes follow the end of the archive",
+            bytes.len() as i64 - (at + EOCD + comment) as i64
+        )));
+    }
+    match u16_at(10) {
+        0xffff => Err(bad("ZIP64 archives are refused")),
+        n => Ok(n),
+    }
+}
+
+fn too_large(name: &str, max: u64) -> Refusal {
+    Refusal::new("TENSOR_TOO_LARGE", format!("{name}: more than {max} bytes"))
+}
+
+/// One NPY member, read through a bounded reader.
+fn member(name: String, entry: impl std::io::Read, max: u64) -> Result<Tensor, Refusal> {
+    use std::io::Read;
+    let mut r = entry.take(MAX_HEADER as u64 + 12);
+    let mut head = [0u8; 8];
+    r.read_exact(&mut head)
+        .map_err(|e| bad(format!("{name}: {e}")))?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err(bad(format!("{name}: not an NPY array")));
+    }
+    let header_len = match head[6] {
+        1 => {
+            let mut l = [0u8; 2];
+            r.read_exact(&mut l)
+                .map_err(|e| bad(format!("{name}: {e}")))?;
+            u16::from_le_bytes(l) as usize
+        }
+        2 | 3 => {
+            let mut l = [0u8; 4];
+            r.read_exact(&mut l)
+                .map_err(|e| bad(format!("{name}: {e}")))?;
+            u32::from_le_bytes(l) as usize
+        }
+        v => return Err(bad(format!("{name}: NPY version {v}"))),
+    };
+    if header_len > MAX_HEADER {
+        return Err(bad(format!("{name}: NPY header of {header_len} bytes")));
+    }
+    let mut header = vec![0u8; header_len];
+    r.read_exact(&mut header)
+        .map_err(|e| bad(format!("{name}: {e}")))?;
+    let header = String::from_utf8(header).map_err(|_| bad(format!("{name}: header not UTF-8")))?;
+    let (descr, fortran, shape) =
+        parse_header(&header).map_err(|m| bad(format!("{name}: NPY header: {m}")))?;
+    if fortran {
+        return Err(bad(format!(
+            "{name}: Fortran-order (non-contiguous) arrays are refused"
+        )));
+    }
+    let dtype = Dtype::from_descr(&descr)
+        .ok_or_else(|| bad(format!("{name}: unsupported dtype {descr}")))?;
+    let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    let want = match elements.and_then(|e| e.checked_mul(dtype.size() as u64)) {
+        Some(b) if b <= max => b,
+        _ => return Err(too_large(&name, max)),
+    };
+    let mut data = Vec::with_capacity(want as usize);
+    let mut rest = r.into_inner().take(want + 1);
+    rest.read_to_end(&mut data)
+        .map_err(|e| bad(format!("{name}: {e}")))?;
+    if data.len() as u64 != want {
+        return Err(bad(format!(
+            "{name}: {} data bytes where the shape needs {want}",
+            if data.len() as u64 > want {
+                "more".to_string()
+            } else {
+                data.len().to_string()
+            }
+        )));
+    }
+    if dtype == Dtype::Bool && data.iter().any(|&b| b > 1) {
+        return Err(bad(format!("{name}: a bool byte other than 0 or 1")));
+    }
+    let t = Tensor {
+        name,
+        dtype,
+        shape,
+        data,
+    };
+    if matches!(dtype, Dtype::Str(_)) && t.strings().is_none() {
+        return Err(bad(format!(
+            "{}: a string holds an invalid code point",
+            t.name
+        )));
+    }
+    Ok(t)
+}
+
+/// The NPY header dict: `{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }`.
+fn parse_header(h: &str) -> Result<(String, bool, Vec<u64>), String> {
+    let h = h.trim_end_matches(['\n', ' ']).trim();
+    let body = h
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .ok_or("not a dict")?;
+    let value_of = |key: &str| -> Result<&str, String> {
+        let k = format!("'{key}':");
+        let at = body.find(&k).ok_or(format!("no {key}"))?;
+        Ok(body[at + k.len()..].trim_start())
+    };
+    let d = value_of("descr")?;
+    let d = d.strip_prefix('\'').ok_or("descr is not a string")?;
+    let descr = d[..d.find('\'').ok_or("descr unterminated")?].to_string();
+    let f = value_of("fortran_order")?;
+    let fortran = if f.starts_with("False") {
+        false
+    } else if f.starts_with("True") {
+        true
+    } else {
+        return Err("fortran_order is not a bool".into());
+    };
+    let s = value_of("shape")?;
+    let s = s.strip_prefix('(').ok_or("shape is not a tuple")?;
+    let s = &s[..s.find(')').ok_or("shape unterminated")?];
+    let shape = s
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| {
+            x.trim_end_matches('L')
+                .parse::<u64>()
+                .map_err(|_| format!("dimension {x:?}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if shape.len() > 32 {
+        return Err("more than 32 dimensions".into());
+    }
+    Ok((descr, fortran, shape))
 }
 
 /// A deterministic `.npz`: one stored `NAME.npy` entry per tensor, in the given order.

@@ -62,6 +62,33 @@ fn invalid(m: impl Into<String>) -> Refusal {
     Refusal::new("POLICY_INVALID", m)
 }
 
+/// The committed policy and manifest, compiled into the binary: the default when `--policy` is
+/// not given, so the audit never depends on the working directory.
+const EMBEDDED_POLICY: &[u8] = include_bytes!("../../policy/hybrid-policy.json");
+const EMBEDDED_MANIFEST: &[u8] = include_bytes!("../../policy/compiler-profile.manifest.json");
+
+/// The compiled-in policy, checked exactly like a policy file (its manifest path must name the
+/// compiled-in manifest).
+pub fn embedded() -> Result<Policy, Refusal> {
+    check(EMBEDDED_POLICY, |path| {
+        if path == "compiler-profile.manifest.json" {
+            Ok(EMBEDDED_MANIFEST.to_vec())
+        } else {
+            Err(invalid(format!(
+                "the compiled-in policy names manifest {path:?}, not the compiled-in one"
+            )))
+        }
+    })
+}
+
+/// `path` or, without one, the compiled-in policy.
+pub fn load_or_embedded(path: Option<&Path>) -> Result<Policy, Refusal> {
+    match path {
+        Some(p) => load(p),
+        None => embedded(),
+    }
+}
+
 pub fn load(path: &Path) -> Result<Policy, Refusal> {
     let bytes = crate::files::read_regular(path).map_err(|e| invalid(e.0))?;
     let dir = path
@@ -73,6 +100,18 @@ pub fn load(path: &Path) -> Result<Policy, Refusal> {
 
 /// Check policy text whose manifest path is relative to `dir`.
 pub fn from_bytes(bytes: &[u8], dir: &Path) -> Result<Policy, Refusal> {
+    check(bytes, |path| {
+        let manifest_path = crate::corpus::resolve(dir, path)
+            .map_err(|m| invalid(format!("compiler_profile.path {path:?}: {m}")))?;
+        crate::files::read_regular(&manifest_path).map_err(|e| invalid(e.0))
+    })
+}
+
+/// Check policy text, reading its manifest through `manifest`.
+fn check(
+    bytes: &[u8],
+    manifest: impl FnOnce(&str) -> Result<Vec<u8>, Refusal>,
+) -> Result<Policy, Refusal> {
     let p: PolicyFile =
         serde_json::from_slice(bytes).map_err(|e| invalid(format!("policy: {e}")))?;
     if p.schema != POLICY_SCHEMA {
@@ -81,13 +120,7 @@ pub fn from_bytes(bytes: &[u8], dir: &Path) -> Result<Policy, Refusal> {
             p.schema
         )));
     }
-    let manifest_path = crate::corpus::resolve(dir, &p.compiler_profile.path).map_err(|m| {
-        invalid(format!(
-            "compiler_profile.path {:?}: {m}",
-            p.compiler_profile.path
-        ))
-    })?;
-    let manifest_bytes = crate::files::read_regular(&manifest_path).map_err(|e| invalid(e.0))?;
+    let manifest_bytes = manifest(&p.compiler_profile.path)?;
     let manifest_sha256 = Hash256::of(&manifest_bytes);
     if manifest_sha256.hex() != p.compiler_profile.sha256 {
         return Err(invalid(format!(

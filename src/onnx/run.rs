@@ -3,18 +3,94 @@
 //! partition is NPU-resident). Sessions come from an injectable factory so tests can count NPU
 //! attempts and CPU sessions; an NPU construction is tried at most once, never retried.
 //!
-//! The CPU engine is `tract-onnx` (pure Rust, pinned). Models it cannot run fail closed with
-//! the engine's own reason. The tensor boundary refuses missing or extra names, wrong dtype,
-//! rank or known dimension, oversized tensors and NaN/Inf, on inputs and on outputs.
+//! The CPU oracle is ONNX Runtime (`ort_engine`, the spec's engine); `tract-onnx` (pure Rust,
+//! pinned) stays as an independent second engine (`Engine::Tract`, and `crosscheck`). Models an
+//! engine cannot run fail closed with the engine's own reason, and a panic inside an engine is
+//! caught and becomes `CPU_ENGINE_FAILED`. The tensor boundary refuses missing or extra names,
+//! wrong dtype, rank or known dimension, oversized tensors and NaN/Inf, on inputs and outputs.
 
 use super::audit::{Audit, Limits, Refusal, ValueType};
-use super::npz::{Dtype, Tensor, TensorFacts};
+use super::npz::{Tensor, TensorFacts};
 use crate::fingerprint::Hash256;
 use serde::Serialize;
 
-pub const ENGINE: &str = "tract-onnx";
 /// Pinned with `=` in Cargo.toml; a test checks the two agree.
-pub const ENGINE_VERSION: &str = "0.23.9";
+pub const TRACT_VERSION: &str = "0.23.9";
+
+/// Which CPU engine a session runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    /// ONNX Runtime, the oracle (default).
+    Ort,
+    /// tract, the independent second opinion.
+    Tract,
+}
+
+impl Engine {
+    /// The name evidence records.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Ort => super::ort_engine::NAME,
+            Engine::Tract => "tract-onnx",
+        }
+    }
+
+    pub fn version(self) -> &'static str {
+        match self {
+            Engine::Ort => super::ort_engine::VERSION,
+            Engine::Tract => TRACT_VERSION,
+        }
+    }
+}
+
+impl std::str::FromStr for Engine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "ort" => Ok(Engine::Ort),
+            "tract" => Ok(Engine::Tract),
+            _ => Err(format!("unknown engine {s:?}; use ort or tract")),
+        }
+    }
+}
+
+/// Run `f`, turning a panic inside it (an engine's) into an error carrying the panic message.
+pub fn contained<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, Contained> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(x)) => Ok(x),
+        Ok(Err(e)) => Err(Contained::Error(e)),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".into());
+            Err(Contained::Panic(msg))
+        }
+    }
+}
+
+/// How a contained engine call failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Contained {
+    /// The engine returned an error.
+    Error(String),
+    /// The engine panicked; the message is kept.
+    Panic(String),
+}
+
+impl Contained {
+    /// The refusal: a panic is always `CPU_ENGINE_FAILED`; an error keeps `code`.
+    pub fn refusal(self, code: &'static str) -> Refusal {
+        match self {
+            Contained::Error(e) => Refusal::new(code, e),
+            Contained::Panic(m) => {
+                Refusal::new("CPU_ENGINE_FAILED", format!("the engine panicked: {m}"))
+            }
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -58,6 +134,14 @@ pub trait Factory {
     fn npu(&mut self, model: &[u8]) -> Result<Box<dyn Session>, String>;
     /// One CPU session for the whole model.
     fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, String>;
+    /// The CPU engine evidence names.
+    fn engine(&self) -> Engine {
+        Engine::Ort
+    }
+    /// The execution providers the CPU session used, as the engine observed them.
+    fn providers(&self) -> Vec<String> {
+        vec![]
+    }
 }
 
 /// What the mode decided and what it cost.
@@ -82,15 +166,22 @@ pub fn construct(
         npu_attempts: 0,
         cpu_sessions: 0,
     };
-    let cpu =
-        |ex: &mut Execution, factory: &mut dyn Factory, class| match factory.cpu(model, inputs) {
-            Ok(s) => {
-                ex.cpu_sessions += 1;
-                ex.classification = class;
-                Ok(s)
-            }
-            Err(e) => Err(Refusal::new("CPU_ENGINE_UNSUPPORTED", e)),
-        };
+    let cpu = |ex: &mut Execution, factory: &mut dyn Factory, class| match contained(|| {
+        factory.cpu(model, inputs)
+    }) {
+        Ok(s) => {
+            ex.cpu_sessions += 1;
+            ex.classification = class;
+            Ok(s)
+        }
+        Err(c) => Err(c.refusal("CPU_ENGINE_UNSUPPORTED")),
+    };
+    // Every refusal carries a classification, never an empty one.
+    let refused = |mode: Mode| match mode {
+        Mode::Cpu => "cpu-refused",
+        Mode::Hybrid => "hybrid-refused",
+        Mode::Strict => "strict-refused-before-session",
+    };
     let result = match (mode, eligible) {
         (Mode::Cpu, _) => cpu(&mut ex, factory, "cpu-explicit"),
         (Mode::Hybrid, 0) => cpu(&mut ex, factory, "cpu-preflight-fallback"),
@@ -100,12 +191,12 @@ pub fn construct(
         )),
         (Mode::Hybrid | Mode::Strict, _) => {
             ex.npu_attempts += 1;
-            match factory.npu(model) {
+            match contained(|| factory.npu(model)) {
                 Ok(s) => {
                     ex.classification = "npu";
                     Ok(s)
                 }
-                Err(e) if mode == Mode::Hybrid => {
+                Err(Contained::Error(e) | Contained::Panic(e)) if mode == Mode::Hybrid => {
                     cpu(&mut ex, factory, "cpu-session-construction-fallback").map_err(|r| {
                         Refusal::new(
                             r.code,
@@ -113,13 +204,18 @@ pub fn construct(
                         )
                     })
                 }
-                Err(e) => Err(Refusal::new("PARTITION_COMPILE_FAILURE", e)),
+                Err(Contained::Error(e) | Contained::Panic(e)) => {
+                    Err(Refusal::new("PARTITION_COMPILE_FAILURE", e))
+                }
             }
         }
     };
     match result {
         Ok(s) => Ok((ex, s)),
-        Err(r) => Err((ex, r)),
+        Err(r) => {
+            ex.classification = refused(mode);
+            Err((ex, r))
+        }
     }
 }
 
@@ -141,7 +237,7 @@ pub fn check_tensors(
         let Some(d) = declared.iter().find(|d| d.name == t.name) else {
             return refuse(format!("unexpected tensor {:?}", t.name));
         };
-        if d.elem_type.and_then(Dtype::from_onnx) != Some(t.dtype) {
+        if d.elem_type != Some(t.dtype.onnx()) {
             return refuse(format!(
                 "{:?} is {:?}, the model declares {:?}",
                 t.name, t.dtype, d.elem_type_name
@@ -190,6 +286,8 @@ pub struct RunReport {
     pub cpu_sessions: u32,
     pub engine: &'static str,
     pub engine_version: &'static str,
+    /// The execution providers the session used (ONNX Runtime: checked to be CPU only).
+    pub providers: Vec<String>,
     pub model_sha256: Hash256,
     pub signature: Hash256,
     pub inputs: Vec<TensorFacts>,
@@ -207,7 +305,7 @@ pub fn run(
     factory: &mut dyn Factory,
 ) -> Result<(RunReport, Vec<u8>), (Execution, Refusal)> {
     let none = Execution {
-        classification: "refused",
+        classification: "refused-at-boundary",
         npu_attempts: 0,
         cpu_sessions: 0,
     };
@@ -218,9 +316,8 @@ pub fn run(
         .filter(|p| p.placement == "npu")
         .count();
     let (ex, mut session) = construct(mode, eligible, model, inputs, factory)?;
-    let outputs = session
-        .run(inputs)
-        .map_err(|e| (ex.clone(), Refusal::new("CPU_ENGINE_FAILED", e)))?;
+    let outputs = contained(|| session.run(inputs))
+        .map_err(|c| (ex.clone(), c.refusal("CPU_ENGINE_FAILED")))?;
     check_tensors("output", &audit.outputs, &outputs, limits).map_err(|r| (ex.clone(), r))?;
     let archive = super::npz::write(&outputs);
     Ok((
@@ -229,8 +326,9 @@ pub fn run(
             classification: ex.classification,
             npu_attempts: ex.npu_attempts,
             cpu_sessions: ex.cpu_sessions,
-            engine: ENGINE,
-            engine_version: ENGINE_VERSION,
+            engine: factory.engine().name(),
+            engine_version: factory.engine().version(),
+            providers: factory.providers(),
             model_sha256: audit.source.sha256,
             signature: audit.signature,
             inputs: inputs.iter().map(Tensor::facts).collect(),
@@ -241,8 +339,11 @@ pub fn run(
     ))
 }
 
-/// The real factory: tract for the CPU, and no NPU.
+/// The real factory: ONNX Runtime (or tract) for the CPU, and no NPU.
 pub struct Engines {
+    pub engine: Engine,
+    /// What the last ONNX Runtime session reported.
+    observed: Vec<String>,
     /// Output names in graph order, to label tract's positional outputs.
     pub outputs: Vec<String>,
     /// Input names in graph order, to order the tensors tract receives.
@@ -250,9 +351,16 @@ pub struct Engines {
 }
 
 impl Engines {
-    /// Engines wired to an audited model's input and output names.
+    /// The default engine (ONNX Runtime) wired to an audited model's input and output names.
     pub fn for_audit(a: &Audit) -> Self {
+        Self::with_engine(a, Engine::Ort)
+    }
+
+    /// A chosen engine wired to an audited model's input and output names.
+    pub fn with_engine(a: &Audit, engine: Engine) -> Self {
         Engines {
+            engine,
+            observed: vec![],
             inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
             outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
         }
@@ -265,8 +373,22 @@ impl Factory for Engines {
     }
 
     fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, String> {
-        tract::session(model, &self.inputs, &self.outputs, inputs)
-            .map(|s| Box::new(s) as Box<dyn Session>)
+        match self.engine {
+            Engine::Ort => super::ort_engine::session(model, &self.outputs).map(|s| {
+                self.observed = s.providers().to_vec();
+                Box::new(s) as Box<dyn Session>
+            }),
+            Engine::Tract => tract::session(model, &self.inputs, &self.outputs, inputs)
+                .map(|s| Box::new(s) as Box<dyn Session>),
+        }
+    }
+
+    fn engine(&self) -> Engine {
+        self.engine
+    }
+
+    fn providers(&self) -> Vec<String> {
+        self.observed.clone()
     }
 }
 
@@ -280,16 +402,23 @@ mod tract {
         outputs: Vec<String>,
     }
 
-    fn datum(d: Dtype) -> DatumType {
-        match d {
+    fn datum(d: Dtype) -> Result<DatumType, String> {
+        Ok(match d {
             Dtype::F32 => f32::datum_type(),
             Dtype::F64 => f64::datum_type(),
+            Dtype::F16 => f16::datum_type(),
+            Dtype::I8 => i8::datum_type(),
+            Dtype::I16 => i16::datum_type(),
             Dtype::I32 => i32::datum_type(),
             Dtype::I64 => i64::datum_type(),
             Dtype::U8 => u8::datum_type(),
-            Dtype::I8 => i8::datum_type(),
+            Dtype::U16 => u16::datum_type(),
+            Dtype::U32 => u32::datum_type(),
+            Dtype::U64 => u64::datum_type(),
             Dtype::Bool => bool::datum_type(),
-        }
+            Dtype::BF16 => return Err("tract has no bfloat16 tensors".into()),
+            Dtype::Str(_) => return Err("string tensors are not run on tract here".into()),
+        })
     }
 
     /// Build an optimized plan with the concrete input shapes fixed.
@@ -310,7 +439,7 @@ mod tract {
                 .ok_or_else(|| format!("no tensor for input {name:?}"))?;
             let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
             m = m
-                .with_input_fact(i, InferenceFact::dt_shape(datum(t.dtype), shape))
+                .with_input_fact(i, InferenceFact::dt_shape(datum(t.dtype)?, shape))
                 .map_err(err)?;
         }
         let plan = m
@@ -335,7 +464,7 @@ mod tract {
                     .find(|t| &t.name == name)
                     .ok_or_else(|| format!("no tensor for {name:?}"))?;
                 let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
-                let tensor = to_tract(t.dtype, &shape, &t.data).map_err(err)?;
+                let tensor = to_tract(t.dtype, &shape, &t.data)?;
                 values.push(tensor.into_tvalue());
             }
             let out = self.plan.run(values).map_err(err)?;
@@ -361,7 +490,7 @@ mod tract {
         d: Dtype,
         shape: &[usize],
         data: &[u8],
-    ) -> TractResult<tract_onnx::prelude::Tensor> {
+    ) -> Result<tract_onnx::prelude::Tensor, String> {
         fn typed<T: Datum + Copy, const N: usize>(
             shape: &[usize],
             data: &[u8],
@@ -376,12 +505,21 @@ mod tract {
         match d {
             Dtype::F32 => typed(shape, data, f32::from_le_bytes),
             Dtype::F64 => typed(shape, data, f64::from_le_bytes),
+            Dtype::F16 => typed(shape, data, f16::from_le_bytes),
+            Dtype::I8 => typed(shape, data, i8::from_le_bytes),
+            Dtype::I16 => typed(shape, data, i16::from_le_bytes),
             Dtype::I32 => typed(shape, data, i32::from_le_bytes),
             Dtype::I64 => typed(shape, data, i64::from_le_bytes),
             Dtype::U8 => typed(shape, data, u8::from_le_bytes),
-            Dtype::I8 => typed(shape, data, i8::from_le_bytes),
+            Dtype::U16 => typed(shape, data, u16::from_le_bytes),
+            Dtype::U32 => typed(shape, data, u32::from_le_bytes),
+            Dtype::U64 => typed(shape, data, u64::from_le_bytes),
             Dtype::Bool => typed(shape, data, |b: [u8; 1]| b[0] != 0),
+            Dtype::BF16 | Dtype::Str(_) => {
+                return Err("tract: bfloat16 and string tensors are not carried".into());
+            }
         }
+        .map_err(|e| format!("{e:#}"))
     }
 
     fn bytes_of(t: &tract_onnx::prelude::Tensor) -> Option<(Dtype, Vec<u8>)> {
@@ -406,6 +544,16 @@ mod tract {
             (Dtype::U8, collect(t, u8::to_le_bytes)?)
         } else if dt == i8::datum_type() {
             (Dtype::I8, collect(t, i8::to_le_bytes)?)
+        } else if dt == f16::datum_type() {
+            (Dtype::F16, collect(t, f16::to_le_bytes)?)
+        } else if dt == i16::datum_type() {
+            (Dtype::I16, collect(t, i16::to_le_bytes)?)
+        } else if dt == u16::datum_type() {
+            (Dtype::U16, collect(t, u16::to_le_bytes)?)
+        } else if dt == u32::datum_type() {
+            (Dtype::U32, collect(t, u32::to_le_bytes)?)
+        } else if dt == u64::datum_type() {
+            (Dtype::U64, collect(t, u64::to_le_bytes)?)
         } else if dt == bool::datum_type() {
             (Dtype::Bool, collect(t, |b: bool| [u8::from(b)])?)
         } else {

@@ -1,0 +1,938 @@
+//! The checker the audit runs before any session: what `onnx.checker.check_model(full_check=True)`
+//! refuses, refused here with a specific code and the node or value concerned.
+//!
+//! Operator schemas come from `onnx/schemas.json`, generated from the pinned `onnx` package's
+//! own schema registry by `bench/onnx_schemas.py` (never hand-written; `verify-fixtures` checks
+//! it against its regeneration). Checked: IR version and opset imports; graph names; that every
+//! value a node reads is defined before it (in this graph or an enclosing one) and every graph
+//! output is produced; operator known at the imported opset, not deprecated; input, output and
+//! attribute arity, names, types and required flags; type constraints (inputs bound to one
+//! type parameter agree, types allowed, inferred output types against declared ones); `If`
+//! branch output counts; tensor payloads against their shapes; and shape inference for the
+//! operators the fixtures and Silero use, reporting an inferred shape that contradicts a
+//! declared one.
+
+use super::audit::Refusal;
+use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The generated table, compiled in.
+pub const SCHEMAS_JSON: &str = include_str!("../../onnx/schemas.json");
+pub const SCHEMAS_PATH: &str = "onnx/schemas.json";
+pub const SCHEMAS_GENERATOR: &str = "bench/onnx_schemas.py";
+
+#[derive(Debug, Deserialize)]
+pub struct Table {
+    pub schema: String,
+    pub onnx: String,
+    pub count: usize,
+    pub operators: Vec<Schema>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Schema {
+    pub domain: String,
+    pub name: String,
+    pub since: i64,
+    pub deprecated: bool,
+    pub inputs: [i64; 2],
+    pub outputs: [i64; 2],
+    /// (name, type string, single/optional/variadic, homogeneous)
+    pub formal_inputs: Vec<(String, String, String, bool)>,
+    pub formal_outputs: Vec<(String, String, String, bool)>,
+    /// (name, AttributeProto type, required)
+    pub attributes: Vec<(String, i32, bool)>,
+    pub type_constraints: BTreeMap<String, Vec<String>>,
+}
+
+static TABLE: OnceLock<Result<Table, String>> = OnceLock::new();
+
+/// The parsed table (parsed once).
+pub fn table() -> Result<&'static Table, String> {
+    TABLE
+        .get_or_init(|| {
+            let t: Table =
+                serde_json::from_str(SCHEMAS_JSON).map_err(|e| format!("{SCHEMAS_PATH}: {e}"))?;
+            if t.schema != "nbg-onnx-operator-schemas/1" || t.count != t.operators.len() {
+                return Err(format!("{SCHEMAS_PATH}: not a complete schema table"));
+            }
+            Ok(t)
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn graph_invalid(m: String) -> Refusal {
+    Refusal::new("ONNX_GRAPH_INVALID", m)
+}
+fn schema_mismatch(m: String) -> Refusal {
+    Refusal::new("ONNX_SCHEMA_MISMATCH", m)
+}
+fn type_mismatch(m: String) -> Refusal {
+    Refusal::new("ONNX_TYPE_MISMATCH", m)
+}
+fn shape_mismatch(m: String) -> Refusal {
+    Refusal::new("ONNX_SHAPE_MISMATCH", m)
+}
+fn opset_invalid(m: String) -> Refusal {
+    Refusal::new("ONNX_OPSET_INVALID", m)
+}
+
+fn norm(domain: &str) -> &str {
+    if domain == "ai.onnx" { "" } else { domain }
+}
+
+/// Domains whose operators the table defines: a node there must match a schema.
+fn standard(domain: &str) -> bool {
+    matches!(
+        norm(domain),
+        "" | "ai.onnx.ml" | "ai.onnx.preview.training" | "ai.onnx.preview"
+    )
+}
+
+/// The ONNX type string of a tensor element type (`tensor(float)` and so on).
+pub fn type_string(elem: i32) -> Option<String> {
+    const N: [&str; 27] = [
+        "",
+        "float",
+        "uint8",
+        "int8",
+        "uint16",
+        "int16",
+        "int32",
+        "int64",
+        "string",
+        "bool",
+        "float16",
+        "double",
+        "uint32",
+        "uint64",
+        "complex64",
+        "complex128",
+        "bfloat16",
+        "float8e4m3fn",
+        "float8e4m3fnuz",
+        "float8e5m2",
+        "float8e5m2fnuz",
+        "uint4",
+        "int4",
+        "float4e2m1",
+        "float8e8m0",
+        "uint2",
+        "int2",
+    ];
+    let n = N.get(usize::try_from(elem).ok()?)?;
+    (!n.is_empty()).then(|| format!("tensor({n})"))
+}
+
+/// Bits per element of a fixed-size type; `None` for strings and unknown codes.
+fn bits(elem: i32) -> Option<u64> {
+    match elem {
+        24 => Some(8),
+        25 | 26 => Some(2),
+        e => super::proto::data_type::bits(e),
+    }
+}
+
+/// A value's known facts: tensor element type and shape (`None` dims are unknown).
+#[derive(Clone, Debug, Default)]
+struct Facts {
+    elem: Option<i32>,
+    shape: Option<Vec<Option<i64>>>,
+}
+
+type Scope = BTreeMap<String, Facts>;
+
+fn node_label(n: &NodeProto, i: usize) -> String {
+    match n.name.as_deref().filter(|s| !s.is_empty()) {
+        Some(name) => format!("node {name:?} ({})", n.op_type.as_deref().unwrap_or("")),
+        None => format!("node #{i} ({})", n.op_type.as_deref().unwrap_or("")),
+    }
+}
+
+fn facts_of_value(v: &super::proto::ValueInfoProto) -> Facts {
+    match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(TypeValue::TensorType(t)) => Facts {
+            elem: t.elem_type.filter(|&e| e != 0),
+            shape: t.shape.as_ref().map(|s| {
+                s.dim
+                    .iter()
+                    .map(|d| match d.value {
+                        Some(super::proto::DimensionValue::DimValue(n)) => Some(n),
+                        _ => None,
+                    })
+                    .collect()
+            }),
+        },
+        _ => Facts::default(),
+    }
+}
+
+fn facts_of_tensor(t: &TensorProto) -> Facts {
+    Facts {
+        elem: t.data_type,
+        shape: Some(t.dims.iter().map(|&d| Some(d)).collect()),
+    }
+}
+
+/// Check the whole model. The audit has already bounded the graph tree.
+pub fn check(model: &ModelProto) -> Result<(), Refusal> {
+    let table = table().map_err(|e| Refusal::new("ONNX_SCHEMA_TABLE_INVALID", e))?;
+    match model.ir_version {
+        Some(v) if v >= 1 => {}
+        v => {
+            return Err(Refusal::new(
+                "ONNX_IR_VERSION_INVALID",
+                format!(
+                    "ir_version is {}; it must be set and positive",
+                    v.unwrap_or(0)
+                ),
+            ));
+        }
+    }
+    if model.opset_import.is_empty() {
+        return Err(opset_invalid(
+            "the model imports no operator set (opset_import is empty)".into(),
+        ));
+    }
+    let mut opsets: BTreeMap<String, i64> = BTreeMap::new();
+    for o in &model.opset_import {
+        let d = norm(o.domain.as_deref().unwrap_or("")).to_string();
+        let v = o.version.unwrap_or(0);
+        if v < 1 {
+            return Err(opset_invalid(format!(
+                "opset_import for domain {d:?} has version {v}"
+            )));
+        }
+        if opsets.insert(d.clone(), v).is_some() {
+            return Err(opset_invalid(format!(
+                "opset_import names domain {d:?} twice"
+            )));
+        }
+    }
+    let mut by_name: BTreeMap<(&str, &str), Vec<&Schema>> = BTreeMap::new();
+    for s in &table.operators {
+        by_name.entry((&s.domain, &s.name)).or_default().push(s);
+    }
+    let c = Checker { opsets, by_name };
+    let graph = model
+        .graph
+        .as_ref()
+        .ok_or_else(|| Refusal::new("ONNX_GRAPH_MISSING", "the model has no graph".to_string()))?;
+    c.graph(graph, &Scope::new(), "main graph")
+}
+
+struct Checker<'t> {
+    opsets: BTreeMap<String, i64>,
+    by_name: BTreeMap<(&'t str, &'t str), Vec<&'t Schema>>,
+}
+
+impl Checker<'_> {
+    fn graph(&self, g: &GraphProto, outer: &Scope, what: &str) -> Result<(), Refusal> {
+        let gname = g.name.as_deref().unwrap_or("");
+        if gname.is_empty() {
+            return Err(graph_invalid(format!("the {what} has an empty name")));
+        }
+        let mut scope = outer.clone();
+        for t in &g.initializer {
+            tensor_data(t, gname)?;
+            scope.insert(t.name.clone().unwrap_or_default(), facts_of_tensor(t));
+        }
+        for s in &g.sparse_initializer {
+            if let Some(v) = &s.values {
+                scope.insert(
+                    v.name.clone().unwrap_or_default(),
+                    Facts {
+                        elem: v.data_type,
+                        shape: Some(s.dims.iter().map(|&d| Some(d)).collect()),
+                    },
+                );
+            }
+        }
+        for v in &g.input {
+            let name = v.name.clone().unwrap_or_default();
+            if name.is_empty() {
+                return Err(graph_invalid(format!(
+                    "graph {gname:?} has an unnamed input"
+                )));
+            }
+            // An initializer listed as an input keeps the declared facts where given.
+            let f = facts_of_value(v);
+            let e = scope.entry(name).or_default();
+            if f.elem.is_some() {
+                e.elem = f.elem;
+            }
+            if f.shape.is_some() {
+                e.shape = f.shape;
+            }
+        }
+        let declared: BTreeMap<&str, Facts> = g
+            .value_info
+            .iter()
+            .chain(&g.output)
+            .filter_map(|v| Some((v.name.as_deref()?, facts_of_value(v))))
+            .collect();
+        let produced_later: BTreeMap<&str, usize> = g
+            .node
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| n.output.iter().map(move |o| (o.as_str(), i)))
+            .collect();
+        for (i, n) in g.node.iter().enumerate() {
+            let label = node_label(n, i);
+            if n.op_type.as_deref().unwrap_or("").is_empty() {
+                return Err(graph_invalid(format!(
+                    "{label} in graph {gname:?} has no op_type"
+                )));
+            }
+            for x in n.input.iter().filter(|x| !x.is_empty()) {
+                if scope.contains_key(x) {
+                    continue;
+                }
+                return Err(graph_invalid(match produced_later.get(x.as_str()) {
+                    Some(&j) if j >= i => format!(
+                        "{label} in graph {gname:?} reads {x:?}, which {} produces later: the nodes are not in topological order",
+                        node_label(&g.node[j], j)
+                    ),
+                    _ => format!("{label} in graph {gname:?} reads {x:?}, which nothing defines"),
+                }));
+            }
+            for a in &n.attribute {
+                for t in a.t.iter().chain(&a.tensors) {
+                    tensor_data(t, gname)?;
+                }
+                let sub = format!("subgraph {:?} of {label}", a.name.as_deref().unwrap_or(""));
+                for sg in a.g.iter().chain(&a.graphs) {
+                    self.graph(sg, &scope, &sub)?;
+                }
+            }
+            let outs = self.node(n, &label, &scope)?;
+            for (o, mut f) in n.output.iter().zip(outs) {
+                if o.is_empty() {
+                    continue;
+                }
+                if let Some(d) = declared.get(o.as_str()) {
+                    compare(o, &label, &f, d)?;
+                    // Declared facts fill what inference left open.
+                    if f.elem.is_none() {
+                        f.elem = d.elem;
+                    }
+                    if f.shape.is_none() {
+                        f.shape = d.shape.clone();
+                    }
+                }
+                scope.insert(o.clone(), f);
+            }
+        }
+        for o in &g.output {
+            let name = o.name.as_deref().unwrap_or("");
+            if name.is_empty() || !scope.contains_key(name) {
+                return Err(graph_invalid(format!(
+                    "output {name:?} of graph {gname:?} is produced by no node, input or initializer"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Schema checks for one node; returns the inferred facts of its outputs.
+    fn node(&self, n: &NodeProto, label: &str, scope: &Scope) -> Result<Vec<Facts>, Refusal> {
+        let op = n.op_type.as_deref().unwrap_or("");
+        let domain = norm(n.domain.as_deref().unwrap_or(""));
+        let unknown = vec![Facts::default(); n.output.len()];
+        let Some(&version) = self.opsets.get(domain) else {
+            return Err(opset_invalid(format!(
+                "{label} uses domain {domain:?}, which the model does not import"
+            )));
+        };
+        if !standard(domain) {
+            return Ok(unknown);
+        }
+        let Some(versions) = self.by_name.get(&(domain, op)) else {
+            return Err(schema_mismatch(format!(
+                "{label}: no operator {op:?} exists in domain {domain:?}"
+            )));
+        };
+        let Some(schema) = versions
+            .iter()
+            .filter(|s| s.since <= version)
+            .max_by_key(|s| s.since)
+        else {
+            let first = versions.iter().map(|s| s.since).min().unwrap_or(0);
+            return Err(opset_invalid(format!(
+                "{label}: {op} first appears in opset {first} of domain {domain:?}; the model imports version {version}"
+            )));
+        };
+        if schema.deprecated {
+            return Err(schema_mismatch(format!(
+                "{label}: {op} is deprecated at opset {version}"
+            )));
+        }
+        let (ni, no) = (n.input.len() as i64, n.output.len() as i64);
+        if ni < schema.inputs[0] || ni > schema.inputs[1] {
+            return Err(schema_mismatch(format!(
+                "{label} has {ni} inputs; {op}-{} takes {} to {}",
+                schema.since, schema.inputs[0], schema.inputs[1]
+            )));
+        }
+        if no < schema.outputs[0] || no > schema.outputs[1] {
+            return Err(schema_mismatch(format!(
+                "{label} has {no} outputs; {op}-{} produces {} to {}",
+                schema.since, schema.outputs[0], schema.outputs[1]
+            )));
+        }
+        for a in &n.attribute {
+            let name = a.name.as_deref().unwrap_or("");
+            let Some(s) = schema.attributes.iter().find(|s| s.0 == name) else {
+                return Err(schema_mismatch(format!(
+                    "{label}: {op}-{} has no attribute {name:?}",
+                    schema.since
+                )));
+            };
+            let t = attribute_type(a);
+            if t != s.1 {
+                return Err(schema_mismatch(format!(
+                    "{label}: attribute {name:?} is of type {t}; {op} requires type {}",
+                    s.1
+                )));
+            }
+        }
+        for s in schema.attributes.iter().filter(|s| s.2) {
+            if !n.attribute.iter().any(|a| a.name.as_deref() == Some(&s.0)) {
+                return Err(schema_mismatch(format!(
+                    "{label}: required attribute {:?} is missing",
+                    s.0
+                )));
+            }
+        }
+        if op == "If" && domain.is_empty() {
+            let count = |k: &str| {
+                n.attribute
+                    .iter()
+                    .find(|a| a.name.as_deref() == Some(k))
+                    .and_then(|a| a.g.as_ref())
+                    .map(|g| g.output.len())
+            };
+            let (t, e) = (count("then_branch"), count("else_branch"));
+            if t != e || t != Some(n.output.len()) {
+                return Err(graph_invalid(format!(
+                    "{label}: then_branch has {} outputs, else_branch {}, the node {}",
+                    t.unwrap_or(0),
+                    e.unwrap_or(0),
+                    n.output.len()
+                )));
+            }
+        }
+        // Type constraints: bind each type parameter from the inputs.
+        let mut bound: BTreeMap<&str, i32> = BTreeMap::new();
+        for (k, x) in n.input.iter().enumerate() {
+            if x.is_empty() {
+                continue;
+            }
+            let Some(formal) = formal_at(&schema.formal_inputs, k) else {
+                continue;
+            };
+            let Some(elem) = scope.get(x).and_then(|f| f.elem) else {
+                continue;
+            };
+            let Some(ts) = type_string(elem) else {
+                continue;
+            };
+            let param = formal.1.as_str();
+            match schema.type_constraints.get(param) {
+                Some(allowed) => {
+                    if !allowed.contains(&ts) && allowed.iter().all(|a| a.starts_with("tensor(")) {
+                        return Err(type_mismatch(format!(
+                            "{label}: input {x:?} is {ts}; {op} allows {param} in {}",
+                            allowed.join(", ")
+                        )));
+                    }
+                    // Heterogeneous variadics bind nothing across their members.
+                    if formal.2 == "variadic" && !formal.3 {
+                        continue;
+                    }
+                    if let Some(&prev) = bound.get(param) {
+                        if prev != elem {
+                            return Err(type_mismatch(format!(
+                                "{label}: input {x:?} is {ts} but an earlier input bound to {param} is {}; they must agree",
+                                type_string(prev).unwrap_or_default()
+                            )));
+                        }
+                    } else {
+                        bound.insert(param, elem);
+                    }
+                }
+                None => {
+                    if param.starts_with("tensor(") && param != ts {
+                        return Err(type_mismatch(format!(
+                            "{label}: input {x:?} is {ts}; {op} takes {param}"
+                        )));
+                    }
+                }
+            }
+        }
+        let inputs: Vec<Facts> = n
+            .input
+            .iter()
+            .map(|x| scope.get(x).cloned().unwrap_or_default())
+            .collect();
+        let mut outs = unknown;
+        for (k, f) in outs.iter_mut().enumerate() {
+            let Some(formal) = formal_at(&schema.formal_outputs, k) else {
+                continue;
+            };
+            let p = formal.1.as_str();
+            f.elem = if let Some(&e) = bound.get(p) {
+                Some(e)
+            } else if p.starts_with("tensor(") {
+                (1..=26).find(|&e| type_string(e).as_deref() == Some(p))
+            } else {
+                None
+            };
+        }
+        if op == "Cast" && domain.is_empty() {
+            outs[0].elem = int_attr(n, "to").map(|v| v as i32);
+        }
+        if op == "Constant" && domain.is_empty() {
+            if let Some(t) = n.attribute.iter().find_map(|a| a.t.as_ref()) {
+                outs[0] = facts_of_tensor(t);
+            }
+        }
+        if let Some(shape) = infer_shape(op, domain, n, &inputs, label)? {
+            if let Some(o) = outs.first_mut() {
+                o.shape = Some(shape);
+            }
+        }
+        Ok(outs)
+    }
+}
+
+fn formal_at(
+    formals: &[(String, String, String, bool)],
+    k: usize,
+) -> Option<&(String, String, String, bool)> {
+    formals
+        .get(k)
+        .or_else(|| formals.last().filter(|f| f.2 == "variadic"))
+}
+
+/// The attribute's declared type, or the one its populated field implies.
+fn attribute_type(a: &AttributeProto) -> i32 {
+    use super::proto::attribute_type as t;
+    if let Some(x) = a.r#type.filter(|&x| x != t::UNDEFINED) {
+        return x;
+    }
+    if a.f.is_some() {
+        t::FLOAT
+    } else if a.i.is_some() {
+        t::INT
+    } else if a.s.is_some() {
+        t::STRING
+    } else if a.t.is_some() {
+        t::TENSOR
+    } else if a.g.is_some() {
+        t::GRAPH
+    } else if !a.floats.is_empty() {
+        t::FLOATS
+    } else if !a.ints.is_empty() {
+        t::INTS
+    } else if !a.strings.is_empty() {
+        t::STRINGS
+    } else if !a.tensors.is_empty() {
+        t::TENSORS
+    } else if !a.graphs.is_empty() {
+        t::GRAPHS
+    } else {
+        t::UNDEFINED
+    }
+}
+
+fn int_attr(n: &NodeProto, name: &str) -> Option<i64> {
+    n.attribute
+        .iter()
+        .find(|a| a.name.as_deref() == Some(name))
+        .and_then(|a| a.i)
+}
+
+fn ints_attr<'n>(n: &'n NodeProto, name: &str) -> Option<&'n [i64]> {
+    n.attribute
+        .iter()
+        .find(|a| a.name.as_deref() == Some(name))
+        .map(|a| a.ints.as_slice())
+}
+
+/// Inferred and declared facts of one value must not contradict.
+fn compare(value: &str, label: &str, inferred: &Facts, declared: &Facts) -> Result<(), Refusal> {
+    if let (Some(i), Some(d)) = (inferred.elem, declared.elem) {
+        if i != d {
+            return Err(type_mismatch(format!(
+                "{label} produces {value:?} as {}, which is declared {}",
+                type_string(i).unwrap_or_default(),
+                type_string(d).unwrap_or_default()
+            )));
+        }
+    }
+    if let (Some(i), Some(d)) = (&inferred.shape, &declared.shape) {
+        let contradicts = i.len() != d.len()
+            || i.iter()
+                .zip(d)
+                .any(|(a, b)| matches!((a, b), (Some(x), Some(y)) if x != y));
+        if contradicts {
+            return Err(shape_mismatch(format!(
+                "{label}: inferred shape of {value:?} is {}, declared {}",
+                dims(i),
+                dims(d)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn dims(s: &[Option<i64>]) -> String {
+    let v: Vec<String> = s
+        .iter()
+        .map(|d| d.map_or("?".to_string(), |x| x.to_string()))
+        .collect();
+    format!("[{}]", v.join(", "))
+}
+
+const UNARY: [&str; 33] = [
+    "Abs",
+    "Acos",
+    "Asin",
+    "Atan",
+    "Ceil",
+    "Cos",
+    "Cosh",
+    "Elu",
+    "Erf",
+    "Exp",
+    "Floor",
+    "HardSigmoid",
+    "HardSwish",
+    "Identity",
+    "IsInf",
+    "IsNaN",
+    "LeakyRelu",
+    "Log",
+    "LogSoftmax",
+    "Neg",
+    "Not",
+    "Reciprocal",
+    "Relu",
+    "Round",
+    "Selu",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Softmax",
+    "Softplus",
+    "Sqrt",
+    "Tanh",
+];
+const BROADCAST: [&str; 19] = [
+    "Add",
+    "And",
+    "BitwiseAnd",
+    "BitwiseOr",
+    "Div",
+    "Equal",
+    "Greater",
+    "GreaterOrEqual",
+    "Less",
+    "LessOrEqual",
+    "Max",
+    "Mean",
+    "Min",
+    "Mod",
+    "Mul",
+    "Or",
+    "Pow",
+    "Sub",
+    "Where",
+];
+
+/// Shape inference for the operators the fixtures and Silero use (first output only).
+/// `Ok(None)` when the shape cannot be known statically here.
+fn infer_shape(
+    op: &str,
+    domain: &str,
+    n: &NodeProto,
+    inputs: &[Facts],
+    label: &str,
+) -> Result<Option<Vec<Option<i64>>>, Refusal> {
+    if !domain.is_empty() {
+        return Ok(None);
+    }
+    let shape = |k: usize| inputs.get(k).and_then(|f| f.shape.clone());
+    Ok(match op {
+        "Cast" | "Dropout" => shape(0),
+        o if UNARY.contains(&o) => shape(0),
+        o if BROADCAST.contains(&o) || o == "Sum" => {
+            let mut acc: Option<Vec<Option<i64>>> = Some(vec![]);
+            for k in 0..inputs.len() {
+                acc = match (acc, shape(k)) {
+                    (Some(a), Some(b)) => Some(broadcast(&a, &b).ok_or_else(|| {
+                        shape_mismatch(format!(
+                            "{label}: input shapes {} and {} do not broadcast",
+                            dims(&a),
+                            dims(&b)
+                        ))
+                    })?),
+                    _ => None,
+                };
+            }
+            acc
+        }
+        "MatMul" => match (shape(0), shape(1)) {
+            (Some(a), Some(b)) if a.len() >= 2 && b.len() >= 2 => {
+                let (m, k1) = (a[a.len() - 2], a[a.len() - 1]);
+                let (k2, nn) = (b[b.len() - 2], b[b.len() - 1]);
+                if let (Some(x), Some(y)) = (k1, k2) {
+                    if x != y {
+                        return Err(shape_mismatch(format!(
+                            "{label}: MatMul of {} and {}: inner dimensions differ",
+                            dims(&a),
+                            dims(&b)
+                        )));
+                    }
+                }
+                broadcast(&a[..a.len() - 2], &b[..b.len() - 2]).map(|mut s| {
+                    s.extend([m, nn]);
+                    s
+                })
+            }
+            _ => None,
+        },
+        "Transpose" => shape(0).map(|s| match ints_attr(n, "perm") {
+            Some(p) if p.len() == s.len() => p
+                .iter()
+                .map(|&i| {
+                    usize::try_from(i)
+                        .ok()
+                        .and_then(|i| s.get(i).copied().flatten())
+                })
+                .collect(),
+            Some(_) => vec![None; s.len()],
+            None => s.iter().rev().copied().collect(),
+        }),
+        "Shape"
+            if ints_attr(n, "start").is_none()
+                && int_attr(n, "start").is_none()
+                && int_attr(n, "end").is_none() =>
+        {
+            shape(0).map(|s| vec![Some(s.len() as i64)])
+        }
+        "Size" => Some(vec![]),
+        "Gemm" => match (shape(0), shape(1)) {
+            (Some(a), Some(b)) if a.len() == 2 && b.len() == 2 => {
+                let ta = int_attr(n, "transA").unwrap_or(0) != 0;
+                let tb = int_attr(n, "transB").unwrap_or(0) != 0;
+                let (m, k1) = if ta { (a[1], a[0]) } else { (a[0], a[1]) };
+                let (k2, nn) = if tb { (b[1], b[0]) } else { (b[0], b[1]) };
+                if let (Some(x), Some(y)) = (k1, k2) {
+                    if x != y {
+                        return Err(shape_mismatch(format!(
+                            "{label}: Gemm of {} and {}: inner dimensions differ",
+                            dims(&a),
+                            dims(&b)
+                        )));
+                    }
+                }
+                Some(vec![m, nn])
+            }
+            _ => None,
+        },
+        "Concat" => {
+            let all: Option<Vec<Vec<Option<i64>>>> = (0..inputs.len()).map(shape).collect();
+            match (all, int_attr(n, "axis")) {
+                (Some(all), Some(axis))
+                    if !all.is_empty() && all.iter().all(|s| s.len() == all[0].len()) =>
+                {
+                    let r = all[0].len() as i64;
+                    let ax = if axis < 0 { axis + r } else { axis };
+                    if !(0..r).contains(&ax) {
+                        return Ok(None);
+                    }
+                    let ax = ax as usize;
+                    let mut out = Vec::with_capacity(all[0].len());
+                    for d in 0..all[0].len() {
+                        if d == ax {
+                            out.push(all.iter().map(|s| s[d]).sum::<Option<i64>>());
+                            continue;
+                        }
+                        let known: Vec<i64> = all.iter().filter_map(|s| s[d]).collect();
+                        if known.windows(2).any(|w| w[0] != w[1]) {
+                            return Err(shape_mismatch(format!(
+                                "{label}: Concat inputs differ in dimension {d} outside axis {ax}"
+                            )));
+                        }
+                        out.push(known.first().copied());
+                    }
+                    Some(out)
+                }
+                _ => None,
+            }
+        }
+        "Flatten" => shape(0).and_then(|s| {
+            let r = s.len() as i64;
+            let axis = int_attr(n, "axis").unwrap_or(1);
+            let axis = if axis < 0 { axis + r } else { axis };
+            if !(0..=r).contains(&axis) {
+                return None;
+            }
+            let (a, b) = s.split_at(axis as usize);
+            Some(vec![
+                a.iter().copied().product(),
+                b.iter().copied().product(),
+            ])
+        }),
+        "Conv" => conv_shape(n, shape(0), shape(1)),
+        _ => None,
+    })
+}
+
+/// NumPy broadcasting of two shapes; `None` when known dimensions conflict.
+fn broadcast(a: &[Option<i64>], b: &[Option<i64>]) -> Option<Vec<Option<i64>>> {
+    let r = a.len().max(b.len());
+    let at = |s: &[Option<i64>], i: usize| {
+        if i + s.len() >= r {
+            s[i + s.len() - r]
+        } else {
+            Some(1)
+        }
+    };
+    (0..r)
+        .map(|i| match (at(a, i), at(b, i)) {
+            (Some(1), y) => Some(y),
+            (x, Some(1)) => Some(x),
+            (Some(x), Some(y)) if x == y => Some(Some(x)),
+            (Some(_), Some(_)) => None,
+            (Some(x), None) | (None, Some(x)) => Some(Some(x)),
+            (None, None) => Some(None),
+        })
+        .collect()
+}
+
+fn conv_shape(
+    n: &NodeProto,
+    x: Option<Vec<Option<i64>>>,
+    w: Option<Vec<Option<i64>>>,
+) -> Option<Vec<Option<i64>>> {
+    let (x, w) = (x?, w?);
+    if x.len() < 3 || w.len() != x.len() {
+        return None;
+    }
+    let spatial = x.len() - 2;
+    let auto_pad = n
+        .attribute
+        .iter()
+        .find(|a| a.name.as_deref() == Some("auto_pad"))
+        .and_then(|a| a.s.as_deref());
+    if auto_pad.is_some_and(|p| p != b"NOTSET") {
+        return None;
+    }
+    let kernel: Vec<Option<i64>> = match ints_attr(n, "kernel_shape") {
+        Some(k) if k.len() == spatial => k.iter().map(|&v| Some(v)).collect(),
+        _ => w[2..].to_vec(),
+    };
+    let get = |name: &str, len: usize, default: i64| -> Vec<i64> {
+        match ints_attr(n, name) {
+            Some(v) if v.len() == len => v.to_vec(),
+            _ => vec![default; len],
+        }
+    };
+    let pads = get("pads", 2 * spatial, 0);
+    let strides = get("strides", spatial, 1);
+    let dil = get("dilations", spatial, 1);
+    let mut out = vec![x[0], w[0]];
+    for i in 0..spatial {
+        out.push(match (x[2 + i], kernel[i]) {
+            (Some(size), Some(k)) if strides[i] > 0 => {
+                let eff = dil[i] * (k - 1) + 1;
+                let total = size + pads[i] + pads[i + spatial] - eff;
+                (total >= 0).then(|| total / strides[i] + 1)
+            }
+            _ => None,
+        });
+    }
+    Some(out)
+}
+
+/// A tensor's payload must match its type and shape exactly.
+fn tensor_data(t: &TensorProto, graph: &str) -> Result<(), Refusal> {
+    let name = t.name.as_deref().unwrap_or("");
+    let bad = |m: String| {
+        Refusal::new(
+            "ONNX_TENSOR_DATA_INVALID",
+            format!("tensor {name:?} in graph {graph:?}: {m}"),
+        )
+    };
+    let elem = t.data_type.unwrap_or(0);
+    if type_string(elem).is_none() {
+        return Err(bad(format!(
+            "data_type {elem} is not a tensor element type"
+        )));
+    }
+    let count = t
+        .dims
+        .iter()
+        .try_fold(1u64, |a, &d| {
+            u64::try_from(d).ok().and_then(|d| a.checked_mul(d))
+        })
+        .ok_or_else(|| bad(format!("dims {:?} are negative or too large", t.dims)))?;
+    if let Some(raw) = &t.raw_data {
+        let Some(b) = bits(elem) else {
+            return Err(bad("a string tensor cannot use raw_data".into()));
+        };
+        let want = count
+            .checked_mul(b)
+            .map(|x| x.div_ceil(8))
+            .ok_or_else(|| bad("too large".into()))?;
+        if raw.len() as u64 != want {
+            return Err(bad(format!(
+                "raw_data holds {} bytes; dims {:?} of {} need {want}",
+                raw.len(),
+                t.dims,
+                type_string(elem).unwrap_or_default()
+            )));
+        }
+        return Ok(());
+    }
+    // Typed fields: which one carries the type, and how many entries per element.
+    let (held, per) = match elem {
+        1 => (t.float_data.len(), 1),
+        14 => (t.float_data.len(), 2),
+        7 => (t.int64_data.len(), 1),
+        11 => (t.double_data.len(), 1),
+        15 => (t.double_data.len(), 2),
+        12 | 13 => (t.uint64_data.len(), 1),
+        8 => (t.string_data.len(), 1),
+        _ => (t.int32_data.len(), 1),
+    };
+    let held = held as u64;
+    // Sub-byte types pack several elements per int32 entry.
+    let want = match bits(elem) {
+        Some(b) if b < 8 => (count * b).div_ceil(8),
+        _ => count * per,
+    };
+    if held != want {
+        return Err(bad(format!(
+            "holds {held} values; dims {:?} need {want}",
+            t.dims
+        )));
+    }
+    Ok(())
+}
+
+/// The schema table's facts `verify-fixtures` prints.
+pub fn describe() -> Result<String, String> {
+    let t = table()?;
+    Ok(format!(
+        "{SCHEMAS_PATH}: {} operator schemas generated from onnx {} by {SCHEMAS_GENERATOR}",
+        t.count, t.onnx
+    ))
+}

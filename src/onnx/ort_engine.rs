@@ -1,0 +1,330 @@
+//! The CPU oracle: ONNX Runtime through the `ort` crate, loaded at run time (`load-dynamic`)
+//! from the `libonnxruntime` shared library of the PyPI `onnxruntime` wheel that `.ci/setup`
+//! installs, or from `ORT_DYLIB_PATH`. The library's own version string must be the pinned one.
+//!
+//! Sessions are exactly the spec's: the CPU execution provider only (checked after construction
+//! from ONNX Runtime's recorded graph assignment), sequential execution, extended graph
+//! optimization, one intra-op and one inter-op thread.
+
+use super::npz::{Dtype, Tensor};
+use ort::AsPointer as _;
+use ort::environment::Environment;
+use ort::memory::Allocator;
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::{DynTensor, DynValue, TensorElementType, ValueType};
+use std::ffi::CStr;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// The `onnxruntime` wheel `.ci/setup` installs; `ort` 2.0.0-rc.15 speaks its 1.31 API.
+pub const VERSION: &str = "1.31.1";
+pub const NAME: &str = "onnxruntime";
+/// The only execution provider a session may use.
+pub const CPU_PROVIDER: &str = "CPUExecutionProvider";
+
+fn install_hint() -> String {
+    format!(
+        "install it with `python3 -m pip install onnxruntime=={VERSION}` (.ci/setup does), or set ORT_DYLIB_PATH to its libonnxruntime.so.{VERSION}"
+    )
+}
+
+/// Where the shared library is: `ORT_DYLIB_PATH`, else inside the installed `onnxruntime`
+/// Python package (`onnxruntime/capi/libonnxruntime.so.VERSION`).
+pub fn library_path() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
+        return Ok(PathBuf::from(p));
+    }
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import importlib.util as u, sys; s = u.find_spec('onnxruntime'); sys.exit(3) if s is None else print(s.submodule_search_locations[0])",
+        ])
+        .output()
+        .map_err(|e| format!("ONNX Runtime not found (python3: {e}); {}", install_hint()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "ONNX Runtime not found: the Python package `onnxruntime` is not installed; {}",
+            install_hint()
+        ));
+    }
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("capi");
+    let lib = dir.join(format!("libonnxruntime.so.{VERSION}"));
+    if lib.is_file() {
+        Ok(lib)
+    } else {
+        Err(format!(
+            "ONNX Runtime not found: {} does not exist (another onnxruntime version is installed?); {}",
+            lib.display(),
+            install_hint()
+        ))
+    }
+}
+
+/// The version string the library reports (`OrtGetApiBase()->GetVersionString()`).
+fn library_version(path: &std::path::Path) -> Result<String, String> {
+    // SAFETY: loading ONNX Runtime runs its initializers, which is what using it requires; the
+    // symbol's signature is the C API's.
+    unsafe {
+        let lib = libloading::Library::new(path)
+            .map_err(|e| format!("cannot load {}: {e}; {}", path.display(), install_hint()))?;
+        let get: libloading::Symbol<unsafe extern "C" fn() -> *const ort::sys::OrtApiBase> = lib
+            .get(b"OrtGetApiBase")
+            .map_err(|_| format!("{} is not ONNX Runtime (no OrtGetApiBase)", path.display()))?;
+        let base = get();
+        if base.is_null() {
+            return Err(format!("{}: OrtGetApiBase returned null", path.display()));
+        }
+        let v = ((*base).GetVersionString)();
+        Ok(CStr::from_ptr(v).to_string_lossy().into_owned())
+    }
+}
+
+static ENV: OnceLock<Result<Environment, String>> = OnceLock::new();
+
+/// The process-wide environment, loading the library on first use. Errors name how to install
+/// the library or point `ORT_DYLIB_PATH` at it; the CLI turns them into exit 2.
+pub fn environment() -> Result<&'static Environment, String> {
+    ENV.get_or_init(|| {
+        let path = library_path()?;
+        let version = library_version(&path)?;
+        if version != VERSION {
+            return Err(format!(
+                "{} is ONNX Runtime {version}; the pinned oracle is {VERSION}; {}",
+                path.display(),
+                install_hint()
+            ));
+        }
+        ort::init_from(&path)
+            .map_err(|e| format!("{e}; {}", install_hint()))?
+            .with_name("nbg")
+            .with_telemetry(false)
+            .build()
+            .map_err(|e| format!("ONNX Runtime environment: {e}"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// One CPU-only session.
+pub struct OrtSession {
+    session: Session,
+    outputs: Vec<String>,
+    providers: Vec<String>,
+}
+
+impl OrtSession {
+    /// The providers ONNX Runtime assigned the graph to (checked: CPU only).
+    pub fn providers(&self) -> &[String] {
+        &self.providers
+    }
+}
+
+/// Build the spec's session and check that every node went to the CPU provider.
+pub fn session(model: &[u8], outputs: &[String]) -> Result<OrtSession, String> {
+    let env = environment()?;
+    let e = |e: ort::Error<ort::session::builder::SessionBuilder>| e.to_string();
+    let session = Session::builder(env)
+        .map_err(|e| e.to_string())?
+        .with_no_environment_execution_providers()
+        .map_err(e)?
+        .with_execution_providers([ort::ep::CPU::default().build()])
+        .map_err(e)?
+        .with_parallel_execution(false)
+        .map_err(e)?
+        .with_optimization_level(GraphOptimizationLevel::Level2)
+        .map_err(e)?
+        .with_intra_threads(1)
+        .map_err(e)?
+        .with_inter_threads(1)
+        .map_err(e)?
+        .with_config_entry("session.record_ep_graph_assignment_info", "1")
+        .map_err(e)?
+        .commit_from_memory(model)
+        .map_err(|e| e.to_string())?;
+    let providers = providers(&session)?;
+    if let Some(p) = providers.iter().find(|p| *p != CPU_PROVIDER) {
+        return Err(format!(
+            "the session assigned nodes to {p}; only {CPU_PROVIDER} is allowed"
+        ));
+    }
+    Ok(OrtSession {
+        session,
+        outputs: outputs.to_vec(),
+        providers,
+    })
+}
+
+/// The execution providers ONNX Runtime assigned the session's subgraphs to, sorted, unique.
+pub fn providers(session: &Session) -> Result<Vec<String>, String> {
+    let api = ort::api();
+    let mut subgraphs: *const *const ort::sys::OrtEpAssignedSubgraph = std::ptr::null();
+    let mut n = 0usize;
+    let check = |status: ort::sys::OrtStatusPtr| -> Result<(), String> {
+        if status.0.is_null() {
+            return Ok(());
+        }
+        // SAFETY: a non-null status is a valid OrtStatus; it is released after reading.
+        let msg = unsafe { CStr::from_ptr((api.GetErrorMessage)(status.0)) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { (api.ReleaseStatus)(status.0) };
+        Err(format!(
+            "cannot read the session's provider assignment: {msg}"
+        ))
+    };
+    // SAFETY: the session pointer is live for the borrow; the arrays are owned by the session.
+    unsafe {
+        check((api.Session_GetEpGraphAssignmentInfo)(
+            session.ptr(),
+            &mut subgraphs,
+            &mut n,
+        ))?;
+        let mut out = Vec::new();
+        for i in 0..n {
+            let mut name: *const std::ffi::c_char = std::ptr::null();
+            check((api.EpAssignedSubgraph_GetEpName)(
+                *subgraphs.add(i),
+                &mut name,
+            ))?;
+            if name.is_null() {
+                return Err("a subgraph without a provider name".into());
+            }
+            out.push(CStr::from_ptr(name).to_string_lossy().into_owned());
+        }
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+}
+
+fn element(d: Dtype) -> TensorElementType {
+    match d {
+        Dtype::F32 => TensorElementType::Float32,
+        Dtype::F64 => TensorElementType::Float64,
+        Dtype::F16 => TensorElementType::Float16,
+        Dtype::BF16 => TensorElementType::Bfloat16,
+        Dtype::I8 => TensorElementType::Int8,
+        Dtype::I16 => TensorElementType::Int16,
+        Dtype::I32 => TensorElementType::Int32,
+        Dtype::I64 => TensorElementType::Int64,
+        Dtype::U8 => TensorElementType::Uint8,
+        Dtype::U16 => TensorElementType::Uint16,
+        Dtype::U32 => TensorElementType::Uint32,
+        Dtype::U64 => TensorElementType::Uint64,
+        Dtype::Bool => TensorElementType::Bool,
+        Dtype::Str(_) => TensorElementType::String,
+    }
+}
+
+fn dtype(t: TensorElementType) -> Option<Dtype> {
+    [
+        Dtype::F32,
+        Dtype::F64,
+        Dtype::F16,
+        Dtype::BF16,
+        Dtype::I8,
+        Dtype::I16,
+        Dtype::I32,
+        Dtype::I64,
+        Dtype::U8,
+        Dtype::U16,
+        Dtype::U32,
+        Dtype::U64,
+        Dtype::Bool,
+    ]
+    .into_iter()
+    .find(|d| element(*d) == t)
+}
+
+fn to_value(t: &Tensor) -> Result<DynValue, String> {
+    if let Some(strings) = t.strings() {
+        let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+        return ort::value::Tensor::from_string_array((shape, strings.as_slice()))
+            .map(|v| v.into_dyn())
+            .map_err(|e| format!("input {:?}: {e}", t.name));
+    }
+    let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
+    let mut v = DynTensor::new(&Allocator::default(), element(t.dtype), shape)
+        .map_err(|e| format!("input {:?}: {e}", t.name))?;
+    if !t.data.is_empty() {
+        let p = v.data_ptr_mut().cast::<u8>();
+        if p.is_null() {
+            return Err(format!("input {:?}: no tensor buffer", t.name));
+        }
+        // SAFETY: the buffer holds elements * size bytes, which the boundary checked equals
+        // `data.len()`; bool is one byte in ONNX Runtime as in NPY.
+        unsafe { std::ptr::copy_nonoverlapping(t.data.as_ptr(), p, t.data.len()) };
+    }
+    Ok(v.into_dyn())
+}
+
+fn from_value(name: &str, v: &DynValue) -> Result<Tensor, String> {
+    let ValueType::Tensor { ty, shape, .. } = v.dtype() else {
+        return Err(format!(
+            "output {name:?} is not a tensor ({}); the boundary carries tensors only",
+            v.dtype()
+        ));
+    };
+    if *ty == TensorElementType::String {
+        let t = v
+            .view()
+            .downcast::<ort::value::DynTensorValueType>()
+            .map_err(|e| format!("output {name:?}: {e}"))?;
+        let (shape, strings) = t
+            .try_extract_strings()
+            .map_err(|e| format!("output {name:?}: {e}"))?;
+        let dims: Vec<u64> = shape.iter().map(|&x| x.max(0) as u64).collect();
+        return Ok(Tensor::from_strings(name, &dims, &strings));
+    }
+    let d = dtype(*ty).ok_or_else(|| {
+        format!("output {name:?} has element type {ty}, which the boundary does not carry")
+    })?;
+    let dims: Vec<u64> = shape
+        .iter()
+        .map(|&x| u64::try_from(x).map_err(|_| format!("output {name:?} has dimension {x}")))
+        .collect::<Result<_, _>>()?;
+    let bytes = dims
+        .iter()
+        .try_fold(d.size() as u64, |a, &x| a.checked_mul(x))
+        .ok_or_else(|| format!("output {name:?} is too large"))? as usize;
+    let data = if bytes == 0 {
+        Vec::new()
+    } else {
+        let t = v
+            .view()
+            .downcast::<ort::value::DynTensorValueType>()
+            .map_err(|e| format!("output {name:?}: {e}"))?;
+        let p = t.data_ptr().cast::<u8>();
+        if p.is_null() {
+            return Err(format!("output {name:?}: no tensor buffer"));
+        }
+        // SAFETY: a CPU tensor of this type and shape holds exactly `bytes` bytes.
+        unsafe { std::slice::from_raw_parts(p, bytes) }.to_vec()
+    };
+    Ok(Tensor {
+        name: name.to_string(),
+        dtype: d,
+        shape: dims,
+        data,
+    })
+}
+
+impl super::run::Session for OrtSession {
+    fn run(&mut self, given: &[Tensor]) -> Result<Vec<Tensor>, String> {
+        let inputs: Vec<(String, DynValue)> = given
+            .iter()
+            .map(|t| Ok((t.name.clone(), to_value(t)?)))
+            .collect::<Result<_, String>>()?;
+        let out = self.session.run(inputs).map_err(|e| e.to_string())?;
+        self.outputs
+            .iter()
+            .map(|name| {
+                let v = out
+                    .get(name)
+                    .ok_or_else(|| format!("ONNX Runtime returned no output {name:?}"))?;
+                from_value(name, v)
+            })
+            .collect()
+    }
+}
