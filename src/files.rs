@@ -34,6 +34,18 @@ pub fn read_regular_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), InputErro
 pub fn read_regular_limited(path: &Path, buf: &mut Vec<u8>, limit: u64) -> Result<(), InputError> {
     use std::io::Read;
     let shown = path.display();
+    let (file, meta) = open_regular(path)?;
+    buf.clear();
+    buf.reserve(meta.len().min(limit) as usize);
+    file.take(limit)
+        .read_to_end(buf)
+        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    Ok(())
+}
+
+/// Open a regular file for reading (the refusals of `read_regular`), with its metadata.
+pub fn open_regular(path: &Path) -> Result<(fs::File, fs::Metadata), InputError> {
+    let shown = path.display();
     let meta = fs::symlink_metadata(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
     let kind = meta.file_type();
     if kind.is_symlink() {
@@ -49,13 +61,8 @@ pub fn read_regular_limited(path: &Path, buf: &mut Vec<u8>, limit: u64) -> Resul
     if !kind.is_file() {
         return Err(InputError(format!("{shown}: is not a regular file")));
     }
-    buf.clear();
     let file = fs::File::open(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
-    buf.reserve(meta.len().min(limit) as usize);
-    file.take(limit)
-        .read_to_end(buf)
-        .map_err(|e| InputError(format!("{shown}: {e}")))?;
-    Ok(())
+    Ok((file, meta))
 }
 
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, then a rename, so

@@ -7,11 +7,14 @@
 
 use crate::corpus::{Corpus, Entry};
 use crate::evidence::canonical;
+use crate::files::InputError;
 use crate::fingerprint::Hash256;
-use crate::parse::{Graph, parse};
+use crate::parse::{Graph, Options};
+use crate::stream::{self, FileSource};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// One file's row: pin check, parse facts or failure.
 #[derive(Clone, Debug)]
@@ -52,35 +55,33 @@ pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileR
     }
 }
 
-thread_local! {
-    /// One read buffer per worker, reused across files.
-    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
+/// Stream one file: its structure with positioned reads, its payload once in chunks (memory
+/// per file is `stream::BUFFERS x stream::CHUNK`, whatever its size).
 fn scan_one(entry: &Entry) -> FileResult {
-    BUFFER.with(|b| scan_buffered(entry, &mut b.borrow_mut()))
-}
-
-fn scan_buffered(entry: &Entry, bytes: &mut Vec<u8>) -> FileResult {
-    match crate::files::read_regular_into(&entry.full_path, bytes) {
-        Ok(()) => {}
-        Err(e) => {
-            return FileResult {
-                entry: entry.clone(),
-                size: 0,
-                sha256: Hash256::default(),
-                pin: "unreadable",
-                facts: Err(("unreadable".into(), 0, e.0)),
-            };
-        }
+    let unreadable = |e: InputError| FileResult {
+        entry: entry.clone(),
+        size: 0,
+        sha256: Hash256::default(),
+        pin: "unreadable",
+        facts: Err(("unreadable".into(), 0, e.0)),
     };
-    let bytes: &[u8] = bytes;
-    let parsed = parse(bytes);
+    let file = match FileSource::open(&entry.full_path) {
+        Ok(f) => Arc::new(f),
+        Err(e) => return unreadable(e),
+    };
+    let parsed = match stream::parse_source(Arc::clone(&file), Options::default()) {
+        Ok(p) => p,
+        Err(e) => return unreadable(e),
+    };
     let sha256 = match &parsed {
         Ok(g) => g.file().sha256,
-        Err(_) => Hash256::of(bytes),
+        Err(_) => match stream::sha256(&file) {
+            Ok(h) => h,
+            Err(e) => return unreadable(e),
+        },
     };
-    let pin = if bytes.len() as u64 != entry.size {
+    let size = file.len();
+    let pin = if size != entry.size {
         "size-mismatch"
     } else if sha256.hex() != entry.sha256 {
         "sha256-mismatch"
@@ -89,7 +90,7 @@ fn scan_buffered(entry: &Entry, bytes: &mut Vec<u8>) -> FileResult {
     };
     FileResult {
         entry: entry.clone(),
-        size: bytes.len() as u64,
+        size,
         sha256,
         pin,
         facts: parsed

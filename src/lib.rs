@@ -16,6 +16,7 @@ pub mod lab;
 pub mod onnx;
 pub mod parse;
 pub mod read;
+pub mod stream;
 pub mod svg;
 pub mod sweep;
 pub mod synth;

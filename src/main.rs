@@ -268,11 +268,12 @@ fn print_json(value: &serde_json::Value) {
 }
 
 fn cmd_parse(file: &Path, json: bool) -> ExitCode {
-    let bytes = match read_regular(file) {
-        Ok(b) => b,
+    // Streamed: the structure first, the payload once, never the whole file in memory.
+    let parsed = match nbg_lab::stream::parse_file(file, Default::default()) {
+        Ok(p) => p,
         Err(e) => return usage_error(e),
     };
-    match parse(&bytes) {
+    match parsed {
         Ok(graph) => {
             if json {
                 print_json(&graph.to_json());
@@ -297,12 +298,12 @@ fn report_failure(failure: &Failure, json: bool) -> ExitCode {
 fn cmd_check(files: &[PathBuf]) -> ExitCode {
     let mut status = ExitCode::SUCCESS;
     for file in files {
-        match read_regular(file) {
+        match nbg_lab::stream::parse_file(file, Default::default()) {
             Err(e) => {
                 eprintln!("nbg: {e}");
                 return ExitCode::from(2);
             }
-            Ok(bytes) => match parse(&bytes) {
+            Ok(parsed) => match parsed {
                 Ok(_) => out!("{}: ok", file.display()),
                 Err(f) => {
                     out!("{}: {} at 0x{:x}", file.display(), f.code, f.offset);
