@@ -69,6 +69,16 @@ pub fn open_regular(path: &Path) -> Result<(fs::File, fs::Metadata), InputError>
 /// an interrupted run never leaves a half-written file. With `overwrite == false` an existing
 /// file is an error.
 pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(), InputError> {
+    write_atomic_with(path, overwrite, |w| w.write_all(bytes))
+}
+
+/// `write_atomic` of whatever `fill` writes, streamed through a buffer (for outputs larger
+/// than memory should hold).
+pub fn write_atomic_with(
+    path: &Path,
+    overwrite: bool,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), InputError> {
     use std::io::Write;
     let shown = path.display();
     let dir = match path.parent() {
@@ -77,9 +87,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(), In
     };
     let mut tmp =
         tempfile::NamedTempFile::new_in(dir).map_err(|e| InputError(format!("{shown}: {e}")))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    let written = (|| {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        fill(&mut buffered)?;
+        buffered.flush()?;
+        drop(buffered);
+        tmp.as_file().sync_all()
+    })();
+    written.map_err(|e| InputError(format!("{shown}: {e}")))?;
     let persisted = if overwrite {
         tmp.persist(path)
     } else {

@@ -169,3 +169,38 @@ pub(crate) fn entropy(histogram: &[u64; 256], total: u64) -> f64 {
 pub fn crc32(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
 }
+
+/// A writer that hashes what passes through it: a file's pin without reading it back.
+pub struct HashingWriter<W> {
+    inner: W,
+    sha: Sha256,
+    len: u64,
+}
+
+impl<W: std::io::Write> HashingWriter<W> {
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            sha: Sha256::new(),
+            len: 0,
+        }
+    }
+
+    /// SHA-256 and length of everything written.
+    pub fn finish(self) -> (Hash256, u64) {
+        (Hash256(self.sha.finalize().into()), self.len)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sha.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}

@@ -878,21 +878,36 @@ fn cmd_lab() -> ExitCode {
 }
 
 fn cmd_synth_corpus(files: u32, bytes: u64, out: &Path) -> ExitCode {
+    if bytes > synth::MAX_BULK_BYTES {
+        return usage_error(format!(
+            "--bytes {bytes}: at most {} bytes per file",
+            synth::MAX_BULK_BYTES
+        ));
+    }
     if let Err(e) = std::fs::create_dir(out) {
         return usage_error(format!("{}: {e}", out.display()));
     }
     let mut entries = Vec::new();
     for i in 0..files {
-        let image = synth::bulk(u64::from(i), bytes).emit();
+        // Streamed: the payload is generated while it is written and hashed, never held.
+        let (layout, generated) = synth::bulk_streamed(u64::from(i), bytes);
         let name = format!("bulk-{i:04}.nb");
-        if let Err(e) = write_atomic(&out.join(&name), &image, false) {
+        let mut digest = (nbg_lab::fingerprint::Hash256::default(), 0);
+        let written = nbg_lab::files::write_atomic_with(&out.join(&name), false, |w| {
+            let mut hashed = nbg_lab::fingerprint::HashingWriter::new(w);
+            layout.write(&mut hashed, Some(&generated))?;
+            digest = hashed.finish();
+            Ok(())
+        });
+        if let Err(e) = written {
             return usage_error(e);
         }
+        let (sha256, size) = digest;
         entries.push(serde_json::json!({
             "path": name,
             "role": "bulk",
-            "sha256": nbg_lab::fingerprint::Hash256::of(&image),
-            "size": image.len(),
+            "sha256": sha256,
+            "size": size,
         }));
     }
     let config = serde_json::json!({ "schema": "nbg-corpus/1", "files": entries });

@@ -811,7 +811,7 @@ pub fn file_crc(bytes: &[u8], sections: &[(u32, u64, u64, u32)]) -> u32 {
 }
 
 /// `file_crc` given the CRC-32 of the normalized section-40 payload at (offset, size).
-fn combine_file_crc(
+pub(crate) fn combine_file_crc(
     sections: &[(u32, u64, u64, u32)],
     mut normalized_crc: impl FnMut(u64, u64) -> u32,
 ) -> u32 {
