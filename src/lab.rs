@@ -129,7 +129,11 @@ fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
 
 fn inventory_step(config: &Path) -> Result<(Vec<Row>, String), String> {
     let corpus = crate::corpus::load(config).map_err(|e| e.0)?;
-    let results = inventory::scan(&corpus, evidence::default_jobs(), &|| {});
+    let bar = crate::progress::bar(corpus.entries.len() as u64, crate::progress::Unit::Files);
+    let results = inventory::scan(&corpus, evidence::default_jobs(), &|| {
+        crate::progress::inc(&bar, 1)
+    });
+    crate::progress::clear(bar);
     let doc = inventory::document(&corpus, &results);
     let rows = results
         .iter()

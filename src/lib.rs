@@ -15,6 +15,7 @@ pub mod inventory;
 pub mod lab;
 pub mod onnx;
 pub mod parse;
+pub mod progress;
 pub mod read;
 pub mod stream;
 pub mod svg;

@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 use nbg_lab::files::{read_regular, write_atomic};
+use nbg_lab::progress;
 use nbg_lab::image::NbgImage;
 use nbg_lab::parse::{Graph, IoRecord, NbgV1, NbgV2};
 use nbg_lab::{Failure, crc_rules, parse, synth};
@@ -756,26 +757,10 @@ fn cmd_inventory(
         Ok(c) => c,
         Err(e) => return usage_error(e),
     };
-    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let b = indicatif::ProgressBar::new(corpus.entries.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
-                .expect("template"),
-        );
-        Some(b)
-    } else {
-        None
-    };
-    let tick = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
+    let bar = progress::bar(corpus.entries.len() as u64, progress::Unit::Files);
     let jobs = jobs.unwrap_or_else(nbg_lab::evidence::default_jobs);
-    let results = nbg_lab::inventory::scan(&corpus, jobs, &tick);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    let results = nbg_lab::inventory::scan(&corpus, jobs, &|| progress::inc(&bar, 1));
+    progress::clear(bar);
     let doc = nbg_lab::inventory::document(&corpus, &results);
     let text = nbg_lab::evidence::canonical(&doc);
     match out {
@@ -926,14 +911,22 @@ fn cmd_sweep(file: &Path, json: bool, svg: Option<&Path>, exhaustive: bool) -> E
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
-    let (report, outcomes) = match nbg_lab::sweep::sweep(
+    let bar = if json {
+        None
+    } else {
+        progress::bar(bytes.len() as u64, progress::Unit::Bytes)
+    };
+    let swept = nbg_lab::sweep::sweep_with_progress(
         &bytes,
         if exhaustive {
             u64::MAX
         } else {
             nbg_lab::sweep::EXHAUSTIVE_LIMIT
         },
-    ) {
+        &|n| progress::inc(&bar, n),
+    );
+    progress::clear(bar);
+    let (report, outcomes) = match swept {
         Ok(r) => r,
         Err(f) => return report_failure(&f, json),
     };
