@@ -3,9 +3,9 @@
 
 use clap::{Parser, Subcommand};
 use nbg_lab::files::{read_regular, write_atomic};
-use nbg_lab::progress;
 use nbg_lab::image::NbgImage;
 use nbg_lab::parse::{Graph, IoRecord, NbgV1, NbgV2};
+use nbg_lab::progress;
 use nbg_lab::{Failure, crc_rules, parse, synth};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

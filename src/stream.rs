@@ -20,11 +20,28 @@ use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
 
 /// Bytes read and handed to the consumers at once.
-pub const CHUNK: usize = 4 << 20;
+pub const CHUNK: usize = 2 << 20;
 /// Chunk buffers per pipelined file: one being read, two being hashed.
 pub const BUFFERS: usize = 3;
+/// Chunk buffers kept for the next file: enough for two files in flight. Reusing them spares
+/// every file the page faults of fresh buffers; memory stays `POOLED x CHUNK` at most.
+const POOLED: usize = 2 * BUFFERS;
+static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+fn take_buffer() -> Vec<u8> {
+    let pooled = POOL.lock().unwrap_or_else(|p| p.into_inner()).pop();
+    pooled.unwrap_or_else(|| vec![0; CHUNK])
+}
+
+fn give_back(buffer: Vec<u8>) {
+    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    if pool.len() < POOLED {
+        pool.push(buffer);
+    }
+}
+
 /// Files at least this large are hashed by two workers while the next chunk is read.
-const PIPELINE_BYTES: u64 = 4 << 20;
+const PIPELINE_BYTES: u64 = CHUNK as u64;
 /// Per mille of each chunk whose histogram the range-hashing worker counts; the file-hashing
 /// worker counts the rest and also runs the CRCs, which are about a tenth of the work.
 const HISTOGRAM_SPLIT: u64 = 560;
@@ -251,10 +268,12 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
         histograms: vec![[0; 256]; hashed],
     };
     if file.len() < PIPELINE_BYTES {
-        let mut buf = vec![0; file.len() as usize];
-        file.read_at_or_note(0, &mut buf);
-        a.consume(&ranges, hashed, 0, &buf);
-        b.consume(&ranges, hashed, 0, &buf);
+        let mut buf = take_buffer();
+        let len = file.len() as usize;
+        file.read_at_or_note(0, &mut buf[..len]);
+        a.consume(&ranges, hashed, 0, &buf[..len]);
+        b.consume(&ranges, hashed, 0, &buf[..len]);
+        give_back(buf);
     } else {
         pipeline(file, &ranges, hashed, &mut a, &mut b);
     }
@@ -311,6 +330,7 @@ fn pipeline(
 ) {
     // Unbounded, so a worker never waits for the reader to collect a signal.
     let (done_tx, done_rx) = channel::<()>();
+    let mut pool: Vec<Arc<Vec<u8>>> = Vec::with_capacity(BUFFERS);
     std::thread::scope(|scope| {
         let (tx_a, rx_a) = sync_channel::<Job>(BUFFERS);
         let (tx_b, rx_b) = sync_channel::<Job>(BUFFERS);
@@ -330,7 +350,6 @@ fn pipeline(
                 let _ = done_b.send(());
             }
         });
-        let mut pool: Vec<Arc<Vec<u8>>> = Vec::with_capacity(BUFFERS);
         let mut at = 0u64;
         while at < file.len() {
             let len = (file.len() - at).min(CHUNK as u64) as usize;
@@ -339,7 +358,7 @@ fn pipeline(
                     break i;
                 }
                 if pool.len() < BUFFERS {
-                    pool.push(Arc::new(vec![0; CHUNK]));
+                    pool.push(Arc::new(take_buffer()));
                     break pool.len() - 1;
                 }
                 if done_rx.recv().is_err() {
@@ -362,4 +381,8 @@ fn pipeline(
         drop(tx_a);
         drop(tx_b);
     });
+    // The workers have ended, so every buffer is ours again.
+    for buffer in pool.into_iter().filter_map(|b| Arc::try_unwrap(b).ok()) {
+        give_back(buffer);
+    }
 }
