@@ -121,8 +121,32 @@ fn count<K: Ord>(map: &mut BTreeMap<K, u64>, k: K) {
 
 /// The canonical inventory document.
 pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
-    let mut results: Vec<&FileResult> = results.iter().collect();
-    results.sort_by(|a, b| a.entry.path.cmp(&b.entry.path));
+    let facts = results.iter().map(|r| r.facts.clone()).collect();
+    build(corpus, results, facts)
+}
+
+/// `document` that moves each file's facts into the document instead of copying them (the
+/// results keep their pins and failures; their facts become `null`), so the facts of a large
+/// corpus are held once, not twice.
+pub fn document_moving(corpus: &Corpus, results: &mut [FileResult]) -> Value {
+    let facts = results
+        .iter_mut()
+        .map(|r| match &mut r.facts {
+            Ok(f) => Ok(std::mem::take(f)),
+            Err(e) => Err(e.clone()),
+        })
+        .collect();
+    build(corpus, results, facts)
+}
+
+/// Parse facts, or the failure's code, offset and message.
+type Facts = Result<Value, (String, u64, String)>;
+
+/// `facts[i]` is the parse outcome of `results[i]`.
+fn build(corpus: &Corpus, results: &[FileResult], facts: Vec<Facts>) -> Value {
+    let mut results: Vec<(&FileResult, Facts)> = results.iter().zip(facts).collect();
+    results.sort_by(|a, b| a.0.entry.path.cmp(&b.0.entry.path));
+    let file_count = results.len();
     let mut files = Vec::new();
     let mut split: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     let mut profile: BTreeMap<(String, String), (u64, BTreeSet<u64>)> = BTreeMap::new();
@@ -133,7 +157,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
     let mut shas = BTreeSet::new();
     let mut sigs = BTreeSet::new();
     let mut bytes = 0u64;
-    for r in &results {
+    for (r, facts) in results {
         bytes += r.size;
         shas.insert(r.sha256.hex());
         let mut row = json!({
@@ -144,7 +168,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
             "size": r.size,
             "sha256": r.sha256,
         });
-        match &r.facts {
+        match facts {
             Ok(f) => {
                 sigs.insert(
                     f["structural_signature"]
@@ -162,7 +186,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
                     ),
                 );
                 summarize(
-                    f,
+                    &f,
                     &mut profile,
                     &mut formats,
                     &mut types,
@@ -170,7 +194,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
                     &mut io_hist,
                     &mut crc,
                 );
-                row["facts"] = f.clone();
+                row["facts"] = f;
                 row["failure"] = Value::Null;
             }
             Err((code, offset, message)) => {
@@ -188,7 +212,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
         "schema": "nbg-inventory/1",
         "config": { "name": corpus.config_name, "schema": corpus.schema },
         "identity": {
-            "files": results.len(),
+            "files": file_count,
             "bytes": bytes,
             "unique_file_sha256": shas.len(),
             "unique_structural_signatures": sigs.len(),

@@ -759,9 +759,9 @@ fn cmd_inventory(
     };
     let bar = progress::bar(corpus.entries.len() as u64, progress::Unit::Files);
     let jobs = jobs.unwrap_or_else(nbg_lab::evidence::default_jobs);
-    let results = nbg_lab::inventory::scan(&corpus, jobs, &|| progress::inc(&bar, 1));
+    let mut results = nbg_lab::inventory::scan(&corpus, jobs, &|| progress::inc(&bar, 1));
     progress::clear(bar);
-    let doc = nbg_lab::inventory::document(&corpus, &results);
+    let doc = nbg_lab::inventory::document_moving(&corpus, &mut results);
     let text = nbg_lab::evidence::canonical(&doc);
     match out {
         Some(path) => {
