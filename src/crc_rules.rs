@@ -43,6 +43,15 @@ pub fn whole_file_field_zeroed(bytes: &[u8], field: u64) -> u32 {
     h.finalize()
 }
 
+/// `whole_file_field_zeroed` from the CRC-32 of the bytes before the field and of the
+/// `after_len` bytes after it, for a file that is streamed rather than held.
+pub fn field_zeroed_from_parts(before: u32, after: u32, after_len: u64) -> u32 {
+    let mut h = crc32fast::Hasher::new_with_initial(before);
+    h.update(&[0; 4]);
+    h.combine(&crc32fast::Hasher::new_with_initial_len(after, after_len));
+    h.finalize()
+}
+
 /// One coverage hypothesis: the byte ranges fed to the CRC in order, and the field range read
 /// as zeros (when it is covered that way).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -148,7 +157,18 @@ pub struct Evaluator {
 
 impl Evaluator {
     pub fn new(bytes: &[u8], hypotheses: &[Hypothesis]) -> Self {
-        let mut cuts: Vec<u64> = vec![0, bytes.len() as u64];
+        Evaluator::with_crcs(bytes.len() as u64, hypotheses, |s, e| {
+            crc32fast::hash(&bytes[s as usize..e as usize])
+        })
+    }
+
+    /// `new` for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
+    pub fn with_crcs(
+        len: u64,
+        hypotheses: &[Hypothesis],
+        mut crc_of: impl FnMut(u64, u64) -> u32,
+    ) -> Self {
+        let mut cuts: Vec<u64> = vec![0, len];
         for h in hypotheses {
             for r in h.ranges.iter().chain(h.zeroed.iter()) {
                 cuts.extend_from_slice(r);
@@ -156,10 +176,7 @@ impl Evaluator {
         }
         cuts.sort_unstable();
         cuts.dedup();
-        let crcs = cuts
-            .windows(2)
-            .map(|w| crc32fast::hash(&bytes[w[0] as usize..w[1] as usize]))
-            .collect();
+        let crcs = cuts.windows(2).map(|w| crc_of(w[0], w[1])).collect();
         Evaluator { cuts, crcs }
     }
 
@@ -198,8 +215,21 @@ pub fn explain_v1(
     stored: u32,
     boundaries: &[(u64, String)],
 ) -> Vec<Hypothesis> {
-    let hypotheses = registry(bytes.len() as u64, field, boundaries);
-    let eval = Evaluator::new(bytes, &hypotheses);
+    explain_v1_with(bytes.len() as u64, field, stored, boundaries, |s, e| {
+        crc32fast::hash(&bytes[s as usize..e as usize])
+    })
+}
+
+/// `explain_v1` for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
+pub fn explain_v1_with(
+    len: u64,
+    field: u64,
+    stored: u32,
+    boundaries: &[(u64, String)],
+    crc_of: impl FnMut(u64, u64) -> u32,
+) -> Vec<Hypothesis> {
+    let hypotheses = registry(len, field, boundaries);
+    let eval = Evaluator::with_crcs(len, &hypotheses, crc_of);
     hypotheses
         .into_iter()
         .filter(|h| eval.crc(h) == stored)

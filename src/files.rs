@@ -34,6 +34,18 @@ pub fn read_regular_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), InputErro
 pub fn read_regular_limited(path: &Path, buf: &mut Vec<u8>, limit: u64) -> Result<(), InputError> {
     use std::io::Read;
     let shown = path.display();
+    let (file, meta) = open_regular(path)?;
+    buf.clear();
+    buf.reserve(meta.len().min(limit) as usize);
+    file.take(limit)
+        .read_to_end(buf)
+        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    Ok(())
+}
+
+/// Open a regular file for reading (the refusals of `read_regular`), with its metadata.
+pub fn open_regular(path: &Path) -> Result<(fs::File, fs::Metadata), InputError> {
+    let shown = path.display();
     let meta = fs::symlink_metadata(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
     let kind = meta.file_type();
     if kind.is_symlink() {
@@ -49,19 +61,24 @@ pub fn read_regular_limited(path: &Path, buf: &mut Vec<u8>, limit: u64) -> Resul
     if !kind.is_file() {
         return Err(InputError(format!("{shown}: is not a regular file")));
     }
-    buf.clear();
     let file = fs::File::open(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
-    buf.reserve(meta.len().min(limit) as usize);
-    file.take(limit)
-        .read_to_end(buf)
-        .map_err(|e| InputError(format!("{shown}: {e}")))?;
-    Ok(())
+    Ok((file, meta))
 }
 
 /// Write `bytes` to `path` atomically: a temporary file in the same folder, then a rename, so
 /// an interrupted run never leaves a half-written file. With `overwrite == false` an existing
 /// file is an error.
 pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(), InputError> {
+    write_atomic_with(path, overwrite, |w| w.write_all(bytes))
+}
+
+/// `write_atomic` of whatever `fill` writes, streamed through a buffer (for outputs larger
+/// than memory should hold).
+pub fn write_atomic_with(
+    path: &Path,
+    overwrite: bool,
+    fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), InputError> {
     use std::io::Write;
     let shown = path.display();
     let dir = match path.parent() {
@@ -69,9 +86,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8], overwrite: bool) -> Result<(), In
         _ => Path::new("."),
     };
     let mut tmp = partial_file(dir).map_err(|e| InputError(format!("{shown}: {e}")))?;
-    tmp.write_all(bytes)
-        .and_then(|_| tmp.as_file().sync_all())
-        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    let written = (|| {
+        let mut buffered = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        fill(&mut buffered)?;
+        buffered.flush()?;
+        drop(buffered);
+        tmp.as_file().sync_all()
+    })();
+    written.map_err(|e| InputError(format!("{shown}: {e}")))?;
     let persisted = if overwrite {
         tmp.persist(path)
     } else {

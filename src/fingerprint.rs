@@ -73,13 +73,7 @@ impl Fingerprint {
         if full {
             return Fingerprint::of(bytes);
         }
-        Fingerprint {
-            sha256: Hash256::default(),
-            crc32: crc32(bytes),
-            entropy_bits_per_byte: 0.0,
-            head_sha256: Hash256::default(),
-            tail_sha256: Hash256::default(),
-        }
+        Fingerprint::crc_only(crc32(bytes))
     }
 
     /// One pass over `bytes` for SHA-256, CRC-32 and the byte histogram.
@@ -93,18 +87,51 @@ impl Fingerprint {
             count_bytes(chunk, &mut histogram);
         }
         let edge = EDGE.min(bytes.len());
+        Fingerprint::from_parts(
+            Hash256(sha.finalize().into()),
+            crc.finalize(),
+            &histogram,
+            bytes.len() as u64,
+            &bytes[..edge],
+            &bytes[bytes.len() - edge..],
+        )
+    }
+}
+
+impl Fingerprint {
+    /// Assemble a fingerprint from state a stream built over `len` bytes: SHA-256, CRC-32, the
+    /// byte histogram and the first and last `min(64, len)` bytes.
+    pub(crate) fn from_parts(
+        sha256: Hash256,
+        crc32: u32,
+        histogram: &[u64; 256],
+        len: u64,
+        head: &[u8],
+        tail: &[u8],
+    ) -> Self {
         Fingerprint {
-            sha256: Hash256(sha.finalize().into()),
-            crc32: crc.finalize(),
-            entropy_bits_per_byte: entropy(&histogram, bytes.len() as u64),
-            head_sha256: Hash256::of(&bytes[..edge]),
-            tail_sha256: Hash256::of(&bytes[bytes.len() - edge..]),
+            sha256,
+            crc32,
+            entropy_bits_per_byte: entropy(histogram, len),
+            head_sha256: Hash256::of(head),
+            tail_sha256: Hash256::of(tail),
+        }
+    }
+
+    /// Only the CRC-32 (the check-only parse mode).
+    pub(crate) fn crc_only(crc32: u32) -> Self {
+        Fingerprint {
+            sha256: Hash256::default(),
+            crc32,
+            entropy_bits_per_byte: 0.0,
+            head_sha256: Hash256::default(),
+            tail_sha256: Hash256::default(),
         }
     }
 }
 
 /// Byte histogram with four interleaved tables, which avoids store-to-load stalls on runs.
-fn count_bytes(chunk: &[u8], histogram: &mut [u64; 256]) {
+pub(crate) fn count_bytes(chunk: &[u8], histogram: &mut [u64; 256]) {
     let mut lanes = [[0u32; 256]; 4];
     let mut quads = chunk.chunks_exact(4);
     for q in &mut quads {
@@ -121,7 +148,7 @@ fn count_bytes(chunk: &[u8], histogram: &mut [u64; 256]) {
     }
 }
 
-fn entropy(histogram: &[u64; 256], total: u64) -> f64 {
+pub(crate) fn entropy(histogram: &[u64; 256], total: u64) -> f64 {
     if total == 0 {
         return 0.0;
     }
@@ -141,4 +168,39 @@ fn entropy(histogram: &[u64; 256], total: u64) -> f64 {
 /// CRC-32 (reflected IEEE, zlib-compatible) of a byte string.
 pub fn crc32(bytes: &[u8]) -> u32 {
     crc32fast::hash(bytes)
+}
+
+/// A writer that hashes what passes through it: a file's pin without reading it back.
+pub struct HashingWriter<W> {
+    inner: W,
+    sha: Sha256,
+    len: u64,
+}
+
+impl<W: std::io::Write> HashingWriter<W> {
+    pub fn new(inner: W) -> Self {
+        HashingWriter {
+            inner,
+            sha: Sha256::new(),
+            len: 0,
+        }
+    }
+
+    /// SHA-256 and length of everything written.
+    pub fn finish(self) -> (Hash256, u64) {
+        (Hash256(self.sha.finalize().into()), self.len)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HashingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sha.update(&buf[..n]);
+        self.len += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }

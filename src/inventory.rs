@@ -7,11 +7,14 @@
 
 use crate::corpus::{Corpus, Entry};
 use crate::evidence::canonical;
+use crate::files::InputError;
 use crate::fingerprint::Hash256;
-use crate::parse::{Graph, parse};
+use crate::parse::{Graph, Options};
+use crate::stream::{self, FileSource};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// One file's row: pin check, parse facts or failure.
 #[derive(Clone, Debug)]
@@ -57,35 +60,33 @@ pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileR
     }
 }
 
-thread_local! {
-    /// One read buffer per worker, reused across files.
-    static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
+/// Stream one file: its structure with positioned reads, its payload once in chunks (memory
+/// per file is `stream::BUFFERS x stream::CHUNK`, whatever its size).
 fn scan_one(entry: &Entry) -> FileResult {
-    BUFFER.with(|b| scan_buffered(entry, &mut b.borrow_mut()))
-}
-
-fn scan_buffered(entry: &Entry, bytes: &mut Vec<u8>) -> FileResult {
-    match crate::files::read_regular_into(&entry.full_path, bytes) {
-        Ok(()) => {}
-        Err(e) => {
-            return FileResult {
-                entry: entry.clone(),
-                size: 0,
-                sha256: Hash256::default(),
-                pin: "unreadable",
-                facts: Err(("unreadable".into(), 0, e.0)),
-            };
-        }
+    let unreadable = |e: InputError| FileResult {
+        entry: entry.clone(),
+        size: 0,
+        sha256: Hash256::default(),
+        pin: "unreadable",
+        facts: Err(("unreadable".into(), 0, e.0)),
     };
-    let bytes: &[u8] = bytes;
-    let parsed = parse(bytes);
+    let file = match FileSource::open(&entry.full_path) {
+        Ok(f) => Arc::new(f),
+        Err(e) => return unreadable(e),
+    };
+    let parsed = match stream::parse_source(Arc::clone(&file), Options::default()) {
+        Ok(p) => p,
+        Err(e) => return unreadable(e),
+    };
     let sha256 = match &parsed {
         Ok(g) => g.file().sha256,
-        Err(_) => Hash256::of(bytes),
+        Err(_) => match stream::sha256(&file) {
+            Ok(h) => h,
+            Err(e) => return unreadable(e),
+        },
     };
-    let pin = if bytes.len() as u64 != entry.size {
+    let size = file.len();
+    let pin = if size != entry.size {
         "size-mismatch"
     } else if sha256.hex() != entry.sha256 {
         "sha256-mismatch"
@@ -94,7 +95,7 @@ fn scan_buffered(entry: &Entry, bytes: &mut Vec<u8>) -> FileResult {
     };
     FileResult {
         entry: entry.clone(),
-        size: bytes.len() as u64,
+        size,
         sha256,
         pin,
         facts: parsed
@@ -134,8 +135,32 @@ fn count<K: Ord>(map: &mut BTreeMap<K, u64>, k: K) {
 
 /// The canonical inventory document.
 pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
-    let mut results: Vec<&FileResult> = results.iter().collect();
-    results.sort_by(|a, b| a.entry.path.cmp(&b.entry.path));
+    let facts = results.iter().map(|r| r.facts.clone()).collect();
+    build(corpus, results, facts)
+}
+
+/// `document` that moves each file's facts into the document instead of copying them (the
+/// results keep their pins and failures; their facts become `null`), so the facts of a large
+/// corpus are held once, not twice.
+pub fn document_moving(corpus: &Corpus, results: &mut [FileResult]) -> Value {
+    let facts = results
+        .iter_mut()
+        .map(|r| match &mut r.facts {
+            Ok(f) => Ok(std::mem::take(f)),
+            Err(e) => Err(e.clone()),
+        })
+        .collect();
+    build(corpus, results, facts)
+}
+
+/// Parse facts, or the failure's code, offset and message.
+type Facts = Result<Value, (String, u64, String)>;
+
+/// `facts[i]` is the parse outcome of `results[i]`.
+fn build(corpus: &Corpus, results: &[FileResult], facts: Vec<Facts>) -> Value {
+    let mut results: Vec<(&FileResult, Facts)> = results.iter().zip(facts).collect();
+    results.sort_by(|a, b| a.0.entry.path.cmp(&b.0.entry.path));
+    let file_count = results.len();
     let mut files = Vec::new();
     let mut split: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     let mut profile: BTreeMap<(String, String), (u64, BTreeSet<u64>)> = BTreeMap::new();
@@ -146,7 +171,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
     let mut shas = BTreeSet::new();
     let mut sigs = BTreeSet::new();
     let mut bytes = 0u64;
-    for r in &results {
+    for (r, facts) in results {
         bytes += r.size;
         shas.insert(r.sha256.hex());
         let mut row = json!({
@@ -157,7 +182,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
             "size": r.size,
             "sha256": r.sha256,
         });
-        match &r.facts {
+        match facts {
             Ok(f) => {
                 sigs.insert(
                     f["structural_signature"]
@@ -175,7 +200,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
                     ),
                 );
                 summarize(
-                    f,
+                    &f,
                     &mut profile,
                     &mut formats,
                     &mut types,
@@ -183,7 +208,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
                     &mut io_hist,
                     &mut crc,
                 );
-                row["facts"] = f.clone();
+                row["facts"] = f;
                 row["failure"] = Value::Null;
             }
             Err((code, offset, message)) => {
@@ -201,7 +226,7 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
         "schema": "nbg-inventory/1",
         "config": { "name": corpus.config_name, "schema": corpus.schema },
         "identity": {
-            "files": results.len(),
+            "files": file_count,
             "bytes": bytes,
             "unique_file_sha256": shas.len(),
             "unique_structural_signatures": sigs.len(),

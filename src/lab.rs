@@ -190,7 +190,11 @@ fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
 fn inventory_step(
     corpus: &crate::corpus::Corpus,
 ) -> Result<(Vec<Row>, String, [String; 2]), String> {
-    let results = inventory::scan(corpus, evidence::default_jobs(), &|| {});
+    let bar = crate::progress::bar(corpus.entries.len() as u64, crate::progress::Unit::Files);
+    let results = inventory::scan(corpus, evidence::default_jobs(), &|| {
+        crate::progress::inc(&bar, 1)
+    });
+    crate::progress::clear(bar);
     let doc = inventory::document(corpus, &results);
     let rows: Vec<Row> = results
         .iter()

@@ -6,6 +6,7 @@ use nbg_lab::files::{read_regular, write_atomic};
 use nbg_lab::image::NbgImage;
 use nbg_lab::output::{self, Outputs};
 use nbg_lab::parse::{Graph, IoRecord, NbgV1, NbgV2};
+use nbg_lab::progress;
 use nbg_lab::{Failure, crc_rules, parse, synth};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -167,8 +168,9 @@ enum Command {
         /// Number of files, 1 to 100,000.
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
         files: u32,
-        /// Approximate size of each file, 4 KiB to 8 GiB.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(4096..=nbg_lab::synth::BULK_MAX_BYTES))]
+        /// Approximate size of each file, 4 KiB to 4 GiB + 20,000 bytes (the coefficient table
+        /// records sizes in 32 bits).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(4096..=nbg_lab::synth::MAX_BULK_BYTES))]
         bytes: u64,
         #[arg(short, long)]
         out: PathBuf,
@@ -389,11 +391,12 @@ fn print_json(value: &serde_json::Value) {
 }
 
 fn cmd_parse(file: &Path, json: bool) -> ExitCode {
-    let bytes = match read_regular(file) {
-        Ok(b) => b,
+    // Streamed: the structure first, the payload once, never the whole file in memory.
+    let parsed = match nbg_lab::stream::parse_file(file, Default::default()) {
+        Ok(p) => p,
         Err(e) => return usage_error(e),
     };
-    match parse(&bytes) {
+    match parsed {
         Ok(graph) => {
             if json {
                 print_json(&graph.to_json());
@@ -418,12 +421,12 @@ fn report_failure(failure: &Failure, json: bool) -> ExitCode {
 fn cmd_check(files: &[PathBuf]) -> ExitCode {
     let mut status = ExitCode::SUCCESS;
     for file in files {
-        match read_regular(file) {
+        match nbg_lab::stream::parse_file(file, Default::default()) {
             Err(e) => {
                 eprintln!("nbg: {e}");
                 return ExitCode::from(2);
             }
-            Ok(bytes) => match parse(&bytes) {
+            Ok(parsed) => match parsed {
                 Ok(_) => out!("{}: ok", file.display()),
                 Err(f) => {
                     out!("{}: {} at 0x{:x}", file.display(), f.code, f.offset);
@@ -924,27 +927,11 @@ fn cmd_inventory(
         Ok(o) => o,
         Err(code) => return code,
     };
-    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        let b = indicatif::ProgressBar::new(corpus.entries.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {elapsed}")
-                .expect("template"),
-        );
-        Some(b)
-    } else {
-        None
-    };
-    let tick = || {
-        if let Some(b) = &bar {
-            b.inc(1);
-        }
-    };
+    let bar = progress::bar(corpus.entries.len() as u64, progress::Unit::Files);
     let jobs = jobs.unwrap_or_else(nbg_lab::evidence::default_jobs);
-    let results = nbg_lab::inventory::scan(&corpus, jobs, &tick);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
-    let doc = nbg_lab::inventory::document(&corpus, &results);
+    let mut results = nbg_lab::inventory::scan(&corpus, jobs, &|| progress::inc(&bar, 1));
+    progress::clear(bar);
+    let doc = nbg_lab::inventory::document_moving(&corpus, &mut results);
     let text = nbg_lab::evidence::canonical(&doc);
     let staged = out
         .map(|path| outputs.stage(path, text.as_bytes()))
@@ -1080,16 +1067,25 @@ fn cmd_synth_corpus(files: u32, bytes: u64, out: &Path) -> ExitCode {
     };
     let mut entries = Vec::new();
     for i in 0..files {
-        let image = synth::bulk(u64::from(i), bytes).emit();
+        // Streamed: the payload is generated while it is written and hashed, never held.
+        let (layout, generated) = synth::bulk_streamed(u64::from(i), bytes);
         let name = format!("bulk-{i:04}.nb");
-        if let Err(e) = write_atomic(&out.join(&name), &image, false) {
+        let mut digest = (nbg_lab::fingerprint::Hash256::default(), 0);
+        let written = nbg_lab::files::write_atomic_with(&out.join(&name), false, |w| {
+            let mut hashed = nbg_lab::fingerprint::HashingWriter::new(w);
+            layout.write(&mut hashed, Some(&generated))?;
+            digest = hashed.finish();
+            Ok(())
+        });
+        if let Err(e) = written {
             return usage_error(e);
         }
+        let (sha256, size) = digest;
         entries.push(serde_json::json!({
             "path": name,
             "role": "bulk",
-            "sha256": nbg_lab::fingerprint::Hash256::of(&image),
-            "size": image.len(),
+            "sha256": sha256,
+            "size": size,
         }));
     }
     let config = serde_json::json!({ "schema": "nbg-corpus/1", "files": entries });
@@ -1121,14 +1117,22 @@ fn cmd_sweep(
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
-    let (report, outcomes) = match nbg_lab::sweep::sweep(
+    let bar = if json {
+        None
+    } else {
+        progress::bar(bytes.len() as u64, progress::Unit::Bytes)
+    };
+    let swept = nbg_lab::sweep::sweep_with_progress(
         &bytes,
         if exhaustive {
             u64::MAX
         } else {
             nbg_lab::sweep::EXHAUSTIVE_LIMIT
         },
-    ) {
+        &|n| progress::inc(&bar, n),
+    );
+    progress::clear(bar);
+    let (report, outcomes) = match swept {
         Ok(r) => r,
         Err(f) => return report_failure(&f, json),
     };

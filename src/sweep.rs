@@ -83,6 +83,15 @@ pub struct Report {
 /// Sweep a file; returns the report and the outcome of every offset. Files larger than
 /// `exhaustive_limit` classify payload and gap bytes from checksum coverage.
 pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Vec<Outcome>), Failure> {
+    sweep_with_progress(bytes, exhaustive_limit, &|_| {})
+}
+
+/// `sweep`, calling `progress` with the number of offsets done as each block finishes.
+pub fn sweep_with_progress(
+    bytes: &[u8],
+    exhaustive_limit: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Report, Vec<Outcome>), Failure> {
     let graph = parse(bytes)?;
     let image = NbgImage::new(&graph)?;
     let base_crc = match &graph {
@@ -109,7 +118,7 @@ pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Vec<Outcome
             || bytes.to_vec(),
             |buf, &start| {
                 let end = (start + chunk).min(bytes.len());
-                (start..end)
+                let done = (start..end)
                     .map(|o| {
                         if derived(o as u64) {
                             derive(&graph, &image, base_crc, o as u64)
@@ -117,7 +126,9 @@ pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Vec<Outcome
                             flip(buf, &graph, &image, base_crc, o)
                         }
                     })
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
+                progress((end - start) as u64);
+                done
             },
         )
         .flatten_iter()

@@ -12,7 +12,7 @@
 
 use crate::format::records::{self as rec, operation_type as op_type, source_type};
 use crate::format::{MAGIC, V2_VERSION, section, v2 as f};
-use crate::parse::v2::{file_crc, normalized_checksum_payload};
+use crate::parse::v2::{combine_file_crc, normalized_checksum_payload};
 
 /// SplitMix64: tiny, fast and fixed forever, which is what a committed control needs.
 #[derive(Clone, Debug)]
@@ -69,28 +69,87 @@ pub struct Layout {
     pub tail: Vec<u8>,
 }
 
+/// A section payload generated while it is written, never held: `len` bytes of
+/// `Rng::new(seed).bytes(len)`, for images larger than memory should hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generated {
+    /// Directory index of the section it fills (its `payload` in the layout is ignored).
+    pub section: usize,
+    pub len: u64,
+    pub seed: u64,
+}
+
+/// Bytes generated per write; a multiple of 8, so chunks continue the same word stream.
+const GENERATE_CHUNK: usize = 4 << 20;
+
+impl Generated {
+    pub fn bytes(&self) -> Vec<u8> {
+        Rng::new(self.seed).bytes(self.len as usize)
+    }
+
+    /// Feed the payload to `f` in chunks.
+    fn each_chunk(&self, mut f: impl FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()> {
+        let mut rng = Rng::new(self.seed);
+        let mut left = self.len;
+        while left > 0 {
+            let n = left.min(GENERATE_CHUNK as u64) as usize;
+            f(&rng.bytes(n))?;
+            left -= n as u64;
+        }
+        Ok(())
+    }
+}
+
 impl Layout {
     /// Write the image in producer order and return its bytes.
     pub fn emit(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.write(&mut out, None)
+            .expect("writing to memory cannot fail");
+        out
+    }
+
+    /// Write the image in producer order to `w`, streaming: memory is the header, directory
+    /// and the held payloads, never the `generated` one.
+    pub fn write(
+        &self,
+        w: &mut impl std::io::Write,
+        generated: Option<&Generated>,
+    ) -> std::io::Result<()> {
         let n = self.sections.len();
+        let is_generated = |i: usize| generated.filter(|g| g.section == i);
+        let len =
+            |i: usize| is_generated(i).map_or(self.sections[i].payload.len() as u64, |g| g.len);
+        let crcs: Vec<u32> = (0..n)
+            .map(|i| match is_generated(i) {
+                Some(g) => {
+                    let mut h = crc32fast::Hasher::new();
+                    g.each_chunk(|c| {
+                        h.update(c);
+                        Ok(())
+                    })
+                    .expect("hashing cannot fail");
+                    h.finalize()
+                }
+                None => crc32fast::hash(&self.sections[i].payload),
+            })
+            .collect();
         let dir_offset = (f::HEADER_SIZE as u32) + f::SUB_HEADER_SIZE;
-        let mut cursor = u64::from(dir_offset) + n as u64 * u64::from(f::SECTION_HEADER_SIZE);
+        let head_len = u64::from(dir_offset) + n as u64 * u64::from(f::SECTION_HEADER_SIZE);
+        let mut cursor = head_len;
         let mut offsets = vec![0u64; n];
-        let mut image = vec![0u8; cursor as usize];
         for (pos, &i) in self.file_order.iter().enumerate() {
             let s = &self.sections[i];
             cursor += self.extra_gap.get(pos).copied().unwrap_or(0);
             if s.alignment > 1 {
                 cursor = cursor.next_multiple_of(u64::from(s.alignment));
             }
-            image.resize(cursor as usize, 0);
             offsets[i] = cursor;
-            image.extend_from_slice(&s.payload);
-            cursor += s.payload.len() as u64;
+            cursor += len(i);
         }
-        image.extend_from_slice(&self.tail);
-        let total = image.len() as u64;
+        let total = cursor + self.tail.len() as u64;
 
+        let mut image = vec![0u8; head_len as usize];
         put(&mut image, 0, &MAGIC);
         put32(&mut image, f::OFF_VERSION, V2_VERSION);
         put32(&mut image, f::OFF_TARGET, self.target);
@@ -104,7 +163,7 @@ impl Layout {
         put32(&mut image, f::HEADER_SIZE + 8, n as u32);
         for (i, s) in self.sections.iter().enumerate() {
             let at = dir_offset as usize + i * f::SECTION_HEADER_SIZE as usize;
-            let size = s.payload.len() as u64;
+            let size = len(i);
             put32(&mut image, at, s.kind);
             put32(&mut image, at + 0x04, offsets[i] as u32);
             put32(&mut image, at + 0x08, (offsets[i] >> 32) as u32);
@@ -115,37 +174,52 @@ impl Layout {
         }
 
         // Producer order: header CRC over normalized payloads, then the section-40 values.
-        let listing: Vec<_> = self
-            .sections
-            .iter()
-            .zip(&offsets)
-            .map(|(s, &o)| {
-                (
-                    s.kind,
-                    o,
-                    s.payload.len() as u64,
-                    crc32fast::hash(&s.payload),
-                )
-            })
+        let listing: Vec<_> = (0..n)
+            .map(|i| (self.sections[i].kind, offsets[i], len(i), crcs[i]))
             .collect();
-        let crc = file_crc(&image, &listing);
+        let crc = combine_file_crc(&listing, |_, _| {
+            let checksum = self.sections.iter().find(|s| s.kind == section::CHECKSUM);
+            crc32fast::hash(&normalized_checksum_payload(
+                &checksum.expect("listed").payload,
+            ))
+        });
         put32(&mut image, f::OFF_CRC_SUM, crc);
-        if let Some(ci) = self
-            .sections
-            .iter()
-            .position(|s| s.kind == section::CHECKSUM)
-        {
-            let normalized = normalized_checksum_payload(&self.sections[ci].payload);
-            for (r, record) in normalized.chunks_exact(8).enumerate() {
-                let kind = u32::from_le_bytes(record[..4].try_into().expect("4 bytes"));
-                if let Some(t) = self.sections.iter().position(|s| s.kind == kind) {
-                    let at = offsets[ci] as usize + r * 8 + 4;
-                    put32(&mut image, at, crc32fast::hash(&self.sections[t].payload));
+        w.write_all(&image)?;
+
+        let mut written = head_len;
+        for &i in &self.file_order {
+            let s = &self.sections[i];
+            write_zeros(w, offsets[i] - written)?;
+            match is_generated(i) {
+                Some(g) => g.each_chunk(|c| w.write_all(c))?,
+                None if s.kind == section::CHECKSUM => {
+                    let mut payload = s.payload.clone();
+                    for r in 0..payload.len() / 8 {
+                        let kind = u32::from_le_bytes(
+                            payload[r * 8..r * 8 + 4].try_into().expect("4 bytes"),
+                        );
+                        if let Some(t) = self.sections.iter().position(|s| s.kind == kind) {
+                            put32(&mut payload, r * 8 + 4, crcs[t]);
+                        }
+                    }
+                    w.write_all(&payload)?;
                 }
+                None => w.write_all(&s.payload)?,
             }
+            written = offsets[i] + len(i);
         }
-        image
+        w.write_all(&self.tail)
     }
+}
+
+fn write_zeros(w: &mut impl std::io::Write, mut n: u64) -> std::io::Result<()> {
+    const ZEROS: [u8; 4096] = [0; 4096];
+    while n > 0 {
+        let k = n.min(ZEROS.len() as u64) as usize;
+        w.write_all(&ZEROS[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
 }
 
 fn put(image: &mut [u8], at: usize, bytes: &[u8]) {
@@ -773,27 +847,38 @@ fn entry_range(l: &Layout, entry: usize) -> (usize, usize) {
     (word(0), word(4))
 }
 
-/// Largest `bulk` size: the coefficient table records a u32 size, so one coefficient section
-/// stays below 4 GiB.
-pub const BULK_MAX_BYTES: u64 = 1 << 32;
-
 /// A large graph for benchmarks: the `ctc-like` shape with a coefficient section of about
-/// `bytes` bytes (payload from SplitMix64 seeded by `seed`), at most `BULK_MAX_BYTES`.
+/// `bytes` bytes (payload from SplitMix64 seeded by `seed`), at most `MAX_BULK_BYTES`.
 pub fn bulk(seed: u64, bytes: u64) -> Layout {
-    let mut rng = Rng::new(seed ^ 0xb01c);
+    let (mut l, g) = bulk_streamed(seed, bytes);
+    l.sections[g.section].payload = g.bytes();
+    l
+}
+
+/// Bytes of the largest bulk graph: its coefficient table records sizes in 32 bits.
+pub const MAX_BULK_BYTES: u64 = u32::MAX as u64 + BULK_OTHER_BYTES;
+const BULK_OTHER_BYTES: u64 = 20_000;
+
+/// `bulk` with the coefficient payload left to generate while writing (`Layout::write`).
+pub fn bulk_streamed(seed: u64, bytes: u64) -> (Layout, Generated) {
     let mut l = profile("ctc-like", seed).expect("ctc-like exists");
-    let coef = l
+    let section = l
         .sections
-        .iter_mut()
-        .find(|s| s.kind == section::COEF_DATA)
+        .iter()
+        .position(|s| s.kind == section::COEF_DATA)
         .expect("coefficients");
-    coef.payload = rng.bytes(bytes.saturating_sub(20_000) as usize);
-    let len = coef.payload.len() as u32;
+    l.sections[section].payload.clear();
+    let generated = Generated {
+        section,
+        len: bytes.saturating_sub(BULK_OTHER_BYTES),
+        seed: seed ^ 0xb01c,
+    };
+    let len = generated.len as u32;
     let table = l
         .sections
         .iter_mut()
         .find(|s| s.kind == section::COEF_DATA_TABLE)
         .expect("table");
     table.payload = table_of(&[(0, len)]);
-    l
+    (l, generated)
 }

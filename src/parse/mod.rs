@@ -108,9 +108,14 @@ pub fn parse(bytes: &[u8]) -> Result<Graph<'_>, Failure> {
 
 /// `parse` with explicit options.
 pub fn parse_with(bytes: &[u8], opts: Options) -> Result<Graph<'_>, Failure> {
-    let data = Data::new(bytes);
+    parse_data(Data::new(bytes), opts)
+}
+
+/// `parse_with` over bytes in memory or a file (`stream::parse_file`): the same checks in the
+/// same order, reading only the bytes each check needs.
+pub fn parse_data(data: Data<'_>, opts: Options) -> Result<Graph<'_>, Failure> {
     let magic = data.slice(0, 4, "magic")?;
-    if magic != format::MAGIC {
+    if *magic != format::MAGIC {
         return fail(
             Code::BadMagic,
             0,
@@ -154,12 +159,12 @@ impl ConnectionRegion {
     /// `ranges` are the (start, end, label) ranges the family's parser has bounded; they do
     /// not overlap each other.
     pub fn new<'a>(
-        bytes: &[u8],
+        data: &Data<'_>,
         ranges: impl IntoIterator<Item = (u64, u64, &'a str)>,
         opts: Options,
     ) -> Self {
-        let size = format::CONNECTION_REGION_SIZE.min(bytes.len() as u64);
-        let offset = bytes.len() as u64 - size;
+        let size = format::CONNECTION_REGION_SIZE.min(data.len());
+        let offset = data.len() - size;
         let end = offset + size;
         let mut overlapping: Vec<(u64, u64, &str)> = ranges
             .into_iter()
@@ -173,7 +178,7 @@ impl ConnectionRegion {
         ConnectionRegion {
             offset,
             size,
-            sha256: opts.hash(&bytes[offset as usize..]),
+            sha256: opts.hash(&data.range(offset, end)),
             covered_by_section: size > 0 && covered_bytes == size,
             overlapping_sections: overlapping.iter().map(|r| r.2.to_string()).collect(),
         }
@@ -371,29 +376,54 @@ const PARALLEL_BYTES: usize = 4 << 20;
 
 pub(crate) struct Fingerprints {
     pub file_sha256: Hash256,
+    /// One per `full` range.
     pub ranges: Vec<crate::fingerprint::Fingerprint>,
+    /// One CRC-32 per `crc_only` range.
+    pub crcs: Vec<u32>,
 }
 
-/// Fingerprint each `[start, end)` range and hash the file, in parallel for large files.
+/// Fingerprint each `full` range `[start, end)`, CRC each `crc_only` range and hash the file:
+/// in memory in parallel for large files, from a file in one streamed pass.
 pub(crate) fn fingerprint_ranges(
-    bytes: &[u8],
-    ranges: &[(u64, u64)],
+    data: &Data<'_>,
+    full: &[(u64, u64)],
+    crc_only: &[(u64, u64)],
     opts: Options,
 ) -> Fingerprints {
     use rayon::prelude::*;
-    let one = |&(s, e): &(u64, u64)| {
-        crate::fingerprint::Fingerprint::compute(&bytes[s as usize..e as usize], opts.fingerprints)
+    let Some(bytes) = data.memory() else {
+        let file = data.source_file().expect("a source is memory or a file");
+        let plan = crate::stream::Plan {
+            full,
+            crc_only,
+            fingerprints: opts.fingerprints,
+        };
+        let out = crate::stream::run(file, &plan);
+        return Fingerprints {
+            file_sha256: out.file_sha256,
+            ranges: out.full,
+            crcs: out.crc_only,
+        };
     };
+    let slice = |&(s, e): &(u64, u64)| &bytes[s as usize..e as usize];
+    let one =
+        |r: &(u64, u64)| crate::fingerprint::Fingerprint::compute(slice(r), opts.fingerprints);
+    let crcs = crc_only
+        .iter()
+        .map(|r| crate::fingerprint::crc32(slice(r)))
+        .collect();
     if bytes.len() < PARALLEL_BYTES {
         return Fingerprints {
             file_sha256: opts.hash(bytes),
-            ranges: ranges.iter().map(one).collect(),
+            ranges: full.iter().map(one).collect(),
+            crcs,
         };
     }
     let (file_sha256, ranges) =
-        rayon::join(|| opts.hash(bytes), || ranges.par_iter().map(one).collect());
+        rayon::join(|| opts.hash(bytes), || full.par_iter().map(one).collect());
     Fingerprints {
         file_sha256,
         ranges,
+        crcs,
     }
 }

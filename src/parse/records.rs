@@ -306,13 +306,14 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
 /// sizes of the network attribute, the load-state (27) and PPU instruction (25) tables.
 /// A graph with neither LAYER nor OPERATIONS has no decoded records.
 pub(super) fn from_v2(
-    bytes: &[u8],
+    data: &crate::read::Data<'_>,
     sections: &[super::v2::Section],
     info: Option<&super::v2::NetworkInfo>,
 ) -> Result<Records, Failure> {
     use crate::format::section;
     let find = |kind| sections.iter().find(|s| s.kind == kind);
-    let slice = |kind, sizes: &[u64]| -> Result<Option<Slice<'_>>, Failure> {
+    // Record sizes are checked before a byte of the section is read.
+    let check = |kind, sizes: &[u64]| -> Result<Option<(u64, u64, u64)>, Failure> {
         let Some(s) = find(kind) else {
             return Ok(None);
         };
@@ -327,28 +328,28 @@ pub(super) fn from_v2(
                 ),
             );
         }
-        Ok(Some(Slice {
-            offset: s.offset,
-            bytes: &bytes[s.offset as usize..s.end() as usize],
-            record_size,
-        }))
+        Ok(Some((s.offset, s.end(), record_size)))
     };
-    let layer = slice(section::LAYER, &[rec::LAYER_SIZE])?;
-    let operation = slice(section::OPERATIONS, &[rec::OPERATION_SIZE])?;
-    let sh = slice(section::SH, &[rec::SH_SIZE])?;
-    let patch = slice(section::PATCH, &[rec::PATCH_SIZE, rec::PATCH_SIZE_40BIT])?;
+    let layer = check(section::LAYER, &[rec::LAYER_SIZE])?;
+    let operation = check(section::OPERATIONS, &[rec::OPERATION_SIZE])?;
+    let sh = check(section::SH, &[rec::SH_SIZE])?;
+    let patch = check(section::PATCH, &[rec::PATCH_SIZE, rec::PATCH_SIZE_40BIT])?;
     if layer.is_none() && operation.is_none() {
         return Ok(Records::default());
     }
+    // Borrowed from a graph in memory; read once, bounded by the section, from a file.
+    let read =
+        |x: Option<(u64, u64, u64)>| x.map(|(start, end, r)| (start, r, data.range(start, end)));
+    let (layer, operation, sh, patch) = (read(layer), read(operation), read(sh), read(patch));
     let entries = |kind| find(kind).map(|s| s.size / 8);
     let commands = |kind, bytes: Option<u32>| {
         Option::zip(find(kind), bytes).map(|(s, b)| s.size / u64::from(b))
     };
     decode(&Tables {
-        layer,
-        operation,
-        sh,
-        patch,
+        layer: as_slice(&layer),
+        operation: as_slice(&operation),
+        sh: as_slice(&sh),
+        patch: as_slice(&patch),
         nn_records: commands(section::NN, info.and_then(|i| i.attribute.nn_command_bytes)),
         tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
         state_table: entries(section::LOADSTATE_TABLE).map(|n| ("load-state table", n)),
@@ -374,7 +375,7 @@ pub fn v1_decodes(name: &str, version: u32) -> bool {
 /// The v1 glue: tables by name, record sizes and counts already checked by the v1 parser.
 /// Operation state ids index `load_states_table` where the version has it, else `lcd_table`.
 pub(super) fn from_v1(
-    bytes: &[u8],
+    data: &crate::read::Data<'_>,
     version: u32,
     tables: &[super::v1::Table],
 ) -> Result<Records, Failure> {
@@ -382,26 +383,25 @@ pub(super) fn from_v1(
         return Ok(Records::default());
     }
     let find = |name: &str| tables.iter().find(|t| t.name == name);
-    let slice = |name: &str| {
+    // Record sizes and counts were checked by the v1 parser; each table is read once.
+    let read = |name: &str| {
         find(name).and_then(|t| {
-            t.record_size.map(|record_size| Slice {
-                offset: t.offset,
-                bytes: &bytes[t.offset as usize..t.end() as usize],
-                record_size,
-            })
+            t.record_size
+                .map(|record_size| (t.offset, record_size, data.range(t.offset, t.end())))
         })
     };
-    let (layer, operation) = (slice("layer"), slice("operation"));
+    let (layer, operation, sh, patch) =
+        (read("layer"), read("operation"), read("sh"), read("patch"));
     let count = |name: &str| find(name).and_then(|t| t.record_count);
     let state_table = match find("load_states_table") {
         Some(t) => Some(("load_states table", t.size / 8)),
         None => find("lcd_table").map(|t| ("lcd table", t.size / 8)),
     };
     decode(&Tables {
-        layer,
-        operation,
-        sh: slice("sh"),
-        patch: slice("patch"),
+        layer: as_slice(&layer),
+        operation: as_slice(&operation),
+        sh: as_slice(&sh),
+        patch: as_slice(&patch),
         nn_records: count("nn"),
         tp_records: count("tp"),
         state_table,
@@ -479,4 +479,15 @@ impl Records {
         }
         s
     }
+}
+
+/// A table read by `from_v1` / `from_v2`: (file offset, record size, bytes).
+type ReadTable<'a> = Option<(u64, u64, std::borrow::Cow<'a, [u8]>)>;
+
+fn as_slice<'b>(table: &'b ReadTable<'_>) -> Option<Slice<'b>> {
+    table.as_ref().map(|(offset, record_size, bytes)| Slice {
+        offset: *offset,
+        bytes,
+        record_size: *record_size,
+    })
 }

@@ -187,7 +187,6 @@ pub struct CrcField {
 const FIXED_HEADER_END: u64 = 0x5c;
 
 pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1<'_>, Failure> {
-    let bytes = data.bytes;
     let file_size = data.len();
     if version < f::MIN_VERSION {
         return fail(
@@ -205,7 +204,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let entries_offset = f::entries_offset(version) as u64;
     let entry_count = f::entry_count(version);
     let fixed_end = entries_offset + 8 * entry_count as u64;
-    let fixed = data.slice(0, fixed_end, "the v1 fixed part")?;
+    let fixed = &*data.slice(0, fixed_end, "the v1 fixed part")?;
     let Some(network_name) = fixed_name(&fixed[f::OFF_NETWORK_NAME..][..f::NETWORK_NAME_SIZE])
     else {
         return fail(
@@ -341,8 +340,8 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             .find(|t| t.name == name)
             .expect("input/output always present")
     };
-    let inputs = decode_io_table(bytes, table("input"), &io)?;
-    let outputs = decode_io_table(bytes, table("output"), &io)?;
+    let inputs = decode_io_table(&data, table("input"), &io)?;
+    let outputs = decode_io_table(&data, table("output"), &io)?;
 
     // Cross-checks against the header counts.
     for (name, declared, at) in [
@@ -367,28 +366,37 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     }
 
     // Nested tables.
-    let nested_tables = nested_tables(bytes, &tables)?;
-    let records = super::records::from_v1(bytes, version, &tables)?;
+    let nested_tables = nested_tables(&data, &tables)?;
+    let records = super::records::from_v1(&data, version, &tables)?;
 
-    let placed: Vec<(u64, u64)> = tables
+    // One pass: every placed table, the opaque extension (last), and the whole file around the
+    // CRC field for the field-zeroed rule.
+    let mut full: Vec<(u64, u64)> = tables
         .iter()
         .filter(|t| t.size > 0)
         .map(|t| (t.offset, t.end()))
         .collect();
-    // No v1 rule reads a table's CRC, so check-only mode (the sweep) skips the table pass and
-    // leaves `fingerprint` empty.
-    let fingerprinted: &[(u64, u64)] = if opts.fingerprints { &placed } else { &[] };
-    let fingerprints = super::fingerprint_ranges(bytes, fingerprinted, opts);
+    full.push((fixed_end, extension_end));
+    let field = f::OFF_CRC as u64;
+    let around_field = [(0, field), (field + 4, file_size)];
+    let fingerprints = super::fingerprint_ranges(&data, &full, &around_field, opts);
     let mut computed = fingerprints.ranges.into_iter();
     for t in tables.iter_mut().filter(|t| t.size > 0) {
         t.fingerprint = computed.next();
     }
+    let extension_fingerprint = computed.next().expect("the extension is the last range");
+    let zeroed = crc_rules::field_zeroed_from_parts(
+        fingerprints.crcs[0],
+        fingerprints.crcs[1],
+        file_size - field - 4,
+    );
     let crc = crc_field(
-        bytes,
+        &data,
+        zeroed,
         &feature_database,
         &tables,
-        (fixed_end, extension_end),
-        opts,
+        fixed_end,
+        extension_end,
     );
     let ranges = std::iter::once((0, extension_end, "fixed part")).chain(
         tables
@@ -396,10 +404,9 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             .filter(|t| t.size > 0)
             .map(|t| (t.offset, t.end(), t.name)),
     );
-    let connection_region = ConnectionRegion::new(bytes, ranges, opts);
-    let extension = &bytes[fixed_end as usize..extension_end as usize];
+    let connection_region = ConnectionRegion::new(&data, ranges, opts);
     let mut graph = NbgV1 {
-        bytes,
+        bytes: data.memory().unwrap_or(&[]),
         format: "nbg-v1",
         layout,
         file: FileFacts {
@@ -426,8 +433,8 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         },
         opaque_fixed_extension: Extension {
             offset: fixed_end,
-            size: extension.len() as u64,
-            fingerprint: Fingerprint::compute(extension, opts.fingerprints),
+            size: extension_end - fixed_end,
+            fingerprint: extension_fingerprint,
         },
         tables,
         nested_tables,
@@ -544,7 +551,11 @@ fn io_layout(version: u32) -> IoLayout {
     }
 }
 
-fn decode_io_table(bytes: &[u8], t: &Table, layout: &IoLayout) -> Result<Vec<IoRecord>, Failure> {
+fn decode_io_table(
+    data: &Data<'_>,
+    t: &Table,
+    layout: &IoLayout,
+) -> Result<Vec<IoRecord>, Failure> {
     let count = t.record_count.expect("I/O record size is always known");
     if count > IO_MAX_RECORDS {
         return fail(
@@ -556,7 +567,8 @@ fn decode_io_table(bytes: &[u8], t: &Table, layout: &IoLayout) -> Result<Vec<IoR
             ),
         );
     }
-    bytes[t.offset as usize..t.end() as usize]
+    // At most 256 records: read only now that the count is bounded.
+    data.range(t.offset, t.end())
         .chunks_exact(layout.size)
         .enumerate()
         .map(|(i, r)| decode_io(r, i, t.offset + (i * layout.size) as u64, layout))
@@ -564,7 +576,7 @@ fn decode_io_table(bytes: &[u8], t: &Table, layout: &IoLayout) -> Result<Vec<IoR
 }
 
 /// Nested (offset, size) entries must land inside their target table's data.
-fn nested_tables(bytes: &[u8], tables: &[Table]) -> Result<Vec<NestedTable>, Failure> {
+fn nested_tables(data: &Data<'_>, tables: &[Table]) -> Result<Vec<NestedTable>, Failure> {
     let mut out = Vec::new();
     for t in tables {
         let Some(target_name) = f::ENTRIES[t.index].nests_into else {
@@ -573,23 +585,26 @@ fn nested_tables(bytes: &[u8], tables: &[Table]) -> Result<Vec<NestedTable>, Fai
         let Some(target) = tables.iter().find(|x| x.name == target_name) else {
             continue;
         };
-        let records = &bytes[t.offset as usize..t.end() as usize];
-        // Bounded by the table's in-file size.
-        let mut entries = Vec::with_capacity(records.len() / 8);
-        for (i, r) in records.chunks_exact(8).enumerate() {
-            let (offset, size) = (u64::from(le32(r, 0)), u64::from(le32(r, 4)));
-            if offset + size > target.size {
-                return fail(
-                    Code::SectionOutOfBounds,
-                    t.offset + 8 * i as u64,
-                    format!(
-                        "{} entry {i} (offset 0x{offset:x}, size {size}) leaves the {}-byte {} table",
-                        t.name, target.size, target.name
-                    ),
-                );
+        // Bounded by the table's in-file size; read in pieces.
+        let mut entries = Vec::new();
+        data.visit(t.offset, t.end(), 8, |at, records| {
+            for (j, r) in records.chunks_exact(8).enumerate() {
+                let i = (at - t.offset) / 8 + j as u64;
+                let (offset, size) = (u64::from(le32(r, 0)), u64::from(le32(r, 4)));
+                if offset + size > target.size {
+                    return fail(
+                        Code::SectionOutOfBounds,
+                        t.offset + 8 * i,
+                        format!(
+                            "{} entry {i} (offset 0x{offset:x}, size {size}) leaves the {}-byte {} table",
+                            t.name, target.size, target.name
+                        ),
+                    );
+                }
+                entries.push([offset, size]);
             }
-            entries.push([offset, size]);
-        }
+            Ok(())
+        })?;
         out.push(NestedTable {
             table: t.name,
             target: target.name,
@@ -601,19 +616,14 @@ fn nested_tables(bytes: &[u8], tables: &[Table]) -> Result<Vec<NestedTable>, Fai
 }
 
 fn crc_field(
-    bytes: &[u8],
+    data: &Data<'_>,
+    computed: u32,
     db: &FeatureDatabase,
     tables: &[Table],
-    (fixed_end, extension_end): (u64, u64),
-    opts: Options,
+    fixed_end: u64,
+    extension_end: u64,
 ) -> CrcField {
     let stored = db.nbg_crc_sum;
-    // An absent CRC (zero) needs no pass in check-only mode; the report then says 0.
-    let computed = if stored == 0 && !opts.fingerprints {
-        0
-    } else {
-        crc_rules::whole_file_field_zeroed(bytes, f::OFF_CRC as u64)
-    };
     let (classification, rule) = if stored == 0 {
         (CrcClass::Absent, None)
     } else if stored == computed {
@@ -623,7 +633,10 @@ fn crc_field(
         )
     } else {
         let boundaries = boundaries(tables, fixed_end, extension_end);
-        match crc_rules::explain_v1(bytes, f::OFF_CRC as u64, stored, &boundaries).first() {
+        let crc_of = |s, e| data.crc32(s, e);
+        let found =
+            crc_rules::explain_v1_with(data.len(), f::OFF_CRC as u64, stored, &boundaries, crc_of);
+        match found.first() {
             Some(h) => (CrcClass::Matches, Some(h.rule.clone())),
             None => (CrcClass::Unexplained, None),
         }

@@ -227,12 +227,11 @@ impl<'data> NbgV2<'data> {
 const HEADER_END: u64 = f::HEADER_SIZE as u64;
 
 pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure> {
-    let bytes = data.bytes;
     let file_size = data.len();
 
     // Envelope and header.
     let h = data.slice(0, HEADER_END, "the 48-byte v2 header")?;
-    let header = decode_header(h);
+    let header = decode_header(&h);
     if header.declared_file_size != file_size {
         return fail(
             Code::DeclaredSizeMismatch,
@@ -277,9 +276,9 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
     let sub = data.slice(sub_offset, u64::from(f::SUB_HEADER_SIZE), "the sub-header")?;
     let sub_header = SubHeader {
         offset: sub_offset,
-        section_headers_offset: le32(sub, 0),
-        section_header_size: le32(sub, 4),
-        section_header_count: le32(sub, 8),
+        section_headers_offset: le32(&sub, 0),
+        section_header_size: le32(&sub, 4),
+        section_header_count: le32(&sub, 8),
     };
     let sub_end = sub_offset + u64::from(f::SUB_HEADER_SIZE);
 
@@ -327,7 +326,7 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         );
     }
     let dir = data.slice(dir_offset, dir_len, "the section directory")?;
-    let raw = read_directory(dir, dir_offset)?;
+    let raw = read_directory(&dir, dir_offset)?;
 
     // Directory bounds, overlap, duplicates.
     for s in &raw {
@@ -374,50 +373,40 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         }
     }
 
-    // Payload fingerprints, one pass per section; their CRCs feed every checksum below. Large
-    // files hash their sections and the whole file in parallel.
-    let fingerprints = super::fingerprint_ranges(
-        bytes,
-        &raw.iter()
-            .map(|s| (s.offset, s.offset + s.size))
-            .collect::<Vec<_>>(),
-        opts,
-    );
-    let file_sha256 = fingerprints.file_sha256;
-    let sections: Vec<Section> = raw
+    // Payload fingerprints come after the records: they cannot fail, and a file whose records
+    // are invalid is refused before its payload is read.
+    let mut sections: Vec<Section> = raw
         .into_iter()
-        .zip(fingerprints.ranges)
-        .map(|(s, f)| s.finish(f))
+        .map(|s| s.finish(Fingerprint::crc_only(0)))
         .collect();
-    let find = |kind| sections.iter().find(|s| s.kind == kind);
-    let payload = |s: &Section| &bytes[s.offset as usize..s.end() as usize];
+    let find = |sections: &[Section], kind| sections.iter().find(|s| s.kind == kind).cloned();
 
     // Records.
-    let inputs = match find(section::INPUT) {
-        Some(s) => decode_io_section(s, payload(s))?,
+    let inputs = match find(&sections, section::INPUT) {
+        Some(s) => decode_io_section(&s, &data)?,
         None => Vec::new(),
     };
-    let outputs = match find(section::OUTPUT) {
-        Some(s) => decode_io_section(s, payload(s))?,
+    let outputs = match find(&sections, section::OUTPUT) {
+        Some(s) => decode_io_section(&s, &data)?,
         None => Vec::new(),
     };
-    let network_info = find(section::NETWORK_INFO)
-        .map(|s| decode_network_info(s, payload(s)))
+    let network_info = find(&sections, section::NETWORK_INFO)
+        .map(|s| decode_network_info(&s, &data))
         .transpose()?;
-    let memory_pool_bytes = find(section::MEMORY_POOL)
+    let memory_pool_bytes = find(&sections, section::MEMORY_POOL)
         .map(|s| {
-            memory_record(s, f::MEMORY_POOL_SIZE, payload(s))
-                .map(|p| compose64(le32(p, 0), le32(p, 4)))
+            memory_record(&s, f::MEMORY_POOL_SIZE, &data)
+                .map(|p| compose64(le32(&p, 0), le32(&p, 4)))
         })
         .transpose()?;
-    let vip_sram_bytes = find(section::VIP_SRAM)
-        .map(|s| memory_record(s, f::VIP_SRAM_SIZE, payload(s)).map(|p| le32(p, 0)))
+    let vip_sram_bytes = find(&sections, section::VIP_SRAM)
+        .map(|s| memory_record(&s, f::VIP_SRAM_SIZE, &data).map(|p| le32(&p, 0)))
         .transpose()?;
-    let axi_sram_bytes = find(section::AXI_SRAM)
-        .map(|s| memory_record(s, f::AXI_SRAM_SIZE, payload(s)).map(|p| le32(p, 0)))
+    let axi_sram_bytes = find(&sections, section::AXI_SRAM)
+        .map(|s| memory_record(&s, f::AXI_SRAM_SIZE, &data).map(|p| le32(&p, 0)))
         .transpose()?;
-    let checksum_section = find(section::CHECKSUM);
-    if let Some(s) = checksum_section {
+    let checksum_section = find(&sections, section::CHECKSUM);
+    if let Some(s) = &checksum_section {
         if s.size % f::CHECKSUM_RECORD_SIZE != 0 {
             return fail(
                 Code::ChecksumRecordSize,
@@ -450,28 +439,47 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
     }
 
     // Layers, operations, SH operations, patches and their references.
-    let records = super::records::from_v2(bytes, &sections, network_info.as_ref())?;
+    let records = super::records::from_v2(&data, &sections, network_info.as_ref())?;
+
+    // Payload fingerprints, one pass over the file; their CRCs feed every checksum below.
+    let fingerprints = super::fingerprint_ranges(
+        &data,
+        &sections
+            .iter()
+            .map(|s| (s.offset, s.end()))
+            .collect::<Vec<_>>(),
+        &[],
+        opts,
+    );
+    let file_sha256 = fingerprints.file_sha256;
+    for (s, f) in sections.iter_mut().zip(fingerprints.ranges) {
+        s.fingerprint = f;
+    }
 
     // Section checksums.
-    let section_checksums = match checksum_section {
-        Some(s) => verify_section_checksums(s, payload(s), &sections)?,
+    let section_checksums = match &checksum_section {
+        Some(s) => verify_section_checksums(s, &data, &sections)?,
         None => Vec::new(),
     };
 
     // File checksum.
     let structure_bytes = HEADER_END + u64::from(f::SUB_HEADER_SIZE) + dir_len;
-    let file_checksum = file_checksum(bytes, &header, &sections, structure_bytes)?;
+    let file_checksum = file_checksum(&data, &header, &sections, structure_bytes)?;
 
     // DYNAIO.
-    let dynamic_io = decode_dynaio(bytes, find(section::DYNAIO), find(section::DYNAIO_TABLE))?;
+    let dynamic_io = decode_dynaio(
+        &data,
+        find(&sections, section::DYNAIO).as_ref(),
+        find(&sections, section::DYNAIO_TABLE).as_ref(),
+    )?;
 
     let connection_region = ConnectionRegion::new(
-        bytes,
+        &data,
         sections.iter().map(|s| (s.offset, s.end(), s.type_name)),
         opts,
     );
     let mut graph = NbgV2 {
-        bytes,
+        bytes: data.memory().unwrap_or(&[]),
         format: "nbg-v2",
         file: FileFacts {
             size: file_size,
@@ -658,7 +666,7 @@ const IO_LAYOUT: IoLayout = IoLayout {
     name: Some((f::IO_NAME_OFFSET, f::IO_NAME_SIZE)),
 };
 
-fn decode_io_section(s: &Section, payload: &[u8]) -> Result<Vec<IoRecord>, Failure> {
+fn decode_io_section(s: &Section, data: &Data<'_>) -> Result<Vec<IoRecord>, Failure> {
     if s.size % f::IO_RECORD_SIZE != 0 || u64::from(s.entry_size) != f::IO_RECORD_SIZE {
         return fail(
             Code::IoRecordSize,
@@ -684,14 +692,15 @@ fn decode_io_section(s: &Section, payload: &[u8]) -> Result<Vec<IoRecord>, Failu
             ),
         );
     }
-    payload
+    // At most 256 records of 104 bytes: read only now that the count is bounded.
+    data.range(s.offset, s.end())
         .chunks_exact(IO_LAYOUT.size)
         .enumerate()
         .map(|(i, r)| decode_io(r, i, s.offset + (i * IO_LAYOUT.size) as u64, &IO_LAYOUT))
         .collect()
 }
 
-fn decode_network_info(s: &Section, p: &[u8]) -> Result<NetworkInfo, Failure> {
+fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<NetworkInfo, Failure> {
     if s.size != f::NETWORK_INFO_SIZE {
         return fail(
             Code::NetworkInfoSize,
@@ -703,6 +712,7 @@ fn decode_network_info(s: &Section, p: &[u8]) -> Result<NetworkInfo, Failure> {
             ),
         );
     }
+    let p = &*data.range(s.offset, s.end());
     let Some(name) = fixed_name(&p[..f::NETWORK_NAME_SIZE]) else {
         return fail(
             Code::InvalidName,
@@ -730,7 +740,11 @@ fn decode_network_info(s: &Section, p: &[u8]) -> Result<NetworkInfo, Failure> {
     })
 }
 
-fn memory_record<'a>(s: &Section, expected: u64, payload: &'a [u8]) -> Result<&'a [u8], Failure> {
+fn memory_record<'a>(
+    s: &Section,
+    expected: u64,
+    data: &Data<'a>,
+) -> Result<std::borrow::Cow<'a, [u8]>, Failure> {
     if s.size != expected {
         return fail(
             Code::MemoryRecordSize,
@@ -738,74 +752,102 @@ fn memory_record<'a>(s: &Section, expected: u64, payload: &'a [u8]) -> Result<&'
             format!("{} is {} bytes; it must be {expected}", s.type_name, s.size),
         );
     }
-    Ok(payload)
+    Ok(data.range(s.offset, s.end()))
 }
 
 fn verify_section_checksums(
     s: &Section,
-    payload: &[u8],
+    data: &Data<'_>,
     sections: &[Section],
 ) -> Result<Vec<SectionChecksum>, Failure> {
-    let mut out: Vec<SectionChecksum> = Vec::with_capacity(payload.len() / 8);
-    for (i, r) in payload
-        .chunks_exact(f::CHECKSUM_RECORD_SIZE as usize)
-        .enumerate()
-    {
-        let offset = s.offset + i as u64 * f::CHECKSUM_RECORD_SIZE;
-        let (kind, stored) = (le32(r, 0), le32(r, 4));
-        let Some(target) = sections.iter().find(|t| t.kind == kind) else {
-            return fail(
-                Code::SectionChecksumMissing,
-                offset,
-                format!("checksum record {i} names section type {kind}, which is not present"),
-            );
-        };
-        if out.iter().any(|c| c.section_type == kind) {
-            return fail(
-                Code::SectionChecksumDuplicate,
-                offset,
-                format!(
-                    "checksum record {i} names section type {kind} ({}) again",
-                    target.type_name
-                ),
-            );
+    // Every record names a distinct present section, so a valid table has at most one record
+    // per section; the walk stops at the first record beyond that.
+    let mut out: Vec<SectionChecksum> = Vec::with_capacity(sections.len());
+    data.visit(s.offset, s.end(), f::CHECKSUM_RECORD_SIZE, |at, piece| {
+        for (j, r) in piece
+            .chunks_exact(f::CHECKSUM_RECORD_SIZE as usize)
+            .enumerate()
+        {
+            let offset = at + j as u64 * f::CHECKSUM_RECORD_SIZE;
+            let i = (offset - s.offset) / f::CHECKSUM_RECORD_SIZE;
+            check_record(offset, i, r, sections, &mut out)?;
         }
-        let computed = target.fingerprint.crc32;
-        if computed != stored {
-            return fail(
-                Code::SectionChecksumMismatch,
-                offset + 4,
-                format!(
-                    "checksum for {} is 0x{stored:08x} but the section's CRC-32 is 0x{computed:08x}",
-                    target.type_name
-                ),
-            );
-        }
-        out.push(SectionChecksum {
-            offset,
-            section_type: kind,
-            section_type_name: target.type_name,
-            stored,
-            computed,
-            matches: true,
-        });
-    }
+        Ok(())
+    })?;
     Ok(out)
+}
+
+fn check_record(
+    offset: u64,
+    i: u64,
+    r: &[u8],
+    sections: &[Section],
+    out: &mut Vec<SectionChecksum>,
+) -> Result<(), Failure> {
+    let (kind, stored) = (le32(r, 0), le32(r, 4));
+    let Some(target) = sections.iter().find(|t| t.kind == kind) else {
+        return fail(
+            Code::SectionChecksumMissing,
+            offset,
+            format!("checksum record {i} names section type {kind}, which is not present"),
+        );
+    };
+    if out.iter().any(|c| c.section_type == kind) {
+        return fail(
+            Code::SectionChecksumDuplicate,
+            offset,
+            format!(
+                "checksum record {i} names section type {kind} ({}) again",
+                target.type_name
+            ),
+        );
+    }
+    let computed = target.fingerprint.crc32;
+    if computed != stored {
+        return fail(
+            Code::SectionChecksumMismatch,
+            offset + 4,
+            format!(
+                "checksum for {} is 0x{stored:08x} but the section's CRC-32 is 0x{computed:08x}",
+                target.type_name
+            ),
+        );
+    }
+    out.push(SectionChecksum {
+        offset,
+        section_type: kind,
+        section_type_name: target.type_name,
+        stored,
+        computed,
+        matches: true,
+    });
+    Ok(())
 }
 
 /// The recovered producer rule: reflected IEEE CRC-32 from zero over section payloads in
 /// directory order, section-40 value words counted as zero. `payload_crcs` are the raw CRC-32 of
 /// each section, in directory order, so the whole file is never hashed twice.
 pub fn file_crc(bytes: &[u8], sections: &[(u32, u64, u64, u32)]) -> u32 {
+    combine_file_crc(sections, |offset, size| {
+        crate::fingerprint::crc32(&normalized_checksum_payload(
+            &bytes[offset as usize..(offset + size) as usize],
+        ))
+    })
+}
+
+/// `file_crc` given the CRC-32 of the normalized section-40 payload at (offset, size).
+pub(crate) fn combine_file_crc(
+    sections: &[(u32, u64, u64, u32)],
+    mut normalized_crc: impl FnMut(u64, u64) -> u32,
+) -> u32 {
     let mut crc = crc32fast::Hasher::new();
     for &(kind, offset, size, payload_crc) in sections {
-        if kind == section::CHECKSUM {
-            crc.update(&normalized_checksum_payload(
-                &bytes[offset as usize..(offset + size) as usize],
-            ));
+        let part = if kind == section::CHECKSUM {
+            normalized_crc(offset, size)
         } else {
-            crc.combine(&crc32fast::Hasher::new_with_initial_len(payload_crc, size));
-        }
+            payload_crc
+        };
+        crc.combine(&crc32fast::Hasher::new_with_initial_len(part, size));
     }
     crc.finalize()
 }
@@ -820,7 +862,7 @@ pub fn normalized_checksum_payload(payload: &[u8]) -> Vec<u8> {
 }
 
 fn file_checksum(
-    bytes: &[u8],
+    data: &Data<'_>,
     header: &Header,
     sections: &[Section],
     structure_bytes: u64,
@@ -829,7 +871,12 @@ fn file_checksum(
         .iter()
         .map(|s| (s.kind, s.offset, s.size, s.fingerprint.crc32))
         .collect();
-    let computed = file_crc(bytes, &listing);
+    // Section checksums passed, so section 40 holds at most one record per section.
+    let computed = combine_file_crc(&listing, |offset, size| {
+        crate::fingerprint::crc32(&normalized_checksum_payload(
+            &data.range(offset, offset + size),
+        ))
+    });
     let covered: u64 = sections.iter().map(|s| s.size).sum();
     let normalized = sections
         .iter()
@@ -850,7 +897,7 @@ fn file_checksum(
         initial_value: "zero",
         scope: "section-payloads-in-directory-order",
         covered_section_bytes: covered,
-        excluded_alignment_gap_bytes: bytes.len() as u64 - covered - structure_bytes,
+        excluded_alignment_gap_bytes: data.len() - covered - structure_bytes,
         normalized_checksum_value_words: normalized,
         recorded_crc32: header.crc_sum,
         computed_crc32: computed,
@@ -859,7 +906,7 @@ fn file_checksum(
 }
 
 fn decode_dynaio(
-    bytes: &[u8],
+    data: &Data<'_>,
     region: Option<&Section>,
     table: Option<&Section>,
 ) -> Result<Option<DynamicIo>, Failure> {
@@ -899,48 +946,30 @@ fn decode_dynaio(
             ),
         );
     }
-    let records = &bytes[table.offset as usize..table.end() as usize];
-    let region_bytes = &bytes[region.offset as usize..region.end() as usize];
-    // The count is bounded by the table's in-file size.
-    let mut entries = Vec::with_capacity(records.len() / 8);
+    // The count is bounded by the table's in-file size; the table is read in pieces.
+    let mut entries = Vec::new();
     let mut cursor = 0u64;
     let mut padding = 0u64;
-    for (i, r) in records
-        .chunks_exact(f::DYNAIO_RECORD_SIZE as usize)
-        .enumerate()
-    {
-        let at = table.offset + i as u64 * f::DYNAIO_RECORD_SIZE;
-        let e = DynaioEntry {
-            offset: u64::from(le32(r, 0)),
-            size: u64::from(le32(r, 4)),
-        };
-        let problem = if e.size == 0 {
-            Some("has size zero")
-        } else if e.offset % f::DYNAIO_ALIGN != 0 {
-            Some("is not 64-byte aligned")
-        } else if e.offset < cursor {
-            Some("overlaps or precedes the previous entry")
-        } else if e.offset + e.size > region.size {
-            Some("leaves the DYNAIO region")
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            return fail(
-                Code::DynaioEntryInvalid,
-                at,
-                format!(
-                    "DYNAIO entry {i} (offset 0x{:x}, size {}) {problem} (region {} bytes)",
-                    e.offset, e.size, region.size
-                ),
-            );
-        }
-        check_zero(region_bytes, cursor, e.offset, region.offset)?;
-        padding += e.offset - cursor;
-        cursor = e.offset + e.size;
-        entries.push(e);
-    }
-    check_zero(region_bytes, cursor, region.size, region.offset)?;
+    data.visit(
+        table.offset,
+        table.end(),
+        f::DYNAIO_RECORD_SIZE,
+        |start, piece| {
+            for (j, r) in piece
+                .chunks_exact(f::DYNAIO_RECORD_SIZE as usize)
+                .enumerate()
+            {
+                let at = start + j as u64 * f::DYNAIO_RECORD_SIZE;
+                let i = (at - table.offset) / f::DYNAIO_RECORD_SIZE;
+                let e = dynaio_entry(data, region, at, i, r, cursor)?;
+                padding += e.offset - cursor;
+                cursor = e.offset + e.size;
+                entries.push(e);
+            }
+            Ok(())
+        },
+    )?;
+    check_zero(data, region, cursor, region.size)?;
     padding += region.size - cursor;
     Ok(Some(DynamicIo {
         table_offset: table.offset,
@@ -953,24 +982,67 @@ fn decode_dynaio(
     }))
 }
 
-/// Unmapped DYNAIO bytes must be zero; the failure names the first nonzero byte.
-fn check_zero(region: &[u8], start: u64, end: u64, region_offset: u64) -> Result<(), Failure> {
-    let gap = &region[start as usize..end as usize];
-    match gap.iter().position(|&b| b != 0) {
-        None => Ok(()),
-        Some(i) => {
-            let at = region_offset + start + i as u64;
-            fail(
-                Code::DynaioPaddingNonzero,
-                at,
-                format!(
-                    "unmapped DYNAIO byte at region offset 0x{:x} is 0x{:02x}, not zero",
-                    start + i as u64,
-                    gap[i]
-                ),
-            )
-        }
+/// One DYNAIO record at `at` (entry `i`), checked, and the region bytes before it checked zero.
+fn dynaio_entry(
+    data: &Data<'_>,
+    region: &Section,
+    at: u64,
+    i: u64,
+    r: &[u8],
+    cursor: u64,
+) -> Result<DynaioEntry, Failure> {
+    let e = DynaioEntry {
+        offset: u64::from(le32(r, 0)),
+        size: u64::from(le32(r, 4)),
+    };
+    let problem = if e.size == 0 {
+        Some("has size zero")
+    } else if e.offset % f::DYNAIO_ALIGN != 0 {
+        Some("is not 64-byte aligned")
+    } else if e.offset < cursor {
+        Some("overlaps or precedes the previous entry")
+    } else if e.offset + e.size > region.size {
+        Some("leaves the DYNAIO region")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return fail(
+            Code::DynaioEntryInvalid,
+            at,
+            format!(
+                "DYNAIO entry {i} (offset 0x{:x}, size {}) {problem} (region {} bytes)",
+                e.offset, e.size, region.size
+            ),
+        );
     }
+    check_zero(data, region, cursor, e.offset)?;
+    Ok(e)
+}
+
+/// Unmapped DYNAIO bytes (region-relative `[start, end)`) must be zero; the failure names the
+/// first nonzero byte.
+fn check_zero(data: &Data<'_>, region: &Section, start: u64, end: u64) -> Result<(), Failure> {
+    data.visit(
+        region.offset + start,
+        region.offset + end,
+        1,
+        |at, gap| match gap.iter().position(|&b| b != 0) {
+            None => Ok(()),
+            Some(i) => {
+                let at = at + i as u64;
+                fail(
+                    Code::DynaioPaddingNonzero,
+                    at,
+                    format!(
+                        "unmapped DYNAIO byte at region offset 0x{:x} is 0x{:02x}, not zero",
+                        at - region.offset,
+                        gap[i]
+                    ),
+                )
+            }
+        },
+    )
 }
 
 fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
