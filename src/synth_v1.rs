@@ -25,7 +25,7 @@ pub const PROFILES: [(&str, u32, usize, V1Crc); 3] = [
     (
         "v1-0020-suffix-crc",
         0x0001_0020,
-        88,
+        144,
         V1Crc::SuffixFromFixedEnd,
     ),
     (
@@ -100,10 +100,9 @@ pub fn graph(version: u32, extension: usize, crc: V1Crc) -> Vec<u8> {
     if version >= f::VIP_SRAM_SINCE {
         put32(&mut b, f::OFF_VIP_SRAM + 4, 0x4_0000);
     }
-    // The extension: what a newer version appends, here a deterministic non-zero pattern.
-    for (i, byte) in b[fixed_end..].iter_mut().enumerate() {
-        *byte = (i as u8).wrapping_mul(37).wrapping_add(11);
-    }
+    // The extension: what a newer version appends. The vendor's reader takes 0x00010020's as
+    // 18 further (offset, size) entries (144 bytes, 34 in all), so it is written as empty
+    // entries; the parser still only bounds it and keeps it opaque.
     // A newer version has no proved operation record size: the newest known one is written.
     let operation_record = f::record_size("operation", version, 1, 1)
         .or(f::record_size("operation", f::MAX_KNOWN_VERSION, 1, 1))
