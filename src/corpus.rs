@@ -59,11 +59,6 @@ struct PublicEntry {
     source: serde_json::Value,
 }
 
-#[derive(Deserialize)]
-struct SchemaProbe {
-    schema: String,
-}
-
 /// (path, role, sha256, size) as written in a config.
 type RawEntry = (String, String, String, u64);
 
@@ -108,10 +103,10 @@ pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
 /// Largest config read (about 300,000 entries).
 pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
 
-/// serde's derived struct deserializer also accepts a JSON array in place of an object
-/// (fields by position); a config is only ever written with objects, so any other shape is
-/// refused before it is read into the structs.
-fn require_objects(bytes: &[u8]) -> Result<(), String> {
+/// The config's schema, read from its shape check: serde's derived struct deserializer also
+/// accepts a JSON array in place of an object (fields by position); a config is only ever
+/// written with objects, so any other shape is refused before it is read into the structs.
+fn schema_of_objects(bytes: &[u8]) -> Result<String, String> {
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| format!("not a corpus config: {e}"))?;
     let top = value
@@ -122,21 +117,23 @@ fn require_objects(bytes: &[u8]) -> Result<(), String> {
             return Err(format!("files[{i}] must be a JSON object"));
         }
     }
-    Ok(())
+    match top.get("schema") {
+        Some(serde_json::Value::String(s)) => Ok(s.clone()),
+        Some(_) => Err("not a corpus config: schema must be a string".into()),
+        None => Err("not a corpus config: missing field `schema`".into()),
+    }
 }
 
 /// Check config text as if it were read from `config` (which names the root folder).
 pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
     let shown = config.display().to_string();
     let err = |m: String| ConfigError(format!("{shown}: {m}"));
-    require_objects(bytes).map_err(err)?;
-    let probe: SchemaProbe =
-        serde_json::from_slice(bytes).map_err(|e| err(format!("not a corpus config: {e}")))?;
+    let schema = schema_of_objects(bytes).map_err(err)?;
     let dir = config
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (schema, root, raw): (&'static str, PathBuf, Vec<RawEntry>) = match probe.schema.as_str() {
+    let (schema, root, raw): (&'static str, PathBuf, Vec<RawEntry>) = match schema.as_str() {
         OWN_SCHEMA => {
             let c: OwnConfig = serde_json::from_slice(bytes).map_err(|e| err(e.to_string()))?;
             debug_assert_eq!(c.schema, OWN_SCHEMA);

@@ -259,6 +259,7 @@ enum OnnxCommand {
         output: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Also write the run evidence; written together with OUT.npz or not at all.
         #[arg(long, value_name = "FILE")]
         evidence: Option<PathBuf>,
         /// Policy file (default: the committed policy, compiled into the binary).
@@ -267,6 +268,9 @@ enum OnnxCommand {
         /// CPU engine: ort (ONNX Runtime, the oracle) or tract (the second opinion).
         #[arg(long, value_parser = ["ort", "tract"], default_value = "ort")]
         engine: String,
+        /// Replace existing output files (never the model, the input or the policy).
+        #[arg(long)]
+        force: bool,
     },
     /// Run a model on both engines (ONNX Runtime and tract) and report, per output, the max
     /// absolute and relative difference and whether they agree within the stated tolerance.
@@ -1037,7 +1041,7 @@ fn cmd_lab(configs: &[PathBuf], out: Option<&Path>) -> ExitCode {
             .iter()
             .map(|g| (g.path.as_str(), g.text.as_bytes()))
             .collect();
-        if let Err(e) = nbg_lab::files::write_new_dir(dir, &files) {
+        if let Err(e) = output::write_new_dir(dir, &files) {
             return usage_error(e);
         }
         eprintln!(
@@ -1497,7 +1501,7 @@ fn summary_v2(g: &NbgV2<'_>) -> String {
 mod onnx_cli {
     //! `nbg onnx ...`: thin shell over `nbg_lab::onnx`.
 
-    use super::{OnnxCommand, print_json, usage_error, write_atomic};
+    use super::{OnnxCommand, plan_outputs, print_json, usage_error, write_atomic};
     use nbg_lab::onnx::{audit, crosscheck, fixtures, npz, policy, run};
     use std::io::Write as _;
     use std::path::Path;
@@ -1532,6 +1536,7 @@ mod onnx_cli {
                 evidence,
                 policy,
                 engine,
+                force,
             } => {
                 let (Ok(mode), Ok(engine)) = (mode.parse(), engine.parse()) else {
                     return usage_error("clap restricts --mode and --engine");
@@ -1545,6 +1550,7 @@ mod onnx_cli {
                     json,
                     evidence.as_deref(),
                     policy.as_deref(),
+                    force,
                 )
             }
             OnnxCommand::EngineChild {
@@ -1690,7 +1696,15 @@ mod onnx_cli {
         json: bool,
         evidence: Option<&Path>,
         policy_path: Option<&Path>,
+        force: bool,
     ) -> ExitCode {
+        // Both outputs are checked before any work and land together or not at all.
+        let mut inputs = vec![model, input];
+        inputs.extend(policy_path);
+        let mut outputs = match plan_outputs(&inputs, force, &[Some(output), evidence]) {
+            Ok(o) => o,
+            Err(code) => return code,
+        };
         let (bytes, a, limits, tensors) = match prepared(model, input, json, policy_path) {
             Ok(x) => x,
             Err(code) => return code,
@@ -1720,16 +1734,16 @@ mod onnx_cli {
                 );
             }
         };
-        if let Err(e) = write_atomic(output, &out, false) {
-            return usage_error(e);
-        }
         let value = serde_json::to_value(&report).expect("report serializes");
-        if let Some(path) = evidence {
-            if let Err(e) =
-                write_atomic(path, nbg_lab::evidence::canonical(&value).as_bytes(), true)
-            {
-                return usage_error(e);
-            }
+        let written = outputs
+            .stage(output, &out)
+            .and_then(|_| match evidence {
+                Some(path) => outputs.stage(path, nbg_lab::evidence::canonical(&value).as_bytes()),
+                None => Ok(()),
+            })
+            .and_then(|_| outputs.commit());
+        if let Err(e) = written {
+            return usage_error(e);
         }
         if json {
             print_json(&value);

@@ -195,3 +195,40 @@ impl Drop for DirGuard {
         }
     }
 }
+
+/// Create `dir` (which must not exist) holding `files` (name, bytes), all or nothing: the files
+/// are written into a `.nbg-partial-*` folder beside it, which is renamed into place only when
+/// every file is complete, and removed on any failure.
+pub fn write_new_dir(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), InputError> {
+    use std::io::Write;
+    let shown = dir.display();
+    if fs::symlink_metadata(dir).is_ok() {
+        return Err(InputError(format!("{shown}: already exists")));
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let staged = tempfile::Builder::new()
+        .prefix(".nbg-partial-")
+        .tempdir_in(parent)
+        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    for (name, bytes) in files {
+        let path = staged.path().join(name);
+        fs::File::create_new(&path)
+            .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
+            .map_err(|e| InputError(format!("{}: {e}", dir.join(name).display())))?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        // tempdir is 0700; a finished output folder gets the usual 0755 (umask permitting).
+        fs::set_permissions(staged.path(), fs::Permissions::from_mode(0o755))
+            .map_err(|e| InputError(format!("{shown}: {e}")))?;
+    }
+    let staged = staged.keep();
+    fs::rename(&staged, dir).map_err(|e| {
+        let _ = fs::remove_dir_all(&staged);
+        InputError(format!("{shown}: {e}"))
+    })
+}

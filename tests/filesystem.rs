@@ -397,3 +397,57 @@ fn inputs_have_strict_shapes_and_bounds() {
         assert!(!d.join("big").exists());
     }
 }
+
+/// `onnx run` plans OUT.npz and the evidence together: neither may be an input, and a bad
+/// evidence path leaves no OUT.npz behind (it used to write OUT.npz and then exit 2).
+#[test]
+fn onnx_run_outputs_land_together_or_not_at_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let fixtures = common::root().join("onnx/fixtures");
+    for f in ["spectral_mask_conv.onnx", "spectral_mask_input.npz"] {
+        std::fs::copy(fixtures.join(f), d.join(f)).unwrap();
+    }
+    let model = std::fs::read(d.join("spectral_mask_conv.onnx")).unwrap();
+    let run = |evidence: &str, extra: &[&str]| {
+        let mut args = vec![
+            "onnx",
+            "run",
+            "spectral_mask_conv.onnx",
+            "--mode",
+            "cpu",
+            "--engine",
+            "tract",
+            "--input",
+            "spectral_mask_input.npz",
+            "--output",
+            "o.npz",
+            "--evidence",
+            evidence,
+        ];
+        args.extend_from_slice(extra);
+        nbg(d, &args)
+    };
+    let o = run("spectral_mask_conv.onnx", &["--force"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is an input"));
+    assert_eq!(
+        std::fs::read(d.join("spectral_mask_conv.onnx")).unwrap(),
+        model
+    );
+    std::fs::create_dir(d.join("dir")).unwrap();
+    let o = run("dir", &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!d.join("o.npz").exists());
+    let o = run("e.json", &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(d.join("o.npz").is_file() && d.join("e.json").is_file());
+    // Both exist now: refused without --force, replaced with it.
+    assert_eq!(run("e.json", &[]).status.code(), Some(2));
+    assert_eq!(run("e.json", &["--force"]).status.code(), Some(0));
+}

@@ -78,9 +78,9 @@ impl Graph<'_> {
 /// What a parse computes beyond the rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// SHA-256, entropy and edge hashes of every section and of the file, the structural
-    /// signature, and v1's table CRCs. Every rule is checked either way; without fingerprints
-    /// those fields are zero or empty (check-only mode, for mutation sweeps).
+    /// SHA-256, entropy and edge hashes of every section and of the file, and the structural
+    /// signature. Every rule is checked either way; without fingerprints those fields are zero
+    /// (check-only mode, for mutation sweeps).
     pub fingerprints: bool,
 }
 
