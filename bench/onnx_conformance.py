@@ -8,8 +8,10 @@ the case says otherwise); where both engines ran and differ, `nbg onnx crosschec
 the disagreement.
 
 Usage (from the project root, after `cargo build`):
-  python3 bench/onnx_conformance.py [--nbg target/debug/nbg] [--sample N] [--write notebooks/onnx-conformance.md] [--strict]
---sample N   a fixed sample: the N node tests whose SHA-256 of the name sorts first (CI: 240)
+  python3 bench/onnx_conformance.py [--nbg target/debug/nbg] [--sample N] [--sets node,simple,...] [--write notebooks/onnx-conformance.md] [--strict]
+--sample N   a fixed sample: the N node tests whose SHA-256 of the name sorts first (CI: 240);
+             the stored sets then do not run
+--sets LIST  which backend sets: node, simple, pytorch-converted, pytorch-operator, light
 --strict     exit 1 on any panic (exit 101 or signal) or any wrong result under ort, or a tract
              disagreement crosscheck misses
 Writes a summary table to stdout (and to --write)."""
@@ -99,14 +101,96 @@ def save_npz(path, arrays):
     np.savez(path, **arrays)
 
 
-def cases(sample):
-    if onnx.__version__ != PINNED_ONNX or ort.__version__ != PINNED_ORT:
-        sys.exit(f"need onnx=={PINNED_ONNX} and onnxruntime=={PINNED_ORT} (.ci/setup); have {onnx.__version__} and {ort.__version__}")
+def node_suite(sample):
+    """The node tests, regenerated in memory by the pinned `onnx` package's writer."""
     all_cases = sorted(node_cases.collect_testcases(None), key=lambda c: c.name)
     if sample:
         all_cases = sorted(all_cases, key=lambda c: hashlib.sha256(c.name.encode()).hexdigest())[:sample]
         all_cases.sort(key=lambda c: c.name)
-    return all_cases
+    for case in all_cases:
+        inputs, outputs = case.data_sets[0]
+        g = case.model.graph
+        tensors = all(isinstance(x, np.ndarray) for x in list(inputs) + list(outputs))
+        yield {
+            "name": case.name,
+            "kind": "node",
+            "model": case.model.SerializeToString(),
+            "feeds": {g.input[j].name: x for j, x in enumerate(inputs)} if tensors else None,
+            "expected": {g.output[j].name: x for j, x in enumerate(outputs)} if tensors else None,
+            "rtol": getattr(case, "rtol", 1e-3) or 1e-3,
+            "atol": getattr(case, "atol", 1e-7) or 1e-7,
+        }
+
+
+def runtime_inputs(graph):
+    """Graph inputs that are not initializers (IR 3 models list their weights as inputs too)."""
+    weights = {t.name for t in graph.initializer}
+    return [i for i in graph.input if i.name not in weights]
+
+
+def data_suite(kind):
+    """A stored model set of the pinned `onnx` package (`simple`, `pytorch-converted`,
+    `pytorch-operator`): `model.onnx` and `test_data_set_0/{input,output}_N.pb`, inputs in the
+    order of the graph's runtime inputs, as the package's own backend runner feeds them."""
+    root = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", kind)
+    for name in sorted(os.listdir(root)):
+        d = os.path.join(root, name)
+        data = os.path.join(d, "test_data_set_0")
+        model_bytes = open(os.path.join(d, "model.onnx"), "rb").read()
+        g = onnx.load_from_string(model_bytes).graph
+        def arrays(prefix):
+            out = []
+            for k in range(len([f for f in os.listdir(data) if f.startswith(prefix)])):
+                t = onnx.TensorProto()
+                t.ParseFromString(open(os.path.join(data, f"{prefix}_{k}.pb"), "rb").read())
+                out.append(onnx.numpy_helper.to_array(t))
+            return out
+        ins, outs = arrays("input"), arrays("output")
+        yield {
+            "name": f"{kind}/{name}",
+            "kind": kind,
+            "model": model_bytes,
+            "feeds": {i.name: x for i, x in zip(runtime_inputs(g), ins)},
+            "expected": {o.name: x for o, x in zip(g.output, outs)},
+            "rtol": 1e-3,
+            "atol": 1e-7,
+        }
+
+
+def light_suite():
+    """The `light` models (real architectures with their weights replaced). The package ships no
+    inputs: as its own runner does, feed seeded random inputs; the reference output is then the
+    Python onnxruntime's, so `correct` here means equal to it within tolerance."""
+    root = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+    rng = np.random.default_rng(20261130)
+    for f in sorted(x for x in os.listdir(root) if x.endswith(".onnx")):
+        model_bytes = open(os.path.join(root, f), "rb").read()
+        g = onnx.load_from_string(model_bytes).graph
+        feeds = {}
+        for i in runtime_inputs(g):
+            t = i.type.tensor_type
+            shape = [d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+            feeds[i.name] = rng.standard_normal(shape).astype(dtype) if dtype.kind == "f" else rng.integers(0, 2, shape).astype(dtype)
+        yield {"name": f"light/{f[:-5]}", "kind": "light", "model": model_bytes, "feeds": feeds,
+               "expected": None, "rtol": 1e-3, "atol": 1e-4}
+
+
+SUITES = ("node", "simple", "pytorch-converted", "pytorch-operator", "light")
+
+
+def cases(sample, sets):
+    if onnx.__version__ != PINNED_ONNX or ort.__version__ != PINNED_ORT:
+        sys.exit(f"need onnx=={PINNED_ONNX} and onnxruntime=={PINNED_ORT} (.ci/setup); have {onnx.__version__} and {ort.__version__}")
+    if "node" in sets:
+        yield from node_suite(sample)
+    if sample:
+        return
+    for kind in ("simple", "pytorch-converted", "pytorch-operator"):
+        if kind in sets:
+            yield from data_suite(kind)
+    if "light" in sets:
+        yield from light_suite()
 
 
 def silero_cases():
@@ -125,26 +209,27 @@ def main():
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--write")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--sets", default=",".join(SUITES), help="comma-separated backend sets (default: all)")
     args = ap.parse_args()
+    sets = args.sets.split(",")
+    if not set(sets) <= set(SUITES):
+        sys.exit(f"--sets: choose from {','.join(SUITES)}")
     binary = os.path.abspath(args.nbg)
     rows = []
     tmp = tempfile.mkdtemp(prefix="nbg-conformance-")
-    for i, case in enumerate(cases(args.sample)):
-        d = os.path.join(tmp, case.name)
+    for i, case in enumerate(cases(args.sample, sets)):
+        d = os.path.join(tmp, case["name"].replace("/", "__"))
         os.makedirs(d)
         model_path = os.path.join(d, "model.onnx")
         with open(model_path, "wb") as f:
-            f.write(case.model.SerializeToString())
-        inputs, outputs = case.data_sets[0]
-        row = {"name": case.name, "kind": "node"}
+            f.write(case["model"])
+        row = {"name": case["name"], "kind": case["kind"]}
         rows.append(row)
-        g = case.model.graph
-        if not all(isinstance(x, np.ndarray) for x in list(inputs) + list(outputs)):
+        feeds, expected = case["feeds"], case["expected"]
+        if feeds is None:
             row["skip"] = "non-tensor input or output (sequence, map, optional): not carried by the .npz boundary"
             continue
-        feeds = {g.input[j].name: x for j, x in enumerate(inputs)}
-        expected = {g.output[j].name: x for j, x in enumerate(outputs)}
-        rtol, atol = getattr(case, "rtol", 1e-3) or 1e-3, getattr(case, "atol", 1e-7) or 1e-7
+        rtol, atol = case["rtol"], case["atol"]
         inp = os.path.join(d, "in.npz")
         try:
             save_npz(inp, feeds)
@@ -153,11 +238,19 @@ def main():
             continue
         py = None
         try:
-            got = python_session(model_path).run(None, feeds)
-            py = {o.name: v for o, v in zip(g.output, got)}
-            row["python_ort"] = "correct" if all(close(v, expected[o.name], rtol, atol) for o, v in zip(g.output, got)) else "wrong"
-        except Exception as e:
+            session = python_session(model_path)
+            got = session.run(None, feeds)
+            py = {o.name: v for o, v in zip(session.get_outputs(), got)}
+            if expected is None:
+                expected = py
+                row["python_ort"] = "reference"
+            else:
+                row["python_ort"] = "correct" if set(py) == set(expected) and all(close(py[k], expected[k], rtol, atol) for k in expected) else "wrong"
+        except Exception:
             row["python_ort"] = "refused"
+            if expected is None:
+                row["skip"] = "the Python onnxruntime, the reference for this set, refuses the model"
+                continue
         code, j, err = nbg(binary, "onnx", "audit", "--json", model_path)
         if code != 0:
             row["audit"] = j["error"]["code"] if code == 1 and j and "error" in j else f"exit {code}"
@@ -188,7 +281,7 @@ def main():
                 code, j, _ = nbg(binary, "onnx", "crosscheck", model_path, "--input", inp, "--json")
                 row["crosscheck"] = j["verdict"] if j else f"exit {code}"
         if (i + 1) % 100 == 0:
-            print(f"... {i + 1} node tests", file=sys.stderr)
+            print(f"... {i + 1} backend tests", file=sys.stderr)
     for name, model, inp, exp in silero_cases():
         row = {"name": name, "kind": "silero"}
         rows.append(row)
@@ -221,7 +314,7 @@ def main():
 
 
 def summarize(rows, args):
-    node = [r for r in rows if r["kind"] == "node"]
+    node = [r for r in rows if r["kind"] in SUITES]
     sil = [r for r in rows if r["kind"] == "silero"]
     run = [r for r in node if "skip" not in r]
     c = collections.Counter
@@ -233,13 +326,33 @@ def summarize(rows, args):
     add(f"Generated by `python3 bench/onnx_conformance.py{' --sample ' + str(args.sample) if args.sample else ''}` "
         f"with onnx {onnx.__version__} and onnxruntime {ort.__version__} (Python baseline); `nbg` engines: "
         f"ONNX Runtime {PINNED_ORT} through `ort` (`--engine ort`, the oracle) and tract-onnx 0.23.9 (`--engine tract`).\n")
-    add(f"Node tests: {sample} of the backend node tests the pinned `onnx` package generates "
-        f"({len(node)} cases; {len(node) - len(run)} skipped because an input or output is not a tensor), "
-        "plus the six Silero VAD files of silero-vad 6.2.3 on the committed inputs (`onnx/silero/`).\n")
+    kinds = c(r["kind"] for r in node)
+    add(f"Backend tests: {sample} of the node tests the pinned `onnx` package generates ({kinds['node']} cases)"
+        + ("" if args.sample else ", plus its stored `simple`, `pytorch-converted`, `pytorch-operator` and `light` models "
+           f"({kinds['simple']}, {kinds['pytorch-converted']}, {kinds['pytorch-operator']} and {kinds['light']})")
+        + f"; {len(node)} in all, {len(node) - len(run)} skipped because an input or output is not a tensor "
+        "(or, for `light`, the Python onnxruntime refuses the model). Plus the six Silero VAD files of silero-vad 6.2.3 "
+        "on the committed inputs (`onnx/silero/`).\n")
     add("Each case's first data set is the input; `correct` means every output matches the expected output within "
-        "the case's tolerance (rtol 1e-3, atol 1e-7 by default; Silero: atol 1e-5). `refused` is a value "
+        "the case's tolerance (rtol 1e-3, atol 1e-7 by default; Silero: atol 1e-5). The `light` models ship no data: "
+        "they get seeded random inputs and the Python onnxruntime's outputs are their reference (rtol 1e-3, atol 1e-4), "
+        "as the package's own runner does with its reference evaluator. `refused` is a value "
         "(exit 1 with a code), `panic` an exit 101 or a signal.\n")
-    add("## Node tests\n")
+    add("## By set\n")
+    add("| set | cases | run | admitted | Python onnxruntime correct | `ort` correct | `ort` wrong | `tract` correct | `tract` wrong |")
+    add("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for kind in SUITES:
+        rs = [r for r in node if r["kind"] == kind]
+        if not rs:
+            continue
+        ran = [r for r in rs if "skip" not in r]
+        adm = [r for r in ran if r["audit"] == "admitted"]
+        py_ok = sum(r.get("python_ort") in ("correct", "reference") for r in ran)
+        add(f"| `{kind}` | {len(rs)} | {len(ran)} | {len(adm)} | {py_ok}{' (reference)' if kind == 'light' else ''} | "
+            f"{sum(r.get('ort') == 'correct' for r in adm)} | {sum(r.get('ort') == 'wrong' for r in adm)} | "
+            f"{sum(r.get('tract') == 'correct' for r in adm)} | {sum(r.get('tract') == 'wrong' for r in adm)} |")
+    add("")
+    add("## All backend tests\n")
     add("| | count |")
     add("|---|---:|")
     add(f"| cases run | {len(run)} |")
@@ -252,6 +365,10 @@ def summarize(rows, args):
         add(f"| {label}: correct | {cc['correct']} |")
         add(f"| {label}: wrong | {cc['wrong']} |")
         add(f"| {label}: refused | {cc['refused']} |")
+        if cc["reference"]:
+            add(f"| {label}: the reference (`light`) | {cc['reference']} |")
+        finite = [r for r in run if r.get(key) == "correct" and not (r.get("ort") == "refused" and r.get("ort_detail") == "TENSOR_BOUNDARY")]
+        add(f"| {label}: correct, excluding cases whose NaN or infinity the spec's tensor boundary refuses | {len(finite)} |")
     admitted = [r for r in run if r["audit"] == "admitted"]
     for engine in ("ort", "tract"):
         cc = c(r.get(engine) for r in admitted)
@@ -283,7 +400,7 @@ def summarize(rows, args):
         for it in items:
             add(f"- {it}")
         add("")
-    listing("Audit refusals of node tests (the tests are valid models: each is a checker gap or a documented limit)",
+    listing("Audit refusals of backend tests (the tests are valid models: each is a checker gap or a documented limit)",
             [f"`{r['name']}`: `{r['audit']}`" for r in run if r["audit"] != "admitted"])
     listing("Wrong results under `--engine ort`", [f"`{r['name']}`" for r in admitted if r.get("ort") == "wrong"])
     listing("Results where ONNX Runtime itself (Rust and Python, byte-identical) disagrees with the test's expected output",

@@ -1790,7 +1790,18 @@ mod onnx_cli {
         if let Err(code) = ort_ready() {
             return code;
         }
-        let c = crosscheck::crosscheck(&a, &bytes, &tensors, &limits);
+        // Both engines run in child processes under resource limits, as `onnx run` does.
+        let exe = match std::env::current_exe() {
+            Ok(p) => p,
+            Err(e) => return usage_error(format!("cannot find this executable: {e}")),
+        };
+        let c = crosscheck::crosscheck(
+            &a,
+            &bytes,
+            &tensors,
+            &limits,
+            crosscheck::Isolation::Child(&exe),
+        );
         let value = serde_json::to_value(&c).expect("crosscheck serializes");
         if json {
             print_json(&value);

@@ -804,7 +804,13 @@ fn crosscheck_reports_both_engines() {
         &[1, 1, 8],
         &fixtures::FEATURES,
     )];
-    let c = crosscheck::crosscheck(&a, &model, &input, &Limits::default());
+    let c = crosscheck::crosscheck(
+        &a,
+        &model,
+        &input,
+        &Limits::default(),
+        crosscheck::Isolation::InProcess,
+    );
     assert_eq!(c.verdict, crosscheck::Verdict::Agree);
     assert_eq!(c.outputs.len(), 1);
     assert!(c.outputs[0].max_abs <= 1e-6);
@@ -1201,6 +1207,13 @@ fn npz_reads_deflated_archives_and_writes_deterministically() {
 
 #[test]
 fn npz_carries_every_dtype_and_refuses_what_it_must() {
+    // Found by the `npz` fuzz target: 17 bytes that start with an end-of-central-directory
+    // signature were read past their end (an index panic).
+    let short = b"PK\x05\x06\x00\x01\x28\x00\x00\x00\x00\xca\x00\x00\x06\x00\x00";
+    for len in 0..=short.len() {
+        let r = npz::read(&short[..len], 1 << 20).unwrap_err();
+        assert_eq!(r.code, "TENSOR_ARCHIVE_INVALID", "{len} bytes: {r}");
+    }
     for d in npz::Dtype::all() {
         let t = Tensor {
             name: "x".into(),
@@ -1378,4 +1391,109 @@ fn engine_child_process_is_contained() {
     );
     assert!(!r.message.is_empty());
     eprintln!("48 MiB address space: {r}");
+}
+
+/// A graph input of the given element type and static dims.
+fn value(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
+    ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(TypeProto {
+            value: Some(TypeValue::TensorType(TensorTypeProto {
+                elem_type: Some(elem),
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|d| Dimension {
+                            value: Some(DimensionValue::DimValue(*d)),
+                            denotation: None,
+                        })
+                        .collect(),
+                }),
+            })),
+            denotation: None,
+        }),
+        doc_string: None,
+        metadata_props: vec![],
+    }
+}
+
+/// `max(Expand(x, shape))`: the intermediate's size is read at run time, so no declaration and
+/// no static inference can bound it; only the session allocator can.
+fn expand_then_max() -> Vec<u8> {
+    let mut m = fixtures::dynamic_identity();
+    let g = m.graph.as_mut().unwrap();
+    let op = |op: &str, inputs: &[&str], output: &str| NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![output.into()],
+        name: Some(op.to_lowercase()),
+        op_type: Some(op.into()),
+        domain: Some(String::new()),
+        ..Default::default()
+    };
+    g.name = Some("expand_then_max".into());
+    g.node = vec![
+        op("Expand", &["x", "shape"], "wide"),
+        op("ReduceMax", &["wide"], "y"),
+    ];
+    g.input = vec![value("x", 1, &[1]), value("shape", 7, &[1])];
+    g.output = vec![value("y", 1, &[1])];
+    m.encode_to_vec()
+}
+
+#[test]
+fn intermediate_tensors_stay_within_the_tensor_limit() {
+    let model = expand_then_max();
+    let a = audit_bytes(&model).expect("the audit cannot see the run-time shape");
+    let limits = Limits::default();
+    let inputs = |elements: i64| {
+        [
+            Tensor::from_f32("x", &[1], &[2.5]),
+            Tensor {
+                name: "shape".into(),
+                dtype: npz::Dtype::I64,
+                shape: vec![1],
+                data: elements.to_le_bytes().to_vec(),
+            },
+        ]
+    };
+    // 4 MiB of intermediate: runs, and the maximum is the expanded value.
+    let (_, archive) = run::run(
+        &a,
+        &model,
+        Mode::Cpu,
+        &inputs(1 << 20),
+        &limits,
+        &mut engines(&a),
+    )
+    .expect("a 4 MiB intermediate runs");
+    assert_eq!(
+        npz::read(&archive, 1 << 20).unwrap()[0]
+            .f32_values()
+            .unwrap(),
+        [2.5]
+    );
+    // 512 MiB of intermediate in the contained child (the engine process of `onnx run` and
+    // `onnx crosscheck`): refused before it is allocated, naming the size.
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_nbg"));
+    let mut child = nbg_lab::onnx::isolate::ChildEngines::new(
+        exe,
+        run::Engine::Ort,
+        nbg_lab::onnx::isolate::ChildLimits::default(),
+    );
+    let (_, archive) = run::run(&a, &model, Mode::Cpu, &inputs(1 << 20), &limits, &mut child)
+        .expect("a 4 MiB intermediate runs in the child too");
+    assert_eq!(
+        npz::read(&archive, 1 << 20).unwrap()[0]
+            .f32_values()
+            .unwrap(),
+        [2.5]
+    );
+    let (_, r) = run::run(&a, &model, Mode::Cpu, &inputs(1 << 27), &limits, &mut child)
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+    assert_eq!(
+        r.message,
+        "a tensor of 536870912 bytes exceeds the 268435456-byte tensor limit; the run is refused"
+    );
 }

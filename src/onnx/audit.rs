@@ -29,6 +29,10 @@ pub struct Limits {
     pub tensor_bytes: u64,
 }
 
+/// The default per-tensor limit (256 MiB), which the ONNX Runtime session allocator also holds
+/// every intermediate tensor to.
+pub const MAX_TENSOR_BYTES: u64 = 268_435_456;
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -41,7 +45,7 @@ impl Default for Limits {
             total_constant_bytes: 268_435_456,
             rank: 8,
             dimension: 1_048_576,
-            tensor_bytes: 268_435_456,
+            tensor_bytes: MAX_TENSOR_BYTES,
         }
     }
 }

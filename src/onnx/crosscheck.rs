@@ -68,15 +68,33 @@ pub struct Crosscheck {
     pub outputs: Vec<OutputDiff>,
 }
 
+/// Where the two engines run.
+#[derive(Clone, Copy, Debug)]
+pub enum Isolation<'a> {
+    /// In this process, panics caught (tests and library callers).
+    InProcess,
+    /// Each in a child process of this executable under the resource limits of
+    /// [`super::isolate`], so an abort or out-of-memory in either engine is a value too.
+    Child(&'a std::path::Path),
+}
+
 fn one(
     a: &Audit,
     model: &[u8],
     inputs: &[Tensor],
     limits: &Limits,
     engine: Engine,
+    isolation: Isolation,
 ) -> (EngineRun, Option<Vec<Tensor>>) {
-    let mut engines = Engines::with_engine(a, engine);
-    let result = run::run(a, model, Mode::Cpu, inputs, limits, &mut engines)
+    let mut engines: Box<dyn run::Factory> = match isolation {
+        Isolation::InProcess => Box::new(Engines::with_engine(a, engine)),
+        Isolation::Child(exe) => Box::new(super::isolate::ChildEngines::new(
+            exe.to_path_buf(),
+            engine,
+            super::isolate::ChildLimits::default(),
+        )),
+    };
+    let result = run::run(a, model, Mode::Cpu, inputs, limits, engines.as_mut())
         .map(|(_, npz)| super::npz::read(&npz, limits.tensor_bytes));
     let (error, tensors) = match result {
         Ok(Ok(t)) => (None, Some(t)),
@@ -128,9 +146,15 @@ pub fn compare(ort: &Tensor, tract: &Tensor, tol: Tolerance) -> OutputDiff {
 }
 
 /// Run both engines on an admitted model and compare.
-pub fn crosscheck(a: &Audit, model: &[u8], inputs: &[Tensor], limits: &Limits) -> Crosscheck {
-    let (ort, ort_out) = one(a, model, inputs, limits, Engine::Ort);
-    let (tract, tract_out) = one(a, model, inputs, limits, Engine::Tract);
+pub fn crosscheck(
+    a: &Audit,
+    model: &[u8],
+    inputs: &[Tensor],
+    limits: &Limits,
+    isolation: Isolation,
+) -> Crosscheck {
+    let (ort, ort_out) = one(a, model, inputs, limits, Engine::Ort, isolation);
+    let (tract, tract_out) = one(a, model, inputs, limits, Engine::Tract, isolation);
     let mut outputs = Vec::new();
     let verdict = match (&ort_out, &tract_out) {
         (None, _) => Verdict::OrtRefused,

@@ -197,6 +197,7 @@ pub fn child_main(
         );
     };
     let limits = super::audit::Limits::default();
+    super::ort_engine::bound_tensors_or_exit(EXIT_FAILED);
     let policy = match super::policy::embedded() {
         Ok(p) => p,
         Err(r) => return fail(EXIT_FAILED, r.to_string()),

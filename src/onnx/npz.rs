@@ -327,6 +327,12 @@ pub fn read(bytes: &[u8], max_tensor_bytes: u64) -> Result<Vec<Tensor>, Refusal>
 /// (its comment included): no trailing bytes.
 fn end_of_central_directory(bytes: &[u8]) -> Result<usize, Refusal> {
     const EOCD: usize = 22;
+    // Shorter than the record itself: the scan below would read past the end.
+    if bytes.len() < EOCD {
+        return Err(bad(
+            "not a zip archive (shorter than an end of central directory)",
+        ));
+    }
     let lowest = bytes.len().saturating_sub(EOCD + 65_535);
     let at = (lowest..=bytes.len().saturating_sub(EOCD))
         .rev()

@@ -5,6 +5,15 @@
 //! Sessions are exactly the spec's: the CPU execution provider only (checked after construction
 //! from ONNX Runtime's recorded graph assignment), sequential execution, extended graph
 //! optimization, one intra-op and one inter-op thread.
+//!
+//! In the engine child process ([`super::isolate`]) every buffer the session allocates
+//! (intermediate tensors, outputs, kernel scratch space) comes from one process-wide CPU
+//! allocator that refuses any single block above the tensor limit, so an intermediate the
+//! model's declarations never show (an `Expand` to a shape read at run time) is refused, not
+//! materialized. ONNX Runtime does not check an allocator's result (its own allocators throw),
+//! so a refusal ends the child with the reason on stderr, which the parent reports; this is
+//! why the bound is only installed in the child. Memory patterns are off there, so ONNX
+//! Runtime asks for each tensor separately instead of one planned block.
 
 use super::npz::{Dtype, Tensor};
 use ort::AsPointer as _;
@@ -82,6 +91,108 @@ fn library_version(path: &std::path::Path) -> Result<String, String> {
 
 static ENV: OnceLock<Result<Environment, String>> = OnceLock::new();
 
+/// The largest block the session allocator hands out: the audit's per-tensor limit.
+const MAX_BLOCK: usize = super::audit::MAX_TENSOR_BYTES as usize;
+/// Alignment of every block: ONNX Runtime's CPU allocator uses 64 bytes.
+const ALIGN: usize = 64;
+/// Set in the engine child: the exit status a refused allocation ends the process with.
+static BOUND_EXIT: OnceLock<i32> = OnceLock::new();
+
+/// Bound every allocation of this process's sessions by the tensor limit; a refusal ends the
+/// process with `exit_code` and the reason as the last line of stderr. Call before the first
+/// session, in a process that exists only to run one (the engine child).
+pub fn bound_tensors_or_exit(exit_code: i32) {
+    let _ = BOUND_EXIT.set(exit_code);
+}
+
+/// An `OrtAllocator` whose blocks are bounded by `MAX_BLOCK`; `base` comes first so ONNX
+/// Runtime's pointer to it is a pointer to this struct.
+#[repr(C)]
+struct BoundedAllocator {
+    base: ort::sys::OrtAllocator,
+    info: *mut ort::sys::OrtMemoryInfo,
+}
+
+unsafe extern "system" fn bounded_alloc(
+    _this: *mut ort::sys::OrtAllocator,
+    size: usize,
+) -> *mut std::ffi::c_void {
+    if size > MAX_BLOCK {
+        eprintln!(
+            "a tensor of {size} bytes exceeds the {MAX_BLOCK}-byte tensor limit; the run is refused"
+        );
+        // SAFETY: `_exit` ends the process at once, without running ONNX Runtime's static
+        // destructors while one of its calls is on the stack.
+        unsafe { libc::_exit(BOUND_EXIT.get().copied().unwrap_or(1)) }
+    }
+    let mut p = std::ptr::null_mut();
+    // SAFETY: ALIGN is a power of two and a multiple of the pointer size; `p` is written only
+    // on success. A zero-byte request still returns a unique, freeable pointer.
+    match unsafe { libc::posix_memalign(&mut p, ALIGN, size.max(1)) } {
+        0 => p,
+        _ => std::ptr::null_mut(),
+    }
+}
+
+unsafe extern "system" fn bounded_free(
+    _this: *mut ort::sys::OrtAllocator,
+    p: *mut std::ffi::c_void,
+) {
+    // SAFETY: every pointer ONNX Runtime frees here came from `bounded_alloc` (posix_memalign).
+    unsafe { libc::free(p) }
+}
+
+unsafe extern "system" fn bounded_info(
+    this: *const ort::sys::OrtAllocator,
+) -> *const ort::sys::OrtMemoryInfo {
+    // SAFETY: `this` is the `base` field of the registered `BoundedAllocator`.
+    unsafe { (*this.cast::<BoundedAllocator>()).info }
+}
+
+unsafe extern "system" fn bounded_reserve(
+    this: *const ort::sys::OrtAllocator,
+    size: usize,
+) -> *mut std::ffi::c_void {
+    // SAFETY: forwards to the allocation function, which does not use `this`.
+    unsafe { bounded_alloc(this.cast_mut(), size) }
+}
+
+/// Register the bounded allocator with the environment, once per process; sessions opt in with
+/// `session.use_env_allocators`.
+fn register_bounded_allocator(env: &Environment) -> Result<(), String> {
+    let api = ort::api();
+    let status = |s: ort::sys::OrtStatusPtr| -> Result<(), String> {
+        if s.0.is_null() {
+            return Ok(());
+        }
+        // SAFETY: a non-null status is a valid OrtStatus; it is released after reading.
+        let msg = unsafe { CStr::from_ptr((api.GetErrorMessage)(s.0)) }
+            .to_string_lossy()
+            .into_owned();
+        unsafe { (api.ReleaseStatus)(s.0) };
+        Err(format!("registering the bounded CPU allocator: {msg}"))
+    };
+    let mut info = std::ptr::null_mut();
+    // SAFETY: `info` receives a new memory info that is never released (process lifetime).
+    status(unsafe {
+        (api.CreateCpuMemoryInfo)(
+            ort::sys::OrtAllocatorType::OrtDeviceAllocator,
+            ort::sys::OrtMemType::OrtMemTypeDefault,
+            &mut info,
+        )
+    })?;
+    // SAFETY: `OrtAllocator::default` is a plain struct with the API version and no functions.
+    let mut base = unsafe { ort::sys::OrtAllocator::default() };
+    base.Alloc = Some(bounded_alloc);
+    base.Free = Some(bounded_free);
+    base.Info = Some(bounded_info);
+    base.Reserve = Some(bounded_reserve);
+    let allocator: &'static mut BoundedAllocator =
+        Box::leak(Box::new(BoundedAllocator { base, info }));
+    // SAFETY: the allocator is leaked, so it outlives the environment that keeps its pointer.
+    status(unsafe { (api.RegisterAllocator)(env.ptr().cast_mut(), &mut allocator.base) })
+}
+
 /// The process-wide environment, loading the library on first use. Errors name how to install
 /// the library or point `ORT_DYLIB_PATH` at it; the CLI turns them into exit 2.
 pub fn environment() -> Result<&'static Environment, String> {
@@ -101,6 +212,10 @@ pub fn environment() -> Result<&'static Environment, String> {
             .with_telemetry(false)
             .build()
             .map_err(|e| format!("ONNX Runtime environment: {e}"))
+            .and_then(|env| match BOUND_EXIT.get() {
+                Some(_) => register_bounded_allocator(&env).map(|()| env),
+                None => Ok(env),
+            })
     })
     .as_ref()
     .map_err(Clone::clone)
@@ -124,7 +239,7 @@ impl OrtSession {
 pub fn session(model: &[u8], outputs: &[String]) -> Result<OrtSession, String> {
     let env = environment()?;
     let e = |e: ort::Error<ort::session::builder::SessionBuilder>| e.to_string();
-    let session = Session::builder(env)
+    let builder = Session::builder(env)
         .map_err(|e| e.to_string())?
         .with_no_environment_execution_providers()
         .map_err(e)?
@@ -139,7 +254,16 @@ pub fn session(model: &[u8], outputs: &[String]) -> Result<OrtSession, String> {
         .with_inter_threads(1)
         .map_err(e)?
         .with_config_entry("session.record_ep_graph_assignment_info", "1")
-        .map_err(e)?
+        .map_err(e)?;
+    let mut builder = match BOUND_EXIT.get() {
+        Some(_) => builder
+            .with_env_allocators()
+            .map_err(e)?
+            .with_memory_pattern(false)
+            .map_err(e)?,
+        None => builder,
+    };
+    let session = builder
         .commit_from_memory(model)
         .map_err(|e| e.to_string())?;
     let providers = providers(&session)?;
