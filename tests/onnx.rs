@@ -1214,6 +1214,17 @@ fn npz_carries_every_dtype_and_refuses_what_it_must() {
         let r = npz::read(&short[..len], 1 << 20).unwrap_err();
         assert_eq!(r.code, "TENSOR_ARCHIVE_INVALID", "{len} bytes: {r}");
     }
+    // Also found by it: a non-ASCII name not marked UTF-8 decoded as CP437, so it did not
+    // survive a write and read. Names are marked UTF-8 when written, legacy names refused.
+    let t = Tensor::from_f32("état", &[1], &[1.0]);
+    let archive = npz::write(std::slice::from_ref(&t));
+    assert_eq!(npz::read(&archive, 1 << 20).unwrap(), [t]);
+    let mut legacy = archive.clone();
+    let central = legacy.len() - 22 - (46 + "état.npy".len());
+    legacy[7] &= !0x08;
+    legacy[central + 9] &= !0x08;
+    let r = npz::read(&legacy, 1 << 20).unwrap_err();
+    assert!(r.message.contains("not marked UTF-8"), "{r}");
     for d in npz::Dtype::all() {
         let t = Tensor {
             name: "x".into(),

@@ -304,6 +304,14 @@ pub fn read(bytes: &[u8], max_tensor_bytes: u64) -> Result<Vec<Tensor>, Refusal>
     let mut names = Vec::with_capacity(archive.len());
     for i in 0..archive.len() {
         let entry = archive.by_index_raw(i).map_err(|e| bad(e.to_string()))?;
+        // A non-ASCII name must be marked UTF-8: a legacy (CP437) name decodes to other
+        // characters than its bytes say, and would not survive being written back.
+        if std::str::from_utf8(entry.name_raw()) != Ok(entry.name()) {
+            return Err(bad(format!(
+                "{:?}: a non-ASCII member name not marked UTF-8 (general-purpose bit 11)",
+                entry.name()
+            )));
+        }
         let Some(name) = entry.name().strip_suffix(".npy").map(str::to_string) else {
             return Err(bad(format!("{}: not an .npy entry", entry.name())));
         };
@@ -486,12 +494,12 @@ pub fn write(tensors: &[Tensor]) -> Vec<u8> {
         let crc = crc32fast::hash(&entry);
         let offset = zip.len() as u32;
         zip.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-        common_header(&mut zip, crc, entry.len() as u32, name.len() as u16);
+        common_header(&mut zip, crc, entry.len() as u32, &name);
         zip.extend_from_slice(name.as_bytes());
         zip.extend_from_slice(&entry);
         central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
         central.extend_from_slice(&20u16.to_le_bytes()); // made by
-        common_header(&mut central, crc, entry.len() as u32, name.len() as u16);
+        common_header(&mut central, crc, entry.len() as u32, &name);
         central.extend_from_slice(&[0; 8]); // comment len, disk, internal and external attrs
         central.extend_from_slice(&[0; 2]);
         central.extend_from_slice(&offset.to_le_bytes());
@@ -511,16 +519,19 @@ pub fn write(tensors: &[Tensor]) -> Vec<u8> {
 
 /// Version needed, flags, method (stored), time, date (1980-01-01), CRC, sizes, name length,
 /// extra length: the part local and central headers share.
-fn common_header(out: &mut Vec<u8>, crc: u32, size: u32, name_len: u16) {
+fn common_header(out: &mut Vec<u8>, crc: u32, size: u32, name: &str) {
     out.extend_from_slice(&20u16.to_le_bytes());
-    out.extend_from_slice(&0u16.to_le_bytes());
+    // General-purpose bit 11: the name is UTF-8. Set for non-ASCII names only, as Python's
+    // zipfile (and so NumPy) does; without it a reader decodes the name as CP437.
+    let flags: u16 = if name.is_ascii() { 0 } else { 0x0800 };
+    out.extend_from_slice(&flags.to_le_bytes());
     out.extend_from_slice(&0u16.to_le_bytes());
     out.extend_from_slice(&0u16.to_le_bytes());
     out.extend_from_slice(&0x0021u16.to_le_bytes());
     out.extend_from_slice(&crc.to_le_bytes());
     out.extend_from_slice(&size.to_le_bytes());
     out.extend_from_slice(&size.to_le_bytes());
-    out.extend_from_slice(&name_len.to_le_bytes());
+    out.extend_from_slice(&(name.len() as u16).to_le_bytes());
     out.extend_from_slice(&0u16.to_le_bytes());
 }
 
