@@ -24,13 +24,17 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// `differential.json`: the controlled source bytes of A and B.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
     pub a_source: Vec<u8>,
     pub b_source: Vec<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<String>,
+    /// Further controlled quantities by key (a quantization scale, say), each with its A and
+    /// B value; the source keys of `mapping` registries name them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub quantities: std::collections::BTreeMap<String, crate::mapping::Quantity>,
 }
 
 /// Largest `differential.json` read.
@@ -82,6 +86,13 @@ pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
             dir.join("differential.json").display(),
             spec.a_source.len(),
             spec.b_source.len()
+        )));
+    }
+    if spec.quantities.len() > crate::mapping::MAX_QUANTITIES {
+        return Err(InputError(format!(
+            "{}: at most {} quantities",
+            spec_path.display(),
+            crate::mapping::MAX_QUANTITIES
         )));
     }
     Ok(CaptureSet {

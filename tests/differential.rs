@@ -142,6 +142,7 @@ fn refusals_name_what_failed() {
             a_source: a,
             b_source: b,
             provenance: None,
+            ..Default::default()
         };
         std::fs::write(
             d.join("differential.json"),
@@ -268,6 +269,7 @@ fn changed_ranges_are_capped_and_counted() {
             a_source: vec![0, 1, 2, 3],
             b_source: vec![0, 1, 2, 4],
             provenance: None,
+            ..Default::default()
         },
     };
     let r = differential::run(&set).unwrap();
