@@ -78,11 +78,12 @@ fn capture_names(dir: &Path) -> Result<Vec<String>, String> {
 /// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
 pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let dir = root.join("differentials");
+    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.0)?;
     let mut out = Vec::new();
     for name in capture_names(&dir)? {
         let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
-        let report =
-            crate::differential::run(&set).map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
+        let report = crate::differential::run_with(&set, &registry)
+            .map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
         let value = serde_json::to_value(&report).expect("report serializes");
         out.push(Generated {
             path: format!("evidence/differentials/{name}.json"),

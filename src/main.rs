@@ -921,6 +921,16 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>, force: bool
             );
             out!("                 sha256 {} (B {})", r.sha256, r.b_sha256);
         }
+        if let Some(m) = &report.mapping {
+            out!(
+                "  mapping        {}: {:?} ({:?}), {} unexplained of {} changed bytes",
+                m.mapping,
+                m.outcome,
+                m.reason,
+                m.unexplained_bytes,
+                m.changed_bytes
+            );
+        }
         out!("  result         {}", report.result);
     }
     if report.reproduced() {

@@ -114,8 +114,14 @@ pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f3
         .or(f::record_size("operation", f::MAX_KNOWN_VERSION, 1, 1))
         .expect("the newest known operation record size") as usize;
     let tables: [(&str, Vec<u8>); 5] = [
-        ("input", io_record(version, "input_0", [16, 16, 3, 1], scales[0])),
-        ("output", io_record(version, "output_0", [10, 1, 1, 1], scales[1])),
+        (
+            "input",
+            io_record(version, "input_0", [16, 16, 3, 1], scales[0]),
+        ),
+        (
+            "output",
+            io_record(version, "output_0", [10, 1, 1, 1], scales[1]),
+        ),
         ("layer", {
             let mut r = vec![0u8; LAYER_RECORD];
             r[..7].copy_from_slice(b"layer_0");

@@ -138,7 +138,11 @@ fn v1_scale(input: f32, output: f32) -> Built {
             provenance: Some(format!(
                 "nbg-lab synth_v1: v1-0030-whole-file-crc; B sets input 0 scale 0.5 -> {input}{also}; a_source/b_source are the scale's f32 bytes"
             )),
-            quantities: quantities("input0_scale", Value::Float(0.5), Value::Float(f64::from(input))),
+            quantities: quantities(
+                "input0_scale",
+                Value::Float(0.5),
+                Value::Float(f64::from(input)),
+            ),
         },
     }
 }

@@ -157,7 +157,11 @@ pub enum Target {
         offset: u64,
     },
     /// Payload bytes `[start, end)` of a section (v2 type name) or table (v1 name).
-    SectionRange { section: String, start: u64, end: u64 },
+    SectionRange {
+        section: String,
+        start: u64,
+        end: u64,
+    },
 }
 
 /// A capture set that proved a mapping: its three NBGs by SHA-256, and the source values.
@@ -225,7 +229,9 @@ pub fn load(path: &Path) -> Result<Registry, InputError> {
 }
 
 fn is_hex64(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn validate(r: &Registry) -> Result<(), String> {
@@ -233,7 +239,10 @@ fn validate(r: &Registry) -> Result<(), String> {
         return Err(format!("schema {:?}, expected {SCHEMA:?}", r.schema));
     }
     if r.mappings.len() > MAX_MAPPINGS {
-        return Err(format!("{} mappings, at most {MAX_MAPPINGS}", r.mappings.len()));
+        return Err(format!(
+            "{} mappings, at most {MAX_MAPPINGS}",
+            r.mappings.len()
+        ));
     }
     let mut names = std::collections::BTreeSet::new();
     for m in &r.mappings {
@@ -315,7 +324,12 @@ pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, String> {
         let v: u64 = match value {
             Value::Unsigned(u) if width == 64 || *u < 1u64 << width => *u,
             Value::Signed(i) if width == 64 || (*i >= -(1i64 << (width - 1))) => {
-                (*i as u64) & if width == 64 { u64::MAX } else { (1 << width) - 1 }
+                (*i as u64)
+                    & if width == 64 {
+                        u64::MAX
+                    } else {
+                        (1 << width) - 1
+                    }
             }
             _ => return Err(format!("{value:?} is not a {width}-bit integer")),
         };
@@ -419,15 +433,84 @@ impl Capture {
     pub fn digests(&self) -> [Hash256; 3] {
         [&self.set.a1, &self.set.a2, &self.set.b].map(|b| Hash256::of(b))
     }
+}
 
-    fn quantity(&self, key: &str) -> Option<Quantity> {
-        if key == SOURCE_KEY {
-            return Some(Quantity {
-                a: Value::Bytes(self.set.spec.a_source.clone()),
-                b: Value::Bytes(self.set.spec.b_source.clone()),
-            });
+/// The quantity `key` of a capture set: `source` is `a_source`/`b_source`.
+fn quantity(set: &CaptureSet, key: &str) -> Option<Quantity> {
+    if key == SOURCE_KEY {
+        return Some(Quantity {
+            a: Value::Bytes(set.spec.a_source.clone()),
+            b: Value::Bytes(set.spec.b_source.clone()),
+        });
+    }
+    set.spec.quantities.get(key).cloned()
+}
+
+/// The registry compiled into the binary: the committed `differentials/mappings.json` (the
+/// differential engine's default). A copy that does not load is an empty registry, which the
+/// tests refuse.
+pub fn builtin() -> &'static Registry {
+    static BUILTIN: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    BUILTIN.get_or_init(|| {
+        serde_json::from_str::<Registry>(include_str!("../../differentials/mappings.json"))
+            .ok()
+            .filter(|r| validate(r).is_ok())
+            .unwrap_or(Registry {
+                schema: SCHEMA.into(),
+                mappings: Vec::new(),
+            })
+    })
+}
+
+/// Where a mapping may write in A, whatever the source value: (start, end) file ranges.
+/// The DYNAIO kind without an entry index covers every entry; a field target runs from its
+/// offset for the encoding's width (a raw value to the field's end).
+pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64)> {
+    if family(g) != m.family {
+        return Vec::new();
+    }
+    let width = match m.encoding {
+        Encoding::U8 => Some(1),
+        Encoding::Le16 | Encoding::F16 => Some(2),
+        Encoding::Le32 | Encoding::F32 => Some(4),
+        Encoding::Le64 => Some(8),
+        Encoding::Raw => None,
+    };
+    match &m.target {
+        Target::Field { field, offset } => crate::diff::field_range(g, image, field)
+            .map(|(s, e)| {
+                let start = s + offset;
+                (start, width.map_or(e, |w| (start + w).min(e)))
+            })
+            .filter(|(s, e)| s < e)
+            .into_iter()
+            .collect(),
+        Target::SectionRange {
+            section,
+            start,
+            end,
+        } => {
+            let payload = match g {
+                Graph::V2(g) => g
+                    .sections
+                    .iter()
+                    .find(|s| s.type_name == section)
+                    .map(|s| (s.offset, s.size)),
+                Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
+            };
+            payload
+                .filter(|(_, size)| end <= size)
+                .map(|(o, _)| (o + start, o + end))
+                .into_iter()
+                .collect()
         }
-        self.set.spec.quantities.get(key).cloned()
+        Target::DynaioEntry { entry, .. } => {
+            let entries = g.dynaio_ranges();
+            match entry {
+                Some(i) => entries.get(*i as usize).copied().into_iter().collect(),
+                None => entries,
+            }
+        }
     }
 }
 
@@ -462,7 +545,7 @@ pub fn check_all(
         let gb = parse(&c.set.b).map_err(|f| fail("B.nb", f))?;
         let ia = NbgImage::new(&ga).map_err(|f| fail("A1.nb", f))?;
         for m in mappings {
-            rows.push(check_one(m, c, &ga, &ia, &gb));
+            rows.push(check_one(m, &c.name, &c.set, &ga, &ia, &gb));
         }
     }
     Ok(rows)
@@ -475,17 +558,19 @@ fn family(g: &Graph<'_>) -> Family {
     }
 }
 
-fn check_one(
+/// Check one mapping against one parsed capture set (A1 parsed as `ga` with ledger `ia`).
+pub fn check_one(
     m: &Mapping,
-    c: &Capture,
+    name: &str,
+    set: &CaptureSet,
     ga: &Graph<'_>,
     ia: &NbgImage<'_>,
     gb: &Graph<'_>,
 ) -> CheckRow {
-    let (a, b) = (&c.set.a1, &c.set.b);
+    let (a, b) = (&set.a1, &set.b);
     let mut row = CheckRow {
         mapping: m.name.clone(),
-        capture: c.name.clone(),
+        capture: name.to_string(),
         outcome: Outcome::Inapplicable,
         reason: Reason::FamilyDiffers,
         source: None,
@@ -500,12 +585,12 @@ fn check_one(
     if family(ga) != m.family || family(gb) != m.family {
         return row;
     }
-    let Some(q) = c.quantity(&m.source.key) else {
+    let Some(q) = quantity(set, &m.source.key) else {
         row.reason = Reason::SourceKeyAbsent;
         return row;
     };
     row.source = Some(q.clone());
-    if c.set.a1 != c.set.a2 {
+    if set.a1 != set.a2 {
         row.reason = Reason::A1DiffersFromA2;
         return row;
     }
@@ -592,7 +677,8 @@ fn resolve(
             match entry {
                 Some(i) => {
                     let r = entries.get(*i as usize).filter(|r| fits(r));
-                    r.map(|(s, _)| vec![s + offset]).ok_or(Reason::TargetNotFound)
+                    r.map(|(s, _)| vec![s + offset])
+                        .ok_or(Reason::TargetNotFound)
                 }
                 None => {
                     let found: Vec<u64> = entries
@@ -641,10 +727,10 @@ fn replay_at(
     // `writes` mirrors every byte written, so the account below needs no copy of the image.
     let mut writes: Vec<(u64, Vec<u8>, &'static str)> = Vec::new();
     let write = |changed: &mut crate::image::ChangedImage,
-                     writes: &mut Vec<(u64, Vec<u8>, &'static str)>,
-                     offset: u64,
-                     bytes: Vec<u8>,
-                     role: &'static str| {
+                 writes: &mut Vec<(u64, Vec<u8>, &'static str)>,
+                 offset: u64,
+                 bytes: Vec<u8>,
+                 role: &'static str| {
         if changed.write(offset, &bytes, role).is_ok() {
             writes.push((offset, bytes, role));
         }
@@ -713,9 +799,9 @@ fn replay_at(
     // The first unexplained byte reported is the first outside the derived values (a wrong
     // CRC is a consequence, not a cause), unless only derived values are wrong.
     let derived_at = |offset: u64| {
-        writes
-            .iter()
-            .any(|(s, bytes, role)| *role != "target" && *s <= offset && offset < s + bytes.len() as u64)
+        writes.iter().any(|(s, bytes, role)| {
+            *role != "target" && *s <= offset && offset < s + bytes.len() as u64
+        })
     };
     let mut count = 0u64;
     let (mut first, mut first_derived) = (None::<u64>, None::<u64>);
@@ -944,10 +1030,7 @@ pub fn promote(
             .as_ref()
             .map(|u| format!(" at 0x{:x} ({})", u.offset, u.field))
             .unwrap_or_default();
-        return refuse(
-            format!("{} refutes {name}{at}", r.capture),
-            rows.clone(),
-        );
+        return refuse(format!("{} refutes {name}{at}", r.capture), rows.clone());
     }
     let mut evidence: Vec<Evidence> = Vec::new();
     for (r, c) in rows.iter().zip(captures) {
@@ -1096,7 +1179,8 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
                 Err(err) => Err(err.0),
                 Ok(c) => {
                     let [a1, a2, b] = c.digests();
-                    if [a1.hex(), a2.hex(), b.hex()] != [e.a1_sha256.clone(), e.a2_sha256.clone(), e.b_sha256.clone()]
+                    if [a1.hex(), a2.hex(), b.hex()]
+                        != [e.a1_sha256.clone(), e.a2_sha256.clone(), e.b_sha256.clone()]
                     {
                         Err("capture files no longer match the recorded SHA-256".to_string())
                     } else {
@@ -1105,10 +1189,7 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
                             Ok(r) if r[0].outcome == Outcome::Proved => {
                                 Ok("proved (replay sha256 = B)".to_string())
                             }
-                            Ok(r) => Err(format!(
-                                "{:?}: {:?}",
-                                r[0].outcome, r[0].reason
-                            )),
+                            Ok(r) => Err(format!("{:?}: {:?}", r[0].outcome, r[0].reason)),
                         }
                     }
                 }
