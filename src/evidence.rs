@@ -136,6 +136,7 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
     }
     out.extend(report_evidence(root)?);
     out.extend(mapping_evidence(root)?);
+    out.extend(crate::locate::evidence()?);
     Ok(out)
 }
 

@@ -132,6 +132,15 @@ enum Command {
         #[command(subcommand)]
         command: MappingCommand,
     },
+    /// Coefficient locator (PoC 12A): search each ONNX initializer (at least 8 elements) in the
+    /// NBG's admitted sections under the finite transform registry; `found` (offsets, owner,
+    /// transform) or `not-found`. Exit 0 when it ran, 1 an invalid NBG or refused model, 2 I/O.
+    Locate {
+        model: PathBuf,
+        graph: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Inventory a hash-pinned corpus config (nbg-corpus/1 or nbg-public-corpus/1): parse
     /// every file in parallel, verify pins, print canonical JSON (or write it with --out).
     /// Exit 1 when any file fails its pin or its parse; the inventory still completes.
@@ -360,6 +369,12 @@ fn main() -> ExitCode {
             force,
         } => cmd_differential(&dir, json, evidence.as_deref(), force),
         Command::SynthDifferential { name, out } => cmd_synth_differential(&name, &out),
+        Command::Locate { model, graph, json } => {
+            let r = nbg_lab::locate::cli(&model, &graph, json);
+            outp!("{}", r.stdout);
+            eprint!("{}", r.stderr);
+            ExitCode::from(r.code)
+        }
         Command::Mapping { command } => {
             let r = match command {
                 MappingCommand::Check {
