@@ -302,12 +302,12 @@ fn validate(r: &Registry) -> Result<(), String> {
             return Err(format!("{n}: a derived value is listed twice"));
         }
         match &m.target {
-            Target::SectionRange { start, end, .. } => {
-                if end <= start || end - start > MAX_VALUE_BYTES as u64 {
-                    return Err(format!(
-                        "{n}: section range [{start}, {end}) must be 1 to {MAX_VALUE_BYTES} bytes"
-                    ));
-                }
+            Target::SectionRange { start, end, .. }
+                if end <= start || end - start > MAX_VALUE_BYTES as u64 =>
+            {
+                return Err(format!(
+                    "{n}: section range [{start}, {end}) must be 1 to {MAX_VALUE_BYTES} bytes"
+                ));
             }
             Target::Field { field, offset } if field.is_empty() || *offset > 1 << 20 => {
                 return Err(format!("{n}: field target needs a name and a small offset"));
