@@ -326,28 +326,40 @@ fn encode(v: &Values, encoding: Encoding, q: Option<(f32, i32, bool)>) -> Option
     }
 }
 
-/// Every occurrence of `needle` in `hay`, at most `MAX_OFFSETS` listed.
+/// Every occurrence of `needle` in `hay`, at most `MAX_OFFSETS` listed. Knuth-Morris-Pratt:
+/// linear in `hay` plus `needle` whatever the bytes (an all-zero tensor in a zero-filled
+/// section costs no more than any other).
 fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
     let (mut count, mut listed) = (0u64, Vec::new());
     if needle.is_empty() || needle.len() > hay.len() {
         return (0, listed);
     }
-    let first = needle[0];
-    let last_start = hay.len() - needle.len();
-    let mut i = 0;
-    while i <= last_start {
-        match hay[i..=last_start].iter().position(|&b| b == first) {
-            None => break,
-            Some(p) => {
-                let at = i + p;
-                if hay[at..at + needle.len()] == *needle {
-                    count += 1;
-                    if listed.len() < MAX_OFFSETS {
-                        listed.push(at as u64);
-                    }
-                }
-                i = at + 1;
+    // fail[i]: length of the longest proper border of needle[..=i].
+    let mut fail = vec![0usize; needle.len()];
+    let mut k = 0;
+    for i in 1..needle.len() {
+        while k > 0 && needle[i] != needle[k] {
+            k = fail[k - 1];
+        }
+        if needle[i] == needle[k] {
+            k += 1;
+        }
+        fail[i] = k;
+    }
+    let mut k = 0;
+    for (i, &b) in hay.iter().enumerate() {
+        while k > 0 && b != needle[k] {
+            k = fail[k - 1];
+        }
+        if b == needle[k] {
+            k += 1;
+        }
+        if k == needle.len() {
+            count += 1;
+            if listed.len() < MAX_OFFSETS {
+                listed.push((i + 1 - k) as u64);
             }
+            k = fail[k - 1];
         }
     }
     (count, listed)
@@ -513,11 +525,17 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
             ENCODINGS.len()
         );
         for r in doc["initializers"].as_array().into_iter().flatten() {
+            let dims: Vec<String> = r["dims"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| d.to_string())
+                .collect();
             s.push_str(&format!(
-                "{:<32} {:<8} {:?} {}",
+                "{:<32} {:<8} [{}] {}",
                 r["name"].as_str().unwrap_or(""),
                 r["data_type"].as_str().unwrap_or(""),
-                r["dims"].as_array().map(|d| d.len()).unwrap_or(0),
+                dims.join(", "),
                 r["result"].as_str().unwrap_or("")
             ));
             if let Some(reason) = r["reason"].as_str() {
@@ -623,4 +641,21 @@ pub fn evidence() -> Result<Vec<crate::evidence::Generated>, String> {
         path: "evidence/locate/synthetic-pair.json".into(),
         text: crate::evidence::canonical(&doc),
     }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_all;
+
+    #[test]
+    fn find_all_counts_overlapping_occurrences_in_linear_time() {
+        assert_eq!(find_all(b"aaaa", b"aa"), (3, vec![0, 1, 2]));
+        assert_eq!(find_all(b"abcabcab", b"cab"), (2, vec![2, 5]));
+        assert_eq!(find_all(b"abc", b"abcd"), (0, vec![]));
+        assert_eq!(find_all(b"aabaabaaab", b"aaab"), (1, vec![6]));
+        let zeros = vec![0u8; 1 << 20];
+        let (n, listed) = find_all(&zeros, &zeros[..1 << 19]);
+        assert_eq!(n, (1 << 19) + 1);
+        assert_eq!(listed.len(), super::MAX_OFFSETS);
+    }
 }
