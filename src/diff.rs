@@ -121,6 +121,46 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
     }
 }
 
+/// Most bytes `field_range` names one by one to find a field: bounds the cost of a lookup in an
+/// opaque payload (record fields are found within their table's first bytes).
+pub const MAX_FIELD_SCAN: u64 = 16 << 20;
+
+/// The inverse of `locate`: the file range `[start, end)` of the field `locate` calls `name`
+/// (`NBG_SECTION_INPUT[0].quantization.raw_words`, `input[0].quantization.scale`,
+/// `header.crc_sum`), or `None` when no byte of the graph has that name. Only owners whose
+/// prefix (the text before the first `[`, `.` or `+`) matches are scanned, at most
+/// `MAX_FIELD_SCAN` bytes, so the answer always agrees with the offset-to-name naming.
+pub fn field_range(graph: &Graph<'_>, image: &NbgImage<'_>, name: &str) -> Option<(u64, u64)> {
+    let prefix = |s: &str| s.split(['[', '.', '+']).next().unwrap_or("").to_string();
+    let want = prefix(name);
+    let mut scanned = 0u64;
+    for o in image.owners().iter().filter(|o| o.end > o.start) {
+        // An owner names its bytes with one prefix, or (the v1 fixed part) two: its first
+        // and last bytes show which.
+        let ends = [o.start, o.end - 1].map(|at| prefix(&locate(graph, o, at).0));
+        if !ends.contains(&want) {
+            continue;
+        }
+        let mut offset = o.start;
+        while offset < o.end {
+            if scanned >= MAX_FIELD_SCAN {
+                return None;
+            }
+            let (field, unit) = locate(graph, o, offset);
+            scanned += 1;
+            if field == name {
+                let mut end = offset + 1;
+                while end < o.end && locate(graph, o, end) == (field.clone(), unit) {
+                    end += 1;
+                }
+                return Some((offset, end));
+            }
+            offset += 1;
+        }
+    }
+    None
+}
+
 /// One run of changed bytes inside one unit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {

@@ -2,10 +2,13 @@
 //!
 //! 1. parse A1, A2 and B; A1 and A2 must be byte-identical (the serializer is deterministic);
 //! 2. A and B must have the same size and layout descriptors;
-//! 3. every changed byte is attributed to its owner in A's ledger: the header CRC field, a
-//!    DYNAIO entry (index, offset in the entry, offset in the region, file offset), a section-40
-//!    value derived from a changed section, or anything else, which ends the experiment as
-//!    `multi-region-unresolved`;
+//! 3. every changed byte is attributed to its owner in A's ledger: the header CRC field, the
+//!    place of a mapping of the registry (`mapping`; the DYNAIO-constant mapping's places are
+//!    the DYNAIO entries: index, offset in the entry, offset in the region, file offset), a
+//!    section-40 value derived from a changed section, or anything else, which ends the
+//!    experiment as `multi-region-unresolved`; so do changes in the places of two mappings.
+//!    A change in one mapping other than the DYNAIO kind is settled by that mapping's check
+//!    (`mapping::check_one`), reported under `mapping`;
 //! 4. the DYNAIO entry holding `a_source` is found and the source indices that differ between
 //!    `a_source` and `b_source` must be exactly the changed entry offsets;
 //! 5. the substitution is replayed on an in-memory `ChangedImage` of A, the checksums are
@@ -19,18 +22,23 @@ use crate::files::{InputError, read_regular};
 use crate::fingerprint::Hash256;
 use crate::format::{section, v1 as f1, v2 as f2};
 use crate::image::{ChangedImage, NbgImage};
+use crate::mapping::{Outcome, Registry, Target};
 use crate::parse::{FileFacts, Graph, parse};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// `differential.json`: the controlled source bytes of A and B.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
     pub a_source: Vec<u8>,
     pub b_source: Vec<u8>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<String>,
+    /// Further controlled quantities by key (a quantization scale, say), each with its A and
+    /// B value; the source keys of `mapping` registries name them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub quantities: std::collections::BTreeMap<String, crate::mapping::Quantity>,
 }
 
 /// Largest `differential.json` read.
@@ -84,6 +92,13 @@ pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
             spec.b_source.len()
         )));
     }
+    if spec.quantities.len() > crate::mapping::MAX_QUANTITIES {
+        return Err(InputError(format!(
+            "{}: at most {} quantities",
+            spec_path.display(),
+            crate::mapping::MAX_QUANTITIES
+        )));
+    }
     Ok(CaptureSet {
         a1: read_regular(&dir.join("A1.nb"))?,
         a2: read_regular(&dir.join("A2.nb"))?,
@@ -115,6 +130,9 @@ pub struct ChangedRange {
     pub entry_offset: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section_offset: Option<u64>,
+    /// The registry mapping whose place holds the range (index in the registry).
+    #[serde(skip)]
+    pub mapping: Option<usize>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -167,6 +185,9 @@ pub struct Report {
     pub changed_ranges_omitted: u64,
     pub source: Option<SourceMatch>,
     pub replay: Option<Replay>,
+    /// A mapping other than the DYNAIO kind explained the change: its check (the replay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<crate::mapping::CheckRow>,
     pub result: &'static str,
 }
 
@@ -176,8 +197,52 @@ impl Report {
     }
 }
 
-/// Run the five steps. A parse failure of any capture is a `Failure` (which file in `.1`).
+/// Run the five steps with the registry compiled into the binary (`mapping::builtin`).
 pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
+    run_with(set, crate::mapping::builtin())
+}
+
+/// One place of a registry mapping in A: changed bytes inside it take its role.
+struct Place {
+    start: u64,
+    end: u64,
+    role: &'static str,
+    entry: Option<usize>,
+    mapping: usize,
+}
+
+/// The places of every mapping of `registry` in A, in registry order (the first one holding a
+/// byte names it). The DYNAIO kind's places are DYNAIO entries, role `dynaio-entry`.
+fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place> {
+    let entries = g.dynaio_ranges();
+    let mut out = Vec::new();
+    for (k, m) in registry.mappings.iter().enumerate() {
+        let role = match m.target {
+            Target::DynaioEntry { .. } => "dynaio-entry",
+            Target::Field { .. } => "mapped-field",
+            Target::SectionRange { .. } => "mapped-range",
+        };
+        for (start, end) in crate::mapping::places(m, g, image) {
+            let entry = if role == "dynaio-entry" {
+                entries.iter().position(|r| *r == (start, end))
+            } else {
+                None
+            };
+            out.push(Place {
+                start,
+                end,
+                role,
+                entry,
+                mapping: k,
+            });
+        }
+    }
+    out
+}
+
+/// Run the five steps, localizing through `registry`. A parse failure of any capture is a
+/// `Failure` (which file in `.1`).
+pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failure, &'static str)> {
     let ga = parse(&set.a1).map_err(|f| (f, "A1.nb"))?;
     let g2 = parse(&set.a2).map_err(|f| (f, "A2.nb"))?;
     let gb = parse(&set.b).map_err(|f| (f, "B.nb"))?;
@@ -197,6 +262,7 @@ pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
         changed_ranges_omitted: 0,
         source: None,
         replay: None,
+        mapping: None,
         result: "a1-differs-from-a2",
     };
     if !report.a1_equals_a2 {
@@ -228,7 +294,9 @@ pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
     }
 
     // Step 3: localize.
-    (report.changed_ranges, report.changed_ranges_omitted) = localize(&ga, &ia, &set.a1, &set.b);
+    let places = places(&ga, &ia, registry);
+    (report.changed_ranges, report.changed_ranges_omitted) =
+        localize(&ga, &ia, &set.a1, &set.b, &places);
     if report.changed_ranges.is_empty() {
         report.result = "no-change";
         return Ok(report);
@@ -238,10 +306,31 @@ pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
         .iter()
         .filter_map(|r| r.dynaio_entry)
         .collect();
+    let mappings: std::collections::BTreeSet<usize> = report
+        .changed_ranges
+        .iter()
+        .filter_map(|r| r.mapping)
+        .collect();
     if report.changed_ranges_omitted > 0
         || report.changed_ranges.iter().any(|r| r.role == "other")
-        || entries.len() != 1
+        || mappings.len() != 1
     {
+        report.result = "multi-region-unresolved";
+        return Ok(report);
+    }
+    let mapping = &registry.mappings[*mappings.first().expect("one mapping")];
+    if !matches!(mapping.target, Target::DynaioEntry { .. }) {
+        // Steps 4 and 5 are the mapping's check: its source quantity, the replay, B's SHA-256.
+        let row = crate::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
+        report.result = match row.outcome {
+            Outcome::Proved => "reproduced",
+            Outcome::Refuted => "replay-mismatch",
+            Outcome::Inapplicable => "source-not-found",
+        };
+        report.mapping = Some(row);
+        return Ok(report);
+    }
+    if entries.len() != 1 {
         report.result = "multi-region-unresolved";
         return Ok(report);
     }
@@ -355,7 +444,13 @@ fn is_zero(n: &u64) -> bool {
 
 /// The changed runs of B against A, each inside one unit of A's ledger: at most
 /// `MAX_CHANGED_RANGES` listed, the number of further runs returned beside them.
-fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> (Vec<ChangedRange>, u64) {
+fn localize(
+    g: &Graph<'_>,
+    image: &NbgImage<'_>,
+    a: &[u8],
+    b: &[u8],
+    places: &[Place],
+) -> (Vec<ChangedRange>, u64) {
     let (crc_at, _) = crc_field(g);
     let entries = g.dynaio_ranges();
     let region = match g {
@@ -366,19 +461,20 @@ fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> (Vec<Cha
         Graph::V2(g) => g.section(section::CHECKSUM).map(|s| (s.offset, s.end())),
         Graph::V1(_) => None,
     };
-    let classify = |offset: u64| -> (&'static str, Option<usize>) {
+    // (role, DYNAIO entry, registry mapping)
+    let classify = |offset: u64| -> (&'static str, Option<usize>, Option<usize>) {
         if (crc_at..crc_at + 4).contains(&offset) {
-            return ("crc-field", None);
+            return ("crc-field", None, None);
         }
-        if let Some(i) = entries.iter().position(|&(s, e)| s <= offset && offset < e) {
-            return ("dynaio-entry", Some(i));
+        if let Some(p) = places.iter().find(|p| p.start <= offset && offset < p.end) {
+            return (p.role, p.entry, Some(p.mapping));
         }
         if let Some((s, e)) = checksum {
             if s <= offset && offset < e && (offset - s) % 8 >= 4 {
-                return ("derived-checksum", None);
+                return ("derived-checksum", None, None);
             }
         }
-        ("other", None)
+        ("other", None, None)
     };
     let mut out: Vec<ChangedRange> = Vec::new();
     let mut omitted = 0u64;
@@ -391,7 +487,7 @@ fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> (Vec<Cha
         let offset = i as u64;
         let owner = image.owner_of(offset).expect("ledger covers every byte");
         let unit = locate(g, owner, offset).1;
-        let (role, entry) = classify(offset);
+        let (role, entry, mapping) = classify(offset);
         if let Some((end, r, e, u)) = &mut overflow {
             if *end == offset && *r == role && *e == entry && *u == unit {
                 *end += 1;
@@ -406,6 +502,7 @@ fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> (Vec<Cha
             if last.end == offset
                 && last.role == role
                 && last.dynaio_entry == entry
+                && last.mapping == mapping
                 && last_unit == unit
             {
                 last.end += 1;
@@ -428,6 +525,7 @@ fn localize(g: &Graph<'_>, image: &NbgImage<'_>, a: &[u8], b: &[u8]) -> (Vec<Cha
             dynaio_entry: entry,
             entry_offset,
             section_offset: entry.and(region).map(|r| offset - r),
+            mapping,
         });
     }
     (out, omitted)

@@ -63,21 +63,27 @@ pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     Ok(out)
 }
 
-/// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
-pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
-    let dir = root.join("differentials");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
+/// The capture directories under `dir`, sorted.
+fn capture_names(dir: &Path) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
+    Ok(names)
+}
+
+/// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
+pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    let dir = root.join("differentials");
+    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.0)?;
     let mut out = Vec::new();
-    for name in names {
+    for name in capture_names(&dir)? {
         let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
-        let report =
-            crate::differential::run(&set).map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
+        let report = crate::differential::run_with(&set, &registry)
+            .map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
         let value = serde_json::to_value(&report).expect("report serializes");
         out.push(Generated {
             path: format!("evidence/differentials/{name}.json"),
@@ -129,7 +135,36 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
         out.extend(inventory_evidence(root, config, stem)?);
     }
     out.extend(report_evidence(root)?);
+    out.extend(mapping_evidence(root)?);
+    out.extend(crate::locate::evidence()?);
     Ok(out)
+}
+
+/// The mapping registry in canonical form, and `evidence/mappings/check.json`: every mapping
+/// checked against every committed capture set (the refuting sets included).
+pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    use crate::mapping;
+    let registry = mapping::load(&root.join(mapping::COMMITTED)).map_err(|e| e.0)?;
+    let dir = root.join("differentials");
+    let captures = capture_names(&dir)?
+        .into_iter()
+        .map(|n| mapping::Capture::load(&dir.join(&n), n))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.0)?;
+    let all: Vec<&mapping::Mapping> = registry.mappings.iter().collect();
+    let rows = mapping::check_all(&all, &captures).map_err(|e| e.to_string())?;
+    let text = registry.canonical();
+    let sha = crate::fingerprint::Hash256::of(text.as_bytes());
+    Ok(vec![
+        Generated {
+            path: mapping::COMMITTED.into(),
+            text,
+        },
+        Generated {
+            path: "evidence/mappings/check.json".into(),
+            text: canonical(&mapping::check_document(&sha, &rows)),
+        },
+    ])
 }
 
 /// Rebuild `evidence/reports/*.html`, the committed `nbg report` pages (`report::committed`).

@@ -72,6 +72,9 @@ pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
     steps.push(step("replay differentials".into(), || {
         replay_differentials(root)
     }));
+    steps.push(step("re-check promoted mappings".into(), || {
+        promoted_mappings(root)
+    }));
     for (config, stem) in evidence::INVENTORIES {
         let name = format!(
             "inventory {}",
@@ -183,6 +186,21 @@ fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
         });
     }
     Ok((rows, "A1 = A2, localization, in-memory replay".into()))
+}
+
+fn promoted_mappings(root: &Path) -> Result<(Vec<Row>, String), String> {
+    let rows: Vec<Row> = crate::mapping::recheck_promoted(root)?
+        .into_iter()
+        .map(|(mapping, capture, passed, detail)| Row {
+            item: format!("{mapping} <- {capture}"),
+            passed,
+            detail,
+        })
+        .collect();
+    Ok((
+        rows,
+        "each promoted mapping replayed on its evidence (digests, then SHA-256 of B)".into(),
+    ))
 }
 
 /// Inventory one corpus: a row per file, a note with the counts, and the canonical inventory

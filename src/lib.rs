@@ -13,6 +13,8 @@ pub mod format;
 pub mod image;
 pub mod inventory;
 pub mod lab;
+pub mod locate;
+pub mod mapping;
 pub mod onnx;
 pub mod output;
 pub mod parse;

@@ -118,11 +118,28 @@ enum Command {
     },
     /// Write a synthetic capture set (A1.nb, A2.nb, B.nb, differential.json) into a new DIR.
     SynthDifferential {
-        /// One of: dynaio-constant, dynaio-later-entry, dynaio-multi-byte, negative-outside-dynaio.
+        /// One of: dynaio-constant, dynaio-later-entry, dynaio-multi-byte, negative-outside-dynaio,
+        /// v2-output-scale-64, v2-output-scale-256, v2-output-scale-with-zero-point,
+        /// v1-input-scale-quarter, v1-input-scale-eighth, v1-input-scale-with-output,
+        /// coef-word-a, coef-word-b, coef-word-and-tp.
         #[arg(long)]
         name: String,
         #[arg(short, long)]
         out: PathBuf,
+    },
+    /// Field mappings as evidence: check a registry against capture sets, or promote one.
+    Mapping {
+        #[command(subcommand)]
+        command: MappingCommand,
+    },
+    /// Coefficient locator (PoC 12A): search each ONNX initializer (at least 8 elements) in the
+    /// NBG's admitted sections under the finite transform registry; `found` (offsets, owner,
+    /// transform) or `not-found`. Exit 0 when it ran, 1 an invalid NBG or refused model, 2 I/O.
+    Locate {
+        model: PathBuf,
+        graph: PathBuf,
+        #[arg(long)]
+        json: bool,
     },
     /// Inventory a hash-pinned corpus config (nbg-corpus/1 or nbg-public-corpus/1): parse
     /// every file in parallel, verify pins, print canonical JSON (or write it with --out).
@@ -235,6 +252,30 @@ enum Command {
 }
 
 #[derive(Subcommand)]
+enum MappingCommand {
+    /// Check every mapping of MAPPINGS against each capture set: proved (the in-memory replay
+    /// reproduces B), refuted (the first unexplained byte) or inapplicable. Writes nothing.
+    /// Exit 0 when nothing is refuted, 1 when something is (or a capture is an invalid NBG),
+    /// 2 on a bad mappings file or capture set.
+    Check {
+        mappings: PathBuf,
+        #[arg(required = true)]
+        captures: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Promote NAME when at least two capture sets with different source values prove it and
+    /// none refutes it; rewrites MAPPINGS atomically with the evidence digests. Exit 0
+    /// promoted, 1 refused (nothing written), 2 usage or I/O.
+    Promote {
+        mappings: PathBuf,
+        name: String,
+        #[arg(long = "evidence", value_name = "CAPTURE_DIR", required = true, num_args = 1..)]
+        evidence: Vec<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
 enum OnnxCommand {
     /// Admission audit (creates no session): inventory, signature, typed I/O, placement with
     /// refusal reasons, partitions. A refused model exits 1 with {"error": {code, message}}.
@@ -328,6 +369,29 @@ fn main() -> ExitCode {
             force,
         } => cmd_differential(&dir, json, evidence.as_deref(), force),
         Command::SynthDifferential { name, out } => cmd_synth_differential(&name, &out),
+        Command::Locate { model, graph, json } => {
+            let r = nbg_lab::locate::cli(&model, &graph, json);
+            outp!("{}", r.stdout);
+            eprint!("{}", r.stderr);
+            ExitCode::from(r.code)
+        }
+        Command::Mapping { command } => {
+            let r = match command {
+                MappingCommand::Check {
+                    mappings,
+                    captures,
+                    json,
+                } => nbg_lab::mapping::cli_check(&mappings, &captures, json),
+                MappingCommand::Promote {
+                    mappings,
+                    name,
+                    evidence,
+                } => nbg_lab::mapping::cli_promote(&mappings, &name, &evidence),
+            };
+            outp!("{}", r.stdout);
+            eprint!("{}", r.stderr);
+            ExitCode::from(r.code)
+        }
         Command::Inventory {
             config,
             out,
@@ -872,6 +936,16 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>, force: bool
             );
             out!("                 sha256 {} (B {})", r.sha256, r.b_sha256);
         }
+        if let Some(m) = &report.mapping {
+            out!(
+                "  mapping        {}: {:?} ({:?}), {} unexplained of {} changed bytes",
+                m.mapping,
+                m.outcome,
+                m.reason,
+                m.unexplained_bytes,
+                m.changed_bytes
+            );
+        }
         out!("  result         {}", report.result);
     }
     if report.reproduced() {
@@ -882,21 +956,17 @@ fn cmd_differential(dir: &Path, json: bool, evidence: Option<&Path>, force: bool
 }
 
 fn cmd_synth_differential(name: &str, out: &Path) -> ExitCode {
-    let Some(trio) = synth::trio(name) else {
+    let Some(trio) = nbg_lab::mapping::captures::build(name) else {
         return usage_error(format!(
             "unknown capture set {name:?}; known: {}",
-            synth::TRIOS.join(", ")
+            nbg_lab::mapping::captures::all_names().join(", ")
         ));
     };
     let folder = match output::new_dir(out) {
         Ok(g) => g,
         Err(e) => return usage_error(e),
     };
-    let spec = nbg_lab::differential::CaptureSpec {
-        a_source: trio.a_source,
-        b_source: trio.b_source,
-        provenance: Some(trio.provenance),
-    };
+    let spec = trio.spec;
     let json = nbg_lab::evidence::canonical(&serde_json::to_value(&spec).expect("spec serializes"));
     for (file, bytes) in [
         ("A1.nb", &trio.a[..]),

@@ -54,7 +54,7 @@ fn put32(b: &mut [u8], at: usize, v: u32) {
 
 /// One I/O record of the version's width (108 or 116 bytes): four dimensions, UINT8, affine
 /// quantization (fixed point, scale, zero point), a name.
-fn io_record(version: u32, name: &str, dims: [u32; 4]) -> Vec<u8> {
+fn io_record(version: u32, name: &str, dims: [u32; 4], scale: f32) -> Vec<u8> {
     let size = f::io_record_size(version) as usize;
     let slots = if size == 116 { 6 } else { 4 };
     let after_dims = 4 + 4 * slots;
@@ -66,7 +66,7 @@ fn io_record(version: u32, name: &str, dims: [u32; 4]) -> Vec<u8> {
     put32(&mut r, after_dims, 2); // data format UINT8
     put32(&mut r, after_dims + 4, 0); // tensor
     put32(&mut r, after_dims + 8, 2); // affine asymmetric
-    put32(&mut r, after_dims + 16, 0.5f32.to_bits());
+    put32(&mut r, after_dims + 16, scale.to_bits());
     put32(&mut r, after_dims + 20, 128);
     r[after_dims + 24..][..name.len()].copy_from_slice(name.as_bytes());
     r
@@ -74,6 +74,12 @@ fn io_record(version: u32, name: &str, dims: [u32; 4]) -> Vec<u8> {
 
 /// A v1 graph of `version` with `extension` bytes between the public entries and the tables.
 pub fn graph(version: u32, extension: usize, crc: V1Crc) -> Vec<u8> {
+    graph_with_scales(version, extension, crc, [0.5, 0.5])
+}
+
+/// `graph` with the input and output quantization scales given (capture sets of the mapping
+/// registry change them).
+pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f32; 2]) -> Vec<u8> {
     let entries = f::entries_offset(version);
     // Every entry the version's layout has (public, plus the proved extensions of a known
     // version); the ones the builder does not fill stay (0, 0).
@@ -108,8 +114,14 @@ pub fn graph(version: u32, extension: usize, crc: V1Crc) -> Vec<u8> {
         .or(f::record_size("operation", f::MAX_KNOWN_VERSION, 1, 1))
         .expect("the newest known operation record size") as usize;
     let tables: [(&str, Vec<u8>); 5] = [
-        ("input", io_record(version, "input_0", [16, 16, 3, 1])),
-        ("output", io_record(version, "output_0", [10, 1, 1, 1])),
+        (
+            "input",
+            io_record(version, "input_0", [16, 16, 3, 1], scales[0]),
+        ),
+        (
+            "output",
+            io_record(version, "output_0", [10, 1, 1, 1], scales[1]),
+        ),
         ("layer", {
             let mut r = vec![0u8; LAYER_RECORD];
             r[..7].copy_from_slice(b"layer_0");

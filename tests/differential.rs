@@ -142,6 +142,7 @@ fn refusals_name_what_failed() {
             a_source: a,
             b_source: b,
             provenance: None,
+            ..Default::default()
         };
         std::fs::write(
             d.join("differential.json"),
@@ -239,7 +240,10 @@ fn cli_writes_nothing_but_the_evidence_file() {
 fn differential_evidence_regenerates_byte_for_byte() {
     let root = common::root();
     let generated = evidence::differential_evidence(&root).unwrap();
-    assert_eq!(generated.len(), synth::TRIOS.len());
+    assert_eq!(
+        generated.len(),
+        synth::TRIOS.len() + nbg_lab::mapping::captures::NAMES.len()
+    );
     common::check_generated(generated);
 }
 
@@ -268,6 +272,7 @@ fn changed_ranges_are_capped_and_counted() {
             a_source: vec![0, 1, 2, 3],
             b_source: vec![0, 1, 2, 4],
             provenance: None,
+            ..Default::default()
         },
     };
     let r = differential::run(&set).unwrap();

@@ -45,9 +45,24 @@ fn files() -> Vec<(String, PathBuf)> {
     let mut sets: Vec<PathBuf> = std::fs::read_dir(root.join("differentials"))
         .expect("differentials")
         .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_dir())
         .collect();
     sets.sort();
     for set in sets {
+        // The small v1 builder's graphs are of version 0x00010030, which the vendor reader
+        // refuses by version (status -6), like the `v1-*` synth profiles this test leaves out.
+        let spec = std::fs::read_to_string(set.join("differential.json")).unwrap_or_default();
+        if spec.contains("nbg-lab synth_v1") {
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!(
+                    "skipped: {}: a synth_v1 graph (version 0x00010030), unknown to nbinfo\n",
+                    set.display()
+                )
+                .as_bytes(),
+            );
+            continue;
+        }
         for f in ["A1.nb", "A2.nb", "B.nb"] {
             let name = set.file_name().unwrap().to_string_lossy().into_owned();
             out.push((format!("differentials/{name}/{f}"), set.join(f)));

@@ -19,7 +19,12 @@ fn s(v: &str) -> Option<String> {
     Some(v.to_string())
 }
 
-fn tensor_value(name: &str, elem: i32, dims: &[Option<i64>], params: &[&str]) -> ValueInfoProto {
+pub(crate) fn tensor_value(
+    name: &str,
+    elem: i32,
+    dims: &[Option<i64>],
+    params: &[&str],
+) -> ValueInfoProto {
     let mut p = params.iter();
     let dim = dims
         .iter()
@@ -47,7 +52,7 @@ fn tensor_value(name: &str, elem: i32, dims: &[Option<i64>], params: &[&str]) ->
     }
 }
 
-fn float_tensor(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
+pub(crate) fn float_tensor(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
     TensorProto {
         dims: dims.to_vec(),
         data_type: Some(data_type::FLOAT),
@@ -57,7 +62,7 @@ fn float_tensor(name: &str, dims: &[i64], values: &[f32]) -> TensorProto {
     }
 }
 
-fn node(
+pub(crate) fn node(
     op: &str,
     name: &str,
     inputs: &[&str],
@@ -84,7 +89,7 @@ fn ints(name: &str, v: &[i64]) -> AttributeProto {
     }
 }
 
-fn model(graph: GraphProto) -> ModelProto {
+pub(crate) fn model(graph: GraphProto) -> ModelProto {
     ModelProto {
         ir_version: Some(8),
         producer_name: s("nbg-lab"),
