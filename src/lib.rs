@@ -7,6 +7,7 @@ pub mod diff;
 pub mod differential;
 pub mod evidence;
 pub mod failure;
+pub mod fieldmap;
 pub mod files;
 pub mod fingerprint;
 pub mod format;
