@@ -680,6 +680,13 @@ impl Writer {
         self.overflow.get_or_insert(f.name);
     }
 
+    /// Mark a field as impossible to encode from the value at hand (a value the layout has no
+    /// place for, or a missing value the layout needs).
+    pub fn refuse(&mut self, f: &Field) -> &mut Self {
+        self.fail(f);
+        self
+    }
+
     pub fn put_bytes(&mut self, f: &Field, value: &[u8]) -> &mut Self {
         match self.bytes.get_mut(f.offset..f.end()) {
             Some(slot) if value.len() <= slot.len() => slot[..value.len()].copy_from_slice(value),
@@ -690,8 +697,7 @@ impl Writer {
 
     pub fn put_uint(&mut self, f: &Field, v: u64) -> &mut Self {
         if f.width < 8 && v >> (8 * f.width) != 0 {
-            self.fail(f);
-            return self;
+            return self.refuse(f);
         }
         let le = v.to_le_bytes();
         self.put_bytes(f, &le[..f.width.min(8)])
@@ -706,21 +712,15 @@ impl Writer {
     pub fn put_opt_u32(&mut self, f: &Field, v: Option<u32>) -> &mut Self {
         match v {
             Some(v) => self.put_u32(f, v),
-            None if f.end() <= self.bytes.len() => {
-                self.fail(f);
-                self
-            }
+            None if f.end() <= self.bytes.len() => self.refuse(f),
             None => self,
         }
     }
 
     pub fn put_parts(&mut self, f: &Field, values: &[u64]) -> &mut Self {
         match f.pack(values) {
-            Some(raw) => self.put_uint(f, raw),
-            None => {
-                self.fail(f);
-                self
-            }
+            Some(raw) if values.len() == f.parts.len() => self.put_uint(f, raw),
+            _ => self.refuse(f),
         }
     }
 
@@ -733,8 +733,7 @@ impl Writer {
     /// refused, as the parser refuses it).
     pub fn put_str(&mut self, f: &Field, text: &str) -> &mut Self {
         if text.len() >= f.width {
-            self.fail(f);
-            return self;
+            return self.refuse(f);
         }
         self.put_bytes(f, text.as_bytes())
     }

@@ -19,6 +19,7 @@ pub mod output;
 pub mod parse;
 pub mod progress;
 pub mod read;
+pub mod reencode;
 pub mod report;
 pub mod stream;
 pub mod svg;

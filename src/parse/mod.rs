@@ -265,6 +265,10 @@ pub struct IoRecord {
     pub name: Option<String>,
     pub dimension_count: u32,
     pub dimensions: Vec<u32>,
+    /// The dimension slots after `dimension_count` (public v1 files hold 1 there, v2 zero):
+    /// not part of the document, kept so the record re-encodes exactly.
+    #[serde(skip)]
+    pub unused_dimension_slots: Vec<u32>,
     pub data_format: u32,
     pub data_format_name: Option<&'static str>,
     pub data_type: u32,
@@ -379,6 +383,9 @@ pub fn decode_io(
         name,
         dimension_count,
         dimensions,
+        unused_dimension_slots: (dimension_count as usize..layout.max_dims() as usize)
+            .map(|i| v.word(&layout.dims, i))
+            .collect(),
         data_format,
         data_format_name: format_info.map(|(n, _)| n),
         data_type,
