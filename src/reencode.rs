@@ -134,6 +134,38 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
     out
 }
 
+/// The whole file rebuilt in memory: every decoded-record owner from its encoded pieces, every
+/// other owner (opaque payloads, gaps, the tail) from the source. `None` when an owner has no
+/// encoder or a decoded value does not fit its field. For tests that decode the result again;
+/// never written to disk.
+pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
+    let source = match graph {
+        Graph::V1(g) => g.bytes,
+        Graph::V2(g) => g.bytes,
+    };
+    let mut out = Vec::with_capacity(source.len());
+    for o in image.owners() {
+        if o.class != OwnerClass::DecodedRecord {
+            out.extend_from_slice(source.get(o.start as usize..o.end as usize)?);
+            continue;
+        }
+        let pieces = match graph {
+            Graph::V1(g) => pieces_v1(g, o)?,
+            Graph::V2(g) => pieces_v2(g, o)?,
+        };
+        for p in pieces {
+            if p.at != out.len() as u64 {
+                return None;
+            }
+            out.extend_from_slice(p.bytes.as_ref().ok()?);
+        }
+        if out.len() as u64 != o.end {
+            return None;
+        }
+    }
+    Some(out)
+}
+
 /// The first difference between the owner's bytes and its encoded pieces.
 fn compare(source: &[u8], o: &Owner, pieces: &[Piece]) -> Option<Mismatch> {
     let mismatch = |field: String, offset: u64| Mismatch {
