@@ -129,7 +129,21 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
         out.extend(inventory_evidence(root, config, stem)?);
     }
     out.extend(report_evidence(root)?);
+    out.extend(fieldmap_evidence()?);
     Ok(out)
+}
+
+/// Rebuild `evidence/fieldmap/*`: the field map as JSON, Markdown and Kaitai Struct.
+pub fn fieldmap_evidence() -> Result<Vec<Generated>, String> {
+    crate::fieldmap::EXPORTS
+        .iter()
+        .map(|&(path, family, format)| {
+            Ok(Generated {
+                path: path.to_string(),
+                text: crate::fieldmap::render(family, format)?,
+            })
+        })
+        .collect()
 }
 
 /// Rebuild `evidence/reports/*.html`, the committed `nbg report` pages (`report::committed`).

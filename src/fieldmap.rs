@@ -36,9 +36,10 @@ impl Family {
         }
     }
 
-    /// Whether a record of this family belongs in the export of `family` (`v1` or `v2`).
+    /// Whether a record of this family belongs in the export of `family` (`Both`: every
+    /// record).
     pub fn in_export(self, family: Family) -> bool {
-        self == family || self == Family::Both
+        self == family || self == Family::Both || family == Family::Both
     }
 }
 
@@ -845,11 +846,293 @@ pub fn to_markdown(family: Family) -> String {
     s
 }
 
-/// Parse a `--family` value.
-pub fn family(name: &str) -> Option<Family> {
-    match name {
-        "v1" => Some(Family::V1),
-        "v2" => Some(Family::V2),
-        _ => None,
+/// `nbg fieldmap`: the map of `family` (`None`: both) as `json` (canonical), `ksy` (one family)
+/// or `md`.
+pub fn render(family: Option<&str>, format: &str) -> Result<String, String> {
+    let family = match family {
+        None => Family::Both,
+        Some("v1") => Family::V1,
+        Some("v2") => Family::V2,
+        Some(other) => return Err(format!("--family {other}: expected v1 or v2")),
+    };
+    match format {
+        "json" => Ok(crate::evidence::canonical(&to_json(family))),
+        "md" => Ok(to_markdown(family)),
+        "ksy" if family == Family::Both => Err("--format ksy needs --family v1 or v2".into()),
+        "ksy" => Ok(to_ksy(family)),
+        other => Err(format!("--format {other}: expected json, ksy or md")),
     }
+}
+
+/// The committed exports under `evidence/fieldmap/`: (path, family, format).
+pub const EXPORTS: [(&str, Option<&str>, &str); 4] = [
+    ("evidence/fieldmap/fieldmap.json", None, "json"),
+    ("evidence/fieldmap/fieldmap.md", None, "md"),
+    ("evidence/fieldmap/nbg_v1.ksy", Some("v1"), "ksy"),
+    ("evidence/fieldmap/nbg_v2.ksy", Some("v2"), "ksy"),
+];
+
+/// Kaitai Struct identifier of a field or record name (`quantization.format` ->
+/// `quantization_format`, `v2.header` -> `v2_header`).
+fn ksy_id(name: &str) -> String {
+    name.replace('.', "_")
+}
+
+/// One record as a Kaitai type: its fields in order (version gates as `if`), bit parts as value
+/// instances named `<field>_<part>`. `version` is the expression the gates compare.
+fn ksy_type(r: &Record, version: &str, out: &mut Vec<String>) {
+    out.push(format!("  {}:", ksy_id(r.id)));
+    out.push(format!("    doc: \"{} ({} bytes)\"", r.public_name, r.size));
+    out.push("    seq:".into());
+    for f in r.fields {
+        out.push(format!("      - id: {}", ksy_id(f.name)));
+        match f.ty {
+            Type::Magic => out.push("        contents: [0x56, 0x50, 0x4d, 0x4e]".into()),
+            Type::U8 => out.push("        type: u1".into()),
+            Type::U32 => out.push("        type: u4".into()),
+            Type::I32 => out.push("        type: s4".into()),
+            Type::U64 => out.push("        type: u8".into()),
+            Type::U32s => {
+                out.push("        type: u4".into());
+                out.push("        repeat: expr".into());
+                out.push(format!("        repeat-expr: {}", f.width / 4));
+            }
+            Type::Str => {
+                out.push("        type: strz".into());
+                out.push(format!("        size: {}", f.width));
+                out.push("        encoding: UTF-8".into());
+            }
+            Type::Bytes => out.push(format!("        size: {}", f.width)),
+        }
+        if f.since > 0 {
+            out.push(format!("        if: \"{version} >= 0x{:x}\"", f.since));
+        }
+        out.push(format!("        doc: \"{}\"", f.evidence.as_str()));
+    }
+    let parts: Vec<(&Field, &Part)> = r
+        .fields
+        .iter()
+        .flat_map(|f| f.parts.iter().map(move |p| (f, p)))
+        .collect();
+    if !parts.is_empty() {
+        out.push("    instances:".into());
+        for (f, p) in parts {
+            out.push(format!("      {}_{}:", ksy_id(f.name), p.name));
+            out.push(format!(
+                "        value: \"({} >> {}) & 0x{:x}\"",
+                ksy_id(f.name),
+                p.shift,
+                p.mask()
+            ));
+            if f.since > 0 {
+                out.push(format!("        if: \"{version} >= 0x{:x}\"", f.since));
+            }
+        }
+    }
+    // Every record also as a table of records filling its substream.
+    out.push(format!("  {}_table:", ksy_id(r.id)));
+    out.push("    seq:".into());
+    out.push("      - id: records".into());
+    out.push(format!("        type: {}", ksy_id(r.id)));
+    out.push("        repeat: eos".into());
+}
+
+/// The field map of one family as a Kaitai Struct `.ksy`: every record type, and a top-level
+/// structure that reaches the decoded records (v2: header, sub-header, directory and the bodies
+/// of decoded sections; v1: fixed part, entries and the decoded tables).
+pub fn to_ksy(family: Family) -> String {
+    let mut out = Vec::new();
+    let f = family.as_str();
+    out.push(
+        "# Generated by `nbg fieldmap --format ksy` from src/fieldmap.rs; do not edit.".into(),
+    );
+    out.push("meta:".into());
+    out.push(format!("  id: nbg_{f}"));
+    out.push(format!(
+        "  title: VeriSilicon NPU network binary graph (VPMN), {f} family"
+    ));
+    out.push("  file-extension: nb".into());
+    out.push("  endian: le".into());
+    match family {
+        Family::V2 => {
+            out.extend(
+                [
+                    "seq:",
+                    "  - id: header",
+                    "    type: v2_header",
+                    "instances:",
+                    "  version:",
+                    "    value: header.version",
+                    "  sub_header:",
+                    "    pos: header.sub_header_offset",
+                    "    type: v2_sub_header",
+                    "  directory:",
+                    "    pos: sub_header.section_headers_offset",
+                    "    type: v2_section_header",
+                    "    repeat: expr",
+                    "    repeat-expr: sub_header.section_header_count",
+                ]
+                .map(String::from),
+            );
+        }
+        _ => {
+            out.extend(
+                [
+                    "seq:",
+                    "  - id: fixed",
+                    "    type: v1_fixed",
+                    "  - id: entries",
+                    "    type: v1_entry",
+                    "    repeat: expr",
+                ]
+                .map(String::from),
+            );
+            out.push(format!("    repeat-expr: \"{}\"", v1_entry_count_expr()));
+            out.push("instances:".into());
+            out.push("  version:".into());
+            out.push("    value: fixed.version".into());
+            for (k, e) in crate::format::v1::ENTRIES.iter().enumerate() {
+                let Some(table) = v1_table_type(e.name, e.nests_into.is_some()) else {
+                    continue;
+                };
+                out.push(format!("  {}:", e.name));
+                out.push(format!("    pos: entries[{k}].offset"));
+                out.push(format!("    size: entries[{k}].size"));
+                out.push(format!("    type: {table}"));
+                out.push(format!("    if: entries.size > {k}"));
+            }
+        }
+    }
+    out.push("types:".into());
+    for r in ALL.iter().filter(|r| r.family.in_export(family)) {
+        let version = if r.id == "v1.fixed" {
+            "version"
+        } else {
+            "_root.version"
+        };
+        ksy_type(r, version, &mut out);
+    }
+    match family {
+        Family::V2 => {
+            // The section body by type, as a substream of the section's declared size.
+            let pos = out
+                .iter()
+                .position(|l| l == "  v2_section_header_table:")
+                .unwrap_or(out.len());
+            let body = [
+                "    instances:".to_string(),
+                "      body:".into(),
+                "        io: _root._io".into(),
+                "        pos: offset".into(),
+                "        size: size".into(),
+                "        type:".into(),
+                "          switch-on: type".into(),
+                "          cases:".into(),
+                "            1: v2_io_record_table".into(),
+                "            2: v2_io_record_table".into(),
+                "            3: layer_table".into(),
+                "            4: operation_table".into(),
+                "            9: sh_operation_table".into(),
+                "            10: patch_any_table".into(),
+                "            26: v2_dynaio_entry_table".into(),
+                "            35: v2_network_info".into(),
+                "            37: v2_memory_pool".into(),
+                "            38: v2_vip_sram".into(),
+                "            39: v2_axi_sram".into(),
+                "            40: v2_checksum_record_table".into(),
+            ];
+            out.splice(pos..pos, body);
+            out.extend(
+                [
+                    "  patch_any_table:",
+                    "    seq:",
+                    "      - id: records",
+                    "        type:",
+                    "          switch-on: _parent.entry_size",
+                    "          cases:",
+                    "            40: patch_40bit",
+                    "            _: patch",
+                    "        repeat: eos",
+                ]
+                .map(String::from),
+            );
+        }
+        _ => {
+            out.extend(
+                [
+                    "  v1_io_any_table:",
+                    "    seq:",
+                    "      - id: records",
+                    "        type:",
+                    "          switch-on: \"_root.version >= 0x1000b ? 116 : _root.version >= 0x10004 ? 108 : 44\"",
+                    "          cases:",
+                    "            116: v1_io_record",
+                    "            108: v1_io_record_108",
+                    "            44: v1_io_record_44",
+                    "        repeat: eos",
+                    "  v1_patch_any_table:",
+                    "    seq:",
+                    "      - id: records",
+                    "        type:",
+                ]
+                .map(String::from),
+            );
+            out.push(format!(
+                "          switch-on: \"_root.version >= 0x{:x}\"",
+                crate::format::v1::PATCH_40BIT_SINCE
+            ));
+            out.extend(
+                [
+                    "          cases:",
+                    "            true: patch_40bit",
+                    "            false: patch",
+                    "        repeat: eos",
+                ]
+                .map(String::from),
+            );
+        }
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}
+
+/// The Kaitai type of a v1 table whose records the field map lays out.
+fn v1_table_type(name: &str, nested: bool) -> Option<&'static str> {
+    Some(match name {
+        "input" | "output" => "v1_io_any_table",
+        "layer" => "layer_table",
+        "operation" => "operation_table",
+        "sh" => "sh_operation_table",
+        "patch" => "v1_patch_any_table",
+        "sw" => "v1_sw_operation_table",
+        "hw_init" => "v1_hw_init_operation_table",
+        "ppu_param" => "v1_ppu_param_table",
+        _ if nested => "v1_entry_table",
+        _ => return None,
+    })
+}
+
+/// `format::v1::entry_count` as a Kaitai expression over `fixed.version`.
+fn v1_entry_count_expr() -> String {
+    use crate::format::v1 as f1;
+    let mut expr = String::new();
+    for (v, n) in f1::PROVED_EXTENSIONS.iter().rev() {
+        expr.push_str(&format!("fixed.version == 0x{v:x} ? {n} : "));
+    }
+    let mut gates: Vec<u32> = f1::ENTRIES[..f1::PUBLIC_ENTRIES]
+        .iter()
+        .map(|e| e.since)
+        .filter(|&s| s > 0)
+        .collect();
+    gates.sort_unstable();
+    gates.dedup();
+    for &g in gates.iter().rev() {
+        expr.push_str(&format!(
+            "fixed.version >= 0x{g:x} ? {} : ",
+            f1::entry_count(g.max(f1::MIN_VERSION))
+        ));
+    }
+    expr.push_str(&f1::entry_count(f1::MIN_VERSION).to_string());
+    expr
 }

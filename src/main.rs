@@ -93,6 +93,14 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Export the field map (every record of both families, defined once in src/fieldmap.rs)
+    /// as canonical JSON, a Kaitai Struct .ksy (one family) or a Markdown table.
+    Fieldmap {
+        #[arg(long, value_name = "v1|v2")]
+        family: Option<String>,
+        #[arg(long, value_name = "json|ksy|md", default_value = "json")]
+        format: String,
+    },
     /// Compare two NBGs of the same family, owner by owner (also of different sizes or
     /// layouts): changed ranges named by section or table, record and field. Exit 0 when
     /// identical, 1 when they differ or a file is invalid.
@@ -318,6 +326,15 @@ fn main() -> ExitCode {
             svg,
             force,
         } => cmd_image(&file, json, svg.as_deref(), force),
+        Command::Fieldmap { family, format } => {
+            match nbg_lab::fieldmap::render(family.as_deref(), &format) {
+                Ok(text) => {
+                    outp!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => usage_error(e),
+            }
+        }
         Command::Roundtrip {
             files,
             json,
