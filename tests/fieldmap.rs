@@ -66,10 +66,7 @@ fn a_changed_decoded_value_is_caught_and_named() {
         assert_eq!(r.records_reencoded + 1, r.records_total, "{field}");
         let m = r.first_mismatch.expect("caught");
         assert_eq!(m.field, field);
-        assert_eq!(
-            rebuild(&graph, &image).as_deref() == Some(&bytes[..]),
-            false
-        );
+        assert_ne!(rebuild(&graph, &image).as_deref(), Some(&bytes[..]));
     };
     let v2 = |f: fn(&mut nbg_lab::parse::NbgV2<'_>)| {
         move |g: &mut Graph<'_>| {
