@@ -314,3 +314,40 @@ proptest! {
         prop_assert_eq!(parse(&rebuilt).expect("again").to_json(), graph.to_json());
     }
 }
+
+fn nbg(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(args)
+        .current_dir(common::root())
+        .output()
+        .expect("nbg runs")
+}
+
+#[test]
+fn cli_fieldmap_exports_and_roundtrip_json() {
+    for (path, family, format) in fm::EXPORTS {
+        let mut args = vec!["fieldmap", "--format", format];
+        if let Some(f) = family {
+            args.extend(["--family", f]);
+        }
+        let o = nbg(&args);
+        assert_eq!(o.status.code(), Some(0));
+        let committed = std::fs::read(common::root().join(path)).expect("committed export");
+        assert_eq!(o.stdout, committed, "{path}");
+    }
+    for bad in [
+        &["fieldmap", "--format", "ksy"][..],
+        &["fieldmap", "--family", "v3"],
+        &["fieldmap", "--format", "yaml"],
+    ] {
+        assert_eq!(nbg(bad).status.code(), Some(2), "{bad:?}");
+    }
+    let o = nbg(&["roundtrip", "--json", "controls/ctc-like.nb"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let f = &v["files"][0];
+    assert_eq!(f["records_reencoded"], 14);
+    assert_eq!(f["records_total"], 14);
+    assert_eq!(f["first_mismatch"], serde_json::Value::Null);
+    assert_eq!(f["ledger_exact"], true);
+}
