@@ -33,10 +33,23 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
             None => (format!("{prefix}+0x{r:x}"), base),
         }
     };
-    let records = |prefix: &str, record: Record| -> (String, u64) {
-        let size = record.size as u64;
-        let r = rel / size;
+    // `size`: the instance size (a version-gated record may be shorter than its layout).
+    let sized = |prefix: &str, record: Record, size: u64| -> (String, u64) {
+        let r = rel / size.max(1);
         named(format!("{prefix}[{r}]"), record, o.start + r * size)
+    };
+    let records = |prefix: &str, record: Record| sized(prefix, record, record.size as u64);
+    // The shared layer, operation, SH and patch records, by table role and record size.
+    let shared = |role: &str, size: u64| -> Option<Record> {
+        Some(match role {
+            "layer" => fm::layer::RECORD,
+            "operation" => fm::operation::RECORD,
+            "sh" => fm::sh_operation::RECORD,
+            "patch" if size == fm::patch_40bit::SIZE as u64 => fm::patch_40bit::RECORD,
+            "patch" => fm::patch::RECORD,
+            _ => return None,
+        })
+        .filter(|r| size > 0 && r.has_size(size as usize))
     };
     let opaque = |prefix: &str| (format!("{prefix}+0x{rel:x}"), o.start);
     match (graph, o.origin) {
@@ -72,6 +85,19 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
                 section::MEMORY_POOL | section::VIP_SRAM | section::AXI_SRAM => {
                     (name.into(), o.start)
                 }
+                section::LAYER | section::OPERATIONS | section::SH | section::PATCH => {
+                    let role = match s.kind {
+                        section::LAYER => "layer",
+                        section::OPERATIONS => "operation",
+                        section::SH => "sh",
+                        _ => "patch",
+                    };
+                    let size = u64::from(s.entry_size);
+                    match shared(role, size) {
+                        Some(record) => sized(name, record, size),
+                        None => opaque(name),
+                    }
+                }
                 _ => opaque(name),
             }
         }
@@ -95,6 +121,13 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
         }
         (Graph::V1(g), Origin::Table(k)) => {
             let t = &g.tables[k];
+            let layout = t
+                .record_size
+                .filter(|_| t.decoded)
+                .and_then(|size| shared(t.name, size).map(|record| (record, size)));
+            if let Some((record, size)) = layout {
+                return sized(t.name, record, size);
+            }
             match (t.name, t.record_size) {
                 ("input" | "output", Some(116)) => records(t.name, fm::v1_io_record::RECORD),
                 (_, Some(8)) if crate::format::v1::ENTRIES[k].nests_into.is_some() => {
