@@ -3,8 +3,8 @@
 const path = require('path');
 const fs = require('fs');
 const [modules, ksy, outDir] = process.argv.slice(2);
-const KSC = require(path.join(modules, 'kaitai-struct-compiler'));
-const yaml = require(path.join(modules, 'js-yaml'));
+const KSC = require(path.resolve(modules, 'kaitai-struct-compiler'));
+const yaml = require(path.resolve(modules, 'js-yaml'));
 const spec = yaml.load(fs.readFileSync(ksy, 'utf8'));
 KSC.compile('python', spec, null, false)
   .then((files) => {
