@@ -18,6 +18,68 @@ use serde::Serialize;
 
 pub const WHOLE_FILE_FIELD_ZEROED: &str = "whole-file-field-zeroed";
 
+/// The recovered v2 producer rule, the one place it is written: reflected IEEE CRC-32 from zero
+/// over section payloads in directory order, every section-40 `checksum_value` word read as
+/// zero. `sections` lists (type, offset, size, CRC-32 of the raw payload) in directory order.
+pub fn v2_file_crc(bytes: &[u8], sections: &[(u32, u64, u64, u32)]) -> u32 {
+    combine_v2_file_crc(sections, |offset, size| {
+        crc32fast::hash(&v2_normalized_checksum_payload(
+            &bytes[offset as usize..(offset + size) as usize],
+        ))
+    })
+}
+
+/// `v2_file_crc` given the CRC-32 of the normalized section-40 payload at (offset, size), so a
+/// caller that already has every payload CRC never hashes the file twice.
+pub fn combine_v2_file_crc(
+    sections: &[(u32, u64, u64, u32)],
+    mut normalized_crc: impl FnMut(u64, u64) -> u32,
+) -> u32 {
+    let mut crc = crc32fast::Hasher::new();
+    for &(kind, offset, size, payload_crc) in sections {
+        let part = if kind == crate::format::section::CHECKSUM {
+            normalized_crc(offset, size)
+        } else {
+            payload_crc
+        };
+        crc.combine(&crc32fast::Hasher::new_with_initial_len(part, size));
+    }
+    crc.finalize()
+}
+
+/// Section-40 bytes with every `checksum_value` word replaced by zero.
+pub fn v2_normalized_checksum_payload(payload: &[u8]) -> Vec<u8> {
+    use crate::fieldmap::v2_checksum_record as c;
+    let mut normalized = payload.to_vec();
+    for r in normalized.chunks_exact_mut(c::SIZE) {
+        r[c::checksum_value.offset..c::checksum_value.end()].fill(0);
+    }
+    normalized
+}
+
+/// The v2 rule as a registry hypothesis over the sections (type, offset, size) in directory
+/// order: covered ranges, and the section-40 value words fed as zeros.
+pub fn v2_rule_hypothesis(sections: &[(u32, u64, u64)]) -> Hypothesis {
+    use crate::fieldmap::v2_checksum_record as c;
+    let (mut ranges, mut zeroed) = (Vec::new(), Vec::new());
+    let value = c::checksum_value.offset as u64;
+    for &(kind, offset, size) in sections.iter().filter(|s| s.2 > 0) {
+        if kind == crate::format::section::CHECKSUM {
+            for r in (offset..offset + size).step_by(c::SIZE) {
+                ranges.push([r, r + value]);
+                zeroed.push([r + value, r + c::checksum_value.end() as u64]);
+            }
+        } else {
+            ranges.push([offset, offset + size]);
+        }
+    }
+    Hypothesis {
+        rule: "v2-directory-order".into(),
+        ranges,
+        zeroed,
+    }
+}
+
 /// How a v1 file's CRC field relates to its bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -258,7 +320,7 @@ pub struct Explanation {
 
 /// Evaluate the whole registry (plus the v2 rule for v2 files) against a parsed graph.
 pub fn explain(graph: &crate::parse::Graph<'_>) -> Explanation {
-    use crate::format::{section, v2 as f2};
+    use crate::format::v2 as f2;
     use crate::parse::Graph;
     match graph {
         Graph::V1(g) => {
@@ -283,22 +345,12 @@ pub fn explain(graph: &crate::parse::Graph<'_>) -> Explanation {
             }
             let hypotheses = registry(g.file.size, field, &b);
             // The recovered rule: payloads in directory order, section-40 value words as zero.
-            let (mut ranges, mut zeroed) = (Vec::new(), Vec::new());
-            for s in &g.sections {
-                if s.kind == section::CHECKSUM {
-                    for r in (s.offset..s.end()).step_by(f2::CHECKSUM_RECORD_SIZE as usize) {
-                        ranges.push([r, r + 4]);
-                        zeroed.push([r + 4, r + 8]);
-                    }
-                } else if s.size > 0 {
-                    ranges.push([s.offset, s.end()]);
-                }
-            }
-            let v2_rule = Hypothesis {
-                rule: "v2-directory-order".into(),
-                ranges,
-                zeroed,
-            };
+            let listing: Vec<_> = g
+                .sections
+                .iter()
+                .map(|s| (s.kind, s.offset, s.size))
+                .collect();
+            let v2_rule = v2_rule_hypothesis(&listing);
             let computed = g.file_checksum.computed_crc32;
             finish(
                 "nbg-v2",

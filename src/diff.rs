@@ -6,7 +6,8 @@
 //! and field (`NBG_SECTION_INPUT[0].dimensions`, `header.crc_sum`); inside opaque payloads it is
 //! named by its offset in the payload (`NBG_SECTION_NN+0x1a4`).
 
-use crate::format::{fields, section, v2 as f2};
+use crate::fieldmap::{self as fm, Record};
+use crate::format::{section, v2 as f2};
 use crate::image::{NbgImage, Origin, Owner};
 use crate::parse::Graph;
 use serde::Serialize;
@@ -25,30 +26,41 @@ pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
 /// owner for opaque payloads) so that consecutive bytes of one unit merge into one range.
 pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
     let rel = offset - o.start;
-    let named = |prefix: String, table: fields::Table, base: u64| -> (String, u64) {
+    let named = |prefix: String, record: Record, base: u64| -> (String, u64) {
         let r = offset - base;
-        match table
-            .iter()
-            .find(|(s, w, _)| (*s as u64) <= r && r < (*s + *w) as u64)
-        {
-            Some((s, _, n)) => (format!("{prefix}.{n}"), base + *s as u64),
+        match record.field_at(r) {
+            Some(f) => (format!("{prefix}.{}", f.name), base + f.offset as u64),
             None => (format!("{prefix}+0x{r:x}"), base),
         }
     };
-    let records = |prefix: &str, table: fields::Table, size: u64| -> (String, u64) {
-        let r = rel / size;
-        named(format!("{prefix}[{r}]"), table, o.start + r * size)
+    // `size`: the instance size (a version-gated record may be shorter than its layout).
+    let sized = |prefix: &str, record: Record, size: u64| -> (String, u64) {
+        let r = rel / size.max(1);
+        named(format!("{prefix}[{r}]"), record, o.start + r * size)
+    };
+    let records = |prefix: &str, record: Record| sized(prefix, record, record.size as u64);
+    // The shared layer, operation, SH and patch records, by table role and record size.
+    let shared = |role: &str, size: u64| -> Option<Record> {
+        Some(match role {
+            "layer" => fm::layer::RECORD,
+            "operation" => fm::operation::RECORD,
+            "sh" => fm::sh_operation::RECORD,
+            "patch" if size == fm::patch_40bit::SIZE as u64 => fm::patch_40bit::RECORD,
+            "patch" => fm::patch::RECORD,
+            _ => return None,
+        })
+        .filter(|r| size > 0 && r.has_size(size as usize))
     };
     let opaque = |prefix: &str| (format!("{prefix}+0x{rel:x}"), o.start);
     match (graph, o.origin) {
         (Graph::V2(g), Origin::Structure) => {
             let dir = u64::from(g.sub_header.section_headers_offset);
             if o.label == "header" {
-                named("header".into(), fields::V2_HEADER, 0)
+                named("header".into(), fm::v2_header::RECORD, 0)
             } else if o.label == "sub-header" {
                 named(
                     "sub_header".into(),
-                    fields::V2_SUB_HEADER,
+                    fm::v2_sub_header::RECORD,
                     g.sub_header.offset,
                 )
             } else {
@@ -57,7 +69,7 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
                 let name = g.sections.get(i as usize).map_or("?", |s| s.type_name);
                 named(
                     format!("directory[{i}]({name})"),
-                    fields::V2_SECTION_HEADER,
+                    fm::v2_section_header::RECORD,
                     base,
                 )
             }
@@ -66,18 +78,25 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
             let s = &g.sections[i];
             let name = s.type_name;
             match s.kind {
-                section::INPUT | section::OUTPUT => {
-                    records(name, fields::V2_IO_RECORD, f2::IO_RECORD_SIZE)
-                }
-                section::NETWORK_INFO => named(name.into(), fields::V2_NETWORK_INFO, o.start),
-                section::CHECKSUM => {
-                    records(name, fields::V2_CHECKSUM_RECORD, f2::CHECKSUM_RECORD_SIZE)
-                }
-                section::DYNAIO_TABLE => {
-                    records(name, fields::V2_DYNAIO_RECORD, f2::DYNAIO_RECORD_SIZE)
-                }
+                section::INPUT | section::OUTPUT => records(name, fm::v2_io_record::RECORD),
+                section::NETWORK_INFO => named(name.into(), fm::v2_network_info::RECORD, o.start),
+                section::CHECKSUM => records(name, fm::v2_checksum_record::RECORD),
+                section::DYNAIO_TABLE => records(name, fm::v2_dynaio_entry::RECORD),
                 section::MEMORY_POOL | section::VIP_SRAM | section::AXI_SRAM => {
                     (name.into(), o.start)
+                }
+                section::LAYER | section::OPERATIONS | section::SH | section::PATCH => {
+                    let role = match s.kind {
+                        section::LAYER => "layer",
+                        section::OPERATIONS => "operation",
+                        section::SH => "sh",
+                        _ => "patch",
+                    };
+                    let size = u64::from(s.entry_size);
+                    match shared(role, size) {
+                        Some(record) => sized(name, record, size),
+                        None => opaque(name),
+                    }
                 }
                 _ => opaque(name),
             }
@@ -97,15 +116,22 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
                     entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
                 )
             } else {
-                named("header".into(), fields::V1_FIXED, 0)
+                named("header".into(), fm::v1_fixed::RECORD, 0)
             }
         }
         (Graph::V1(g), Origin::Table(k)) => {
             let t = &g.tables[k];
+            let layout = t
+                .record_size
+                .filter(|_| t.decoded)
+                .and_then(|size| shared(t.name, size).map(|record| (record, size)));
+            if let Some((record, size)) = layout {
+                return sized(t.name, record, size);
+            }
             match (t.name, t.record_size) {
-                ("input" | "output", Some(116)) => records(t.name, fields::V1_IO_RECORD_116, 116),
+                ("input" | "output", Some(116)) => records(t.name, fm::v1_io_record::RECORD),
                 (_, Some(8)) if crate::format::v1::ENTRIES[k].nests_into.is_some() => {
-                    records(t.name, fields::V2_DYNAIO_RECORD, 8)
+                    records(t.name, fm::v1_entry::RECORD)
                 }
                 (_, Some(size)) if size > 0 => {
                     let r = rel / size;

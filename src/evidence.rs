@@ -137,6 +137,7 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
     out.extend(report_evidence(root)?);
     out.extend(mapping_evidence(root)?);
     out.extend(crate::locate::evidence()?);
+    out.extend(fieldmap_evidence()?);
     Ok(out)
 }
 
@@ -165,6 +166,19 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, String> {
             text: canonical(&mapping::check_document(&sha, &rows)),
         },
     ])
+}
+
+/// Rebuild `evidence/fieldmap/*`: the field map as JSON, Markdown and Kaitai Struct.
+pub fn fieldmap_evidence() -> Result<Vec<Generated>, String> {
+    crate::fieldmap::EXPORTS
+        .iter()
+        .map(|&(path, family, format)| {
+            Ok(Generated {
+                path: path.to_string(),
+                text: crate::fieldmap::render(family, format)?,
+            })
+        })
+        .collect()
 }
 
 /// Rebuild `evidence/reports/*.html`, the committed `nbg report` pages (`report::committed`).

@@ -1,8 +1,9 @@
 //! The format's numbers and names, in one place.
 //!
-//! Every offset, width, limit and public enum name the parsers and the builder use lives here,
-//! so that a field is defined once (the single source of truth the readers and writers share).
-//! Values come from the field map (`nbg-field-map.txt`) and the public VIPLite / TIM-VX headers.
+//! Limits, public enum names and per-version rules the parsers and the builders share. Record
+//! layouts (offsets, widths, sizes) are defined once in `crate::fieldmap`; the layout constants
+//! here are derived from it. Values come from the field map (`nbg-field-map.txt`) and the public
+//! VIPLite / TIM-VX headers.
 
 /// ASCII `VPMN`, the first four bytes of every NBG.
 pub const MAGIC: [u8; 4] = *b"VPMN";
@@ -12,56 +13,44 @@ pub const V2_VERSION: u32 = 0x0002_0000;
 /// The v1 family: `version >> 16 == 1`.
 pub const V1_MAJOR: u32 = 0x0001;
 
-/// v2 `nbg_format_header_t`.
+/// v2 layout numbers, derived from the field map (`crate::fieldmap`), plus the parser's limits.
 pub mod v2 {
-    pub const HEADER_SIZE: usize = 48;
-    pub const OFF_MAGIC: usize = 0x00;
-    pub const OFF_VERSION: usize = 0x04;
-    pub const OFF_TARGET: usize = 0x08;
-    pub const OFF_CRC_SUM: usize = 0x0c;
-    pub const OFF_TOTAL_SIZE_LOW: usize = 0x10;
-    pub const OFF_TOTAL_SIZE_HIGH: usize = 0x14;
-    pub const OFF_SUB_HEADER_OFFSET: usize = 0x18;
-    pub const OFF_SUB_HEADER_SIZE: usize = 0x1c;
-    pub const OFF_SUB_HEADER_COUNT: usize = 0x20;
-    pub const OFF_CLASS_WORD: usize = 0x24;
-    pub const OFF_RESERVED2: usize = 0x28;
-    pub const OFF_RESERVED3: usize = 0x2c;
+    use crate::fieldmap::{
+        v2_axi_sram, v2_checksum_record, v2_dynaio_entry, v2_header as h, v2_io_record as io,
+        v2_memory_pool, v2_network_info as ni, v2_section_header, v2_sub_header, v2_vip_sram,
+    };
 
-    /// `nbg_sub_header_t`: sh_offset, sh_size, sh_count.
-    pub const SUB_HEADER_SIZE: u32 = 12;
+    pub const HEADER_SIZE: usize = h::SIZE;
+    pub const OFF_VERSION: usize = h::version.offset;
+    pub const OFF_TARGET: usize = h::target.offset;
+    pub const OFF_CRC_SUM: usize = h::crc_sum.offset;
+    pub const OFF_TOTAL_SIZE_LOW: usize = h::total_size_low.offset;
+    pub const OFF_SUB_HEADER_OFFSET: usize = h::sub_header_offset.offset;
+    pub const OFF_SUB_HEADER_SIZE: usize = h::sub_header_size.offset;
+    pub const OFF_SUB_HEADER_COUNT: usize = h::sub_header_count.offset;
+
+    pub const SUB_HEADER_SIZE: u32 = v2_sub_header::SIZE as u32;
     /// The parser returns one graph, so it accepts exactly one sub-header.
     pub const SUB_HEADER_COUNT: u32 = 1;
 
-    /// `nbg_section_header_t`: 11 little-endian words.
-    pub const SECTION_HEADER_SIZE: u32 = 44;
+    pub const SECTION_HEADER_SIZE: u32 = v2_section_header::SIZE as u32;
     /// Reviewed bound, checked before any directory entry is read.
     pub const MAX_SECTIONS: u32 = 256;
 
-    /// `nbg_section_input_output_t`.
-    pub const IO_RECORD_SIZE: u64 = 112;
+    pub const IO_RECORD_SIZE: u64 = io::SIZE as u64;
     pub const IO_MAX_RECORDS: u64 = 256;
-    pub const IO_MAX_DIMS: u32 = 6;
-    pub const IO_NAME_OFFSET: usize = 0x30;
-    pub const IO_NAME_SIZE: usize = 64;
+    pub const IO_MAX_DIMS: u32 = (io::dimensions.width / 4) as u32;
 
-    /// `nbg_section_network_info_t`.
-    pub const NETWORK_INFO_SIZE: u64 = 220;
-    pub const NETWORK_NAME_SIZE: usize = 64;
-    pub const VSI_RESERVED_OFFSET: usize = 0x60;
-    pub const VSI_RESERVED_WORDS: usize = 31;
+    pub const NETWORK_INFO_SIZE: u64 = ni::SIZE as u64;
 
-    /// Section-40 record: sd_type, checksum_value.
-    pub const CHECKSUM_RECORD_SIZE: u64 = 8;
-    /// DYNAIO table record: region-relative offset, payload size.
-    pub const DYNAIO_RECORD_SIZE: u64 = 8;
+    pub const CHECKSUM_RECORD_SIZE: u64 = v2_checksum_record::SIZE as u64;
+    pub const DYNAIO_RECORD_SIZE: u64 = v2_dynaio_entry::SIZE as u64;
     /// DYNAIO entries and the region are laid out in 64-byte units.
     pub const DYNAIO_ALIGN: u64 = 64;
 
-    /// Memory metadata widths.
-    pub const MEMORY_POOL_SIZE: u64 = 8;
-    pub const VIP_SRAM_SIZE: u64 = 4;
-    pub const AXI_SRAM_SIZE: u64 = 4;
+    pub const MEMORY_POOL_SIZE: u64 = v2_memory_pool::SIZE as u64;
+    pub const VIP_SRAM_SIZE: u64 = v2_vip_sram::SIZE as u64;
+    pub const AXI_SRAM_SIZE: u64 = v2_axi_sram::SIZE as u64;
 }
 
 /// The runtime copies the final 512 bytes of a graph into its model object.
@@ -212,14 +201,9 @@ pub mod quantization {
     }
 }
 
-/// Network-info attribute bitfield: command-size codes map to bytes where the header says so.
+/// Network-info attribute bitfield: the parts come from the field map; command-size codes map
+/// to bytes where the header says so.
 pub mod attribute {
-    pub const CHANGE_PPU_PARAM_BIT: u32 = 0;
-    pub const NN_CMD_SHIFT: u32 = 1;
-    pub const TP_CMD_SHIFT: u32 = 3;
-    pub const DMA_SHIFT: u32 = 5;
-    pub const FIELD_MASK: u32 = 0b11;
-    pub const RESERVED_SHIFT: u32 = 7;
     /// Only code 1 (192-byte commands) is established; other codes are reported as unknown.
     pub fn command_bytes(code: u32) -> Option<u32> {
         (code == 1).then_some(192)
@@ -257,61 +241,21 @@ pub mod v1 {
         }
     }
 
-    pub const OFF_TARGET: usize = 0x08;
-    pub const OFF_NETWORK_NAME: usize = 0x0c;
-    pub const NETWORK_NAME_SIZE: usize = 64;
-    pub const OFF_LAYER_COUNT: usize = 0x4c;
-    pub const OFF_OPERATION_COUNT: usize = 0x50;
-    pub const OFF_INPUT_COUNT: usize = 0x54;
-    pub const OFF_OUTPUT_COUNT: usize = 0x58;
-
+    use crate::fieldmap::v1_fixed as fx;
+    pub const OFF_TARGET: usize = fx::target.offset;
+    pub const OFF_NETWORK_NAME: usize = fx::network_name.offset;
+    pub const OFF_LAYER_COUNT: usize = fx::layer_count.offset;
+    pub const OFF_OPERATION_COUNT: usize = fx::operation_count.offset;
+    pub const OFF_INPUT_COUNT: usize = fx::input_count.offset;
+    pub const OFF_OUTPUT_COUNT: usize = fx::output_count.offset;
     /// 256-byte feature database, from 0x00010003.
-    pub const FEATURE_DB: usize = 0x5c;
-    pub const FEATURE_DB_SIZE: usize = 256;
-    pub const OFF_NUM_PIXEL_PIPES: usize = 0x60;
-    pub const OFF_CORE_COUNT: usize = 0x64;
-    pub const OFF_DEVICE_INDEX: usize = 0x65;
-    pub const OFF_AXI_BUS_WIDTH_INDEX: usize = 0x66;
-    pub const OFF_CLUSTER_ID_WIDTH: usize = 0x67;
-    pub const OFF_NN_CORE_COUNT: usize = 0x68;
-    pub const OFF_TP_CORE_COUNT: usize = 0x69;
+    pub const FEATURE_DB: usize = fx::feature_bits.offset;
     /// `nbg_crc_sum` in the newer public VIPLite v1 header.
-    pub const OFF_CRC: usize = 0x6c;
-    pub const OFF_VIP_SRAM_WIDTH: usize = 0x70;
-    pub const OFF_VSI_RESERVED: usize = 0x74;
-    pub const VSI_RESERVED_SIZE: usize = 40;
-    pub const OFF_CUSTOMER_RESERVED: usize = 0x9c;
-    pub const CUSTOMER_RESERVED_SIZE: usize = 192;
-
+    pub const OFF_CRC: usize = fx::nbg_crc_sum.offset;
     /// Memory pool (size, alignment, base) and AXI SRAM (base, size) follow the feature database.
-    pub const OFF_MEMORY_POOL: usize = 0x15c;
-    pub const OFF_AXI_SRAM: usize = 0x168;
+    pub const OFF_MEMORY_POOL: usize = fx::memory_pool.offset;
     /// VIP SRAM (base, size), from 0x00010008.
-    pub const OFF_VIP_SRAM: usize = 0x170;
-    pub const VIP_SRAM_SINCE: u32 = 0x0001_0008;
-
-    /// Feature-database word bits (LSB first), as named by the public headers.
-    pub const FEATURE_BITS: [(&str, u32, u32); 17] = [
-        ("hi_reorder_fix", 0, 1),
-        ("ocb_counter", 1, 1),
-        ("nn_command_size", 2, 2),
-        ("change_ppu_param", 4, 1),
-        ("tp_command_size", 5, 2),
-        ("support_dma", 7, 2),
-        ("nbg_40bit_va", 9, 2),
-        ("isp_emulator", 11, 1),
-        ("relat_addr_ker_id", 12, 2),
-        ("relat_addr_inimage_id", 14, 2),
-        ("relat_addr_secinimage_id", 16, 2),
-        ("relat_addr_outimage_id", 18, 2),
-        ("denoise_bypass", 20, 1),
-        ("command_loop", 21, 1),
-        ("job_cancel", 22, 1),
-        ("nn_tp_probe", 23, 1),
-        ("kernel_descriptor", 24, 1),
-    ];
-    /// `nn_transpose_phase2` at bit 25; bits 26..31 are reserved.
-    pub const FEATURE_BIT_NN_TRANSPOSE_PHASE2: u32 = 25;
+    pub const VIP_SRAM_SINCE: u32 = fx::vip_sram.since;
 
     /// NN and TP command sizes by their feature-database code.
     pub fn command_bytes(code: u32) -> Option<u64> {
@@ -430,11 +374,7 @@ pub mod v1 {
 
     /// Offset of entry 0 for a version (the fixed header shrinks before 0x00010008).
     pub fn entries_offset(version: u32) -> usize {
-        if version >= VIP_SRAM_SINCE {
-            0x178
-        } else {
-            0x170
-        }
+        fx::RECORD.size_at(version)
     }
 
     /// Number of (offset, size) entries the parser decodes for a version.
@@ -455,164 +395,44 @@ pub mod v1 {
         if Layout::of(version) == Layout::BoundedUnknown && !matches!(name, "input" | "output") {
             return None;
         }
+        use crate::fieldmap as fm;
+        let sized = |r: &fm::Record| r.size_at(version) as u64;
         Some(match name {
             "input" | "output" => io_record_size(version),
-            "layer" => {
-                if version >= 0x0001_0008 {
-                    76
-                } else {
-                    72
-                }
-            }
-            // The newer public header: +preempt at 0x00010011, +abs_op_id at 0x00010017.
-            "operation" => match version {
-                v if v >= 0x0001_0017 => 32,
-                v if v >= 0x0001_0011 => 28,
-                _ => 24,
-            },
+            "layer" => sized(&fm::layer::RECORD),
+            "operation" => sized(&fm::operation::RECORD),
             "nn" => return command_bytes(nn_code),
             "tp" => return command_bytes(tp_code),
-            "sh" => {
-                if version >= 0x0001_000e {
-                    8
-                } else {
-                    4
-                }
-            }
+            "sh" => sized(&fm::sh_operation::RECORD),
             // 40-byte records are observed in every 0x00010014+ file; the gate is not public.
-            "patch" => match version {
-                v if v >= 0x0001_0014 => 40,
-                v if v >= 0x0001_0006 => 28,
-                _ => 24,
-            },
-            "sw" => {
-                if version >= 0x0001_0009 {
-                    68
-                } else {
-                    4
-                }
-            }
-            "hw_init" => 12,
-            "ppu_param" => 48,
+            "patch" if version >= PATCH_40BIT_SINCE => fm::patch_40bit::SIZE as u64,
+            "patch" => sized(&fm::patch::RECORD),
+            "sw" => sized(&fm::v1_sw_operation::RECORD),
+            "hw_init" => fm::v1_hw_init_operation::SIZE as u64,
+            "ppu_param" => fm::v1_ppu_param::SIZE as u64,
             "lcd_table" | "icd_table" | "coeff_data_table" | "ppu_instr_table"
-            | "dyna_io_table" | "load_states_table" => 8,
+            | "dyna_io_table" | "load_states_table" => fm::v1_entry::SIZE as u64,
             _ => return None,
         })
     }
 
+    /// First v1 version whose patch records are 40 bytes (corpus-proved, not public).
+    pub const PATCH_40BIT_SINCE: u32 = 0x0001_0014;
+
     /// I/O record width: 116 (six dims, name) from 0x0001000b, 108 (four dims, name) from
     /// 0x00010004, 44 (four dims, no name) before.
     pub fn io_record_size(version: u32) -> u64 {
-        match version {
-            v if v >= 0x0001_000b => 116,
-            v if v >= 0x0001_0004 => 108,
-            _ => 44,
-        }
+        io_record(version).size as u64
     }
-}
 
-/// Field names by offset inside fixed records, for attributing changed bytes.
-pub mod fields {
-    /// (offset, width, name) rows; the first row containing `offset` names it.
-    pub type Table = &'static [(usize, usize, &'static str)];
-
-    pub const V2_HEADER: Table = &[
-        (0x00, 4, "magic"),
-        (0x04, 4, "version"),
-        (0x08, 4, "target"),
-        (0x0c, 4, "crc_sum"),
-        (0x10, 4, "total_size_low"),
-        (0x14, 4, "total_size_high"),
-        (0x18, 4, "sub_header_offset"),
-        (0x1c, 4, "sub_header_size"),
-        (0x20, 4, "sub_header_count"),
-        (0x24, 4, "class_word"),
-        (0x28, 4, "reserved2"),
-        (0x2c, 4, "reserved3"),
-    ];
-
-    pub const V2_SUB_HEADER: Table = &[
-        (0, 4, "section_headers_offset"),
-        (4, 4, "section_header_size"),
-        (8, 4, "section_header_count"),
-    ];
-
-    pub const V2_SECTION_HEADER: Table = &[
-        (0x00, 4, "type"),
-        (0x04, 8, "offset"),
-        (0x0c, 8, "size"),
-        (0x14, 8, "load_address"),
-        (0x1c, 4, "alignment"),
-        (0x20, 4, "entry_size"),
-        (0x24, 8, "reserved_words"),
-    ];
-
-    pub const V2_IO_RECORD: Table = &[
-        (0x00, 4, "dimension_count"),
-        (0x04, 24, "dimensions"),
-        (0x1c, 4, "data_format"),
-        (0x20, 4, "data_type"),
-        (0x24, 4, "quantization.format"),
-        (0x28, 8, "quantization.raw_words"),
-        (0x30, 64, "name"),
-    ];
-
-    pub const V2_NETWORK_INFO: Table = &[
-        (0x00, 64, "name"),
-        (0x40, 4, "input_count"),
-        (0x44, 4, "output_count"),
-        (0x48, 4, "layer_count"),
-        (0x4c, 4, "absolute_operation_count"),
-        (0x50, 4, "operation_count"),
-        (0x54, 4, "core_count"),
-        (0x58, 4, "address_width"),
-        (0x5c, 4, "attribute"),
-        (0x60, 124, "vsi_reserved"),
-    ];
-
-    pub const V2_CHECKSUM_RECORD: Table = &[(0, 4, "section_type"), (4, 4, "checksum_value")];
-    pub const V2_DYNAIO_RECORD: Table = &[(0, 4, "offset"), (4, 4, "size")];
-
-    pub const V1_FIXED: Table = &[
-        (0x00, 4, "magic"),
-        (0x04, 4, "version"),
-        (0x08, 4, "target"),
-        (0x0c, 64, "network_name"),
-        (0x4c, 4, "layer_count"),
-        (0x50, 4, "operation_count"),
-        (0x54, 4, "input_count"),
-        (0x58, 4, "output_count"),
-        (0x5c, 4, "feature_database.bits"),
-        (0x60, 4, "feature_database.num_pixel_pipes"),
-        (0x64, 8, "feature_database.core_fields"),
-        (0x6c, 4, "nbg_crc_sum"),
-        (0x70, 4, "feature_database.vip_sram_width"),
-        (0x74, 40, "feature_database.vsi_reserved"),
-        (0x9c, 192, "feature_database.customer_reserved"),
-        (0x15c, 12, "memory_pool"),
-        (0x168, 8, "axi_sram"),
-        (0x170, 8, "vip_sram"),
-    ];
-
-    /// v1 I/O record with six dimensions (116 bytes).
-    pub const V1_IO_RECORD_116: Table = &[
-        (0, 4, "dimension_count"),
-        (4, 24, "dimensions"),
-        (28, 4, "data_format"),
-        (32, 4, "data_type"),
-        (36, 4, "quantization.format"),
-        (40, 4, "quantization.fixed_point_position"),
-        (44, 4, "quantization.scale"),
-        (48, 4, "quantization.zero_point"),
-        (52, 64, "name"),
-    ];
-
-    /// Name of the field containing `offset`, if the table has one.
-    pub fn at(table: Table, offset: u64) -> Option<&'static str> {
-        table
-            .iter()
-            .find(|(o, w, _)| (*o as u64) <= offset && offset < (*o + *w) as u64)
-            .map(|r| r.2)
+    /// The field-map I/O record of a version.
+    pub fn io_record(version: u32) -> crate::fieldmap::Record {
+        use crate::fieldmap as fm;
+        match version {
+            v if v >= 0x0001_000b => fm::v1_io_record::RECORD,
+            v if v >= 0x0001_0004 => fm::v1_io_record_108::RECORD,
+            _ => fm::v1_io_record_44::RECORD,
+        }
     }
 }
 
@@ -620,44 +440,8 @@ pub mod fields {
 /// 4, 9 and 10; the v1 layer, operation, sh and patch tables). Layouts and enum values are facts
 /// from the public VIPLite headers and the DWARF of the vendor's `nbinfo`.
 pub mod records {
-    /// `nbg_section_layer`: name[64], node id, operation count, uid (76 bytes from v1
-    /// 0x00010008 and in v2).
-    pub const LAYER_SIZE: u64 = 76;
-    pub const LAYER_NAME_SIZE: usize = 64;
-    pub const LAYER_OFF_ID: usize = 0x40;
-    pub const LAYER_OFF_OPERATION_COUNT: usize = 0x44;
-    pub const LAYER_OFF_UID: usize = 0x48;
-
-    /// `nbg_section_operation`: type, index, layer id, state id, patch index, patch count
-    /// (24 bytes), then the preempt/abs_share_id word (28), then abs_op_id (32; v2 and v1 from
-    /// 0x00010017).
-    pub const OPERATION_SIZE: u64 = 32;
-    pub const OP_OFF_TYPE: usize = 0x00;
-    pub const OP_OFF_INDEX: usize = 0x04;
-    pub const OP_OFF_LAYER_ID: usize = 0x08;
-    pub const OP_OFF_STATE_ID: usize = 0x0c;
-    pub const OP_OFF_PATCH_INDEX: usize = 0x10;
-    pub const OP_OFF_PATCH_COUNT: usize = 0x14;
-    /// Bits 0..4 preempt, bits 4..32 abs_share_id.
-    pub const OP_OFF_PREEMPT_WORD: usize = 0x18;
-    pub const OP_OFF_ABS_OP_ID: usize = 0x1c;
     /// `layer_id` of the INIT and END operations, which belong to no layer.
     pub const NO_LAYER: u32 = 0xffff;
-
-    /// `nbg_section_sh_operation`: PPU instruction-table index, PPU parameter index (v1 before
-    /// 0x0001000e: the instruction index only).
-    pub const SH_SIZE: u64 = 8;
-
-    /// `nbg_section_patch_table`: type, dest offset, source type, index (signed), src offset,
-    /// transformed, name (28 bytes); the 40-bit-VA variant adds dest_offset_h, src_offset_h,
-    /// mask_h (40 bytes).
-    pub const PATCH_SIZE: u64 = 28;
-    pub const PATCH_SIZE_40BIT: u64 = 40;
-    pub const PATCH_OFF_TYPE: usize = 0x00;
-    pub const PATCH_OFF_DEST_OFFSET: usize = 0x04;
-    pub const PATCH_OFF_SOURCE_TYPE: usize = 0x08;
-    pub const PATCH_OFF_INDEX: usize = 0x0c;
-    pub const PATCH_OFF_SRC_OFFSET: usize = 0x10;
 
     /// Public operation types (`enum _nbg_operation_type`).
     pub mod operation_type {

@@ -329,7 +329,7 @@ impl ChangedImage {
                 (kind, offset, size, crate::fingerprint::crc32(payload))
             })
             .collect();
-        crate::parse::v2::file_crc(&self.bytes, &listing)
+        crate::crc_rules::v2_file_crc(&self.bytes, &listing)
     }
 
     /// CRC-32 of a range of the changed bytes (a section-40 value's target).

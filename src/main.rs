@@ -77,10 +77,14 @@ enum Command {
         force: bool,
     },
     /// Rebuild each file in memory from its ledger and print `exact` or the first differing
-    /// offset; exit 1 on any mismatch or invalid file.
+    /// offset, then re-encode every decoded record from its decoded values through the field
+    /// map (`records: N re-encoded exactly`); exit 1 on any mismatch or invalid file.
     Roundtrip {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// One JSON document: per file the ledger result, `records_reencoded`, `records_total`.
+        #[arg(long)]
+        json: bool,
         /// Write each exact reconstruction into DIR (an existing folder): only when every file
         /// is exact, all or nothing, never a changed image; existing files only with --force.
         #[arg(long, value_name = "DIR")]
@@ -88,6 +92,14 @@ enum Command {
         /// Replace an existing output file (never an input of this run, never a non-regular file).
         #[arg(long)]
         force: bool,
+    },
+    /// Export the field map (every record of both families, defined once in src/fieldmap.rs)
+    /// as canonical JSON, a Kaitai Struct .ksy (one family) or a Markdown table.
+    Fieldmap {
+        #[arg(long, value_name = "v1|v2")]
+        family: Option<String>,
+        #[arg(long, value_name = "json|ksy|md", default_value = "json")]
+        format: String,
     },
     /// Compare two NBGs of the same family, owner by owner (also of different sizes or
     /// layouts): changed ranges named by section or table, record and field. Exit 0 when
@@ -355,7 +367,21 @@ fn main() -> ExitCode {
             svg,
             force,
         } => cmd_image(&file, json, svg.as_deref(), force),
-        Command::Roundtrip { files, out, force } => cmd_roundtrip(&files, out.as_deref(), force),
+        Command::Fieldmap { family, format } => {
+            match nbg_lab::fieldmap::render(family.as_deref(), &format) {
+                Ok(text) => {
+                    outp!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => usage_error(e),
+            }
+        }
+        Command::Roundtrip {
+            files,
+            json,
+            out,
+            force,
+        } => cmd_roundtrip(&files, json, out.as_deref(), force),
         Command::Diff {
             a,
             b,
@@ -673,7 +699,7 @@ const OWNER_PALETTE: [(&str, &str); 5] = [
     ("connection-tail", "#d7191c"),
 ];
 
-fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>, force: bool) -> ExitCode {
+fn cmd_roundtrip(files: &[PathBuf], json: bool, out: Option<&Path>, force: bool) -> ExitCode {
     let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     let mut outputs = Outputs::new(&inputs, force);
     if let Some(dir) = out {
@@ -694,23 +720,44 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>, force: bool) -> ExitCode
         }
     }
     let mut status = ExitCode::SUCCESS;
+    let mut docs = Vec::new();
     for file in files {
         let bytes = match read_regular(file) {
             Ok(b) => b,
             Err(e) => return usage_error(e),
         };
         let name = file.display();
-        let image = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
-            Ok(i) => i,
+        let (graph, image) = match parse(&bytes).and_then(|g| NbgImage::new(&g).map(|i| (g, i))) {
+            Ok(x) => x,
             Err(f) => {
-                out!("{name}: {} at 0x{:x}", f.code, f.offset);
+                if json {
+                    docs.push(nbg_lab::reencode::failed_json(&name.to_string(), &f));
+                } else {
+                    out!("{name}: {} at 0x{:x}", f.code, f.offset);
+                }
                 status = ExitCode::from(1);
                 continue;
             }
         };
-        match image.emit() {
+        let records = nbg_lab::reencode::reencode(&graph, &image);
+        let emitted = image.emit();
+        if json {
+            docs.push(records.to_json(&name.to_string(), emitted.as_ref().err()));
+        } else {
+            match &emitted {
+                Ok(_) => out!("{name}: exact"),
+                Err(e) => out!("{name}: {e}"),
+            }
+            out!(
+                "{name}: {}",
+                records.text().replace('\n', &format!("\n{name}: "))
+            );
+        }
+        if !records.exact() {
+            status = ExitCode::from(1);
+        }
+        match emitted {
             Ok(rebuilt) => {
-                out!("{name}: exact");
                 if let Some(dir) = out {
                     let target = dir.join(file.file_name().unwrap_or_default());
                     if let Err(e) = outputs.stage(&target, &rebuilt) {
@@ -718,11 +765,11 @@ fn cmd_roundtrip(files: &[PathBuf], out: Option<&Path>, force: bool) -> ExitCode
                     }
                 }
             }
-            Err(e) => {
-                out!("{name}: {e}");
-                status = ExitCode::from(1);
-            }
+            Err(_) => status = ExitCode::from(1),
         }
+    }
+    if json {
+        print_json(&serde_json::json!({ "files": docs }));
     }
     if out.is_some() {
         if status != ExitCode::SUCCESS {

@@ -13,7 +13,7 @@
 
 use crate::crc_rules::CrcClass;
 use crate::failure::Failure;
-use crate::format::fields;
+use crate::fieldmap as fm;
 use crate::image::{NbgImage, Origin, OwnerClass};
 use crate::parse::{Graph, Options, parse, parse_with};
 use rayon::prelude::*;
@@ -259,7 +259,7 @@ fn explain(graph: &Graph<'_>, image: &NbgImage<'_>, base_crc: Option<CrcClass>, 
         (Graph::V2(g), OwnerClass::DecodedRecord) if owner.origin == Origin::Structure => {
             let dir = u64::from(g.sub_header.section_headers_offset);
             if owner.label == "header" {
-                match fields::at(fields::V2_HEADER, o) {
+                match fm::v2_header::RECORD.field_at(o).map(|f| f.name) {
                     Some("target") => Some("header target: recorded, not validated (a later gate)"),
                     Some("class_word" | "reserved2" | "reserved3") => {
                         Some("reserved header word: reported as a corpus invariant, not enforced")
@@ -274,7 +274,7 @@ fn explain(graph: &Graph<'_>, image: &NbgImage<'_>, base_crc: Option<CrcClass>, 
                     .sections
                     .get(index)
                     .is_some_and(|s| matches!(s.kind, 1 | 2));
-                match fields::at(fields::V2_SECTION_HEADER, rel) {
+                match fm::v2_section_header::RECORD.field_at(rel).map(|f| f.name) {
                     Some("type") => Some(
                         "section type word: the CRC rule excludes the directory; the renamed section is still bounded and valid",
                     ),

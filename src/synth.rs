@@ -10,9 +10,10 @@
 //! tables), so the vendor's own reader walks them; command, coefficient, load-state and PPU
 //! instruction payloads stay opaque seeded bytes.
 
+use crate::crc_rules::{combine_v2_file_crc, v2_normalized_checksum_payload};
+use crate::fieldmap::{self as fm, Writer};
 use crate::format::records::{self as rec, operation_type as op_type, source_type};
 use crate::format::{MAGIC, V2_VERSION, section, v2 as f};
-use crate::parse::v2::{combine_file_crc, normalized_checksum_payload};
 
 /// SplitMix64: tiny, fast and fixed forever, which is what a committed control needs.
 #[derive(Clone, Debug)]
@@ -149,41 +150,51 @@ impl Layout {
         }
         let total = cursor + self.tail.len() as u64;
 
-        let mut image = vec![0u8; head_len as usize];
-        put(&mut image, 0, &MAGIC);
-        put32(&mut image, f::OFF_VERSION, V2_VERSION);
-        put32(&mut image, f::OFF_TARGET, self.target);
-        put32(&mut image, f::OFF_TOTAL_SIZE_LOW, total as u32);
-        put32(&mut image, f::OFF_TOTAL_SIZE_HIGH, (total >> 32) as u32);
-        put32(&mut image, f::OFF_SUB_HEADER_OFFSET, f::HEADER_SIZE as u32);
-        put32(&mut image, f::OFF_SUB_HEADER_SIZE, f::SUB_HEADER_SIZE);
-        put32(&mut image, f::OFF_SUB_HEADER_COUNT, f::SUB_HEADER_COUNT);
-        put32(&mut image, f::HEADER_SIZE, dir_offset);
-        put32(&mut image, f::HEADER_SIZE + 4, f::SECTION_HEADER_SIZE);
-        put32(&mut image, f::HEADER_SIZE + 8, n as u32);
+        let mut image = Vec::with_capacity(head_len as usize);
+        let sub = {
+            use fm::v2_sub_header as sh;
+            let mut w = Writer::new(sh::SIZE);
+            w.put_u32(&sh::section_headers_offset, dir_offset)
+                .put_u32(&sh::section_header_size, f::SECTION_HEADER_SIZE)
+                .put_u32(&sh::section_header_count, n as u32);
+            w.into_bytes()
+        };
         for (i, s) in self.sections.iter().enumerate() {
-            let at = dir_offset as usize + i * f::SECTION_HEADER_SIZE as usize;
-            let size = len(i);
-            put32(&mut image, at, s.kind);
-            put32(&mut image, at + 0x04, offsets[i] as u32);
-            put32(&mut image, at + 0x08, (offsets[i] >> 32) as u32);
-            put32(&mut image, at + 0x0c, size as u32);
-            put32(&mut image, at + 0x10, (size >> 32) as u32);
-            put32(&mut image, at + 0x1c, s.alignment);
-            put32(&mut image, at + 0x20, s.entry_size);
+            use fm::v2_section_header as sh;
+            let mut w = Writer::new(sh::SIZE);
+            w.put_u32(&sh::kind, s.kind)
+                .put_uint(&sh::offset, offsets[i])
+                .put_uint(&sh::size, len(i))
+                .put_u32(&sh::alignment, s.alignment)
+                .put_u32(&sh::entry_size, s.entry_size);
+            image.extend_from_slice(&w.into_bytes());
         }
-
         // Producer order: header CRC over normalized payloads, then the section-40 values.
         let listing: Vec<_> = (0..n)
             .map(|i| (self.sections[i].kind, offsets[i], len(i), crcs[i]))
             .collect();
-        let crc = combine_file_crc(&listing, |_, _| {
+        let crc = combine_v2_file_crc(&listing, |_, _| {
             let checksum = self.sections.iter().find(|s| s.kind == section::CHECKSUM);
-            crc32fast::hash(&normalized_checksum_payload(
-                &checksum.expect("listed").payload,
+            crc32fast::hash(&v2_normalized_checksum_payload(
+                checksum.map_or(&[][..], |c| &c.payload),
             ))
         });
-        put32(&mut image, f::OFF_CRC_SUM, crc);
+        let header = {
+            use fm::v2_header as h;
+            let mut w = Writer::new(h::SIZE);
+            w.put_bytes(&h::magic, &MAGIC)
+                .put_u32(&h::version, V2_VERSION)
+                .put_u32(&h::target, self.target)
+                .put_u32(&h::crc_sum, crc)
+                .put_u32(&h::total_size_low, total as u32)
+                .put_u32(&h::total_size_high, (total >> 32) as u32)
+                .put_u32(&h::sub_header_offset, f::HEADER_SIZE as u32)
+                .put_u32(&h::sub_header_size, f::SUB_HEADER_SIZE)
+                .put_u32(&h::sub_header_count, f::SUB_HEADER_COUNT);
+            w.into_bytes()
+        };
+        w.write_all(&header)?;
+        w.write_all(&sub)?;
         w.write_all(&image)?;
 
         let mut written = head_len;
@@ -193,13 +204,16 @@ impl Layout {
             match is_generated(i) {
                 Some(g) => g.each_chunk(|c| w.write_all(c))?,
                 None if s.kind == section::CHECKSUM => {
+                    use fm::v2_checksum_record as c;
                     let mut payload = s.payload.clone();
-                    for r in 0..payload.len() / 8 {
-                        let kind = u32::from_le_bytes(
-                            payload[r * 8..r * 8 + 4].try_into().expect("4 bytes"),
-                        );
+                    for r in payload.chunks_exact_mut(c::SIZE) {
+                        let Some(v) = fm::View::new(&c::RECORD, r) else {
+                            continue;
+                        };
+                        let kind = v.u32(&c::section_type);
                         if let Some(t) = self.sections.iter().position(|s| s.kind == kind) {
-                            put32(&mut payload, r * 8 + 4, crcs[t]);
+                            r[c::checksum_value.offset..c::checksum_value.end()]
+                                .copy_from_slice(&crcs[t].to_le_bytes());
                         }
                     }
                     w.write_all(&payload)?;
@@ -220,14 +234,6 @@ fn write_zeros(w: &mut impl std::io::Write, mut n: u64) -> std::io::Result<()> {
         n -= k as u64;
     }
     Ok(())
-}
-
-fn put(image: &mut [u8], at: usize, bytes: &[u8]) {
-    image[at..at + bytes.len()].copy_from_slice(bytes);
-}
-
-fn put32(image: &mut [u8], at: usize, v: u32) {
-    put(image, at, &v.to_le_bytes());
 }
 
 /// An I/O tensor as the builder writes it.
@@ -254,18 +260,16 @@ impl TensorSpec {
     }
 
     fn record(&self) -> Vec<u8> {
-        let mut r = vec![0u8; f::IO_RECORD_SIZE as usize];
-        put32(&mut r, 0, self.dims.len() as u32);
-        for (i, d) in self.dims.iter().enumerate() {
-            put32(&mut r, 4 + 4 * i, *d);
-        }
-        put32(&mut r, 0x1c, self.format);
-        put32(&mut r, 0x20, self.data_type);
-        put32(&mut r, 0x24, self.quant_format);
-        put32(&mut r, 0x28, self.quant_words[0]);
-        put32(&mut r, 0x2c, self.quant_words[1]);
-        put(&mut r, f::IO_NAME_OFFSET, self.name.as_bytes());
-        r
+        use fm::v2_io_record as io;
+        let mut w = Writer::new(io::SIZE);
+        w.put_u32(&io::dimension_count, self.dims.len() as u32)
+            .put_words(&io::dimensions, &self.dims)
+            .put_u32(&io::data_format, self.format)
+            .put_u32(&io::data_type, self.data_type)
+            .put_u32(&io::quant_format, self.quant_format)
+            .put_words(&io::quant_words, &self.quant_words)
+            .put_str(&io::name, &self.name);
+        w.into_bytes()
     }
 }
 
@@ -378,21 +382,23 @@ impl GraphSpec {
 
     fn network_info(&self, plan: &Plan, rng: &mut Rng) -> Vec<u8> {
         let ops = plan.operations.len() as u32;
-        let mut p = vec![0u8; f::NETWORK_INFO_SIZE as usize];
-        put(&mut p, 0, self.network_name.as_bytes());
-        put32(&mut p, 0x40, self.inputs.len() as u32);
-        put32(&mut p, 0x44, self.outputs.len() as u32);
-        put32(&mut p, 0x48, self.layers);
-        // Absolute operations: the engine operations (the spec's CTC graph: 5 of 6 records).
-        put32(&mut p, 0x4c, ops.saturating_sub(1));
-        // The corpus relation: saved operation records = operation_count - 3.
-        put32(&mut p, 0x50, ops + 3);
-        put32(&mut p, 0x54, 1);
-        put32(&mut p, 0x58, 32);
-        put32(&mut p, 0x5c, 0x0a);
-        // One vendor-reserved word, as the corpus shows 1-2 nonzero words.
-        put32(&mut p, f::VSI_RESERVED_OFFSET, rng.next_u64() as u32 | 1);
-        p
+        use fm::v2_network_info as ni;
+        let mut w = Writer::new(ni::SIZE);
+        w.put_str(&ni::name, &self.network_name)
+            .put_u32(&ni::input_count, self.inputs.len() as u32)
+            .put_u32(&ni::output_count, self.outputs.len() as u32)
+            .put_u32(&ni::layer_count, self.layers)
+            // Absolute operations: the engine operations (the spec's CTC graph: 5 of 6 records).
+            .put_u32(&ni::absolute_operation_count, ops.saturating_sub(1))
+            // The corpus relation: saved operation records = operation_count - 3.
+            .put_u32(&ni::operation_count, ops + 3)
+            .put_u32(&ni::core_count, 1)
+            .put_u32(&ni::address_width, 32)
+            // NN and TP command size code 1 (192-byte commands).
+            .put_parts(&ni::attribute, &[0, 1, 1, 0, 0])
+            // One vendor-reserved word, as the corpus shows 1-2 nonzero words.
+            .put_words(&ni::vsi_reserved, &[rng.next_u64() as u32 | 1]);
+        w.into_bytes()
     }
 }
 
@@ -539,30 +545,32 @@ impl GraphSpec {
 
 impl Plan {
     fn layer_records(&self) -> Vec<u8> {
+        use fm::layer as l;
         let mut out = Vec::new();
         for (name, id, count, uid) in &self.layers {
-            let mut r = vec![0u8; rec::LAYER_SIZE as usize];
-            put(&mut r, 0, name.as_bytes());
-            put32(&mut r, rec::LAYER_OFF_ID, *id);
-            put32(&mut r, rec::LAYER_OFF_OPERATION_COUNT, *count);
-            put32(&mut r, rec::LAYER_OFF_UID, *uid);
-            out.extend_from_slice(&r);
+            let mut w = Writer::new(l::SIZE);
+            w.put_str(&l::name, name)
+                .put_u32(&l::id, *id)
+                .put_u32(&l::operation_count, *count)
+                .put_u32(&l::uid, *uid);
+            out.extend_from_slice(&w.into_bytes());
         }
         out
     }
 
     fn operation_records(&self) -> Vec<u8> {
+        use fm::operation as o;
         let mut out = Vec::new();
-        for o in &self.operations {
-            let mut r = vec![0u8; rec::OPERATION_SIZE as usize];
-            put32(&mut r, rec::OP_OFF_TYPE, o.kind);
-            put32(&mut r, rec::OP_OFF_INDEX, o.engine_index);
-            put32(&mut r, rec::OP_OFF_LAYER_ID, o.layer_id);
-            put32(&mut r, rec::OP_OFF_STATE_ID, o.state_id);
-            put32(&mut r, rec::OP_OFF_PATCH_INDEX, o.patch_index);
-            put32(&mut r, rec::OP_OFF_PATCH_COUNT, o.patch_count);
-            put32(&mut r, rec::OP_OFF_ABS_OP_ID, o.abs_op_id);
-            out.extend_from_slice(&r);
+        for op in &self.operations {
+            let mut w = Writer::new(o::SIZE);
+            w.put_u32(&o::kind, op.kind)
+                .put_u32(&o::index, op.engine_index)
+                .put_u32(&o::layer_id, op.layer_id)
+                .put_u32(&o::state_id, op.state_id)
+                .put_u32(&o::patch_index, op.patch_index)
+                .put_u32(&o::patch_count, op.patch_count)
+                .put_u32(&o::abs_op_id, op.abs_op_id);
+            out.extend_from_slice(&w.into_bytes());
         }
         out
     }
@@ -571,18 +579,26 @@ impl Plan {
     /// operation uses, so no SH record is all zero: a zero record beside zero gap bytes would let
     /// a moved section offset read identical bytes); no PPU parameter section exists.
     fn sh_records(&self) -> Vec<u8> {
-        table_of(&(0..self.sh).map(|j| (j + 1, 0)).collect::<Vec<_>>())
+        use fm::sh_operation as sh;
+        let mut out = Vec::new();
+        for j in 0..self.sh {
+            let mut w = Writer::new(sh::SIZE);
+            w.put_u32(&sh::instr_index, j + 1);
+            out.extend_from_slice(&w.into_bytes());
+        }
+        out
     }
 
     fn patch_records(&self) -> Vec<u8> {
+        use fm::patch as p;
         let mut out = Vec::new();
-        for p in &self.patches {
-            let mut r = vec![0u8; rec::PATCH_SIZE as usize];
-            put32(&mut r, rec::PATCH_OFF_DEST_OFFSET, p.dest_offset);
-            put32(&mut r, rec::PATCH_OFF_SOURCE_TYPE, p.source_type);
-            put32(&mut r, rec::PATCH_OFF_INDEX, p.index as u32);
-            put32(&mut r, rec::PATCH_OFF_SRC_OFFSET, p.src_offset);
-            out.extend_from_slice(&r);
+        for patch in &self.patches {
+            let mut w = Writer::new(p::SIZE);
+            w.put_u32(&p::dest_offset, patch.dest_offset)
+                .put_u32(&p::source_type, patch.source_type)
+                .put_u32(&p::index, patch.index as u32)
+                .put_u32(&p::src_offset, patch.src_offset);
+            out.extend_from_slice(&w.into_bytes());
         }
         out
     }

@@ -7,6 +7,7 @@
 //! then find the layout bound and the CRC rule on its own: nothing here is shared with it but
 //! the public offsets in `format::v1`.
 
+use crate::fieldmap::{self as fm, Writer};
 use crate::format::v1 as f;
 
 /// Coverage of the CRC field the builder writes.
@@ -45,31 +46,26 @@ pub fn profile(name: &str) -> Option<Vec<u8>> {
         .map(|&(_, version, extension, crc)| graph(version, extension, crc))
 }
 
-const LAYER_RECORD: usize = 76;
 const COMMAND_BYTES: usize = 192;
 
-fn put32(b: &mut [u8], at: usize, v: u32) {
-    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-/// One I/O record of the version's width (108 or 116 bytes): four dimensions, UINT8, affine
+/// One I/O record of the version's layout (108 or 116 bytes): four dimensions, UINT8, affine
 /// quantization (fixed point, scale, zero point), a name.
 fn io_record(version: u32, name: &str, dims: [u32; 4], scale: f32) -> Vec<u8> {
-    let size = f::io_record_size(version) as usize;
-    let slots = if size == 116 { 6 } else { 4 };
-    let after_dims = 4 + 4 * slots;
-    let mut r = vec![0u8; size];
-    put32(&mut r, 0, 4);
-    for (i, d) in dims.iter().enumerate() {
-        put32(&mut r, 4 + 4 * i, *d);
+    let l = crate::parse::v1::io_layout(version);
+    let mut w = Writer::new(l.size());
+    w.put_u32(&l.dim_count, 4)
+        .put_words(&l.dims, &dims)
+        .put_u32(&l.data_format, 2) // UINT8
+        .put_u32(&l.data_type, 0) // tensor
+        .put_u32(&l.quant_format, 2); // affine asymmetric
+    if let [_, scale_field, zero_point] = l.quant_fields {
+        w.put_u32(scale_field, scale.to_bits())
+            .put_u32(zero_point, 128);
     }
-    put32(&mut r, after_dims, 2); // data format UINT8
-    put32(&mut r, after_dims + 4, 0); // tensor
-    put32(&mut r, after_dims + 8, 2); // affine asymmetric
-    put32(&mut r, after_dims + 16, scale.to_bits());
-    put32(&mut r, after_dims + 20, 128);
-    r[after_dims + 24..][..name.len()].copy_from_slice(name.as_bytes());
-    r
+    if let Some(n) = &l.name {
+        w.put_str(n, name);
+    }
+    w.into_bytes()
 }
 
 /// A v1 graph of `version` with `extension` bytes between the public entries and the tables.
@@ -84,28 +80,28 @@ pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f3
     // Every entry the version's layout has (public, plus the proved extensions of a known
     // version); the ones the builder does not fill stay (0, 0).
     let fixed_end = entries + 8 * f::entry_count(version);
-    let mut b = vec![0u8; fixed_end + extension];
-    b[..4].copy_from_slice(b"VPMN");
-    put32(&mut b, 4, version);
-    put32(&mut b, f::OFF_TARGET, 0x1000_0099);
-    let name = format!("synthetic-v1-{version:08x}");
-    b[f::OFF_NETWORK_NAME..][..name.len()].copy_from_slice(name.as_bytes());
-    for at in [
-        f::OFF_LAYER_COUNT,
-        f::OFF_OPERATION_COUNT,
-        f::OFF_INPUT_COUNT,
-        f::OFF_OUTPUT_COUNT,
-    ] {
-        put32(&mut b, at, 1);
-    }
-    // Feature database: NN and TP command size code 1 (192 bytes).
-    put32(&mut b, f::FEATURE_DB, (1 << 2) | (1 << 5));
-    b[f::OFF_CORE_COUNT] = 1;
-    put32(&mut b, f::OFF_MEMORY_POOL, 0x4000);
-    put32(&mut b, f::OFF_MEMORY_POOL + 4, 64);
-    if version >= f::VIP_SRAM_SINCE {
-        put32(&mut b, f::OFF_VIP_SRAM + 4, 0x4_0000);
-    }
+    let fixed = {
+        use fm::v1_fixed as fx;
+        let mut w = Writer::new(entries);
+        w.put_bytes(&fx::magic, b"VPMN")
+            .put_u32(&fx::version, version)
+            .put_u32(&fx::target, 0x1000_0099)
+            .put_str(&fx::network_name, &format!("synthetic-v1-{version:08x}"))
+            .put_u32(&fx::layer_count, 1)
+            .put_u32(&fx::operation_count, 1)
+            .put_u32(&fx::input_count, 1)
+            .put_u32(&fx::output_count, 1)
+            // Feature database: NN and TP command size code 1 (192 bytes).
+            .put_u32(&fx::feature_bits, (1 << 2) | (1 << 5))
+            .put_uint(&fx::core_fields, 1) // core_count
+            .put_words(&fx::memory_pool, &[0x4000, 64]);
+        if version >= f::VIP_SRAM_SINCE {
+            w.put_words(&fx::vip_sram, &[0, 0x4_0000]);
+        }
+        w.into_bytes()
+    };
+    let mut b = fixed;
+    b.resize(fixed_end + extension, 0);
     // The extension: what a newer version appends. The vendor's reader takes 0x00010020's as
     // 18 further (offset, size) entries (144 bytes, 34 in all), so it is written as empty
     // entries; the parser still only bounds it and keeps it opaque.
@@ -123,17 +119,17 @@ pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f3
             io_record(version, "output_0", [10, 1, 1, 1], scales[1]),
         ),
         ("layer", {
-            let mut r = vec![0u8; LAYER_RECORD];
-            r[..7].copy_from_slice(b"layer_0");
-            r
+            let mut w = Writer::new(fm::layer::RECORD.size_at(version));
+            w.put_str(&fm::layer::name, "layer_0");
+            w.into_bytes()
         }),
         // An INIT operation attached to no layer: consistent with every cross-check whatever
         // tables the version has.
         ("operation", {
-            let mut r = vec![0u8; operation_record];
-            put32(&mut r, 0x00, 0xffff);
-            put32(&mut r, 0x08, 0xffff);
-            r
+            let mut w = Writer::new(operation_record);
+            w.put_u32(&fm::operation::kind, 0xffff)
+                .put_u32(&fm::operation::layer_id, 0xffff);
+            w.into_bytes()
         }),
         ("nn", (0..COMMAND_BYTES).map(|i| (i as u8) ^ 0x5a).collect()),
     ];
@@ -142,10 +138,11 @@ pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f3
             .iter()
             .position(|e| e.name == name)
             .expect("a public entry name");
-        let at = entries + 8 * index;
-        let start = b.len() as u32;
-        put32(&mut b, at, start);
-        put32(&mut b, at + 4, payload.len() as u32);
+        let at = entries + fm::v1_entry::SIZE * index;
+        let mut w = Writer::new(fm::v1_entry::SIZE);
+        w.put_u32(&fm::v1_entry::offset, b.len() as u32)
+            .put_u32(&fm::v1_entry::size, payload.len() as u32);
+        b[at..at + fm::v1_entry::SIZE].copy_from_slice(&w.into_bytes());
         b.extend_from_slice(&payload);
     }
     let field = f::OFF_CRC;
@@ -154,6 +151,6 @@ pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f3
         V1Crc::WholeFileFieldZeroed => crate::crc_rules::whole_file_field_zeroed(&b, field as u64),
         V1Crc::SuffixFromFixedEnd => crc32fast::hash(&b[fixed_end..]),
     };
-    put32(&mut b, field, value);
+    b[field..field + 4].copy_from_slice(&value.to_le_bytes());
     b
 }

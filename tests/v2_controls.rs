@@ -110,7 +110,7 @@ fn shuffled_file_order_differs_from_directory_order() {
     let mut h = crc32fast::Hasher::new();
     for s in by_file {
         if s.kind == 40 {
-            h.update(&nbg_lab::parse::v2::normalized_checksum_payload(
+            h.update(&nbg_lab::crc_rules::v2_normalized_checksum_payload(
                 g.payload(s),
             ));
         } else {

@@ -8,7 +8,7 @@ pub mod v2;
 use crate::failure::{Code, Failure, fail};
 use crate::fingerprint::Hash256;
 use crate::format::{self, MAX_TENSOR_STORAGE, buffer_format, data_type, quantization};
-use crate::read::{Data, fixed_name, le32};
+use crate::read::{Data, fixed_name};
 use serde::Serialize;
 
 pub use v1::NbgV1;
@@ -136,6 +136,28 @@ pub fn parse_data(data: Data<'_>, opts: Options) -> Result<Graph<'_>, Failure> {
     )
 }
 
+/// A field-map view of a record at file offset `at`; a slice of the wrong length (which a
+/// caller's bounds checks rule out) is a `truncated` failure, never a panic.
+pub(crate) fn view<'a>(
+    record: &crate::fieldmap::Record,
+    bytes: &'a [u8],
+    at: u64,
+) -> Result<crate::fieldmap::View<'a>, Failure> {
+    match crate::fieldmap::View::new(record, bytes) {
+        Some(v) => Ok(v),
+        None => fail(
+            Code::Truncated,
+            at,
+            format!(
+                "{} bytes cannot hold a {}-byte {} record",
+                bytes.len(),
+                record.size,
+                record.id
+            ),
+        ),
+    }
+}
+
 /// Whole-file identity.
 #[derive(Clone, Debug, Serialize)]
 pub struct FileFacts {
@@ -243,6 +265,10 @@ pub struct IoRecord {
     pub name: Option<String>,
     pub dimension_count: u32,
     pub dimensions: Vec<u32>,
+    /// The dimension slots after `dimension_count` (public v1 files hold 1 there, v2 zero):
+    /// not part of the document, kept so the record re-encodes exactly.
+    #[serde(skip)]
+    pub unused_dimension_slots: Vec<u32>,
     pub data_format: u32,
     pub data_format_name: Option<&'static str>,
     pub data_type: u32,
@@ -253,20 +279,29 @@ pub struct IoRecord {
     pub storage_bytes: Option<u64>,
 }
 
-/// Word offsets of the fields an I/O record layout places differently per family/version.
+/// The field-map fields of one I/O record layout (per family and v1 version).
 pub struct IoLayout {
-    pub size: usize,
-    pub max_dims: u32,
-    pub dim_count: usize,
-    pub dims: usize,
-    pub data_format: usize,
-    pub data_type: usize,
-    pub quant_format: usize,
-    /// Offset of the first quantization word; `quant.words` consecutive words follow.
-    pub quant_words: usize,
+    pub record: crate::fieldmap::Record,
+    pub dim_count: crate::fieldmap::Field,
+    pub dims: crate::fieldmap::Field,
+    pub data_format: crate::fieldmap::Field,
+    pub data_type: crate::fieldmap::Field,
+    pub quant_format: crate::fieldmap::Field,
+    /// The fields holding the raw quantization words, in order.
+    pub quant_fields: &'static [crate::fieldmap::Field],
     pub quant: QuantSlots,
-    /// Offset and width of the NUL-terminated name, if the layout has one.
-    pub name: Option<(usize, usize)>,
+    /// The NUL-terminated name, if the layout has one.
+    pub name: Option<crate::fieldmap::Field>,
+}
+
+impl IoLayout {
+    pub fn size(&self) -> usize {
+        self.record.size
+    }
+
+    pub fn max_dims(&self) -> u32 {
+        (self.dims.width / 4) as u32
+    }
 }
 
 /// Decode one I/O record at `offset` (already bounds-checked to `layout.size` bytes).
@@ -276,22 +311,23 @@ pub fn decode_io(
     offset: u64,
     layout: &IoLayout,
 ) -> Result<IoRecord, Failure> {
-    let dimension_count = le32(record, layout.dim_count);
-    if dimension_count == 0 || dimension_count > layout.max_dims {
+    let v = view(&layout.record, record, offset)?;
+    let dimension_count = v.u32(&layout.dim_count);
+    if dimension_count == 0 || dimension_count > layout.max_dims() {
         return fail(
             Code::DimensionCount,
-            offset + layout.dim_count as u64,
+            offset + layout.dim_count.offset as u64,
             format!(
                 "I/O record {index} has {dimension_count} dimensions; 1 to {} are allowed",
-                layout.max_dims
+                layout.max_dims()
             ),
         );
     }
     let mut dimensions = Vec::with_capacity(dimension_count as usize);
     let mut element_count: u128 = 1;
     for i in 0..dimension_count as usize {
-        let at = layout.dims + 4 * i;
-        let d = le32(record, at);
+        let at = layout.dims.offset + 4 * i;
+        let d = v.word(&layout.dims, i);
         if d == 0 {
             return fail(
                 Code::DimensionZero,
@@ -303,11 +339,13 @@ pub fn decode_io(
         element_count = element_count.saturating_mul(u128::from(d));
         dimensions.push(d);
     }
-    let data_format = le32(record, layout.data_format);
-    let data_type = le32(record, layout.data_type);
-    let quant_format = le32(record, layout.quant_format);
-    let raw = (0..layout.quant.words)
-        .map(|i| le32(record, layout.quant_words + 4 * i))
+    let data_format = v.u32(&layout.data_format);
+    let data_type = v.u32(&layout.data_type);
+    let quant_format = v.u32(&layout.quant_format);
+    let raw: Vec<u32> = layout
+        .quant_fields
+        .iter()
+        .flat_map(|f| v.words(f))
         .collect();
     let format_info = buffer_format::lookup(data_format);
     let storage =
@@ -323,15 +361,16 @@ pub fn decode_io(
             ),
         );
     }
-    let name = match layout.name {
-        Some((at, width)) => match fixed_name(&record[at..at + width]) {
+    let name = match &layout.name {
+        Some(f) => match fixed_name(v.bytes(f)) {
             Some(n) => Some(n.to_string()),
             None => {
                 return fail(
                     Code::InvalidName,
-                    offset + at as u64,
+                    offset + f.offset as u64,
                     format!(
-                        "I/O record {index} name is not NUL-terminated strict UTF-8 within {width} bytes"
+                        "I/O record {index} name is not NUL-terminated strict UTF-8 within {} bytes",
+                        f.width
                     ),
                 );
             }
@@ -344,6 +383,9 @@ pub fn decode_io(
         name,
         dimension_count,
         dimensions,
+        unused_dimension_slots: (dimension_count as usize..layout.max_dims() as usize)
+            .map(|i| v.word(&layout.dims, i))
+            .collect(),
         data_format,
         data_format_name: format_info.map(|(n, _)| n),
         data_type,

@@ -12,8 +12,11 @@
 //! no operation names (declared 1, named 0); `named_operations` reports the derived count.
 
 use crate::failure::{Code, Failure, fail};
+use crate::fieldmap::{
+    self as fm, layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs,
+};
 use crate::format::records::{self as rec, operation_type, source_type};
-use crate::read::{fixed_name, le32};
+use crate::read::fixed_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -120,6 +123,65 @@ pub struct PatchSummary {
     pub record_size: u64,
     /// Public source-type name (or `unknown-N`) to record count.
     pub by_source_type: BTreeMap<String, u64>,
+    /// Every record, decoded (kept for the round trip; the document lists only the summary).
+    #[serde(skip)]
+    pub records: Vec<Patch>,
+}
+
+/// One patch record (`nbg_section_patch_table`, or its 40-bit-VA form).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Patch {
+    pub kind: u32,
+    pub dest_offset: u32,
+    pub source_type: u32,
+    pub index: i32,
+    pub src_offset: u32,
+    pub transformed: u32,
+    /// Absent in 24-byte records (v1 before 0x00010006).
+    pub name: Option<u32>,
+    /// `dest_offset_h`, `src_offset_h`, `mask_h` of 40-byte records.
+    pub high: Option<[u32; 3]>,
+}
+
+/// Patch records through the field map: the 28-byte public record (or its older 24-byte form)
+/// or the 40-bit-VA 40-byte record, whose first seven words are the same fields.
+fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
+    let mut by_source_type = BTreeMap::new();
+    let mut records = Vec::with_capacity(p.count() as usize);
+    let wide = p.record_size == fp::SIZE as u64;
+    for (_, offset, r) in p.records() {
+        let v = if wide {
+            super::view(&fp::RECORD, r, offset)?
+        } else {
+            super::view(&fm::patch::RECORD, r, offset)?
+        };
+        let kind = v.u32(&fp::source_type);
+        let name =
+            source_type::name(kind).map_or_else(|| format!("unknown-{kind}"), str::to_string);
+        *by_source_type.entry(name).or_insert(0) += 1;
+        records.push(Patch {
+            kind: v.u32(&fp::kind),
+            dest_offset: v.u32(&fp::dest_offset),
+            source_type: kind,
+            index: v.u32(&fp::index) as i32,
+            src_offset: v.u32(&fp::src_offset),
+            transformed: v.u32(&fp::transformed),
+            name: v.opt_u32(&fp::name),
+            high: wide.then(|| {
+                [
+                    v.u32(&fp::dest_offset_h),
+                    v.u32(&fp::src_offset_h),
+                    v.u32(&fp::mask_h),
+                ]
+            }),
+        });
+    }
+    Ok(PatchSummary {
+        count: p.count(),
+        record_size: p.record_size,
+        by_source_type,
+        records,
+    })
 }
 
 /// Decode and cross-check the records.
@@ -134,7 +196,8 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     let layers = layer
         .records()
         .map(|(index, offset, r)| {
-            let Some(name) = fixed_name(&r[..rec::LAYER_NAME_SIZE]) else {
+            let v = super::view(&fl::RECORD, r, offset)?;
+            let Some(name) = fixed_name(v.bytes(&fl::name)) else {
                 return fail(
                     Code::InvalidName,
                     offset,
@@ -147,44 +210,50 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 index,
                 offset,
                 name: name.to_string(),
-                id: le32(r, rec::LAYER_OFF_ID),
-                uid: le32(r, rec::LAYER_OFF_UID),
-                operation_count: le32(r, rec::LAYER_OFF_OPERATION_COUNT),
+                id: v.u32(&fl::id),
+                uid: v.u32(&fl::uid),
+                operation_count: v.u32(&fl::operation_count),
                 named_operations: 0,
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let size = operation.record_size as usize;
+    let [preempt, abs_share_id] = [0, 1].map(|i| fo::preempt_word.parts[i]);
     let operations: Vec<Operation> = operation
         .records()
         .map(|(index, offset, r)| {
-            let kind = le32(r, rec::OP_OFF_TYPE);
-            let word = (size > rec::OP_OFF_PREEMPT_WORD).then(|| le32(r, rec::OP_OFF_PREEMPT_WORD));
-            Operation {
+            let v = super::view(&fo::RECORD, r, offset)?;
+            let kind = v.u32(&fo::kind);
+            let word = v.opt_u32(&fo::preempt_word).map(u64::from);
+            Ok(Operation {
                 index,
                 offset,
                 kind,
                 type_name: operation_type::name(kind),
-                engine_index: le32(r, rec::OP_OFF_INDEX),
-                layer_id: le32(r, rec::OP_OFF_LAYER_ID),
-                state_id: le32(r, rec::OP_OFF_STATE_ID),
-                patch_index: le32(r, rec::OP_OFF_PATCH_INDEX),
-                patch_count: le32(r, rec::OP_OFF_PATCH_COUNT),
-                preempt: word.map(|w| w & 0xf),
-                abs_share_id: word.map(|w| w >> 4),
-                abs_op_id: (size > rec::OP_OFF_ABS_OP_ID).then(|| le32(r, rec::OP_OFF_ABS_OP_ID)),
-            }
-        })
-        .collect();
-    let sh_operations: Option<Vec<ShOperation>> = t.sh.map(|s| {
-        s.records()
-            .map(|(index, _, r)| ShOperation {
-                index,
-                instr_index: le32(r, 0),
-                ppu_param_index: (s.record_size >= rec::SH_SIZE).then(|| le32(r, 4)),
+                engine_index: v.u32(&fo::index),
+                layer_id: v.u32(&fo::layer_id),
+                state_id: v.u32(&fo::state_id),
+                patch_index: v.u32(&fo::patch_index),
+                patch_count: v.u32(&fo::patch_count),
+                preempt: word.map(|w| preempt.get(w) as u32),
+                abs_share_id: word.map(|w| abs_share_id.get(w) as u32),
+                abs_op_id: v.opt_u32(&fo::abs_op_id),
             })
-            .collect()
-    });
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let sh_operations: Option<Vec<ShOperation>> =
+        t.sh.map(|s| {
+            s.records()
+                .map(|(index, offset, r)| {
+                    let v = super::view(&fs::RECORD, r, offset)?;
+                    Ok(ShOperation {
+                        index,
+                        instr_index: v.u32(&fs::instr_index),
+                        ppu_param_index: v.opt_u32(&fs::ppu_param_index),
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
     let patch_count = t.patch.map(|p| p.count());
 
     let mut per_layer = vec![0u64; layers.len()];
@@ -198,7 +267,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         } else {
             return fail(
                 Code::OperationLayerOutOfRange,
-                at(rec::OP_OFF_LAYER_ID),
+                at(fo::layer_id.offset),
                 format!(
                     "operation {} names layer {} but the layer table holds {} records",
                     o.index,
@@ -212,7 +281,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             if end > patches {
                 return fail(
                     Code::OperationPatchOutOfRange,
-                    at(rec::OP_OFF_PATCH_INDEX),
+                    at(fo::patch_index.offset),
                     format!(
                         "operation {} patches [{}, {end}) leave the {patches}-record patch table",
                         o.index, o.patch_index
@@ -229,7 +298,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         if let Some((name, n)) = engine.filter(|&(_, n)| u64::from(o.engine_index) >= n) {
             return fail(
                 Code::OperationIndexOutOfRange,
-                at(rec::OP_OFF_INDEX),
+                at(fo::index.offset),
                 format!(
                     "{name} operation {} has index {} but the {name} table holds {n} records",
                     o.index, o.engine_index
@@ -240,7 +309,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             if u64::from(o.state_id) >= n {
                 return fail(
                     Code::OperationStateOutOfRange,
-                    at(rec::OP_OFF_STATE_ID),
+                    at(fo::state_id.offset),
                     format!(
                         "operation {} has state id {} but the {label} holds {n} entries",
                         o.index, o.state_id
@@ -280,20 +349,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         l.named_operations = named;
     }
 
-    let patches = t.patch.map(|p| {
-        let mut by_source_type = BTreeMap::new();
-        for (_, _, r) in p.records() {
-            let kind = le32(r, rec::PATCH_OFF_SOURCE_TYPE);
-            let name =
-                source_type::name(kind).map_or_else(|| format!("unknown-{kind}"), str::to_string);
-            *by_source_type.entry(name).or_insert(0) += 1;
-        }
-        PatchSummary {
-            count: p.count(),
-            record_size: p.record_size,
-            by_source_type,
-        }
-    });
+    let patches = t.patch.map(decode_patches).transpose()?;
     Ok(Records {
         layers: t.layer.map(|_| layers),
         operations: t.operation.map(|_| operations),
@@ -330,10 +386,14 @@ pub(super) fn from_v2(
         }
         Ok(Some((s.offset, s.end(), record_size)))
     };
-    let layer = check(section::LAYER, &[rec::LAYER_SIZE])?;
-    let operation = check(section::OPERATIONS, &[rec::OPERATION_SIZE])?;
-    let sh = check(section::SH, &[rec::SH_SIZE])?;
-    let patch = check(section::PATCH, &[rec::PATCH_SIZE, rec::PATCH_SIZE_40BIT])?;
+    let size = |r: &fm::Record| r.size as u64;
+    let layer = check(section::LAYER, &[size(&fl::RECORD)])?;
+    let operation = check(section::OPERATIONS, &[size(&fo::RECORD)])?;
+    let sh = check(section::SH, &[size(&fs::RECORD)])?;
+    let patch = check(
+        section::PATCH,
+        &[size(&fm::patch::RECORD), size(&fp::RECORD)],
+    )?;
     if layer.is_none() && operation.is_none() {
         return Ok(Records::default());
     }

@@ -17,6 +17,7 @@
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
 use crate::crc_rules::{self, CrcClass};
 use crate::failure::{Code, Failure, fail};
+use crate::fieldmap::{self as fm, v1_fixed as fx};
 use crate::fingerprint::{Fingerprint, Hash256};
 use crate::format::v1 as f;
 use crate::format::v2::IO_MAX_RECORDS;
@@ -86,6 +87,9 @@ pub struct FeatureDatabase {
     pub cluster_id_width: u8,
     pub nn_core_count: u8,
     pub tp_core_count: u8,
+    /// The two bytes after `tp_core_count` (reserved; kept for the round trip).
+    #[serde(skip)]
+    pub core_reserved: u16,
     pub nbg_crc_sum: u32,
     pub vip_sram_width: u32,
     pub vsi_reserved: Reserved,
@@ -97,6 +101,9 @@ pub struct Reserved {
     pub bytes: usize,
     pub nonzero_bytes: usize,
     pub sha256: Hash256,
+    /// The bytes themselves, for the round trip (not part of the document).
+    #[serde(skip)]
+    pub raw: Vec<u8>,
 }
 
 impl Reserved {
@@ -105,6 +112,7 @@ impl Reserved {
             bytes: bytes.len(),
             nonzero_bytes: bytes.iter().filter(|&&b| b != 0).count(),
             sha256: Hash256::of(bytes),
+            raw: bytes.to_vec(),
         }
     }
 }
@@ -205,67 +213,72 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let entry_count = f::entry_count(version);
     let fixed_end = entries_offset + 8 * entry_count as u64;
     let fixed = &*data.slice(0, fixed_end, "the v1 fixed part")?;
-    let Some(network_name) = fixed_name(&fixed[f::OFF_NETWORK_NAME..][..f::NETWORK_NAME_SIZE])
-    else {
+    let v = super::view(&fx::RECORD, &fixed[..entries_offset as usize], 0)?;
+    let Some(network_name) = fixed_name(v.bytes(&fx::network_name)) else {
         return fail(
             Code::InvalidName,
             f::OFF_NETWORK_NAME as u64,
             "network name is not NUL-terminated strict UTF-8 within 64 bytes",
         );
     };
-    let target = le32(fixed, f::OFF_TARGET);
+    let target = v.u32(&fx::target);
     let header = Header {
         magic: "VPMN",
         version,
         target,
         product: target,
         network_name: network_name.to_string(),
-        layer_count: le32(fixed, f::OFF_LAYER_COUNT),
-        operation_count: le32(fixed, f::OFF_OPERATION_COUNT),
-        input_count: le32(fixed, f::OFF_INPUT_COUNT),
-        output_count: le32(fixed, f::OFF_OUTPUT_COUNT),
+        layer_count: v.u32(&fx::layer_count),
+        operation_count: v.u32(&fx::operation_count),
+        input_count: v.u32(&fx::input_count),
+        output_count: v.u32(&fx::output_count),
     };
-    let feature_database = feature_database(fixed);
-    let pool = f::OFF_MEMORY_POOL;
+    let feature_database = feature_database(&v);
+    let [size, alignment, base] = [0, 1, 2].map(|i| v.word(&fx::memory_pool, i));
     let memory_pool = MemoryPool {
-        size: le32(fixed, pool),
-        alignment: le32(fixed, pool + 4),
-        base: le32(fixed, pool + 8),
+        size,
+        alignment,
+        base,
     };
     let axi_sram = Sram {
-        base: le32(fixed, f::OFF_AXI_SRAM),
-        size: le32(fixed, f::OFF_AXI_SRAM + 4),
+        base: v.word(&fx::axi_sram, 0),
+        size: v.word(&fx::axi_sram, 1),
     };
-    let vip_sram = (version >= f::VIP_SRAM_SINCE).then(|| Sram {
-        base: le32(fixed, f::OFF_VIP_SRAM),
-        size: le32(fixed, f::OFF_VIP_SRAM + 4),
+    let vip_sram = v.has(&fx::vip_sram).then(|| Sram {
+        base: v.word(&fx::vip_sram, 0),
+        size: v.word(&fx::vip_sram, 1),
     });
 
     // Entries: bounds, then overlap with each other and the fixed part.
-    let nn_code = (feature_database.raw_bits >> 2) & 3;
-    let tp_code = (feature_database.raw_bits >> 5) & 3;
+    let nn_code = feature_database.bits["nn_command_size"];
+    let tp_code = feature_database.bits["tp_command_size"];
     let mut tables: Vec<Table> = (0..entry_count)
         .map(|k| {
             let spec = f::ENTRIES[k];
-            let at = entries_offset as usize + 8 * k;
+            let at = entries_offset as usize + fm::v1_entry::SIZE * k;
+            let e = super::view(
+                &fm::v1_entry::RECORD,
+                &fixed[at..at + fm::v1_entry::SIZE],
+                at as u64,
+            )?;
             let record_size = f::record_size(spec.name, version, nn_code, tp_code);
-            Table {
+            Ok(Table {
                 index: k,
                 name: spec.name,
                 section_type: k as u32 + 1,
                 evidence: spec.evidence.as_str(),
                 entry_offset: at as u64,
-                offset: u64::from(le32(fixed, at)),
-                size: u64::from(le32(fixed, at + 4)),
+                offset: u64::from(e.u32(&fm::v1_entry::offset)),
+                size: u64::from(e.u32(&fm::v1_entry::size)),
                 record_size,
                 record_count: None,
                 decoded: matches!(spec.name, "input" | "output")
                     || spec.nests_into.is_some()
                     || super::records::v1_decodes(spec.name, version),
                 fingerprint: None,
-            }
+            })
         })
-        .collect();
+        .collect::<Result<_, Failure>>()?;
     if layout == f::Layout::BoundedUnknown {
         bound_unknown_layout(&tables, version, fixed_end, file_size)?;
     }
@@ -493,61 +506,72 @@ impl<'data> NbgV1<'data> {
     }
 }
 
-fn feature_database(fixed: &[u8]) -> FeatureDatabase {
-    let raw = le32(fixed, f::FEATURE_DB);
-    let mut bits: std::collections::BTreeMap<&'static str, u32> = f::FEATURE_BITS
+fn feature_database(v: &fm::View<'_>) -> FeatureDatabase {
+    let raw = v.u32(&fx::feature_bits);
+    let bits: std::collections::BTreeMap<&'static str, u32> = fx::feature_bits
+        .parts
         .iter()
-        .map(|&(name, shift, width)| (name, (raw >> shift) & ((1 << width) - 1)))
+        .map(|p| (p.name, p.get(u64::from(raw)) as u32))
         .collect();
-    bits.insert(
-        "nn_transpose_phase2",
-        (raw >> f::FEATURE_BIT_NN_TRANSPOSE_PHASE2) & 1,
-    );
-    bits.insert("reserved", raw >> 26);
-    let byte = |at: usize| fixed[at];
+    let core = v.uint(&fx::core_fields);
+    let [
+        core_count,
+        device_index,
+        axi_bus_width_index,
+        cluster_id_width,
+        nn_core_count,
+        tp_core_count,
+    ] = [0, 1, 2, 3, 4, 5].map(|i| fx::core_fields.parts[i].get(core) as u8);
     FeatureDatabase {
         offset: f::FEATURE_DB as u64,
         raw_bits: raw,
         nn_command_bytes: f::command_bytes(bits["nn_command_size"]),
         tp_command_bytes: f::command_bytes(bits["tp_command_size"]),
         bits,
-        num_pixel_pipes: le32(fixed, f::OFF_NUM_PIXEL_PIPES),
-        core_count: byte(f::OFF_CORE_COUNT),
-        device_index: byte(f::OFF_DEVICE_INDEX),
-        axi_bus_width_index: byte(f::OFF_AXI_BUS_WIDTH_INDEX),
-        cluster_id_width: byte(f::OFF_CLUSTER_ID_WIDTH),
-        nn_core_count: byte(f::OFF_NN_CORE_COUNT),
-        tp_core_count: byte(f::OFF_TP_CORE_COUNT),
-        nbg_crc_sum: le32(fixed, f::OFF_CRC),
-        vip_sram_width: le32(fixed, f::OFF_VIP_SRAM_WIDTH),
-        vsi_reserved: Reserved::of(&fixed[f::OFF_VSI_RESERVED..][..f::VSI_RESERVED_SIZE]),
-        customer_reserved: Reserved::of(
-            &fixed[f::OFF_CUSTOMER_RESERVED..][..f::CUSTOMER_RESERVED_SIZE],
-        ),
+        num_pixel_pipes: v.u32(&fx::num_pixel_pipes),
+        core_count,
+        device_index,
+        axi_bus_width_index,
+        cluster_id_width,
+        nn_core_count,
+        tp_core_count,
+        core_reserved: fx::core_fields.parts[6].get(core) as u16,
+        nbg_crc_sum: v.u32(&fx::nbg_crc_sum),
+        vip_sram_width: v.u32(&fx::vip_sram_width),
+        vsi_reserved: Reserved::of(v.bytes(&fx::vsi_reserved)),
+        customer_reserved: Reserved::of(v.bytes(&fx::customer_reserved)),
     }
 }
 
 /// v1 I/O layouts: the three quantization slots (fixed_pos, scale, zero point) follow the type.
-fn io_layout(version: u32) -> IoLayout {
-    let size = f::io_record_size(version) as usize;
-    let dims = if size == 116 { 6 } else { 4 };
-    let after_dims = 4 + 4 * dims;
-    IoLayout {
-        size,
-        max_dims: dims as u32,
-        dim_count: 0,
-        dims: 4,
-        data_format: after_dims,
-        data_type: after_dims + 4,
-        quant_format: after_dims + 8,
-        quant_words: after_dims + 12,
-        quant: QuantSlots {
-            words: 3,
-            fixed_point: 0,
-            scale: 1,
-            zero_point: 2,
-        },
-        name: (size != 44).then_some((after_dims + 24, 64)),
+pub fn io_layout(version: u32) -> IoLayout {
+    macro_rules! layout {
+        ($m:ident, $name:expr) => {
+            IoLayout {
+                record: fm::$m::RECORD,
+                dim_count: fm::$m::dimension_count,
+                dims: fm::$m::dimensions,
+                data_format: fm::$m::data_format,
+                data_type: fm::$m::data_type,
+                quant_format: fm::$m::quant_format,
+                quant_fields: &[fm::$m::fixed_point, fm::$m::scale, fm::$m::zero_point],
+                quant: QuantSlots {
+                    words: 3,
+                    fixed_point: 0,
+                    scale: 1,
+                    zero_point: 2,
+                },
+                name: $name,
+            }
+        };
+    }
+    let record = f::io_record(version);
+    if record == fm::v1_io_record::RECORD {
+        layout!(v1_io_record, Some(fm::v1_io_record::name))
+    } else if record == fm::v1_io_record_108::RECORD {
+        layout!(v1_io_record_108, Some(fm::v1_io_record_108::name))
+    } else {
+        layout!(v1_io_record_44, None)
     }
 }
 
@@ -569,9 +593,9 @@ fn decode_io_table(
     }
     // At most 256 records: read only now that the count is bounded.
     data.range(t.offset, t.end())
-        .chunks_exact(layout.size)
+        .chunks_exact(layout.size())
         .enumerate()
-        .map(|(i, r)| decode_io(r, i, t.offset + (i * layout.size) as u64, layout))
+        .map(|(i, r)| decode_io(r, i, t.offset + (i * layout.size()) as u64, layout))
         .collect()
 }
 

@@ -10,7 +10,9 @@
 //! CRC, every payload byte, checksum values, `vsi_reserved` and the connection region.
 
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
+use crate::crc_rules;
 use crate::failure::{Code, Failure, fail};
+use crate::fieldmap as fm;
 use crate::fingerprint::{Fingerprint, Hash256};
 use crate::format::{attribute, section, v2 as f};
 use crate::read::{Data, compose64, fixed_name, le32};
@@ -139,21 +141,37 @@ pub struct Attribute {
 
 impl Attribute {
     fn new(raw: u32) -> Self {
-        let field = |shift| (raw >> shift) & attribute::FIELD_MASK;
-        let nn = field(attribute::NN_CMD_SHIFT);
-        let tp = field(attribute::TP_CMD_SHIFT);
+        let [ppu, nn, tp, dma, reserved] = ATTRIBUTE_PARTS.map(|p| p.get(u64::from(raw)) as u32);
         Attribute {
             raw,
-            change_ppu_param: raw & (1 << attribute::CHANGE_PPU_PARAM_BIT) != 0,
+            change_ppu_param: ppu != 0,
             nn_command_size_code: nn,
             nn_command_bytes: attribute::command_bytes(nn),
             tp_command_size_code: tp,
             tp_command_bytes: attribute::command_bytes(tp),
-            dma_support_code: field(attribute::DMA_SHIFT),
-            reserved_bits: raw >> attribute::RESERVED_SHIFT,
+            dma_support_code: dma,
+            reserved_bits: reserved,
         }
     }
+
+    /// The raw word packed again from the decoded parts (the round trip's encoder).
+    pub fn parts(&self) -> [u64; 5] {
+        [
+            u64::from(self.change_ppu_param),
+            u64::from(self.nn_command_size_code),
+            u64::from(self.tp_command_size_code),
+            u64::from(self.dma_support_code),
+            u64::from(self.reserved_bits),
+        ]
+    }
 }
+
+/// The attribute word's parts in field-map order: change PPU parameter, NN and TP command size
+/// codes, DMA support code, reserved bits (a wrong count does not build).
+const ATTRIBUTE_PARTS: [fm::Part; 5] = {
+    let p = fm::v2_network_info::attribute.parts;
+    [p[0], p[1], p[2], p[3], p[4]]
+};
 
 /// Vendor-reserved words: counted and hashed, never named.
 #[derive(Clone, Debug, Serialize)]
@@ -161,6 +179,9 @@ pub struct VsiReserved {
     pub words: usize,
     pub nonzero_words: usize,
     pub sha256: Hash256,
+    /// The words themselves, for the round trip (not part of the document).
+    #[serde(skip)]
+    pub raw: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -231,7 +252,7 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
 
     // Envelope and header.
     let h = data.slice(0, HEADER_END, "the 48-byte v2 header")?;
-    let header = decode_header(&h);
+    let header = decode_header(&h)?;
     if header.declared_file_size != file_size {
         return fail(
             Code::DeclaredSizeMismatch,
@@ -274,11 +295,12 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
         );
     }
     let sub = data.slice(sub_offset, u64::from(f::SUB_HEADER_SIZE), "the sub-header")?;
+    let sv = super::view(&fm::v2_sub_header::RECORD, &sub, sub_offset)?;
     let sub_header = SubHeader {
         offset: sub_offset,
-        section_headers_offset: le32(&sub, 0),
-        section_header_size: le32(&sub, 4),
-        section_header_count: le32(&sub, 8),
+        section_headers_offset: sv.u32(&fm::v2_sub_header::section_headers_offset),
+        section_header_size: sv.u32(&fm::v2_sub_header::section_header_size),
+        section_header_count: sv.u32(&fm::v2_sub_header::section_header_count),
     };
     let sub_end = sub_offset + u64::from(f::SUB_HEADER_SIZE);
 
@@ -510,15 +532,18 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
     Ok(graph)
 }
 
-fn decode_header(h: &[u8]) -> Header {
-    let low = le32(h, f::OFF_TOTAL_SIZE_LOW);
-    let high = le32(h, f::OFF_TOTAL_SIZE_HIGH);
-    let class_word = le32(h, f::OFF_CLASS_WORD);
-    let target = le32(h, f::OFF_TARGET);
-    let crc = le32(h, f::OFF_CRC_SUM);
-    Header {
+fn decode_header(h: &[u8]) -> Result<Header, Failure> {
+    use crate::fieldmap::v2_header as fh;
+    let v = super::view(&fh::RECORD, h, 0)?;
+    let low = v.u32(&fh::total_size_low);
+    let high = v.u32(&fh::total_size_high);
+    let class_word = v.uint(&fh::class_word);
+    let [class, reserved1] = [0, 1].map(|i| fh::class_word.parts[i].get(class_word) as u32);
+    let target = v.u32(&fh::target);
+    let crc = v.u32(&fh::crc_sum);
+    Ok(Header {
         magic: "VPMN",
-        version: le32(h, f::OFF_VERSION),
+        version: v.u32(&fh::version),
         target,
         product: target,
         crc_sum: crc,
@@ -526,16 +551,16 @@ fn decode_header(h: &[u8]) -> Header {
         declared_file_size_low: low,
         declared_file_size_high: high,
         declared_file_size: compose64(low, high),
-        sub_header_offset: le32(h, f::OFF_SUB_HEADER_OFFSET),
-        sub_header_size: le32(h, f::OFF_SUB_HEADER_SIZE),
-        sub_header_count: le32(h, f::OFF_SUB_HEADER_COUNT),
-        class: class_word & 1,
+        sub_header_offset: v.u32(&fh::sub_header_offset),
+        sub_header_size: v.u32(&fh::sub_header_size),
+        sub_header_count: v.u32(&fh::sub_header_count),
+        class,
         reserved: HeaderReserved {
-            class_word_reserved_bits: class_word >> 1,
-            reserved2: le32(h, f::OFF_RESERVED2),
-            reserved3: le32(h, f::OFF_RESERVED3),
+            class_word_reserved_bits: reserved1,
+            reserved2: v.u32(&fh::reserved2),
+            reserved3: v.u32(&fh::reserved3),
         },
-    }
+    })
 }
 
 /// A directory entry before its payload has been fingerprinted.
@@ -577,8 +602,10 @@ fn read_directory(dir: &[u8], dir_offset: u64) -> Result<Vec<RawSection>, Failur
     dir.chunks_exact(f::SECTION_HEADER_SIZE as usize)
         .enumerate()
         .map(|(index, e)| {
+            use fm::v2_section_header as sh;
             let header_offset = dir_offset + index as u64 * u64::from(f::SECTION_HEADER_SIZE);
-            let kind = le32(e, 0);
+            let v = super::view(&sh::RECORD, e, header_offset)?;
+            let kind = v.u32(&sh::kind);
             let Some(type_name) = section::name(kind) else {
                 return fail(
                     Code::UnknownSectionType,
@@ -594,12 +621,15 @@ fn read_directory(dir: &[u8], dir_offset: u64) -> Result<Vec<RawSection>, Failur
                 header_offset,
                 kind,
                 type_name,
-                offset: compose64(le32(e, 0x04), le32(e, 0x08)),
-                size: compose64(le32(e, 0x0c), le32(e, 0x10)),
-                load_address: compose64(le32(e, 0x14), le32(e, 0x18)),
-                alignment: le32(e, 0x1c),
-                entry_size: le32(e, 0x20),
-                reserved_words: [le32(e, 0x24), le32(e, 0x28)],
+                offset: v.uint(&sh::offset),
+                size: v.uint(&sh::size),
+                load_address: v.uint(&sh::load_address),
+                alignment: v.u32(&sh::alignment),
+                entry_size: v.u32(&sh::entry_size),
+                reserved_words: [
+                    v.word(&sh::reserved_words, 0),
+                    v.word(&sh::reserved_words, 1),
+                ],
             })
         })
         .collect()
@@ -648,23 +678,30 @@ fn check_overlap(
     Ok(())
 }
 
-const IO_LAYOUT: IoLayout = IoLayout {
-    size: f::IO_RECORD_SIZE as usize,
-    max_dims: f::IO_MAX_DIMS,
-    dim_count: 0x00,
-    dims: 0x04,
-    data_format: 0x1c,
-    data_type: 0x20,
-    quant_format: 0x24,
-    quant_words: 0x28,
-    quant: QuantSlots {
-        words: 2,
-        fixed_point: 0,
-        scale: 0,
-        zero_point: 1,
-    },
-    name: Some((f::IO_NAME_OFFSET, f::IO_NAME_SIZE)),
+const IO_LAYOUT: IoLayout = {
+    use fm::v2_io_record as io;
+    IoLayout {
+        record: io::RECORD,
+        dim_count: io::dimension_count,
+        dims: io::dimensions,
+        data_format: io::data_format,
+        data_type: io::data_type,
+        quant_format: io::quant_format,
+        quant_fields: &[io::quant_words],
+        quant: QuantSlots {
+            words: 2,
+            fixed_point: 0,
+            scale: 0,
+            zero_point: 1,
+        },
+        name: Some(io::name),
+    }
 };
+
+/// The v2 I/O record layout (for the round trip's encoder).
+pub fn io_layout() -> &'static IoLayout {
+    &IO_LAYOUT
+}
 
 fn decode_io_section(s: &Section, data: &Data<'_>) -> Result<Vec<IoRecord>, Failure> {
     if s.size % f::IO_RECORD_SIZE != 0 || u64::from(s.entry_size) != f::IO_RECORD_SIZE {
@@ -694,9 +731,9 @@ fn decode_io_section(s: &Section, data: &Data<'_>) -> Result<Vec<IoRecord>, Fail
     }
     // At most 256 records of 104 bytes: read only now that the count is bounded.
     data.range(s.offset, s.end())
-        .chunks_exact(IO_LAYOUT.size)
+        .chunks_exact(IO_LAYOUT.size())
         .enumerate()
-        .map(|(i, r)| decode_io(r, i, s.offset + (i * IO_LAYOUT.size) as u64, &IO_LAYOUT))
+        .map(|(i, r)| decode_io(r, i, s.offset + (i * IO_LAYOUT.size()) as u64, &IO_LAYOUT))
         .collect()
 }
 
@@ -712,30 +749,33 @@ fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<NetworkInfo, Fail
             ),
         );
     }
+    use fm::v2_network_info as ni;
     let p = &*data.range(s.offset, s.end());
-    let Some(name) = fixed_name(&p[..f::NETWORK_NAME_SIZE]) else {
+    let v = super::view(&ni::RECORD, p, s.offset)?;
+    let Some(name) = fixed_name(v.bytes(&ni::name)) else {
         return fail(
             Code::InvalidName,
             s.offset,
             "network name is not NUL-terminated strict UTF-8 within 64 bytes",
         );
     };
-    let reserved = &p[f::VSI_RESERVED_OFFSET..f::VSI_RESERVED_OFFSET + 4 * f::VSI_RESERVED_WORDS];
+    let reserved = v.bytes(&ni::vsi_reserved);
     Ok(NetworkInfo {
         offset: s.offset,
         name: name.to_string(),
-        input_count: le32(p, 0x40),
-        output_count: le32(p, 0x44),
-        layer_count: le32(p, 0x48),
-        absolute_operation_count: le32(p, 0x4c),
-        operation_count: le32(p, 0x50),
-        core_count: le32(p, 0x54),
-        address_width: le32(p, 0x58),
-        attribute: Attribute::new(le32(p, 0x5c)),
+        input_count: v.u32(&ni::input_count),
+        output_count: v.u32(&ni::output_count),
+        layer_count: v.u32(&ni::layer_count),
+        absolute_operation_count: v.u32(&ni::absolute_operation_count),
+        operation_count: v.u32(&ni::operation_count),
+        core_count: v.u32(&ni::core_count),
+        address_width: v.u32(&ni::address_width),
+        attribute: Attribute::new(v.u32(&ni::attribute)),
         vsi_reserved: VsiReserved {
-            words: f::VSI_RESERVED_WORDS,
+            words: ni::vsi_reserved.width / 4,
             nonzero_words: reserved.chunks_exact(4).filter(|w| w != &[0; 4]).count(),
             sha256: Hash256::of(reserved),
+            raw: v.words(&ni::vsi_reserved),
         },
     })
 }
@@ -824,43 +864,6 @@ fn check_record(
     Ok(())
 }
 
-/// The recovered producer rule: reflected IEEE CRC-32 from zero over section payloads in
-/// directory order, section-40 value words counted as zero. `payload_crcs` are the raw CRC-32 of
-/// each section, in directory order, so the whole file is never hashed twice.
-pub fn file_crc(bytes: &[u8], sections: &[(u32, u64, u64, u32)]) -> u32 {
-    combine_file_crc(sections, |offset, size| {
-        crate::fingerprint::crc32(&normalized_checksum_payload(
-            &bytes[offset as usize..(offset + size) as usize],
-        ))
-    })
-}
-
-/// `file_crc` given the CRC-32 of the normalized section-40 payload at (offset, size).
-pub(crate) fn combine_file_crc(
-    sections: &[(u32, u64, u64, u32)],
-    mut normalized_crc: impl FnMut(u64, u64) -> u32,
-) -> u32 {
-    let mut crc = crc32fast::Hasher::new();
-    for &(kind, offset, size, payload_crc) in sections {
-        let part = if kind == section::CHECKSUM {
-            normalized_crc(offset, size)
-        } else {
-            payload_crc
-        };
-        crc.combine(&crc32fast::Hasher::new_with_initial_len(part, size));
-    }
-    crc.finalize()
-}
-
-/// Section-40 bytes with every checksum-value word replaced by zero.
-pub fn normalized_checksum_payload(payload: &[u8]) -> Vec<u8> {
-    let mut normalized = payload.to_vec();
-    for r in normalized.chunks_exact_mut(f::CHECKSUM_RECORD_SIZE as usize) {
-        r[4..8].fill(0);
-    }
-    normalized
-}
-
 fn file_checksum(
     data: &Data<'_>,
     header: &Header,
@@ -872,8 +875,8 @@ fn file_checksum(
         .map(|s| (s.kind, s.offset, s.size, s.fingerprint.crc32))
         .collect();
     // Section checksums passed, so section 40 holds at most one record per section.
-    let computed = combine_file_crc(&listing, |offset, size| {
-        crate::fingerprint::crc32(&normalized_checksum_payload(
+    let computed = crc_rules::combine_v2_file_crc(&listing, |offset, size| {
+        crate::fingerprint::crc32(&crc_rules::v2_normalized_checksum_payload(
             &data.range(offset, offset + size),
         ))
     });

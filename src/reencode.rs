@@ -1,0 +1,623 @@
+//! The round trip that can fail: every `decoded-record` owner of the ledger is encoded again
+//! from the parser's decoded values through the field map and compared with the original bytes,
+//! reserved words and bitfields included (encode(decode(bytes)) == bytes).
+//!
+//! The ledger's own emission concatenates source ranges, so it proves only that the owners are
+//! contiguous. Here nothing is copied from the source: a value the parser dropped (a nonzero
+//! unused dimension slot, bytes after a name's NUL, a reserved word it did not keep) makes the
+//! re-encoding differ, and the first differing field is named. An owner without an encoder is
+//! reported as not re-encodable and never counted exact.
+
+use crate::fieldmap::{self as fm, Record, Writer};
+use crate::format::{section, v1 as f1};
+use crate::image::{NbgImage, Origin, Owner, OwnerClass};
+use crate::parse::records::{Layer, Operation, Patch, Records, ShOperation};
+use crate::parse::{Graph, IoLayout, IoRecord, NbgV1, NbgV2};
+use serde::Serialize;
+
+/// The first field whose re-encoding differs from the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Mismatch {
+    /// The owner's ledger label.
+    pub owner: String,
+    /// Record and field (`NBG_SECTION_INPUT[0].dimensions`, `header.crc_sum`).
+    pub field: String,
+    /// File offset of the first differing byte (or of the field whose value did not fit).
+    pub offset: u64,
+}
+
+/// The re-encoding of one graph's decoded-record owners.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Reencoding {
+    pub records_total: u64,
+    pub records_reencoded: u64,
+    /// Owners the field map has no encoder for (labels, in file order).
+    pub not_reencodable: Vec<String>,
+    pub mismatches: u64,
+    pub first_mismatch: Option<Mismatch>,
+}
+
+impl Reencoding {
+    pub fn exact(&self) -> bool {
+        self.records_reencoded == self.records_total
+    }
+
+    /// The `nbg roundtrip --json` entry of a file: the ledger's emission result and the
+    /// re-encoding counts.
+    pub fn to_json(
+        &self,
+        file: &str,
+        emission: Option<&crate::image::EmitError>,
+    ) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("re-encoding serializes");
+        v["file"] = file.into();
+        v["ledger_exact"] = emission.is_none().into();
+        if let Some(e) = emission {
+            v["ledger_error"] = e.to_string().into();
+        }
+        v
+    }
+
+    /// The text lines `nbg roundtrip` prints for a file.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "records: {} re-encoded exactly (of {} decoded-record owners)",
+            self.records_reencoded, self.records_total
+        );
+        if let Some(m) = &self.first_mismatch {
+            s.push_str(&format!(
+                "\nfirst field that does not round-trip: {} at 0x{:x} ({}; {} owner(s) differ)",
+                m.field, m.offset, m.owner, self.mismatches
+            ));
+        }
+        for label in &self.not_reencodable {
+            s.push_str(&format!("\nnot re-encodable yet: {label}"));
+        }
+        s
+    }
+}
+
+/// The `nbg roundtrip --json` entry of a file that does not parse or has no ledger.
+pub fn failed_json(file: &str, f: &crate::failure::Failure) -> serde_json::Value {
+    serde_json::json!({
+        "file": file,
+        "failure": { "code": f.code.to_string(), "offset": f.offset, "message": f.message },
+    })
+}
+
+/// One encoded record: its file offset, the record layout, the name prefix and the bytes (or
+/// the first field whose decoded value did not fit).
+struct Piece {
+    at: u64,
+    record: Record,
+    /// Offset of the piece inside its record (non-zero for a part of the v1 fixed record).
+    skip: u64,
+    prefix: String,
+    bytes: Result<Vec<u8>, &'static str>,
+}
+
+/// Re-encode every decoded-record owner of `image` (built from `graph`) and compare.
+pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
+    let source = match graph {
+        Graph::V1(g) => g.bytes,
+        Graph::V2(g) => g.bytes,
+    };
+    let mut out = Reencoding {
+        records_total: 0,
+        records_reencoded: 0,
+        not_reencodable: Vec::new(),
+        mismatches: 0,
+        first_mismatch: None,
+    };
+    for o in image
+        .owners()
+        .iter()
+        .filter(|o| o.class == OwnerClass::DecodedRecord)
+    {
+        out.records_total += 1;
+        let pieces = match graph {
+            Graph::V1(g) => pieces_v1(g, o),
+            Graph::V2(g) => pieces_v2(g, o),
+        };
+        let Some(pieces) = pieces else {
+            out.not_reencodable.push(o.label.clone());
+            continue;
+        };
+        match compare(source, o, &pieces) {
+            None => out.records_reencoded += 1,
+            Some(m) => {
+                out.mismatches += 1;
+                out.first_mismatch.get_or_insert(m);
+            }
+        }
+    }
+    out
+}
+
+/// The whole file rebuilt in memory: every decoded-record owner from its encoded pieces, every
+/// other owner (opaque payloads, gaps, the tail) from the source. `None` when an owner has no
+/// encoder or a decoded value does not fit its field. For tests that decode the result again;
+/// never written to disk.
+pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
+    let source = match graph {
+        Graph::V1(g) => g.bytes,
+        Graph::V2(g) => g.bytes,
+    };
+    let mut out = Vec::with_capacity(source.len());
+    for o in image.owners() {
+        if o.class != OwnerClass::DecodedRecord {
+            out.extend_from_slice(source.get(o.start as usize..o.end as usize)?);
+            continue;
+        }
+        let pieces = match graph {
+            Graph::V1(g) => pieces_v1(g, o)?,
+            Graph::V2(g) => pieces_v2(g, o)?,
+        };
+        for p in pieces {
+            if p.at != out.len() as u64 {
+                return None;
+            }
+            out.extend_from_slice(p.bytes.as_ref().ok()?);
+        }
+        if out.len() as u64 != o.end {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// The first difference between the owner's bytes and its encoded pieces.
+fn compare(source: &[u8], o: &Owner, pieces: &[Piece]) -> Option<Mismatch> {
+    let mismatch = |field: String, offset: u64| Mismatch {
+        owner: o.label.clone(),
+        field,
+        offset,
+    };
+    let mut cursor = o.start;
+    for p in pieces {
+        if p.at != cursor {
+            return Some(mismatch(format!("{}+0x0", p.prefix), cursor.min(p.at)));
+        }
+        let bytes = match &p.bytes {
+            Ok(b) => b,
+            Err(field) => {
+                let at = p.record.field(field).map_or(p.skip, |f| f.offset as u64);
+                let at = p.at + at.saturating_sub(p.skip);
+                return Some(mismatch(format!("{}.{field}", p.prefix), at));
+            }
+        };
+        let end = p.at + bytes.len() as u64;
+        let original = source.get(p.at as usize..end as usize).unwrap_or(&[]);
+        if let Some(i) = crate::image::first_difference(bytes, original) {
+            let name = p
+                .record
+                .field_at(p.skip + i)
+                .map_or_else(|| format!("+0x{i:x}"), |f| format!(".{}", f.name));
+            return Some(mismatch(format!("{}{name}", p.prefix), p.at + i));
+        }
+        cursor = end;
+    }
+    (cursor != o.end).then(|| mismatch(format!("{}+end", o.label), cursor))
+}
+
+fn piece(at: u64, record: Record, prefix: String, w: Writer) -> Piece {
+    Piece {
+        at,
+        record,
+        skip: 0,
+        prefix,
+        bytes: w.finish(),
+    }
+}
+
+/// An I/O record from its decoded value through the layout's fields.
+fn io_piece(r: &IoRecord, layout: &IoLayout, prefix: String) -> Piece {
+    let mut w = Writer::new(layout.size());
+    w.put_u32(&layout.dim_count, r.dimension_count)
+        .put_words(
+            &layout.dims,
+            &[&r.dimensions[..], &r.unused_dimension_slots[..]].concat(),
+        )
+        .put_u32(&layout.data_format, r.data_format)
+        .put_u32(&layout.data_type, r.data_type)
+        .put_u32(&layout.quant_format, r.quantization.format);
+    let mut words = r.quantization.raw_words.iter().copied();
+    for f in layout.quant_fields {
+        let chunk: Vec<u32> = words.by_ref().take(f.width / 4).collect();
+        w.put_words(f, &chunk);
+    }
+    if words.next().is_some() {
+        w.refuse(&layout.quant_format);
+    }
+    match (&layout.name, &r.name) {
+        (Some(f), Some(name)) => {
+            w.put_str(f, name);
+        }
+        (Some(f), None) => {
+            w.refuse(f);
+        }
+        (None, Some(_)) => {
+            w.refuse(&layout.dim_count);
+        }
+        (None, None) => {}
+    }
+    piece(r.offset, layout.record, prefix, w)
+}
+
+fn io_pieces(records: &[IoRecord], layout: &IoLayout, name: &str) -> Vec<Piece> {
+    records
+        .iter()
+        .map(|r| io_piece(r, layout, format!("{name}[{}]", r.index)))
+        .collect()
+}
+
+fn layer_pieces(layers: &[Layer], size: usize, name: &str) -> Vec<Piece> {
+    use fm::layer as l;
+    layers
+        .iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_str(&l::name, &x.name)
+                .put_u32(&l::id, x.id)
+                .put_u32(&l::operation_count, x.operation_count)
+                .put_opt_u32(&l::uid, (size > l::uid.offset).then_some(x.uid));
+            piece(x.offset, l::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn operation_pieces(ops: &[Operation], size: usize, name: &str) -> Vec<Piece> {
+    use fm::operation as o;
+    ops.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&o::kind, x.kind)
+                .put_u32(&o::index, x.engine_index)
+                .put_u32(&o::layer_id, x.layer_id)
+                .put_u32(&o::state_id, x.state_id)
+                .put_u32(&o::patch_index, x.patch_index)
+                .put_u32(&o::patch_count, x.patch_count)
+                .put_opt_u32(&o::abs_op_id, x.abs_op_id);
+            match (x.preempt, x.abs_share_id) {
+                (Some(p), Some(a)) => {
+                    w.put_parts(&o::preempt_word, &[u64::from(p), u64::from(a)]);
+                }
+                _ => {
+                    w.put_opt_u32(&o::preempt_word, None);
+                }
+            }
+            piece(x.offset, o::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn sh_pieces(sh: &[ShOperation], at: u64, size: usize, name: &str) -> Vec<Piece> {
+    use fm::sh_operation as s;
+    sh.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&s::instr_index, x.instr_index)
+                .put_opt_u32(&s::ppu_param_index, x.ppu_param_index);
+            let offset = at + (x.index * size) as u64;
+            piece(offset, s::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn patch_pieces(patches: &[Patch], at: u64, size: usize, name: &str) -> Vec<Piece> {
+    use fm::patch_40bit as p;
+    let record = if size == p::SIZE {
+        p::RECORD
+    } else {
+        fm::patch::RECORD
+    };
+    patches
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let mut w = Writer::new(size);
+            w.put_u32(&p::kind, x.kind)
+                .put_u32(&p::dest_offset, x.dest_offset)
+                .put_u32(&p::source_type, x.source_type)
+                .put_u32(&p::index, x.index as u32)
+                .put_u32(&p::src_offset, x.src_offset)
+                .put_u32(&p::transformed, x.transformed)
+                .put_opt_u32(&p::name, x.name);
+            let [d, s, m] = x.high.map_or([None; 3], |h| h.map(Some));
+            w.put_opt_u32(&p::dest_offset_h, d)
+                .put_opt_u32(&p::src_offset_h, s)
+                .put_opt_u32(&p::mask_h, m);
+            piece(at + (i * size) as u64, record, format!("{name}[{i}]"), w)
+        })
+        .collect()
+}
+
+/// (offset, size) pairs of an index table or DYNAIO table.
+fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<Piece> {
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &[offset, size])| {
+            let mut w = Writer::new(record.size);
+            w.put_uint(&record.fields[0], offset)
+                .put_uint(&record.fields[1], size);
+            piece(
+                at + (i * record.size) as u64,
+                record,
+                format!("{name}[{i}]"),
+                w,
+            )
+        })
+        .collect()
+}
+
+/// Layer, operation, SH or patch records of a table at `at` with `size`-byte records.
+fn record_pieces(r: &Records, what: &str, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
+    Some(match what {
+        "layer" => layer_pieces(r.layers.as_deref()?, size, name),
+        "operation" => operation_pieces(r.operations.as_deref()?, size, name),
+        "sh" => sh_pieces(r.sh_operations.as_deref()?, at, size, name),
+        "patch" => patch_pieces(&r.patches.as_ref()?.records, at, size, name),
+        _ => return None,
+    })
+}
+
+fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
+    match o.origin {
+        Origin::Structure => match o.label.as_str() {
+            "header" => Some(vec![v2_header(g)]),
+            "sub-header" => {
+                use fm::v2_sub_header as s;
+                let h = &g.sub_header;
+                let mut w = Writer::new(s::SIZE);
+                w.put_u32(&s::section_headers_offset, h.section_headers_offset)
+                    .put_u32(&s::section_header_size, h.section_header_size)
+                    .put_u32(&s::section_header_count, h.section_header_count);
+                Some(vec![piece(h.offset, s::RECORD, "sub_header".into(), w)])
+            }
+            "section directory" => Some(v2_directory(g)),
+            _ => None,
+        },
+        Origin::Section(i) => {
+            let s = g.sections.get(i)?;
+            let name = s.type_name;
+            let one =
+                |record: Record, w: Writer| Some(vec![piece(s.offset, record, name.into(), w)]);
+            match s.kind {
+                section::INPUT => Some(io_pieces(&g.inputs, crate::parse::v2::io_layout(), name)),
+                section::OUTPUT => Some(io_pieces(&g.outputs, crate::parse::v2::io_layout(), name)),
+                section::NETWORK_INFO => one(fm::v2_network_info::RECORD, network_info(g)?),
+                section::MEMORY_POOL => {
+                    let mut w = Writer::new(fm::v2_memory_pool::SIZE);
+                    w.put_uint(&fm::v2_memory_pool::used_size, g.memory_pool_bytes?);
+                    one(fm::v2_memory_pool::RECORD, w)
+                }
+                section::VIP_SRAM => {
+                    let mut w = Writer::new(fm::v2_vip_sram::SIZE);
+                    w.put_u32(&fm::v2_vip_sram::used_size, g.vip_sram_bytes?);
+                    one(fm::v2_vip_sram::RECORD, w)
+                }
+                section::AXI_SRAM => {
+                    let mut w = Writer::new(fm::v2_axi_sram::SIZE);
+                    w.put_u32(&fm::v2_axi_sram::used_size, g.axi_sram_bytes?);
+                    one(fm::v2_axi_sram::RECORD, w)
+                }
+                section::CHECKSUM => {
+                    let pairs: Vec<[u64; 2]> = g
+                        .section_checksums
+                        .iter()
+                        .map(|c| [u64::from(c.section_type), u64::from(c.stored)])
+                        .collect();
+                    Some(pair_pieces(
+                        fm::v2_checksum_record::RECORD,
+                        s.offset,
+                        &pairs,
+                        name,
+                    ))
+                }
+                section::DYNAIO_TABLE => {
+                    let d = g.dynamic_io.as_ref()?;
+                    let pairs: Vec<[u64; 2]> =
+                        d.entries.iter().map(|e| [e.offset, e.size]).collect();
+                    Some(pair_pieces(
+                        fm::v2_dynaio_entry::RECORD,
+                        s.offset,
+                        &pairs,
+                        name,
+                    ))
+                }
+                section::LAYER => {
+                    record_pieces(&g.records, "layer", s.offset, s.entry_size as usize, name)
+                }
+                section::OPERATIONS => record_pieces(
+                    &g.records,
+                    "operation",
+                    s.offset,
+                    s.entry_size as usize,
+                    name,
+                ),
+                section::SH => {
+                    record_pieces(&g.records, "sh", s.offset, s.entry_size as usize, name)
+                }
+                section::PATCH => {
+                    record_pieces(&g.records, "patch", s.offset, s.entry_size as usize, name)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn v2_header(g: &NbgV2<'_>) -> Piece {
+    use fm::v2_header as h;
+    let x = &g.header;
+    let mut w = Writer::new(h::SIZE);
+    w.put_bytes(&h::magic, x.magic.as_bytes())
+        .put_u32(&h::version, x.version)
+        .put_u32(&h::target, x.target)
+        .put_u32(&h::crc_sum, x.crc_sum)
+        .put_u32(&h::total_size_low, x.declared_file_size_low)
+        .put_u32(&h::total_size_high, x.declared_file_size_high)
+        .put_u32(&h::sub_header_offset, x.sub_header_offset)
+        .put_u32(&h::sub_header_size, x.sub_header_size)
+        .put_u32(&h::sub_header_count, x.sub_header_count)
+        .put_parts(
+            &h::class_word,
+            &[
+                u64::from(x.class),
+                u64::from(x.reserved.class_word_reserved_bits),
+            ],
+        )
+        .put_u32(&h::reserved2, x.reserved.reserved2)
+        .put_u32(&h::reserved3, x.reserved.reserved3);
+    piece(0, h::RECORD, "header".into(), w)
+}
+
+fn v2_directory(g: &NbgV2<'_>) -> Vec<Piece> {
+    use fm::v2_section_header as d;
+    g.sections
+        .iter()
+        .map(|s| {
+            let mut w = Writer::new(d::SIZE);
+            w.put_u32(&d::kind, s.kind)
+                .put_uint(&d::offset, s.offset)
+                .put_uint(&d::size, s.size)
+                .put_uint(&d::load_address, s.load_address)
+                .put_u32(&d::alignment, s.alignment)
+                .put_u32(&d::entry_size, s.entry_size)
+                .put_words(&d::reserved_words, &s.reserved_words);
+            let prefix = format!("directory[{}]({})", s.index, s.type_name);
+            piece(s.header_offset, d::RECORD, prefix, w)
+        })
+        .collect()
+}
+
+fn network_info(g: &NbgV2<'_>) -> Option<Writer> {
+    use fm::v2_network_info as ni;
+    let n = g.network_info.as_ref()?;
+    let mut w = Writer::new(ni::SIZE);
+    w.put_str(&ni::name, &n.name)
+        .put_u32(&ni::input_count, n.input_count)
+        .put_u32(&ni::output_count, n.output_count)
+        .put_u32(&ni::layer_count, n.layer_count)
+        .put_u32(&ni::absolute_operation_count, n.absolute_operation_count)
+        .put_u32(&ni::operation_count, n.operation_count)
+        .put_u32(&ni::core_count, n.core_count)
+        .put_u32(&ni::address_width, n.address_width)
+        .put_parts(&ni::attribute, &n.attribute.parts())
+        .put_words(&ni::vsi_reserved, &n.vsi_reserved.raw);
+    Some(w)
+}
+
+/// The v1 fixed part up to the entries, from the decoded header, feature database and memory
+/// fields.
+fn v1_fixed(g: &NbgV1<'_>) -> Writer {
+    use fm::v1_fixed as fx;
+    let h = &g.header;
+    let db = &g.feature_database;
+    let mut w = Writer::new(g.fixed_part.entries_offset as usize);
+    w.put_bytes(&fx::magic, h.magic.as_bytes())
+        .put_u32(&fx::version, h.version)
+        .put_u32(&fx::target, h.target)
+        .put_str(&fx::network_name, &h.network_name)
+        .put_u32(&fx::layer_count, h.layer_count)
+        .put_u32(&fx::operation_count, h.operation_count)
+        .put_u32(&fx::input_count, h.input_count)
+        .put_u32(&fx::output_count, h.output_count);
+    let bits: Vec<u64> = fx::feature_bits
+        .parts
+        .iter()
+        .map(|p| db.bits.get(p.name).map_or(u64::MAX, |&v| u64::from(v)))
+        .collect();
+    w.put_parts(&fx::feature_bits, &bits)
+        .put_u32(&fx::num_pixel_pipes, db.num_pixel_pipes)
+        .put_parts(
+            &fx::core_fields,
+            &[
+                u64::from(db.core_count),
+                u64::from(db.device_index),
+                u64::from(db.axi_bus_width_index),
+                u64::from(db.cluster_id_width),
+                u64::from(db.nn_core_count),
+                u64::from(db.tp_core_count),
+                u64::from(db.core_reserved),
+            ],
+        )
+        .put_u32(&fx::nbg_crc_sum, db.nbg_crc_sum)
+        .put_u32(&fx::vip_sram_width, db.vip_sram_width)
+        .put_bytes(&fx::vsi_reserved, &db.vsi_reserved.raw)
+        .put_bytes(&fx::customer_reserved, &db.customer_reserved.raw)
+        .put_words(
+            &fx::memory_pool,
+            &[
+                g.memory_pool.size,
+                g.memory_pool.alignment,
+                g.memory_pool.base,
+            ],
+        )
+        .put_words(&fx::axi_sram, &[g.axi_sram.base, g.axi_sram.size]);
+    if let Some(v) = &g.vip_sram {
+        w.put_words(&fx::vip_sram, &[v.base, v.size]);
+    }
+    w
+}
+
+fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
+    let entries = g.fixed_part.entries_offset;
+    match o.origin {
+        Origin::Structure if o.end <= entries => {
+            // One fixed record; each structure owner is compared over its own range.
+            let bytes = v1_fixed(g).finish().map(|b| {
+                b.get(o.start as usize..o.end as usize)
+                    .map_or_else(Vec::new, <[u8]>::to_vec)
+            });
+            Some(vec![Piece {
+                at: o.start,
+                record: fm::v1_fixed::RECORD,
+                skip: o.start,
+                prefix: "header".into(),
+                bytes,
+            }])
+        }
+        Origin::Structure if o.start == entries => {
+            let pairs: Vec<[u64; 2]> = g.tables.iter().map(|t| [t.offset, t.size]).collect();
+            Some(pair_pieces(
+                fm::v1_entry::RECORD,
+                entries,
+                &pairs,
+                "entries",
+            ))
+        }
+        Origin::Table(k) => {
+            let t = g.tables.get(k)?;
+            let size = t.record_size? as usize;
+            match t.name {
+                "input" => Some(io_pieces(
+                    &g.inputs,
+                    &crate::parse::v1::io_layout(g.header.version),
+                    t.name,
+                )),
+                "output" => Some(io_pieces(
+                    &g.outputs,
+                    &crate::parse::v1::io_layout(g.header.version),
+                    t.name,
+                )),
+                "layer" | "operation" | "sh" | "patch" => {
+                    record_pieces(&g.records, t.name, t.offset, size, t.name)
+                }
+                _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {
+                    let n = g.nested_tables.iter().find(|n| n.table == t.name)?;
+                    Some(pair_pieces(
+                        fm::v1_entry::RECORD,
+                        t.offset,
+                        &n.entries,
+                        t.name,
+                    ))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
