@@ -1,6 +1,6 @@
 //! `nbg diff`: owner-attributed differences, pinned on the public same-model pairs.
 
-mod common;
+use crate::common;
 
 use nbg_lab::diff::{DiffReport, Status, diff};
 use nbg_lab::image::NbgImage;

@@ -2,7 +2,7 @@
 //! controls (consistent with the network info), every reference check on a mutated v1 file, and
 //! the text summary.
 
-mod common;
+use crate::common;
 
 use common::{le32, put32};
 use nbg_lab::parse::Graph;

@@ -3,7 +3,7 @@
 //! every control and public file, the same failure (code, offset, message) for mutated and
 //! truncated bytes, and it refuses before reading payloads it does not need.
 
-mod common;
+use crate::common;
 
 use nbg_lab::parse::{Options, parse};
 use nbg_lab::stream::{self, FileSource, ReadAt};

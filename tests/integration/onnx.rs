@@ -1,6 +1,6 @@
 //! ONNX admission, signature, policy, fail-closed runs, fixtures and the real Silero model.
 
-mod common;
+use crate::common;
 
 use nbg_lab::onnx::audit::{self, Audit, Limits, Refusal};
 use nbg_lab::onnx::npz::{self, Tensor};

@@ -1,7 +1,7 @@
 //! Properties: random valid images parse to exactly what the builder put in, and no byte
 //! mutation or truncation of a control makes the parser panic.
 
-mod common;
+use crate::common;
 
 use nbg_lab::parse;
 use nbg_lab::parse::Graph;

@@ -1,7 +1,7 @@
 //! v1 failure codes on mutated public files (in memory), the CRC classification, and the
 //! registry finding a coverage rule that no code names.
 
-mod common;
+use crate::common;
 
 use common::{le32, put32};
 use nbg_lab::crc_rules::{self, CrcClass};

@@ -1,6 +1,6 @@
 //! Corpus configs, the inventory, verify-generated and the lab.
 
-mod common;
+use crate::common;
 
 use nbg_lab::{corpus, evidence, inventory};
 use std::path::Path;

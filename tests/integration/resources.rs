@@ -1,7 +1,7 @@
 //! Resource bounds: adversarial images never make the parser allocate from an on-disk count,
 //! and parse memory does not grow with payload size. Measured with a counting allocator.
 
-mod common;
+use crate::common;
 
 use common::put32;
 use nbg_lab::parse;

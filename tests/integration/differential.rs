@@ -1,6 +1,6 @@
 //! The differential engine: committed capture sets, replay, refusals, and no writes.
 
-mod common;
+use crate::common;
 
 use nbg_lab::differential::{self, CaptureSpec};
 use nbg_lab::{evidence, synth};

@@ -1,6 +1,6 @@
 //! NbgImage: one owner per byte, exact re-emission, refusal after a change, pinned ledgers.
 
-mod common;
+use crate::common;
 
 use nbg_lab::evidence;
 use nbg_lab::image::{EmitError, NbgImage, OwnerClass};

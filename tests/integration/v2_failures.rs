@@ -1,6 +1,6 @@
 //! Every v2 failure code, pinned with a mutated control or an invalid builder layout.
 
-mod common;
+use crate::common;
 
 use common::{control, le32, put32};
 use nbg_lab::format::section;

@@ -3,7 +3,7 @@
 //! parse never panics, check-only mode agrees with the full parse, and every accepted input
 //! has a proved ledger that re-emits byte for byte and diffs against its origin.
 
-mod common;
+use crate::common;
 
 use nbg_lab::image::NbgImage;
 use nbg_lab::parse::{Options, parse_with};

@@ -1,6 +1,6 @@
 //! The mutation sweep: no undetected byte in any v2 control; derived and exhaustive agree.
 
-mod common;
+use crate::common;
 
 use nbg_lab::sweep::{self, Outcome};
 

@@ -1,6 +1,6 @@
 //! The `nbg` command line: exit codes, stdout/stderr split, JSON contract.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output};
 

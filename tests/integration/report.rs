@@ -2,7 +2,7 @@
 //! Chromium without a JavaScript error or a blank screenshot, and show the values the JSON
 //! commands print; outputs are refused, replaced and written as documented.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

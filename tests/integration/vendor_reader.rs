@@ -7,7 +7,7 @@
 //! per-operation `Command Size` / `Instr Size` / `Coeff header Size` (looked up in index tables
 //! nbg keeps as nested views), and v2 `Memory Pool Alignment` (no v2 field; nbinfo prints 64).
 
-mod common;
+use crate::common;
 
 use nbg_lab::parse;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Filesystem bounds: symlinks, directories, FIFOs, unreadable files and paths escaping a
 //! corpus root are refused with exit 2; an interrupted write never leaves a half-written file.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
