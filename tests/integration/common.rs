@@ -1,5 +1,4 @@
 //! Shared test helpers: the committed controls and the builder's layouts.
-#![allow(dead_code)]
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -105,40 +104,25 @@ pub fn public_control(name: &str) -> Vec<u8> {
     std::fs::read(root().join("controls/public/v1").join(name)).expect("committed public control")
 }
 
-/// Compare `actual` with the committed snapshot; `UPDATE_SNAPSHOTS=1` rewrites it instead.
-pub fn snapshot(name: &str, actual: &serde_json::Value) {
-    let path = root().join("tests/snapshots").join(name);
-    let text = serde_json::to_string_pretty(actual).unwrap() + "\n";
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&path, &text).unwrap();
-        return;
-    }
-    let committed = std::fs::read_to_string(&path).unwrap_or_else(|_| {
-        panic!(
-            "missing snapshot {}; run with UPDATE_SNAPSHOTS=1",
-            path.display()
-        )
-    });
-    if committed != text {
-        let diff = similar_lines(&committed, &text);
-        panic!("snapshot {name} differs (UPDATE_SNAPSHOTS=1 to accept):\n{diff}");
-    }
+/// Compare `actual`, pretty-printed, with its committed snapshot file; `UPDATE_EXPECT=1` rewrites
+/// the file instead.
+pub fn snapshot(file: expect_test::ExpectFile, actual: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(actual).expect("a JSON value prints") + "\n";
+    file.assert_eq(&text);
 }
 
-fn similar_lines(a: &str, b: &str) -> String {
-    let (a, b): (Vec<_>, Vec<_>) = (a.lines().collect(), b.lines().collect());
-    let mut out = String::new();
-    for i in 0..a.len().max(b.len()) {
-        let (x, y) = (a.get(i), b.get(i));
-        if x != y {
-            out.push_str(&format!("line {}: -{:?}\n          +{:?}\n", i + 1, x, y));
-            if out.len() > 4000 {
-                break;
-            }
-        }
-    }
-    out
+/// The committed snapshot `tests/snapshots/NAME`, by absolute path (expect-test would otherwise
+/// guess the workspace root from the directories above the clone).
+macro_rules! snapshot_file {
+    ($name:literal) => {
+        expect_test::expect_file![concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/snapshots/",
+            $name
+        )]
+    };
 }
+pub(crate) use snapshot_file;
 
 /// Compare rebuilt evidence with the committed files; `UPDATE_SNAPSHOTS=1` writes them.
 pub fn check_generated(generated: Vec<nbg_lab::evidence::Generated>) {

@@ -54,7 +54,10 @@ fn public_pairs_match_their_snapshot() {
         assert!(!r.identical);
         all.insert(format!("{a} vs {b}"), summary(&r));
     }
-    common::snapshot("public_diffs.json", &Value::Object(all));
+    common::snapshot(
+        common::snapshot_file!("public_diffs.json"),
+        &Value::Object(all),
+    );
 }
 
 #[test]

@@ -149,7 +149,10 @@ fn public_ledgers_match_their_snapshot() {
             json!({ "owners": owners, "totals": image.totals(), "views": image.views().len() }),
         );
     }
-    common::snapshot("v1_images.json", &Value::Object(all));
+    common::snapshot(
+        common::snapshot_file!("v1_images.json"),
+        &Value::Object(all),
+    );
 }
 
 proptest! {

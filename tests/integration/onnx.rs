@@ -855,7 +855,7 @@ fn silero_vad_audit_is_pinned() {
         "partitions": a.partitions.len(),
         "inputs": a.inputs, "outputs": a.outputs,
     });
-    common::snapshot("silero_vad_audit.json", &got);
+    common::snapshot(common::snapshot_file!("silero_vad_audit.json"), &got);
     assert!(a.placement.iter().all(|p| p.placement == "cpu"));
 }
 
@@ -924,7 +924,7 @@ fn silero_files_on_tract_run_or_fail_closed() {
             .collect::<Vec<_>>()
     };
     common::snapshot(
-        "silero_vad_runs.json",
+        common::snapshot_file!("silero_vad_runs.json"),
         &serde_json::json!({ "silero_vad_16k_sequence.onnx": hashes(&seq), "silero_vad_openvino_16k.onnx": hashes(&ov) }),
     );
     assert_eq!(seq.outputs[0].sha256, ov.outputs[0].sha256);

@@ -47,7 +47,10 @@ fn public_v1_records_decode_and_match_their_snapshot() {
         assert_eq!(ops[0].type_name, Some("INIT"), "{name}");
         all.insert(name, records_of(&g));
     }
-    common::snapshot("v1_records.json", &Value::Object(all));
+    common::snapshot(
+        common::snapshot_file!("v1_records.json"),
+        &Value::Object(all),
+    );
 }
 
 #[test]

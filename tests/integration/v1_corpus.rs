@@ -86,7 +86,10 @@ fn every_public_file_parses_and_matches_its_snapshot() {
             }),
         );
     }
-    common::snapshot("v1_corpus.json", &Value::Object(all));
+    common::snapshot(
+        common::snapshot_file!("v1_corpus.json"),
+        &Value::Object(all),
+    );
 }
 
 /// The corpus README's observed facts, verified rather than trusted.
