@@ -20,7 +20,6 @@ pub mod progress;
 pub mod read;
 pub mod report;
 pub mod stream;
-pub mod svg;
 pub mod sweep;
 pub mod synth;
 pub mod synth_v1;

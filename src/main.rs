@@ -525,7 +525,7 @@ fn cmd_image(file: &Path, json: bool, svg: Option<&Path>, force: bool) -> ExitCo
         let spans: Vec<_> = image
             .owners()
             .iter()
-            .map(|o| nbg_lab::svg::Span {
+            .map(|o| nbg_lab::report::svg::Span {
                 start: o.start,
                 end: o.end,
                 class: o.class.as_str(),
@@ -533,7 +533,7 @@ fn cmd_image(file: &Path, json: bool, svg: Option<&Path>, force: bool) -> ExitCo
             })
             .collect();
         let title = format!("{} ({})", file.display(), image.format());
-        let svg_text = nbg_lab::svg::byte_map(&title, image.len(), &spans, &OWNER_PALETTE);
+        let svg_text = nbg_lab::report::svg::byte_map(&title, image.len(), &spans, &OWNER_PALETTE);
         if let Err(e) = outputs
             .stage(path, svg_text.as_bytes())
             .and_then(|_| outputs.commit())
@@ -1151,7 +1151,7 @@ fn cmd_sweep(
         }
         let spans: Vec<_> = spans
             .iter()
-            .map(|&(s, e, c)| nbg_lab::svg::Span {
+            .map(|&(s, e, c)| nbg_lab::report::svg::Span {
                 start: s,
                 end: e,
                 class: c,
@@ -1164,7 +1164,7 @@ fn cmd_sweep(
             ("undetected", "#d7191c"),
         ];
         let title = format!("sweep of {} ({})", file.display(), report.format);
-        let text = nbg_lab::svg::byte_map(&title, bytes.len() as u64, &spans, &palette);
+        let text = nbg_lab::report::svg::byte_map(&title, bytes.len() as u64, &spans, &palette);
         if let Err(e) = outputs
             .stage(path, text.as_bytes())
             .and_then(|_| outputs.commit())

@@ -11,6 +11,7 @@
 //! owner, never the whole payload.
 
 mod html;
+pub mod svg;
 
 use crate::diff::{DiffReport, locate};
 use crate::differential::CaptureSet;
