@@ -254,3 +254,37 @@ pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, String> {
     }
     Ok(full)
 }
+
+/// Write `files` synthetic v2 graphs of about `bytes` each (`bulk-NNNN.nb`) and their
+/// `nbg-corpus/1` config into the new folder `out`; a failure leaves no folder behind.
+pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), crate::files::InputError> {
+    let folder = crate::output::new_dir(out)?;
+    let mut entries = Vec::new();
+    for i in 0..files {
+        // Streamed: the payload is generated while it is written and hashed, never held.
+        let (layout, generated) = crate::synth::bulk_streamed(u64::from(i), bytes);
+        let name = format!("bulk-{i:04}.nb");
+        let mut digest = (Hash256::default(), 0);
+        crate::files::write_atomic_with(&out.join(&name), false, |w| {
+            let mut hashed = crate::fingerprint::HashingWriter::new(w);
+            layout.write(&mut hashed, Some(&generated))?;
+            digest = hashed.finish();
+            Ok(())
+        })?;
+        let (sha256, size) = digest;
+        entries.push(serde_json::json!({
+            "path": name,
+            "role": "bulk",
+            "sha256": sha256,
+            "size": size,
+        }));
+    }
+    let config = serde_json::json!({ "schema": OWN_SCHEMA, "files": entries });
+    crate::files::write_atomic(
+        &out.join("corpus.json"),
+        crate::evidence::canonical(&config).as_bytes(),
+        false,
+    )?;
+    folder.keep();
+    Ok(())
+}

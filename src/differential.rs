@@ -23,6 +23,16 @@ use crate::parse::{FileFacts, Graph, parse};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// The capture set's file names: the two captures of source A, the capture of source B and the
+/// spec, all in one folder.
+pub const A1_FILE: &str = "A1.nb";
+/// See `A1_FILE`.
+pub const A2_FILE: &str = "A2.nb";
+/// See `A1_FILE`.
+pub const B_FILE: &str = "B.nb";
+/// See `A1_FILE`.
+pub const SPEC_FILE: &str = "differential.json";
+
 /// `differential.json`: the controlled source bytes of A and B.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]

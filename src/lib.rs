@@ -1,6 +1,7 @@
 //! nbg-lab: strict parsing, byte ownership and differential analysis of VeriSilicon/Vivante
 //! NPU network binary graphs (NBG, magic `VPMN`).
 
+pub mod capture;
 pub mod corpus;
 pub mod crc_rules;
 pub mod diff;

@@ -154,11 +154,22 @@ pub struct PolicySummary {
     pub approved_npu_signatures: usize,
 }
 
+/// A model file that could not be read at all (`ONNX_MODEL_UNREADABLE`): a usage or I/O
+/// problem (exit 2), unlike a refusal of the bytes read (exit 1).
+#[derive(Clone, Debug)]
+pub struct Unreadable(pub Refusal);
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// Read at most `limit + 1` bytes of a regular file.
-pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Refusal> {
+pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
     let mut bytes = Vec::new();
     crate::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
-        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", e.0))?;
+        .map_err(|e| Unreadable(Refusal::new("ONNX_MODEL_UNREADABLE", e.0)))?;
     Ok(bytes)
 }
 

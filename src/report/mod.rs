@@ -11,7 +11,10 @@
 //! owner, never the whole payload.
 
 mod html;
+pub mod json;
+pub mod onnx;
 pub mod svg;
+pub mod text;
 
 use crate::diff::{DiffReport, locate};
 use crate::differential::CaptureSet;

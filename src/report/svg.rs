@@ -130,3 +130,56 @@ pub fn byte_map(title: &str, size: u64, spans: &[Span<'_>], palette: &[(&str, &s
     s.push_str("</svg>\n");
     s
 }
+
+/// Colours per owner class for ownership byte maps.
+const OWNER_PALETTE: [(&str, &str); 5] = [
+    ("decoded-record", "#2b83ba"),
+    ("alignment", "#fdae61"),
+    ("padding", "#d7d7d7"),
+    ("preserved-opaque", "#abdda4"),
+    ("connection-tail", "#d7191c"),
+];
+
+/// Colours per sweep class.
+const SWEEP_PALETTE: [(&str, &str); 3] = [
+    ("detected", "#1a9641"),
+    ("tolerated", "#fdae61"),
+    ("undetected", "#d7191c"),
+];
+
+/// `nbg image --svg`: every owner of the ledger coloured by its class.
+pub fn owner_map(title: &str, image: &crate::image::NbgImage<'_>) -> String {
+    let spans: Vec<_> = image
+        .owners()
+        .iter()
+        .map(|o| Span {
+            start: o.start,
+            end: o.end,
+            class: o.class.as_str(),
+            label: &o.label,
+        })
+        .collect();
+    byte_map(title, image.len(), &spans, &OWNER_PALETTE)
+}
+
+/// `nbg sweep --svg`: runs of offsets with the same outcome class.
+pub fn sweep_map(title: &str, size: u64, outcomes: &[crate::sweep::Outcome]) -> String {
+    let mut runs = Vec::new();
+    let mut start = 0usize;
+    for i in 1..=outcomes.len() {
+        if i == outcomes.len() || outcomes[i].class() != outcomes[start].class() {
+            runs.push((start as u64, i as u64, outcomes[start].class()));
+            start = i;
+        }
+    }
+    let spans: Vec<_> = runs
+        .iter()
+        .map(|&(s, e, c)| Span {
+            start: s,
+            end: e,
+            class: c,
+            label: c,
+        })
+        .collect();
+    byte_map(title, size, &spans, &SWEEP_PALETTE)
+}
