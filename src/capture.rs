@@ -14,7 +14,7 @@ pub fn write(trio: &Trio, out: &Path) -> Result<(), InputError> {
         b_source: trio.b_source.clone(),
         provenance: Some(trio.provenance.clone()),
     };
-    let json = crate::evidence::canonical(&crate::report::json::value(&spec));
+    let json = crate::canonical::canonical(&crate::report::json::value(&spec));
     for (file, bytes) in [
         (A1_FILE, &trio.a[..]),
         (A2_FILE, &trio.a[..]),

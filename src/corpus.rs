@@ -282,7 +282,7 @@ pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), crate::
     let config = serde_json::json!({ "schema": OWN_SCHEMA, "files": entries });
     crate::files::write_atomic(
         &out.join("corpus.json"),
-        crate::evidence::canonical(&config).as_bytes(),
+        crate::canonical::canonical(&config).as_bytes(),
         false,
     )?;
     folder.keep();

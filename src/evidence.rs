@@ -9,12 +9,7 @@ use crate::parse;
 use serde_json::Value;
 use std::path::Path;
 
-/// Canonical text of a JSON value. `serde_json`'s map is ordered by key, so keys are sorted.
-pub fn canonical(value: &Value) -> String {
-    let mut s = serde_json::to_string_pretty(value).expect("JSON value serializes");
-    s.push('\n');
-    s
-}
+pub use crate::canonical::canonical;
 
 /// The image ledger document of one file: `owners`, `views`, `totals`, `reconstruction`.
 pub fn image_document(bytes: &[u8]) -> Result<Value, Failure> {

@@ -5,8 +5,8 @@
 //! `identity.inventory_sha256` is SHA-256 over the canonical bytes of the inventory with that
 //! one field absent; it is then inserted.
 
+use crate::canonical::canonical;
 use crate::corpus::{Corpus, Entry};
-use crate::evidence::canonical;
 use crate::files::InputError;
 use crate::fingerprint::Hash256;
 use crate::parse::{Graph, Options};

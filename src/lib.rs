@@ -1,8 +1,10 @@
 //! nbg-lab: strict parsing, byte ownership and differential analysis of VeriSilicon/Vivante
 //! NPU network binary graphs (NBG, magic `VPMN`).
 
+pub mod canonical;
 pub mod capture;
 pub mod corpus;
+pub mod crc_explain;
 pub mod crc_rules;
 pub mod diff;
 pub mod differential;

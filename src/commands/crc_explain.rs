@@ -2,8 +2,8 @@
 
 use super::{print, print_json, status, usage_error};
 use nbg_lab::files::read_regular;
+use nbg_lab::parse;
 use nbg_lab::report::{json, text};
-use nbg_lab::{crc_rules, parse};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,7 +26,7 @@ pub fn exec(args: Args) -> ExitCode {
         let name = file.display().to_string();
         match parse(&bytes) {
             Ok(graph) => {
-                let e = crc_rules::explain(&graph);
+                let e = nbg_lab::crc_explain::explain(&graph);
                 if !args.json {
                     print(&text::crc_explain(&name, &e));
                 }

@@ -43,7 +43,7 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let value = json::value(&report);
     if let Some(path) = evidence {
-        let text = nbg_lab::evidence::canonical(&value);
+        let text = nbg_lab::canonical::canonical(&value);
         if let Err(e) = outputs
             .stage(path, text.as_bytes())
             .and_then(|_| outputs.commit())

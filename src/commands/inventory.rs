@@ -43,7 +43,7 @@ pub fn exec(args: Args) -> ExitCode {
     let mut results = nbg_lab::inventory::scan(&corpus, jobs, &|| progress::inc(&bar, 1));
     progress::clear(bar);
     let doc = nbg_lab::inventory::document_moving(&corpus, &mut results);
-    let text = nbg_lab::evidence::canonical(&doc);
+    let text = nbg_lab::canonical::canonical(&doc);
     let staged = out
         .map(|path| outputs.stage(path, text.as_bytes()))
         .unwrap_or(Ok(()))

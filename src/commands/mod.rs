@@ -54,9 +54,9 @@ pub fn print(text: &str) {
     }
 }
 
-/// Print one JSON document (`--json`).
+/// Print one JSON document (`--json`), in canonical form.
 pub fn print_json(value: &serde_json::Value) {
-    print(&(nbg_lab::report::json::pretty(value) + "\n"));
+    print(&nbg_lab::canonical::canonical(value));
 }
 
 /// An invalid NBG: the failure as JSON on stdout or as text on stderr; exit 1.

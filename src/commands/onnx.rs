@@ -256,7 +256,7 @@ fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
     let written = outputs
         .stage(output, &out)
         .and_then(|_| match args.evidence {
-            Some(path) => outputs.stage(path, nbg_lab::evidence::canonical(&value).as_bytes()),
+            Some(path) => outputs.stage(path, nbg_lab::canonical::canonical(&value).as_bytes()),
             None => Ok(()),
         })
         .and_then(|_| outputs.commit());
@@ -296,7 +296,7 @@ fn fixtures_cmd(write: bool) -> ExitCode {
         if let Err(e) = std::fs::create_dir_all(&dir) {
             return usage_error(format!("{}: {e}", dir.display()));
         }
-        let manifest = nbg_lab::evidence::canonical(&fixtures::manifest());
+        let manifest = nbg_lab::canonical::canonical(&fixtures::manifest());
         for (name, _, bytes) in fixtures::all() {
             if let Err(e) = write_atomic(&dir.join(name), &bytes, true) {
                 return usage_error(e);

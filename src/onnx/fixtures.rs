@@ -227,7 +227,7 @@ pub fn verify(root: &std::path::Path) -> Result<Vec<String>, Vec<String>> {
         .collect();
     files.push((
         "manifest.json".into(),
-        crate::evidence::canonical(&manifest()).into_bytes(),
+        crate::canonical::canonical(&manifest()).into_bytes(),
     ));
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
     for (name, bytes) in files {

@@ -2,7 +2,7 @@
 //! deflated entries, as NumPy writes them), written here deterministically (NPY 1.0 entries in a stored ZIP with a
 //! fixed 1980-01-01 timestamp) so that the same tensors always give the same bytes.
 
-use super::audit::Refusal;
+use super::refusal::Refusal;
 use crate::fingerprint::Hash256;
 use serde::Serialize;
 

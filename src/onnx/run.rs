@@ -122,10 +122,7 @@ impl std::str::FromStr for Mode {
     }
 }
 
-/// A constructed session.
-pub trait Session {
-    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, String>;
-}
+pub use super::types::Session;
 
 /// Where sessions come from.
 pub trait Factory {

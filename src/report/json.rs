@@ -3,12 +3,6 @@
 use crate::failure::Failure;
 use serde_json::Value;
 
-/// The pretty-printed form `--json` prints (one document, two-space indent).
-pub fn pretty(value: &Value) -> String {
-    // A `Value` has string keys only, so printing it cannot fail.
-    serde_json::to_string_pretty(value).unwrap_or_default()
-}
-
 /// Any serializable report as a JSON value (`Null` for none: every report type here has string
 /// keys and finite numbers, so serialization does not fail).
 pub fn value<T: serde::Serialize>(report: &T) -> Value {

@@ -1164,7 +1164,7 @@ pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'
     let _ = writeln!(
         p.body,
         "<details><summary>Evidence: the differential report (canonical JSON, as <code>nbg differential --json</code>)</summary><pre id=\"evidence\">{}</pre></details>",
-        esc(&crate::evidence::canonical(&value))
+        esc(&crate::canonical::canonical(&value))
     );
     p.data(&json!({ "kind": "capture", "a_size": size, "heat_a": heat }));
     Ok(p.finish())

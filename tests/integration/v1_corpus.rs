@@ -315,7 +315,7 @@ fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
     }
     // The registry explains a suffix CRC only with the suffix boundary it came from.
     let bytes = synth_v1::graph(0x0001_0020, 144, V1Crc::SuffixFromFixedEnd);
-    let e = nbg_lab::crc_rules::explain(&parse(&bytes).unwrap());
+    let e = nbg_lab::crc_explain::explain(&parse(&bytes).unwrap());
     let rules: Vec<&str> = e.matches.iter().map(|h| h.rule.as_str()).collect();
     assert_eq!(rules, ["suffix@end-of-fixed-part"]);
     assert!(e.hypotheses_evaluated > 20);

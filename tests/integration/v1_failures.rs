@@ -143,7 +143,7 @@ fn a_new_coverage_rule_is_discovered_by_the_registry() {
     let graph = parse(&b).unwrap();
     let Graph::V1(g) = &graph else { panic!("v1") };
     assert_eq!(g.crc.classification, CrcClass::Matches);
-    let e = crc_rules::explain(&graph);
+    let e = nbg_lab::crc_explain::explain(&graph);
     let rules: Vec<&str> = e.matches.iter().map(|h| h.rule.as_str()).collect();
     assert!(
         rules.contains(&"prefix-field-zeroed@end-of-fixed-part"),
