@@ -22,14 +22,47 @@ pub struct FileResult {
     pub entry: Entry,
     pub size: u64,
     pub sha256: Hash256,
-    /// `ok`, `size-mismatch` or `sha256-mismatch`.
-    pub pin: &'static str,
+    /// Whether the file matches its pinned size and SHA-256.
+    pub pin: Pin,
     pub facts: Result<Value, (String, u64, String)>,
+}
+
+/// A file against its pin, named in the inventory as `ok`, `size-mismatch`, `sha256-mismatch`
+/// or `unreadable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pin {
+    /// Size and SHA-256 as pinned.
+    Ok,
+    /// The size differs from the pinned one.
+    SizeMismatch,
+    /// The size matches, the SHA-256 does not.
+    Sha256Mismatch,
+    /// The file could not be read.
+    Unreadable,
+}
+
+impl Pin {
+    /// The inventory's name for this status.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pin::Ok => "ok",
+            Pin::SizeMismatch => "size-mismatch",
+            Pin::Sha256Mismatch => "sha256-mismatch",
+            Pin::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl std::fmt::Display for Pin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl FileResult {
     pub fn ok(&self) -> bool {
-        self.pin == "ok" && self.facts.is_ok()
+        self.pin == Pin::Ok && self.facts.is_ok()
     }
 }
 
@@ -67,7 +100,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         entry: entry.clone(),
         size: 0,
         sha256: Hash256::default(),
-        pin: "unreadable",
+        pin: Pin::Unreadable,
         facts: Err(("unreadable".into(), 0, e.0)),
     };
     let file = match FileSource::open(&entry.full_path) {
@@ -87,11 +120,11 @@ fn scan_one(entry: &Entry) -> FileResult {
     };
     let size = file.len();
     let pin = if size != entry.size {
-        "size-mismatch"
+        Pin::SizeMismatch
     } else if sha256.hex() != entry.sha256 {
-        "sha256-mismatch"
+        Pin::Sha256Mismatch
     } else {
-        "ok"
+        Pin::Ok
     };
     FileResult {
         entry: entry.clone(),
@@ -217,7 +250,7 @@ fn build(corpus: &Corpus, results: &[FileResult], facts: Vec<Facts>) -> Value {
                 failures.push(json!({ "path": r.entry.path, "code": code }));
             }
         }
-        if r.pin != "ok" {
+        if r.pin != Pin::Ok {
             failures.push(json!({ "path": r.entry.path, "code": r.pin }));
         }
         files.push(row);
@@ -247,7 +280,7 @@ fn build(corpus: &Corpus, results: &[FileResult], facts: Vec<Facts>) -> Value {
         "files": files,
     });
     let digest = Hash256::of(canonical(&doc).as_bytes());
-    doc["identity"]["inventory_sha256"] = serde_json::to_value(digest).expect("hash serializes");
+    doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
     doc
 }
 

@@ -136,6 +136,7 @@ impl<'data> Data<'data> {
 
 /// Little-endian u32 at `offset` inside an already bounds-checked record.
 pub fn le32(record: &[u8], offset: usize) -> u32 {
+    // Invariant: the range is 4 bytes long, so the conversion cannot fail.
     u32::from_le_bytes(record[offset..offset + 4].try_into().expect("4-byte slice"))
 }
 

@@ -365,6 +365,7 @@ fn pipeline(
                     return;
                 }
             };
+            // Invariant: a buffer is back in the pool only after its worker dropped its handle.
             let buf = Arc::get_mut(&mut pool[slot]).expect("no worker holds a returned buffer");
             if let Err(e) = file.file.read_exact_at(&mut buf[..len], at) {
                 file.note(&e);

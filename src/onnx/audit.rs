@@ -9,7 +9,7 @@ use super::policy::Policy;
 use super::proto::{self, AttributeProto, GraphProto, ModelProto, TensorProto, ValueInfoProto};
 pub use super::refusal::Refusal;
 use super::signature;
-pub use super::types::{Limits, ValueType, value_type};
+pub use super::types::{Device, Limits, ValueType, value_type};
 use crate::fingerprint::Hash256;
 use prost::Message;
 use serde::Serialize;
@@ -33,14 +33,14 @@ pub struct Placement {
     pub node: String,
     pub op_type: String,
     pub domain: String,
-    pub placement: &'static str,
+    pub placement: Device,
     pub reasons: Vec<&'static str>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Partition {
     pub index: usize,
-    pub placement: &'static str,
+    pub placement: Device,
     pub nodes: Vec<String>,
     pub inputs: Vec<String>,
     pub outputs: Vec<String>,
@@ -144,6 +144,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
 /// The whole admission audit.
 pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Refusal> {
     let model = decode(bytes, limits)?;
+    // Invariant: `decode` refuses a model without a graph before `audit` gets here.
     let graph = model.graph.as_ref().expect("decode checked the graph");
     let mut walk = Walk {
         limits,
@@ -480,7 +481,7 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
                 domain,
                 // Any reason keeps a node on the CPU; with none it would still need an NPU
                 // session that does not exist here, so placement is CPU either way today.
-                placement: "cpu",
+                placement: Device::Cpu,
                 reasons,
             }
         })
@@ -496,6 +497,7 @@ fn partitions(g: &GraphProto, placement: &[Placement]) -> Vec<Partition> {
         match out.last_mut() {
             Some(last) if last.placement == p.placement => {
                 last.nodes.push(p.node.clone());
+                // Invariant: `members` gets one entry per partition pushed to `out`.
                 members.last_mut().expect("parallel").push(i);
             }
             _ => {

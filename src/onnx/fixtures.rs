@@ -27,6 +27,7 @@ fn tensor_value(name: &str, elem: i32, dims: &[Option<i64>], params: &[&str]) ->
             value: Some(match d {
                 Some(n) => DimensionValue::DimValue(*n),
                 None => {
+                    // Invariant: each fixture lists one symbol per unnamed dimension.
                     DimensionValue::DimParam(p.next().expect("a name per symbolic dim").to_string())
                 }
             }),

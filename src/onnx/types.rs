@@ -5,6 +5,25 @@ use super::npz::Tensor;
 use super::proto::{self, ValueInfoProto};
 use serde::Serialize;
 
+/// Where a node or partition runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// On the CPU engine.
+    Cpu,
+    /// On the NPU (only ever with an approved compiled signature).
+    Npu,
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Device::Cpu => "cpu",
+            Device::Npu => "npu",
+        })
+    }
+}
+
 /// The spec's default limits.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {

@@ -49,7 +49,7 @@ fn spectral_mask_audit() {
     );
     assert_eq!((i.initializers, i.attribute_tensors), (2, 0));
     for p in &a.placement {
-        assert_eq!(p.placement, "cpu");
+        assert_eq!(p.placement, audit::Device::Cpu);
         assert_eq!(
             p.reasons,
             ["COMPILER_DEPENDENCY_MISMATCH", "PARTITION_NOT_PREFLIGHTED"],
@@ -95,7 +95,11 @@ fn dynamic_and_unsupported_operators_carry_their_reasons() {
             .reasons
             .contains(&"ONNX_OPERATOR_UNSUPPORTED")
     );
-    assert!(a.placement.iter().all(|p| p.placement == "cpu"));
+    assert!(
+        a.placement
+            .iter()
+            .all(|p| p.placement == audit::Device::Cpu)
+    );
 }
 
 /// A model whose real work sits in the branches of an If, with doc strings at every depth.
@@ -856,7 +860,11 @@ fn silero_vad_audit_is_pinned() {
         "inputs": a.inputs, "outputs": a.outputs,
     });
     common::snapshot(common::snapshot_file!("silero_vad_audit.json"), &got);
-    assert!(a.placement.iter().all(|p| p.placement == "cpu"));
+    assert!(
+        a.placement
+            .iter()
+            .all(|p| p.placement == audit::Device::Cpu)
+    );
 }
 
 fn silero_run(name: &str, engine: run::Engine) -> Result<run::RunReport, (Execution, Refusal)> {
