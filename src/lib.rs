@@ -11,7 +11,7 @@ pub mod report;
 
 // The core's modules keep their paths at the crate root (`nbg_lab::parse`, ...).
 pub use nbg::{
-    crc_explain, crc_rules, failure, files, fingerprint, format, image, parse, read, stream,
+    crc_explain, crc_rules, failure, files, fingerprint, format, image, open, parse, read, stream,
 };
 
 // The lab's modules, likewise (`nbg_lab::diff`, ...).

@@ -13,7 +13,7 @@ pub struct Args {
 pub fn exec(args: Args) -> ExitCode {
     let mut ok = true;
     for file in &args.files {
-        match nbg_lab::stream::parse_file(file, Default::default()) {
+        match nbg_lab::open::parse_file(file, Default::default()) {
             Err(e) => return usage_error(e),
             Ok(Ok(_)) => print(&format!("{}: ok\n", file.display())),
             Ok(Err(f)) => {

@@ -107,7 +107,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         Ok(f) => Arc::new(f),
         Err(e) => return unreadable(e),
     };
-    let parsed = match stream::parse_source(Arc::clone(&file), Options::default()) {
+    let parsed = match crate::open::parse_source(Arc::clone(&file), Options::default()) {
         Ok(p) => p,
         Err(e) => return unreadable(e),
     };

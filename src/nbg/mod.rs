@@ -9,6 +9,7 @@ pub mod files;
 pub mod fingerprint;
 pub mod format;
 pub mod image;
+pub mod open;
 pub mod parse;
 pub mod read;
 pub mod stream;

@@ -8,11 +8,8 @@
 //! split between them so both cores carry the same load. Memory is `BUFFERS x CHUNK` per file,
 //! whatever the file size. Small files run the same consumers on the calling thread.
 
-use crate::failure::Failure;
 use crate::files::{InputError, open_regular};
 use crate::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes};
-use crate::parse::{Graph, Options};
-use crate::read::Data;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -137,28 +134,6 @@ impl FileSource {
     pub fn error(&self) -> Option<InputError> {
         let slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
         slot.clone().map(InputError)
-    }
-}
-
-/// Parse a file without holding it: the parser reads its structure with positioned reads and
-/// the payload is streamed once. The graph has no `bytes` (they are empty), so it serves the
-/// decoded facts and fingerprints, not payload access. `Err` is an input error (exit 2).
-pub fn parse_file(
-    path: &Path,
-    opts: Options,
-) -> Result<Result<Graph<'static>, Failure>, InputError> {
-    parse_source(Arc::new(FileSource::open(path)?), opts)
-}
-
-/// `parse_file` over an opened file.
-pub fn parse_source(
-    file: Arc<FileSource>,
-    opts: Options,
-) -> Result<Result<Graph<'static>, Failure>, InputError> {
-    let parsed = crate::parse::parse_data(Data::file(Arc::clone(&file)), opts);
-    match file.error() {
-        Some(e) => Err(e),
-        None => Ok(parsed),
     }
 }
 

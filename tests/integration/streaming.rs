@@ -1,4 +1,4 @@
-//! The streaming path (`stream::parse_file`: structure by positioned reads, payload streamed
+//! The streaming path (`open::parse_file`: structure by positioned reads, payload streamed
 //! once in chunks) gives exactly what the in-memory `parse` gives: the same JSON document for
 //! every control and public file, the same failure (code, offset, message) for mutated and
 //! truncated bytes, and it refuses before reading payloads it does not need.
@@ -18,7 +18,7 @@ fn both(
     Result<serde_json::Value, nbg_lab::Failure>,
 ) {
     let memory = parse(bytes).map(|g| g.to_json());
-    let streamed = stream::parse_source(
+    let streamed = nbg_lab::open::parse_source(
         Arc::new(FileSource::from_bytes(bytes.to_vec())),
         Options::default(),
     )
@@ -39,7 +39,7 @@ fn assert_same(name: &str, bytes: &[u8]) {
 fn assert_file_same(path: &std::path::Path) {
     let bytes = std::fs::read(path).expect("readable file");
     let memory = parse(&bytes).map(|g| g.to_json());
-    let streamed = stream::parse_file(path, Options::default())
+    let streamed = nbg_lab::open::parse_file(path, Options::default())
         .expect("readable file")
         .map(|g| g.to_json());
     assert_eq!(
@@ -182,7 +182,8 @@ fn counted(
         len,
         "counting".into(),
     );
-    let parsed = stream::parse_source(Arc::new(file), Options::default()).expect("no I/O error");
+    let parsed =
+        nbg_lab::open::parse_source(Arc::new(file), Options::default()).expect("no I/O error");
     (parsed, read.load(Ordering::Relaxed))
 }
 
