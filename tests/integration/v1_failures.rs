@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::{le32, put32};
-use nbg_lab::crc_rules::{self, CrcClass};
+use nbg_lab::crc_rules::CrcClass;
 use nbg_lab::parse::Graph;
 use nbg_lab::{Code, parse};
 
