@@ -4,6 +4,7 @@
 pub mod canonical;
 pub mod lab;
 pub mod nbg;
+#[cfg(feature = "onnx")]
 pub mod onnx;
 pub mod output;
 pub mod progress;

@@ -68,6 +68,7 @@ enum Command {
     /// and never writes onto an input. Exit 0 written, 1 an input is an invalid NBG, 2 usage/I/O.
     Report(cmd::report::Args),
     /// ONNX admission audit, fail-closed CPU/hybrid/strict runs and fixtures.
+    #[cfg(feature = "onnx")]
     Onnx {
         #[command(subcommand)]
         command: cmd::onnx::Command,
@@ -93,6 +94,7 @@ fn main() -> ExitCode {
         Command::SynthCorpus(a) => cmd::synth_corpus::exec(a),
         Command::Sweep(a) => cmd::sweep::exec(a),
         Command::Report(a) => cmd::report::exec(a),
+        #[cfg(feature = "onnx")]
         Command::Onnx { command } => cmd::onnx::exec(command),
         Command::Synth(a) => cmd::synth::exec(a),
     }

@@ -9,6 +9,7 @@ pub mod differential;
 pub mod image;
 pub mod inventory;
 pub mod lab;
+#[cfg(feature = "onnx")]
 pub mod onnx;
 pub mod parse;
 pub mod report;

@@ -11,6 +11,12 @@ pub struct Args {
 }
 
 pub fn exec(args: Args) -> ExitCode {
+    if !cfg!(feature = "onnx") {
+        eprintln!(
+            "skipped: {} (nbg built without the onnx feature)",
+            nbg_lab::evidence::ONNX_EVIDENCE
+        );
+    }
     let root = &nbg_lab::lab::project_root();
     if args.write {
         return match nbg_lab::evidence::write_all(root) {

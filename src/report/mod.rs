@@ -12,6 +12,7 @@
 
 mod html;
 pub mod json;
+#[cfg(feature = "onnx")]
 pub mod onnx;
 pub mod svg;
 pub mod text;

@@ -401,6 +401,7 @@ fn inputs_have_strict_shapes_and_bounds() {
 /// `onnx run` plans OUT.npz and the evidence together: neither may be an input, and a bad
 /// evidence path leaves no OUT.npz behind (it used to write OUT.npz and then exit 2).
 #[test]
+#[cfg(feature = "onnx")]
 fn onnx_run_outputs_land_together_or_not_at_all() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();

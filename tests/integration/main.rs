@@ -10,6 +10,7 @@ mod filesystem;
 mod image;
 mod inventory;
 mod mutations;
+#[cfg(feature = "onnx")]
 mod onnx;
 mod records;
 mod report;
