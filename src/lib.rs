@@ -1,33 +1,27 @@
 //! nbg-lab: strict parsing, byte ownership and differential analysis of VeriSilicon/Vivante
 //! NPU network binary graphs (NBG, magic `VPMN`).
 
-pub mod corpus;
-pub mod crc_rules;
-pub mod diff;
-pub mod differential;
-pub mod evidence;
-pub mod failure;
-pub mod fieldmap;
-pub mod files;
-pub mod fingerprint;
-pub mod format;
-pub mod image;
-pub mod inventory;
+pub mod canonical;
 pub mod lab;
-pub mod locate;
-pub mod mapping;
+pub mod nbg;
+#[cfg(feature = "onnx")]
 pub mod onnx;
 pub mod output;
-pub mod parse;
 pub mod progress;
-pub mod read;
-pub mod reencode;
 pub mod report;
-pub mod stream;
-pub mod svg;
-pub mod sweep;
-pub mod synth;
-pub mod synth_v1;
+
+// The core's modules keep their paths at the crate root (`nbg_lab::parse`, ...).
+pub use nbg::{
+    crc_explain, crc_rules, failure, fieldmap, files, fingerprint, format, image, open, parse, read,
+    reencode, stream,
+};
+
+// The lab's modules, likewise (`nbg_lab::diff`, ...).
+pub use lab::{
+    capture, corpus, diff, differential, evidence, inventory, mapping, sweep, synth, synth_v1,
+};
+#[cfg(feature = "onnx")]
+pub use lab::locate;
 
 pub use failure::{Code, Failure};
 pub use parse::{Graph, parse};

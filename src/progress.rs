@@ -20,6 +20,7 @@ pub fn bar(len: u64, unit: Unit) -> Option<ProgressBar> {
         Unit::Bytes => "{bar:40} {bytes}/{total_bytes} {elapsed} (eta {eta})",
     };
     let b = ProgressBar::new(len);
+    // Invariant: the templates are constants of this module and parse.
     b.set_style(ProgressStyle::with_template(template).expect("valid template"));
     Some(b)
 }

@@ -7,74 +7,14 @@
 
 use super::policy::Policy;
 use super::proto::{self, AttributeProto, GraphProto, ModelProto, TensorProto, ValueInfoProto};
+pub use super::refusal::Refusal;
 use super::signature;
+pub use super::types::{Device, Limits, MAX_TENSOR_BYTES, ValueType, value_type};
 use crate::fingerprint::Hash256;
 use prost::Message;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-
-/// The spec's default limits.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    pub model_bytes: u64,
-    pub nodes: u64,
-    pub graph_inputs: u64,
-    pub graph_outputs: u64,
-    pub constant_tensors: u64,
-    pub constant_bytes: u64,
-    pub total_constant_bytes: u64,
-    pub rank: u64,
-    pub dimension: i64,
-    pub tensor_bytes: u64,
-}
-
-/// The default per-tensor limit (256 MiB), which the ONNX Runtime session allocator also holds
-/// every intermediate tensor to.
-pub const MAX_TENSOR_BYTES: u64 = 268_435_456;
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            model_bytes: 67_108_864,
-            nodes: 4_096,
-            graph_inputs: 64,
-            graph_outputs: 64,
-            constant_tensors: 4_096,
-            constant_bytes: 67_108_864,
-            total_constant_bytes: 268_435_456,
-            rank: 8,
-            dimension: 1_048_576,
-            tensor_bytes: MAX_TENSOR_BYTES,
-        }
-    }
-}
-
-/// A refusal: a stable upper-case code and a message.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Refusal {
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl Refusal {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        Refusal {
-            code,
-            message: message.into(),
-        }
-    }
-
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "error": { "code": self.code, "message": self.message } })
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
-}
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Inventory {
@@ -88,41 +28,19 @@ pub struct Inventory {
     pub encoded_constant_bytes: u64,
 }
 
-/// A typed graph input or output; symbolic dimensions are kept by name.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ValueType {
-    pub name: String,
-    /// `tensor`, `sequence`, `map`, `optional`, `sparse_tensor`, `opaque` or `unknown`.
-    pub kind: &'static str,
-    pub elem_type: Option<i32>,
-    pub elem_type_name: Option<&'static str>,
-    /// Each dimension as a number, a symbol, or null when unnamed; `None` without a shape.
-    pub shape: Option<Vec<serde_json::Value>>,
-}
-
-impl ValueType {
-    pub fn static_dims(&self) -> Option<Vec<i64>> {
-        self.shape
-            .as_ref()?
-            .iter()
-            .map(serde_json::Value::as_i64)
-            .collect()
-    }
-}
-
 #[derive(Clone, Debug, Serialize)]
 pub struct Placement {
     pub node: String,
     pub op_type: String,
     pub domain: String,
-    pub placement: &'static str,
+    pub placement: Device,
     pub reasons: Vec<&'static str>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Partition {
     pub index: usize,
-    pub placement: &'static str,
+    pub placement: Device,
     pub nodes: Vec<String>,
     pub inputs: Vec<String>,
     pub outputs: Vec<String>,
@@ -158,11 +76,22 @@ pub struct PolicySummary {
     pub approved_npu_signatures: usize,
 }
 
+/// A model file that could not be read at all (`ONNX_MODEL_UNREADABLE`): a usage or I/O
+/// problem (exit 2), unlike a refusal of the bytes read (exit 1).
+#[derive(Clone, Debug)]
+pub struct Unreadable(pub Refusal);
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 /// Read at most `limit + 1` bytes of a regular file.
-pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Refusal> {
+pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
     let mut bytes = Vec::new();
     crate::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
-        .map_err(|e| Refusal::new("ONNX_MODEL_UNREADABLE", e.0))?;
+        .map_err(|e| Unreadable(Refusal::new("ONNX_MODEL_UNREADABLE", e.0)))?;
     Ok(bytes)
 }
 
@@ -215,6 +144,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
 /// The whole admission audit.
 pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Refusal> {
     let model = decode(bytes, limits)?;
+    // Invariant: `decode` refuses a model without a graph before `audit` gets here.
     let graph = model.graph.as_ref().expect("decode checked the graph");
     let mut walk = Walk {
         limits,
@@ -437,37 +367,6 @@ fn check_duplicates(g: &GraphProto) -> Result<(), Refusal> {
     Ok(())
 }
 
-pub fn value_type(v: &ValueInfoProto) -> ValueType {
-    let name = v.name.clone().unwrap_or_default();
-    let (kind, tensor) = match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
-        Some(proto::TypeValue::TensorType(t)) => ("tensor", Some(t)),
-        Some(proto::TypeValue::SparseTensorType(t)) => ("sparse_tensor", Some(t)),
-        Some(proto::TypeValue::SequenceType(_)) => ("sequence", None),
-        Some(proto::TypeValue::MapType(_)) => ("map", None),
-        Some(proto::TypeValue::OptionalType(_)) => ("optional", None),
-        Some(proto::TypeValue::OpaqueType(_)) => ("opaque", None),
-        None => ("unknown", None),
-    };
-    let elem_type = tensor.and_then(|t| t.elem_type);
-    let shape = tensor.and_then(|t| t.shape.as_ref()).map(|s| {
-        s.dim
-            .iter()
-            .map(|d| match &d.value {
-                Some(proto::DimensionValue::DimValue(n)) => serde_json::Value::from(*n),
-                Some(proto::DimensionValue::DimParam(p)) => serde_json::Value::from(p.clone()),
-                None => serde_json::Value::Null,
-            })
-            .collect()
-    });
-    ValueType {
-        name,
-        kind,
-        elem_type,
-        elem_type_name: elem_type.and_then(proto::data_type::name),
-        shape,
-    }
-}
-
 fn check_shape(v: &ValueType, l: &Limits) -> Result<(), Refusal> {
     let Some(shape) = &v.shape else { return Ok(()) };
     let bad = |m: String| Err(Refusal::new("ONNX_SHAPE_LIMIT", format!("{}: {m}", v.name)));
@@ -582,7 +481,7 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
                 domain,
                 // Any reason keeps a node on the CPU; with none it would still need an NPU
                 // session that does not exist here, so placement is CPU either way today.
-                placement: "cpu",
+                placement: Device::Cpu,
                 reasons,
             }
         })
@@ -598,6 +497,7 @@ fn partitions(g: &GraphProto, placement: &[Placement]) -> Vec<Partition> {
         match out.last_mut() {
             Some(last) if last.placement == p.placement => {
                 last.nodes.push(p.node.clone());
+                // Invariant: `members` gets one entry per partition pushed to `out`.
                 members.last_mut().expect("parallel").push(i);
             }
             _ => {

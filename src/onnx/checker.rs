@@ -12,8 +12,8 @@
 //! operators the fixtures and Silero use, reporting an inferred shape that contradicts a
 //! declared one.
 
-use super::audit::Refusal;
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};
+use super::refusal::Refusal;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

@@ -32,6 +32,7 @@ pub(crate) fn tensor_value(
             value: Some(match d {
                 Some(n) => DimensionValue::DimValue(*n),
                 None => {
+                    // Invariant: each fixture lists one symbol per unnamed dimension.
                     DimensionValue::DimParam(p.next().expect("a name per symbolic dim").to_string())
                 }
             }),
@@ -232,7 +233,7 @@ pub fn verify(root: &std::path::Path) -> Result<Vec<String>, Vec<String>> {
         .collect();
     files.push((
         "manifest.json".into(),
-        crate::evidence::canonical(&manifest()).into_bytes(),
+        crate::canonical::canonical(&manifest()).into_bytes(),
     ));
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
     for (name, bytes) in files {

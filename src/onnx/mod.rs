@@ -11,5 +11,7 @@ pub mod npz;
 pub mod ort_engine;
 pub mod policy;
 pub mod proto;
+pub mod refusal;
 pub mod run;
 pub mod signature;
+pub mod types;

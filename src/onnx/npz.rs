@@ -2,7 +2,7 @@
 //! deflated entries, as NumPy writes them), written here deterministically (NPY 1.0 entries in a stored ZIP with a
 //! fixed 1980-01-01 timestamp) so that the same tensors always give the same bytes.
 
-use super::audit::Refusal;
+use super::refusal::Refusal;
 use crate::fingerprint::Hash256;
 use serde::Serialize;
 
@@ -131,6 +131,7 @@ impl Tensor {
         (self.dtype == Dtype::F32).then(|| {
             self.data
                 .chunks_exact(4)
+                // Invariant: `chunks_exact(4)` yields 4-byte chunks only.
                 .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
                 .collect()
         })
@@ -223,6 +224,7 @@ impl Tensor {
             Dtype::F32 => self
                 .data
                 .chunks_exact(4)
+                // Invariant: `chunks_exact` yields chunks of exactly the array length (4, 8).
                 .all(|c| f32::from_le_bytes(c.try_into().expect("4")).is_finite()),
             Dtype::F64 => self
                 .data

@@ -434,7 +434,7 @@ fn from_value(name: &str, v: &DynValue) -> Result<Tensor, String> {
     })
 }
 
-impl super::run::Session for OrtSession {
+impl super::types::Session for OrtSession {
     fn run(&mut self, given: &[Tensor]) -> Result<Vec<Tensor>, String> {
         let inputs: Vec<(String, DynValue)> = given
             .iter()

@@ -7,7 +7,7 @@
 //! `compiler_qualified` is false, and qualification while the manifest denies compiler
 //! execution.
 
-use super::audit::Refusal;
+use super::refusal::Refusal;
 use crate::fingerprint::Hash256;
 use serde::Deserialize;
 use std::path::Path;

@@ -122,10 +122,7 @@ impl std::str::FromStr for Mode {
     }
 }
 
-/// A constructed session.
-pub trait Session {
-    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, String>;
-}
+pub use super::types::Session;
 
 /// Where sessions come from.
 pub trait Factory {
@@ -313,7 +310,7 @@ pub fn run(
     let eligible = audit
         .partitions
         .iter()
-        .filter(|p| p.placement == "npu")
+        .filter(|p| p.placement == super::types::Device::Npu)
         .count();
     let (ex, mut session) = construct(mode, eligible, model, inputs, factory)?;
     let outputs = contained(|| session.run(inputs))
@@ -498,6 +495,7 @@ mod tract {
         ) -> TractResult<tract_onnx::prelude::Tensor> {
             let v: Vec<T> = data
                 .chunks_exact(N)
+                // Invariant: `chunks_exact(N)` yields N-byte chunks only.
                 .map(|c| f(c.try_into().expect("chunk")))
                 .collect();
             tract_onnx::prelude::Tensor::from_shape(shape, &v)

@@ -7,8 +7,8 @@
 //! version, model domain and version, metadata, graph and node names, value_info annotations,
 //! and every doc string at every depth.
 
-use super::audit::value_type;
 use super::proto::{AttributeProto, GraphProto, ModelProto, SparseTensorProto, TensorProto};
+use super::types::value_type;
 use crate::fingerprint::{Hash256, hex};
 use prost::Message;
 use serde_json::{Value, json};

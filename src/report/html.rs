@@ -112,6 +112,7 @@ impl Page {
 
     /// The page's data for the script, as JSON that cannot close its `<script>` element.
     pub fn data(&mut self, value: &Value) {
+        // Invariant: a `Value` has string keys only, so it always serializes.
         let text = serde_json::to_string(value).expect("JSON value serializes");
         self.data = text
             .replace('<', "\\u003c")

@@ -11,6 +11,11 @@
 //! owner, never the whole payload.
 
 mod html;
+pub mod json;
+#[cfg(feature = "onnx")]
+pub mod onnx;
+pub mod svg;
+pub mod text;
 
 use crate::diff::{DiffReport, locate};
 use crate::differential::CaptureSet;
@@ -323,6 +328,7 @@ fn field_name(name: &str) -> String {
 /// A field's bytes read as the field map stores them: names as text, 1/2/4-byte words and
 /// 8-byte offsets and sizes as little-endian integers, word arrays as lists, the rest as hex.
 pub fn decode_value(name: &str, b: &[u8]) -> String {
+    // Invariant: every `word(i)` below is called on a field of at least `i + 4` bytes.
     let word = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
     let leaf = name.rsplit('.').next().unwrap_or(name);
     if leaf == "magic" || leaf.ends_with("name") {
@@ -344,6 +350,7 @@ pub fn decode_value(name: &str, b: &[u8]) -> String {
         2 => format!("{} (u16)", u16::from_le_bytes([b[0], b[1]])),
         4 => format!("{} = 0x{:x} (u32)", word(0), word(0)),
         8 if !leaf.ends_with("words") => {
+            // Invariant: this arm is the 8-byte case.
             let v = u64::from_le_bytes(b.try_into().expect("8 bytes"));
             format!("{v} = 0x{v:x} (u64)")
         }
@@ -837,6 +844,7 @@ fn render_pair(
                 c.b_end,
                 c.b_end - c.b_start,
             );
+            // Invariant: the ledger of A owns every offset of A, and `a_start` lies in A.
             let owner = ia.owner_of(c.a_start).expect("ledger covers A");
             let (unit_name, unit) = locate(ga, owner, c.a_start);
             let mut unit_end = c.a_end;
@@ -938,6 +946,7 @@ fn describe_change(
             .map(|w| {
                 let at = |bytes: &[u8], base: u64| {
                     let o = (base + 4 * w) as usize;
+                    // Invariant: the words shown lie inside both files (the changed range is in bounds).
                     u32::from_le_bytes(bytes[o..o + 4].try_into().expect("4 bytes"))
                 };
                 let delta = c.b_start - c.a_start;
@@ -983,6 +992,7 @@ fn hex_window(bytes: &[u8], start: u64, end: u64) -> Value {
 /// The differential of one capture set, each step with the values it rests on.
 pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'static str)> {
     let r = crate::differential::run(set)?;
+    // Invariant: the report has string keys and finite numbers only.
     let value = serde_json::to_value(&r).expect("report serializes");
     let mut p = Page::new(&format!("nbg capture report: {name}"), "capture");
     let replay = r.replay.as_ref();
@@ -1160,7 +1170,7 @@ pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'
     let _ = writeln!(
         p.body,
         "<details><summary>Evidence: the differential report (canonical JSON, as <code>nbg differential --json</code>)</summary><pre id=\"evidence\">{}</pre></details>",
-        esc(&crate::evidence::canonical(&value))
+        esc(&crate::canonical::canonical(&value))
     );
     p.data(&json!({ "kind": "capture", "a_size": size, "heat_a": heat }));
     Ok(p.finish())

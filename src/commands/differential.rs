@@ -1,0 +1,60 @@
+//! `nbg differential DIR [--json] [--evidence FILE] [--force]`.
+
+use super::{failed, plan_outputs, print, print_json, status, usage_error};
+use nbg_lab::report::{json, text};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    dir: PathBuf,
+    #[arg(long)]
+    json: bool,
+    /// Write the report as canonical JSON to FILE (the only file ever written; an existing
+    /// one only with --force, never a file of the capture set).
+    #[arg(long, value_name = "FILE")]
+    evidence: Option<PathBuf>,
+    /// Replace an existing output file (never an input of this run, never a non-regular file).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    let dir = args.dir.as_path();
+    let evidence = args.evidence.as_deref();
+    let mut outputs = match plan_outputs(&[dir], args.force, &[evidence]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let set = match nbg_lab::differential::load(dir) {
+        Ok(s) => s,
+        Err(e) => return usage_error(e),
+    };
+    let report = match nbg_lab::differential::run(&set) {
+        Ok(r) => r,
+        Err((f, which)) => {
+            if args.json {
+                print_json(&json::failure_in(which, &f));
+            } else {
+                eprintln!("{which}: {f}");
+            }
+            return failed();
+        }
+    };
+    let value = json::value(&report);
+    if let Some(path) = evidence {
+        let text = nbg_lab::canonical::canonical(&value);
+        if let Err(e) = outputs
+            .stage(path, text.as_bytes())
+            .and_then(|_| outputs.commit())
+        {
+            return usage_error(e);
+        }
+    }
+    if args.json {
+        print_json(&value);
+    } else {
+        print(&text::differential(&dir.display().to_string(), &report));
+    }
+    status(report.reproduced())
+}

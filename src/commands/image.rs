@@ -1,0 +1,55 @@
+//! `nbg image FILE [--json] [--svg OUT.svg] [--force]`.
+
+use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
+use nbg_lab::files::read_regular;
+use nbg_lab::image::NbgImage;
+use nbg_lab::parse;
+use nbg_lab::report::{svg, text};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    file: PathBuf,
+    #[arg(long)]
+    json: bool,
+    /// Also write a byte map coloured by owner class (refuses to overwrite without --force).
+    #[arg(long, value_name = "OUT.svg")]
+    svg: Option<PathBuf>,
+    /// Replace an existing output file (never an input of this run, never a non-regular file).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    let file = args.file.as_path();
+    let mut outputs = match plan_outputs(&[file], args.force, &[args.svg.as_deref()]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let bytes = match read_regular(file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let image = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
+        Ok(i) => i,
+        Err(f) => return report_failure(&f, args.json),
+    };
+    let recon = image.reconstruction();
+    if let Some(path) = &args.svg {
+        let title = format!("{} ({})", file.display(), image.format());
+        let map = svg::owner_map(&title, &image);
+        if let Err(e) = outputs
+            .stage(path, map.as_bytes())
+            .and_then(|_| outputs.commit())
+        {
+            return usage_error(e);
+        }
+    }
+    if args.json {
+        print_json(&image.to_json());
+    } else {
+        print(&text::image(&file.display().to_string(), &image, &recon));
+    }
+    status(recon.is_ok())
+}

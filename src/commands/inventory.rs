@@ -1,0 +1,69 @@
+//! `nbg inventory CONFIG [--out FILE] [--summary FILE.md] [--jobs N] [--force]`.
+
+use super::{plan_outputs, print, status, usage_error};
+use nbg_lab::progress;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    config: PathBuf,
+    /// Write the canonical inventory JSON here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Also write the Markdown summary.
+    #[arg(long, value_name = "FILE.md")]
+    summary: Option<PathBuf>,
+    /// Worker threads (default: the machine's parallelism; at most 64).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=nbg_lab::inventory::MAX_JOBS as i64))]
+    jobs: Option<u16>,
+    /// Replace an existing output file (never an input of this run, never a non-regular file).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    let (config, out, summary) = (&args.config, args.out.as_deref(), args.summary.as_deref());
+    let corpus = match nbg_lab::corpus::load(config) {
+        Ok(c) => c,
+        Err(e) => return usage_error(e),
+    };
+    // The config and every corpus member are inputs: no output may replace one.
+    let mut inputs: Vec<&Path> = vec![config];
+    inputs.extend(corpus.entries.iter().map(|e| e.full_path.as_path()));
+    let mut outputs = match plan_outputs(&inputs, args.force, &[out, summary]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let bar = progress::bar(corpus.entries.len() as u64, progress::Unit::Files);
+    let jobs = args
+        .jobs
+        .map(usize::from)
+        .unwrap_or_else(nbg_lab::evidence::default_jobs);
+    let mut results = nbg_lab::inventory::scan(&corpus, jobs, &|| progress::inc(&bar, 1));
+    progress::clear(bar);
+    let doc = nbg_lab::inventory::document_moving(&corpus, &mut results);
+    let text = nbg_lab::canonical::canonical(&doc);
+    let staged = out
+        .map(|path| outputs.stage(path, text.as_bytes()))
+        .unwrap_or(Ok(()))
+        .and_then(|_| match summary {
+            Some(path) => outputs.stage(path, nbg_lab::inventory::summary(&doc).as_bytes()),
+            None => Ok(()),
+        })
+        .and_then(|_| outputs.commit());
+    if let Err(e) = staged {
+        return usage_error(e);
+    }
+    if out.is_none() {
+        print(&text);
+    }
+    for r in results.iter().filter(|r| !r.ok()) {
+        let code = match &r.facts {
+            Err((code, offset, _)) => format!("{code} at 0x{offset:x}"),
+            Ok(_) => r.pin.to_string(),
+        };
+        eprintln!("{}: {code}", r.entry.path);
+    }
+    status(nbg_lab::inventory::all_ok(&results))
+}

@@ -1,0 +1,341 @@
+//! `nbg onnx audit|run|crosscheck|verify-fixtures` (and the hidden `engine-child`).
+
+use super::{failed, plan_outputs, print, print_json, status, usage_error};
+use nbg_lab::files::write_atomic;
+use nbg_lab::onnx::{audit, crosscheck, fixtures, npz, policy, run};
+use nbg_lab::report::{self, json};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// Admission audit (creates no session): inventory, signature, typed I/O, placement with
+    /// refusal reasons, partitions. A refused model exits 1 with {"error": {code, message}}.
+    Audit {
+        model: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Policy file (default: the committed policy, compiled into the binary).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+    },
+    /// Run a model on a fixed input: cpu (one CPU session), hybrid (zero NPU attempts while no
+    /// partition is eligible), strict (refuses before any session). Writes OUT.npz (never
+    /// overwrites) and, with --evidence, the run evidence.
+    Run {
+        model: PathBuf,
+        #[arg(long, value_parser = ["cpu", "hybrid", "strict"])]
+        mode: String,
+        #[arg(long, value_name = "IN.npz")]
+        input: PathBuf,
+        #[arg(long, value_name = "OUT.npz")]
+        output: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// Also write the run evidence; written together with OUT.npz or not at all.
+        #[arg(long, value_name = "FILE")]
+        evidence: Option<PathBuf>,
+        /// Policy file (default: the committed policy, compiled into the binary).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// CPU engine: ort (ONNX Runtime, the oracle) or tract (the second opinion).
+        #[arg(long, value_parser = ["ort", "tract"], default_value = "ort")]
+        engine: String,
+        /// Replace existing output files (never the model, the input or the policy).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Run a model on both engines (ONNX Runtime and tract) and report, per output, the max
+    /// absolute and relative difference and whether they agree within the stated tolerance.
+    /// Exits 0 when every output agrees, 1 when one disagrees or an engine refuses.
+    Crosscheck {
+        model: PathBuf,
+        #[arg(long, value_name = "IN.npz")]
+        input: PathBuf,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+    },
+    /// Internal: one engine session in a child process under resource limits (started by
+    /// `nbg onnx run`).
+    #[command(hide = true)]
+    EngineChild {
+        #[arg(long, value_parser = ["ort", "tract"])]
+        engine: String,
+        model: PathBuf,
+        input: PathBuf,
+        output: PathBuf,
+    },
+    /// Regenerate the ONNX fixtures in memory and compare them with onnx/fixtures/ byte for
+    /// byte (--write rewrites them). Run from the project root.
+    VerifyFixtures {
+        #[arg(long)]
+        write: bool,
+    },
+}
+
+pub fn exec(command: Command) -> ExitCode {
+    match command {
+        Command::Audit {
+            model,
+            json,
+            policy,
+        } => audit_cmd(&model, json, policy.as_deref()),
+        Command::Run {
+            model,
+            mode,
+            input,
+            output,
+            json,
+            evidence,
+            policy,
+            engine,
+            force,
+        } => {
+            let (Ok(mode), Ok(engine)) = (mode.parse(), engine.parse()) else {
+                return usage_error("clap restricts --mode and --engine");
+            };
+            let run = RunArgs {
+                model: &model,
+                mode,
+                engine,
+                input: &input,
+                output: &output,
+                json,
+                evidence: evidence.as_deref(),
+                policy: policy.as_deref(),
+                force,
+            };
+            run_cmd(&run)
+        }
+        Command::EngineChild {
+            engine,
+            model,
+            input,
+            output,
+        } => {
+            let Ok(engine) = engine.parse() else {
+                return usage_error("clap restricts --engine");
+            };
+            ExitCode::from(
+                nbg_lab::onnx::isolate::child_main(engine, &model, &input, &output) as u8,
+            )
+        }
+        Command::Crosscheck {
+            model,
+            input,
+            json,
+            policy,
+        } => crosscheck_cmd(&model, &input, json, policy.as_deref()),
+        Command::VerifyFixtures { write } => fixtures_cmd(write),
+    }
+}
+
+/// A refused model (or input): the refusal as JSON on stdout or as text on stderr; exit 1.
+fn refused(r: &audit::Refusal, json: bool, execution: Option<serde_json::Value>) -> ExitCode {
+    if json {
+        let mut v = r.to_json();
+        if let Some(x) = execution {
+            v["execution"] = x;
+        }
+        print_json(&v);
+    } else {
+        eprintln!("error[{}]: {}", r.code, r.message);
+    }
+    failed()
+}
+
+/// Why a command stops before its main work: the exit status follows from the kind.
+enum Stop {
+    /// The model or its input was refused (exit 1).
+    Refused(audit::Refusal),
+    /// A usage or I/O problem, already reported (exit 2).
+    Usage(ExitCode),
+}
+
+impl Stop {
+    fn exit(self, json: bool) -> ExitCode {
+        match self {
+            Stop::Refused(r) => refused(&r, json, None),
+            Stop::Usage(code) => code,
+        }
+    }
+}
+
+/// The admitted model: its bytes, its audit and the limits it was audited under.
+type Admitted = (Vec<u8>, audit::Audit, audit::Limits);
+
+fn admitted(model: &Path, policy_path: Option<&Path>) -> Result<Admitted, Stop> {
+    let policy = policy::load_or_embedded(policy_path).map_err(|r| Stop::Usage(usage_error(r)))?;
+    let limits = audit::Limits::default();
+    let bytes = audit::read_model(model, &limits).map_err(|u| Stop::Usage(usage_error(u)))?;
+    let a = audit::audit(&bytes, &limits, &policy).map_err(Stop::Refused)?;
+    Ok((bytes, a, limits))
+}
+
+fn audit_cmd(model: &Path, json: bool, policy_path: Option<&Path>) -> ExitCode {
+    let a = match admitted(model, policy_path) {
+        Ok((_, a, _)) => a,
+        Err(stop) => return stop.exit(json),
+    };
+    if json {
+        print_json(&json::value(&a));
+    } else {
+        print(&report::onnx::audit(&model.display().to_string(), &a));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Audit the model and read its input archive; refusals are values, usage errors exit 2.
+fn prepared(
+    model: &Path,
+    input: &Path,
+    policy_path: Option<&Path>,
+) -> Result<(Vec<u8>, audit::Audit, audit::Limits, Vec<npz::Tensor>), Stop> {
+    let (bytes, a, limits) = admitted(model, policy_path)?;
+    let archive = nbg_lab::files::read_regular(input).map_err(|e| Stop::Usage(usage_error(e)))?;
+    let tensors = npz::read(&archive, limits.tensor_bytes).map_err(Stop::Refused)?;
+    Ok((bytes, a, limits, tensors))
+}
+
+/// ONNX Runtime must be loadable before a session is asked of it: a missing or mismatched
+/// library is a set-up error (exit 2) that names how to install it.
+fn ort_ready() -> Result<(), ExitCode> {
+    nbg_lab::onnx::ort_engine::environment()
+        .map(|_| ())
+        .map_err(|e| usage_error(format!("CPU_ENGINE_MISSING: {e}")))
+}
+
+/// `nbg onnx run`'s arguments, parsed.
+struct RunArgs<'a> {
+    model: &'a Path,
+    mode: run::Mode,
+    engine: run::Engine,
+    input: &'a Path,
+    output: &'a Path,
+    json: bool,
+    evidence: Option<&'a Path>,
+    policy: Option<&'a Path>,
+    force: bool,
+}
+
+fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
+    let (model, output, json) = (args.model, args.output, args.json);
+    // Both outputs are checked before any work and land together or not at all.
+    let mut inputs = vec![model, args.input];
+    inputs.extend(args.policy);
+    let mut outputs = match plan_outputs(&inputs, args.force, &[Some(output), args.evidence]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let (bytes, a, limits, tensors) = match prepared(model, args.input, args.policy) {
+        Ok(x) => x,
+        Err(stop) => return stop.exit(json),
+    };
+    if args.engine == run::Engine::Ort && args.mode != run::Mode::Strict {
+        if let Err(code) = ort_ready() {
+            return code;
+        }
+    }
+    // The session runs in a child process under resource limits.
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => return usage_error(format!("cannot find this executable: {e}")),
+    };
+    let mut engines = nbg_lab::onnx::isolate::ChildEngines::new(
+        exe,
+        args.engine,
+        nbg_lab::onnx::isolate::ChildLimits::default(),
+    );
+    let (report, out) = match run::run(&a, &bytes, args.mode, &tensors, &limits, &mut engines) {
+        Ok(x) => x,
+        Err((ex, r)) => return refused(&r, json, Some(json::value(&ex))),
+    };
+    let value = json::value(&report);
+    let written = outputs
+        .stage(output, &out)
+        .and_then(|_| match args.evidence {
+            Some(path) => outputs.stage(path, nbg_lab::canonical::canonical(&value).as_bytes()),
+            None => Ok(()),
+        })
+        .and_then(|_| outputs.commit());
+    if let Err(e) = written {
+        return usage_error(e);
+    }
+    if json {
+        print_json(&value);
+    } else {
+        let (m, o) = (model.display().to_string(), output.display().to_string());
+        print(&report::onnx::run(&m, &o, &report));
+    }
+    ExitCode::SUCCESS
+}
+
+fn crosscheck_cmd(model: &Path, input: &Path, json: bool, policy_path: Option<&Path>) -> ExitCode {
+    let (bytes, a, limits, tensors) = match prepared(model, input, policy_path) {
+        Ok(x) => x,
+        Err(stop) => return stop.exit(json),
+    };
+    if let Err(code) = ort_ready() {
+        return code;
+    }
+    // Both engines run in child processes under resource limits, as `onnx run` does.
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => return usage_error(format!("cannot find this executable: {e}")),
+    };
+    let c = crosscheck::crosscheck(
+        &a,
+        &bytes,
+        &tensors,
+        &limits,
+        crosscheck::Isolation::Child(&exe),
+    );
+    if json {
+        print_json(&json::value(&c));
+    } else {
+        print(&report::onnx::crosscheck(&model.display().to_string(), &c));
+    }
+    status(c.verdict == crosscheck::Verdict::Agree)
+}
+
+fn fixtures_cmd(write: bool) -> ExitCode {
+    let root = Path::new(".");
+    if write {
+        let dir = root.join(fixtures::DIR);
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            return usage_error(format!("{}: {e}", dir.display()));
+        }
+        let manifest = nbg_lab::canonical::canonical(&fixtures::manifest());
+        for (name, _, bytes) in fixtures::all() {
+            if let Err(e) = write_atomic(&dir.join(name), &bytes, true) {
+                return usage_error(e);
+            }
+        }
+        if let Err(e) = write_atomic(&dir.join("manifest.json"), manifest.as_bytes(), true) {
+            return usage_error(e);
+        }
+    }
+    let schemas = fixtures::verify_schemas(root);
+    match &schemas {
+        Ok(l) => print(&format!("{l}\n")),
+        Err(e) => print(&format!("{e}\n")),
+    }
+    match fixtures::verify(root) {
+        Ok(lines) if schemas.is_ok() => {
+            for l in &lines {
+                print(&format!("{l}\n"));
+            }
+            print(&format!("verified {} fixture files\n", lines.len()));
+            ExitCode::SUCCESS
+        }
+        Ok(_) => failed(),
+        Err(bad) => {
+            for l in &bad {
+                print(&format!("{l}\n"));
+            }
+            failed()
+        }
+    }
+}

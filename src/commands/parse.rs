@@ -1,0 +1,28 @@
+//! `nbg parse FILE [--json]`.
+
+use super::{print, print_json, report_failure, usage_error};
+use nbg_lab::report::text;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    file: PathBuf,
+    /// One JSON document on stdout (errors as {"error": {code, offset, message}}).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    // Streamed: the structure first, the payload once, never the whole file in memory.
+    let parsed = match nbg_lab::open::parse_file(&args.file, Default::default()) {
+        Ok(p) => p,
+        Err(e) => return usage_error(e),
+    };
+    match parsed {
+        Ok(graph) if args.json => print_json(&graph.to_json()),
+        Ok(graph) => print(&text::graph(&graph)),
+        Err(failure) => return report_failure(&failure, args.json),
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,61 @@
+//! `nbg report (FILE | A B | --differential DIR) -o OUT.html [--sweep] [--force]`.
+
+use super::{failed, usage_error};
+use nbg_lab::report::{ReportError, Request};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// One graph, or two graphs A and B to compare.
+    #[arg(num_args = 0..=2)]
+    files: Vec<PathBuf>,
+    /// A capture directory (A1.nb, A2.nb, B.nb, differential.json) instead of files.
+    #[arg(long, value_name = "DIR", conflicts_with = "files")]
+    differential: Option<PathBuf>,
+    #[arg(short, long, value_name = "OUT.html")]
+    out: PathBuf,
+    /// One graph only: add the mutation sweep's protection map.
+    #[arg(long)]
+    sweep: bool,
+    /// Replace an existing OUT (never an input).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    let Args {
+        mut files,
+        differential,
+        out,
+        sweep,
+        force,
+    } = args;
+    let request = match (differential, files.len(), sweep) {
+        (Some(dir), 0, false) => Request::Capture { dir },
+        (None, 1, _) => Request::Graph {
+            file: files.remove(0),
+            sweep,
+        },
+        (None, 2, false) => Request::Pair {
+            b: files.remove(1),
+            a: files.remove(0),
+        },
+        (_, _, true) => return usage_error("--sweep needs exactly one FILE"),
+        _ => return usage_error("give FILE, A B, or --differential DIR"),
+    };
+    let written = request
+        .render()
+        .and_then(|html| nbg_lab::report::write(&out, &html, &request.inputs(), force));
+    match written {
+        Ok(()) => {
+            eprintln!("wrote {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(ReportError::Invalid(file, f)) => {
+            eprintln!("{file}: {f}");
+            failed()
+        }
+        Err(e) => usage_error(e),
+    }
+}

@@ -1,0 +1,109 @@
+//! `nbg roundtrip FILE... [--json] [--out DIR] [--force]`: the ledger's exact re-emission and
+//! the re-encoding of every decoded record through the field map.
+
+use super::{print, print_json, status, usage_error};
+use nbg_lab::files::read_regular;
+use nbg_lab::image::NbgImage;
+use nbg_lab::output::Outputs;
+use nbg_lab::parse;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// One JSON document: per file the ledger result, `records_reencoded`, `records_total`.
+    #[arg(long)]
+    json: bool,
+    /// Write each exact reconstruction into DIR (an existing folder): only when every file
+    /// is exact, all or nothing, never a changed image; existing files only with --force.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Replace an existing output file (never an input of this run, never a non-regular file).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    let (files, out) = (&args.files, args.out.as_deref());
+    let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let mut outputs = Outputs::new(&inputs, args.force);
+    if let Some(dir) = out {
+        if !std::fs::symlink_metadata(dir)
+            .map(|m| m.is_dir())
+            .unwrap_or(false)
+        {
+            return usage_error(format!(
+                "{}: --out must be an existing directory (not a symlink)",
+                dir.display()
+            ));
+        }
+        // Every target is checked (and two inputs with one name refused) before any work.
+        for file in files {
+            if let Err(e) = outputs.plan(&dir.join(file.file_name().unwrap_or_default())) {
+                return usage_error(e);
+            }
+        }
+    }
+    let mut ok = true;
+    let mut docs = Vec::new();
+    for file in files {
+        let bytes = match read_regular(file) {
+            Ok(b) => b,
+            Err(e) => return usage_error(e),
+        };
+        let name = file.display();
+        let (graph, image) = match parse(&bytes).and_then(|g| NbgImage::new(&g).map(|i| (g, i))) {
+            Ok(x) => x,
+            Err(f) => {
+                if args.json {
+                    docs.push(nbg_lab::reencode::failed_json(&name.to_string(), &f));
+                } else {
+                    print(&format!("{name}: {} at 0x{:x}\n", f.code, f.offset));
+                }
+                ok = false;
+                continue;
+            }
+        };
+        let records = nbg_lab::reencode::reencode(&graph, &image);
+        let emitted = image.emit();
+        if args.json {
+            docs.push(records.to_json(&name.to_string(), emitted.as_ref().err()));
+        } else {
+            match &emitted {
+                Ok(_) => print(&format!("{name}: exact\n")),
+                Err(e) => print(&format!("{name}: {e}\n")),
+            }
+            print(&format!(
+                "{name}: {}\n",
+                records.text().replace('\n', &format!("\n{name}: "))
+            ));
+        }
+        if !records.exact() {
+            ok = false;
+        }
+        match emitted {
+            Ok(rebuilt) => {
+                if let Some(dir) = out {
+                    let target = dir.join(file.file_name().unwrap_or_default());
+                    if let Err(e) = outputs.stage(&target, &rebuilt) {
+                        return usage_error(e);
+                    }
+                }
+            }
+            Err(_) => ok = false,
+        }
+    }
+    if args.json {
+        print_json(&serde_json::json!({ "files": docs }));
+    }
+    if out.is_some() {
+        if !ok {
+            eprintln!("nbg: not every file is exact; nothing written");
+        } else if let Err(e) = outputs.commit() {
+            return usage_error(e);
+        }
+    }
+    status(ok)
+}

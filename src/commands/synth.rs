@@ -1,0 +1,51 @@
+//! `nbg synth --profile P --seed S -o OUT [--force]`.
+
+use super::{plan_outputs, usage_error};
+use nbg_lab::synth;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// One of: erf-u8, ctc-like, zipformer-like, tail-gap, shuffled (v2);
+    /// v1-0020-suffix-crc, v1-0030-whole-file-crc, v1-0009-no-crc (v1).
+    #[arg(long)]
+    profile: String,
+    #[arg(long)]
+    seed: u64,
+    /// Output file (refuses to overwrite an existing one without --force).
+    #[arg(short, long)]
+    out: PathBuf,
+    /// Replace an existing output file (never an input of this run, never a non-regular file).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    let (profile, out) = (args.profile.as_str(), args.out.as_path());
+    let mut outputs = match plan_outputs(&[], args.force, &[Some(out)]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let bytes = match synth::profile(profile, args.seed) {
+        Some(layout) => layout.emit(),
+        None => match nbg_lab::synth_v1::profile(profile) {
+            Some(bytes) => bytes,
+            None => {
+                let v1 = nbg_lab::synth_v1::PROFILES.map(|p| p.0);
+                return usage_error(format!(
+                    "unknown profile {profile:?}; known: {}, {}",
+                    synth::PROFILES.join(", "),
+                    v1.join(", ")
+                ));
+            }
+        },
+    };
+    match outputs.stage(out, &bytes).and_then(|_| outputs.commit()) {
+        Ok(()) => {
+            eprintln!("wrote {} ({} bytes)", out.display(), bytes.len());
+            ExitCode::SUCCESS
+        }
+        Err(e) => usage_error(e),
+    }
+}

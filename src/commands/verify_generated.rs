@@ -1,0 +1,54 @@
+//! `nbg verify-generated [--write]`.
+
+use super::{failed, print, usage_error};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Rewrite the evidence files instead of comparing them.
+    #[arg(long)]
+    write: bool,
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    if !cfg!(feature = "onnx") {
+        eprintln!(
+            "skipped: {} (nbg built without the onnx feature)",
+            nbg_lab::evidence::ONNX_EVIDENCE
+        );
+    }
+    let root = &nbg_lab::lab::project_root();
+    if args.write {
+        return match nbg_lab::evidence::write_all(root) {
+            Ok(n) => {
+                eprintln!("wrote {n} evidence files");
+                ExitCode::SUCCESS
+            }
+            Err(e) => usage_error(e),
+        };
+    }
+    match nbg_lab::evidence::verify(root) {
+        Ok((n, mismatches)) if mismatches.is_empty() => {
+            print(&format!("{n} evidence files rebuilt; all identical\n"));
+            ExitCode::SUCCESS
+        }
+        Ok((n, mismatches)) => {
+            for m in &mismatches {
+                if m.missing {
+                    print(&format!("{}: missing (not committed)\n", m.path));
+                } else {
+                    print(&format!("{}: differs\n{}", m.path, m.diff));
+                }
+            }
+            print(&format!(
+                "{} of {n} evidence files differ\n",
+                mismatches.len()
+            ));
+            failed()
+        }
+        Err(e) => {
+            eprintln!("nbg: cannot rebuild evidence: {e}");
+            failed()
+        }
+    }
+}

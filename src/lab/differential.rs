@@ -1,0 +1,628 @@
+//! Controlled serializer differentials (PoC 12B/12C): A1/A2/B captures of one source change.
+//!
+//! 1. parse A1, A2 and B; A1 and A2 must be byte-identical (the serializer is deterministic);
+//! 2. A and B must have the same size and layout descriptors;
+//! 3. every changed byte is attributed to its owner in A's ledger: the header CRC field, the
+//!    place of a mapping of the registry (`mapping`; the DYNAIO-constant mapping's places are
+//!    the DYNAIO entries: index, offset in the entry, offset in the region, file offset), a
+//!    section-40 value derived from a changed section, or anything else, which ends the
+//!    experiment as `multi-region-unresolved`; so do changes in the places of two mappings.
+//!    A change in one mapping other than the DYNAIO kind is settled by that mapping's check
+//!    (`mapping::check_one`), reported under `mapping`;
+//! 4. the DYNAIO entry holding `a_source` is found and the source indices that differ between
+//!    `a_source` and `b_source` must be exactly the changed entry offsets;
+//! 5. the substitution is replayed on an in-memory `ChangedImage` of A, the checksums are
+//!    recomputed with the recovered rules, and the SHA-256 is compared with B's.
+//!
+//! Nothing is ever written here; the caller may write the report.
+
+use crate::diff::locate;
+use crate::failure::Failure;
+use crate::files::{InputError, read_regular};
+use crate::fingerprint::Hash256;
+use crate::format::{section, v1 as f1, v2 as f2};
+use crate::image::{ChangedImage, NbgImage};
+use crate::mapping::{Outcome, Registry, Target};
+use crate::parse::{FileFacts, Graph, parse};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The capture set's file names: the two captures of source A, the capture of source B and the
+/// spec, all in one folder.
+pub const A1_FILE: &str = "A1.nb";
+/// See `A1_FILE`.
+pub const A2_FILE: &str = "A2.nb";
+/// See `A1_FILE`.
+pub const B_FILE: &str = "B.nb";
+/// See `A1_FILE`.
+pub const SPEC_FILE: &str = "differential.json";
+
+/// `differential.json`: the controlled source bytes of A and B.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureSpec {
+    pub a_source: Vec<u8>,
+    pub b_source: Vec<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<String>,
+    /// Further controlled quantities by key (a quantization scale, say), each with its A and
+    /// B value; the source keys of `mapping` registries name them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub quantities: std::collections::BTreeMap<String, crate::mapping::Quantity>,
+}
+
+/// Largest `differential.json` read.
+pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+
+/// Most changed ranges a report lists; the rest are counted in `changed_ranges_omitted`, so
+/// memory and output stay bounded however much B differs from A.
+pub const MAX_CHANGED_RANGES: usize = 4096;
+
+/// The four files of a capture set.
+pub struct CaptureSet {
+    pub a1: Vec<u8>,
+    pub a2: Vec<u8>,
+    pub b: Vec<u8>,
+    pub spec: CaptureSpec,
+}
+
+/// Load a capture directory: `A1.nb`, `A2.nb`, `B.nb`, `differential.json`.
+pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| InputError(format!("{}: {e}", dir.display())))?;
+    if !meta.is_dir() {
+        return Err(InputError(format!(
+            "{}: not a capture directory",
+            dir.display()
+        )));
+    }
+    let spec_path = dir.join("differential.json");
+    let mut json = Vec::new();
+    crate::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
+    if json.len() as u64 > MAX_SPEC_BYTES {
+        return Err(InputError(format!(
+            "{}: differential.json is at most {MAX_SPEC_BYTES} bytes",
+            spec_path.display()
+        )));
+    }
+    // The derived deserializer would also take `[a_source, b_source]`: only an object is one.
+    if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(InputError(format!(
+            "{}: differential.json must be a JSON object",
+            spec_path.display()
+        )));
+    }
+    let spec: CaptureSpec = serde_json::from_slice(&json)
+        .map_err(|e| InputError(format!("{}: {e}", spec_path.display())))?;
+    if spec.a_source.len() != spec.b_source.len() || spec.a_source.is_empty() {
+        return Err(InputError(format!(
+            "{}: a_source and b_source must be non-empty and of the same length ({} vs {})",
+            dir.join("differential.json").display(),
+            spec.a_source.len(),
+            spec.b_source.len()
+        )));
+    }
+    if spec.quantities.len() > crate::mapping::MAX_QUANTITIES {
+        return Err(InputError(format!(
+            "{}: at most {} quantities",
+            spec_path.display(),
+            crate::mapping::MAX_QUANTITIES
+        )));
+    }
+    Ok(CaptureSet {
+        a1: read_regular(&dir.join("A1.nb"))?,
+        a2: read_regular(&dir.join("A2.nb"))?,
+        b: read_regular(&dir.join("B.nb"))?,
+        spec,
+    })
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Files {
+    pub a1: FileFacts,
+    pub a2: FileFacts,
+    pub b: FileFacts,
+}
+
+/// One maximal run of changed bytes inside one unit of A's ledger.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChangedRange {
+    pub start: u64,
+    pub end: u64,
+    /// The field or payload offset (`header.crc_sum`, `NBG_SECTION_DYNAIO+0x3`, ...).
+    pub owner: String,
+    pub class: &'static str,
+    /// `crc-field`, `dynaio-entry`, `derived-checksum` or `other`.
+    pub role: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dynaio_entry: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section_offset: Option<u64>,
+    /// The registry mapping whose place holds the range (index in the registry).
+    #[serde(skip)]
+    pub mapping: Option<usize>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceMatch {
+    pub dynaio_entry: usize,
+    pub entry_file_offset: u64,
+    pub entry_size: u64,
+    /// Every entry whose A bytes equal `a_source`.
+    pub entries_matching_a_source: Vec<usize>,
+    pub differing_source_indices: Vec<u64>,
+    pub localized_entry_offsets: Vec<u64>,
+    pub consistent: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Substitution {
+    pub file_offset: u64,
+    pub dynaio_entry: usize,
+    pub entry_offset: u64,
+    pub from: u8,
+    pub to: u8,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Replay {
+    pub substitutions: Vec<Substitution>,
+    /// B's stored header CRC, and the one recomputed over the replayed image.
+    pub recorded_crc32: u32,
+    pub recomputed_crc32: u32,
+    pub crc_rule: &'static str,
+    pub section_checksums_recomputed: Vec<u32>,
+    pub sha256: Hash256,
+    pub b_sha256: Hash256,
+    pub matches_b: bool,
+}
+
+/// The experiment's outcome; `result` is `reproduced` only when B was rebuilt exactly.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub format: &'static str,
+    pub files: Files,
+    pub provenance: Option<String>,
+    pub a1_equals_a2: bool,
+    pub same_layout: Option<bool>,
+    pub layout_differences: Vec<String>,
+    pub changed_ranges: Vec<ChangedRange>,
+    /// Changed ranges beyond `MAX_CHANGED_RANGES`, counted but not listed (then the source
+    /// change cannot be localized: the result is `multi-region-unresolved`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub changed_ranges_omitted: u64,
+    pub source: Option<SourceMatch>,
+    pub replay: Option<Replay>,
+    /// A mapping other than the DYNAIO kind explained the change: its check (the replay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<crate::mapping::CheckRow>,
+    pub result: &'static str,
+}
+
+impl Report {
+    pub fn reproduced(&self) -> bool {
+        self.result == "reproduced"
+    }
+}
+
+/// Run the five steps with the registry compiled into the binary (`mapping::builtin`).
+pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
+    run_with(set, crate::mapping::builtin())
+}
+
+/// One place of a registry mapping in A: changed bytes inside it take its role.
+struct Place {
+    start: u64,
+    end: u64,
+    role: &'static str,
+    entry: Option<usize>,
+    mapping: usize,
+}
+
+/// The places of every mapping of `registry` in A, in registry order (the first one holding a
+/// byte names it). The DYNAIO kind's places are DYNAIO entries, role `dynaio-entry`.
+fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place> {
+    let entries = g.dynaio_ranges();
+    let mut out = Vec::new();
+    for (k, m) in registry.mappings.iter().enumerate() {
+        let role = match m.target {
+            Target::DynaioEntry { .. } => "dynaio-entry",
+            Target::Field { .. } => "mapped-field",
+            Target::SectionRange { .. } => "mapped-range",
+        };
+        for (start, end) in crate::mapping::places(m, g, image) {
+            let entry = if role == "dynaio-entry" {
+                entries.iter().position(|r| *r == (start, end))
+            } else {
+                None
+            };
+            out.push(Place {
+                start,
+                end,
+                role,
+                entry,
+                mapping: k,
+            });
+        }
+    }
+    out
+}
+
+/// Run the five steps, localizing through `registry`. A parse failure of any capture is a
+/// `Failure` (which file in `.1`).
+pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failure, &'static str)> {
+    let ga = parse(&set.a1).map_err(|f| (f, "A1.nb"))?;
+    let g2 = parse(&set.a2).map_err(|f| (f, "A2.nb"))?;
+    let gb = parse(&set.b).map_err(|f| (f, "B.nb"))?;
+    let ia = NbgImage::new(&ga).map_err(|f| (f, "A1.nb"))?;
+    let mut report = Report {
+        format: ia.format(),
+        files: Files {
+            a1: ga.file().clone(),
+            a2: g2.file().clone(),
+            b: gb.file().clone(),
+        },
+        provenance: set.spec.provenance.clone(),
+        a1_equals_a2: set.a1 == set.a2,
+        same_layout: None,
+        layout_differences: Vec::new(),
+        changed_ranges: Vec::new(),
+        changed_ranges_omitted: 0,
+        source: None,
+        replay: None,
+        mapping: None,
+        result: "a1-differs-from-a2",
+    };
+    if !report.a1_equals_a2 {
+        return Ok(report);
+    }
+
+    // Step 2: same size and descriptors.
+    let (da, db) = (descriptors(&ga), descriptors(&gb));
+    report.layout_differences = da
+        .iter()
+        .zip(&db)
+        .filter(|(x, y)| x != y)
+        .map(|(x, y)| format!("A {x} / B {y}"))
+        .collect();
+    if set.a1.len() != set.b.len() {
+        report
+            .layout_differences
+            .insert(0, format!("size A {} / B {}", set.a1.len(), set.b.len()));
+    }
+    if da.len() != db.len() {
+        report
+            .layout_differences
+            .push(format!("descriptor count A {} / B {}", da.len(), db.len()));
+    }
+    report.same_layout = Some(report.layout_differences.is_empty());
+    if !report.layout_differences.is_empty() {
+        report.result = "layout-differs";
+        return Ok(report);
+    }
+
+    // Step 3: localize.
+    let places = places(&ga, &ia, registry);
+    (report.changed_ranges, report.changed_ranges_omitted) =
+        localize(&ga, &ia, &set.a1, &set.b, &places);
+    if report.changed_ranges.is_empty() {
+        report.result = "no-change";
+        return Ok(report);
+    }
+    let entries: std::collections::BTreeSet<usize> = report
+        .changed_ranges
+        .iter()
+        .filter_map(|r| r.dynaio_entry)
+        .collect();
+    let mappings: std::collections::BTreeSet<usize> = report
+        .changed_ranges
+        .iter()
+        .filter_map(|r| r.mapping)
+        .collect();
+    if report.changed_ranges_omitted > 0
+        || report.changed_ranges.iter().any(|r| r.role == "other")
+        || mappings.len() != 1
+    {
+        report.result = "multi-region-unresolved";
+        return Ok(report);
+    }
+    let mapping = &registry.mappings[*mappings.first().expect("one mapping")];
+    if !matches!(mapping.target, Target::DynaioEntry { .. }) {
+        // Steps 4 and 5 are the mapping's check: its source quantity, the replay, B's SHA-256.
+        let row = crate::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
+        report.result = match row.outcome {
+            Outcome::Proved => "reproduced",
+            Outcome::Refuted => "replay-mismatch",
+            Outcome::Inapplicable => "source-not-found",
+        };
+        report.mapping = Some(row);
+        return Ok(report);
+    }
+    if entries.len() != 1 {
+        report.result = "multi-region-unresolved";
+        return Ok(report);
+    }
+
+    // Step 4: the source.
+    let entry = *entries.first().expect("one entry");
+    let views = ga.dynaio_ranges();
+    let (estart, eend) = views[entry];
+    let matching: Vec<usize> = views
+        .iter()
+        .enumerate()
+        .filter(|(_, (s, e))| set.a1[*s as usize..*e as usize] == set.spec.a_source[..])
+        .map(|(i, _)| i)
+        .collect();
+    let differing: Vec<u64> = set
+        .spec
+        .a_source
+        .iter()
+        .zip(&set.spec.b_source)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+        .map(|(i, _)| i as u64)
+        .collect();
+    let localized: Vec<u64> = report
+        .changed_ranges
+        .iter()
+        .filter(|r| r.role == "dynaio-entry")
+        .flat_map(|r| r.entry_offset.unwrap_or(0)..r.entry_offset.unwrap_or(0) + (r.end - r.start))
+        .collect();
+    let consistent = matching.contains(&entry) && differing == localized;
+    report.source = Some(SourceMatch {
+        dynaio_entry: entry,
+        entry_file_offset: estart,
+        entry_size: eend - estart,
+        entries_matching_a_source: matching.clone(),
+        differing_source_indices: differing.clone(),
+        localized_entry_offsets: localized,
+        consistent,
+    });
+    if !matching.contains(&entry) {
+        report.result = "source-not-found";
+        return Ok(report);
+    }
+    if !consistent {
+        report.result = "source-mismatch";
+        return Ok(report);
+    }
+
+    // Step 5: replay in memory.
+    let replay = replay(&ga, &ia, &gb, set, entry, estart, &differing);
+    report.result = if replay.matches_b {
+        "reproduced"
+    } else {
+        "replay-mismatch"
+    };
+    report.replay = Some(replay);
+    Ok(report)
+}
+
+/// Layout descriptors compared between A and B.
+fn descriptors(g: &Graph<'_>) -> Vec<String> {
+    match g {
+        Graph::V2(g) => {
+            let mut d = vec![format!(
+                "sub-header {} {} {}",
+                g.sub_header.section_headers_offset,
+                g.sub_header.section_header_size,
+                g.sub_header.section_header_count
+            )];
+            d.extend(g.sections.iter().map(|s| {
+                format!(
+                    "section {} type {} offset {} size {} align {} entry {} load {} reserved {:?}",
+                    s.index,
+                    s.kind,
+                    s.offset,
+                    s.size,
+                    s.alignment,
+                    s.entry_size,
+                    s.load_address,
+                    s.reserved_words
+                )
+            }));
+            d
+        }
+        Graph::V1(g) => g
+            .tables
+            .iter()
+            .map(|t| {
+                format!(
+                    "table {} {} offset {} size {}",
+                    t.index, t.name, t.offset, t.size
+                )
+            })
+            .collect(),
+    }
+}
+
+fn crc_field(g: &Graph<'_>) -> (u64, &'static str) {
+    match g {
+        Graph::V2(_) => (f2::OFF_CRC_SUM as u64, "v2-directory-order"),
+        Graph::V1(_) => (
+            f1::OFF_CRC as u64,
+            crate::crc_rules::WHOLE_FILE_FIELD_ZEROED,
+        ),
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The changed runs of B against A, each inside one unit of A's ledger: at most
+/// `MAX_CHANGED_RANGES` listed, the number of further runs returned beside them.
+fn localize(
+    g: &Graph<'_>,
+    image: &NbgImage<'_>,
+    a: &[u8],
+    b: &[u8],
+    places: &[Place],
+) -> (Vec<ChangedRange>, u64) {
+    let (crc_at, _) = crc_field(g);
+    let entries = g.dynaio_ranges();
+    let region = match g {
+        Graph::V2(g) => g.section(section::DYNAIO).map(|s| s.offset),
+        Graph::V1(g) => g.table("dyna_io").filter(|t| t.size > 0).map(|t| t.offset),
+    };
+    let checksum = match g {
+        Graph::V2(g) => g.section(section::CHECKSUM).map(|s| (s.offset, s.end())),
+        Graph::V1(_) => None,
+    };
+    // (role, DYNAIO entry, registry mapping)
+    let classify = |offset: u64| -> (&'static str, Option<usize>, Option<usize>) {
+        if (crc_at..crc_at + 4).contains(&offset) {
+            return ("crc-field", None, None);
+        }
+        if let Some(p) = places.iter().find(|p| p.start <= offset && offset < p.end) {
+            return (p.role, p.entry, Some(p.mapping));
+        }
+        if let Some((s, e)) = checksum {
+            if s <= offset && offset < e && (offset - s) % 8 >= 4 {
+                return ("derived-checksum", None, None);
+            }
+        }
+        ("other", None, None)
+    };
+    let mut out: Vec<ChangedRange> = Vec::new();
+    let mut omitted = 0u64;
+    // The run in progress once the list is full: (end, role, entry, unit).
+    let mut overflow: Option<(u64, &'static str, Option<usize>, u64)> = None;
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if x == y {
+            continue;
+        }
+        let offset = i as u64;
+        let owner = image.owner_of(offset).expect("ledger covers every byte");
+        let unit = locate(g, owner, offset).1;
+        let (role, entry, mapping) = classify(offset);
+        if let Some((end, r, e, u)) = &mut overflow {
+            if *end == offset && *r == role && *e == entry && *u == unit {
+                *end += 1;
+            } else {
+                omitted += 1;
+                overflow = Some((offset + 1, role, entry, unit));
+            }
+            continue;
+        }
+        if let Some(last) = out.last_mut() {
+            let last_unit = locate(g, image.owner_of(last.start).expect("covered"), last.start).1;
+            if last.end == offset
+                && last.role == role
+                && last.dynaio_entry == entry
+                && last.mapping == mapping
+                && last_unit == unit
+            {
+                last.end += 1;
+                continue;
+            }
+        }
+        if out.len() == MAX_CHANGED_RANGES {
+            omitted += 1;
+            overflow = Some((offset + 1, role, entry, unit));
+            continue;
+        }
+        let field = locate(g, owner, offset).0;
+        let entry_offset = entry.map(|e| offset - entries[e].0);
+        out.push(ChangedRange {
+            start: offset,
+            end: offset + 1,
+            owner: field,
+            class: owner.class.as_str(),
+            role,
+            dynaio_entry: entry,
+            entry_offset,
+            section_offset: entry.and(region).map(|r| offset - r),
+            mapping,
+        });
+    }
+    (out, omitted)
+}
+
+fn replay(
+    ga: &Graph<'_>,
+    ia: &NbgImage<'_>,
+    gb: &Graph<'_>,
+    set: &CaptureSet,
+    entry: usize,
+    entry_start: u64,
+    differing: &[u64],
+) -> Replay {
+    let mut image: ChangedImage = ia.change("differential: replay b_source");
+    let mut substitutions = Vec::new();
+    for &i in differing {
+        let at = entry_start + i;
+        let to = set.spec.b_source[i as usize];
+        image
+            .write(at, &[to], format!("source[{i}] -> 0x{to:02x}"))
+            .expect("entry is in bounds");
+        substitutions.push(Substitution {
+            file_offset: at,
+            dynaio_entry: entry,
+            entry_offset: i,
+            from: set.spec.a_source[i as usize],
+            to,
+        });
+    }
+    let (crc_at, rule) = crc_field(ga);
+    let mut recomputed_sections = Vec::new();
+    let recomputed = match ga {
+        Graph::V2(g) => {
+            // Producer order: header CRC over normalized payloads, then section-40 values.
+            let listing: Vec<_> = g
+                .sections
+                .iter()
+                .map(|s| (s.kind, s.offset, s.size))
+                .collect();
+            let crc = image.v2_file_crc(&listing);
+            image
+                .write(crc_at, &crc.to_le_bytes(), "header crc_sum")
+                .expect("header in bounds");
+            for c in &g.section_checksums {
+                let t = g
+                    .section(c.section_type)
+                    .expect("validated checksum target");
+                if substitutions
+                    .iter()
+                    .any(|s| t.offset <= s.file_offset && s.file_offset < t.end())
+                {
+                    let v = image.crc32_range(t.offset, t.end());
+                    image
+                        .write(c.offset + 4, &v.to_le_bytes(), "section-40 value")
+                        .expect("in bounds");
+                    recomputed_sections.push(c.section_type);
+                }
+            }
+            crc
+        }
+        Graph::V1(g) => {
+            if g.crc.stored == 0 {
+                0
+            } else {
+                let crc = image.whole_file_field_zeroed(crc_at);
+                image
+                    .write(crc_at, &crc.to_le_bytes(), "nbg_crc_sum")
+                    .expect("field in bounds");
+                crc
+            }
+        }
+    };
+    let recorded = u32::from_le_bytes(
+        set.b[crc_at as usize..crc_at as usize + 4]
+            .try_into()
+            .expect("4 bytes"),
+    );
+    let sha256 = image.sha256();
+    Replay {
+        substitutions,
+        recorded_crc32: recorded,
+        recomputed_crc32: recomputed,
+        crc_rule: rule,
+        section_checksums_recomputed: recomputed_sections,
+        sha256,
+        b_sha256: gb.file().sha256,
+        matches_b: sha256 == gb.file().sha256 && image.first_difference(&set.b).is_none(),
+    }
+}

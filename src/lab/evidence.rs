@@ -1,0 +1,317 @@
+//! Committed evidence files: what they contain and how each is rebuilt in memory.
+//!
+//! Every evidence file is canonical JSON (sorted keys, two-space indent, trailing newline, no
+//! timestamps, no absolute paths), so a rebuild can be compared byte for byte.
+
+use crate::failure::Failure;
+use crate::image::NbgImage;
+use crate::parse;
+use serde_json::Value;
+use std::path::Path;
+
+pub use crate::canonical::canonical;
+
+/// The image ledger document of one file: `owners`, `views`, `totals`, `reconstruction`.
+pub fn image_document(bytes: &[u8]) -> Result<Value, Failure> {
+    let graph = parse(bytes)?;
+    Ok(NbgImage::new(&graph)?.to_json())
+}
+
+/// One evidence file: its path relative to the project root and its rebuilt text.
+pub struct Generated {
+    pub path: String,
+    pub text: String,
+}
+
+/// Names of the pinned controls, from `controls/controls.json`.
+pub fn control_names(root: &Path) -> Result<Vec<String>, String> {
+    let path = root.join("controls/controls.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let controls = v["controls"]
+        .as_array()
+        .ok_or("controls.json: no controls array")?;
+    controls
+        .iter()
+        .map(|c| {
+            c["name"]
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| "control without a name".to_string())
+        })
+        .collect()
+}
+
+/// Rebuild `evidence/images/<control>.json` for every pinned control.
+pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    let mut out = Vec::new();
+    for name in control_names(root)? {
+        let file = root.join("controls").join(&name);
+        let bytes = crate::files::read_regular(&file).map_err(|e| e.to_string())?;
+        let doc = image_document(&bytes).map_err(|f| format!("{name}: {f}"))?;
+        let stem = name.strip_suffix(".nb").unwrap_or(&name);
+        out.push(Generated {
+            path: format!("evidence/images/{stem}.json"),
+            text: canonical(&doc),
+        });
+    }
+    Ok(out)
+}
+
+/// The capture directories under `dir`, sorted.
+fn capture_names(dir: &Path) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
+pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    let dir = root.join("differentials");
+    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.0)?;
+    let mut out = Vec::new();
+    for name in capture_names(&dir)? {
+        let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
+        let report = crate::differential::run_with(&set, &registry)
+            .map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
+        let value = serde_json::to_value(&report).expect("report serializes");
+        out.push(Generated {
+            path: format!("evidence/differentials/{name}.json"),
+            text: canonical(&value),
+        });
+    }
+    Ok(out)
+}
+
+/// The inventories kept as evidence: (config relative to the project root, output stem). Both
+/// corpora live in the repository, so the evidence is rebuilt on any clone; a user's own corpus
+/// (or `../shared/corpus`) is inventoried with `nbg lab --corpus`.
+pub const INVENTORIES: [(&str, &str); 2] = [
+    ("controls/corpus.json", "evidence/inventory/controls"),
+    (
+        "controls/public/corpus.json",
+        "evidence/inventory/public-controls",
+    ),
+];
+
+/// Rebuild the inventory JSON and its Markdown summary for one config.
+pub fn inventory_evidence(root: &Path, config: &str, stem: &str) -> Result<Vec<Generated>, String> {
+    let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+    let results = crate::inventory::scan(&corpus, default_jobs(), &|| {});
+    let doc = crate::inventory::document(&corpus, &results);
+    Ok(vec![
+        Generated {
+            path: format!("{stem}.json"),
+            text: canonical(&doc),
+        },
+        Generated {
+            path: format!("{stem}.md"),
+            text: crate::inventory::summary(&doc),
+        },
+    ])
+}
+
+/// Worker threads: the machine's parallelism.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Every generated evidence file, rebuilt in memory.
+pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
+    let mut out = image_evidence(root)?;
+    out.extend(differential_evidence(root)?);
+    #[cfg(feature = "onnx")]
+    out.extend(onnx_evidence(root)?);
+    for (config, stem) in INVENTORIES {
+        out.extend(inventory_evidence(root, config, stem)?);
+    }
+    out.extend(report_evidence(root)?);
+    out.extend(mapping_evidence(root)?);
+    out.extend(crate::locate::evidence()?);
+    out.extend(fieldmap_evidence()?);
+    Ok(out)
+}
+
+/// The mapping registry in canonical form, and `evidence/mappings/check.json`: every mapping
+/// checked against every committed capture set (the refuting sets included).
+pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    use crate::mapping;
+    let registry = mapping::load(&root.join(mapping::COMMITTED)).map_err(|e| e.0)?;
+    let dir = root.join("differentials");
+    let captures = capture_names(&dir)?
+        .into_iter()
+        .map(|n| mapping::Capture::load(&dir.join(&n), n))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.0)?;
+    let all: Vec<&mapping::Mapping> = registry.mappings.iter().collect();
+    let rows = mapping::check_all(&all, &captures).map_err(|e| e.to_string())?;
+    let text = registry.canonical();
+    let sha = crate::fingerprint::Hash256::of(text.as_bytes());
+    Ok(vec![
+        Generated {
+            path: mapping::COMMITTED.into(),
+            text,
+        },
+        Generated {
+            path: "evidence/mappings/check.json".into(),
+            text: canonical(&mapping::check_document(&sha, &rows)),
+        },
+    ])
+}
+
+/// Rebuild `evidence/fieldmap/*`: the field map as JSON, Markdown and Kaitai Struct.
+pub fn fieldmap_evidence() -> Result<Vec<Generated>, String> {
+    crate::fieldmap::EXPORTS
+        .iter()
+        .map(|&(path, family, format)| {
+            Ok(Generated {
+                path: path.to_string(),
+                text: crate::fieldmap::render(family, format)?,
+            })
+        })
+        .collect()
+}
+
+/// Rebuild `evidence/reports/*.html`, the committed `nbg report` pages (`report::committed`).
+pub fn report_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    crate::report::committed()
+        .into_iter()
+        .map(|(path, request)| {
+            let text = crate::report::rooted(&request, root)
+                .render()
+                .map_err(|e| format!("{path}: {e}"))?;
+            Ok(Generated {
+                path: path.to_string(),
+                text,
+            })
+        })
+        .collect()
+}
+
+/// One mismatch between a committed evidence file and its rebuild.
+pub struct Mismatch {
+    pub path: String,
+    /// Unified diff, committed (-) against rebuilt (+); empty for a missing file.
+    pub diff: String,
+    pub missing: bool,
+}
+
+/// Compare every rebuilt file with the committed one; also list committed evidence files no
+/// generator produces.
+pub fn verify(root: &Path) -> Result<(usize, Vec<Mismatch>), String> {
+    let generated = all(root)?;
+    let mut mismatches = Vec::new();
+    for g in &generated {
+        match std::fs::read_to_string(root.join(&g.path)) {
+            Ok(committed) if committed == g.text => {}
+            Ok(committed) => mismatches.push(Mismatch {
+                path: g.path.clone(),
+                diff: similar::TextDiff::from_lines(&committed, &g.text)
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(
+                        &format!("committed/{}", g.path),
+                        &format!("rebuilt/{}", g.path),
+                    )
+                    .to_string(),
+                missing: false,
+            }),
+            Err(_) => mismatches.push(Mismatch {
+                path: g.path.clone(),
+                diff: String::new(),
+                missing: true,
+            }),
+        }
+    }
+    for path in committed_files(&root.join("evidence"), "evidence") {
+        // Built without ONNX, its evidence has no generator here: skipped (the CLI says so).
+        if !cfg!(feature = "onnx") && path.starts_with(ONNX_EVIDENCE) {
+            continue;
+        }
+        if !generated.iter().any(|g| g.path == path) {
+            mismatches.push(Mismatch {
+                path,
+                diff: "no generator produces this committed evidence file\n".into(),
+                missing: false,
+            });
+        }
+    }
+    Ok((generated.len(), mismatches))
+}
+
+fn committed_files(dir: &Path, rel: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let name = format!("{rel}/{}", e.file_name().to_string_lossy());
+        match e.file_type() {
+            Ok(t) if t.is_dir() => out.extend(committed_files(&e.path(), &name)),
+            Ok(t) if t.is_file() => out.push(name),
+            _ => {}
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Write every rebuilt evidence file (atomically), for `verify-generated --write`.
+pub fn write_all(root: &Path) -> Result<usize, String> {
+    let generated = all(root)?;
+    for g in &generated {
+        let path = root.join(&g.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        crate::files::write_atomic(&path, g.text.as_bytes(), true).map_err(|e| e.0)?;
+    }
+    Ok(generated.len())
+}
+
+/// Where the ONNX evidence lives.
+pub const ONNX_EVIDENCE: &str = "evidence/onnx/";
+
+/// Rebuild `evidence/onnx/`: the audit of every committed ONNX fixture, and the CPU and hybrid
+/// runs of the spectral-mask control on its committed input.
+#[cfg(feature = "onnx")]
+pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+    use crate::onnx::{audit, fixtures, npz, policy, run};
+    let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(|r| r.to_string())?;
+    let limits = audit::Limits::default();
+    let dir = root.join(fixtures::DIR);
+    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.0);
+    let mut out = Vec::new();
+    for (file, stem) in [
+        ("spectral_mask_conv.onnx", "spectral-mask"),
+        ("dynamic_identity.onnx", "dynamic-identity"),
+        ("mixed_sin.onnx", "mixed-sin"),
+    ] {
+        let a = audit::audit(&read(file)?, &limits, &policy).map_err(|r| format!("{file}: {r}"))?;
+        let value = serde_json::to_value(&a).expect("audit serializes");
+        out.push(Generated {
+            path: format!("evidence/onnx/{stem}-audit.json"),
+            text: canonical(&value),
+        });
+    }
+    let model = read("spectral_mask_conv.onnx")?;
+    let a = audit::audit(&model, &limits, &policy).map_err(|r| r.to_string())?;
+    let inputs = npz::read(&read("spectral_mask_input.npz")?, limits.tensor_bytes)
+        .map_err(|r| r.to_string())?;
+    for (mode, name) in [(run::Mode::Cpu, "cpu"), (run::Mode::Hybrid, "hybrid")] {
+        let mut engines = run::Engines::for_audit(&a);
+        let (report, _) = run::run(&a, &model, mode, &inputs, &limits, &mut engines)
+            .map_err(|(_, r)| r.to_string())?;
+        let value = serde_json::to_value(&report).expect("report serializes");
+        out.push(Generated {
+            path: format!("evidence/onnx/spectral-mask-{name}-run.json"),
+            text: canonical(&value),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,661 @@
+//! The coefficient locator (PoC 12A): where, if anywhere, do an ONNX model's initializers lie in
+//! an NBG?
+//!
+//! Each initializer with at least `MIN_ELEMENTS` elements is encoded under every transform of a
+//! finite, recorded registry (element order x encoding) and searched for as one exact byte
+//! string in the admitted sections only (v2 COEF_DATA, NN, TP, DYNAIO; v1 `coeff_data`, `nn`,
+//! `tp`, `dyna_io`). The registry is a document with its own SHA-256, reported with every
+//! result, so a search can never broaden silently. A non-match is evidence, not an error.
+
+use crate::fingerprint::Hash256;
+use crate::format::section;
+use crate::image::NbgImage;
+use crate::mapping::numeric::{f32_to_bf16, f32_to_f16};
+use crate::onnx::audit::{self, Limits};
+use crate::onnx::proto::{GraphProto, TensorProto, data_type};
+use crate::parse::{Graph, parse};
+use serde::Serialize;
+use serde_json::json;
+
+pub const SCHEMA: &str = "nbg-locate/1";
+/// ONNX `TensorProto.DataType` values of the quantized element types.
+const UINT8: i32 = 2;
+const INT8: i32 = 3;
+/// Initializers with fewer elements are skipped: short byte strings match by chance.
+pub const MIN_ELEMENTS: usize = 8;
+/// Most initializers searched; the rest are counted.
+pub const MAX_INITIALIZERS: usize = 4096;
+/// Most occurrences listed per transform (all are counted).
+pub const MAX_OFFSETS: usize = 16;
+/// v2 section types searched.
+pub const ADMITTED_V2: [u32; 4] = [
+    section::COEF_DATA,
+    section::NN,
+    section::TP,
+    section::DYNAIO,
+];
+/// v1 tables searched.
+pub const ADMITTED_V1: [&str; 4] = ["coeff_data", "nn", "tp", "dyna_io"];
+
+/// Element orders: as stored (OIHW weights, NCHW data), and for 4-D tensors the channels-last
+/// permutation (OHWI / NHWC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    AsStored,
+    Ohwi,
+}
+
+/// Element encodings; the quantized ones use per-tensor affine parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encoding {
+    /// The initializer's own bytes (fp32 little-endian, or int8/uint8 as stored).
+    Raw,
+    Fp16,
+    Bf16,
+    /// int8, scale max|x|/127, zero point 0.
+    Int8Symmetric,
+    /// uint8, scale (max - min)/255 over a range that includes 0, zero point round(-min/scale).
+    Uint8MinMax,
+    /// int8 or uint8 with the scale and zero point of the ONNX QuantizeLinear that consumes it.
+    QuantizeLinear,
+}
+
+pub const ORDERS: [Order; 2] = [Order::AsStored, Order::Ohwi];
+pub const ENCODINGS: [Encoding; 6] = [
+    Encoding::Raw,
+    Encoding::Fp16,
+    Encoding::Bf16,
+    Encoding::Int8Symmetric,
+    Encoding::Uint8MinMax,
+    Encoding::QuantizeLinear,
+];
+
+fn name<T: Serialize>(v: T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The registry as a document: what is searched, where, and how values are rounded.
+pub fn registry() -> serde_json::Value {
+    json!({
+        "orders": ORDERS.map(name),
+        "encodings": ENCODINGS.map(name),
+        "rounding": "nearest, ties to even; quantized values saturate",
+        "min_elements": MIN_ELEMENTS,
+        "admitted_v2": ADMITTED_V2.map(|k| section::name(k).unwrap_or("?")),
+        "admitted_v1": ADMITTED_V1,
+        "match": "the whole encoded tensor as one contiguous exact byte string",
+    })
+}
+
+pub fn registry_sha256() -> Hash256 {
+    Hash256::of(crate::evidence::canonical(&registry()).as_bytes())
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Occurrence {
+    pub file_offset: u64,
+    pub owner: String,
+    pub offset_in_owner: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Match {
+    /// `order/encoding`.
+    pub transform: String,
+    pub count: u64,
+    pub occurrences: Vec<Occurrence>,
+    /// The encoded bytes take fewer than two distinct values: a match says little.
+    pub degenerate: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Found,
+    NotFound,
+    Skipped,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Initializer {
+    pub name: String,
+    pub data_type: String,
+    pub dims: Vec<i64>,
+    pub elements: u64,
+    pub result: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub transforms_tried: usize,
+    pub matches: Vec<Match>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Region {
+    pub owner: String,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A locator run's failure: the code (`ONNX_*` or the NBG failure code) and message.
+#[derive(Debug)]
+pub struct LocateError {
+    pub code: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for LocateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// The admitted regions of a graph, by owner name.
+fn admitted(g: &Graph<'_>) -> Vec<Region> {
+    match g {
+        Graph::V2(g) => g
+            .sections
+            .iter()
+            .filter(|s| ADMITTED_V2.contains(&s.kind) && s.size > 0)
+            .map(|s| Region {
+                owner: s.type_name.to_string(),
+                start: s.offset,
+                end: s.end(),
+            })
+            .collect(),
+        Graph::V1(g) => g
+            .tables
+            .iter()
+            .filter(|t| ADMITTED_V1.contains(&t.name) && t.size > 0)
+            .map(|t| Region {
+                owner: t.name.to_string(),
+                start: t.offset,
+                end: t.offset + t.size,
+            })
+            .collect(),
+    }
+}
+
+/// Element values of an initializer: f32 values, or the raw int8/uint8 bytes.
+enum Values {
+    F32(Vec<f32>),
+    Bytes(Vec<u8>),
+}
+
+fn values(t: &TensorProto, elements: u64) -> Result<Values, String> {
+    let dt = t.data_type.unwrap_or(0);
+    let raw = t.raw_data.as_deref();
+    match dt {
+        data_type::FLOAT => {
+            let v: Vec<f32> = match raw {
+                Some(r) => r
+                    .chunks_exact(4)
+                    .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                    .collect(),
+                None => t.float_data.clone(),
+            };
+            if v.len() as u64 != elements {
+                return Err(format!("{} values for {elements} elements", v.len()));
+            }
+            Ok(Values::F32(v))
+        }
+        UINT8 | INT8 => {
+            let v: Vec<u8> = match raw {
+                Some(r) => r.to_vec(),
+                None => t.int32_data.iter().map(|&x| x as u8).collect(),
+            };
+            if v.len() as u64 != elements {
+                return Err(format!("{} values for {elements} elements", v.len()));
+            }
+            Ok(Values::Bytes(v))
+        }
+        _ => Err(format!(
+            "data type {} is outside the registry (float, uint8, int8)",
+            data_type::name(dt).unwrap_or("unknown")
+        )),
+    }
+}
+
+/// OIHW -> OHWI (also NCHW -> NHWC) for a 4-D tensor of `n`-byte elements.
+fn ohwi(bytes: &[u8], dims: &[i64], n: usize) -> Option<Vec<u8>> {
+    let [o, i, h, w] = <[i64; 4]>::try_from(dims).ok()?.map(|d| d as usize);
+    let mut out = Vec::with_capacity(bytes.len());
+    for oo in 0..o {
+        for hh in 0..h {
+            for ww in 0..w {
+                for ii in 0..i {
+                    let at = (((oo * i + ii) * h + hh) * w + ww) * n;
+                    out.extend_from_slice(bytes.get(at..at + n)?);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+fn round_even(x: f32) -> f32 {
+    x.round_ties_even()
+}
+
+/// The scale and zero point of the QuantizeLinear node consuming `name`, when both are
+/// initializers; (scale, zero point, signed).
+fn quantize_linear(g: &GraphProto, name: &str) -> Option<(f32, i32, bool)> {
+    let node = g.node.iter().find(|n| {
+        n.op_type.as_deref() == Some("QuantizeLinear")
+            && n.input.first().map(String::as_str) == Some(name)
+    })?;
+    let init = |n: &str| g.initializer.iter().find(|t| t.name.as_deref() == Some(n));
+    let scale = init(node.input.get(1)?)?;
+    let scale = match values(scale, 1).ok()? {
+        Values::F32(v) => v[0],
+        Values::Bytes(_) => return None,
+    };
+    let (zp, signed) = match node.input.get(2) {
+        None => (0, false),
+        Some(z) => {
+            let t = init(z)?;
+            let signed = t.data_type == Some(INT8);
+            match values(t, 1).ok()? {
+                Values::Bytes(b) => (
+                    if signed {
+                        b[0] as i8 as i32
+                    } else {
+                        b[0] as i32
+                    },
+                    signed,
+                ),
+                Values::F32(_) => return None,
+            }
+        }
+    };
+    (scale > 0.0 && scale.is_finite()).then_some((scale, zp, signed))
+}
+
+/// Affine quantization with saturation, as bytes.
+fn quantize(v: &[f32], scale: f32, zp: i32, signed: bool) -> Vec<u8> {
+    let (lo, hi) = if signed { (-128, 127) } else { (0, 255) };
+    v.iter()
+        .map(|&x| {
+            let q = (round_even(x / scale) as i64 + i64::from(zp)).clamp(lo, hi);
+            q as u8
+        })
+        .collect()
+}
+
+/// Encoded bytes of the values under `encoding` (elements in stored order), or `None` when the
+/// encoding does not apply (no QuantizeLinear, an all-zero tensor, bytes not floats).
+fn encode(v: &Values, encoding: Encoding, q: Option<(f32, i32, bool)>) -> Option<(Vec<u8>, usize)> {
+    match (v, encoding) {
+        (Values::Bytes(b), Encoding::Raw) => Some((b.clone(), 1)),
+        (Values::Bytes(_), _) => None,
+        (Values::F32(f), Encoding::Raw) => {
+            Some((f.iter().flat_map(|x| x.to_le_bytes()).collect(), 4))
+        }
+        (Values::F32(f), Encoding::Fp16) => Some((
+            f.iter()
+                .flat_map(|&x| f32_to_f16(x).to_le_bytes())
+                .collect(),
+            2,
+        )),
+        (Values::F32(f), Encoding::Bf16) => Some((
+            f.iter()
+                .flat_map(|&x| f32_to_bf16(x).to_le_bytes())
+                .collect(),
+            2,
+        )),
+        (Values::F32(f), Encoding::Int8Symmetric) => {
+            let m = f.iter().fold(0f32, |m, x| m.max(x.abs()));
+            (m > 0.0 && m.is_finite()).then(|| (quantize(f, m / 127.0, 0, true), 1))
+        }
+        (Values::F32(f), Encoding::Uint8MinMax) => {
+            let lo = f.iter().fold(0f32, |m, &x| m.min(x));
+            let hi = f.iter().fold(0f32, |m, &x| m.max(x));
+            let scale = (hi - lo) / 255.0;
+            (scale > 0.0 && scale.is_finite()).then(|| {
+                let zp = round_even(-lo / scale).clamp(0.0, 255.0) as i32;
+                (quantize(f, scale, zp, false), 1)
+            })
+        }
+        (Values::F32(f), Encoding::QuantizeLinear) => {
+            q.map(|(scale, zp, signed)| (quantize(f, scale, zp, signed), 1))
+        }
+    }
+}
+
+/// Every occurrence of `needle` in `hay`, at most `MAX_OFFSETS` listed. Knuth-Morris-Pratt:
+/// linear in `hay` plus `needle` whatever the bytes (an all-zero tensor in a zero-filled
+/// section costs no more than any other).
+fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
+    let (mut count, mut listed) = (0u64, Vec::new());
+    if needle.is_empty() || needle.len() > hay.len() {
+        return (0, listed);
+    }
+    // fail[i]: length of the longest proper border of needle[..=i].
+    let mut fail = vec![0usize; needle.len()];
+    let mut k = 0;
+    for i in 1..needle.len() {
+        while k > 0 && needle[i] != needle[k] {
+            k = fail[k - 1];
+        }
+        if needle[i] == needle[k] {
+            k += 1;
+        }
+        fail[i] = k;
+    }
+    let mut k = 0;
+    for (i, &b) in hay.iter().enumerate() {
+        while k > 0 && b != needle[k] {
+            k = fail[k - 1];
+        }
+        if b == needle[k] {
+            k += 1;
+        }
+        if k == needle.len() {
+            count += 1;
+            if listed.len() < MAX_OFFSETS {
+                listed.push((i + 1 - k) as u64);
+            }
+            k = fail[k - 1];
+        }
+    }
+    (count, listed)
+}
+
+/// Locate every initializer of `model` (ONNX bytes) in `nbg`.
+pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
+    let limits = Limits::default();
+    let m = audit::decode(model, &limits).map_err(|r| LocateError {
+        code: r.code.to_string(),
+        message: r.message,
+    })?;
+    let graph = m.graph.as_ref().expect("decode checked the graph");
+    let g = parse(nbg).map_err(|f| LocateError {
+        code: f.code.to_string(),
+        message: format!("at 0x{:x}: {}", f.offset, f.message),
+    })?;
+    // The ledger proves the admitted regions are owned as the parse says.
+    NbgImage::new(&g).map_err(|f| LocateError {
+        code: f.code.to_string(),
+        message: f.message.clone(),
+    })?;
+    let regions = admitted(&g);
+    let mut rows = Vec::new();
+    for t in graph.initializer.iter().take(MAX_INITIALIZERS) {
+        let dims = t.dims.clone();
+        let elements = dims.iter().try_fold(1u64, |n, &d| {
+            u64::try_from(d).ok().and_then(|d| n.checked_mul(d))
+        });
+        let mut row = Initializer {
+            name: t.name.clone().unwrap_or_default(),
+            data_type: data_type::name(t.data_type.unwrap_or(0))
+                .unwrap_or("unknown")
+                .to_string(),
+            dims: dims.clone(),
+            elements: elements.unwrap_or(0),
+            result: Outcome::Skipped,
+            reason: None,
+            transforms_tried: 0,
+            matches: Vec::new(),
+        };
+        let Some(elements) = elements.filter(|&e| e <= limits.tensor_bytes) else {
+            row.reason = Some("dimensions out of bounds".into());
+            rows.push(row);
+            continue;
+        };
+        if (elements as usize) < MIN_ELEMENTS {
+            row.reason = Some(format!("fewer than {MIN_ELEMENTS} elements"));
+            rows.push(row);
+            continue;
+        }
+        let v = match values(t, elements) {
+            Ok(v) => v,
+            Err(e) => {
+                row.reason = Some(e);
+                rows.push(row);
+                continue;
+            }
+        };
+        let q = quantize_linear(graph, &row.name);
+        for order in ORDERS {
+            if order == Order::Ohwi && dims.len() != 4 {
+                continue;
+            }
+            for encoding in ENCODINGS {
+                let Some((stored, n)) = encode(&v, encoding, q) else {
+                    continue;
+                };
+                let needle = match order {
+                    Order::AsStored => stored,
+                    Order::Ohwi => match ohwi(&stored, &dims, n) {
+                        Some(b) => b,
+                        None => continue,
+                    },
+                };
+                row.transforms_tried += 1;
+                let mut distinct = [false; 256];
+                needle.iter().for_each(|&b| distinct[b as usize] = true);
+                let mut found = Match {
+                    transform: format!("{}/{}", name(order), name(encoding)),
+                    count: 0,
+                    occurrences: Vec::new(),
+                    degenerate: distinct.iter().filter(|&&d| d).count() < 2,
+                };
+                for r in &regions {
+                    let hay = &nbg[r.start as usize..r.end as usize];
+                    let (count, listed) = find_all(hay, &needle);
+                    found.count += count;
+                    for at in listed {
+                        if found.occurrences.len() < MAX_OFFSETS {
+                            found.occurrences.push(Occurrence {
+                                file_offset: r.start + at,
+                                owner: r.owner.clone(),
+                                offset_in_owner: at,
+                            });
+                        }
+                    }
+                }
+                if found.count > 0 {
+                    row.matches.push(found);
+                }
+            }
+        }
+        row.result = if row.matches.is_empty() {
+            Outcome::NotFound
+        } else {
+            Outcome::Found
+        };
+        rows.push(row);
+    }
+    let count = |o: Outcome| rows.iter().filter(|r| r.result == o).count();
+    Ok(json!({
+        "schema": SCHEMA,
+        "model": {
+            "sha256": Hash256::of(model),
+            "initializers": graph.initializer.len(),
+            "initializers_searched": graph.initializer.len().min(MAX_INITIALIZERS),
+        },
+        "graph": {
+            "format": match &g { Graph::V1(g) => g.format, Graph::V2(g) => g.format },
+            "sha256": g.file().sha256,
+            "admitted": regions,
+        },
+        "registry": registry(),
+        "registry_sha256": registry_sha256(),
+        "initializers": rows,
+        "summary": {
+            "found": count(Outcome::Found),
+            "not_found": count(Outcome::NotFound),
+            "skipped": count(Outcome::Skipped),
+        },
+    }))
+}
+
+/// Text or canonical JSON of a run, and its exit status: 0 ran (found or not), 1 an invalid
+/// NBG or a refused model, 2 unreadable input.
+pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate::mapping::Rendered {
+    use crate::mapping::Rendered;
+    let fail = |code: u8, message: String| Rendered {
+        stdout: String::new(),
+        stderr: format!("nbg: {message}\n"),
+        code,
+    };
+    let m = match audit::read_model(model, &Limits::default()) {
+        Ok(b) => b,
+        Err(r) => return fail(2, format!("{}: {}", model.display(), r.0.message)),
+    };
+    let n = match crate::files::read_regular(nbg) {
+        Ok(b) => b,
+        Err(e) => return fail(2, e.0),
+    };
+    let doc = match locate(&m, &n) {
+        Ok(d) => d,
+        Err(e) => return fail(1, e.to_string()),
+    };
+    let stdout = if json {
+        crate::evidence::canonical(&doc)
+    } else {
+        let mut s = format!(
+            "registry sha256 {} ({} orders x {} encodings)\n",
+            doc["registry_sha256"].as_str().unwrap_or(""),
+            ORDERS.len(),
+            ENCODINGS.len()
+        );
+        for r in doc["initializers"].as_array().into_iter().flatten() {
+            let dims: Vec<String> = r["dims"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|d| d.to_string())
+                .collect();
+            s.push_str(&format!(
+                "{:<32} {:<8} [{}] {}",
+                r["name"].as_str().unwrap_or(""),
+                r["data_type"].as_str().unwrap_or(""),
+                dims.join(", "),
+                r["result"].as_str().unwrap_or("")
+            ));
+            if let Some(reason) = r["reason"].as_str() {
+                s.push_str(&format!(" ({reason})"));
+            }
+            s.push('\n');
+            for m in r["matches"].as_array().into_iter().flatten() {
+                for o in m["occurrences"].as_array().into_iter().flatten() {
+                    s.push_str(&format!(
+                        "    {} at 0x{:x} ({}+0x{:x}){}\n",
+                        m["transform"].as_str().unwrap_or(""),
+                        o["file_offset"].as_u64().unwrap_or(0),
+                        o["owner"].as_str().unwrap_or(""),
+                        o["offset_in_owner"].as_u64().unwrap_or(0),
+                        if m["degenerate"] == true {
+                            " degenerate"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+            }
+        }
+        let sum = &doc["summary"];
+        s.push_str(&format!(
+            "{} found, {} not found, {} skipped\n",
+            sum["found"], sum["not_found"], sum["skipped"]
+        ));
+        s
+    };
+    Rendered {
+        stdout,
+        stderr: String::new(),
+        code: 0,
+    }
+}
+
+/// Seed of the synthetic pair's weights.
+pub const PAIR_SEED: u64 = 0x12a;
+/// Where the builder places the weights in the pair's COEF_DATA payload.
+pub const PAIR_OFFSET: usize = 64;
+
+/// The test pair nobody tuned: a Conv model whose [8, 3, 3, 3] weight and [8] bias come from
+/// SplitMix64 (uniform in [-1, 1)), and a v2 graph the builder writes with the weight placed in
+/// COEF_DATA at `PAIR_OFFSET` as fp16 in OHWI order (the bias is not placed).
+pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
+    use crate::onnx::fixtures::{float_tensor, model, node, tensor_value};
+    use crate::synth::{GraphSpec, Rng, TensorSpec};
+    use prost::Message;
+    let mut rng = Rng::new(PAIR_SEED);
+    let mut uniform = |n: usize| -> Vec<f32> {
+        (0..n)
+            .map(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
+            .collect()
+    };
+    let (w, b) = (uniform(8 * 3 * 3 * 3), uniform(8));
+    let dims = [8i64, 3, 3, 3];
+    let x = [Some(1), Some(3), Some(8), Some(8)];
+    let y = [Some(1), Some(8), Some(6), Some(6)];
+    let onnx = model(GraphProto {
+        node: vec![node("Conv", "conv", &["x", "w", "b"], &["y"], vec![])],
+        name: Some("locate_pair".into()),
+        initializer: vec![float_tensor("w", &dims, &w), float_tensor("b", &[8], &b)],
+        input: vec![tensor_value("x", data_type::FLOAT, &x, &[])],
+        output: vec![tensor_value("y", data_type::FLOAT, &y, &[])],
+        ..Default::default()
+    })
+    .encode_to_vec();
+    let stored: Vec<u8> = w
+        .iter()
+        .flat_map(|&v| f32_to_f16(v).to_le_bytes())
+        .collect();
+    let placed = ohwi(&stored, &dims, 2).expect("4-D");
+    let spec = GraphSpec {
+        target: 0x1000_000e,
+        network_name: "locate_pair".into(),
+        inputs: vec![TensorSpec::new("x", &[8, 8, 3, 1], 1)],
+        outputs: vec![TensorSpec::new("y", &[6, 6, 8, 1], 1)],
+        layers: 4,
+        operations: 5,
+        ppu_bytes: 256,
+        loadstate_bytes: 320,
+        coef_bytes: 1024,
+        memory_pool_bytes: 161_280,
+        vip_sram_bytes: 262_144,
+        dynaio: None,
+    };
+    let mut layout = spec.layout(&mut Rng::new(PAIR_SEED));
+    let coef = layout
+        .sections
+        .iter_mut()
+        .find(|s| s.kind == section::COEF_DATA)
+        .expect("coefficients");
+    coef.payload[PAIR_OFFSET..PAIR_OFFSET + placed.len()].copy_from_slice(&placed);
+    (onnx, layout.emit())
+}
+
+/// `evidence/locate/synthetic-pair.json`: the locator on the synthetic pair.
+pub fn evidence() -> Result<Vec<crate::evidence::Generated>, String> {
+    let (m, n) = synthetic_pair();
+    let doc = locate(&m, &n).map_err(|e| e.to_string())?;
+    Ok(vec![crate::evidence::Generated {
+        path: "evidence/locate/synthetic-pair.json".into(),
+        text: crate::evidence::canonical(&doc),
+    }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_all;
+
+    #[test]
+    fn find_all_counts_overlapping_occurrences_in_linear_time() {
+        assert_eq!(find_all(b"aaaa", b"aa"), (3, vec![0, 1, 2]));
+        assert_eq!(find_all(b"abcabcab", b"cab"), (2, vec![2, 5]));
+        assert_eq!(find_all(b"abc", b"abcd"), (0, vec![]));
+        assert_eq!(find_all(b"aabaabaaab", b"aaab"), (1, vec![6]));
+        let zeros = vec![0u8; 1 << 20];
+        let (n, listed) = find_all(&zeros, &zeros[..1 << 19]);
+        assert_eq!(n, (1 << 19) + 1);
+        assert_eq!(listed.len(), super::MAX_OFFSETS);
+    }
+}

@@ -1,0 +1,1207 @@
+//! Field mappings as evidence (PoC 12B/12C): a finite, recorded registry of hypotheses that say
+//! where a source quantity lands in an NBG and which values the producer derives from it.
+//!
+//! A mapping is data (`differentials/mappings.json`, schema `nbg-mappings/1`), never code: a
+//! new kind of mapping is a new entry. A capture set (A1/A2/B, `differential.json`) either
+//! proves a mapping (the substitution plus the derived values, replayed in memory on A,
+//! reproduces B's SHA-256, so every changed byte is explained), refutes it (the first byte the
+//! replay does not explain, with its owner and field), or does not apply to it. Only a mapping
+//! proved by at least two capture sets with different source values, and refuted by none, is
+//! promoted; the registry never broadens silently.
+//!
+//! Nothing here writes an NBG; `promote` writes only the mappings file, atomically.
+
+pub mod captures;
+pub mod numeric;
+
+use crate::differential::CaptureSet;
+use crate::failure::Failure;
+use crate::files::InputError;
+use crate::fingerprint::Hash256;
+use crate::format::{v1 as f1, v2 as f2};
+use crate::image::NbgImage;
+use crate::parse::{Graph, parse};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const SCHEMA: &str = "nbg-mappings/1";
+pub const CHECK_SCHEMA: &str = "nbg-mapping-check/1";
+/// The committed registry, relative to the project root.
+pub const COMMITTED: &str = "differentials/mappings.json";
+/// Largest mappings file read.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+pub const MAX_MAPPINGS: usize = 256;
+pub const MAX_EVIDENCE: usize = 64;
+/// Most capture sets one `check` or `promote` reads.
+pub const MAX_CAPTURE_SETS: usize = 256;
+/// Longest encoded source value (a raw constant or a section range).
+pub const MAX_VALUE_BYTES: usize = 1 << 16;
+/// Most quantities one `differential.json` names.
+pub const MAX_QUANTITIES: usize = 64;
+/// Most DYNAIO entries tried when the target entry is found by the A value.
+pub const MAX_CANDIDATES: usize = 16;
+/// The source key that names `a_source`/`b_source` of `differential.json`.
+pub const SOURCE_KEY: &str = "source";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    V1,
+    V2,
+}
+
+/// How the source value is written at the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encoding {
+    U8,
+    Le16,
+    Le32,
+    Le64,
+    F16,
+    F32,
+    Raw,
+}
+
+/// A value the producer recomputes after the substitution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Derived {
+    /// The family's header CRC: v2 `v2-directory-order`, v1 `whole-file-field-zeroed` (left
+    /// zero when A's field is zero: the producer wrote none).
+    FileCrc,
+    /// v2 section-40 values of every section the substitution touches.
+    SectionChecksums,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    Hypothesis,
+    Proved,
+    Promoted,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Proved,
+    Refuted,
+    Inapplicable,
+}
+
+/// Why a check ended as it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Reason {
+    /// Proved: the replay is B.
+    ReplayReproducesB,
+    FamilyDiffers,
+    SourceKeyAbsent,
+    A1DiffersFromA2,
+    SizeDiffers,
+    SourceNotEncodable,
+    TargetNotFound,
+    TargetAmbiguous,
+    TargetHoldsOtherValue,
+    ReplayDiffersFromB,
+}
+
+/// A source value in `differential.json` (`quantities.<key>.a` / `.b`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Unsigned(u64),
+    Signed(i64),
+    Float(f64),
+    Bytes(Vec<u8>),
+}
+
+/// JSON has no NaN: equality of values read from JSON is an equivalence.
+impl Eq for Value {}
+
+/// A controlled quantity of a capture set: its value in A and in B.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Quantity {
+    pub a: Value,
+    pub b: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// What the quantity is, in words.
+    pub text: String,
+    /// `source` (the `a_source`/`b_source` bytes) or a key of `quantities`.
+    pub key: String,
+}
+
+/// Where the encoded value lands in A and B.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Target {
+    /// A field as `nbg diff` names it (`diff::field_range`), at `offset` bytes into it.
+    Field {
+        field: String,
+        #[serde(default)]
+        offset: u64,
+    },
+    /// A DYNAIO entry at `offset`: entry `entry`, or when absent every entry whose bytes at
+    /// `offset` hold the A value (at most `MAX_CANDIDATES`, the first that reproduces B wins).
+    DynaioEntry {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        entry: Option<u32>,
+        #[serde(default)]
+        offset: u64,
+    },
+    /// Payload bytes `[start, end)` of a section (v2 type name) or table (v1 name).
+    SectionRange {
+        section: String,
+        start: u64,
+        end: u64,
+    },
+}
+
+/// A capture set that proved a mapping: its three NBGs by SHA-256, and the source values.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Evidence {
+    /// The capture directory, relative to the mappings file's folder.
+    pub capture: String,
+    pub a1_sha256: String,
+    pub a2_sha256: String,
+    pub b_sha256: String,
+    pub a: Value,
+    pub b: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Mapping {
+    pub name: String,
+    pub family: Family,
+    pub source: Source,
+    pub target: Target,
+    pub encoding: Encoding,
+    pub derived: Vec<Derived>,
+    pub status: Status,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Registry {
+    pub schema: String,
+    pub mappings: Vec<Mapping>,
+}
+
+impl Registry {
+    pub fn get(&self, name: &str) -> Option<&Mapping> {
+        self.mappings.iter().find(|m| m.name == name)
+    }
+
+    /// Canonical JSON text (sorted keys, two-space indent, trailing newline).
+    pub fn canonical(&self) -> String {
+        crate::evidence::canonical(&serde_json::to_value(self).expect("registry serializes"))
+    }
+}
+
+fn bad(path: &Path, message: impl std::fmt::Display) -> InputError {
+    InputError(format!("{}: {message}", path.display()))
+}
+
+/// Read and validate a mappings file: at most `MAX_FILE_BYTES`, unknown keys refused, names
+/// unique, counts bounded, digests well formed, every value within its encoding.
+pub fn load(path: &Path) -> Result<Registry, InputError> {
+    let mut bytes = Vec::new();
+    crate::files::read_regular_limited(path, &mut bytes, MAX_FILE_BYTES + 1)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(bad(path, format!("at most {MAX_FILE_BYTES} bytes")));
+    }
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(bad(path, "a mappings file is a JSON object"));
+    }
+    let registry: Registry = serde_json::from_slice(&bytes).map_err(|e| bad(path, e))?;
+    validate(&registry).map_err(|e| bad(path, e))?;
+    Ok(registry)
+}
+
+fn is_hex64(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn validate(r: &Registry) -> Result<(), String> {
+    if r.schema != SCHEMA {
+        return Err(format!("schema {:?}, expected {SCHEMA:?}", r.schema));
+    }
+    if r.mappings.len() > MAX_MAPPINGS {
+        return Err(format!(
+            "{} mappings, at most {MAX_MAPPINGS}",
+            r.mappings.len()
+        ));
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for m in &r.mappings {
+        let n = &m.name;
+        if n.is_empty()
+            || n.len() > 128
+            || !n
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            return Err(format!(
+                "mapping name {n:?}: 1 to 128 characters of a-z, 0-9 and -"
+            ));
+        }
+        if !names.insert(n.as_str()) {
+            return Err(format!("mapping {n:?} appears twice"));
+        }
+        if m.source.key.is_empty() || m.source.key.len() > 128 || m.source.text.len() > 4096 {
+            return Err(format!("{n}: source key 1 to 128 bytes, text at most 4096"));
+        }
+        if m.evidence.len() > MAX_EVIDENCE {
+            return Err(format!("{n}: at most {MAX_EVIDENCE} evidence entries"));
+        }
+        for e in &m.evidence {
+            if ![&e.a1_sha256, &e.a2_sha256, &e.b_sha256]
+                .iter()
+                .all(|d| is_hex64(d))
+            {
+                return Err(format!(
+                    "{n}: evidence {:?}: digests are 64 lowercase hex digits",
+                    e.capture
+                ));
+            }
+            if e.capture.is_empty() || e.capture.split('/').any(|c| c == ".." || c.is_empty()) {
+                return Err(format!(
+                    "{n}: evidence capture {:?} must be a relative path inside the mappings folder",
+                    e.capture
+                ));
+            }
+            for v in [&e.a, &e.b] {
+                encode(m.encoding, v).map_err(|why| format!("{n}: evidence value: {why}"))?;
+            }
+        }
+        if m.status == Status::Promoted && m.evidence.len() < 2 {
+            return Err(format!(
+                "{n}: promoted with {} evidence entries; promotion needs at least 2",
+                m.evidence.len()
+            ));
+        }
+        if m.family == Family::V1 && m.derived.contains(&Derived::SectionChecksums) {
+            return Err(format!("{n}: v1 has no section-40 checksums"));
+        }
+        let mut d = m.derived.clone();
+        d.sort();
+        d.dedup();
+        if d.len() != m.derived.len() {
+            return Err(format!("{n}: a derived value is listed twice"));
+        }
+        match &m.target {
+            Target::SectionRange { start, end, .. }
+                if end <= start || end - start > MAX_VALUE_BYTES as u64 =>
+            {
+                return Err(format!(
+                    "{n}: section range [{start}, {end}) must be 1 to {MAX_VALUE_BYTES} bytes"
+                ));
+            }
+            Target::Field { field, offset } if field.is_empty() || *offset > 1 << 20 => {
+                return Err(format!("{n}: field target needs a name and a small offset"));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The bytes of `value` under `encoding`; integers must fit, floats must be exact.
+pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, String> {
+    let int = |width: u32| -> Result<Vec<u8>, String> {
+        let v: u64 = match value {
+            Value::Unsigned(u) if width == 64 || *u < 1u64 << width => *u,
+            Value::Signed(i) if width == 64 || (*i >= -(1i64 << (width - 1))) => {
+                (*i as u64)
+                    & if width == 64 {
+                        u64::MAX
+                    } else {
+                        (1 << width) - 1
+                    }
+            }
+            _ => return Err(format!("{value:?} is not a {width}-bit integer")),
+        };
+        Ok(v.to_le_bytes()[..width as usize / 8].to_vec())
+    };
+    let float = || -> Result<f32, String> {
+        let f = match value {
+            Value::Float(f) => *f,
+            Value::Unsigned(u) if *u < 1 << 24 => *u as f64,
+            Value::Signed(i) if i.unsigned_abs() < 1 << 24 => *i as f64,
+            _ => return Err(format!("{value:?} is not a number")),
+        };
+        let x = f as f32;
+        if f64::from(x) == f && x.is_finite() {
+            Ok(x)
+        } else {
+            Err(format!("{f} is not exactly an f32"))
+        }
+    };
+    match encoding {
+        Encoding::U8 => int(8),
+        Encoding::Le16 => int(16),
+        Encoding::Le32 => int(32),
+        Encoding::Le64 => int(64),
+        Encoding::F32 => Ok(float()?.to_le_bytes().to_vec()),
+        Encoding::F16 => {
+            let x = float()?;
+            let h = numeric::f32_to_f16(x);
+            if numeric::f16_to_f32(h) == x {
+                Ok(h.to_le_bytes().to_vec())
+            } else {
+                Err(format!("{x} is not exactly an f16"))
+            }
+        }
+        Encoding::Raw => match value {
+            Value::Bytes(b) if !b.is_empty() && b.len() <= MAX_VALUE_BYTES => Ok(b.clone()),
+            _ => Err(format!(
+                "raw values are 1 to {MAX_VALUE_BYTES} bytes, not {value:?}"
+            )),
+        },
+    }
+}
+
+/// The first byte the replay does not explain.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unexplained {
+    pub offset: u64,
+    pub owner: String,
+    pub class: &'static str,
+    pub field: String,
+    pub a: u8,
+    pub b: u8,
+    /// The replay's byte there.
+    pub replayed: u8,
+}
+
+/// A byte range the replay wrote, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Written {
+    pub start: u64,
+    pub end: u64,
+    pub role: &'static str,
+}
+
+/// One mapping against one capture set.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckRow {
+    pub mapping: String,
+    pub capture: String,
+    pub outcome: Outcome,
+    pub reason: Reason,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Quantity>,
+    /// Bytes of A that differ in B.
+    pub changed_bytes: u64,
+    /// Bytes where the replay differs from B.
+    pub unexplained_bytes: u64,
+    pub written: Vec<Written>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_unexplained: Option<Unexplained>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_sha256: Option<Hash256>,
+    pub b_sha256: Hash256,
+}
+
+/// A capture set loaded for checking, named as the user gave it.
+pub struct Capture {
+    pub name: String,
+    pub set: CaptureSet,
+}
+
+impl Capture {
+    pub fn load(dir: &Path, name: String) -> Result<Self, InputError> {
+        Ok(Capture {
+            name,
+            set: crate::differential::load(dir)?,
+        })
+    }
+
+    /// SHA-256 of A1, A2 and B.
+    pub fn digests(&self) -> [Hash256; 3] {
+        [&self.set.a1, &self.set.a2, &self.set.b].map(|b| Hash256::of(b))
+    }
+}
+
+/// The quantity `key` of a capture set: `source` is `a_source`/`b_source`.
+fn quantity(set: &CaptureSet, key: &str) -> Option<Quantity> {
+    if key == SOURCE_KEY {
+        return Some(Quantity {
+            a: Value::Bytes(set.spec.a_source.clone()),
+            b: Value::Bytes(set.spec.b_source.clone()),
+        });
+    }
+    set.spec.quantities.get(key).cloned()
+}
+
+/// The registry compiled into the binary: the committed `differentials/mappings.json` (the
+/// differential engine's default). A copy that does not load is an empty registry, which the
+/// tests refuse.
+pub fn builtin() -> &'static Registry {
+    static BUILTIN: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    BUILTIN.get_or_init(|| {
+        serde_json::from_str::<Registry>(include_str!("../../../differentials/mappings.json"))
+            .ok()
+            .filter(|r| validate(r).is_ok())
+            .unwrap_or(Registry {
+                schema: SCHEMA.into(),
+                mappings: Vec::new(),
+            })
+    })
+}
+
+/// Where a mapping may write in A, whatever the source value: (start, end) file ranges.
+/// The DYNAIO kind without an entry index covers every entry; a field target runs from its
+/// offset for the encoding's width (a raw value to the field's end).
+pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64)> {
+    if family(g) != m.family {
+        return Vec::new();
+    }
+    let width = match m.encoding {
+        Encoding::U8 => Some(1),
+        Encoding::Le16 | Encoding::F16 => Some(2),
+        Encoding::Le32 | Encoding::F32 => Some(4),
+        Encoding::Le64 => Some(8),
+        Encoding::Raw => None,
+    };
+    match &m.target {
+        Target::Field { field, offset } => crate::diff::field_range(g, image, field)
+            .map(|(s, e)| {
+                let start = s + offset;
+                (start, width.map_or(e, |w| (start + w).min(e)))
+            })
+            .filter(|(s, e)| s < e)
+            .into_iter()
+            .collect(),
+        Target::SectionRange {
+            section,
+            start,
+            end,
+        } => {
+            let payload = match g {
+                Graph::V2(g) => g
+                    .sections
+                    .iter()
+                    .find(|s| s.type_name == section)
+                    .map(|s| (s.offset, s.size)),
+                Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
+            };
+            payload
+                .filter(|(_, size)| end <= size)
+                .map(|(o, _)| (o + start, o + end))
+                .into_iter()
+                .collect()
+        }
+        Target::DynaioEntry { entry, .. } => {
+            let entries = g.dynaio_ranges();
+            match entry {
+                Some(i) => entries.get(*i as usize).copied().into_iter().collect(),
+                None => entries,
+            }
+        }
+    }
+}
+
+/// A capture set whose NBG does not parse: which file, and the failure.
+#[derive(Debug)]
+pub struct CaptureFailure {
+    pub capture: String,
+    pub file: &'static str,
+    pub failure: Failure,
+}
+
+impl std::fmt::Display for CaptureFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}: {}", self.capture, self.file, self.failure)
+    }
+}
+
+/// Check every mapping against every capture set (rows ordered by capture, then mapping).
+pub fn check_all(
+    mappings: &[&Mapping],
+    captures: &[Capture],
+) -> Result<Vec<CheckRow>, CaptureFailure> {
+    let mut rows = Vec::new();
+    for c in captures {
+        let fail = |file, failure| CaptureFailure {
+            capture: c.name.clone(),
+            file,
+            failure,
+        };
+        let ga = parse(&c.set.a1).map_err(|f| fail("A1.nb", f))?;
+        parse(&c.set.a2).map_err(|f| fail("A2.nb", f))?;
+        let gb = parse(&c.set.b).map_err(|f| fail("B.nb", f))?;
+        let ia = NbgImage::new(&ga).map_err(|f| fail("A1.nb", f))?;
+        for m in mappings {
+            rows.push(check_one(m, &c.name, &c.set, &ga, &ia, &gb));
+        }
+    }
+    Ok(rows)
+}
+
+fn family(g: &Graph<'_>) -> Family {
+    match g {
+        Graph::V1(_) => Family::V1,
+        Graph::V2(_) => Family::V2,
+    }
+}
+
+/// Check one mapping against one parsed capture set (A1 parsed as `ga` with ledger `ia`).
+pub fn check_one(
+    m: &Mapping,
+    name: &str,
+    set: &CaptureSet,
+    ga: &Graph<'_>,
+    ia: &NbgImage<'_>,
+    gb: &Graph<'_>,
+) -> CheckRow {
+    let (a, b) = (&set.a1, &set.b);
+    let mut row = CheckRow {
+        mapping: m.name.clone(),
+        capture: name.to_string(),
+        outcome: Outcome::Inapplicable,
+        reason: Reason::FamilyDiffers,
+        source: None,
+        changed_bytes: a.iter().zip(b.iter()).filter(|(x, y)| x != y).count() as u64
+            + a.len().abs_diff(b.len()) as u64,
+        unexplained_bytes: 0,
+        written: Vec::new(),
+        first_unexplained: None,
+        replay_sha256: None,
+        b_sha256: gb.file().sha256,
+    };
+    if family(ga) != m.family || family(gb) != m.family {
+        return row;
+    }
+    let Some(q) = quantity(set, &m.source.key) else {
+        row.reason = Reason::SourceKeyAbsent;
+        return row;
+    };
+    row.source = Some(q.clone());
+    if set.a1 != set.a2 {
+        row.reason = Reason::A1DiffersFromA2;
+        return row;
+    }
+    row.outcome = Outcome::Refuted;
+    if a.len() != b.len() {
+        row.reason = Reason::SizeDiffers;
+        return row;
+    }
+    let (Ok(enc_a), Ok(enc_b)) = (encode(m.encoding, &q.a), encode(m.encoding, &q.b)) else {
+        row.reason = Reason::SourceNotEncodable;
+        return row;
+    };
+    if enc_a.len() != enc_b.len() {
+        row.reason = Reason::SourceNotEncodable;
+        return row;
+    }
+    let candidates = match resolve(&m.target, ga, ia, a, &enc_a) {
+        Ok(c) => c,
+        Err(reason) => {
+            // A graph without the target place is outside the mapping, not against it.
+            if reason == Reason::TargetNotFound {
+                row.outcome = Outcome::Inapplicable;
+            }
+            row.reason = reason;
+            return row;
+        }
+    };
+    // The first candidate that holds the A value and reproduces B; else the first's account.
+    let mut first: Option<CheckRow> = None;
+    for at in candidates {
+        let mut r = row.clone();
+        replay_at(m, ga, ia, a, b, at, &enc_a, &enc_b, &mut r);
+        if r.outcome == Outcome::Proved {
+            return r;
+        }
+        first.get_or_insert(r);
+    }
+    first.unwrap_or(row)
+}
+
+/// File offsets where the encoded value may start.
+fn resolve(
+    target: &Target,
+    g: &Graph<'_>,
+    image: &NbgImage<'_>,
+    a: &[u8],
+    enc_a: &[u8],
+) -> Result<Vec<u64>, Reason> {
+    let len = enc_a.len() as u64;
+    match target {
+        Target::Field { field, offset } => {
+            let (s, e) = crate::diff::field_range(g, image, field).ok_or(Reason::TargetNotFound)?;
+            let at = s + offset;
+            if at + len > e {
+                return Err(Reason::TargetNotFound);
+            }
+            Ok(vec![at])
+        }
+        Target::SectionRange {
+            section,
+            start,
+            end,
+        } => {
+            let payload = match g {
+                Graph::V2(g) => g
+                    .sections
+                    .iter()
+                    .find(|s| s.type_name == section)
+                    .map(|s| (s.offset, s.size)),
+                Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
+            };
+            let (offset, size) = payload.ok_or(Reason::TargetNotFound)?;
+            if *end > size {
+                return Err(Reason::TargetNotFound);
+            }
+            if end - start != len {
+                return Err(Reason::SourceNotEncodable);
+            }
+            Ok(vec![offset + start])
+        }
+        Target::DynaioEntry { entry, offset } => {
+            let entries = g.dynaio_ranges();
+            let fits = |&(s, e): &(u64, u64)| s + offset + len <= e;
+            match entry {
+                Some(i) => {
+                    let r = entries.get(*i as usize).filter(|r| fits(r));
+                    r.map(|(s, _)| vec![s + offset])
+                        .ok_or(Reason::TargetNotFound)
+                }
+                None => {
+                    let found: Vec<u64> = entries
+                        .iter()
+                        .filter(|r| fits(r))
+                        .map(|(s, _)| s + offset)
+                        .filter(|&at| a[at as usize..(at + len) as usize] == *enc_a)
+                        .take(MAX_CANDIDATES + 1)
+                        .collect();
+                    match found.len() {
+                        0 => Err(Reason::TargetNotFound),
+                        n if n > MAX_CANDIDATES => Err(Reason::TargetAmbiguous),
+                        _ => Ok(found),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Replay the substitution at `at` plus the derived values on A in memory, then account for
+/// every byte against B.
+#[allow(clippy::too_many_arguments)]
+fn replay_at(
+    m: &Mapping,
+    g: &Graph<'_>,
+    image: &NbgImage<'_>,
+    a: &[u8],
+    b: &[u8],
+    at: u64,
+    enc_a: &[u8],
+    enc_b: &[u8],
+    row: &mut CheckRow,
+) {
+    let len = enc_a.len() as u64;
+    let target = at as usize..(at + len) as usize;
+    if a[target.clone()] != *enc_a {
+        let i = (0..enc_a.len())
+            .find(|&i| a[at as usize + i] != enc_a[i])
+            .unwrap_or(0) as u64;
+        row.reason = Reason::TargetHoldsOtherValue;
+        row.first_unexplained = Some(unexplained(g, image, a, b, at + i, enc_a[i as usize]));
+        return;
+    }
+    let mut changed = image.change(format!("mapping {}: replay", m.name));
+    // `writes` mirrors every byte written, so the account below needs no copy of the image.
+    let mut writes: Vec<(u64, Vec<u8>, &'static str)> = Vec::new();
+    let write = |changed: &mut crate::image::ChangedImage,
+                 writes: &mut Vec<(u64, Vec<u8>, &'static str)>,
+                 offset: u64,
+                 bytes: Vec<u8>,
+                 role: &'static str| {
+        if changed.write(offset, &bytes, role).is_ok() {
+            writes.push((offset, bytes, role));
+        }
+    };
+    write(&mut changed, &mut writes, at, enc_b.to_vec(), "target");
+    if m.derived.contains(&Derived::SectionChecksums) {
+        if let Graph::V2(g) = g {
+            for c in &g.section_checksums {
+                let Some(t) = g.section(c.section_type) else {
+                    continue;
+                };
+                if t.offset < at + len && at < t.end() {
+                    let v = changed.crc32_range(t.offset, t.end());
+                    write(
+                        &mut changed,
+                        &mut writes,
+                        c.offset + 4,
+                        v.to_le_bytes().to_vec(),
+                        "section-checksum",
+                    );
+                }
+            }
+        }
+    }
+    if m.derived.contains(&Derived::FileCrc) {
+        match g {
+            Graph::V2(g) => {
+                let listing: Vec<_> = g
+                    .sections
+                    .iter()
+                    .map(|s| (s.kind, s.offset, s.size))
+                    .collect();
+                let crc = changed.v2_file_crc(&listing);
+                write(
+                    &mut changed,
+                    &mut writes,
+                    f2::OFF_CRC_SUM as u64,
+                    crc.to_le_bytes().to_vec(),
+                    "file-crc",
+                );
+            }
+            Graph::V1(g) if g.crc.stored != 0 => {
+                let at = f1::OFF_CRC as u64;
+                let crc = changed.whole_file_field_zeroed(at);
+                write(
+                    &mut changed,
+                    &mut writes,
+                    at,
+                    crc.to_le_bytes().to_vec(),
+                    "file-crc",
+                );
+            }
+            Graph::V1(_) => {}
+        }
+    }
+    // Later writes win, as in the image.
+    let replayed = |offset: u64| -> u8 {
+        writes
+            .iter()
+            .rev()
+            .find(|(s, bytes, _)| *s <= offset && offset < s + bytes.len() as u64)
+            .map_or(a[offset as usize], |(s, bytes, _)| {
+                bytes[(offset - s) as usize]
+            })
+    };
+    // The first unexplained byte reported is the first outside the derived values (a wrong
+    // CRC is a consequence, not a cause), unless only derived values are wrong.
+    let derived_at = |offset: u64| {
+        writes.iter().any(|(s, bytes, role)| {
+            *role != "target" && *s <= offset && offset < s + bytes.len() as u64
+        })
+    };
+    let mut count = 0u64;
+    let (mut first, mut first_derived) = (None::<u64>, None::<u64>);
+    let mut check = |offset: u64| {
+        if replayed(offset) != b[offset as usize] {
+            count += 1;
+            let slot = if derived_at(offset) {
+                &mut first_derived
+            } else {
+                &mut first
+            };
+            *slot = Some(slot.map_or(offset, |f| f.min(offset)));
+        }
+    };
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        if x != y {
+            check(i as u64);
+        }
+    }
+    // Written bytes A and B agree on are wrong only if the replay changed them.
+    for (s, bytes, _) in &writes {
+        for i in 0..bytes.len() as u64 {
+            let o = s + i;
+            if a[o as usize] == b[o as usize] {
+                check(o);
+            }
+        }
+    }
+    row.written = writes
+        .iter()
+        .map(|(s, bytes, role)| Written {
+            start: *s,
+            end: s + bytes.len() as u64,
+            role,
+        })
+        .collect();
+    let sha = changed.sha256();
+    row.replay_sha256 = Some(sha);
+    row.unexplained_bytes = count;
+    match first.or(first_derived) {
+        None if sha == row.b_sha256 && changed.first_difference(b).is_none() => {
+            row.outcome = Outcome::Proved;
+            row.reason = Reason::ReplayReproducesB;
+        }
+        _ => {
+            row.reason = Reason::ReplayDiffersFromB;
+            let at = first
+                .or(first_derived)
+                .unwrap_or_else(|| changed.first_difference(b).unwrap_or(0));
+            row.first_unexplained = Some(unexplained(g, image, a, b, at, replayed(at)));
+        }
+    }
+}
+
+fn unexplained(
+    g: &Graph<'_>,
+    image: &NbgImage<'_>,
+    a: &[u8],
+    b: &[u8],
+    offset: u64,
+    replayed: u8,
+) -> Unexplained {
+    let owner = image.owner_of(offset);
+    Unexplained {
+        offset,
+        owner: owner.map_or_else(String::new, |o| crate::diff::owner_key(g, o)),
+        class: owner.map_or("", |o| o.class.as_str()),
+        field: owner.map_or_else(String::new, |o| crate::diff::locate(g, o, offset).0),
+        a: a[offset as usize],
+        b: b[offset as usize],
+        replayed,
+    }
+}
+
+/// Counts of each outcome.
+pub fn summary(rows: &[CheckRow]) -> BTreeMap<&'static str, usize> {
+    let mut s = BTreeMap::from([("proved", 0), ("refuted", 0), ("inapplicable", 0)]);
+    for r in rows {
+        let k = match r.outcome {
+            Outcome::Proved => "proved",
+            Outcome::Refuted => "refuted",
+            Outcome::Inapplicable => "inapplicable",
+        };
+        *s.get_mut(k).expect("listed") += 1;
+    }
+    s
+}
+
+/// The check document: schema, the registry's SHA-256, rows and summary.
+pub fn check_document(registry_sha256: &Hash256, rows: &[CheckRow]) -> serde_json::Value {
+    serde_json::json!({
+        "schema": CHECK_SCHEMA,
+        "mappings_sha256": registry_sha256,
+        "rows": rows,
+        "summary": summary(rows),
+    })
+}
+
+/// What a CLI run prints, and its exit status.
+pub struct Rendered {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: u8,
+}
+
+fn usage(message: impl std::fmt::Display) -> Rendered {
+    Rendered {
+        stdout: String::new(),
+        stderr: format!("nbg: {message}\n"),
+        code: 2,
+    }
+}
+
+fn load_captures(dirs: &[PathBuf]) -> Result<Vec<Capture>, InputError> {
+    if dirs.len() > MAX_CAPTURE_SETS {
+        return Err(InputError(format!(
+            "{} capture sets; at most {MAX_CAPTURE_SETS}",
+            dirs.len()
+        )));
+    }
+    dirs.iter()
+        .map(|d| Capture::load(d, d.display().to_string()))
+        .collect()
+}
+
+fn text_row(r: &CheckRow) -> String {
+    let mut s = format!(
+        "{:<28} {:<40} {:<12} {}",
+        r.mapping,
+        r.capture,
+        match r.outcome {
+            Outcome::Proved => "proved",
+            Outcome::Refuted => "refuted",
+            Outcome::Inapplicable => "inapplicable",
+        },
+        serde_json::to_value(r.reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    );
+    if let Some(u) = &r.first_unexplained {
+        s.push_str(&format!(
+            "\n    first unexplained byte 0x{:x} in {} ({}): A 0x{:02x} B 0x{:02x} replay 0x{:02x}; {} unexplained of {} changed",
+            u.offset, u.field, u.class, u.a, u.b, u.replayed, r.unexplained_bytes, r.changed_bytes
+        ));
+    }
+    if let (Outcome::Proved, Some(sha)) = (r.outcome, &r.replay_sha256) {
+        s.push_str(&format!("\n    replay sha256 {sha} = B"));
+    }
+    s.push('\n');
+    s
+}
+
+/// `nbg mapping check`: exit 0 when no pair is refuted, 1 when one is or a capture set is an
+/// invalid NBG, 2 on a bad mappings file or an unreadable capture set. Writes nothing.
+pub fn cli_check(mappings: &Path, dirs: &[PathBuf], json: bool) -> Rendered {
+    let registry = match load(mappings) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let captures = match load_captures(dirs) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    let all: Vec<&Mapping> = registry.mappings.iter().collect();
+    let rows = match check_all(&all, &captures) {
+        Ok(r) => r,
+        Err(e) => {
+            return Rendered {
+                stdout: String::new(),
+                stderr: format!("nbg: {e}\n"),
+                code: 1,
+            };
+        }
+    };
+    let refuted = rows.iter().any(|r| r.outcome == Outcome::Refuted);
+    let stdout = if json {
+        let sha = Hash256::of(registry.canonical().as_bytes());
+        crate::evidence::canonical(&check_document(&sha, &rows))
+    } else {
+        let mut s: String = rows.iter().map(text_row).collect();
+        let sum = summary(&rows);
+        s.push_str(&format!(
+            "{} checks: {} proved, {} refuted, {} inapplicable\n",
+            rows.len(),
+            sum["proved"],
+            sum["refuted"],
+            sum["inapplicable"]
+        ));
+        s
+    };
+    Rendered {
+        stdout,
+        stderr: String::new(),
+        code: u8::from(refuted),
+    }
+}
+
+/// Why a promotion was refused.
+#[derive(Debug)]
+pub struct Refusal {
+    pub message: String,
+    pub rows: Vec<CheckRow>,
+}
+
+/// The registry with `name` promoted on the evidence of `captures`, whose `name`s are the
+/// capture directories relative to the mappings file's folder. Refused unless at least two
+/// capture sets with different B values prove it and none refutes it; inapplicable sets are
+/// not evidence and are left out.
+pub fn promote(
+    registry: &Registry,
+    name: &str,
+    captures: &[Capture],
+) -> Result<(Registry, Vec<CheckRow>), Refusal> {
+    let refuse = |message: String, rows: Vec<CheckRow>| Err(Refusal { message, rows });
+    let Some(m) = registry.get(name) else {
+        return refuse(format!("no mapping named {name:?}"), Vec::new());
+    };
+    let rows = match check_all(&[m], captures) {
+        Ok(r) => r,
+        Err(e) => return refuse(e.to_string(), Vec::new()),
+    };
+    if let Some(r) = rows.iter().find(|r| r.outcome == Outcome::Refuted) {
+        let at = r
+            .first_unexplained
+            .as_ref()
+            .map(|u| format!(" at 0x{:x} ({})", u.offset, u.field))
+            .unwrap_or_default();
+        return refuse(format!("{} refutes {name}{at}", r.capture), rows.clone());
+    }
+    let mut evidence: Vec<Evidence> = Vec::new();
+    for (r, c) in rows.iter().zip(captures) {
+        if r.outcome != Outcome::Proved {
+            continue;
+        }
+        let q = r.source.clone().expect("a proved row has its source");
+        let [a1, a2, b] = c.digests();
+        evidence.push(Evidence {
+            capture: c.name.clone(),
+            a1_sha256: a1.hex(),
+            a2_sha256: a2.hex(),
+            b_sha256: b.hex(),
+            a: q.a,
+            b: q.b,
+        });
+    }
+    evidence.sort_by(|x, y| x.capture.cmp(&y.capture));
+    evidence.dedup_by(|x, y| (&x.a1_sha256, &x.b_sha256) == (&y.a1_sha256, &y.b_sha256));
+    let distinct: Vec<String> = evidence
+        .iter()
+        .map(|e| serde_json::to_string(&e.b).expect("value serializes"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if evidence.len() < 2 || distinct.len() < 2 {
+        return refuse(
+            format!(
+                "{name}: {} capture sets prove it with {} distinct B values; promotion needs at least 2 of each",
+                evidence.len(),
+                distinct.len()
+            ),
+            rows,
+        );
+    }
+    if evidence.len() > MAX_EVIDENCE {
+        return refuse(format!("at most {MAX_EVIDENCE} evidence entries"), rows);
+    }
+    let mut out = registry.clone();
+    let target = out
+        .mappings
+        .iter_mut()
+        .find(|x| x.name == name)
+        .expect("found above");
+    target.status = Status::Promoted;
+    target.evidence = evidence;
+    Ok((out, rows))
+}
+
+/// Capture directory names relative to `base` (the mappings file's folder) when they lie
+/// inside it, else as given.
+fn relative_name(base: &Path, dir: &Path) -> Result<String, InputError> {
+    let canon = |p: &Path| std::fs::canonicalize(p).map_err(|e| bad(p, e));
+    let (b, d) = (canon(base)?, canon(dir)?);
+    d.strip_prefix(&b)
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty())
+        .map(|r| r.to_string_lossy().into_owned())
+        .ok_or_else(|| {
+            bad(
+                dir,
+                format!(
+                    "evidence must lie inside the mappings file's folder {}",
+                    base.display()
+                ),
+            )
+        })
+}
+
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// `nbg mapping promote`: exit 0 promoted and written, 1 refused (nothing written), 2 on a bad
+/// mappings file, capture set or output.
+pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
+    let registry = match load(mappings) {
+        Ok(r) => r,
+        Err(e) => return usage(e),
+    };
+    let base = folder(mappings);
+    let mut captures = Vec::new();
+    if dirs.len() > MAX_CAPTURE_SETS {
+        return usage(format!("at most {MAX_CAPTURE_SETS} capture sets"));
+    }
+    for d in dirs {
+        match relative_name(base, d).and_then(|n| Capture::load(d, n)) {
+            Ok(c) => captures.push(c),
+            Err(e) => return usage(e),
+        }
+    }
+    let (promoted, rows) = match promote(&registry, name, &captures) {
+        Ok(x) => x,
+        Err(r) => {
+            let mut stderr = format!("nbg: refused: {}\n", r.message);
+            for row in &r.rows {
+                stderr.push_str(&text_row(row));
+            }
+            return Rendered {
+                stdout: String::new(),
+                stderr,
+                code: 1,
+            };
+        }
+    };
+    let inputs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+    let mut outputs = crate::output::Outputs::new(&inputs, true);
+    if let Err(e) = outputs
+        .stage(mappings, promoted.canonical().as_bytes())
+        .and_then(|_| outputs.commit())
+    {
+        return usage(e);
+    }
+    let mut stdout: String = rows.iter().map(text_row).collect();
+    let m = promoted.get(name).expect("promoted");
+    stdout.push_str(&format!(
+        "promoted {name} on {} capture sets; wrote {}\n",
+        m.evidence.len(),
+        mappings.display()
+    ));
+    Rendered {
+        stdout,
+        stderr: String::new(),
+        code: 0,
+    }
+}
+
+/// Re-check every promoted mapping of the registry at `root/COMMITTED` against its evidence:
+/// each capture set must still hash to its recorded digests and still prove the mapping.
+/// Returns (mapping, capture, passed, detail) rows.
+pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String)>, String> {
+    let path = root.join(COMMITTED);
+    let registry = load(&path).map_err(|e| e.0)?;
+    let base = folder(&path);
+    let mut rows = Vec::new();
+    for m in registry
+        .mappings
+        .iter()
+        .filter(|m| m.status == Status::Promoted)
+    {
+        for e in &m.evidence {
+            let detail = match Capture::load(&base.join(&e.capture), e.capture.clone()) {
+                Err(err) => Err(err.0),
+                Ok(c) => {
+                    let [a1, a2, b] = c.digests();
+                    if [a1.hex(), a2.hex(), b.hex()]
+                        != [e.a1_sha256.clone(), e.a2_sha256.clone(), e.b_sha256.clone()]
+                    {
+                        Err("capture files no longer match the recorded SHA-256".to_string())
+                    } else {
+                        match check_all(&[m], std::slice::from_ref(&c)) {
+                            Err(f) => Err(f.to_string()),
+                            Ok(r) if r[0].outcome == Outcome::Proved => {
+                                Ok("proved (replay sha256 = B)".to_string())
+                            }
+                            Ok(r) => Err(format!("{:?}: {:?}", r[0].outcome, r[0].reason)),
+                        }
+                    }
+                }
+            };
+            let passed = detail.is_ok();
+            rows.push((
+                m.name.clone(),
+                e.capture.clone(),
+                passed,
+                detail.unwrap_or_else(|x| x),
+            ));
+        }
+    }
+    Ok(rows)
+}

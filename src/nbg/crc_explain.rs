@@ -1,0 +1,50 @@
+//! `nbg crc-explain`: the CRC hypothesis registry (`crc_rules`, a leaf below the parser)
+//! evaluated against a parsed graph, with each family's structural boundaries.
+
+use crate::crc_rules::{Explanation, finish, registry, v2_rule_hypothesis};
+use crate::parse::Graph;
+
+/// Evaluate the whole registry (plus the v2 rule for v2 files) against a parsed graph.
+pub fn explain(graph: &Graph<'_>) -> Explanation {
+    use crate::format::v2 as f2;
+    match graph {
+        Graph::V1(g) => {
+            let field = crate::format::v1::OFF_CRC as u64;
+            let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
+            let b = crate::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
+            let hypotheses = registry(g.file.size, field, &b);
+            finish("nbg-v1", g.bytes, field, g.crc.stored, hypotheses, None)
+        }
+        Graph::V2(g) => {
+            let field = f2::OFF_CRC_SUM as u64;
+            let mut b = vec![
+                (f2::HEADER_SIZE as u64, "end of header".to_string()),
+                (
+                    g.sub_header.offset + u64::from(f2::SUB_HEADER_SIZE),
+                    "end of sub-header".to_string(),
+                ),
+            ];
+            for s in g.sections.iter().filter(|s| s.size > 0) {
+                b.push((s.offset, format!("start of {}", s.type_name)));
+                b.push((s.end(), format!("end of {}", s.type_name)));
+            }
+            let hypotheses = registry(g.file.size, field, &b);
+            // The recovered rule: payloads in directory order, section-40 value words as zero.
+            let listing: Vec<_> = g
+                .sections
+                .iter()
+                .map(|s| (s.kind, s.offset, s.size))
+                .collect();
+            let v2_rule = v2_rule_hypothesis(&listing);
+            let computed = g.file_checksum.computed_crc32;
+            finish(
+                "nbg-v2",
+                g.bytes,
+                field,
+                g.header.crc_sum,
+                hypotheses,
+                Some((v2_rule, computed)),
+            )
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! CRC coverage rules: the recovered v2 rule, the corroborated v1 rule, and a finite,
+//! documented registry of coverage hypotheses for explaining a stored CRC field.
+//!
+//! Registry (all reflected IEEE CRC-32 from the zlib initial state, as `crc32fast` computes):
+//! - `whole-file-field-zeroed`: every byte of the file, the four field bytes read as zero;
+//! - `whole-file-field-skipped`: every byte except the field;
+//! - `prefix-field-zeroed@B` / `prefix-field-skipped@B`: bytes [0, B) for every structural
+//!   boundary B the parser knows, the field zeroed or skipped where it lies inside;
+//! - `suffix@B` and `suffix-field-zeroed@B` / `suffix-field-skipped@B`: bytes [B, EOF);
+//! - for v2 only, `v2-directory-order`: the recovered producer rule (see `parse::v2::file_crc`).
+//!
+//! Boundaries come from the parse (start and end of the fixed part, the extension and every
+//! table or section), so a new version's rule is found by running the registry on its files,
+//! with no code change. Each hypothesis costs no extra pass: the file is cut at every boundary
+//! once, and hypothesis CRCs are combined from the segment CRCs.
+
+use serde::Serialize;
+
+pub const WHOLE_FILE_FIELD_ZEROED: &str = "whole-file-field-zeroed";
+
+/// The recovered v2 producer rule, the one place it is written: reflected IEEE CRC-32 from zero
+/// over section payloads in directory order, every section-40 `checksum_value` word read as
+/// zero. `sections` lists (type, offset, size, CRC-32 of the raw payload) in directory order.
+pub fn v2_file_crc(bytes: &[u8], sections: &[(u32, u64, u64, u32)]) -> u32 {
+    combine_v2_file_crc(sections, |offset, size| {
+        crc32fast::hash(&v2_normalized_checksum_payload(
+            &bytes[offset as usize..(offset + size) as usize],
+        ))
+    })
+}
+
+/// `v2_file_crc` given the CRC-32 of the normalized section-40 payload at (offset, size), so a
+/// caller that already has every payload CRC never hashes the file twice.
+pub fn combine_v2_file_crc(
+    sections: &[(u32, u64, u64, u32)],
+    mut normalized_crc: impl FnMut(u64, u64) -> u32,
+) -> u32 {
+    let mut crc = crc32fast::Hasher::new();
+    for &(kind, offset, size, payload_crc) in sections {
+        let part = if kind == crate::format::section::CHECKSUM {
+            normalized_crc(offset, size)
+        } else {
+            payload_crc
+        };
+        crc.combine(&crc32fast::Hasher::new_with_initial_len(part, size));
+    }
+    crc.finalize()
+}
+
+/// Section-40 bytes with every `checksum_value` word replaced by zero.
+pub fn v2_normalized_checksum_payload(payload: &[u8]) -> Vec<u8> {
+    use crate::fieldmap::v2_checksum_record as c;
+    let mut normalized = payload.to_vec();
+    for r in normalized.chunks_exact_mut(c::SIZE) {
+        r[c::checksum_value.offset..c::checksum_value.end()].fill(0);
+    }
+    normalized
+}
+
+/// The v2 rule as a registry hypothesis over the sections (type, offset, size) in directory
+/// order: covered ranges, and the section-40 value words fed as zeros.
+pub fn v2_rule_hypothesis(sections: &[(u32, u64, u64)]) -> Hypothesis {
+    use crate::fieldmap::v2_checksum_record as c;
+    let (mut ranges, mut zeroed) = (Vec::new(), Vec::new());
+    let value = c::checksum_value.offset as u64;
+    for &(kind, offset, size) in sections.iter().filter(|s| s.2 > 0) {
+        if kind == crate::format::section::CHECKSUM {
+            for r in (offset..offset + size).step_by(c::SIZE) {
+                ranges.push([r, r + value]);
+                zeroed.push([r + value, r + c::checksum_value.end() as u64]);
+            }
+        } else {
+            ranges.push([offset, offset + size]);
+        }
+    }
+    Hypothesis {
+        rule: "v2-directory-order".into(),
+        ranges,
+        zeroed,
+    }
+}
+
+/// How a v1 file's CRC field relates to its bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CrcClass {
+    /// Stored value is zero: the producer wrote no checksum.
+    Absent,
+    /// A registry rule reproduces the stored value.
+    Matches,
+    /// No rule in the registry reproduces the stored value.
+    Unexplained,
+}
+
+/// CRC-32 of the whole file with the four bytes at `field` read as zero.
+pub fn whole_file_field_zeroed(bytes: &[u8], field: u64) -> u32 {
+    let f = field as usize;
+    if f + 4 > bytes.len() {
+        return crc32fast::hash(bytes);
+    }
+    let mut h = crc32fast::Hasher::new();
+    h.update(&bytes[..f]);
+    h.update(&[0; 4]);
+    h.update(&bytes[f + 4..]);
+    h.finalize()
+}
+
+/// `whole_file_field_zeroed` from the CRC-32 of the bytes before the field and of the
+/// `after_len` bytes after it, for a file that is streamed rather than held.
+pub fn field_zeroed_from_parts(before: u32, after: u32, after_len: u64) -> u32 {
+    let mut h = crc32fast::Hasher::new_with_initial(before);
+    h.update(&[0; 4]);
+    h.combine(&crc32fast::Hasher::new_with_initial_len(after, after_len));
+    h.finalize()
+}
+
+/// One coverage hypothesis: the byte ranges fed to the CRC in order, and the field range read
+/// as zeros (when it is covered that way).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Hypothesis {
+    pub rule: String,
+    /// Covered `[start, end)` ranges, the zeroed field left out of them.
+    pub ranges: Vec<[u64; 2]>,
+    /// Ranges fed to the CRC as zeros (the field, or v2's checksum-value words).
+    pub zeroed: Vec<[u64; 2]>,
+}
+
+/// The generic registry for a CRC field at `field` (4 bytes) in a file of `len` bytes.
+pub fn registry(len: u64, field: u64, boundaries: &[(u64, String)]) -> Vec<Hypothesis> {
+    let fe = field + 4;
+    let mut out = vec![
+        hypothesis(WHOLE_FILE_FIELD_ZEROED.into(), 0, len, field, true),
+        hypothesis("whole-file-field-skipped".into(), 0, len, field, false),
+    ];
+    let mut cuts: Vec<(u64, String)> = boundaries
+        .iter()
+        .filter(|(b, _)| *b > 0 && *b < len)
+        .map(|(b, label)| (*b, slug(label)))
+        .collect();
+    cuts.sort();
+    cuts.dedup_by_key(|c| c.0);
+    for (b, label) in &cuts {
+        if *b >= fe {
+            out.push(hypothesis(
+                format!("prefix-field-zeroed@{label}"),
+                0,
+                *b,
+                field,
+                true,
+            ));
+            out.push(hypothesis(
+                format!("prefix-field-skipped@{label}"),
+                0,
+                *b,
+                field,
+                false,
+            ));
+        }
+        if *b <= field {
+            out.push(hypothesis(
+                format!("suffix-field-zeroed@{label}"),
+                *b,
+                len,
+                field,
+                true,
+            ));
+            out.push(hypothesis(
+                format!("suffix-field-skipped@{label}"),
+                *b,
+                len,
+                field,
+                false,
+            ));
+        } else if *b >= fe {
+            out.push(hypothesis(format!("suffix@{label}"), *b, len, field, false));
+        }
+    }
+    out
+}
+
+fn hypothesis(rule: String, start: u64, end: u64, field: u64, zero: bool) -> Hypothesis {
+    let fe = field + 4;
+    if end <= field || start >= fe {
+        return Hypothesis {
+            rule,
+            ranges: vec![[start, end]],
+            zeroed: Vec::new(),
+        };
+    }
+    let ranges = [[start, field], [fe, end]]
+        .into_iter()
+        .filter(|r| r[1] > r[0])
+        .collect();
+    Hypothesis {
+        rule,
+        ranges,
+        zeroed: if zero { vec![[field, fe]] } else { Vec::new() },
+    }
+}
+
+fn slug(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// CRC of a hypothesis, combined from segment CRCs: the file is hashed once.
+pub struct Evaluator {
+    cuts: Vec<u64>,
+    crcs: Vec<u32>,
+}
+
+impl Evaluator {
+    pub fn new(bytes: &[u8], hypotheses: &[Hypothesis]) -> Self {
+        Evaluator::with_crcs(bytes.len() as u64, hypotheses, |s, e| {
+            crc32fast::hash(&bytes[s as usize..e as usize])
+        })
+    }
+
+    /// `new` for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
+    pub fn with_crcs(
+        len: u64,
+        hypotheses: &[Hypothesis],
+        mut crc_of: impl FnMut(u64, u64) -> u32,
+    ) -> Self {
+        let mut cuts: Vec<u64> = vec![0, len];
+        for h in hypotheses {
+            for r in h.ranges.iter().chain(h.zeroed.iter()) {
+                cuts.extend_from_slice(r);
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        let crcs = cuts.windows(2).map(|w| crc_of(w[0], w[1])).collect();
+        Evaluator { cuts, crcs }
+    }
+
+    fn segments(&self, r: [u64; 2]) -> std::ops::Range<usize> {
+        let start = self
+            .cuts
+            .binary_search(&r[0])
+            .expect("range starts at a cut");
+        let end = self.cuts.binary_search(&r[1]).expect("range ends at a cut");
+        start..end
+    }
+
+    pub fn crc(&self, h: &Hypothesis) -> u32 {
+        let mut pieces: Vec<([u64; 2], bool)> = h.ranges.iter().map(|&r| (r, false)).collect();
+        pieces.extend(h.zeroed.iter().map(|&z| (z, true)));
+        pieces.sort_by_key(|p| p.0[0]);
+        let mut total = crc32fast::Hasher::new();
+        for (r, zero) in pieces {
+            if zero {
+                total.update(&vec![0; (r[1] - r[0]) as usize]);
+                continue;
+            }
+            for i in self.segments(r) {
+                let len = self.cuts[i + 1] - self.cuts[i];
+                total.combine(&crc32fast::Hasher::new_with_initial_len(self.crcs[i], len));
+            }
+        }
+        total.finalize()
+    }
+}
+
+/// Every registry hypothesis that reproduces `stored`.
+pub fn explain_v1(
+    bytes: &[u8],
+    field: u64,
+    stored: u32,
+    boundaries: &[(u64, String)],
+) -> Vec<Hypothesis> {
+    explain_v1_with(bytes.len() as u64, field, stored, boundaries, |s, e| {
+        crc32fast::hash(&bytes[s as usize..e as usize])
+    })
+}
+
+/// `explain_v1` for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
+pub fn explain_v1_with(
+    len: u64,
+    field: u64,
+    stored: u32,
+    boundaries: &[(u64, String)],
+    crc_of: impl FnMut(u64, u64) -> u32,
+) -> Vec<Hypothesis> {
+    let hypotheses = registry(len, field, boundaries);
+    let eval = Evaluator::with_crcs(len, &hypotheses, crc_of);
+    hypotheses
+        .into_iter()
+        .filter(|h| eval.crc(h) == stored)
+        .collect()
+}
+
+impl std::fmt::Display for CrcClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CrcClass::Absent => "absent",
+            CrcClass::Matches => "matches",
+            CrcClass::Unexplained => "unexplained",
+        })
+    }
+}
+
+/// What `nbg crc-explain` reports for one file.
+#[derive(Clone, Debug, Serialize)]
+pub struct Explanation {
+    pub format: &'static str,
+    pub field_offset: u64,
+    pub stored: u32,
+    pub hypotheses_evaluated: usize,
+    pub matches: Vec<Hypothesis>,
+}
+
+/// The explanation of a CRC field from its hypotheses (and, for v2, the recovered rule with
+/// the value it computes); `crc_explain::explain` builds them from a parsed graph.
+pub fn finish(
+    format: &'static str,
+    bytes: &[u8],
+    field: u64,
+    stored: u32,
+    hypotheses: Vec<Hypothesis>,
+    special: Option<(Hypothesis, u32)>,
+) -> Explanation {
+    let eval = Evaluator::new(bytes, &hypotheses);
+    let evaluated = hypotheses.len() + usize::from(special.is_some());
+    let mut matches: Vec<Hypothesis> = hypotheses
+        .into_iter()
+        .filter(|h| eval.crc(h) == stored)
+        .collect();
+    if let Some((rule, crc)) = special {
+        if crc == stored {
+            matches.insert(0, rule);
+        }
+    }
+    Explanation {
+        format,
+        field_offset: field,
+        stored,
+        hypotheses_evaluated: evaluated,
+        matches,
+    }
+}

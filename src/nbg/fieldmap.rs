@@ -1,0 +1,1143 @@
+//! The field map as data: every on-disk record of both NBG families, defined once.
+//!
+//! Each record is a static table of fields (name, offset, width, type, endianness, evidence
+//! level, the v1 version a field appears from, bit parts, element names), written once with the
+//! `record!` macro below. The parser reads through it (`View`), the synthetic builders write
+//! through it (`Writer`), `nbg diff`, `nbg sweep`, `nbg image` and `nbg report` name bytes from
+//! it, the round trip re-encodes decoded values through it, and `nbg fieldmap` exports it as
+//! JSON, Kaitai Struct and Markdown.
+//!
+//! Why a declarative table and not `#[repr(C)]` layouts with a checked read layer (gimli-rs
+//! `object`) or a binrw-style derive: the lab's job is proving field mappings, so the map must
+//! exist at run time as data (exported, diffed, attributed, cross-checked by a Kaitai consumer)
+//! and carry per-field evidence and version gates, which neither a struct layout nor a derive
+//! keeps. One record here also serves several on-disk sizes (the v1 operation record is 24, 28
+//! or 32 bytes by version), which a fixed `#[repr(C)]` struct cannot express. The macro
+//! generates a typed constant per field (`v2_header::crc_sum`), so code that reads or writes a
+//! field names it at compile time and a typo does not build; `layout_ok` proves at compile time
+//! that each table is contiguous, non-overlapping and exactly covers its record.
+
+use serde_json::{Value, json};
+
+/// Which family a record belongs to (`Both`: the shared layer/operation/SH/patch records).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    V1,
+    V2,
+    Both,
+}
+
+impl Family {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::V1 => "v1",
+            Family::V2 => "v2",
+            Family::Both => "both",
+        }
+    }
+
+    /// Whether a record of this family belongs in the export of `family` (`Both`: every
+    /// record).
+    pub fn in_export(self, family: Family) -> bool {
+        self == family || self == Family::Both || family == Family::Both
+    }
+}
+
+/// How far a field's meaning is established.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    /// A public header names it.
+    Public,
+    /// Corpus or differential evidence establishes it.
+    Proved,
+    /// Plausible, not yet uniquely established.
+    Inferred,
+    /// Reserved (by the format or the vendor): kept and re-encoded, never interpreted.
+    Reserved,
+}
+
+impl Evidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Evidence::Public => "public",
+            Evidence::Proved => "proved",
+            Evidence::Inferred => "inferred",
+            Evidence::Reserved => "reserved",
+        }
+    }
+}
+
+/// Field value types; every multi-byte integer is little-endian.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Type {
+    U8,
+    U32,
+    I32,
+    /// Two little-endian words, low then high (the same bytes as a little-endian u64).
+    U64,
+    /// `width / 4` consecutive little-endian u32 words.
+    U32s,
+    /// A NUL-terminated string in a fixed `width`-byte field.
+    Str,
+    /// ASCII magic.
+    Magic,
+    /// Bytes kept whole, never interpreted.
+    Bytes,
+}
+
+impl Type {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Type::U8 => "u1",
+            Type::U32 => "u4",
+            Type::I32 => "s4",
+            Type::U64 => "u8",
+            Type::U32s => "u4[]",
+            Type::Str => "strz",
+            Type::Magic => "magic",
+            Type::Bytes => "bytes",
+        }
+    }
+}
+
+/// A bit range of an integer field (LSB first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub name: &'static str,
+    pub shift: u32,
+    pub bits: u32,
+    pub evidence: Evidence,
+}
+
+impl Part {
+    pub fn mask(&self) -> u64 {
+        if self.bits >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.bits) - 1
+        }
+    }
+
+    pub fn get(&self, raw: u64) -> u64 {
+        (raw >> self.shift) & self.mask()
+    }
+}
+
+/// One field of a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    pub offset: usize,
+    pub width: usize,
+    pub ty: Type,
+    pub evidence: Evidence,
+    /// v1 version the field appears from (0: always). A record read for an older version ends
+    /// before the first field it does not have.
+    pub since: u32,
+    /// Bit parts of an integer field.
+    pub parts: &'static [Part],
+    /// Names of the words of a `U32s` field, where the public header names them.
+    pub elements: &'static [&'static str],
+}
+
+impl Field {
+    pub fn end(&self) -> usize {
+        self.offset + self.width
+    }
+
+    pub fn contains(&self, rel: u64) -> bool {
+        (self.offset as u64) <= rel && rel < self.end() as u64
+    }
+
+    /// Pack bit-part values into the raw integer; `None` when a value does not fit its part.
+    pub fn pack(&self, values: &[u64]) -> Option<u64> {
+        let mut raw = 0u64;
+        for (p, &v) in self.parts.iter().zip(values) {
+            if v & !p.mask() != 0 {
+                return None;
+            }
+            raw |= v << p.shift;
+        }
+        Some(raw)
+    }
+}
+
+/// One record layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Stable id (`v2.header`, `operation`, `v1.fixed`).
+    pub id: &'static str,
+    pub family: Family,
+    /// The public structure it corresponds to, or a description where none is public.
+    pub public_name: &'static str,
+    /// Full size (the newest version's, for version-gated records).
+    pub size: usize,
+    pub fields: &'static [Field],
+}
+
+impl Record {
+    /// The field containing record-relative byte `rel`.
+    pub fn field_at(&self, rel: u64) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.contains(rel))
+    }
+
+    pub fn field(&self, name: &str) -> Option<&'static Field> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Size of the record for a v1 version: up to the first field the version does not have.
+    pub fn size_at(&self, version: u32) -> usize {
+        self.fields
+            .iter()
+            .find(|f| f.since > version)
+            .map_or(self.size, |f| f.offset)
+    }
+
+    /// Whether the record's full layout at some version has exactly `size` bytes.
+    pub fn has_size(&self, size: usize) -> bool {
+        size == self.size || self.fields.iter().any(|f| f.since > 0 && f.offset == size)
+    }
+}
+
+/// Compile-time proof that a table is sorted, contiguous, non-overlapping and covers `size`;
+/// that integer widths match their types; and that bit parts lie inside their field.
+pub const fn layout_ok(fields: &[Field], size: usize) -> bool {
+    let mut at = 0;
+    let mut i = 0;
+    while i < fields.len() {
+        let f = &fields[i];
+        if f.offset != at || f.width == 0 {
+            return false;
+        }
+        let width_ok = match f.ty {
+            Type::U8 => f.width == 1,
+            Type::U32 | Type::I32 => f.width == 4,
+            Type::U64 => f.width == 8,
+            Type::U32s => f.width % 4 == 0,
+            Type::Magic => f.width == 4,
+            Type::Str | Type::Bytes => true,
+        };
+        if !width_ok {
+            return false;
+        }
+        let mut p = 0;
+        let mut bit = 0;
+        while p < f.parts.len() {
+            let part = &f.parts[p];
+            if part.shift != bit || part.bits == 0 {
+                return false;
+            }
+            bit += part.bits;
+            p += 1;
+        }
+        if !f.parts.is_empty() && bit as usize != 8 * f.width {
+            return false;
+        }
+        at += f.width;
+        i += 1;
+    }
+    at == size
+}
+
+macro_rules! pick {
+    ($default:expr) => {
+        $default
+    };
+    ($default:expr, $given:expr) => {
+        $given
+    };
+}
+
+/// `record! { module: "id", Family, "public name", size; field [as "name"] @ offset, width,
+/// Type, Evidence [, since V] [, parts [..]] [, elements [..]]; ... }` defines a module with one
+/// typed constant per field, `SIZE` and `RECORD`, and proves the layout at compile time.
+macro_rules! record {
+    ($(#[$doc:meta])* $module:ident: $id:literal, $family:ident, $public:literal, $size:expr;
+     $($field:ident $(as $alias:literal)? @ $off:expr, $width:expr, $ty:ident, $ev:ident
+       $(, since $since:expr)?
+       $(, parts [$($pname:literal : $pshift:expr, $pbits:expr, $pev:ident);* $(;)?])?
+       $(, elements [$($elem:literal),* $(,)?])?
+     ;)*) => {
+        $(#[$doc])*
+        #[allow(non_upper_case_globals)]
+        pub mod $module {
+            use super::{Evidence, Family, Field, Record, Type};
+            $(
+                pub const $field: Field = Field {
+                    name: pick!(stringify!($field) $(, $alias)?),
+                    offset: $off,
+                    width: $width,
+                    ty: Type::$ty,
+                    evidence: Evidence::$ev,
+                    since: pick!(0 $(, $since)?),
+                    parts: &[$($(super::Part {
+                        name: $pname,
+                        shift: $pshift,
+                        bits: $pbits,
+                        evidence: Evidence::$pev,
+                    }),*)?],
+                    elements: &[$($($elem),*)?],
+                };
+            )*
+            pub const SIZE: usize = $size;
+            pub const RECORD: Record = Record {
+                id: $id,
+                family: Family::$family,
+                public_name: $public,
+                size: $size,
+                fields: &[$($field),*],
+            };
+            const _: () = assert!(super::layout_ok(RECORD.fields, SIZE));
+        }
+    };
+}
+
+record! {
+    /// v2 `nbg_format_header_t`.
+    v2_header: "v2.header", V2, "nbg_format_header_t", 48;
+    magic @ 0x00, 4, Magic, Public;
+    version @ 0x04, 4, U32, Public;
+    target @ 0x08, 4, U32, Public;
+    crc_sum @ 0x0c, 4, U32, Public;
+    total_size_low @ 0x10, 4, U32, Public;
+    total_size_high @ 0x14, 4, U32, Public;
+    sub_header_offset @ 0x18, 4, U32, Public;
+    sub_header_size @ 0x1c, 4, U32, Public;
+    sub_header_count @ 0x20, 4, U32, Public;
+    class_word @ 0x24, 4, U32, Public, parts ["class": 0, 1, Public; "reserved1": 1, 31, Reserved];
+    reserved2 @ 0x28, 4, U32, Reserved;
+    reserved3 @ 0x2c, 4, U32, Reserved;
+}
+
+record! {
+    /// v2 `nbg_sub_header_t`.
+    v2_sub_header: "v2.sub_header", V2, "nbg_sub_header_t", 12;
+    section_headers_offset @ 0, 4, U32, Public;
+    section_header_size @ 4, 4, U32, Public;
+    section_header_count @ 8, 4, U32, Public;
+}
+
+record! {
+    /// v2 `nbg_section_header_t`: 64-bit quantities as low/high word pairs.
+    v2_section_header: "v2.section_header", V2, "nbg_section_header_t", 44;
+    kind as "type" @ 0x00, 4, U32, Public;
+    offset @ 0x04, 8, U64, Public;
+    size @ 0x0c, 8, U64, Public;
+    load_address @ 0x14, 8, U64, Public;
+    alignment @ 0x1c, 4, U32, Public;
+    entry_size @ 0x20, 4, U32, Public;
+    reserved_words @ 0x24, 8, U32s, Reserved, elements ["reserved1", "reserved2"];
+}
+
+record! {
+    /// v2 `nbg_section_input_output_t`.
+    v2_io_record: "v2.io_record", V2, "nbg_section_input_output_t", 112;
+    dimension_count @ 0x00, 4, U32, Public;
+    dimensions @ 0x04, 24, U32s, Public;
+    data_format @ 0x1c, 4, U32, Public;
+    data_type @ 0x20, 4, U32, Public;
+    quant_format as "quantization.format" @ 0x24, 4, U32, Public;
+    quant_words as "quantization.raw_words" @ 0x28, 8, U32s, Public;
+    name @ 0x30, 64, Str, Public;
+}
+
+record! {
+    /// v2 `nbg_section_network_info_t`.
+    v2_network_info: "v2.network_info", V2, "nbg_section_network_info_t", 220;
+    name @ 0x00, 64, Str, Public;
+    input_count @ 0x40, 4, U32, Public;
+    output_count @ 0x44, 4, U32, Public;
+    layer_count @ 0x48, 4, U32, Public;
+    absolute_operation_count @ 0x4c, 4, U32, Public;
+    operation_count @ 0x50, 4, U32, Public;
+    core_count @ 0x54, 4, U32, Public;
+    address_width @ 0x58, 4, U32, Public;
+    attribute @ 0x5c, 4, U32, Public, parts [
+        "change_ppu_param": 0, 1, Public;
+        "nn_command_size_code": 1, 2, Public;
+        "tp_command_size_code": 3, 2, Public;
+        "dma_support_code": 5, 2, Public;
+        "reserved_bits": 7, 25, Reserved;
+    ];
+    vsi_reserved @ 0x60, 124, U32s, Reserved;
+}
+
+record! {
+    /// v2 `nbg_section_memory_pool_t`.
+    v2_memory_pool: "v2.memory_pool", V2, "nbg_section_memory_pool_t", 8;
+    used_size @ 0, 8, U64, Public;
+}
+
+record! {
+    /// v2 `nbg_section_vip_sram_t`.
+    v2_vip_sram: "v2.vip_sram", V2, "nbg_section_vip_sram_t", 4;
+    used_size @ 0, 4, U32, Public;
+}
+
+record! {
+    /// v2 `nbg_section_axi_sram_t`.
+    v2_axi_sram: "v2.axi_sram", V2, "nbg_section_axi_sram_t", 4;
+    used_size @ 0, 4, U32, Public;
+}
+
+record! {
+    /// v2 section-40 record `nbg_section_checksum_t`.
+    v2_checksum_record: "v2.checksum_record", V2, "nbg_section_checksum_t", 8;
+    section_type @ 0, 4, U32, Public;
+    checksum_value @ 4, 4, U32, Public;
+}
+
+record! {
+    /// v2 DYNAIO table record: region-relative offset and payload size (corpus-proved).
+    v2_dynaio_entry: "v2.dynaio_entry", V2, "DYNAIO table record (offset, size)", 8;
+    offset @ 0, 4, U32, Proved;
+    size @ 4, 4, U32, Proved;
+}
+
+record! {
+    /// `nbg_section_layer` (v2 section 3, v1 layer table); `uid` from v1 0x00010008.
+    layer: "layer", Both, "nbg_section_layer_t", 76;
+    name @ 0x00, 64, Str, Public;
+    id @ 0x40, 4, U32, Public;
+    operation_count @ 0x44, 4, U32, Public;
+    uid @ 0x48, 4, U32, Public, since 0x0001_0008;
+}
+
+record! {
+    /// `nbg_section_operation` (v2 section 4, v1 operation table): the preempt word from v1
+    /// 0x00010011, `abs_op_id` from v1 0x00010017.
+    operation: "operation", Both, "nbg_section_operation_t", 32;
+    kind as "type" @ 0x00, 4, U32, Public;
+    index @ 0x04, 4, U32, Public;
+    layer_id @ 0x08, 4, U32, Public;
+    state_id @ 0x0c, 4, U32, Public;
+    patch_index @ 0x10, 4, U32, Public;
+    patch_count @ 0x14, 4, U32, Public;
+    preempt_word @ 0x18, 4, U32, Public, since 0x0001_0011,
+        parts ["preempt": 0, 4, Public; "abs_share_id": 4, 28, Public];
+    abs_op_id @ 0x1c, 4, U32, Public, since 0x0001_0017;
+}
+
+record! {
+    /// `nbg_section_sh_operation` (v2 section 9, v1 sh table); `ppu_param_index` from v1
+    /// 0x0001000e.
+    sh_operation: "sh_operation", Both, "nbg_section_sh_operation_t", 8;
+    instr_index @ 0, 4, U32, Public;
+    ppu_param_index @ 4, 4, U32, Public, since 0x0001_000e;
+}
+
+record! {
+    /// `nbg_section_patch_table` (v2 section 10, v1 patch table); `name` from v1 0x00010006.
+    patch: "patch", Both, "nbg_section_patch_table_t", 28;
+    kind as "type" @ 0x00, 4, U32, Public;
+    dest_offset @ 0x04, 4, U32, Public;
+    source_type @ 0x08, 4, U32, Public;
+    index @ 0x0c, 4, I32, Public;
+    src_offset @ 0x10, 4, U32, Public;
+    transformed @ 0x14, 4, U32, Public;
+    name @ 0x18, 4, U32, Public, since 0x0001_0006;
+}
+
+record! {
+    /// `nbg_section_patch_table_40bit`: v2 40-byte patch sections and every v1 file from
+    /// 0x00010014 (corpus-proved gate).
+    patch_40bit: "patch_40bit", Both, "nbg_section_patch_table_40bit_t", 40;
+    kind as "type" @ 0x00, 4, U32, Public;
+    dest_offset @ 0x04, 4, U32, Public;
+    source_type @ 0x08, 4, U32, Public;
+    index @ 0x0c, 4, I32, Public;
+    src_offset @ 0x10, 4, U32, Public;
+    transformed @ 0x14, 4, U32, Public;
+    name @ 0x18, 4, U32, Public;
+    dest_offset_h @ 0x1c, 4, U32, Public;
+    src_offset_h @ 0x20, 4, U32, Public;
+    mask_h @ 0x24, 4, U32, Public;
+}
+
+record! {
+    /// The v1 fixed part up to the (offset, size) entries: header, the 256-byte feature
+    /// database (from 0x00010003), memory pool, AXI SRAM and (from 0x00010008) VIP SRAM.
+    v1_fixed: "v1.fixed", V1, "v1 NBG header with feature database (TIM-VX / VIPLite v1)", 0x178;
+    magic @ 0x00, 4, Magic, Public;
+    version @ 0x04, 4, U32, Public;
+    target @ 0x08, 4, U32, Public;
+    network_name @ 0x0c, 64, Str, Public;
+    layer_count @ 0x4c, 4, U32, Public;
+    operation_count @ 0x50, 4, U32, Public;
+    input_count @ 0x54, 4, U32, Public;
+    output_count @ 0x58, 4, U32, Public;
+    feature_bits as "feature_database.bits" @ 0x5c, 4, U32, Public, parts [
+        "hi_reorder_fix": 0, 1, Public;
+        "ocb_counter": 1, 1, Public;
+        "nn_command_size": 2, 2, Public;
+        "change_ppu_param": 4, 1, Public;
+        "tp_command_size": 5, 2, Public;
+        "support_dma": 7, 2, Public;
+        "nbg_40bit_va": 9, 2, Public;
+        "isp_emulator": 11, 1, Public;
+        "relat_addr_ker_id": 12, 2, Public;
+        "relat_addr_inimage_id": 14, 2, Public;
+        "relat_addr_secinimage_id": 16, 2, Public;
+        "relat_addr_outimage_id": 18, 2, Public;
+        "denoise_bypass": 20, 1, Public;
+        "command_loop": 21, 1, Public;
+        "job_cancel": 22, 1, Public;
+        "nn_tp_probe": 23, 1, Public;
+        "kernel_descriptor": 24, 1, Public;
+        "nn_transpose_phase2": 25, 1, Public;
+        "reserved": 26, 6, Reserved;
+    ];
+    num_pixel_pipes as "feature_database.num_pixel_pipes" @ 0x60, 4, U32, Public;
+    core_fields as "feature_database.core_fields" @ 0x64, 8, U64, Public, parts [
+        "core_count": 0, 8, Public;
+        "device_index": 8, 8, Public;
+        "axi_bus_width_index": 16, 8, Public;
+        "cluster_id_width": 24, 8, Public;
+        "nn_core_count": 32, 8, Public;
+        "tp_core_count": 40, 8, Public;
+        "reserved": 48, 16, Reserved;
+    ];
+    nbg_crc_sum @ 0x6c, 4, U32, Public;
+    vip_sram_width as "feature_database.vip_sram_width" @ 0x70, 4, U32, Public;
+    vsi_reserved as "feature_database.vsi_reserved" @ 0x74, 40, Bytes, Reserved;
+    customer_reserved as "feature_database.customer_reserved" @ 0x9c, 192, Bytes, Reserved;
+    memory_pool @ 0x15c, 12, U32s, Public, elements ["size", "alignment", "base"];
+    axi_sram @ 0x168, 8, U32s, Public, elements ["base", "size"];
+    vip_sram @ 0x170, 8, U32s, Public, since 0x0001_0008, elements ["base", "size"];
+}
+
+record! {
+    /// v1 (offset, size) entry of the fixed part (`nbg_section_entry_32bit_t`); also the
+    /// nested index tables (lcd, icd, coefficient, PPU instruction, DYNAIO, load-state).
+    v1_entry: "v1.entry", V1, "nbg_section_entry_32bit_t", 8;
+    offset @ 0, 4, U32, Public;
+    size @ 4, 4, U32, Public;
+}
+
+record! {
+    /// v1 I/O record from 0x0001000b: six dimensions, three quantization slots, a name.
+    v1_io_record: "v1.io_record", V1, "v1 input/output record (6 dims)", 116;
+    dimension_count @ 0, 4, U32, Public;
+    dimensions @ 4, 24, U32s, Public;
+    data_format @ 28, 4, U32, Public;
+    data_type @ 32, 4, U32, Public;
+    quant_format as "quantization.format" @ 36, 4, U32, Public;
+    fixed_point as "quantization.fixed_point_position" @ 40, 4, I32, Public;
+    scale as "quantization.scale" @ 44, 4, U32, Public;
+    zero_point as "quantization.zero_point" @ 48, 4, I32, Public;
+    name @ 52, 64, Str, Public;
+}
+
+record! {
+    /// v1 I/O record from 0x00010004 to 0x0001000a: four dimensions and a name.
+    v1_io_record_108: "v1.io_record_108", V1, "v1 input/output record (4 dims)", 108;
+    dimension_count @ 0, 4, U32, Public;
+    dimensions @ 4, 16, U32s, Public;
+    data_format @ 20, 4, U32, Public;
+    data_type @ 24, 4, U32, Public;
+    quant_format as "quantization.format" @ 28, 4, U32, Public;
+    fixed_point as "quantization.fixed_point_position" @ 32, 4, I32, Public;
+    scale as "quantization.scale" @ 36, 4, U32, Public;
+    zero_point as "quantization.zero_point" @ 40, 4, I32, Public;
+    name @ 44, 64, Str, Public;
+}
+
+record! {
+    /// v1 I/O record before 0x00010004: four dimensions, no name.
+    v1_io_record_44: "v1.io_record_44", V1, "v1 input/output record (4 dims, no name)", 44;
+    dimension_count @ 0, 4, U32, Public;
+    dimensions @ 4, 16, U32s, Public;
+    data_format @ 20, 4, U32, Public;
+    data_type @ 24, 4, U32, Public;
+    quant_format as "quantization.format" @ 28, 4, U32, Public;
+    fixed_point as "quantization.fixed_point_position" @ 32, 4, I32, Public;
+    scale as "quantization.scale" @ 36, 4, U32, Public;
+    zero_point as "quantization.zero_point" @ 40, 4, I32, Public;
+}
+
+record! {
+    /// `nbg_section_sw_operation`: the name from v1 0x00010009.
+    v1_sw_operation: "v1.sw_operation", V1, "nbg_section_sw_operation_t", 68;
+    sw_operation_type @ 0, 4, U32, Public;
+    name @ 4, 64, Str, Public, since 0x0001_0009;
+}
+
+record! {
+    /// `nbg_section_hw_init_operation` (from v1 0x0001000c).
+    v1_hw_init_operation: "v1.hw_init_operation", V1, "nbg_section_hw_init_operation_t", 12;
+    state_id @ 0, 4, U32, Public;
+    patch_index @ 4, 4, U32, Public;
+    patch_count @ 8, 4, U32, Public;
+}
+
+record! {
+    /// `nbg_section_ppu_param` (from v1 0x0001000e).
+    v1_ppu_param: "v1.ppu_param", V1, "nbg_section_ppu_param_t", 48;
+    global_offset @ 0, 12, U32s, Public, elements ["x", "y", "z"];
+    global_scale @ 12, 12, U32s, Public, elements ["x", "y", "z"];
+    group_size @ 24, 12, U32s, Public, elements ["x", "y", "z"];
+    group_count @ 36, 12, U32s, Public, elements ["x", "y", "z"];
+}
+
+/// Every record, in export order. The public layer-parameter record is absent: its name
+/// length is not established for any version, so the map does not guess its layout.
+pub const ALL: [Record; 23] = [
+    v2_header::RECORD,
+    v2_sub_header::RECORD,
+    v2_section_header::RECORD,
+    v2_io_record::RECORD,
+    v2_network_info::RECORD,
+    v2_memory_pool::RECORD,
+    v2_vip_sram::RECORD,
+    v2_axi_sram::RECORD,
+    v2_checksum_record::RECORD,
+    v2_dynaio_entry::RECORD,
+    layer::RECORD,
+    operation::RECORD,
+    sh_operation::RECORD,
+    patch::RECORD,
+    patch_40bit::RECORD,
+    v1_fixed::RECORD,
+    v1_entry::RECORD,
+    v1_io_record::RECORD,
+    v1_io_record_108::RECORD,
+    v1_io_record_44::RECORD,
+    v1_sw_operation::RECORD,
+    v1_hw_init_operation::RECORD,
+    v1_ppu_param::RECORD,
+];
+
+/// A bounds-checked read view of one record: construction checks the length once, so every
+/// field read after it is in range (`layout_ok` proves each field lies inside the record).
+#[derive(Clone, Copy, Debug)]
+pub struct View<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> View<'a> {
+    /// A view of `bytes` as `record` at its full size or a version-gated shorter size.
+    pub fn new(record: &Record, bytes: &'a [u8]) -> Option<Self> {
+        (bytes.len() <= record.size && record.has_size(bytes.len())).then_some(View { bytes })
+    }
+
+    /// Whether this record instance holds `f` (a version-gated field may be absent).
+    pub fn has(&self, f: &Field) -> bool {
+        f.end() <= self.bytes.len()
+    }
+
+    pub fn bytes(&self, f: &Field) -> &'a [u8] {
+        self.bytes.get(f.offset..f.end()).unwrap_or(&[])
+    }
+
+    /// An integer field as u64 (little-endian), zero when absent.
+    pub fn uint(&self, f: &Field) -> u64 {
+        let mut buf = [0u8; 8];
+        let b = self.bytes(f);
+        let n = b.len().min(8);
+        buf[..n].copy_from_slice(&b[..n]);
+        u64::from_le_bytes(buf)
+    }
+
+    pub fn u32(&self, f: &Field) -> u32 {
+        self.uint(f) as u32
+    }
+
+    pub fn opt_u32(&self, f: &Field) -> Option<u32> {
+        self.has(f).then(|| self.u32(f))
+    }
+
+    /// Word `i` of a `U32s` field.
+    pub fn word(&self, f: &Field, i: usize) -> u32 {
+        let b = self.bytes(f);
+        b.get(4 * i..4 * i + 4)
+            .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    }
+
+    pub fn words(&self, f: &Field) -> Vec<u32> {
+        (0..self.bytes(f).len() / 4)
+            .map(|i| self.word(f, i))
+            .collect()
+    }
+}
+
+/// A record being written: zero-filled at the instance size, fields set through the map.
+/// Values that do not fit their field are refused, never truncated.
+#[derive(Clone, Debug)]
+pub struct Writer {
+    bytes: Vec<u8>,
+    /// The first field whose value did not fit.
+    overflow: Option<&'static str>,
+}
+
+impl Writer {
+    pub fn new(size: usize) -> Self {
+        Writer {
+            bytes: vec![0; size],
+            overflow: None,
+        }
+    }
+
+    fn fail(&mut self, f: &Field) {
+        self.overflow.get_or_insert(f.name);
+    }
+
+    /// Mark a field as impossible to encode from the value at hand (a value the layout has no
+    /// place for, or a missing value the layout needs).
+    pub fn refuse(&mut self, f: &Field) -> &mut Self {
+        self.fail(f);
+        self
+    }
+
+    pub fn put_bytes(&mut self, f: &Field, value: &[u8]) -> &mut Self {
+        match self.bytes.get_mut(f.offset..f.end()) {
+            Some(slot) if value.len() <= slot.len() => slot[..value.len()].copy_from_slice(value),
+            _ => self.fail(f),
+        }
+        self
+    }
+
+    pub fn put_uint(&mut self, f: &Field, v: u64) -> &mut Self {
+        if f.width < 8 && v >> (8 * f.width) != 0 {
+            return self.refuse(f);
+        }
+        let le = v.to_le_bytes();
+        self.put_bytes(f, &le[..f.width.min(8)])
+    }
+
+    pub fn put_u32(&mut self, f: &Field, v: u32) -> &mut Self {
+        self.put_uint(f, u64::from(v))
+    }
+
+    /// Set the field only where the record instance holds it; a value for an absent field is
+    /// a mismatch.
+    pub fn put_opt_u32(&mut self, f: &Field, v: Option<u32>) -> &mut Self {
+        match v {
+            Some(v) => self.put_u32(f, v),
+            None if f.end() <= self.bytes.len() => self.refuse(f),
+            None => self,
+        }
+    }
+
+    pub fn put_parts(&mut self, f: &Field, values: &[u64]) -> &mut Self {
+        match f.pack(values) {
+            Some(raw) if values.len() == f.parts.len() => self.put_uint(f, raw),
+            _ => self.refuse(f),
+        }
+    }
+
+    pub fn put_words(&mut self, f: &Field, words: &[u32]) -> &mut Self {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.put_bytes(f, &bytes)
+    }
+
+    /// A string field: the text, NUL-padded to the width (a full-width text has no NUL and is
+    /// refused, as the parser refuses it).
+    pub fn put_str(&mut self, f: &Field, text: &str) -> &mut Self {
+        if text.len() >= f.width {
+            return self.refuse(f);
+        }
+        self.put_bytes(f, text.as_bytes())
+    }
+
+    /// The bytes, or the name of the first field whose value did not fit.
+    pub fn finish(self) -> Result<Vec<u8>, &'static str> {
+        match self.overflow {
+            Some(name) => Err(name),
+            None => Ok(self.bytes),
+        }
+    }
+
+    /// The bytes whatever happened (for builders whose values are known to fit).
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+/// The field map of one family as canonical JSON.
+pub fn to_json(family: Family) -> Value {
+    let records: Vec<Value> = ALL
+        .iter()
+        .filter(|r| r.family.in_export(family))
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "family": r.family.as_str(),
+                "public_name": r.public_name,
+                "size": r.size,
+                "fields": r.fields.iter().map(|f| {
+                    let mut v = json!({
+                        "name": f.name,
+                        "offset": f.offset,
+                        "width": f.width,
+                        "type": f.ty.as_str(),
+                        "endian": "le",
+                        "evidence": f.evidence.as_str(),
+                    });
+                    if f.since > 0 {
+                        v["since"] = json!(format!("0x{:08x}", f.since));
+                    }
+                    if !f.parts.is_empty() {
+                        v["parts"] = f.parts.iter().map(|p| json!({
+                            "name": p.name, "shift": p.shift, "bits": p.bits,
+                            "evidence": p.evidence.as_str(),
+                        })).collect();
+                    }
+                    if !f.elements.is_empty() {
+                        v["elements"] = json!(f.elements);
+                    }
+                    v
+                }).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "schema": "nbg-fieldmap/1",
+        "family": family.as_str(),
+        "endian": "le",
+        "records": records,
+    })
+}
+
+/// The field map of one family as a Markdown table per record.
+pub fn to_markdown(family: Family) -> String {
+    use std::fmt::Write;
+    let (title, flag) = match family {
+        Family::Both => ("both families".to_string(), String::new()),
+        f => (
+            format!("{} family", f.as_str()),
+            format!(" --family {}", f.as_str()),
+        ),
+    };
+    let mut s = format!(
+        "# NBG field map, {title}\n\nGenerated by `nbg fieldmap{flag} --format md` from `src/nbg/fieldmap.rs`. All integers are little-endian.\n"
+    );
+    for r in ALL.iter().filter(|r| r.family.in_export(family)) {
+        let _ = write!(
+            s,
+            "\n## `{}` ({} bytes): {}\n\n| Offset | Width | Field | Type | Evidence | Since | Parts |\n|---|---|---|---|---|---|---|\n",
+            r.id, r.size, r.public_name
+        );
+        for f in r.fields {
+            let parts = f
+                .parts
+                .iter()
+                .map(|p| format!("{}[{}:{}]", p.name, p.shift, p.shift + p.bits))
+                .chain(
+                    f.elements
+                        .iter()
+                        .enumerate()
+                        .map(|(i, e)| format!("{e}=word {i}")),
+                )
+                .collect::<Vec<_>>()
+                .join(", ");
+            let since = if f.since > 0 {
+                format!("0x{:08x}", f.since)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                s,
+                "| 0x{:02x} | {} | `{}` | {} | {} | {} | {} |",
+                f.offset,
+                f.width,
+                f.name,
+                f.ty.as_str(),
+                f.evidence.as_str(),
+                since,
+                parts
+            );
+        }
+    }
+    s
+}
+
+/// `nbg fieldmap`: the map of `family` (`None`: both) as `json` (canonical), `ksy` (one family)
+/// or `md`.
+pub fn render(family: Option<&str>, format: &str) -> Result<String, String> {
+    let family = match family {
+        None => Family::Both,
+        Some("v1") => Family::V1,
+        Some("v2") => Family::V2,
+        Some(other) => return Err(format!("--family {other}: expected v1 or v2")),
+    };
+    match format {
+        "json" => Ok(crate::evidence::canonical(&to_json(family))),
+        "md" => Ok(to_markdown(family)),
+        "ksy" if family == Family::Both => Err("--format ksy needs --family v1 or v2".into()),
+        "ksy" => Ok(to_ksy(family)),
+        other => Err(format!("--format {other}: expected json, ksy or md")),
+    }
+}
+
+/// The committed exports under `evidence/fieldmap/`: (path, family, format).
+pub const EXPORTS: [(&str, Option<&str>, &str); 4] = [
+    ("evidence/fieldmap/fieldmap.json", None, "json"),
+    ("evidence/fieldmap/fieldmap.md", None, "md"),
+    ("evidence/fieldmap/nbg_v1.ksy", Some("v1"), "ksy"),
+    ("evidence/fieldmap/nbg_v2.ksy", Some("v2"), "ksy"),
+];
+
+/// Kaitai Struct identifier of a field or record name (`quantization.format` ->
+/// `quantization_format`, `v2.header` -> `v2_header`).
+fn ksy_id(name: &str) -> String {
+    name.replace('.', "_")
+}
+
+/// One record as a Kaitai type: its fields in order (version gates as `if`), bit parts as value
+/// instances named `<field>_<part>`. `version` is the expression the gates compare.
+fn ksy_type(r: &Record, version: &str, out: &mut Vec<String>) {
+    out.push(format!("  {}:", ksy_id(r.id)));
+    out.push(format!("    doc: \"{} ({} bytes)\"", r.public_name, r.size));
+    out.push("    seq:".into());
+    for f in r.fields {
+        out.push(format!("      - id: {}", ksy_id(f.name)));
+        match f.ty {
+            Type::Magic => out.push("        contents: [0x56, 0x50, 0x4d, 0x4e]".into()),
+            Type::U8 => out.push("        type: u1".into()),
+            Type::U32 => out.push("        type: u4".into()),
+            Type::I32 => out.push("        type: s4".into()),
+            Type::U64 => out.push("        type: u8".into()),
+            Type::U32s => {
+                out.push("        type: u4".into());
+                out.push("        repeat: expr".into());
+                out.push(format!("        repeat-expr: {}", f.width / 4));
+            }
+            Type::Str => {
+                out.push("        type: strz".into());
+                out.push(format!("        size: {}", f.width));
+                out.push("        encoding: UTF-8".into());
+            }
+            Type::Bytes => out.push(format!("        size: {}", f.width)),
+        }
+        if f.since > 0 {
+            out.push(format!("        if: \"{version} >= 0x{:x}\"", f.since));
+        }
+        out.push(format!("        doc: \"{}\"", f.evidence.as_str()));
+    }
+    let parts: Vec<(&Field, &Part)> = r
+        .fields
+        .iter()
+        .flat_map(|f| f.parts.iter().map(move |p| (f, p)))
+        .collect();
+    if !parts.is_empty() {
+        out.push("    instances:".into());
+        for (f, p) in parts {
+            out.push(format!("      {}_{}:", ksy_id(f.name), p.name));
+            out.push(format!(
+                "        value: \"({} >> {}) & 0x{:x}\"",
+                ksy_id(f.name),
+                p.shift,
+                p.mask()
+            ));
+            if f.since > 0 {
+                out.push(format!("        if: \"{version} >= 0x{:x}\"", f.since));
+            }
+        }
+    }
+    // Every record also as a table of records filling its substream.
+    out.push(format!("  {}_table:", ksy_id(r.id)));
+    out.push("    seq:".into());
+    out.push("      - id: records".into());
+    out.push(format!("        type: {}", ksy_id(r.id)));
+    out.push("        repeat: eos".into());
+}
+
+/// The field map of one family as a Kaitai Struct `.ksy`: every record type, and a top-level
+/// structure that reaches the decoded records (v2: header, sub-header, directory and the bodies
+/// of decoded sections; v1: fixed part, entries and the decoded tables).
+pub fn to_ksy(family: Family) -> String {
+    let mut out = Vec::new();
+    let f = family.as_str();
+    out.push(
+        "# Generated by `nbg fieldmap --format ksy` from src/nbg/fieldmap.rs; do not edit.".into(),
+    );
+    out.push("meta:".into());
+    out.push(format!("  id: nbg_{f}"));
+    out.push(format!(
+        "  title: VeriSilicon NPU network binary graph (VPMN), {f} family"
+    ));
+    out.push("  file-extension: nb".into());
+    out.push("  endian: le".into());
+    match family {
+        Family::V2 => {
+            out.extend(
+                [
+                    "seq:",
+                    "  - id: header",
+                    "    type: v2_header",
+                    "instances:",
+                    "  version:",
+                    "    value: header.version",
+                    "  sub_header:",
+                    "    pos: header.sub_header_offset",
+                    "    type: v2_sub_header",
+                    "  directory:",
+                    "    pos: sub_header.section_headers_offset",
+                    "    type: v2_section_header",
+                    "    repeat: expr",
+                    "    repeat-expr: sub_header.section_header_count",
+                ]
+                .map(String::from),
+            );
+        }
+        _ => {
+            out.extend(
+                [
+                    "seq:",
+                    "  - id: fixed",
+                    "    type: v1_fixed",
+                    "  - id: entries",
+                    "    type: v1_entry",
+                    "    repeat: expr",
+                ]
+                .map(String::from),
+            );
+            out.push(format!("    repeat-expr: \"{}\"", v1_entry_count_expr()));
+            out.push("instances:".into());
+            out.push("  version:".into());
+            out.push("    value: fixed.version".into());
+            for (k, e) in crate::format::v1::ENTRIES.iter().enumerate() {
+                let Some(table) = v1_table_type(e.name, e.nests_into.is_some()) else {
+                    continue;
+                };
+                out.push(format!("  {}:", e.name));
+                out.push(format!("    pos: entries[{k}].offset"));
+                out.push(format!("    size: entries[{k}].size"));
+                out.push(format!("    type: {table}"));
+                out.push(format!("    if: entries.size > {k}"));
+            }
+        }
+    }
+    out.push("types:".into());
+    for r in ALL.iter().filter(|r| r.family.in_export(family)) {
+        let version = if r.id == "v1.fixed" {
+            "version"
+        } else {
+            "_root.version"
+        };
+        ksy_type(r, version, &mut out);
+    }
+    match family {
+        Family::V2 => {
+            // The section body by type, as a substream of the section's declared size.
+            let pos = out
+                .iter()
+                .position(|l| l == "  v2_section_header_table:")
+                .unwrap_or(out.len());
+            let body = [
+                "    instances:".to_string(),
+                "      body:".into(),
+                "        io: _root._io".into(),
+                "        pos: offset".into(),
+                "        size: size".into(),
+                "        type:".into(),
+                "          switch-on: type".into(),
+                "          cases:".into(),
+                "            1: v2_io_record_table".into(),
+                "            2: v2_io_record_table".into(),
+                "            3: layer_table".into(),
+                "            4: operation_table".into(),
+                "            9: sh_operation_table".into(),
+                "            10: patch_any_table".into(),
+                "            26: v2_dynaio_entry_table".into(),
+                "            35: v2_network_info".into(),
+                "            37: v2_memory_pool".into(),
+                "            38: v2_vip_sram".into(),
+                "            39: v2_axi_sram".into(),
+                "            40: v2_checksum_record_table".into(),
+            ];
+            out.splice(pos..pos, body);
+            out.extend(
+                [
+                    "  patch_any_table:",
+                    "    seq:",
+                    "      - id: records",
+                    "        type:",
+                    "          switch-on: _parent.entry_size",
+                    "          cases:",
+                    "            40: patch_40bit",
+                    "            _: patch",
+                    "        repeat: eos",
+                ]
+                .map(String::from),
+            );
+        }
+        _ => {
+            out.extend(
+                [
+                    "  v1_io_any_table:",
+                    "    seq:",
+                    "      - id: records",
+                    "        type:",
+                    "          switch-on: \"_root.version >= 0x1000b ? 116 : _root.version >= 0x10004 ? 108 : 44\"",
+                    "          cases:",
+                    "            116: v1_io_record",
+                    "            108: v1_io_record_108",
+                    "            44: v1_io_record_44",
+                    "        repeat: eos",
+                    "  v1_patch_any_table:",
+                    "    seq:",
+                    "      - id: records",
+                    "        type:",
+                ]
+                .map(String::from),
+            );
+            out.push(format!(
+                "          switch-on: \"_root.version >= 0x{:x}\"",
+                crate::format::v1::PATCH_40BIT_SINCE
+            ));
+            out.extend(
+                [
+                    "          cases:",
+                    "            true: patch_40bit",
+                    "            false: patch",
+                    "        repeat: eos",
+                ]
+                .map(String::from),
+            );
+        }
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    s
+}
+
+/// The Kaitai type of a v1 table whose records the field map lays out.
+fn v1_table_type(name: &str, nested: bool) -> Option<&'static str> {
+    Some(match name {
+        "input" | "output" => "v1_io_any_table",
+        "layer" => "layer_table",
+        "operation" => "operation_table",
+        "sh" => "sh_operation_table",
+        "patch" => "v1_patch_any_table",
+        "sw" => "v1_sw_operation_table",
+        "hw_init" => "v1_hw_init_operation_table",
+        "ppu_param" => "v1_ppu_param_table",
+        _ if nested => "v1_entry_table",
+        _ => return None,
+    })
+}
+
+/// `format::v1::entry_count` as a Kaitai expression over `fixed.version`.
+fn v1_entry_count_expr() -> String {
+    use crate::format::v1 as f1;
+    let mut expr = String::new();
+    for (v, n) in f1::PROVED_EXTENSIONS.iter().rev() {
+        expr.push_str(&format!("fixed.version == 0x{v:x} ? {n} : "));
+    }
+    let mut gates: Vec<u32> = f1::ENTRIES[..f1::PUBLIC_ENTRIES]
+        .iter()
+        .map(|e| e.since)
+        .filter(|&s| s > 0)
+        .collect();
+    gates.sort_unstable();
+    gates.dedup();
+    for &g in gates.iter().rev() {
+        expr.push_str(&format!(
+            "fixed.version >= 0x{g:x} ? {} : ",
+            f1::entry_count(g.max(f1::MIN_VERSION))
+        ));
+    }
+    expr.push_str(&f1::entry_count(f1::MIN_VERSION).to_string());
+    expr
+}

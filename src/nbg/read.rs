@@ -1,0 +1,152 @@
+//! Bounds-checked little-endian reads over file bytes, in memory or from a file.
+//!
+//! Every read names the file offset it needed, so a short file fails with `truncated` at the
+//! exact place instead of panicking. Over a file, reads are positioned reads of exactly the
+//! bytes asked for, so the parser holds only what it decodes, never the payload.
+
+use crate::failure::{Code, Failure};
+use crate::stream::FileSource;
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// Where the parser reads from.
+#[derive(Clone, Debug)]
+enum Source<'data> {
+    Memory(&'data [u8]),
+    File(Arc<FileSource>),
+}
+
+/// A view of file bytes with checked accessors.
+#[derive(Clone, Debug)]
+pub struct Data<'data> {
+    source: Source<'data>,
+}
+
+/// Bytes handed to a visitor at once when walking a range of a file.
+const VISIT_BYTES: u64 = 1 << 20;
+
+impl<'data> Data<'data> {
+    pub fn new(bytes: &'data [u8]) -> Self {
+        Data {
+            source: Source::Memory(bytes),
+        }
+    }
+
+    /// A file read with positioned reads; I/O errors are kept by `file` and reported by the
+    /// caller as input errors, never as NBG failures.
+    pub fn file(file: Arc<FileSource>) -> Data<'static> {
+        Data {
+            source: Source::File(file),
+        }
+    }
+
+    /// The whole file when it is in memory.
+    pub fn memory(&self) -> Option<&'data [u8]> {
+        match &self.source {
+            Source::Memory(b) => Some(b),
+            Source::File(_) => None,
+        }
+    }
+
+    /// The file, when reads go to one.
+    pub fn source_file(&self) -> Option<&Arc<FileSource>> {
+        match &self.source {
+            Source::Memory(_) => None,
+            Source::File(f) => Some(f),
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        match &self.source {
+            Source::Memory(b) => b.len() as u64,
+            Source::File(f) => f.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `len` bytes at `offset`, or `truncated` naming what was being read. Callers bound `len`
+    /// before asking: over a file this allocates `len` bytes.
+    pub fn slice(&self, offset: u64, len: u64, what: &str) -> Result<Cow<'data, [u8]>, Failure> {
+        let end = offset.checked_add(len);
+        match end {
+            Some(end) if end <= self.len() => Ok(self.range(offset, end)),
+            _ => Err(Failure::new(
+                Code::Truncated,
+                offset,
+                format!(
+                    "{what} needs {len} bytes at 0x{offset:x} but the file has {} bytes",
+                    self.len()
+                ),
+            )),
+        }
+    }
+
+    /// Bytes `[start, end)`, already known to lie inside the file.
+    pub fn range(&self, start: u64, end: u64) -> Cow<'data, [u8]> {
+        match &self.source {
+            Source::Memory(b) => Cow::Borrowed(&b[start as usize..end as usize]),
+            Source::File(f) => {
+                let mut buf = vec![0; (end - start) as usize];
+                f.read_at_or_note(start, &mut buf);
+                Cow::Owned(buf)
+            }
+        }
+    }
+
+    /// Walk `[start, end)` (inside the file) in pieces of at most 1 MiB that start at multiples
+    /// of `align` bytes from `start`; `f` gets each piece's file offset. In memory, one piece.
+    pub fn visit<E>(
+        &self,
+        start: u64,
+        end: u64,
+        align: u64,
+        mut f: impl FnMut(u64, &[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        if let Source::Memory(b) = &self.source {
+            return f(start, &b[start as usize..end as usize]);
+        }
+        let step = (VISIT_BYTES / align).max(1) * align;
+        let mut at = start;
+        while at < end {
+            let next = end.min(at + step);
+            f(at, &self.range(at, next))?;
+            at = next;
+        }
+        Ok(())
+    }
+
+    /// CRC-32 of `[start, end)` (inside the file).
+    pub fn crc32(&self, start: u64, end: u64) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        let _ = self.visit(start, end, 1, |_, p| {
+            h.update(p);
+            Ok::<(), ()>(())
+        });
+        h.finalize()
+    }
+
+    pub fn u32(&self, offset: u64, what: &str) -> Result<u32, Failure> {
+        let b = self.slice(offset, 4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+/// Little-endian u32 at `offset` inside an already bounds-checked record.
+pub fn le32(record: &[u8], offset: usize) -> u32 {
+    // Invariant: the range is 4 bytes long, so the conversion cannot fail.
+    u32::from_le_bytes(record[offset..offset + 4].try_into().expect("4-byte slice"))
+}
+
+/// Compose a 64-bit value from its low and high words.
+pub fn compose64(low: u32, high: u32) -> u64 {
+    (u64::from(high) << 32) | u64::from(low)
+}
+
+/// A NUL-terminated strict UTF-8 name inside a fixed field; `None` when invalid.
+pub fn fixed_name(field: &[u8]) -> Option<&str> {
+    let nul = field.iter().position(|&b| b == 0)?;
+    std::str::from_utf8(&field[..nul]).ok()
+}

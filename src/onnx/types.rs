@@ -1,0 +1,121 @@
+//! The ONNX layer's shared vocabulary: the admission limits and the typed view of a graph
+//! input or output. A leaf below the audit, the signature and the runs.
+
+use super::npz::Tensor;
+use super::proto::{self, ValueInfoProto};
+use serde::Serialize;
+
+/// Where a node or partition runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// On the CPU engine.
+    Cpu,
+    /// On the NPU (only ever with an approved compiled signature).
+    Npu,
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Device::Cpu => "cpu",
+            Device::Npu => "npu",
+        })
+    }
+}
+
+/// The spec's default limits.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub model_bytes: u64,
+    pub nodes: u64,
+    pub graph_inputs: u64,
+    pub graph_outputs: u64,
+    pub constant_tensors: u64,
+    pub constant_bytes: u64,
+    pub total_constant_bytes: u64,
+    pub rank: u64,
+    pub dimension: i64,
+    pub tensor_bytes: u64,
+}
+
+/// The default per-tensor limit (256 MiB), which the ONNX Runtime session allocator of the
+/// engine child also holds every intermediate tensor to.
+pub const MAX_TENSOR_BYTES: u64 = 268_435_456;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            model_bytes: 67_108_864,
+            nodes: 4_096,
+            graph_inputs: 64,
+            graph_outputs: 64,
+            constant_tensors: 4_096,
+            constant_bytes: 67_108_864,
+            total_constant_bytes: 268_435_456,
+            rank: 8,
+            dimension: 1_048_576,
+            tensor_bytes: MAX_TENSOR_BYTES,
+        }
+    }
+}
+
+/// A typed graph input or output; symbolic dimensions are kept by name.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ValueType {
+    pub name: String,
+    /// `tensor`, `sequence`, `map`, `optional`, `sparse_tensor`, `opaque` or `unknown`.
+    pub kind: &'static str,
+    pub elem_type: Option<i32>,
+    pub elem_type_name: Option<&'static str>,
+    /// Each dimension as a number, a symbol, or null when unnamed; `None` without a shape.
+    pub shape: Option<Vec<serde_json::Value>>,
+}
+
+impl ValueType {
+    pub fn static_dims(&self) -> Option<Vec<i64>> {
+        self.shape
+            .as_ref()?
+            .iter()
+            .map(serde_json::Value::as_i64)
+            .collect()
+    }
+}
+
+/// The typed view of one graph input or output.
+pub fn value_type(v: &ValueInfoProto) -> ValueType {
+    let name = v.name.clone().unwrap_or_default();
+    let (kind, tensor) = match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(proto::TypeValue::TensorType(t)) => ("tensor", Some(t)),
+        Some(proto::TypeValue::SparseTensorType(t)) => ("sparse_tensor", Some(t)),
+        Some(proto::TypeValue::SequenceType(_)) => ("sequence", None),
+        Some(proto::TypeValue::MapType(_)) => ("map", None),
+        Some(proto::TypeValue::OptionalType(_)) => ("optional", None),
+        Some(proto::TypeValue::OpaqueType(_)) => ("opaque", None),
+        None => ("unknown", None),
+    };
+    let elem_type = tensor.and_then(|t| t.elem_type);
+    let shape = tensor.and_then(|t| t.shape.as_ref()).map(|s| {
+        s.dim
+            .iter()
+            .map(|d| match &d.value {
+                Some(proto::DimensionValue::DimValue(n)) => serde_json::Value::from(*n),
+                Some(proto::DimensionValue::DimParam(p)) => serde_json::Value::from(p.clone()),
+                None => serde_json::Value::Null,
+            })
+            .collect()
+    });
+    ValueType {
+        name,
+        kind,
+        elem_type,
+        elem_type_name: elem_type.and_then(proto::data_type::name),
+        shape,
+    }
+}
+
+/// A constructed session: what an engine (`ort_engine`, tract, a child process) runs.
+pub trait Session {
+    /// Run once on `inputs`; the outputs in the model's order, or why not.
+    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, String>;
+}

@@ -1,0 +1,545 @@
+//! The text form of every command's result: what `nbg` prints on a terminal. Each function
+//! returns the whole text, lines ending in `\n`; the CLI only writes it out.
+
+use crate::crc_rules::Explanation;
+use crate::diff::DiffReport;
+use crate::differential;
+use crate::image::{EmitError, NbgImage, Reconstruction, ViewClass};
+use crate::lab;
+use crate::parse::{Graph, IoRecord, NbgV1, NbgV2};
+use crate::sweep;
+use std::fmt::Write;
+
+/// Changed ranges `differential` lists before it summarises the rest.
+const CHANGED_RANGES_SHOWN: usize = 64;
+
+/// `nbg parse`: the summary of one graph.
+pub fn graph(graph: &Graph<'_>) -> String {
+    match graph {
+        Graph::V1(g) => summary_v1(g),
+        Graph::V2(g) => summary_v2(g),
+    }
+}
+
+fn io_table(s: &mut String, title: &str, records: &[IoRecord]) {
+    let _ = writeln!(s, "\n{title} ({}):", records.len());
+    for r in records {
+        let _ = writeln!(
+            s,
+            "  {:>3} {:<32} {:<8} {:?} {} bytes, quant {}",
+            r.index,
+            r.name.as_deref().unwrap_or("(unnamed)"),
+            r.data_format_name.unwrap_or("unknown"),
+            r.dimensions,
+            r.storage_bytes.map_or("unknown".into(), |b| b.to_string()),
+            r.quantization.format_name.unwrap_or("unknown"),
+        );
+    }
+}
+
+fn summary_v1(g: &NbgV1<'_>) -> String {
+    let mut s = String::new();
+    let h = &g.header;
+    let _ = writeln!(s, "format     nbg-v1 (version 0x{:08x})", h.version);
+    let _ = writeln!(
+        s,
+        "layout     {}",
+        match g.layout {
+            crate::format::v1::Layout::Known => "known (a version with evidence)",
+            crate::format::v1::Layout::BoundedUnknown =>
+                "bounded-unknown (newer than any version with evidence: public entries read, the rest opaque)",
+        }
+    );
+    let _ = writeln!(s, "target     0x{:08x}", h.target);
+    let _ = writeln!(
+        s,
+        "file       {} bytes, sha256 {}",
+        g.file.size, g.file.sha256
+    );
+    let _ = writeln!(
+        s,
+        "network    {:?}: {} layers, {} operations",
+        h.network_name, h.layer_count, h.operation_count
+    );
+    let fp = &g.fixed_part;
+    let _ = writeln!(
+        s,
+        "fixed part {} bytes, {} entries ({} public{}), opaque extension {} bytes",
+        fp.size,
+        fp.entry_count,
+        fp.public_entry_count,
+        if fp.extension_entries.is_empty() {
+            String::new()
+        } else {
+            format!(", extension: {}", fp.extension_entries.join(" "))
+        },
+        g.opaque_fixed_extension.size
+    );
+    let _ = writeln!(s, "\ntables ({}):", g.tables.len());
+    let _ = writeln!(
+        s,
+        "  {:>3} {:<18} {:<9} {:>10} {:>10} {:>6} {:>7}",
+        "#", "name", "evidence", "offset", "size", "record", "records"
+    );
+    for t in &g.tables {
+        let _ = writeln!(
+            s,
+            "  {:>3} {:<18} {:<9} {:>#10x} {:>10} {:>6} {:>7}",
+            t.index,
+            t.name,
+            t.evidence,
+            t.offset,
+            t.size,
+            t.record_size.map_or("-".into(), |r| r.to_string()),
+            t.record_count.map_or("-".into(), |r| r.to_string()),
+        );
+    }
+    io_table(&mut s, "inputs", &g.inputs);
+    io_table(&mut s, "outputs", &g.outputs);
+    s.push_str(&g.records.summary());
+    let _ = writeln!(s, "\nchecks:");
+    let c = &g.crc;
+    let _ = writeln!(
+        s,
+        "  crc field @0x{:x}  stored 0x{:08x}, whole-file-zeroed 0x{:08x}: {}{}",
+        c.offset,
+        c.stored,
+        c.computed_whole_file_zeroed,
+        c.classification,
+        c.rule.as_ref().map_or(String::new(), |r| format!(" ({r})"))
+    );
+    for n in &g.nested_tables {
+        let _ = writeln!(
+            s,
+            "  nested {} -> {}: {} entries in bounds",
+            n.table, n.target, n.entry_count
+        );
+    }
+    let r = &g.connection_region;
+    let _ = writeln!(
+        s,
+        "  connection region 0x{:x}+{} sha256 {}",
+        r.offset, r.size, r.sha256
+    );
+    let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
+    s
+}
+
+fn summary_v2(g: &NbgV2<'_>) -> String {
+    let mut s = String::new();
+    let h = &g.header;
+    let _ = writeln!(s, "format     nbg-v2 (version 0x{:08x})", h.version);
+    let _ = writeln!(s, "target     0x{:08x}", h.target);
+    let _ = writeln!(
+        s,
+        "file       {} bytes, sha256 {}",
+        g.file.size, g.file.sha256
+    );
+    if let Some(n) = &g.network_info {
+        let _ = writeln!(
+            s,
+            "network    {:?}: {} layers, {} operations, {} cores",
+            n.name, n.layer_count, n.operation_count, n.core_count
+        );
+    }
+    let _ = writeln!(s, "\nsections ({}):", g.sections.len());
+    let _ = writeln!(
+        s,
+        "  {:>3} {:>4}  {:<34} {:>10} {:>10} {:>5} {:>5}  crc32",
+        "#", "type", "name", "offset", "size", "align", "entry"
+    );
+    for x in &g.sections {
+        let _ = writeln!(
+            s,
+            "  {:>3} {:>4}  {:<34} {:>#10x} {:>10} {:>5} {:>5}  {:08x}",
+            x.index,
+            x.kind,
+            x.type_name,
+            x.offset,
+            x.size,
+            x.alignment,
+            x.entry_size,
+            x.fingerprint.crc32
+        );
+    }
+    io_table(&mut s, "inputs", &g.inputs);
+    io_table(&mut s, "outputs", &g.outputs);
+    s.push_str(&g.records.summary());
+    let c = &g.file_checksum;
+    let _ = writeln!(s, "\nchecks:");
+    let _ = writeln!(
+        s,
+        "  file crc32        0x{:08x} matches ({} section bytes, {} gap bytes excluded)",
+        c.computed_crc32, c.covered_section_bytes, c.excluded_alignment_gap_bytes
+    );
+    let _ = writeln!(s, "  section checksums {} match", g.section_checksums.len());
+    match &g.dynamic_io {
+        Some(d) => {
+            let _ = writeln!(
+                s,
+                "  dynamic io        {} entries, {} region bytes, {} padding (zero)",
+                d.entry_count, d.region_bytes, d.padding_bytes
+            );
+        }
+        None => {
+            let _ = writeln!(s, "  dynamic io        absent");
+        }
+    }
+    let r = &g.connection_region;
+    let _ = writeln!(
+        s,
+        "  connection region 0x{:x}+{} sha256 {}{}",
+        r.offset,
+        r.size,
+        r.sha256,
+        if r.covered_by_section {
+            " (covered by sections)"
+        } else {
+            ""
+        }
+    );
+    let off: Vec<_> = g.corpus_invariants.iter().filter(|i| !i.holds).collect();
+    let _ = writeln!(
+        s,
+        "  corpus invariants {} of {} hold (reported, not enforced)",
+        g.corpus_invariants.len() - off.len(),
+        g.corpus_invariants.len()
+    );
+    for i in off {
+        let _ = writeln!(
+            s,
+            "    {}: expected {}, observed {}",
+            i.name, i.expected, i.observed
+        );
+    }
+    let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
+    s
+}
+
+/// `nbg crc-explain`: the field, the stored value and every hypothesis that reproduces it.
+pub fn crc_explain(name: &str, e: &Explanation) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{name}: {} field @0x{:x} stored 0x{:08x}; {} of {} hypotheses reproduce it",
+        e.format,
+        e.field_offset,
+        e.stored,
+        e.matches.len(),
+        e.hypotheses_evaluated
+    );
+    let show = |r: &[[u64; 2]]| {
+        r.iter()
+            .map(|x| format!("[0x{:x},0x{:x})", x[0], x[1]))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for h in &e.matches {
+        let ranges = if h.ranges.len() > 6 {
+            format!("{} ranges", h.ranges.len())
+        } else {
+            show(&h.ranges)
+        };
+        let zeroed = if h.zeroed.is_empty() {
+            String::new()
+        } else if h.zeroed.len() > 4 {
+            format!(" zeroed {} words", h.zeroed.len())
+        } else {
+            format!(" zeroed {}", show(&h.zeroed))
+        };
+        let _ = writeln!(s, "  {} {ranges}{zeroed}", h.rule);
+    }
+    s
+}
+
+/// `nbg image`: the owner table, the views, the totals per class and the reconstruction.
+pub fn image(
+    name: &str,
+    image: &NbgImage<'_>,
+    recon: &Result<Reconstruction, EmitError>,
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{name} ({}, {} bytes)", image.format(), image.len());
+    let _ = writeln!(
+        s,
+        "  {:>10} {:>10} {:>10}  {:<17} label",
+        "start", "end", "bytes", "class"
+    );
+    for o in image.owners() {
+        let zero = match o.all_zero {
+            Some(true) => " (all zero)",
+            Some(false) => " (nonzero)",
+            None => "",
+        };
+        let _ = writeln!(
+            s,
+            "  {:>#10x} {:>#10x} {:>10}  {:<17} {}{zero}",
+            o.start,
+            o.end,
+            o.len(),
+            o.class.as_str(),
+            o.label
+        );
+    }
+    let _ = writeln!(s, "  views: {}", image.views().len());
+    for v in image
+        .views()
+        .iter()
+        .filter(|v| v.class != ViewClass::NestedReference)
+    {
+        let _ = writeln!(s, "    {:>#10x} {:>#10x}  {}", v.start, v.end, v.label);
+    }
+    let _ = writeln!(s, "  totals:");
+    for (class, bytes) in image.totals() {
+        let _ = writeln!(s, "    {class:<17} {bytes}");
+    }
+    match recon {
+        Ok(r) => {
+            let _ = writeln!(
+                s,
+                "  reconstruction: identical, {} bytes, sha256 {}",
+                r.bytes, r.sha256
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(s, "  reconstruction: {e}");
+        }
+    }
+    s
+}
+
+/// `nbg diff`: sizes, then identical or the changed owners.
+pub fn diff(a_name: &str, b_name: &str, report: &DiffReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "A {a_name} ({} bytes)\nB {b_name} ({} bytes)",
+        report.a.size, report.b.size
+    );
+    if report.identical {
+        let _ = writeln!(s, "identical");
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "{} changed bytes in {} owners",
+        report.changed_bytes, report.owners_changed
+    );
+    let _ = writeln!(
+        s,
+        "  {:<40} {:<16} {:<9} {:>10} {:>7}",
+        "owner", "class", "status", "bytes", "ranges"
+    );
+    for o in &report.owners {
+        // The status's serde name, as in the JSON report.
+        let status = serde_json::to_value(&o.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {:<40} {:<16} {:<9} {:>10} {:>7}",
+            o.owner, o.class, status, o.changed_bytes, o.ranges_total
+        );
+    }
+    s
+}
+
+/// `nbg diff --hexdump`: every changed range of both files with 16 bytes of context.
+pub fn diff_hexdump(report: &DiffReport, a: &[u8], b: &[u8], colour: bool) -> String {
+    let mut s = String::new();
+    for o in &report.owners {
+        for c in &o.ranges {
+            let _ = writeln!(
+                s,
+                "\n{} {} A[0x{:x}..0x{:x}) B[0x{:x}..0x{:x})",
+                o.owner, c.field, c.a_start, c.a_end, c.b_start, c.b_end
+            );
+            s.push_str(&hex_context("A", a, c.a_start, c.a_end, colour));
+            s.push_str(&hex_context("B", b, c.b_start, c.b_end, colour));
+        }
+    }
+    s
+}
+
+/// Up to 64 changed bytes with 16 bytes of context either side, changed bytes highlighted.
+pub fn hex_context(side: &str, bytes: &[u8], start: u64, end: u64, colour: bool) -> String {
+    let end = end.min(start + 64);
+    let from = start.saturating_sub(16) & !15;
+    let to = (end + 16).min(bytes.len() as u64);
+    let mut s = String::new();
+    let mut row = from;
+    while row < to {
+        let _ = write!(s, "  {side} {row:08x}:");
+        for (o, b) in (row..(row + 16).min(to)).zip(&bytes[row as usize..]) {
+            if (start..end).contains(&o) {
+                if colour {
+                    let _ = write!(s, " \x1b[1;31m{b:02x}\x1b[0m");
+                } else {
+                    let _ = write!(s, "[{b:02x}]");
+                }
+            } else {
+                let _ = write!(s, " {b:02x}");
+            }
+        }
+        s.push('\n');
+        row += 16;
+    }
+    s
+}
+
+/// `nbg differential`: the capture's checks, changed ranges, source match and replay.
+pub fn differential(dir: &str, report: &differential::Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "capture {dir}");
+    let _ = writeln!(s, "  a1 = a2        {}", report.a1_equals_a2);
+    if let Some(same) = report.same_layout {
+        let _ = writeln!(s, "  same layout    {same}");
+    }
+    for d in &report.layout_differences {
+        let _ = writeln!(s, "    {d}");
+    }
+    for r in report.changed_ranges.iter().take(CHANGED_RANGES_SHOWN) {
+        let entry = match (r.dynaio_entry, r.entry_offset, r.section_offset) {
+            (Some(e), Some(o), Some(so)) => format!(" entry {e} +{o} (region +{so})"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "  changed [0x{:x}, 0x{:x}) {} {}{entry}",
+            r.start, r.end, r.role, r.owner
+        );
+    }
+    let more = report
+        .changed_ranges
+        .len()
+        .saturating_sub(CHANGED_RANGES_SHOWN) as u64
+        + report.changed_ranges_omitted;
+    if more > 0 {
+        let _ = writeln!(
+            s,
+            "  ... and {more} more changed ranges (--json lists the first {})",
+            differential::MAX_CHANGED_RANGES
+        );
+    }
+    if let Some(m) = &report.source {
+        let _ = writeln!(
+            s,
+            "  source         entry {} at 0x{:x} ({} bytes); differing indices {:?}; consistent {}",
+            m.dynaio_entry,
+            m.entry_file_offset,
+            m.entry_size,
+            m.differing_source_indices,
+            m.consistent
+        );
+    }
+    if let Some(r) = &report.replay {
+        let _ = writeln!(
+            s,
+            "  replay         {} substitutions; crc recorded 0x{:08x} recomputed 0x{:08x} ({})",
+            r.substitutions.len(),
+            r.recorded_crc32,
+            r.recomputed_crc32,
+            r.crc_rule
+        );
+        let _ = writeln!(s, "                 sha256 {} (B {})", r.sha256, r.b_sha256);
+    }
+    if let Some(m) = &report.mapping {
+        let _ = writeln!(
+            s,
+            "  mapping        {}: {:?} ({:?}), {} unexplained of {} changed bytes",
+            m.mapping, m.outcome, m.reason, m.unexplained_bytes, m.changed_bytes
+        );
+    }
+    let _ = writeln!(s, "  result         {}", report.result);
+    s
+}
+
+/// `nbg sweep`: the totals, per owner class, per catching code, and what went undetected.
+pub fn sweep(name: &str, report: &sweep::Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{name} ({}, {} offsets x {} patterns): {} detected, {} tolerated, {} undetected",
+        report.format,
+        report.offsets,
+        report.patterns.len(),
+        report.detected,
+        report.tolerated,
+        report.undetected
+    );
+    let _ = writeln!(
+        s,
+        "  {:<18} {:>10} {:>10} {:>10}",
+        "owner class", "detected", "tolerated", "undetected"
+    );
+    for (class, c) in &report.by_owner {
+        let _ = writeln!(
+            s,
+            "  {class:<18} {:>10} {:>10} {:>10}",
+            c.detected, c.tolerated, c.undetected
+        );
+    }
+    let _ = writeln!(s, "  caught by:");
+    for (code, n) in &report.by_code {
+        let _ = writeln!(s, "    {code:<32} {n}");
+    }
+    if !report.tolerated_reasons.is_empty() {
+        let _ = writeln!(s, "  tolerated because:");
+        for (reason, n) in &report.tolerated_reasons {
+            let _ = writeln!(s, "    {n:>8}  {reason}");
+        }
+    }
+    for (start, end, label) in &report.undetected_ranges {
+        let _ = writeln!(s, "  undetected [0x{start:x}, 0x{end:x}) {label}");
+    }
+    if report.derived_offsets > 0 {
+        let _ = writeln!(
+            s,
+            "  {} offsets flipped and parsed; {} payload/gap offsets classified from checksum coverage (--exhaustive to flip them too)",
+            report.exhaustive_offsets, report.derived_offsets
+        );
+    }
+    s
+}
+
+/// `nbg lab`: one line per step, and its rows where they are few or failed.
+pub fn lab_steps(report: &lab::Report) -> String {
+    let mut s = String::new();
+    for step in &report.steps {
+        let _ = writeln!(
+            s,
+            "{:<28} {:<4} {:>4} items {:>8.2}s  {}",
+            step.name,
+            if step.passed { "pass" } else { "FAIL" },
+            step.items,
+            step.seconds,
+            step.note
+        );
+        for row in step
+            .rows
+            .iter()
+            .filter(|r| !r.passed || report.steps.len() < 2 || step.rows.len() <= 8)
+        {
+            let _ = writeln!(
+                s,
+                "    {:<4} {:<52} {}",
+                if row.passed { "ok" } else { "FAIL" },
+                row.item,
+                row.detail
+            );
+        }
+    }
+    s
+}
+
+/// `nbg lab`'s last line: steps passed and failed.
+pub fn lab_total(report: &lab::Report) -> String {
+    let failed = report.steps.iter().filter(|s| !s.passed).count();
+    format!(
+        "lab: {} steps, {} passed, {} failed\n",
+        report.steps.len(),
+        report.steps.len() - failed,
+        failed
+    )
+}

@@ -1,0 +1,273 @@
+//! The `nbg` command line: exit codes, stdout/stderr split, JSON contract.
+
+use crate::common;
+
+use std::process::{Command, Output};
+
+fn nbg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(args)
+        .current_dir(common::root())
+        .output()
+        .expect("run nbg")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn parse_valid_control() {
+    let o = nbg(&["parse", "controls/ctc-like.nb"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("nbg-v2"), "{text}");
+    assert!(text.contains("NBG_SECTION_DYNAIO_TABLE"), "{text}");
+    assert!(text.contains("uid_20000_sub_uid_1_out_0"), "{text}");
+
+    let o = nbg(&["parse", "--json", "controls/ctc-like.nb"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(v["format"], "nbg-v2");
+    assert_eq!(v["dynamic_io"]["entry_count"], 50);
+    assert_eq!(v["file_checksum"]["matches"], true);
+}
+
+#[test]
+fn parse_invalid_file_exits_1_with_code_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.nb");
+    let mut b = common::control("erf-u8.nb");
+    common::put32(&mut b, 0x20, 3);
+    std::fs::write(&path, &b).unwrap();
+    let p = path.to_str().unwrap();
+
+    let o = nbg(&["parse", p]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stdout(&o).is_empty());
+    assert!(
+        stderr(&o).starts_with("error[sub-header-count] at 0x20: "),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = nbg(&["parse", "--json", p]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "sub-header-count");
+    assert_eq!(v["error"]["offset"], 0x20);
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sub-header count")
+    );
+}
+
+#[test]
+fn usage_and_io_problems_exit_2() {
+    let o = nbg(&["parse", "no/such/file.nb"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no/such/file.nb"));
+
+    let o = nbg(&["parse", "controls"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("directory"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("link.nb");
+    std::os::unix::fs::symlink(common::root().join("controls/erf-u8.nb"), &link).unwrap();
+    let o = nbg(&["parse", link.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("symlink"));
+
+    assert_eq!(nbg(&["parse"]).status.code(), Some(2));
+    assert_eq!(nbg(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn check_lists_every_file_and_fails_if_any_fails() {
+    let o = nbg(&["check", "controls/erf-u8.nb", "controls/shuffled.nb"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o).lines().filter(|l| l.ends_with(": ok")).count(),
+        2
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.nb");
+    let mut b = common::control("erf-u8.nb");
+    b[0] = b'W';
+    std::fs::write(&bad, &b).unwrap();
+    let o = nbg(&["check", "controls/erf-u8.nb", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("erf-u8.nb: ok"));
+    assert!(out.contains("bad.nb: bad-magic at 0x0"), "{out}");
+}
+
+#[test]
+fn synth_writes_the_pinned_control_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("erf.nb");
+    let o = nbg(&[
+        "synth",
+        "--profile",
+        "erf-u8",
+        "--seed",
+        "11",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), common::control("erf-u8.nb"));
+    let again = nbg(&[
+        "synth",
+        "--profile",
+        "erf-u8",
+        "--seed",
+        "11",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    let o = nbg(&[
+        "synth",
+        "--profile",
+        "nope",
+        "--seed",
+        "1",
+        "-o",
+        dir.path().join("x").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("erf-u8"));
+}
+
+#[test]
+fn v1_parse_and_crc_explain() {
+    let corpus = common::root().join("controls/public/v1");
+    let timvx = corpus.join("timvx-conv2d_relu_maxpool2d_fp32-001e.nb");
+    let lenet = corpus.join("a733-lenet-v2-0016.nb");
+    let o = nbg(&["parse", timvx.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("nbg-v1 (version 0x0001001e)"));
+
+    let o = nbg(&[
+        "crc-explain",
+        "--json",
+        timvx.to_str().unwrap(),
+        lenet.to_str().unwrap(),
+        "controls/erf-u8.nb",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["stored"], 0x4873_9b09u32);
+    assert_eq!(v[0]["matches"][0]["rule"], "whole-file-field-zeroed");
+    assert_eq!(
+        v[0]["matches"][0]["ranges"],
+        serde_json::json!([[0, 0x6c], [0x70, 9152]])
+    );
+    assert_eq!(
+        v[0]["matches"][0]["zeroed"],
+        serde_json::json!([[0x6c, 0x70]])
+    );
+    assert_eq!(v[1]["stored"], 0);
+    assert_eq!(v[1]["matches"], serde_json::json!([]));
+    assert_eq!(v[2]["format"], "nbg-v2");
+    assert_eq!(v[2]["matches"][0]["rule"], "v2-directory-order");
+
+    let o = nbg(&["crc-explain", timvx.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("whole-file-field-zeroed [0x0,0x6c) [0x70,0x23c0) zeroed [0x6c,0x70)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn image_json_svg_and_roundtrip() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("map.svg");
+    let o = nbg(&[
+        "image",
+        "--json",
+        "controls/ctc-like.nb",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for key in ["owners", "views", "totals", "reconstruction"] {
+        assert!(v.get(key).is_some(), "{key}");
+    }
+    for key in ["start", "end", "class", "label"] {
+        assert!(v["owners"][0].get(key).is_some(), "owners[0].{key}");
+    }
+    assert_eq!(v["reconstruction"]["identical"], true);
+    assert_eq!(v["reconstruction"]["bytes"], 18848);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") && text.contains("NBG_SECTION_COEF_DATA"));
+    // The SVG is never overwritten.
+    let o = nbg(&[
+        "image",
+        "controls/ctc-like.nb",
+        "--svg",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let before: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    let o = nbg(&["roundtrip", "controls/erf-u8.nb", "controls/shuffled.nb"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "controls/erf-u8.nb: exact\n\
+         controls/erf-u8.nb: records: 13 re-encoded exactly (of 13 decoded-record owners)\n\
+         controls/shuffled.nb: exact\n\
+         controls/shuffled.nb: records: 14 re-encoded exactly (of 14 decoded-record owners)\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        before.len(),
+        "roundtrip wrote without --out"
+    );
+
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let o = nbg(&[
+        "roundtrip",
+        "--out",
+        out.to_str().unwrap(),
+        "controls/erf-u8.nb",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read(out.join("erf-u8.nb")).unwrap(),
+        common::control("erf-u8.nb")
+    );
+    assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
+
+    let bad = dir.path().join("bad.nb");
+    let mut b = common::control("erf-u8.nb");
+    b[0x10] ^= 1;
+    std::fs::write(&bad, &b).unwrap();
+    let o = nbg(&[
+        "roundtrip",
+        "--out",
+        out.to_str().unwrap(),
+        "controls/tail-gap.nb",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stdout(&o).contains("bad.nb: declared-size-mismatch at 0x10"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!out.join("bad.nb").exists());
+}

@@ -1,0 +1,140 @@
+//! Shared test helpers: the committed controls and the builder's layouts.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn control(name: &str) -> Vec<u8> {
+    std::fs::read(root().join("controls").join(name)).expect("committed control")
+}
+
+/// Control file names from `controls/controls.json`.
+pub fn control_names() -> Vec<String> {
+    manifest()["controls"]
+        .as_array()
+        .expect("controls array")
+        .iter()
+        .map(|c| c["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+pub fn manifest() -> serde_json::Value {
+    let text = std::fs::read_to_string(root().join("controls/controls.json")).expect("manifest");
+    serde_json::from_str(&text).expect("manifest JSON")
+}
+
+pub fn le32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
+pub fn put32(bytes: &mut [u8], at: usize, v: u32) {
+    bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// The public corpus beside the project (`../shared/corpus`), when present. A developer's clone
+/// may not have it: the test then prints one visible `skipped:` line and returns `None`. Under
+/// `CI=true` (where it is always provided) its absence is a failure, never a skip.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = root().join("../shared/corpus");
+    if dir.join("corpus.json").is_file() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true"),
+        "the public corpus is missing under CI=true: expected {} beside the project",
+        dir.display()
+    );
+    // Straight to the stream, not through `println!`, which the test harness captures.
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: ../shared/corpus not present ({})",
+        std::thread::current().name().unwrap_or("test")
+    );
+    None
+}
+
+/// `(file name, bytes, pinned entry)` for every file of a `nbg-public-corpus/1` config, with the
+/// pinned size and SHA-256 checked.
+fn pinned_files(dir: &Path, expected: usize) -> Vec<(String, Vec<u8>, serde_json::Value)> {
+    let text = std::fs::read_to_string(dir.join("corpus.json")).expect("corpus.json");
+    let config: serde_json::Value = serde_json::from_str(&text).expect("corpus.json is JSON");
+    assert_eq!(config["schema"], "nbg-public-corpus/1");
+    let files = config["files"].as_array().expect("files");
+    assert_eq!(
+        files.len(),
+        expected,
+        "{} holds {expected} files",
+        dir.display()
+    );
+    files
+        .iter()
+        .map(|f| {
+            let name = f["file"].as_str().expect("file").to_string();
+            let bytes = std::fs::read(dir.join("v1").join(&name)).expect("corpus file");
+            assert_eq!(
+                bytes.len() as u64,
+                f["size"].as_u64().unwrap(),
+                "{name} size"
+            );
+            assert_eq!(
+                nbg_lab::fingerprint::Hash256::of(&bytes).hex(),
+                f["sha256"].as_str().unwrap(),
+                "{name} sha256"
+            );
+            (name, bytes, f.clone())
+        })
+        .collect()
+}
+
+/// All 22 files of `../shared/corpus`, or `None` (with a visible skip) where it is absent.
+pub fn corpus_files() -> Option<Vec<(String, Vec<u8>, serde_json::Value)>> {
+    corpus_dir().map(|dir| pinned_files(&dir, 22))
+}
+
+/// The 15 redistributable public files the repository carries (`controls/public`).
+pub fn public_controls() -> Vec<(String, Vec<u8>, serde_json::Value)> {
+    pinned_files(&root().join("controls/public"), 15)
+}
+
+/// One public file by name, from the repository's controls: always present.
+pub fn public_control(name: &str) -> Vec<u8> {
+    std::fs::read(root().join("controls/public/v1").join(name)).expect("committed public control")
+}
+
+/// Compare `actual`, pretty-printed, with its committed snapshot file; `UPDATE_EXPECT=1` rewrites
+/// the file instead.
+pub fn snapshot(file: expect_test::ExpectFile, actual: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(actual).expect("a JSON value prints") + "\n";
+    file.assert_eq(&text);
+}
+
+/// The committed snapshot `tests/snapshots/NAME`, by absolute path (expect-test would otherwise
+/// guess the workspace root from the directories above the clone).
+macro_rules! snapshot_file {
+    ($name:literal) => {
+        expect_test::expect_file![concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/snapshots/",
+            $name
+        )]
+    };
+}
+pub(crate) use snapshot_file;
+
+/// Compare rebuilt evidence with the committed files; `UPDATE_SNAPSHOTS=1` writes them.
+pub fn check_generated(generated: Vec<nbg_lab::evidence::Generated>) {
+    let root = root();
+    for g in generated {
+        let path = root.join(&g.path);
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &g.text).unwrap();
+        }
+        let committed =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", g.path));
+        assert!(committed == g.text, "{} differs from its rebuild", g.path);
+    }
+}

@@ -1,0 +1,150 @@
+//! The coefficient locator (PoC 12A): `nbg locate` on an untuned synthetic pair and on the
+//! public TIM-VX sample.
+
+use crate::common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn nbg(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(args)
+        .output()
+        .expect("nbg runs")
+}
+
+fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let (m, n) = nbg_lab::locate::synthetic_pair();
+    let dir = tempfile::tempdir().unwrap();
+    let (mp, np) = (dir.path().join("pair.onnx"), dir.path().join("pair.nb"));
+    std::fs::write(&mp, m).unwrap();
+    std::fs::write(&np, n).unwrap();
+    (dir, mp, np)
+}
+
+#[test]
+fn locator_finds_the_placed_weight_under_its_one_transform_only() {
+    let (m, n) = nbg_lab::locate::synthetic_pair();
+    let doc = nbg_lab::locate::locate(&m, &n).unwrap();
+    assert_eq!(doc["schema"], "nbg-locate/1");
+    assert_eq!(
+        doc["registry_sha256"],
+        nbg_lab::locate::registry_sha256().hex()
+    );
+    let rows = doc["initializers"].as_array().unwrap();
+    let w = rows.iter().find(|r| r["name"] == "w").unwrap();
+    assert_eq!(w["result"], "found");
+    let matches = w["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 1, "{matches:?}");
+    assert_eq!(matches[0]["transform"], "ohwi/fp16");
+    assert_eq!(matches[0]["count"], 1);
+    let o = &matches[0]["occurrences"][0];
+    assert_eq!(o["owner"], "NBG_SECTION_COEF_DATA");
+    assert_eq!(o["offset_in_owner"], nbg_lab::locate::PAIR_OFFSET as u64);
+    // Every transform of the registry was tried on the 4-D weight.
+    assert_eq!(w["transforms_tried"], 10);
+    let b = rows.iter().find(|r| r["name"] == "b").unwrap();
+    assert_eq!(b["result"], "not-found");
+    assert_eq!(doc["summary"]["found"], 1);
+    assert_eq!(doc["summary"]["not_found"], 1);
+}
+
+#[test]
+fn locator_finds_a_quantized_weight_computed_independently() {
+    use nbg_lab::synth::{GraphSpec, Rng, TensorSpec};
+    // The pair's model, and a graph holding its weight as uint8 (min-max affine, stored order).
+    let (m, _) = nbg_lab::locate::synthetic_pair();
+    let model = <nbg_lab::onnx::proto::ModelProto as prost::Message>::decode(&m[..]).unwrap();
+    let t = &model.graph.as_ref().unwrap().initializer[0];
+    let w: Vec<f32> = t
+        .raw_data
+        .as_ref()
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let (lo, hi) = w.iter().fold((0f64, 0f64), |(l, h), &x| {
+        (l.min(x as f64), h.max(x as f64))
+    });
+    let scale = ((hi - lo) / 255.0) as f32;
+    let zp = (-(lo as f32) / scale).round_ties_even().clamp(0.0, 255.0);
+    let q: Vec<u8> = w
+        .iter()
+        .map(|&x| ((x / scale).round_ties_even() + zp).clamp(0.0, 255.0) as u8)
+        .collect();
+    let spec = GraphSpec {
+        target: 0x1000_000e,
+        network_name: "q".into(),
+        inputs: vec![TensorSpec::new("x", &[8], 2)],
+        outputs: vec![TensorSpec::new("y", &[8], 2)],
+        layers: 4,
+        operations: 5,
+        ppu_bytes: 256,
+        loadstate_bytes: 320,
+        coef_bytes: 1024,
+        memory_pool_bytes: 161_280,
+        vip_sram_bytes: 262_144,
+        dynaio: None,
+    };
+    let mut layout = spec.layout(&mut Rng::new(7));
+    let nn = layout
+        .sections
+        .iter_mut()
+        .find(|s| s.kind == nbg_lab::format::section::NN)
+        .unwrap();
+    nn.payload[100..100 + q.len()].copy_from_slice(&q);
+    let doc = nbg_lab::locate::locate(&m, &layout.emit()).unwrap();
+    let w = &doc["initializers"][0];
+    assert_eq!(w["result"], "found");
+    let hit = w["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["transform"] == "as-stored/uint8-min-max")
+        .unwrap();
+    assert_eq!(hit["occurrences"][0]["owner"], "NBG_SECTION_NN");
+    assert_eq!(hit["occurrences"][0]["offset_in_owner"], 100);
+}
+
+#[test]
+fn locate_cli_exit_codes_and_the_public_sample() {
+    let (_dir, mp, np) = pair_files();
+    let out = nbg(&[
+        "locate",
+        mp.to_str().unwrap(),
+        np.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let committed =
+        std::fs::read_to_string(common::root().join("evidence/locate/synthetic-pair.json"))
+            .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), committed);
+    let out = nbg(&["locate", mp.to_str().unwrap(), np.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ohwi/fp16 at 0x"), "{text}");
+    // Not an NBG: exit 1; missing: exit 2.
+    let out = nbg(&["locate", mp.to_str().unwrap(), mp.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = nbg(&["locate", mp.to_str().unwrap(), "/nonexistent.nb"]);
+    assert_eq!(out.status.code(), Some(2));
+    // The public TIM-VX sample holds none of the pair's (random) coefficients: a negative
+    // control; its own weights are not published as source (notebooks/mappings.md).
+    let sample = common::root().join("controls/public/v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb");
+    let out = nbg(&[
+        "locate",
+        mp.to_str().unwrap(),
+        sample.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["found"], 0);
+    let owners: Vec<&str> = v["graph"]["admitted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["owner"].as_str().unwrap())
+        .collect();
+    assert_eq!(owners, ["dyna_io", "coeff_data"]);
+}

@@ -1,0 +1,30 @@
+//! The integration tests, one binary: one module per area (a binary per file would link the
+//! library and its dependencies once per file).
+
+mod common;
+
+mod cli;
+mod diff;
+mod differential;
+mod fieldmap;
+mod filesystem;
+mod image;
+mod inventory;
+mod kaitai;
+#[cfg(feature = "onnx")]
+mod locate;
+mod mappings;
+mod mutations;
+#[cfg(feature = "onnx")]
+mod onnx;
+mod records;
+mod report;
+mod resources;
+mod streaming;
+mod sweep;
+mod v1_corpus;
+mod v1_failures;
+mod v2_controls;
+mod v2_failures;
+mod v2_properties;
+mod vendor_reader;

@@ -1,0 +1,233 @@
+//! The streaming path (`open::parse_file`: structure by positioned reads, payload streamed
+//! once in chunks) gives exactly what the in-memory `parse` gives: the same JSON document for
+//! every control and public file, the same failure (code, offset, message) for mutated and
+//! truncated bytes, and it refuses before reading payloads it does not need.
+
+use crate::common;
+
+use nbg_lab::parse::{Options, parse};
+use nbg_lab::stream::{self, FileSource, ReadAt};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Memory and streamed results, as comparable values.
+fn both(
+    bytes: &[u8],
+) -> (
+    Result<serde_json::Value, nbg_lab::Failure>,
+    Result<serde_json::Value, nbg_lab::Failure>,
+) {
+    let memory = parse(bytes).map(|g| g.to_json());
+    let streamed = nbg_lab::open::parse_source(
+        Arc::new(FileSource::from_bytes(bytes.to_vec())),
+        Options::default(),
+    )
+    .expect("bytes in memory never fail to read")
+    .map(|g| g.to_json());
+    (memory, streamed)
+}
+
+fn assert_same(name: &str, bytes: &[u8]) {
+    let (memory, streamed) = both(bytes);
+    assert_eq!(
+        memory, streamed,
+        "{name}: streamed parse differs from the in-memory parse"
+    );
+}
+
+/// The files on disk, parsed by `parse_file`, against `parse` of the bytes read whole.
+fn assert_file_same(path: &std::path::Path) {
+    let bytes = std::fs::read(path).expect("readable file");
+    let memory = parse(&bytes).map(|g| g.to_json());
+    let streamed = nbg_lab::open::parse_file(path, Options::default())
+        .expect("readable file")
+        .map(|g| g.to_json());
+    assert_eq!(
+        memory,
+        streamed,
+        "{}: streamed parse differs",
+        path.display()
+    );
+    assert_same(&path.display().to_string(), &bytes);
+}
+
+#[test]
+fn every_control_streams_like_memory() {
+    for name in common::control_names() {
+        assert_file_same(&common::root().join("controls").join(&name));
+    }
+}
+
+#[test]
+fn every_public_file_streams_like_memory() {
+    // All 22 when ../shared is there (a visible skip line otherwise), and always the 15 the
+    // repository carries.
+    let shared = common::root().join("../shared/corpus/v1");
+    let all = common::corpus_files().unwrap_or_default();
+    for (name, _, _) in &all {
+        assert_file_same(&shared.join(name));
+    }
+    let carried = common::root().join("controls/public/v1");
+    for (name, _, _) in &common::public_controls() {
+        assert_file_same(&carried.join(name));
+    }
+}
+
+/// A file large enough for the pipelined engine (two workers, several chunks, a short last one).
+#[test]
+fn large_file_pipelined_like_memory() {
+    let bytes = nbg_lab::synth::bulk(7, 3 * stream::CHUNK as u64 + 12_345).emit();
+    assert!(bytes.len() > 3 * stream::CHUNK);
+    let (memory, streamed) = both(&bytes);
+    let memory = memory.expect("bulk graph is valid");
+    assert_eq!(Ok(memory.clone()), streamed);
+    assert_eq!(
+        memory["file"]["sha256"],
+        serde_json::to_value(nbg_lab::fingerprint::Hash256::of(&bytes)).unwrap()
+    );
+    let file = FileSource::from_bytes(bytes.clone());
+    assert_eq!(
+        stream::sha256(&file).unwrap(),
+        nbg_lab::fingerprint::Hash256::of(&bytes)
+    );
+}
+
+/// Byte flips and truncations fail (or pass) identically on both paths.
+#[test]
+fn mutations_fail_identically() {
+    let mut cases = 0;
+    for name in common::control_names() {
+        let original = common::control(&name);
+        let stride = if original.len() < 8192 { 1 } else { 7 };
+        for at in (0..original.len()).step_by(stride) {
+            for pattern in [0x01u8, 0xff] {
+                let mut bytes = original.clone();
+                bytes[at] ^= pattern;
+                assert_same(&format!("{name} ^0x{pattern:02x} at 0x{at:x}"), &bytes);
+                cases += 1;
+            }
+        }
+        for len in (0..original.len()).step_by(stride * 3) {
+            assert_same(&format!("{name} truncated to {len}"), &original[..len]);
+            cases += 1;
+        }
+    }
+    let public = common::root().join("../shared/corpus/v1");
+    for name in [
+        "timvx-conv2d_relu_maxpool2d_fp32-001e.nb",
+        "ameba-planar_to_nchw_512_lut-0014.nb",
+        "ksnn-hand-tiny-000c.nb",
+    ] {
+        let Ok(original) = std::fs::read(public.join(name)) else {
+            println!("skipped: ../shared/corpus not present ({name})");
+            continue;
+        };
+        for at in (0..original.len().min(4096)).step_by(3) {
+            let mut bytes = original.clone();
+            bytes[at] ^= 0x80;
+            assert_same(&format!("{name} ^0x80 at 0x{at:x}"), &bytes);
+            cases += 1;
+        }
+        for len in [
+            0,
+            3,
+            4,
+            7,
+            8,
+            0x5b,
+            0x5c,
+            0x100,
+            0x200,
+            0x400,
+            original.len() / 2,
+            original.len() - 1,
+        ] {
+            assert_same(&format!("{name} truncated to {len}"), &original[..len]);
+            cases += 1;
+        }
+    }
+    println!("{cases} mutated or truncated inputs: same result on both paths");
+}
+
+/// Bytes in memory that count what the parser reads, and may claim to be longer than they are
+/// (the claimed tail reads as zeros).
+struct Counting {
+    bytes: Vec<u8>,
+    read: Arc<AtomicU64>,
+}
+
+impl ReadAt for Counting {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        self.read.fetch_add(buf.len() as u64, Ordering::Relaxed);
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = self.bytes.get(offset as usize + i).copied().unwrap_or(0);
+        }
+        Ok(())
+    }
+}
+
+fn counted(
+    bytes: Vec<u8>,
+    len: u64,
+) -> (
+    Result<nbg_lab::parse::Graph<'static>, nbg_lab::Failure>,
+    u64,
+) {
+    let read = Arc::new(AtomicU64::new(0));
+    let file = FileSource::new(
+        Box::new(Counting {
+            bytes,
+            read: Arc::clone(&read),
+        }),
+        len,
+        "counting".into(),
+    );
+    let parsed =
+        nbg_lab::open::parse_source(Arc::new(file), Options::default()).expect("no I/O error");
+    (parsed, read.load(Ordering::Relaxed))
+}
+
+#[test]
+fn refuses_before_reading_payloads() {
+    // A 2 GiB file with a bad magic: four bytes read.
+    let (parsed, read) = counted(b"VPMX\0\0\0\0".to_vec(), 2 << 30);
+    assert_eq!(parsed.unwrap_err().code, nbg_lab::Code::BadMagic);
+    assert_eq!(read, 4);
+
+    // A valid header that declares another size: the header only.
+    let control = common::control("erf-u8.nb");
+    let (parsed, read) = counted(control.clone(), 2 << 30);
+    assert_eq!(
+        parsed.unwrap_err().code,
+        nbg_lab::Code::DeclaredSizeMismatch
+    );
+    assert!(
+        read <= 56,
+        "{read} bytes read: magic, version and the 48-byte header"
+    );
+
+    // A large graph whose input record is invalid: header, directory and that record, no
+    // payload (the 12 MiB coefficient section is never read).
+    let mut bytes = nbg_lab::synth::bulk(3, 12 << 20).emit();
+    let len = bytes.len() as u64;
+    let graph = parse(&bytes).expect("valid");
+    let nbg_lab::parse::Graph::V2(g) = graph else {
+        panic!("bulk is v2")
+    };
+    let input = g.section(1).expect("input section").offset as usize;
+    drop(g);
+    bytes[input..input + 4].copy_from_slice(&0u32.to_le_bytes());
+    let (parsed, read) = counted(bytes, len);
+    assert_eq!(parsed.unwrap_err().code, nbg_lab::Code::DimensionCount);
+    assert!(read < 64 << 10, "{read} bytes read to refuse a record");
+
+    // A valid large graph is read once, plus the small structure and edge reads.
+    let bytes = nbg_lab::synth::bulk(3, 12 << 20).emit();
+    let len = bytes.len() as u64;
+    let (parsed, read) = counted(bytes, len);
+    assert!(parsed.is_ok());
+    assert!(
+        read >= len && read < len + (256 << 10),
+        "{read} bytes read for {len}"
+    );
+}
