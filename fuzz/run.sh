@@ -31,5 +31,7 @@ case "$target" in
     done
     ;;
 esac
-cargo fuzz run --sanitizer none "$target" "$seeds" -- \
+features=()
+case "$target" in npz | onnx_audit | policy) features=(--features onnx) ;; esac
+cargo fuzz run --sanitizer none "${features[@]}" "$target" "$seeds" -- \
   -max_total_time="$seconds" -runs="$runs" -max_len=131072 -print_final_stats=1 2>&1 | tee "fuzz-$target.log" | tail -n 30

@@ -12,16 +12,16 @@ pub mod report;
 
 // The core's modules keep their paths at the crate root (`nbg_lab::parse`, ...).
 pub use nbg::{
-    crc_explain, crc_rules, failure, fieldmap, files, fingerprint, format, image, open, parse, read,
-    reencode, stream,
+    crc_explain, crc_rules, failure, fieldmap, files, fingerprint, format, image, open, parse,
+    read, reencode, stream,
 };
 
 // The lab's modules, likewise (`nbg_lab::diff`, ...).
+#[cfg(feature = "onnx")]
+pub use lab::locate;
 pub use lab::{
     capture, corpus, diff, differential, evidence, inventory, mapping, sweep, synth, synth_v1,
 };
-#[cfg(feature = "onnx")]
-pub use lab::locate;
 
 pub use failure::{Code, Failure};
 pub use parse::{Graph, parse};

@@ -5,8 +5,8 @@
 pub mod check;
 pub mod crc_explain;
 pub mod diff;
-pub mod fieldmap;
 pub mod differential;
+pub mod fieldmap;
 pub mod image;
 pub mod inventory;
 pub mod lab;

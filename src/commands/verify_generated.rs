@@ -14,7 +14,7 @@ pub fn exec(args: Args) -> ExitCode {
     if !cfg!(feature = "onnx") {
         eprintln!(
             "skipped: {} (nbg built without the onnx feature)",
-            nbg_lab::evidence::ONNX_EVIDENCE
+            nbg_lab::evidence::ONNX_EVIDENCE.join(" and ")
         );
     }
     let root = &nbg_lab::lab::project_root();

@@ -132,6 +132,7 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
     }
     out.extend(report_evidence(root)?);
     out.extend(mapping_evidence(root)?);
+    #[cfg(feature = "onnx")]
     out.extend(crate::locate::evidence()?);
     out.extend(fieldmap_evidence()?);
     Ok(out)
@@ -230,7 +231,7 @@ pub fn verify(root: &Path) -> Result<(usize, Vec<Mismatch>), String> {
     }
     for path in committed_files(&root.join("evidence"), "evidence") {
         // Built without ONNX, its evidence has no generator here: skipped (the CLI says so).
-        if !cfg!(feature = "onnx") && path.starts_with(ONNX_EVIDENCE) {
+        if !cfg!(feature = "onnx") && ONNX_EVIDENCE.iter().any(|d| path.starts_with(d)) {
             continue;
         }
         if !generated.iter().any(|g| g.path == path) {
@@ -274,8 +275,9 @@ pub fn write_all(root: &Path) -> Result<usize, String> {
     Ok(generated.len())
 }
 
-/// Where the ONNX evidence lives.
-pub const ONNX_EVIDENCE: &str = "evidence/onnx/";
+/// Where the evidence that needs the `onnx` feature lives (the audit and runs; the locator,
+/// which reads ONNX models).
+pub const ONNX_EVIDENCE: [&str; 2] = ["evidence/onnx/", "evidence/locate/"];
 
 /// Rebuild `evidence/onnx/`: the audit of every committed ONNX fixture, and the CPU and hybrid
 /// runs of the spectral-mask control on its committed input.
