@@ -358,65 +358,6 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     })
 }
 
-/// The v2 glue: sections 3, 4, 9 and 10 with their directory entry sizes, the NN/TP command
-/// sizes of the network attribute, the load-state (27) and PPU instruction (25) tables.
-/// A graph with neither LAYER nor OPERATIONS has no decoded records.
-pub(super) fn from_v2(
-    data: &crate::read::Data<'_>,
-    sections: &[super::v2::Section],
-    info: Option<&super::v2::NetworkInfo>,
-) -> Result<Records, Failure> {
-    use crate::format::section;
-    let find = |kind| sections.iter().find(|s| s.kind == kind);
-    // Record sizes are checked before a byte of the section is read.
-    let check = |kind, sizes: &[u64]| -> Result<Option<(u64, u64, u64)>, Failure> {
-        let Some(s) = find(kind) else {
-            return Ok(None);
-        };
-        let record_size = u64::from(s.entry_size);
-        if !sizes.contains(&record_size) || s.size % record_size != 0 {
-            return fail(
-                Code::TableRecordSize,
-                s.header_offset + 0x20,
-                format!(
-                    "{} is {} bytes with entry size {}; its records are {sizes:?} bytes",
-                    s.type_name, s.size, s.entry_size
-                ),
-            );
-        }
-        Ok(Some((s.offset, s.end(), record_size)))
-    };
-    let size = |r: &fm::Record| r.size as u64;
-    let layer = check(section::LAYER, &[size(&fl::RECORD)])?;
-    let operation = check(section::OPERATIONS, &[size(&fo::RECORD)])?;
-    let sh = check(section::SH, &[size(&fs::RECORD)])?;
-    let patch = check(
-        section::PATCH,
-        &[size(&fm::patch::RECORD), size(&fp::RECORD)],
-    )?;
-    if layer.is_none() && operation.is_none() {
-        return Ok(Records::default());
-    }
-    // Borrowed from a graph in memory; read once, bounded by the section, from a file.
-    let read =
-        |x: Option<(u64, u64, u64)>| x.map(|(start, end, r)| (start, r, data.range(start, end)));
-    let (layer, operation, sh, patch) = (read(layer), read(operation), read(sh), read(patch));
-    let entries = |kind| find(kind).map(|s| s.size / 8);
-    let commands = |kind, bytes: Option<u32>| {
-        Option::zip(find(kind), bytes).map(|(s, b)| s.size / u64::from(b))
-    };
-    decode(&Tables {
-        layer: as_slice(&layer),
-        operation: as_slice(&operation),
-        sh: as_slice(&sh),
-        patch: as_slice(&patch),
-        nn_records: commands(section::NN, info.and_then(|i| i.attribute.nn_command_bytes)),
-        tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
-        state_table: entries(section::LOADSTATE_TABLE).map(|n| ("load-state table", n)),
-        ppu_instr_entries: entries(section::PPU_INSTR_TABLE),
-    })
-}
-
 /// v1 versions whose layer, operation, sh and patch record sizes the public corpus proves
 /// (every reference check holds on every public file of the version).
 pub const V1_PROVED_VERSIONS: [u32; 5] = [
@@ -430,43 +371,6 @@ pub const V1_PROVED_VERSIONS: [u32; 5] = [
 /// Whether the v1 parser decodes the records of table `name` for `version`.
 pub fn v1_decodes(name: &str, version: u32) -> bool {
     V1_PROVED_VERSIONS.contains(&version) && matches!(name, "layer" | "operation" | "sh" | "patch")
-}
-
-/// The v1 glue: tables by name, record sizes and counts already checked by the v1 parser.
-/// Operation state ids index `load_states_table` where the version has it, else `lcd_table`.
-pub(super) fn from_v1(
-    data: &crate::read::Data<'_>,
-    version: u32,
-    tables: &[super::v1::Table],
-) -> Result<Records, Failure> {
-    if !V1_PROVED_VERSIONS.contains(&version) {
-        return Ok(Records::default());
-    }
-    let find = |name: &str| tables.iter().find(|t| t.name == name);
-    // Record sizes and counts were checked by the v1 parser; each table is read once.
-    let read = |name: &str| {
-        find(name).and_then(|t| {
-            t.record_size
-                .map(|record_size| (t.offset, record_size, data.range(t.offset, t.end())))
-        })
-    };
-    let (layer, operation, sh, patch) =
-        (read("layer"), read("operation"), read("sh"), read("patch"));
-    let count = |name: &str| find(name).and_then(|t| t.record_count);
-    let state_table = match find("load_states_table") {
-        Some(t) => Some(("load_states table", t.size / 8)),
-        None => find("lcd_table").map(|t| ("lcd table", t.size / 8)),
-    };
-    decode(&Tables {
-        layer: as_slice(&layer),
-        operation: as_slice(&operation),
-        sh: as_slice(&sh),
-        patch: as_slice(&patch),
-        nn_records: count("nn"),
-        tp_records: count("tp"),
-        state_table,
-        ppu_instr_entries: find("ppu_instr_table").map(|t| t.size / 8),
-    })
 }
 
 /// Rows the text summary lists per table; `--json` lists every record.
@@ -541,10 +445,10 @@ impl Records {
     }
 }
 
-/// A table read by `from_v1` / `from_v2`: (file offset, record size, bytes).
-type ReadTable<'a> = Option<(u64, u64, std::borrow::Cow<'a, [u8]>)>;
+/// A table read by the family parsers' glue (`v1::records`, `v2::records`): (file offset, record size, bytes).
+pub(super) type ReadTable<'a> = Option<(u64, u64, std::borrow::Cow<'a, [u8]>)>;
 
-fn as_slice<'b>(table: &'b ReadTable<'_>) -> Option<Slice<'b>> {
+pub(super) fn as_slice<'b>(table: &'b ReadTable<'_>) -> Option<Slice<'b>> {
     table.as_ref().map(|(offset, record_size, bytes)| Slice {
         offset: *offset,
         bytes,

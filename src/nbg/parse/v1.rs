@@ -380,7 +380,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
 
     // Nested tables.
     let nested_tables = nested_tables(&data, &tables)?;
-    let records = super::records::from_v1(&data, version, &tables)?;
+    let records = records(&data, version, &tables)?;
 
     // One pass: every placed table, the opaque extension (last), and the whole file around the
     // CRC field for the field-zeroed rule.
@@ -713,4 +713,42 @@ fn structural_signature(g: &NbgV1<'_>) -> Hash256 {
         "nested": g.nested_tables.iter().map(|n| json!([n.table, n.entries])).collect::<Vec<_>>(),
     });
     Hash256::of(doc.to_string().as_bytes())
+}
+
+/// The v1 glue: tables by name, record sizes and counts already checked by the v1 parser.
+/// Operation state ids index `load_states_table` where the version has it, else `lcd_table`.
+fn records(
+    data: &crate::read::Data<'_>,
+    version: u32,
+    tables: &[Table],
+) -> Result<super::records::Records, Failure> {
+    use super::records::{Tables, V1_PROVED_VERSIONS, as_slice, decode};
+    if !V1_PROVED_VERSIONS.contains(&version) {
+        return Ok(super::records::Records::default());
+    }
+    let find = |name: &str| tables.iter().find(|t| t.name == name);
+    // Record sizes and counts were checked by the v1 parser; each table is read once.
+    let read = |name: &str| {
+        find(name).and_then(|t| {
+            t.record_size
+                .map(|record_size| (t.offset, record_size, data.range(t.offset, t.end())))
+        })
+    };
+    let (layer, operation, sh, patch) =
+        (read("layer"), read("operation"), read("sh"), read("patch"));
+    let count = |name: &str| find(name).and_then(|t| t.record_count);
+    let state_table = match find("load_states_table") {
+        Some(t) => Some(("load_states table", t.size / 8)),
+        None => find("lcd_table").map(|t| ("lcd table", t.size / 8)),
+    };
+    decode(&Tables {
+        layer: as_slice(&layer),
+        operation: as_slice(&operation),
+        sh: as_slice(&sh),
+        patch: as_slice(&patch),
+        nn_records: count("nn"),
+        tp_records: count("tp"),
+        state_table,
+        ppu_instr_entries: find("ppu_instr_table").map(|t| t.size / 8),
+    })
 }

@@ -461,7 +461,7 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
     }
 
     // Layers, operations, SH operations, patches and their references.
-    let records = super::records::from_v2(&data, &sections, network_info.as_ref())?;
+    let records = records(&data, &sections, network_info.as_ref())?;
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below.
     let fingerprints = super::fingerprint_ranges(
@@ -1156,4 +1156,65 @@ fn corpus_invariants(g: &NbgV2<'_>) -> Vec<Invariant> {
 
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "absent".into(), |v| v.to_string())
+}
+
+/// The v2 glue: sections 3, 4, 9 and 10 with their directory entry sizes, the NN/TP command
+/// sizes of the network attribute, the load-state (27) and PPU instruction (25) tables.
+/// A graph with neither LAYER nor OPERATIONS has no decoded records.
+fn records(
+    data: &crate::read::Data<'_>,
+    sections: &[Section],
+    info: Option<&NetworkInfo>,
+) -> Result<super::records::Records, Failure> {
+    use super::records::{Tables, as_slice, decode};
+    use crate::format::section;
+    use fm::{layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs};
+    let find = |kind| sections.iter().find(|s| s.kind == kind);
+    // Record sizes are checked before a byte of the section is read.
+    let check = |kind, sizes: &[u64]| -> Result<Option<(u64, u64, u64)>, Failure> {
+        let Some(s) = find(kind) else {
+            return Ok(None);
+        };
+        let record_size = u64::from(s.entry_size);
+        if !sizes.contains(&record_size) || s.size % record_size != 0 {
+            return fail(
+                Code::TableRecordSize,
+                s.header_offset + 0x20,
+                format!(
+                    "{} is {} bytes with entry size {}; its records are {sizes:?} bytes",
+                    s.type_name, s.size, s.entry_size
+                ),
+            );
+        }
+        Ok(Some((s.offset, s.end(), record_size)))
+    };
+    let size = |r: &fm::Record| r.size as u64;
+    let layer = check(section::LAYER, &[size(&fl::RECORD)])?;
+    let operation = check(section::OPERATIONS, &[size(&fo::RECORD)])?;
+    let sh = check(section::SH, &[size(&fs::RECORD)])?;
+    let patch = check(
+        section::PATCH,
+        &[size(&fm::patch::RECORD), size(&fp::RECORD)],
+    )?;
+    if layer.is_none() && operation.is_none() {
+        return Ok(super::records::Records::default());
+    }
+    // Borrowed from a graph in memory; read once, bounded by the section, from a file.
+    let read =
+        |x: Option<(u64, u64, u64)>| x.map(|(start, end, r)| (start, r, data.range(start, end)));
+    let (layer, operation, sh, patch) = (read(layer), read(operation), read(sh), read(patch));
+    let entries = |kind| find(kind).map(|s| s.size / 8);
+    let commands = |kind, bytes: Option<u32>| {
+        Option::zip(find(kind), bytes).map(|(s, b)| s.size / u64::from(b))
+    };
+    decode(&Tables {
+        layer: as_slice(&layer),
+        operation: as_slice(&operation),
+        sh: as_slice(&sh),
+        patch: as_slice(&patch),
+        nn_records: commands(section::NN, info.and_then(|i| i.attribute.nn_command_bytes)),
+        tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
+        state_table: entries(section::LOADSTATE_TABLE).map(|n| ("load-state table", n)),
+        ppu_instr_entries: entries(section::PPU_INSTR_TABLE),
+    })
 }
