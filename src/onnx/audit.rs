@@ -99,7 +99,10 @@ pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
 /// training info.
 pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
     if bytes.is_empty() {
-        return Err(Refusal::new(RefusalCode::ModelEmpty, "the model file is empty"));
+        return Err(Refusal::new(
+            RefusalCode::ModelEmpty,
+            "the model file is empty",
+        ));
     }
     if bytes.len() as u64 > limits.model_bytes {
         return Err(Refusal::new(
@@ -124,7 +127,10 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
         ));
     }
     if model.graph.is_none() {
-        return Err(Refusal::new(RefusalCode::GraphMissing, "the model has no graph"));
+        return Err(Refusal::new(
+            RefusalCode::GraphMissing,
+            "the model has no graph",
+        ));
     }
     if !model.functions.is_empty() {
         return Err(Refusal::new(
@@ -369,7 +375,12 @@ fn check_duplicates(g: &GraphProto) -> Result<(), Refusal> {
 
 fn check_shape(v: &ValueType, l: &Limits) -> Result<(), Refusal> {
     let Some(shape) = &v.shape else { return Ok(()) };
-    let bad = |m: String| Err(Refusal::new(RefusalCode::ShapeLimit, format!("{}: {m}", v.name)));
+    let bad = |m: String| {
+        Err(Refusal::new(
+            RefusalCode::ShapeLimit,
+            format!("{}: {m}", v.name),
+        ))
+    };
     if shape.len() as u64 > l.rank {
         return bad(format!("rank {} exceeds {}", shape.len(), l.rank));
     }

@@ -217,10 +217,12 @@ pub fn check(model: &ModelProto) -> Result<(), Refusal> {
         by_name.entry((&s.domain, &s.name)).or_default().push(s);
     }
     let c = Checker { opsets, by_name };
-    let graph = model
-        .graph
-        .as_ref()
-        .ok_or_else(|| Refusal::new(RefusalCode::GraphMissing, "the model has no graph".to_string()))?;
+    let graph = model.graph.as_ref().ok_or_else(|| {
+        Refusal::new(
+            RefusalCode::GraphMissing,
+            "the model has no graph".to_string(),
+        )
+    })?;
     c.graph(graph, &Scope::new(), "main graph")
 }
 

@@ -363,7 +363,10 @@ fn end_of_central_directory(bytes: &[u8]) -> Result<usize, Refusal> {
 }
 
 fn too_large(name: &str, max: u64) -> Refusal {
-    Refusal::new(RefusalCode::TensorTooLarge, format!("{name}: more than {max} bytes"))
+    Refusal::new(
+        RefusalCode::TensorTooLarge,
+        format!("{name}: more than {max} bytes"),
+    )
 }
 
 /// One NPY member, read through a bounded reader.

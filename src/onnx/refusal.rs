@@ -116,7 +116,7 @@ impl RefusalCode {
 
 impl std::fmt::Display for RefusalCode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 

@@ -86,9 +86,10 @@ impl Contained {
     pub fn refusal(self, code: RefusalCode) -> Refusal {
         match self {
             Contained::Error(e) => Refusal::new(code, e),
-            Contained::Panic(m) => {
-                Refusal::new(RefusalCode::CpuEngineFailed, format!("the engine panicked: {m}"))
-            }
+            Contained::Panic(m) => Refusal::new(
+                RefusalCode::CpuEngineFailed,
+                format!("the engine panicked: {m}"),
+            ),
         }
     }
 }
@@ -194,14 +195,17 @@ pub fn construct(
                     ex.classification = Classification::Npu;
                     Ok(s)
                 }
-                Err(Contained::Error(e) | Contained::Panic(e)) if mode == Mode::Hybrid => {
-                    cpu(&mut ex, factory, Classification::CpuSessionConstructionFallback).map_err(|r| {
-                        Refusal::new(
-                            r.code,
-                            format!("{} (after NPU construction failed: {e})", r.message),
-                        )
-                    })
-                }
+                Err(Contained::Error(e) | Contained::Panic(e)) if mode == Mode::Hybrid => cpu(
+                    &mut ex,
+                    factory,
+                    Classification::CpuSessionConstructionFallback,
+                )
+                .map_err(|r| {
+                    Refusal::new(
+                        r.code,
+                        format!("{} (after NPU construction failed: {e})", r.message),
+                    )
+                }),
                 Err(Contained::Error(e) | Contained::Panic(e)) => {
                     Err(Refusal::new(RefusalCode::PartitionCompileFailure, e))
                 }
@@ -225,7 +229,12 @@ pub fn check_tensors(
     given: &[Tensor],
     limits: &Limits,
 ) -> Result<(), Refusal> {
-    let refuse = |m: String| Err(Refusal::new(RefusalCode::TensorBoundary, format!("{side}: {m}")));
+    let refuse = |m: String| {
+        Err(Refusal::new(
+            RefusalCode::TensorBoundary,
+            format!("{side}: {m}"),
+        ))
+    };
     for d in declared {
         if !given.iter().any(|t| t.name == d.name) {
             return refuse(format!("missing tensor {:?}", d.name));

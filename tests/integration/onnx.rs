@@ -73,10 +73,20 @@ fn spectral_mask_audit() {
 #[test]
 fn dynamic_and_unsupported_operators_carry_their_reasons() {
     let a = audit_bytes(&fixtures::dynamic_identity().encode_to_vec()).unwrap();
-    assert!(a.placement[0].reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>().contains(&"ONNX_SHAPE_UNSUPPORTED"));
+    assert!(
+        a.placement[0]
+            .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .contains(&"ONNX_SHAPE_UNSUPPORTED")
+    );
     assert!(
         !a.placement[0]
-            .reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>()
+            .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED")
     );
     assert_eq!(
@@ -87,12 +97,18 @@ fn dynamic_and_unsupported_operators_carry_their_reasons() {
     let a = audit_bytes(&fixtures::mixed_sin().encode_to_vec()).unwrap();
     assert!(
         a.placement[0]
-            .reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>()
+            .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED")
     );
     assert!(
         !a.placement[1]
-            .reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>()
+            .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED")
     );
     assert!(
@@ -399,7 +415,10 @@ fn nested_graphs_are_walked_and_bounded() {
     assert_eq!(r.code.as_str(), "ONNX_LIMIT_EXCEEDED");
     assert!(
         a.placement[0]
-            .reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>()
+            .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED"),
         "If stays on the CPU"
     );
@@ -416,7 +435,8 @@ fn admission_refusals() {
     assert_eq!(
         audit::audit(&ok.encode_to_vec(), &small, &policy())
             .unwrap_err()
-            .code.as_str(),
+            .code
+            .as_str(),
         "ONNX_MODEL_TOO_LARGE"
     );
     assert_eq!(
@@ -486,7 +506,8 @@ fn admission_refusals() {
     assert_eq!(
         audit::audit(&ok.encode_to_vec(), &few, &policy())
             .unwrap_err()
-            .code.as_str(),
+            .code
+            .as_str(),
         "ONNX_LIMIT_EXCEEDED"
     );
 }
@@ -610,7 +631,11 @@ fn the_four_session_cases() {
         );
         match (got, want) {
             (Ok((ex, _)), Ok(class)) => assert_eq!(
-                (ex.classification.as_str().as_str(), ex.npu_attempts, ex.cpu_sessions),
+                (
+                    ex.classification.as_str().as_str(),
+                    ex.npu_attempts,
+                    ex.cpu_sessions
+                ),
                 (class, npu, cpu)
             ),
             (Err((ex, r)), Err(c)) => {
@@ -646,7 +671,11 @@ fn spectral_mask_runs_on_the_cpu_and_matches_the_f64_reference() {
         "cpu and hybrid outputs are byte-identical"
     );
     assert_eq!(
-        (cpu.classification.as_str(), cpu.npu_attempts, cpu.cpu_sessions),
+        (
+            cpu.classification.as_str(),
+            cpu.npu_attempts,
+            cpu.cpu_sessions
+        ),
         ("cpu-explicit", 0, 1)
     );
     assert_eq!(
@@ -684,7 +713,8 @@ fn tensor_boundary_refusals() {
         run::run(&a, &model, Mode::Cpu, &inputs, &limits, &mut engines(&a))
             .unwrap_err()
             .1
-            .code.as_str()
+            .code
+            .as_str()
     };
     assert_eq!(refuse(vec![]), "TENSOR_BOUNDARY");
     assert_eq!(
@@ -1206,7 +1236,10 @@ fn npz_reads_deflated_archives_and_writes_deterministically() {
         npz::read(b"not a zip", 1 << 20).unwrap_err().code.as_str(),
         "TENSOR_ARCHIVE_INVALID"
     );
-    assert_eq!(npz::read(&stored, 16).unwrap_err().code.as_str(), "TENSOR_TOO_LARGE");
+    assert_eq!(
+        npz::read(&stored, 16).unwrap_err().code.as_str(),
+        "TENSOR_TOO_LARGE"
+    );
 }
 
 #[test]
@@ -1216,7 +1249,11 @@ fn npz_carries_every_dtype_and_refuses_what_it_must() {
     let short = b"PK\x05\x06\x00\x01\x28\x00\x00\x00\x00\xca\x00\x00\x06\x00\x00";
     for len in 0..=short.len() {
         let r = npz::read(&short[..len], 1 << 20).unwrap_err();
-        assert_eq!(r.code.as_str(), "TENSOR_ARCHIVE_INVALID", "{len} bytes: {r}");
+        assert_eq!(
+            r.code.as_str(),
+            "TENSOR_ARCHIVE_INVALID",
+            "{len} bytes: {r}"
+        );
     }
     // Also found by it: a non-ASCII name not marked UTF-8 decoded as CP437, so it did not
     // survive a write and read. Names are marked UTF-8 when written, legacy names refused.
@@ -1523,17 +1560,29 @@ fn refusal_codes_and_classifications_keep_their_names_and_are_documented() {
         assert_eq!(c.to_string(), c.as_str());
         assert_eq!(serde_json::from_str::<RefusalCode>(&json).unwrap(), c);
         assert!(
-            c.as_str().len() >= 6 && c.as_str().bytes().all(|b| b.is_ascii_uppercase() || b == b'_'),
+            c.as_str().len() >= 6
+                && c.as_str()
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b == b'_'),
             "{c}"
         );
-        assert!(readme.contains(&format!("`{c}`")), "README does not document {c}");
+        assert!(
+            readme.contains(&format!("`{c}`")),
+            "README does not document {c}"
+        );
     }
     for &c in run::Classification::ALL {
         let json = serde_json::to_string(&c).unwrap();
         assert_eq!(json, format!("\"{}\"", c.as_str()));
         assert_eq!(c.to_string(), c.as_str());
-        assert_eq!(serde_json::from_str::<run::Classification>(&json).unwrap(), c);
-        assert!(readme.contains(&format!("`{c}`")), "README does not document {c}");
+        assert_eq!(
+            serde_json::from_str::<run::Classification>(&json).unwrap(),
+            c
+        );
+        assert!(
+            readme.contains(&format!("`{c}`")),
+            "README does not document {c}"
+        );
     }
     let refusal = Refusal::new(RefusalCode::TensorBoundary, "m");
     assert_eq!(
