@@ -132,7 +132,8 @@ pub fn exec(command: Command) -> ExitCode {
     }
 }
 
-/// A refused model (or input): the refusal as JSON on stdout or as text on stderr; exit 1.
+/// A refused model (or input): the refusal as JSON on stdout or as text on stderr; the exit
+/// status follows from its code (1).
 fn refused(r: &audit::Refusal, json: bool, execution: Option<serde_json::Value>) -> ExitCode {
     if json {
         let mut v = r.to_json();
@@ -143,7 +144,7 @@ fn refused(r: &audit::Refusal, json: bool, execution: Option<serde_json::Value>)
     } else {
         eprintln!("error[{}]: {}", r.code, r.message);
     }
-    failed()
+    ExitCode::from(r.code.exit_status())
 }
 
 /// Why a command stops before its main work: the exit status follows from the kind.
@@ -163,13 +164,20 @@ impl Stop {
     }
 }
 
+/// An unreadable model, said on stderr as a usage problem; the exit status follows from its
+/// code (2).
+fn unreadable(u: &audit::Unreadable) -> ExitCode {
+    eprintln!("nbg: {u}");
+    ExitCode::from(u.0.code.exit_status())
+}
+
 /// The admitted model: its bytes, its audit and the limits it was audited under.
 type Admitted = (Vec<u8>, audit::Audit, audit::Limits);
 
 fn admitted(model: &Path, policy_path: Option<&Path>) -> Result<Admitted, Stop> {
     let policy = policy::load_or_embedded(policy_path).map_err(|r| Stop::Usage(usage_error(r)))?;
     let limits = audit::Limits::default();
-    let bytes = audit::read_model(model, &limits).map_err(|u| Stop::Usage(usage_error(u)))?;
+    let bytes = audit::read_model(model, &limits).map_err(|u| Stop::Usage(unreadable(&u)))?;
     let a = audit::audit(&bytes, &limits, &policy).map_err(Stop::Refused)?;
     Ok((bytes, a, limits))
 }
@@ -204,7 +212,7 @@ fn prepared(
 fn ort_ready() -> Result<(), ExitCode> {
     nbg_lab::onnx::ort_engine::environment()
         .map(|_| ())
-        .map_err(|e| usage_error(format!("CPU_ENGINE_MISSING: {e}")))
+        .map_err(|e| usage_error(format!("{}: {e}", audit::RefusalCode::CpuEngineMissing)))
 }
 
 /// `nbg onnx run`'s arguments, parsed.

@@ -505,7 +505,10 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
     };
     let m = match audit::read_model(model, &Limits::default()) {
         Ok(b) => b,
-        Err(r) => return fail(2, format!("{}: {}", model.display(), r.0.message)),
+        Err(r) => {
+            let status = r.0.code.exit_status();
+            return fail(status, format!("{}: {}", model.display(), r.0.message));
+        }
     };
     let n = match crate::files::read_regular(nbg) {
         Ok(b) => b,

@@ -7,9 +7,9 @@
 
 use super::policy::Policy;
 use super::proto::{self, AttributeProto, GraphProto, ModelProto, TensorProto, ValueInfoProto};
-pub use super::refusal::Refusal;
+pub use super::refusal::{Refusal, RefusalCode};
 use super::signature;
-pub use super::types::{Device, Limits, MAX_TENSOR_BYTES, ValueType, value_type};
+pub use super::types::{Classification, Device, Limits, MAX_TENSOR_BYTES, ValueType, value_type};
 use crate::fingerprint::Hash256;
 use prost::Message;
 use serde::Serialize;
@@ -34,7 +34,7 @@ pub struct Placement {
     pub op_type: String,
     pub domain: String,
     pub placement: Device,
-    pub reasons: Vec<&'static str>,
+    pub reasons: Vec<RefusalCode>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -50,7 +50,7 @@ pub struct Partition {
 pub struct Audit {
     pub mode: &'static str,
     /// Audit mode creates no session: always `audit-no-session`.
-    pub classification: &'static str,
+    pub classification: Classification,
     pub source: Source,
     pub ir_version: i64,
     pub opset_import: Vec<(String, i64)>,
@@ -91,7 +91,7 @@ impl std::fmt::Display for Unreadable {
 pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
     let mut bytes = Vec::new();
     crate::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
-        .map_err(|e| Unreadable(Refusal::new("ONNX_MODEL_UNREADABLE", e.0)))?;
+        .map_err(|e| Unreadable(Refusal::new(RefusalCode::ModelUnreadable, e.0)))?;
     Ok(bytes)
 }
 
@@ -99,17 +99,20 @@ pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
 /// training info.
 pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
     if bytes.is_empty() {
-        return Err(Refusal::new("ONNX_MODEL_EMPTY", "the model file is empty"));
+        return Err(Refusal::new(
+            RefusalCode::ModelEmpty,
+            "the model file is empty",
+        ));
     }
     if bytes.len() as u64 > limits.model_bytes {
         return Err(Refusal::new(
-            "ONNX_MODEL_TOO_LARGE",
+            RefusalCode::ModelTooLarge,
             format!("the model exceeds {} bytes", limits.model_bytes),
         ));
     }
     let model = ModelProto::decode(bytes).map_err(|e| {
         Refusal::new(
-            "ONNX_PROTOBUF_INVALID",
+            RefusalCode::ProtobufInvalid,
             format!("not an ONNX ModelProto: {e}"),
         )
     })?;
@@ -117,24 +120,27 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
     if again != bytes {
         let at = crate::image::first_difference(&again, bytes).unwrap_or(0);
         return Err(Refusal::new(
-            "ONNX_UNKNOWN_FIELDS",
+            RefusalCode::UnknownFields,
             format!(
                 "re-encoding the decoded model differs from the file at byte {at}: it holds fields (or encodings) this schema does not know; refusing rather than dropping them"
             ),
         ));
     }
     if model.graph.is_none() {
-        return Err(Refusal::new("ONNX_GRAPH_MISSING", "the model has no graph"));
+        return Err(Refusal::new(
+            RefusalCode::GraphMissing,
+            "the model has no graph",
+        ));
     }
     if !model.functions.is_empty() {
         return Err(Refusal::new(
-            "ONNX_FUNCTIONS_UNSUPPORTED",
+            RefusalCode::FunctionsUnsupported,
             format!("{} model-local functions", model.functions.len()),
         ));
     }
     if !model.training_info.is_empty() {
         return Err(Refusal::new(
-            "ONNX_TRAINING_INFO",
+            RefusalCode::TrainingInfo,
             "the model carries training information",
         ));
     }
@@ -166,7 +172,7 @@ pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Re
     let partitions = partitions(graph, &placement);
     Ok(Audit {
         mode: "audit",
-        classification: "audit-no-session",
+        classification: Classification::AuditNoSession,
         source: Source {
             bytes: bytes.len() as u64,
             sha256: Hash256::of(bytes),
@@ -265,7 +271,7 @@ impl Walk<'_> {
         let name = t.name.as_deref().unwrap_or("");
         if t.data_location == Some(1) || !t.external_data.is_empty() {
             return Err(Refusal::new(
-                "ONNX_EXTERNAL_DATA",
+                RefusalCode::ExternalData,
                 format!("tensor {name:?} in graph {graph:?} refers to external data"),
             ));
         }
@@ -291,7 +297,7 @@ impl Walk<'_> {
         }
         if t.dims.len() as u64 > l.rank || t.dims.iter().any(|&d| d < 0 || d > l.dimension) {
             return Err(Refusal::new(
-                "ONNX_SHAPE_LIMIT",
+                RefusalCode::ShapeLimit,
                 format!(
                     "tensor {name:?} has dims {:?} (rank at most {}, each 0..={})",
                     t.dims, l.rank, l.dimension
@@ -315,7 +321,7 @@ pub fn runtime_inputs(g: &GraphProto) -> impl Iterator<Item = &ValueInfoProto> {
 }
 
 fn limit(message: String) -> Refusal {
-    Refusal::new("ONNX_LIMIT_EXCEEDED", message)
+    Refusal::new(RefusalCode::LimitExceeded, message)
 }
 
 /// Names must be unique per graph: inputs, outputs, initializers and produced values (node
@@ -327,7 +333,7 @@ fn check_duplicates(g: &GraphProto) -> Result<(), Refusal> {
         for n in names.into_iter().filter(|n| !n.is_empty()) {
             if !seen.insert(n) {
                 return Err(Refusal::new(
-                    "ONNX_DUPLICATE_NAME",
+                    RefusalCode::DuplicateName,
                     format!("{what} name {n:?} appears twice in graph {graph:?}"),
                 ));
             }
@@ -358,7 +364,7 @@ fn check_duplicates(g: &GraphProto) -> Result<(), Refusal> {
         for o in n.output.iter().filter(|o| !o.is_empty()) {
             if !produced.insert(o.as_str()) {
                 return Err(Refusal::new(
-                    "ONNX_DUPLICATE_NAME",
+                    RefusalCode::DuplicateName,
                     format!("value {o:?} is produced twice in graph {graph:?}"),
                 ));
             }
@@ -369,7 +375,12 @@ fn check_duplicates(g: &GraphProto) -> Result<(), Refusal> {
 
 fn check_shape(v: &ValueType, l: &Limits) -> Result<(), Refusal> {
     let Some(shape) = &v.shape else { return Ok(()) };
-    let bad = |m: String| Err(Refusal::new("ONNX_SHAPE_LIMIT", format!("{}: {m}", v.name)));
+    let bad = |m: String| {
+        Err(Refusal::new(
+            RefusalCode::ShapeLimit,
+            format!("{}: {m}", v.name),
+        ))
+    };
     if shape.len() as u64 > l.rank {
         return bad(format!("rank {} exceeds {}", shape.len(), l.rank));
     }
@@ -435,19 +446,19 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
             let domain = n.domain.clone().unwrap_or_default();
             let mut reasons = Vec::new();
             if !policy.compiler_qualified {
-                reasons.push("COMPILER_DEPENDENCY_MISMATCH");
+                reasons.push(RefusalCode::CompilerDependencyMismatch);
             }
             if !approved {
-                reasons.push("PARTITION_NOT_PREFLIGHTED");
+                reasons.push(RefusalCode::PartitionNotPreflighted);
             }
             if !(domain.is_empty() || domain == "ai.onnx") {
-                reasons.push("ONNX_DOMAIN_UNSUPPORTED");
+                reasons.push(RefusalCode::DomainUnsupported);
             }
             if !CANDIDATE_OPS.contains(&op.as_str()) {
-                reasons.push("ONNX_OPERATOR_UNSUPPORTED");
+                reasons.push(RefusalCode::OperatorUnsupported);
             }
             if n.op_type.as_deref().is_some_and(|o| o.contains("Quantize")) {
-                reasons.push("ONNX_QUANTIZATION_UNSUPPORTED");
+                reasons.push(RefusalCode::QuantizationUnsupported);
             }
             let mut static_shapes = true;
             let mut tensor_types = true;
@@ -466,10 +477,10 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
                 }
             }
             if !tensor_types {
-                reasons.push("ONNX_TYPE_UNSUPPORTED");
+                reasons.push(RefusalCode::TypeUnsupported);
             }
             if !static_shapes {
-                reasons.push("ONNX_SHAPE_UNSUPPORTED");
+                reasons.push(RefusalCode::ShapeUnsupported);
             }
             Placement {
                 node: n

@@ -13,7 +13,7 @@
 //! declared one.
 
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};
-use super::refusal::Refusal;
+use super::refusal::{Refusal, RefusalCode};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -65,19 +65,19 @@ pub fn table() -> Result<&'static Table, String> {
 }
 
 fn graph_invalid(m: String) -> Refusal {
-    Refusal::new("ONNX_GRAPH_INVALID", m)
+    Refusal::new(RefusalCode::GraphInvalid, m)
 }
 fn schema_mismatch(m: String) -> Refusal {
-    Refusal::new("ONNX_SCHEMA_MISMATCH", m)
+    Refusal::new(RefusalCode::SchemaMismatch, m)
 }
 fn type_mismatch(m: String) -> Refusal {
-    Refusal::new("ONNX_TYPE_MISMATCH", m)
+    Refusal::new(RefusalCode::TypeMismatch, m)
 }
 fn shape_mismatch(m: String) -> Refusal {
-    Refusal::new("ONNX_SHAPE_MISMATCH", m)
+    Refusal::new(RefusalCode::ShapeMismatch, m)
 }
 fn opset_invalid(m: String) -> Refusal {
-    Refusal::new("ONNX_OPSET_INVALID", m)
+    Refusal::new(RefusalCode::OpsetInvalid, m)
 }
 
 fn norm(domain: &str) -> &str {
@@ -179,12 +179,12 @@ fn facts_of_tensor(t: &TensorProto) -> Facts {
 
 /// Check the whole model. The audit has already bounded the graph tree.
 pub fn check(model: &ModelProto) -> Result<(), Refusal> {
-    let table = table().map_err(|e| Refusal::new("ONNX_SCHEMA_TABLE_INVALID", e))?;
+    let table = table().map_err(|e| Refusal::new(RefusalCode::SchemaTableInvalid, e))?;
     match model.ir_version {
         Some(v) if v >= 1 => {}
         v => {
             return Err(Refusal::new(
-                "ONNX_IR_VERSION_INVALID",
+                RefusalCode::IrVersionInvalid,
                 format!(
                     "ir_version is {}; it must be set and positive",
                     v.unwrap_or(0)
@@ -217,10 +217,12 @@ pub fn check(model: &ModelProto) -> Result<(), Refusal> {
         by_name.entry((&s.domain, &s.name)).or_default().push(s);
     }
     let c = Checker { opsets, by_name };
-    let graph = model
-        .graph
-        .as_ref()
-        .ok_or_else(|| Refusal::new("ONNX_GRAPH_MISSING", "the model has no graph".to_string()))?;
+    let graph = model.graph.as_ref().ok_or_else(|| {
+        Refusal::new(
+            RefusalCode::GraphMissing,
+            "the model has no graph".to_string(),
+        )
+    })?;
     c.graph(graph, &Scope::new(), "main graph")
 }
 
@@ -867,7 +869,7 @@ fn tensor_data(t: &TensorProto, graph: &str) -> Result<(), Refusal> {
     let name = t.name.as_deref().unwrap_or("");
     let bad = |m: String| {
         Refusal::new(
-            "ONNX_TENSOR_DATA_INVALID",
+            RefusalCode::TensorDataInvalid,
             format!("tensor {name:?} in graph {graph:?}: {m}"),
         )
     };

@@ -2,7 +2,7 @@
 //! tract (the independent second engine), compared per output under one stated tolerance.
 //! Each engine's refusal is reported as a value; a panic inside either is contained.
 
-use super::audit::{Audit, Limits, Refusal};
+use super::audit::{Audit, Limits, Refusal, RefusalCode};
 use super::npz::{Tensor, TensorFacts};
 use super::run::{self, Engine, Engines, Mode};
 use serde::Serialize;
@@ -37,7 +37,7 @@ pub enum Verdict {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ErrorValue {
-    pub code: &'static str,
+    pub code: RefusalCode,
     pub message: String,
 }
 

@@ -2,7 +2,7 @@
 //! deflated entries, as NumPy writes them), written here deterministically (NPY 1.0 entries in a stored ZIP with a
 //! fixed 1980-01-01 timestamp) so that the same tensors always give the same bytes.
 
-use super::refusal::Refusal;
+use super::refusal::{Refusal, RefusalCode};
 use crate::fingerprint::Hash256;
 use serde::Serialize;
 
@@ -272,7 +272,7 @@ fn f16_to_f32(h: u16) -> f32 {
 }
 
 fn bad(m: impl Into<String>) -> Refusal {
-    Refusal::new("TENSOR_ARCHIVE_INVALID", m)
+    Refusal::new(RefusalCode::TensorArchiveInvalid, m)
 }
 
 /// At most this many members in one archive (graphs take at most 64 inputs).
@@ -363,7 +363,10 @@ fn end_of_central_directory(bytes: &[u8]) -> Result<usize, Refusal> {
 }
 
 fn too_large(name: &str, max: u64) -> Refusal {
-    Refusal::new("TENSOR_TOO_LARGE", format!("{name}: more than {max} bytes"))
+    Refusal::new(
+        RefusalCode::TensorTooLarge,
+        format!("{name}: more than {max} bytes"),
+    )
 }
 
 /// One NPY member, read through a bounded reader.

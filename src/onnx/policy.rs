@@ -7,7 +7,7 @@
 //! `compiler_qualified` is false, and qualification while the manifest denies compiler
 //! execution.
 
-use super::refusal::Refusal;
+use super::refusal::{Refusal, RefusalCode};
 use crate::fingerprint::Hash256;
 use serde::Deserialize;
 use std::path::Path;
@@ -59,7 +59,7 @@ pub struct Policy {
 }
 
 fn invalid(m: impl Into<String>) -> Refusal {
-    Refusal::new("POLICY_INVALID", m)
+    Refusal::new(RefusalCode::PolicyInvalid, m)
 }
 
 /// The committed policy and manifest, compiled into the binary: the default when `--policy` is

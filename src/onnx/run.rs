@@ -9,8 +9,9 @@
 //! caught and becomes `CPU_ENGINE_FAILED`. The tensor boundary refuses missing or extra names,
 //! wrong dtype, rank or known dimension, oversized tensors and NaN/Inf, on inputs and outputs.
 
-use super::audit::{Audit, Limits, Refusal, ValueType};
+use super::audit::{Audit, Limits, Refusal, RefusalCode, ValueType};
 use super::npz::{Tensor, TensorFacts};
+pub use super::types::Classification;
 use crate::fingerprint::Hash256;
 use serde::Serialize;
 
@@ -82,12 +83,13 @@ pub enum Contained {
 
 impl Contained {
     /// The refusal: a panic is always `CPU_ENGINE_FAILED`; an error keeps `code`.
-    pub fn refusal(self, code: &'static str) -> Refusal {
+    pub fn refusal(self, code: RefusalCode) -> Refusal {
         match self {
             Contained::Error(e) => Refusal::new(code, e),
-            Contained::Panic(m) => {
-                Refusal::new("CPU_ENGINE_FAILED", format!("the engine panicked: {m}"))
-            }
+            Contained::Panic(m) => Refusal::new(
+                RefusalCode::CpuEngineFailed,
+                format!("the engine panicked: {m}"),
+            ),
         }
     }
 }
@@ -144,7 +146,7 @@ pub trait Factory {
 /// What the mode decided and what it cost.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Execution {
-    pub classification: &'static str,
+    pub classification: Classification,
     pub npu_attempts: u32,
     pub cpu_sessions: u32,
 }
@@ -158,8 +160,14 @@ pub fn construct(
     inputs: &[Tensor],
     factory: &mut dyn Factory,
 ) -> Result<(Execution, Box<dyn Session>), (Execution, Refusal)> {
+    // Every refusal carries a classification, never an empty one: refused until a session exists.
+    let refused = match mode {
+        Mode::Cpu => Classification::CpuRefused,
+        Mode::Hybrid => Classification::HybridRefused,
+        Mode::Strict => Classification::StrictRefusedBeforeSession,
+    };
     let mut ex = Execution {
-        classification: "",
+        classification: refused,
         npu_attempts: 0,
         cpu_sessions: 0,
     };
@@ -171,38 +179,35 @@ pub fn construct(
             ex.classification = class;
             Ok(s)
         }
-        Err(c) => Err(c.refusal("CPU_ENGINE_UNSUPPORTED")),
-    };
-    // Every refusal carries a classification, never an empty one.
-    let refused = |mode: Mode| match mode {
-        Mode::Cpu => "cpu-refused",
-        Mode::Hybrid => "hybrid-refused",
-        Mode::Strict => "strict-refused-before-session",
+        Err(c) => Err(c.refusal(RefusalCode::CpuEngineUnsupported)),
     };
     let result = match (mode, eligible) {
-        (Mode::Cpu, _) => cpu(&mut ex, factory, "cpu-explicit"),
-        (Mode::Hybrid, 0) => cpu(&mut ex, factory, "cpu-preflight-fallback"),
+        (Mode::Cpu, _) => cpu(&mut ex, factory, Classification::CpuExplicit),
+        (Mode::Hybrid, 0) => cpu(&mut ex, factory, Classification::CpuPreflightFallback),
         (Mode::Strict, 0) => Err(Refusal::new(
-            "PARTITION_NOT_NPU_RESIDENT",
+            RefusalCode::PartitionNotNpuResident,
             "strict mode needs every partition NPU-resident; none is (no approved signature)",
         )),
         (Mode::Hybrid | Mode::Strict, _) => {
             ex.npu_attempts += 1;
             match contained(|| factory.npu(model)) {
                 Ok(s) => {
-                    ex.classification = "npu";
+                    ex.classification = Classification::Npu;
                     Ok(s)
                 }
-                Err(Contained::Error(e) | Contained::Panic(e)) if mode == Mode::Hybrid => {
-                    cpu(&mut ex, factory, "cpu-session-construction-fallback").map_err(|r| {
-                        Refusal::new(
-                            r.code,
-                            format!("{} (after NPU construction failed: {e})", r.message),
-                        )
-                    })
-                }
+                Err(Contained::Error(e) | Contained::Panic(e)) if mode == Mode::Hybrid => cpu(
+                    &mut ex,
+                    factory,
+                    Classification::CpuSessionConstructionFallback,
+                )
+                .map_err(|r| {
+                    Refusal::new(
+                        r.code,
+                        format!("{} (after NPU construction failed: {e})", r.message),
+                    )
+                }),
                 Err(Contained::Error(e) | Contained::Panic(e)) => {
-                    Err(Refusal::new("PARTITION_COMPILE_FAILURE", e))
+                    Err(Refusal::new(RefusalCode::PartitionCompileFailure, e))
                 }
             }
         }
@@ -210,7 +215,7 @@ pub fn construct(
     match result {
         Ok(s) => Ok((ex, s)),
         Err(r) => {
-            ex.classification = refused(mode);
+            ex.classification = refused;
             Err((ex, r))
         }
     }
@@ -224,7 +229,12 @@ pub fn check_tensors(
     given: &[Tensor],
     limits: &Limits,
 ) -> Result<(), Refusal> {
-    let refuse = |m: String| Err(Refusal::new("TENSOR_BOUNDARY", format!("{side}: {m}")));
+    let refuse = |m: String| {
+        Err(Refusal::new(
+            RefusalCode::TensorBoundary,
+            format!("{side}: {m}"),
+        ))
+    };
     for d in declared {
         if !given.iter().any(|t| t.name == d.name) {
             return refuse(format!("missing tensor {:?}", d.name));
@@ -278,7 +288,7 @@ pub fn check_tensors(
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
     pub mode: Mode,
-    pub classification: &'static str,
+    pub classification: Classification,
     pub npu_attempts: u32,
     pub cpu_sessions: u32,
     pub engine: &'static str,
@@ -302,7 +312,7 @@ pub fn run(
     factory: &mut dyn Factory,
 ) -> Result<(RunReport, Vec<u8>), (Execution, Refusal)> {
     let none = Execution {
-        classification: "refused-at-boundary",
+        classification: Classification::RefusedAtBoundary,
         npu_attempts: 0,
         cpu_sessions: 0,
     };
@@ -314,7 +324,7 @@ pub fn run(
         .count();
     let (ex, mut session) = construct(mode, eligible, model, inputs, factory)?;
     let outputs = contained(|| session.run(inputs))
-        .map_err(|c| (ex.clone(), c.refusal("CPU_ENGINE_FAILED")))?;
+        .map_err(|c| (ex.clone(), c.refusal(RefusalCode::CpuEngineFailed)))?;
     check_tensors("output", &audit.outputs, &outputs, limits).map_err(|r| (ex.clone(), r))?;
     let archive = super::npz::write(&outputs);
     Ok((

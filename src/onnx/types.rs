@@ -3,7 +3,75 @@
 
 use super::npz::Tensor;
 use super::proto::{self, ValueInfoProto};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// What a command decided about sessions: evidence's `classification`, always filled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Classification {
+    /// The audit creates no session.
+    #[serde(rename = "audit-no-session")]
+    AuditNoSession,
+    /// `--mode cpu`: one CPU session, as asked.
+    #[serde(rename = "cpu-explicit")]
+    CpuExplicit,
+    /// `--mode hybrid` with no NPU-eligible partition: one CPU session, zero NPU attempts.
+    #[serde(rename = "cpu-preflight-fallback")]
+    CpuPreflightFallback,
+    /// `--mode hybrid`: the NPU session could not be built, one CPU session instead.
+    #[serde(rename = "cpu-session-construction-fallback")]
+    CpuSessionConstructionFallback,
+    /// An NPU session.
+    #[serde(rename = "npu")]
+    Npu,
+    /// `--mode cpu` refused.
+    #[serde(rename = "cpu-refused")]
+    CpuRefused,
+    /// `--mode hybrid` refused.
+    #[serde(rename = "hybrid-refused")]
+    HybridRefused,
+    /// `--mode strict` refused before any session.
+    #[serde(rename = "strict-refused-before-session")]
+    StrictRefusedBeforeSession,
+    /// The input tensors were refused before any session.
+    #[serde(rename = "refused-at-boundary")]
+    RefusedAtBoundary,
+}
+
+impl Classification {
+    /// Every classification, in declaration order.
+    pub const ALL: &'static [Classification] = &[
+        Classification::AuditNoSession,
+        Classification::CpuExplicit,
+        Classification::CpuPreflightFallback,
+        Classification::CpuSessionConstructionFallback,
+        Classification::Npu,
+        Classification::CpuRefused,
+        Classification::HybridRefused,
+        Classification::StrictRefusedBeforeSession,
+        Classification::RefusedAtBoundary,
+    ];
+
+    /// The stable kebab-case name (the same string serde writes).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Classification::AuditNoSession => "audit-no-session",
+            Classification::CpuExplicit => "cpu-explicit",
+            Classification::CpuPreflightFallback => "cpu-preflight-fallback",
+            Classification::CpuSessionConstructionFallback => "cpu-session-construction-fallback",
+            Classification::Npu => "npu",
+            Classification::CpuRefused => "cpu-refused",
+            Classification::HybridRefused => "hybrid-refused",
+            Classification::StrictRefusedBeforeSession => "strict-refused-before-session",
+            Classification::RefusedAtBoundary => "refused-at-boundary",
+        }
+    }
+}
+
+impl std::fmt::Display for Classification {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
 
 /// Where a node or partition runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -45,7 +45,11 @@ pub fn audit(model: &str, a: &Audit) -> String {
             p.node,
             p.op_type,
             p.placement,
-            p.reasons.join(" ")
+            p.reasons
+                .iter()
+                .map(|r| r.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
         );
     }
     for p in &a.partitions {

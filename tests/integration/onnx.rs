@@ -19,7 +19,7 @@ fn audit_bytes(bytes: &[u8]) -> Result<Audit, Refusal> {
 }
 
 fn code(r: Result<Audit, Refusal>) -> &'static str {
-    r.expect_err("model must be refused").code
+    r.expect_err("model must be refused").code.as_str()
 }
 
 #[test]
@@ -51,7 +51,7 @@ fn spectral_mask_audit() {
     for p in &a.placement {
         assert_eq!(p.placement, audit::Device::Cpu);
         assert_eq!(
-            p.reasons,
+            p.reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
             ["COMPILER_DEPENDENCY_MISMATCH", "PARTITION_NOT_PREFLIGHTED"],
             "{}",
             p.op_type
@@ -73,10 +73,20 @@ fn spectral_mask_audit() {
 #[test]
 fn dynamic_and_unsupported_operators_carry_their_reasons() {
     let a = audit_bytes(&fixtures::dynamic_identity().encode_to_vec()).unwrap();
-    assert!(a.placement[0].reasons.contains(&"ONNX_SHAPE_UNSUPPORTED"));
+    assert!(
+        a.placement[0]
+            .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
+            .contains(&"ONNX_SHAPE_UNSUPPORTED")
+    );
     assert!(
         !a.placement[0]
             .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED")
     );
     assert_eq!(
@@ -88,11 +98,17 @@ fn dynamic_and_unsupported_operators_carry_their_reasons() {
     assert!(
         a.placement[0]
             .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED")
     );
     assert!(
         !a.placement[1]
             .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED")
     );
     assert!(
@@ -292,7 +308,7 @@ fn checker_refuses_the_invalid_classes() {
     assert_eq!(models.len(), 16);
     for (what, m, want, word) in &models {
         let r = audit_bytes(&m.encode_to_vec()).expect_err(what);
-        assert_eq!(r.code, *want, "{what}: {r}");
+        assert_eq!(r.code.as_str(), *want, "{what}: {r}");
         assert!(r.message.contains(word), "{what}: {r} should name {word:?}");
     }
     // The valid models they derive from are admitted.
@@ -396,10 +412,13 @@ fn nested_graphs_are_walked_and_bounded() {
         ..Limits::default()
     };
     let r = audit::audit(&bytes, &tight, &policy()).unwrap_err();
-    assert_eq!(r.code, "ONNX_LIMIT_EXCEEDED");
+    assert_eq!(r.code.as_str(), "ONNX_LIMIT_EXCEEDED");
     assert!(
         a.placement[0]
             .reasons
+            .iter()
+            .map(|r| r.as_str())
+            .collect::<Vec<_>>()
             .contains(&"ONNX_OPERATOR_UNSUPPORTED"),
         "If stays on the CPU"
     );
@@ -416,7 +435,8 @@ fn admission_refusals() {
     assert_eq!(
         audit::audit(&ok.encode_to_vec(), &small, &policy())
             .unwrap_err()
-            .code,
+            .code
+            .as_str(),
         "ONNX_MODEL_TOO_LARGE"
     );
     assert_eq!(
@@ -486,7 +506,8 @@ fn admission_refusals() {
     assert_eq!(
         audit::audit(&ok.encode_to_vec(), &few, &policy())
             .unwrap_err()
-            .code,
+            .code
+            .as_str(),
         "ONNX_LIMIT_EXCEEDED"
     );
 }
@@ -553,7 +574,7 @@ fn policy_loader_fails_closed() {
     ];
     for (policy_json, manifest) in refusals {
         let r = policy_case(&policy_json, manifest).expect_err(&policy_json);
-        assert_eq!(r.code, "POLICY_INVALID", "{policy_json}");
+        assert_eq!(r.code.as_str(), "POLICY_INVALID", "{policy_json}");
     }
     let committed = policy();
     assert!(!committed.compiler_qualified && committed.approved_npu_signatures.is_empty());
@@ -610,15 +631,15 @@ fn the_four_session_cases() {
         );
         match (got, want) {
             (Ok((ex, _)), Ok(class)) => assert_eq!(
-                ex,
-                Execution {
-                    classification: class,
-                    npu_attempts: npu,
-                    cpu_sessions: cpu
-                }
+                (
+                    ex.classification.as_str().as_str(),
+                    ex.npu_attempts,
+                    ex.cpu_sessions
+                ),
+                (class, npu, cpu)
             ),
             (Err((ex, r)), Err(c)) => {
-                assert_eq!(r.code, c);
+                assert_eq!(r.code.as_str(), c);
                 assert_eq!((ex.npu_attempts, ex.cpu_sessions), (npu, cpu));
             }
             (Ok(_), Err(c)) => panic!("{mode:?}: expected {c}"),
@@ -650,12 +671,16 @@ fn spectral_mask_runs_on_the_cpu_and_matches_the_f64_reference() {
         "cpu and hybrid outputs are byte-identical"
     );
     assert_eq!(
-        (cpu.classification, cpu.npu_attempts, cpu.cpu_sessions),
+        (
+            cpu.classification.as_str(),
+            cpu.npu_attempts,
+            cpu.cpu_sessions
+        ),
         ("cpu-explicit", 0, 1)
     );
     assert_eq!(
         (
-            hybrid.classification,
+            hybrid.classification.as_str(),
             hybrid.npu_attempts,
             hybrid.cpu_sessions
         ),
@@ -674,7 +699,7 @@ fn spectral_mask_runs_on_the_cpu_and_matches_the_f64_reference() {
     .unwrap();
     assert_eq!(expected[0].shape, out[0].shape);
     let err = run::run(&a, &model, Mode::Strict, &input, &limits, &mut engines(&a)).unwrap_err();
-    assert_eq!(err.1.code, "PARTITION_NOT_NPU_RESIDENT");
+    assert_eq!(err.1.code.as_str(), "PARTITION_NOT_NPU_RESIDENT");
     assert_eq!((err.0.npu_attempts, err.0.cpu_sessions), (0, 0));
 }
 
@@ -689,6 +714,7 @@ fn tensor_boundary_refusals() {
             .unwrap_err()
             .1
             .code
+            .as_str()
     };
     assert_eq!(refuse(vec![]), "TENSOR_BOUNDARY");
     assert_eq!(
@@ -778,10 +804,10 @@ fn engine_panics_are_contained() {
         let (ex, r) = run::run(&a, &model, Mode::Cpu, &input, &Limits::default(), &mut f)
             .map(|_| ())
             .unwrap_err();
-        assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+        assert_eq!(r.code.as_str(), "CPU_ENGINE_FAILED", "{r}");
         assert!(r.message.contains("panicked"), "{r}");
         assert_eq!(
-            ex.classification,
+            ex.classification.as_str(),
             if in_construction {
                 "cpu-refused"
             } else {
@@ -920,7 +946,7 @@ fn silero_run(name: &str, engine: run::Engine) -> Result<run::RunReport, (Execut
 fn silero_files_on_tract_run_or_fail_closed() {
     // The main file's control flow is beyond tract: refused with the engine's reason.
     let (ex, r) = silero_run("silero_vad.onnx", run::Engine::Tract).unwrap_err();
-    assert_eq!(r.code, "CPU_ENGINE_UNSUPPORTED");
+    assert_eq!(r.code.as_str(), "CPU_ENGINE_UNSUPPORTED");
     assert!(
         r.message
             .starts_with("Failed analyse for node #5 \"If_0\" If"),
@@ -1006,9 +1032,9 @@ fn silero_files_run_on_ort_and_match_python_onnxruntime() {
         let (ex, r) = run::run(&a, &model, Mode::Strict, &input, &limits, &mut engines(&a))
             .map(|_| ())
             .unwrap_err();
-        assert_eq!(r.code, "PARTITION_NOT_NPU_RESIDENT");
+        assert_eq!(r.code.as_str(), "PARTITION_NOT_NPU_RESIDENT");
         assert_eq!(
-            (ex.classification, ex.npu_attempts, ex.cpu_sessions),
+            (ex.classification.as_str(), ex.npu_attempts, ex.cpu_sessions),
             ("strict-refused-before-session", 0, 0)
         );
     }
@@ -1207,10 +1233,13 @@ fn npz_reads_deflated_archives_and_writes_deterministically() {
     assert_ne!(deflated, stored);
     assert_eq!(npz::read(&deflated, 1 << 20).unwrap(), vec![t]);
     assert_eq!(
-        npz::read(b"not a zip", 1 << 20).unwrap_err().code,
+        npz::read(b"not a zip", 1 << 20).unwrap_err().code.as_str(),
         "TENSOR_ARCHIVE_INVALID"
     );
-    assert_eq!(npz::read(&stored, 16).unwrap_err().code, "TENSOR_TOO_LARGE");
+    assert_eq!(
+        npz::read(&stored, 16).unwrap_err().code.as_str(),
+        "TENSOR_TOO_LARGE"
+    );
 }
 
 #[test]
@@ -1220,7 +1249,11 @@ fn npz_carries_every_dtype_and_refuses_what_it_must() {
     let short = b"PK\x05\x06\x00\x01\x28\x00\x00\x00\x00\xca\x00\x00\x06\x00\x00";
     for len in 0..=short.len() {
         let r = npz::read(&short[..len], 1 << 20).unwrap_err();
-        assert_eq!(r.code, "TENSOR_ARCHIVE_INVALID", "{len} bytes: {r}");
+        assert_eq!(
+            r.code.as_str(),
+            "TENSOR_ARCHIVE_INVALID",
+            "{len} bytes: {r}"
+        );
     }
     // Also found by it: a non-ASCII name not marked UTF-8 decoded as CP437, so it did not
     // survive a write and read. Names are marked UTF-8 when written, legacy names refused.
@@ -1271,13 +1304,13 @@ fn npz_carries_every_dtype_and_refuses_what_it_must() {
     let t = Tensor::from_f32("x", &[2], &[1.0, 2.0]);
     let two = npz::write(&[t.clone(), t.clone()]);
     assert_eq!(
-        npz::read(&two, 1 << 20).unwrap_err().code,
+        npz::read(&two, 1 << 20).unwrap_err().code.as_str(),
         "TENSOR_ARCHIVE_INVALID"
     );
     let mut long = t.clone();
     long.data.extend_from_slice(&[0; 4]);
     let err = npz::read(&npz::write(&[long]), 1 << 20).unwrap_err();
-    assert_eq!(err.code, "TENSOR_ARCHIVE_INVALID", "{err}");
+    assert_eq!(err.code.as_str(), "TENSOR_ARCHIVE_INVALID", "{err}");
 }
 
 /// The CI conformance sample: 240 of the ONNX backend node tests (a fixed sample chosen by the
@@ -1348,7 +1381,7 @@ fn initializers_listed_as_inputs_are_not_inputs() {
     )
     .map(|_| ())
     .unwrap_err();
-    assert_eq!(r.code, "TENSOR_BOUNDARY");
+    assert_eq!(r.code.as_str(), "TENSOR_BOUNDARY");
     assert!(r.message.contains("weight"), "{r}");
     let (r, _) = run::run(
         &a,
@@ -1393,7 +1426,7 @@ fn engine_child_process_is_contained() {
     let (_, r) = run::run(&a, &model, Mode::Cpu, &input, &limits, &mut child)
         .map(|_| ())
         .unwrap_err();
-    assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+    assert_eq!(r.code.as_str(), "CPU_ENGINE_FAILED", "{r}");
     assert!(r.message.contains("wall-clock"), "{r}");
     // An address space too small for the engine: refused or failed, never a crash of ours.
     let tiny = ChildLimits {
@@ -1405,7 +1438,7 @@ fn engine_child_process_is_contained() {
         .map(|_| ())
         .unwrap_err();
     assert!(
-        ["CPU_ENGINE_FAILED", "CPU_ENGINE_UNSUPPORTED"].contains(&r.code),
+        ["CPU_ENGINE_FAILED", "CPU_ENGINE_UNSUPPORTED"].contains(&r.code.as_str()),
         "{r}"
     );
     assert!(!r.message.is_empty());
@@ -1510,9 +1543,51 @@ fn intermediate_tensors_stay_within_the_tensor_limit() {
     let (_, r) = run::run(&a, &model, Mode::Cpu, &inputs(1 << 27), &limits, &mut child)
         .map(|_| ())
         .unwrap_err();
-    assert_eq!(r.code, "CPU_ENGINE_FAILED", "{r}");
+    assert_eq!(r.code.as_str(), "CPU_ENGINE_FAILED", "{r}");
     assert_eq!(
         r.message,
         "a tensor of 536870912 bytes exceeds the 268435456-byte tensor limit; the run is refused"
     );
+}
+
+#[test]
+fn refusal_codes_and_classifications_keep_their_names_and_are_documented() {
+    use nbg_lab::onnx::refusal::RefusalCode;
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    for &c in RefusalCode::ALL {
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(json, format!("\"{}\"", c.as_str()));
+        assert_eq!(c.to_string(), c.as_str());
+        assert_eq!(serde_json::from_str::<RefusalCode>(&json).unwrap(), c);
+        assert!(
+            c.as_str().len() >= 6
+                && c.as_str()
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b == b'_'),
+            "{c}"
+        );
+        assert!(
+            readme.contains(&format!("`{c}`")),
+            "README does not document {c}"
+        );
+    }
+    for &c in run::Classification::ALL {
+        let json = serde_json::to_string(&c).unwrap();
+        assert_eq!(json, format!("\"{}\"", c.as_str()));
+        assert_eq!(c.to_string(), c.as_str());
+        assert_eq!(
+            serde_json::from_str::<run::Classification>(&json).unwrap(),
+            c
+        );
+        assert!(
+            readme.contains(&format!("`{c}`")),
+            "README does not document {c}"
+        );
+    }
+    let refusal = Refusal::new(RefusalCode::TensorBoundary, "m");
+    assert_eq!(
+        refusal.to_json(),
+        serde_json::json!({"error": {"code": "TENSOR_BOUNDARY", "message": "m"}})
+    );
+    assert_eq!(refusal.to_string(), "TENSOR_BOUNDARY: m");
 }
