@@ -631,11 +631,7 @@ fn the_four_session_cases() {
         );
         match (got, want) {
             (Ok((ex, _)), Ok(class)) => assert_eq!(
-                (
-                    ex.classification.as_str().as_str(),
-                    ex.npu_attempts,
-                    ex.cpu_sessions
-                ),
+                (ex.classification.as_str(), ex.npu_attempts, ex.cpu_sessions),
                 (class, npu, cpu)
             ),
             (Err((ex, r)), Err(c)) => {
