@@ -157,21 +157,26 @@ unsafe extern "system" fn bounded_reserve(
     unsafe { bounded_alloc(this.cast_mut(), size) }
 }
 
+/// An ONNX Runtime status as a result: `Ok` for the null (success) status, else `context: `
+/// and the library's message; the status is released either way.
+fn checked(status: ort::sys::OrtStatusPtr, context: &str) -> Result<(), String> {
+    if status.0.is_null() {
+        return Ok(());
+    }
+    let api = ort::api();
+    // SAFETY: a non-null status is a valid OrtStatus; it is released after reading.
+    let msg = unsafe { CStr::from_ptr((api.GetErrorMessage)(status.0)) }
+        .to_string_lossy()
+        .into_owned();
+    unsafe { (api.ReleaseStatus)(status.0) };
+    Err(format!("{context}: {msg}"))
+}
+
 /// Register the bounded allocator with the environment, once per process; sessions opt in with
 /// `session.use_env_allocators`.
 fn register_bounded_allocator(env: &Environment) -> Result<(), String> {
     let api = ort::api();
-    let status = |s: ort::sys::OrtStatusPtr| -> Result<(), String> {
-        if s.0.is_null() {
-            return Ok(());
-        }
-        // SAFETY: a non-null status is a valid OrtStatus; it is released after reading.
-        let msg = unsafe { CStr::from_ptr((api.GetErrorMessage)(s.0)) }
-            .to_string_lossy()
-            .into_owned();
-        unsafe { (api.ReleaseStatus)(s.0) };
-        Err(format!("registering the bounded CPU allocator: {msg}"))
-    };
+    let status = |s| checked(s, "registering the bounded CPU allocator");
     let mut info = std::ptr::null_mut();
     // SAFETY: `info` receives a new memory info that is never released (process lifetime).
     status(unsafe {
@@ -284,19 +289,7 @@ pub fn providers(session: &Session) -> Result<Vec<String>, String> {
     let api = ort::api();
     let mut subgraphs: *const *const ort::sys::OrtEpAssignedSubgraph = std::ptr::null();
     let mut n = 0usize;
-    let check = |status: ort::sys::OrtStatusPtr| -> Result<(), String> {
-        if status.0.is_null() {
-            return Ok(());
-        }
-        // SAFETY: a non-null status is a valid OrtStatus; it is released after reading.
-        let msg = unsafe { CStr::from_ptr((api.GetErrorMessage)(status.0)) }
-            .to_string_lossy()
-            .into_owned();
-        unsafe { (api.ReleaseStatus)(status.0) };
-        Err(format!(
-            "cannot read the session's provider assignment: {msg}"
-        ))
-    };
+    let check = |s| checked(s, "cannot read the session's provider assignment");
     // SAFETY: the session pointer is live for the borrow; the arrays are owned by the session.
     unsafe {
         check((api.Session_GetEpGraphAssignmentInfo)(

@@ -490,14 +490,7 @@ pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64
             start,
             end,
         } => {
-            let payload = match g {
-                Graph::V2(g) => g
-                    .sections
-                    .iter()
-                    .find(|s| s.type_name == section)
-                    .map(|s| (s.offset, s.size)),
-                Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
-            };
+            let payload = payload_of(g, section);
             payload
                 .filter(|(_, size)| end <= size)
                 .map(|(o, _)| (o + start, o + end))
@@ -654,14 +647,7 @@ fn resolve(
             start,
             end,
         } => {
-            let payload = match g {
-                Graph::V2(g) => g
-                    .sections
-                    .iter()
-                    .find(|s| s.type_name == section)
-                    .map(|s| (s.offset, s.size)),
-                Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
-            };
+            let payload = payload_of(g, section);
             let (offset, size) = payload.ok_or(Reason::TargetNotFound)?;
             if *end > size {
                 return Err(Reason::TargetNotFound);
@@ -1204,4 +1190,16 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
         }
     }
     Ok(rows)
+}
+
+/// The (file offset, size) of a v2 section or v1 table named `section`, when the graph has it.
+fn payload_of(g: &Graph<'_>, section: &str) -> Option<(u64, u64)> {
+    match g {
+        Graph::V2(g) => g
+            .sections
+            .iter()
+            .find(|s| s.type_name == section)
+            .map(|s| (s.offset, s.size)),
+        Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
+    }
 }
