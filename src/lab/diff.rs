@@ -39,7 +39,8 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
         named(format!("{prefix}[{r}]"), record, o.start + r * size)
     };
     let records = |prefix: &str, record: Record| sized(prefix, record, record.size as u64);
-    // The shared layer, operation, SH and patch records, by table role and record size.
+    // The shared layer, operation, SH and patch records (and the v1 SW, hardware-init and PPU
+    // parameter records), by table role and record size.
     let shared = |role: &str, size: u64| -> Option<Record> {
         Some(match role {
             "layer" => fm::layer::RECORD,
@@ -47,6 +48,9 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
             "sh" => fm::sh_operation::RECORD,
             "patch" if size == fm::patch_40bit::SIZE as u64 => fm::patch_40bit::RECORD,
             "patch" => fm::patch::RECORD,
+            "sw" => fm::v1_sw_operation::RECORD,
+            "hw_init" => fm::v1_hw_init_operation::RECORD,
+            "ppu_param" => fm::v1_ppu_param::RECORD,
             _ => return None,
         })
         .filter(|r| size > 0 && r.has_size(size as usize))

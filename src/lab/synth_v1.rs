@@ -76,6 +76,19 @@ pub fn graph(version: u32, extension: usize, crc: V1Crc) -> Vec<u8> {
 /// `graph` with the input and output quantization scales given (capture sets of the mapping
 /// registry change them).
 pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f32; 2]) -> Vec<u8> {
+    graph_with_tables(version, extension, crc, scales, Vec::new())
+}
+
+/// `graph_with_scales` with further tables appended after the command payload, each (entry
+/// name, payload): the v1 tables the builder does not fill (SW operation, hardware-init and PPU
+/// parameter records), for tests that build them through the field map.
+pub fn graph_with_tables(
+    version: u32,
+    extension: usize,
+    crc: V1Crc,
+    scales: [f32; 2],
+    extra: Vec<(&'static str, Vec<u8>)>,
+) -> Vec<u8> {
     let entries = f::entries_offset(version);
     // Every entry the version's layout has (public, plus the proved extensions of a known
     // version); the ones the builder does not fill stay (0, 0).
@@ -133,7 +146,7 @@ pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f3
         }),
         ("nn", (0..COMMAND_BYTES).map(|i| (i as u8) ^ 0x5a).collect()),
     ];
-    for (name, payload) in tables {
+    for (name, payload) in tables.into_iter().chain(extra) {
         let index = f::ENTRIES
             .iter()
             .position(|e| e.name == name)

@@ -57,6 +57,9 @@ codes! {
     OperationIndexOutOfRange => "operation-index-out-of-range",
     OperationStateOutOfRange => "operation-state-out-of-range",
     ShInstructionOutOfRange => "sh-instruction-out-of-range",
+    ShPpuParamOutOfRange => "sh-ppu-param-out-of-range",
+    HwInitPatchOutOfRange => "hw-init-patch-out-of-range",
+    HwInitStateOutOfRange => "hw-init-state-out-of-range",
     LayerOperationCount => "layer-operation-count",
 }
 

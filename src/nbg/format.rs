@@ -463,6 +463,15 @@ pub mod records {
         }
     }
 
+    /// Public SW operation types (the VIPLite runtime's `sw_operation_type_e`).
+    pub mod sw_operation_type {
+        const NAMES: [&str; 4] = ["NONE", "RPN", "USER_CPU", "RPN_SORT_NMS"];
+
+        pub fn name(t: u32) -> Option<&'static str> {
+            NAMES.get(t as usize).copied()
+        }
+    }
+
     /// Public patch source types (`enum nbg_source_type_e`).
     pub mod source_type {
         pub const COMMAND: u32 = 0;

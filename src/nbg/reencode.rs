@@ -11,7 +11,9 @@
 use crate::fieldmap::{self as fm, Record, Writer};
 use crate::format::{section, v1 as f1};
 use crate::image::{NbgImage, Origin, Owner, OwnerClass};
-use crate::parse::records::{Layer, Operation, Patch, Records, ShOperation};
+use crate::parse::records::{
+    HwInitOperation, Layer, Operation, Patch, PpuParam, Records, ShOperation, SwOperation,
+};
 use crate::parse::{Graph, IoLayout, IoRecord, NbgV1, NbgV2};
 use serde::Serialize;
 
@@ -332,6 +334,49 @@ fn patch_pieces(patches: &[Patch], at: u64, size: usize, name: &str) -> Vec<Piec
         .collect()
 }
 
+fn sw_pieces(sw: &[SwOperation], size: usize, name: &str) -> Vec<Piece> {
+    use fm::v1_sw_operation as s;
+    sw.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&s::sw_operation_type, x.kind);
+            match &x.name {
+                Some(n) => w.put_str(&s::name, n),
+                None => w.put_opt_u32(&s::name, None),
+            };
+            piece(x.offset, s::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn hw_init_pieces(ops: &[HwInitOperation], size: usize, name: &str) -> Vec<Piece> {
+    use fm::v1_hw_init_operation as h;
+    ops.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&h::state_id, x.state_id)
+                .put_u32(&h::patch_index, x.patch_index)
+                .put_u32(&h::patch_count, x.patch_count);
+            piece(x.offset, h::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn ppu_param_pieces(params: &[PpuParam], size: usize, name: &str) -> Vec<Piece> {
+    use fm::v1_ppu_param as p;
+    params
+        .iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_words(&p::global_offset, &x.global_offset)
+                .put_words(&p::global_scale, &x.global_scale)
+                .put_words(&p::group_size, &x.group_size)
+                .put_words(&p::group_count, &x.group_count);
+            piece(x.offset, p::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
 /// (offset, size) pairs of an index table or DYNAIO table.
 fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<Piece> {
     pairs
@@ -351,13 +396,17 @@ fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<P
         .collect()
 }
 
-/// Layer, operation, SH or patch records of a table at `at` with `size`-byte records.
+/// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
+/// of a table at `at` with `size`-byte records.
 fn record_pieces(r: &Records, what: &str, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
     Some(match what {
         "layer" => layer_pieces(r.layers.as_deref()?, size, name),
         "operation" => operation_pieces(r.operations.as_deref()?, size, name),
         "sh" => sh_pieces(r.sh_operations.as_deref()?, at, size, name),
         "patch" => patch_pieces(&r.patches.as_ref()?.records, at, size, name),
+        "sw" => sw_pieces(r.sw_operations.as_deref()?, size, name),
+        "hw_init" => hw_init_pieces(r.hw_init_operations.as_deref()?, size, name),
+        "ppu_param" => ppu_param_pieces(r.ppu_params.as_deref()?, size, name),
         _ => return None,
     })
 }
@@ -603,7 +652,7 @@ fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     &crate::parse::v1::io_layout(g.header.version),
                     t.name,
                 )),
-                "layer" | "operation" | "sh" | "patch" => {
+                "layer" | "operation" | "sh" | "patch" | "sw" | "hw_init" | "ppu_param" => {
                     record_pieces(&g.records, t.name, t.offset, size, t.name)
                 }
                 _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {

@@ -24,6 +24,7 @@ mod streaming;
 mod sweep;
 mod v1_corpus;
 mod v1_failures;
+mod v1_tables;
 mod v2_controls;
 mod v2_failures;
 mod v2_properties;

@@ -1,21 +1,29 @@
 //! Layers, operations, SH operations and patches: the records both families share (v2 sections
-//! 3, 4, 9 and 10; the v1 layer, operation, sh and patch tables), decoded from bounded slices and
+//! 3, 4, 9 and 10; the v1 layer, operation, sh and patch tables), plus the v1-only SW operation,
+//! hardware-init operation and PPU parameter tables, decoded from bounded slices and
 //! cross-checked against each other.
 //!
-//! Check order: record sizes (by the caller), layer names (`invalid-name`), then per operation
-//! its layer (`operation-layer-out-of-range`), patch range (`operation-patch-out-of-range`),
-//! engine index (`operation-index-out-of-range`) and state id (`operation-state-out-of-range`),
-//! then SH records (`sh-instruction-out-of-range`), then the layers' declared operation counts
+//! Check order: record sizes (by the caller), layer and SW operation names (`invalid-name`), then
+//! per operation its layer (`operation-layer-out-of-range`), patch range
+//! (`operation-patch-out-of-range`), engine index (`operation-index-out-of-range`; an SW
+//! operation indexes the SW table, as the public VIPLite runtime reads it) and state id
+//! (`operation-state-out-of-range`), then SH records (`sh-instruction-out-of-range`, and
+//! `sh-ppu-param-out-of-range` where the feature database sets `change_ppu_param`: only then does
+//! the public runtime read the PPU parameter table), then hardware-init records (patch range
+//! `hw-init-patch-out-of-range`; state id `hw-init-state-out-of-range` against the ICD table,
+//! which the public runtime indexes with it), then the layers' declared operation counts
 //! (`layer-operation-count`: together at most the operations that name a layer). Every rule
-//! holds on the 22 public v1 files. A single layer's declared count is not a rule: public files
+//! holds on the 22 public v1 files. An SW operation type outside the public enum is reported
+//! (`type_name` null), never refused. A single layer's declared count is not a rule: public files
 //! split one layer across several engine operations (declared 1, named 11) and end with a layer
 //! no operation names (declared 1, named 0); `named_operations` reports the derived count.
 
 use crate::failure::{Code, Failure, fail};
 use crate::fieldmap::{
     self as fm, layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs,
+    v1_hw_init_operation as fh, v1_ppu_param as fpp, v1_sw_operation as fsw,
 };
-use crate::format::records::{self as rec, operation_type, source_type};
+use crate::format::records::{self as rec, operation_type, source_type, sw_operation_type};
 use crate::read::fixed_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -44,7 +52,7 @@ impl Slice<'_> {
 }
 
 /// What the decoder reads, and the record counts references are checked against.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Tables<'a> {
     /// A missing layer or operation table decodes as empty (and is reported `None`).
     pub layer: Option<Slice<'a>>,
@@ -58,6 +66,15 @@ pub struct Tables<'a> {
     pub state_table: Option<(&'static str, u64)>,
     /// Entries of the PPU instruction table SH records index, where the version has one.
     pub ppu_instr_entries: Option<u64>,
+    /// v1 SW operation, hardware-init operation and PPU parameter tables, where decoded.
+    pub sw: Option<Slice<'a>>,
+    pub hw_init: Option<Slice<'a>>,
+    pub ppu_param: Option<Slice<'a>>,
+    /// Entries of the ICD table hardware-init state ids index (v1 from 0x0001000c).
+    pub icd_entries: Option<u64>,
+    /// Whether SH records' `ppu_param_index` references the PPU parameter table (the v1
+    /// feature database's `change_ppu_param`).
+    pub ppu_params_referenced: bool,
 }
 
 /// The decoded records, flattened into the parse document.
@@ -68,6 +85,48 @@ pub struct Records {
     pub operations: Option<Vec<Operation>>,
     pub sh_operations: Option<Vec<ShOperation>>,
     pub patches: Option<PatchSummary>,
+    /// v1 only (absent from v2 documents).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sw_operations: Option<Vec<SwOperation>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hw_init_operations: Option<Vec<HwInitOperation>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ppu_params: Option<Vec<PpuParam>>,
+}
+
+/// One `nbg_section_sw_operation` record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SwOperation {
+    pub index: usize,
+    pub offset: u64,
+    #[serde(rename = "type")]
+    pub kind: u32,
+    /// Public SW operation type name (NONE, RPN, USER_CPU, RPN_SORT_NMS); null when unknown.
+    pub type_name: Option<&'static str>,
+    /// Absent in 4-byte records (v1 before 0x00010009).
+    pub name: Option<String>,
+}
+
+/// One `nbg_section_hw_init_operation` record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HwInitOperation {
+    pub index: usize,
+    pub offset: u64,
+    /// Index into the ICD table (the init operation's state buffer).
+    pub state_id: u32,
+    pub patch_index: u32,
+    pub patch_count: u32,
+}
+
+/// One `nbg_section_ppu_param` record: x, y, z of each group.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PpuParam {
+    pub index: usize,
+    pub offset: u64,
+    pub global_offset: [u32; 3],
+    pub global_scale: [u32; 3],
+    pub group_size: [u32; 3],
+    pub group_count: [u32; 3],
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -254,6 +313,9 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 .collect::<Result<Vec<_>, _>>()
         })
         .transpose()?;
+    let sw_operations = t.sw.map(decode_sw).transpose()?;
+    let hw_init_operations = t.hw_init.map(decode_hw_init).transpose()?;
+    let ppu_params = t.ppu_param.map(decode_ppu_params).transpose()?;
     let patch_count = t.patch.map(|p| p.count());
 
     let mut per_layer = vec![0u64; layers.len()];
@@ -293,6 +355,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             operation_type::NN => t.nn_records.map(|n| ("NN", n)),
             operation_type::TP => t.tp_records.map(|n| ("TP", n)),
             operation_type::SH => t.sh.map(|s| ("SH", s.count())),
+            operation_type::SW => t.sw.map(|s| ("SW", s.count())),
             _ => None,
         };
         if let Some((name, n)) = engine.filter(|&(_, n)| u64::from(o.engine_index) >= n) {
@@ -330,6 +393,48 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             );
         }
     }
+    if let (Some(sh), Some(s), true) = (&sh_operations, t.sh, t.ppu_params_referenced) {
+        let n = t.ppu_param.map_or(0, |p| p.count());
+        let bad = sh
+            .iter()
+            .find(|r| r.ppu_param_index.is_some_and(|i| u64::from(i) >= n));
+        if let Some(bad) = bad {
+            return fail(
+                Code::ShPpuParamOutOfRange,
+                s.offset + bad.index as u64 * s.record_size + fs::ppu_param_index.offset as u64,
+                format!(
+                    "SH record {} names PPU parameter {} but the ppu_param table holds {n} records",
+                    bad.index,
+                    bad.ppu_param_index.unwrap_or_default()
+                ),
+            );
+        }
+    }
+    for h in hw_init_operations.iter().flatten() {
+        if let Some(patches) = patch_count.filter(|_| h.patch_count > 0) {
+            let end = u64::from(h.patch_index) + u64::from(h.patch_count);
+            if end > patches {
+                return fail(
+                    Code::HwInitPatchOutOfRange,
+                    h.offset + fh::patch_index.offset as u64,
+                    format!(
+                        "hw_init operation {} patches [{}, {end}) leave the {patches}-record patch table",
+                        h.index, h.patch_index
+                    ),
+                );
+            }
+        }
+        if let Some(n) = t.icd_entries.filter(|&n| u64::from(h.state_id) >= n) {
+            return fail(
+                Code::HwInitStateOutOfRange,
+                h.offset + fh::state_id.offset as u64,
+                format!(
+                    "hw_init operation {} has state id {} but the icd table holds {n} entries",
+                    h.index, h.state_id
+                ),
+            );
+        }
+    }
     // A layer may declare fewer operations than name it (one layer split across engines) or
     // more (public files end with a layer no operation names), but the layers together never
     // declare more operations than the table holds.
@@ -355,11 +460,81 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         operations: t.operation.map(|_| operations),
         sh_operations,
         patches,
+        sw_operations,
+        hw_init_operations,
+        ppu_params,
     })
 }
 
+/// SW operation records: the type (reported by name where the public enum has it) and, from
+/// 0x00010009, a strict UTF-8 name.
+fn decode_sw(s: Slice<'_>) -> Result<Vec<SwOperation>, Failure> {
+    s.records()
+        .map(|(index, offset, r)| {
+            let v = super::view(&fsw::RECORD, r, offset)?;
+            let kind = v.u32(&fsw::sw_operation_type);
+            let name = if v.has(&fsw::name) {
+                let Some(name) = fixed_name(v.bytes(&fsw::name)) else {
+                    return fail(
+                        Code::InvalidName,
+                        offset + fsw::name.offset as u64,
+                        format!(
+                            "SW operation {index} name is not NUL-terminated strict UTF-8 within 64 bytes"
+                        ),
+                    );
+                };
+                Some(name.to_string())
+            } else {
+                None
+            };
+            Ok(SwOperation {
+                index,
+                offset,
+                kind,
+                type_name: sw_operation_type::name(kind),
+                name,
+            })
+        })
+        .collect()
+}
+
+fn decode_hw_init(s: Slice<'_>) -> Result<Vec<HwInitOperation>, Failure> {
+    s.records()
+        .map(|(index, offset, r)| {
+            let v = super::view(&fh::RECORD, r, offset)?;
+            Ok(HwInitOperation {
+                index,
+                offset,
+                state_id: v.u32(&fh::state_id),
+                patch_index: v.u32(&fh::patch_index),
+                patch_count: v.u32(&fh::patch_count),
+            })
+        })
+        .collect()
+}
+
+fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
+    s.records()
+        .map(|(index, offset, r)| {
+            let v = super::view(&fpp::RECORD, r, offset)?;
+            let xyz = |f: &fm::Field| [0, 1, 2].map(|i| v.word(f, i));
+            Ok(PpuParam {
+                index,
+                offset,
+                global_offset: xyz(&fpp::global_offset),
+                global_scale: xyz(&fpp::global_scale),
+                group_size: xyz(&fpp::group_size),
+                group_count: xyz(&fpp::group_count),
+            })
+        })
+        .collect()
+}
+
 /// v1 versions whose layer, operation, sh and patch record sizes the public corpus proves
-/// (every reference check holds on every public file of the version).
+/// (every reference check holds on every public file of the version). Their SW operation,
+/// hardware-init and PPU parameter tables are decoded too: the record sizes are public, and the
+/// hardware-init records of the 0x0001000c, 0x0001000e and 0x0001001e files pass every check;
+/// no public file holds an SW or PPU parameter record (those tables are empty in all 22).
 pub const V1_PROVED_VERSIONS: [u32; 5] = [
     0x0001_000c,
     0x0001_000e,
@@ -370,7 +545,11 @@ pub const V1_PROVED_VERSIONS: [u32; 5] = [
 
 /// Whether the v1 parser decodes the records of table `name` for `version`.
 pub fn v1_decodes(name: &str, version: u32) -> bool {
-    V1_PROVED_VERSIONS.contains(&version) && matches!(name, "layer" | "operation" | "sh" | "patch")
+    V1_PROVED_VERSIONS.contains(&version)
+        && matches!(
+            name,
+            "layer" | "operation" | "sh" | "patch" | "sw" | "hw_init" | "ppu_param"
+        )
 }
 
 /// Rows the text summary lists per table; `--json` lists every record.

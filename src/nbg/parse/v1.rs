@@ -380,7 +380,12 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
 
     // Nested tables.
     let nested_tables = nested_tables(&data, &tables)?;
-    let records = records(&data, version, &tables)?;
+    let records = records(
+        &data,
+        version,
+        &tables,
+        feature_database.bits["change_ppu_param"] == 1,
+    )?;
 
     // One pass: every placed table, the opaque extension (last), and the whole file around the
     // CRC field for the field-zeroed rule.
@@ -716,26 +721,31 @@ fn structural_signature(g: &NbgV1<'_>) -> Hash256 {
 }
 
 /// The v1 glue: tables by name, record sizes and counts already checked by the v1 parser.
-/// Operation state ids index `load_states_table` where the version has it, else `lcd_table`.
+/// Operation state ids index `load_states_table` where the version has it, else `lcd_table`;
+/// hardware-init state ids index `icd_table`.
 fn records(
     data: &crate::read::Data<'_>,
     version: u32,
     tables: &[Table],
+    ppu_params_referenced: bool,
 ) -> Result<super::records::Records, Failure> {
-    use super::records::{Tables, V1_PROVED_VERSIONS, as_slice, decode};
+    use super::records::{Tables, V1_PROVED_VERSIONS, as_slice, decode, v1_decodes};
     if !V1_PROVED_VERSIONS.contains(&version) {
         return Ok(super::records::Records::default());
     }
     let find = |name: &str| tables.iter().find(|t| t.name == name);
     // Record sizes and counts were checked by the v1 parser; each table is read once.
     let read = |name: &str| {
-        find(name).and_then(|t| {
-            t.record_size
-                .map(|record_size| (t.offset, record_size, data.range(t.offset, t.end())))
-        })
+        find(name)
+            .filter(|t| v1_decodes(t.name, version))
+            .and_then(|t| {
+                t.record_size
+                    .map(|record_size| (t.offset, record_size, data.range(t.offset, t.end())))
+            })
     };
     let (layer, operation, sh, patch) =
         (read("layer"), read("operation"), read("sh"), read("patch"));
+    let (sw, hw_init, ppu_param) = (read("sw"), read("hw_init"), read("ppu_param"));
     let count = |name: &str| find(name).and_then(|t| t.record_count);
     let state_table = match find("load_states_table") {
         Some(t) => Some(("load_states table", t.size / 8)),
@@ -750,5 +760,10 @@ fn records(
         tp_records: count("tp"),
         state_table,
         ppu_instr_entries: find("ppu_instr_table").map(|t| t.size / 8),
+        sw: as_slice(&sw),
+        hw_init: as_slice(&hw_init),
+        ppu_param: as_slice(&ppu_param),
+        icd_entries: find("icd_table").map(|t| t.size / 8),
+        ppu_params_referenced,
     })
 }

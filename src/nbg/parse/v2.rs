@@ -1216,5 +1216,6 @@ fn records(
         tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
         state_table: entries(section::LOADSTATE_TABLE).map(|n| ("load-state table", n)),
         ppu_instr_entries: entries(section::PPU_INSTR_TABLE),
+        ..Tables::default()
     })
 }
