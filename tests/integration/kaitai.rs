@@ -2,7 +2,8 @@
 //! (npm, installed by `.ci/setup` into `.ci/node`) compiles `evidence/fieldmap/nbg_v1.ksy` and
 //! `nbg_v2.ksy` to Python; the generated parsers (with the `kaitaistruct` runtime) decode every
 //! control and public file, and the header, directory, I/O records, network info, memory and
-//! checksum records, DYNAIO table and v1 tables equal `nbg parse --json` field for field.
+//! checksum records, DYNAIO table and v1 tables (layer, operation, SH, patch, SW operation,
+//! hardware-init, PPU parameter) equal `nbg parse --json` field for field.
 //! Without the compiler or runtime the test prints `skipped:`; under `CI=true` that fails.
 
 use crate::common;
@@ -271,6 +272,30 @@ fn expected(doc: &Value) -> Value {
         );
         if !doc["layers"].is_null() {
             records(doc, &mut out);
+            out.insert(
+                "sw_operations".into(),
+                each(&doc["sw_operations"], &["index", "type", "name"]),
+            );
+            out.insert(
+                "hw_init_operations".into(),
+                each(
+                    &doc["hw_init_operations"],
+                    &["index", "state_id", "patch_index", "patch_count"],
+                ),
+            );
+            out.insert(
+                "ppu_params".into(),
+                each(
+                    &doc["ppu_params"],
+                    &[
+                        "index",
+                        "global_offset",
+                        "global_scale",
+                        "group_size",
+                        "group_count",
+                    ],
+                ),
+            );
         }
     }
     Value::Object(out)

@@ -207,6 +207,40 @@ def v1(path, decodes_records):
         doc["operations"] = operations(g.operation)
         doc["sh_operations"] = sh(g.sh)
         doc["patches"] = patches(g.patch)
+        # The v1-only tables, where the version has their entry (None otherwise).
+        sw_t = getattr(g, "sw", None)
+        doc["sw_operations"] = (
+            [
+                {"index": i, "type": r.sw_operation_type, "name": getattr(r, "name", None)}
+                for i, r in enumerate(sw_t.records)
+            ]
+            if sw_t is not None
+            else None
+        )
+        hw_t = getattr(g, "hw_init", None)
+        doc["hw_init_operations"] = (
+            [
+                {"index": i, "state_id": r.state_id, "patch_index": r.patch_index, "patch_count": r.patch_count}
+                for i, r in enumerate(hw_t.records)
+            ]
+            if hw_t is not None
+            else None
+        )
+        ppu_t = getattr(g, "ppu_param", None)
+        doc["ppu_params"] = (
+            [
+                {
+                    "index": i,
+                    "global_offset": list(r.global_offset),
+                    "global_scale": list(r.global_scale),
+                    "group_size": list(r.group_size),
+                    "group_count": list(r.group_count),
+                }
+                for i, r in enumerate(ppu_t.records)
+            ]
+            if ppu_t is not None
+            else None
+        )
     return doc
 
 
