@@ -579,8 +579,9 @@ record! {
     group_count @ 36, 12, U32s, Public, elements ["x", "y", "z"];
 }
 
-/// Every record, in export order. The public layer-parameter record is absent: its name
-/// length is not established for any version, so the map does not guess its layout.
+/// Every record, in export order. The public layer-parameter record is absent: public sources
+/// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
+/// either form to a version, and every public file's table is empty, so the map does not guess.
 pub const ALL: [Record; 23] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
