@@ -22,23 +22,76 @@ pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
     }
 }
 
-/// A field name for `offset`, and the start of the unit it belongs to (a field, or the whole
-/// owner for opaque payloads) so that consecutive bytes of one unit merge into one range.
+/// A field name for `offset`, and the start of the unit it belongs to (an element of a word
+/// array, a field, or the whole owner for opaque payloads) so that consecutive bytes of one unit
+/// merge into one range. A byte of a word-array field is named with its element, from the field
+/// map: by the element's name where the map names them (`header.memory_pool.size`), else by its
+/// index (`input[0].dimensions[1]`, `NBG_SECTION_OUTPUT[0].quantization.raw_words[1]`).
 pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
+    let l = located(graph, o, offset);
+    let name = match &l.element {
+        Some(e) => format!("{}{e}", l.field),
+        None => l.field,
+    };
+    (name, l.unit)
+}
+
+/// What `locate` finds for one byte, with the element kept apart from its field.
+struct Located {
+    /// The field (or opaque unit) name, without the element.
+    field: String,
+    /// `[i]` or `.name` of the word-array element holding the byte.
+    element: Option<String>,
+    /// Start of the field.
+    field_start: u64,
+    /// Start of the unit (the element, or the field).
+    unit: u64,
+}
+
+impl Located {
+    fn whole((field, unit): (String, u64)) -> Self {
+        Located {
+            field,
+            element: None,
+            field_start: unit,
+            unit,
+        }
+    }
+}
+
+fn located(graph: &Graph<'_>, o: &Owner, offset: u64) -> Located {
     let rel = offset - o.start;
-    let named = |prefix: String, record: Record, base: u64| -> (String, u64) {
+    let named = |prefix: String, record: Record, base: u64| -> Located {
         let r = offset - base;
         match record.field_at(r) {
-            Some(f) => (format!("{prefix}.{}", f.name), base + f.offset as u64),
-            None => (format!("{prefix}+0x{r:x}"), base),
+            Some(f) => {
+                let start = base + f.offset as u64;
+                let field = format!("{prefix}.{}", f.name);
+                if f.ty != fm::Type::U32s || f.width <= 4 {
+                    return Located::whole((field, start));
+                }
+                let i = (r - f.offset as u64) / 4;
+                let element = match f.elements.get(i as usize) {
+                    Some(e) => format!(".{e}"),
+                    None => format!("[{i}]"),
+                };
+                Located {
+                    field,
+                    element: Some(element),
+                    field_start: start,
+                    unit: start + 4 * i,
+                }
+            }
+            None => Located::whole((format!("{prefix}+0x{r:x}"), base)),
         }
     };
     // `size`: the instance size (a version-gated record may be shorter than its layout).
-    let sized = |prefix: &str, record: Record, size: u64| -> (String, u64) {
+    let sized = |prefix: &str, record: Record, size: u64| -> Located {
         let r = rel / size.max(1);
         named(format!("{prefix}[{r}]"), record, o.start + r * size)
     };
     let records = |prefix: &str, record: Record| sized(prefix, record, record.size as u64);
+    let whole = |name: String, unit: u64| Located::whole((name, unit));
     // The shared layer, operation, SH and patch records (and the v1 SW, hardware-init and PPU
     // parameter records), by table role and record size.
     let shared = |role: &str, size: u64| -> Option<Record> {
@@ -55,7 +108,7 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
         })
         .filter(|r| size > 0 && r.has_size(size as usize))
     };
-    let opaque = |prefix: &str| (format!("{prefix}+0x{rel:x}"), o.start);
+    let opaque = |prefix: &str| whole(format!("{prefix}+0x{rel:x}"), o.start);
     match (graph, o.origin) {
         (Graph::V2(g), Origin::Structure) => {
             let dir = u64::from(g.sub_header.section_headers_offset);
@@ -87,7 +140,7 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
                 section::CHECKSUM => records(name, fm::v2_checksum_record::RECORD),
                 section::DYNAIO_TABLE => records(name, fm::v2_dynaio_entry::RECORD),
                 section::MEMORY_POOL | section::VIP_SRAM | section::AXI_SRAM => {
-                    (name.into(), o.start)
+                    whole(name.into(), o.start)
                 }
                 section::LAYER | section::OPERATIONS | section::SH | section::PATCH => {
                     let role = match s.kind {
@@ -115,7 +168,7 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
                     "size"
                 };
                 let name = g.tables.get(k).map_or("?", |t| t.name);
-                (
+                whole(
                     format!("entries.{name}.{half}"),
                     entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
                 )
@@ -139,7 +192,7 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
                 }
                 (_, Some(size)) if size > 0 => {
                     let r = rel / size;
-                    (
+                    whole(
                         format!("{}[{r}]+0x{:x}", t.name, rel % size),
                         o.start + r * size,
                     )
@@ -156,8 +209,10 @@ pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
 pub const MAX_FIELD_SCAN: u64 = 16 << 20;
 
 /// The inverse of `locate`: the file range `[start, end)` of the field `locate` calls `name`
-/// (`NBG_SECTION_INPUT[0].quantization.raw_words`, `input[0].quantization.scale`,
-/// `header.crc_sum`), or `None` when no byte of the graph has that name. Only owners whose
+/// (`NBG_SECTION_INPUT[0].quantization.raw_words[1]`, `input[0].quantization.scale`,
+/// `header.crc_sum`), or of a whole word array named without its element
+/// (`NBG_SECTION_INPUT[0].quantization.raw_words`), or `None` when no byte of the graph has that
+/// name. Only owners whose
 /// prefix (the text before the first `[`, `.` or `+`) matches are scanned, at most
 /// `MAX_FIELD_SCAN` bytes, so the answer always agrees with the offset-to-name naming.
 pub fn field_range(graph: &Graph<'_>, image: &NbgImage<'_>, name: &str) -> Option<(u64, u64)> {
@@ -181,6 +236,18 @@ pub fn field_range(graph: &Graph<'_>, image: &NbgImage<'_>, name: &str) -> Optio
             if field == name {
                 let mut end = offset + 1;
                 while end < o.end && locate(graph, o, end) == (field.clone(), unit) {
+                    end += 1;
+                }
+                return Some((offset, end));
+            }
+            // A name without its element (`input[0].dimensions`): the whole word array.
+            let l = located(graph, o, offset);
+            if l.element.is_some() && l.field == name {
+                let mut end = offset + 1;
+                while end < o.end && {
+                    let next = located(graph, o, end);
+                    next.field == name && next.field_start == l.field_start
+                } {
                     end += 1;
                 }
                 return Some((offset, end));

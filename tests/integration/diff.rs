@@ -72,7 +72,8 @@ fn scrfd_input_change_is_named_by_record_and_field() {
     );
     let input = r.owners.iter().find(|o| o.owner == "input").unwrap();
     assert_eq!(input.status, Status::Resized);
-    assert_eq!(input.ranges[0].field, "input[0].dimensions");
+    // Named down to the element of the dimension array.
+    assert_eq!(input.ranges[0].field, "input[0].dimensions[2]");
     let header = r
         .owners
         .iter()

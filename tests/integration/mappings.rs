@@ -115,7 +115,8 @@ fn each_kind_is_proved_by_two_sets_and_refuted_by_one_with_the_byte() {
             "v2-output-quant-scale",
             ["v2-output-scale-64", "v2-output-scale-256"],
             "v2-output-scale-with-zero-point",
-            "NBG_SECTION_OUTPUT[0].quantization.raw_words",
+            // The zero point, the second word of the quantization array.
+            "NBG_SECTION_OUTPUT[0].quantization.raw_words[1]",
         ),
         (
             "v1-input-quant-scale",
@@ -518,14 +519,30 @@ fn field_range_inverts_the_naming() {
                 "output[0].name",
             ]
         };
+        // A whole word array (named without its element) spans its elements, each named
+        // `<field>[i]`; an element inverts to its own four bytes.
+        let of = |name: &str, f: &str| {
+            name == f || name.starts_with(&format!("{f}[")) || name.starts_with(&format!("{f}."))
+        };
         for f in fields {
             let (s, e) = nbg_lab::diff::field_range(&g, &image, f).unwrap();
             for at in [s, e - 1] {
                 let o = image.owner_of(at).unwrap();
-                assert_eq!(&nbg_lab::diff::locate(&g, o, at).0, f);
+                assert!(of(&nbg_lab::diff::locate(&g, o, at).0, f), "{f}");
             }
             let after = image.owner_of(e).unwrap();
-            assert_ne!(&nbg_lab::diff::locate(&g, after, e).0, f);
+            assert!(!of(&nbg_lab::diff::locate(&g, after, e).0, f), "{f}");
+        }
+        if name == "v2" {
+            let whole = "NBG_SECTION_OUTPUT[0].quantization.raw_words";
+            let (s, e) = nbg_lab::diff::field_range(&g, &image, whole).unwrap();
+            assert_eq!(e - s, 8);
+            let element = format!("{whole}[1]");
+            let (s1, e1) = nbg_lab::diff::field_range(&g, &image, &element).unwrap();
+            assert_eq!((s1, e1), (s + 4, e));
+            let o = image.owner_of(s1).unwrap();
+            assert_eq!(nbg_lab::diff::locate(&g, o, s1).0, element);
+            assert!(nbg_lab::diff::field_range(&g, &image, &format!("{whole}[2]")).is_none());
         }
         assert!(nbg_lab::diff::field_range(&g, &image, "no_such.field").is_none());
     }

@@ -357,7 +357,9 @@ fn byte_map_zooms_to_single_bytes_and_opens_the_hex_view_with_fields() {
         "hex view of owner 3: {panel}"
     );
     assert!(panel.contains("NBG_SECTION_INPUT[0].dimension_count = 1 = 0x1 (u32)"));
-    assert!(panel.contains("NBG_SECTION_INPUT[0].dimensions = [481, 0, 0, 0, 0, 0] (u32 words)"));
+    // Word arrays are shown element by element, named from the field map.
+    assert!(panel.contains("NBG_SECTION_INPUT[0].dimensions[0] = 481 = 0x1e1 (u32)"));
+    assert!(panel.contains("NBG_SECTION_INPUT[0].dimensions[5] = 0 = 0x0 (u32)"));
     assert!(panel.contains(r#"NBG_SECTION_INPUT[0].name = &quot;input_0&quot;"#));
     assert!(page.dom.contains("at 16 bytes per row"), "single-byte zoom");
     assert!(page.dom.contains(r#"<tr data-owner="3" data-start="852" data-end="964" data-class="decoded-record" class="sel">"#));
@@ -420,7 +422,9 @@ fn diff_report_renders_the_diff_rows() {
         attr_values(dom, r#"<tr class="change"#, "data-field"),
         expected
     );
-    assert!(dom.contains("NBG_SECTION_INPUT[0].dimensions[1]: 0 -&gt; 16"));
+    assert!(
+        dom.contains("NBG_SECTION_INPUT[0].dimensions[1]: 0 = 0x0 (u32) -&gt; 16 = 0x10 (u32)")
+    );
     // Row 47 opened: A and B side by side.
     let panel = between(
         dom,

@@ -256,3 +256,36 @@ fn sw_and_ppu_param_records_decode_and_reencode_field_by_field() {
         )
     );
 }
+
+/// `nbg diff` names a changed byte down to the element of a word array, from the field map
+/// (element names where the map has them, else the index), and the new tables by record.
+#[test]
+fn diff_names_elements_and_the_new_records() {
+    let a = deeplab();
+    let ga = parse(&a).unwrap();
+    let g = v1(&ga);
+    let layer = g.table("layer").unwrap().offset as usize;
+    let input = g.table("input").unwrap().offset as usize;
+    let hw = g.table("hw_init").unwrap().offset as usize;
+    let mut b = a.clone();
+    b[layer + 3 * fm::layer::SIZE + 1] ^= 0x20;
+    b[input + fm::v1_io_record::dimensions.offset + 4] ^= 1;
+    b[fm::v1_fixed::memory_pool.offset + 8] ^= 1;
+    b[hw + fm::v1_hw_init_operation::SIZE] ^= 1;
+    let gb = parse(&b).unwrap();
+    let (ia, ib) = (NbgImage::new(&ga).unwrap(), NbgImage::new(&gb).unwrap());
+    let r = nbg_lab::diff::diff(&ga, &ia, &gb, &ib).unwrap();
+    let fields: Vec<&str> = r
+        .owners
+        .iter()
+        .flat_map(|o| o.ranges.iter().map(|c| c.field.as_str()))
+        .collect();
+    for want in [
+        "layer[3].name",
+        "input[0].dimensions[1]",
+        "header.memory_pool.base",
+        "hw_init[1].state_id",
+    ] {
+        assert!(fields.contains(&want), "{want} in {fields:?}");
+    }
+}
