@@ -368,7 +368,10 @@ impl GraphSpec {
             section::CHECKSUM,
             0,
             8,
-            table_of(&CHECKSUMMED.map(|k| (k, 0))),
+            table_of(
+                &fm::v2_checksum_record::RECORD,
+                &CHECKSUMMED.map(|k| (k, 0)),
+            ),
         );
         let n = sections.len();
         Layout {
@@ -609,6 +612,7 @@ impl Plan {
 fn split_table(bytes: usize, n: u32) -> Vec<u8> {
     let chunk = (bytes as u32 / n) & !7;
     table_of(
+        &fm::v1_entry::RECORD,
         &(0..n)
             .map(|i| {
                 let size = if i + 1 == n {
@@ -622,11 +626,18 @@ fn split_table(bytes: usize, n: u32) -> Vec<u8> {
     )
 }
 
-/// (u32, u32) little-endian records.
-fn table_of(records: &[(u32, u32)]) -> Vec<u8> {
+/// Records of a two-word layout of the field map (checksum record, DYNAIO entry, the (offset,
+/// size) entry both public headers define), each (first field, second field), written through
+/// it.
+fn table_of(record: &fm::Record, records: &[(u32, u32)]) -> Vec<u8> {
+    let [first, second] = [&record.fields[0], &record.fields[1]];
     records
         .iter()
-        .flat_map(|&(a, b)| a.to_le_bytes().into_iter().chain(b.to_le_bytes()))
+        .flat_map(|&(a, b)| {
+            let mut w = Writer::new(record.size);
+            w.put_u32(first, a).put_u32(second, b);
+            w.into_bytes()
+        })
         .collect()
 }
 
@@ -639,7 +650,7 @@ pub fn dynaio_region(entries: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
         region.extend_from_slice(e);
         region.resize(region.len().next_multiple_of(64), 0);
     }
-    (region, table_of(&records))
+    (region, table_of(&fm::v2_dynaio_entry::RECORD, &records))
 }
 
 /// Named profiles of the committed controls.
@@ -895,6 +906,6 @@ pub fn bulk_streamed(seed: u64, bytes: u64) -> (Layout, Generated) {
         .iter_mut()
         .find(|s| s.kind == section::COEF_DATA_TABLE)
         .expect("table");
-    table.payload = table_of(&[(0, len)]);
+    table.payload = table_of(&fm::v1_entry::RECORD, &[(0, len)]);
     (l, generated)
 }
