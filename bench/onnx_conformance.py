@@ -12,6 +12,8 @@ Usage (from the project root, after `cargo build`):
 --sample N   a fixed sample: the N node tests whose SHA-256 of the name sorts first (CI: 240);
              the stored sets then do not run
 --sets LIST  which backend sets: node, simple, pytorch-converted, pytorch-operator, light
+--audit-only run `nbg onnx audit` alone (no engine, no Python onnxruntime) and list what it
+             refuses: a quick check that the checker admits every valid test model
 --strict     exit 1 on any panic (exit 101 or signal) or any wrong result under ort, or a tract
              disagreement crosscheck misses
 Writes a summary table to stdout (and to --write)."""
@@ -209,6 +211,7 @@ def main():
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--write")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--audit-only", action="store_true")
     ap.add_argument("--sets", default=",".join(SUITES), help="comma-separated backend sets (default: all)")
     args = ap.parse_args()
     sets = args.sets.split(",")
@@ -237,6 +240,12 @@ def main():
             row["skip"] = f"input archive: {e}"
             continue
         py = None
+        if args.audit_only:
+            code, j, err = nbg(binary, "onnx", "audit", "--json", model_path)
+            row["audit"] = "admitted" if code == 0 else (j["error"]["code"] if code == 1 and j and "error" in j else f"exit {code}")
+            if code != 0:
+                row["audit_message"] = j["error"]["message"] if code == 1 and j and "error" in j else err
+            continue
         try:
             session = python_session(model_path)
             got = session.run(None, feeds)
@@ -284,6 +293,13 @@ def main():
                 row["crosscheck"] = j["verdict"] if j else f"exit {code}"
         if (i + 1) % 100 == 0:
             print(f"... {i + 1} backend tests", file=sys.stderr)
+    if args.audit_only:
+        run = [r for r in rows if "skip" not in r]
+        refused = [r for r in run if r["audit"] != "admitted"]
+        print(f"audit only: {len(rows)} cases, {len(run)} run, {len(run) - len(refused)} admitted, {len(refused)} refused")
+        for r in refused:
+            print(f"- `{r['name']}`: `{r['audit']}` {r.get('audit_message', '')}")
+        sys.exit(1 if refused and args.strict else 0)
     for name, model, inp, exp in silero_cases():
         row = {"name": name, "kind": "silero"}
         rows.append(row)
