@@ -1030,7 +1030,7 @@ fn infer_shape(
                     let mut out = Vec::with_capacity(all[0].len());
                     for d in 0..all[0].len() {
                         if d == ax {
-                            out.push(all.iter().map(|s| s[d]).sum::<Option<i64>>());
+                            out.push(all.iter().try_fold(0i64, |a, s| a.checked_add(s[d]?)));
                             continue;
                         }
                         let known: Vec<i64> = all.iter().filter_map(|s| s[d]).collect();
@@ -1055,8 +1055,8 @@ fn infer_shape(
             }
             let (a, b) = s.split_at(axis as usize);
             Some(vec![
-                a.iter().copied().product(),
-                b.iter().copied().product(),
+                product(a),
+                product(b),
             ])
         }),
         "Conv" => conv_shape(n, shape(0), shape(1)),
@@ -1162,13 +1162,11 @@ fn reshape(input: Option<&[Option<i64>]>, target: &[i64], allowzero: bool) -> Op
         });
     }
     if let Some(k) = free {
-        let total: Option<i64> = input.and_then(|s| s.iter().copied().product());
-        let rest: Option<i64> = out
+        let total = input.and_then(product);
+        let rest = out
             .iter()
             .enumerate()
-            .filter(|&(i, _)| i != k)
-            .map(|(_, d)| *d)
-            .product();
+            .try_fold(1i64, |a, (i, d)| if i == k { Some(a) } else { a.checked_mul((*d)?) });
         if let (Some(t), Some(r)) = (total, rest) {
             if r > 0 && t % r == 0 {
                 out[k] = Some(t / r);
@@ -1256,7 +1254,7 @@ fn pad(since: i64, n: &NodeProto, inputs: &[Facts], s: &[Option<i64>]) -> Shape 
     }
     let mut out = s.to_vec();
     for (i, &a) in on.iter().enumerate() {
-        out[a] = s[a].map(|d| d + pads[i] + pads[i + on.len()]);
+        out[a] = s[a].and_then(|d| d.checked_add(pads[i])?.checked_add(pads[i + on.len()]));
     }
     out
 }
@@ -1298,12 +1296,10 @@ fn split_shapes(since: i64, n: &NodeProto, inputs: &[Facts]) -> Vec<Option<Shape
         Arg::Known(v) if v.len() == k => v.into_iter().map(Some).collect(),
         Arg::Absent => match s[ax] {
             Some(d) if since >= 18 && int_attr(n, "num_outputs").is_some() => {
-                let chunk = (d + k as i64 - 1) / (k as i64).max(1);
+                let (d, k) = (i128::from(d), k as i128);
+                let chunk = (d + k - 1) / k;
                 (0..k)
-                    .map(|i| {
-                        let left = d - chunk * i as i64;
-                        Some(left.clamp(0, chunk))
-                    })
+                    .map(|i| i64::try_from((d - chunk * i).clamp(0, chunk)).ok())
                     .collect()
             }
             Some(d) if d % (k as i64).max(1) == 0 => vec![Some(d / k as i64); k],
@@ -1353,6 +1349,11 @@ fn rnn_shapes(since: i64, n: &NodeProto, x: Option<Shape>, r: Option<Shape>) -> 
         vec![nd, batch, hidden]
     };
     vec![Some(y), Some(state.clone()), Some(state)]
+}
+
+/// The element count of a shape: `None` if a dimension is unknown or the count overflows.
+fn product(s: &[Option<i64>]) -> Option<i64> {
+    s.iter().try_fold(1i64, |a, d| a.checked_mul((*d)?))
 }
 
 /// NumPy broadcasting of two shapes; `None` when known dimensions conflict.
@@ -1412,9 +1413,12 @@ fn conv_shape(
     for i in 0..spatial {
         out.push(match (x[2 + i], kernel[i]) {
             (Some(size), Some(k)) if strides[i] > 0 => {
-                let eff = dil[i] * (k - 1) + 1;
-                let total = size + pads[i] + pads[i + spatial] - eff;
-                (total >= 0).then(|| total / strides[i] + 1)
+                let w = |v: i64| i128::from(v);
+                let eff = w(dil[i]) * (w(k) - 1) + 1;
+                let total = w(size) + w(pads[i]) + w(pads[i + spatial]) - eff;
+                (total >= 0)
+                    .then(|| i64::try_from(total / w(strides[i]) + 1).ok())
+                    .flatten()
             }
             _ => None,
         });

@@ -25,6 +25,17 @@ fn audit_bytes(bytes: &[u8]) -> Result<Audit, Refusal> {
 /// dimension or an element type, they agree. The counts are pinned, so a loss of coverage shows.
 #[test]
 fn inference_agrees_with_the_onnx_package() {
+    let check = std::process::Command::new("python3")
+        .args(["bench/onnx_shape_reference.py", "--check"])
+        .current_dir(common::root())
+        .output()
+        .expect("python3");
+    assert!(
+        check.status.success(),
+        "onnx/shape_reference.json must regenerate exactly (.ci/setup installs onnx and silero-vad): {}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
     let text = std::fs::read_to_string(common::root().join("onnx/shape_reference.json")).unwrap();
     let reference: serde_json::Value = serde_json::from_str(&text).unwrap();
     let models = reference["models"].as_object().unwrap();
