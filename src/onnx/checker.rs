@@ -211,7 +211,10 @@ fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
         _ => return None,
     };
     let width = if t.data_type == Some(7) { 8 } else { 4 };
-    let whole = t.raw_data.as_ref().is_none_or(|r| r.len() as u64 == count * width);
+    let whole = t
+        .raw_data
+        .as_ref()
+        .is_none_or(|r| r.len() as u64 == count * width);
     (whole && v.len() as u64 == count).then_some(v)
 }
 
@@ -700,12 +703,9 @@ fn join(a: &Facts, b: &Facts) -> Facts {
     Facts {
         elem: a.elem.filter(|_| a.elem == b.elem),
         shape: match (&a.shape, &b.shape) {
-            (Some(x), Some(y)) if x.len() == y.len() => Some(
-                x.iter()
-                    .zip(y)
-                    .map(|(p, q)| p.filter(|_| p == q))
-                    .collect(),
-            ),
+            (Some(x), Some(y)) if x.len() == y.len() => {
+                Some(x.iter().zip(y).map(|(p, q)| p.filter(|_| p == q)).collect())
+            }
             _ => None,
         },
         value: None,
@@ -1054,10 +1054,7 @@ fn infer_shape(
                 return None;
             }
             let (a, b) = s.split_at(axis as usize);
-            Some(vec![
-                product(a),
-                product(b),
-            ])
+            Some(vec![product(a), product(b)])
         }),
         "Conv" => conv_shape(n, shape(0), shape(1)),
         "ConstantOfShape" => match inputs.first().and_then(|f| f.value.clone()) {
@@ -1163,10 +1160,13 @@ fn reshape(input: Option<&[Option<i64>]>, target: &[i64], allowzero: bool) -> Op
     }
     if let Some(k) = free {
         let total = input.and_then(product);
-        let rest = out
-            .iter()
-            .enumerate()
-            .try_fold(1i64, |a, (i, d)| if i == k { Some(a) } else { a.checked_mul((*d)?) });
+        let rest = out.iter().enumerate().try_fold(1i64, |a, (i, d)| {
+            if i == k {
+                Some(a)
+            } else {
+                a.checked_mul((*d)?)
+            }
+        });
         if let (Some(t), Some(r)) = (total, rest) {
             if r > 0 && t % r == 0 {
                 out[k] = Some(t / r);
@@ -1325,7 +1325,11 @@ fn rnn_shapes(since: i64, n: &NodeProto, x: Option<Shape>, r: Option<Shape>) -> 
         return vec![];
     };
     let batch_first = since >= 14 && int_attr(n, "layout").unwrap_or(0) != 0;
-    let (seq, batch) = if batch_first { (x[1], x[0]) } else { (x[0], x[1]) };
+    let (seq, batch) = if batch_first {
+        (x[1], x[0])
+    } else {
+        (x[0], x[1])
+    };
     let dirs = match n
         .attribute
         .iter()
@@ -1335,8 +1339,8 @@ fn rnn_shapes(since: i64, n: &NodeProto, x: Option<Shape>, r: Option<Shape>) -> 
         Some(b"bidirectional") => 2,
         _ => 1,
     };
-    let hidden = int_attr(n, "hidden_size")
-        .or_else(|| r.filter(|r| r.len() == 3).and_then(|r| r[2]));
+    let hidden =
+        int_attr(n, "hidden_size").or_else(|| r.filter(|r| r.len() == 3).and_then(|r| r[2]));
     let nd = Some(dirs);
     let y = if batch_first {
         vec![batch, seq, nd, hidden]

@@ -102,7 +102,11 @@ fn inference_agrees_with_the_onnx_package() {
             }),
         );
     }
-    assert!(wrong.is_empty(), "inference disagrees with onnx:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "inference disagrees with onnx:\n{}",
+        wrong.join("\n")
+    );
     common::snapshot(
         common::snapshot_file!("onnx_shape_agreement.json"),
         &serde_json::to_value(summary).unwrap(),
@@ -218,8 +222,7 @@ fn model(opset: i64, g: GraphProto) -> ModelProto {
     }
 }
 
-/// One single-node model per operator, opset form and rule, built with the checked output
-/// declared as `dims`: (case, node, checked value, inferred dims, contradicting dims, model).
+/// A model built with the checked output declared as the given dims.
 type Build = Box<dyn Fn(&[i64]) -> ModelProto>;
 
 fn one(
@@ -244,58 +247,417 @@ fn one(
     })
 }
 
-fn cases() -> Vec<(&'static str, &'static str, Vec<i64>, Vec<i64>, Build)> {
+/// (case, checked value, inferred dims, contradicting dims, builder).
+type Case = (&'static str, &'static str, Vec<i64>, Vec<i64>, Build);
+
+fn cases() -> Vec<Case> {
     let x = |dims: &[i64]| vi("x", FLOAT, dims);
-    let mut out: Vec<(&'static str, &'static str, Vec<i64>, Vec<i64>, Build)> = vec![];
+    let mut out: Vec<Case> = vec![];
     let mut add = |case, value, good: &[i64], bad: &[i64], b: Build| {
         out.push((case, value, good.to_vec(), bad.to_vec(), b));
     };
-    add("reshape_zero_and_minus_one", "y", &[2, 12], &[2, 6], one(14, vec![x(&[2, 3, 4])], vec![ints("s", &[0, -1])], node("Reshape", &["x", "s"], &["y"], vec![]), FLOAT));
-    add("reshape_to_a_shape_output", "y", &[2, 6], &[6, 2], Box::new(|dims: &[i64]| {
-        model(14, graph("g", vec![vi("x", FLOAT, &[2, 6]), vi("z", FLOAT, &[3, 4])], vec![],
-            vec![node("Shape", &["x"], &["s"], vec![]), node("Reshape", &["z", "s"], &["y"], vec![])],
-            vec![vi("y", FLOAT, dims)]))
-    }));
-    add("slice_inputs", "y", &[10, 3], &[10, 4], one(13, vec![x(&[10, 8])], vec![ints("b", &[1]), ints("e", &[-1]), ints("a", &[1]), ints("st", &[2])], node("Slice", &["x", "b", "e", "a", "st"], &["y"], vec![]), FLOAT));
-    add("slice_negative_step", "y", &[10, 4], &[10, 8], one(13, vec![x(&[10, 8])], vec![ints("b", &[-1]), ints("e", &[i64::MIN]), ints("a", &[1]), ints("st", &[-2])], node("Slice", &["x", "b", "e", "a", "st"], &["y"], vec![]), FLOAT));
-    add("slice_attributes", "y", &[5, 8], &[6, 8], one(9, vec![x(&[10, 8])], vec![], node("Slice", &["x"], &["y"], vec![("starts", At::Is(vec![0])), ("ends", At::Is(vec![5])), ("axes", At::Is(vec![0]))]), FLOAT));
-    add("squeeze_axes_input", "y", &[3, 5], &[5, 3], one(13, vec![x(&[1, 3, 1, 5])], vec![ints("a", &[0, -2])], node("Squeeze", &["x", "a"], &["y"], vec![]), FLOAT));
-    add("squeeze_axes_attribute", "y", &[3, 1, 5], &[3, 5, 1], one(11, vec![x(&[1, 3, 1, 5])], vec![], node("Squeeze", &["x"], &["y"], vec![("axes", At::Is(vec![0]))]), FLOAT));
-    add("squeeze_all_ones", "y", &[3, 5], &[1, 3, 5], one(13, vec![x(&[1, 3, 1, 5])], vec![], node("Squeeze", &["x"], &["y"], vec![]), FLOAT));
-    add("unsqueeze_axes_input", "y", &[1, 3, 5, 1], &[3, 1, 5, 1], one(13, vec![x(&[3, 5])], vec![ints("a", &[0, -1])], node("Unsqueeze", &["x", "a"], &["y"], vec![]), FLOAT));
-    add("unsqueeze_axes_attribute", "y", &[3, 1, 5], &[1, 3, 5], one(11, vec![x(&[3, 5])], vec![], node("Unsqueeze", &["x"], &["y"], vec![("axes", At::Is(vec![1]))]), FLOAT));
-    add("gather", "y", &[5, 2, 3], &[5, 4, 3], one(13, vec![x(&[5, 4, 3])], vec![ints("i", &[0, 2])], node("Gather", &["x", "i"], &["y"], vec![("axis", At::I(1))]), FLOAT));
-    add("pad_input", "y", &[5, 4], &[4, 4], one(13, vec![x(&[2, 3])], vec![ints("p", &[1, 0, 2, 1])], node("Pad", &["x", "p"], &["y"], vec![]), FLOAT));
-    add("pad_attribute", "y", &[2, 5], &[2, 3], one(2, vec![x(&[2, 3])], vec![], node("Pad", &["x"], &["y"], vec![("pads", At::Is(vec![0, 1, 0, 1]))]), FLOAT));
-    add("pad_axes", "y", &[2, 7], &[2, 3], one(18, vec![x(&[2, 3])], vec![ints("p", &[2, 2]), ints("a", &[-1])], node("Pad", &["x", "p", "", "a"], &["y"], vec![]), FLOAT));
-    add("reduce_mean_axes_attribute", "y", &[2, 1, 4], &[2, 4], one(13, vec![x(&[2, 3, 4])], vec![], node("ReduceMean", &["x"], &["y"], vec![("axes", At::Is(vec![1]))]), FLOAT));
-    add("reduce_mean_axes_input", "y", &[2, 3], &[2, 3, 1], one(18, vec![x(&[2, 3, 4])], vec![ints("a", &[-1])], node("ReduceMean", &["x", "a"], &["y"], vec![("keepdims", At::I(0))]), FLOAT));
-    add("reduce_sum_all", "y", &[1, 1, 1], &[2, 3, 4], one(13, vec![x(&[2, 3, 4])], vec![], node("ReduceSum", &["x"], &["y"], vec![]), FLOAT));
-    add("constant_of_shape", "y", &[3, 2], &[2, 3], one(13, vec![], vec![ints("s", &[3, 2])], node("ConstantOfShape", &["s"], &["y"], vec![]), FLOAT));
-    add("constant_value_ints", "y", &[3], &[2], one(13, vec![], vec![], node("Constant", &[], &["y"], vec![("value_ints", At::Is(vec![1, 2, 3]))]), INT64));
-    add("shape_start_end", "y", &[2], &[3], one(15, vec![x(&[2, 3, 4, 5])], vec![], node("Shape", &["x"], &["y"], vec![("start", At::I(1)), ("end", At::I(-1))]), INT64));
-    for (case, split, good2, bad2) in [("split_equal", None, [3, 4], [2, 4]), ("split_input", Some([2, 4]), [4, 4], [3, 4])] {
-        add(case, "y2", &good2, &bad2, Box::new(move |dims: &[i64]| {
-            let (ins, inits) = match split {
-                Some(s) => (vec!["x", "s"], vec![ints("s", &s)]),
-                None => (vec!["x"], vec![]),
-            };
-            model(13, graph("g", vec![vi("x", FLOAT, &[6, 4])], inits, vec![node("Split", &ins, &["y1", "y2"], vec![])], vec![vi("y1", FLOAT, &[6 - good2[0], 4]), vi("y2", FLOAT, dims)]))
-        }));
+    add(
+        "reshape_zero_and_minus_one",
+        "y",
+        &[2, 12],
+        &[2, 6],
+        one(
+            14,
+            vec![x(&[2, 3, 4])],
+            vec![ints("s", &[0, -1])],
+            node("Reshape", &["x", "s"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "reshape_to_a_shape_output",
+        "y",
+        &[2, 6],
+        &[6, 2],
+        Box::new(|dims: &[i64]| {
+            model(
+                14,
+                graph(
+                    "g",
+                    vec![vi("x", FLOAT, &[2, 6]), vi("z", FLOAT, &[3, 4])],
+                    vec![],
+                    vec![
+                        node("Shape", &["x"], &["s"], vec![]),
+                        node("Reshape", &["z", "s"], &["y"], vec![]),
+                    ],
+                    vec![vi("y", FLOAT, dims)],
+                ),
+            )
+        }),
+    );
+    add(
+        "slice_inputs",
+        "y",
+        &[10, 3],
+        &[10, 4],
+        one(
+            13,
+            vec![x(&[10, 8])],
+            vec![
+                ints("b", &[1]),
+                ints("e", &[-1]),
+                ints("a", &[1]),
+                ints("st", &[2]),
+            ],
+            node("Slice", &["x", "b", "e", "a", "st"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "slice_negative_step",
+        "y",
+        &[10, 4],
+        &[10, 8],
+        one(
+            13,
+            vec![x(&[10, 8])],
+            vec![
+                ints("b", &[-1]),
+                ints("e", &[i64::MIN]),
+                ints("a", &[1]),
+                ints("st", &[-2]),
+            ],
+            node("Slice", &["x", "b", "e", "a", "st"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "slice_attributes",
+        "y",
+        &[5, 8],
+        &[6, 8],
+        one(
+            9,
+            vec![x(&[10, 8])],
+            vec![],
+            node(
+                "Slice",
+                &["x"],
+                &["y"],
+                vec![
+                    ("starts", At::Is(vec![0])),
+                    ("ends", At::Is(vec![5])),
+                    ("axes", At::Is(vec![0])),
+                ],
+            ),
+            FLOAT,
+        ),
+    );
+    add(
+        "squeeze_axes_input",
+        "y",
+        &[3, 5],
+        &[5, 3],
+        one(
+            13,
+            vec![x(&[1, 3, 1, 5])],
+            vec![ints("a", &[0, -2])],
+            node("Squeeze", &["x", "a"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "squeeze_axes_attribute",
+        "y",
+        &[3, 1, 5],
+        &[3, 5, 1],
+        one(
+            11,
+            vec![x(&[1, 3, 1, 5])],
+            vec![],
+            node("Squeeze", &["x"], &["y"], vec![("axes", At::Is(vec![0]))]),
+            FLOAT,
+        ),
+    );
+    add(
+        "squeeze_all_ones",
+        "y",
+        &[3, 5],
+        &[1, 3, 5],
+        one(
+            13,
+            vec![x(&[1, 3, 1, 5])],
+            vec![],
+            node("Squeeze", &["x"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "unsqueeze_axes_input",
+        "y",
+        &[1, 3, 5, 1],
+        &[3, 1, 5, 1],
+        one(
+            13,
+            vec![x(&[3, 5])],
+            vec![ints("a", &[0, -1])],
+            node("Unsqueeze", &["x", "a"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "unsqueeze_axes_attribute",
+        "y",
+        &[3, 1, 5],
+        &[1, 3, 5],
+        one(
+            11,
+            vec![x(&[3, 5])],
+            vec![],
+            node("Unsqueeze", &["x"], &["y"], vec![("axes", At::Is(vec![1]))]),
+            FLOAT,
+        ),
+    );
+    add(
+        "gather",
+        "y",
+        &[5, 2, 3],
+        &[5, 4, 3],
+        one(
+            13,
+            vec![x(&[5, 4, 3])],
+            vec![ints("i", &[0, 2])],
+            node("Gather", &["x", "i"], &["y"], vec![("axis", At::I(1))]),
+            FLOAT,
+        ),
+    );
+    add(
+        "pad_input",
+        "y",
+        &[5, 4],
+        &[4, 4],
+        one(
+            13,
+            vec![x(&[2, 3])],
+            vec![ints("p", &[1, 0, 2, 1])],
+            node("Pad", &["x", "p"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "pad_attribute",
+        "y",
+        &[2, 5],
+        &[2, 3],
+        one(
+            2,
+            vec![x(&[2, 3])],
+            vec![],
+            node(
+                "Pad",
+                &["x"],
+                &["y"],
+                vec![("pads", At::Is(vec![0, 1, 0, 1]))],
+            ),
+            FLOAT,
+        ),
+    );
+    add(
+        "pad_axes",
+        "y",
+        &[2, 7],
+        &[2, 3],
+        one(
+            18,
+            vec![x(&[2, 3])],
+            vec![ints("p", &[2, 2]), ints("a", &[-1])],
+            node("Pad", &["x", "p", "", "a"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "reduce_mean_axes_attribute",
+        "y",
+        &[2, 1, 4],
+        &[2, 4],
+        one(
+            13,
+            vec![x(&[2, 3, 4])],
+            vec![],
+            node(
+                "ReduceMean",
+                &["x"],
+                &["y"],
+                vec![("axes", At::Is(vec![1]))],
+            ),
+            FLOAT,
+        ),
+    );
+    add(
+        "reduce_mean_axes_input",
+        "y",
+        &[2, 3],
+        &[2, 3, 1],
+        one(
+            18,
+            vec![x(&[2, 3, 4])],
+            vec![ints("a", &[-1])],
+            node(
+                "ReduceMean",
+                &["x", "a"],
+                &["y"],
+                vec![("keepdims", At::I(0))],
+            ),
+            FLOAT,
+        ),
+    );
+    add(
+        "reduce_sum_all",
+        "y",
+        &[1, 1, 1],
+        &[2, 3, 4],
+        one(
+            13,
+            vec![x(&[2, 3, 4])],
+            vec![],
+            node("ReduceSum", &["x"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "constant_of_shape",
+        "y",
+        &[3, 2],
+        &[2, 3],
+        one(
+            13,
+            vec![],
+            vec![ints("s", &[3, 2])],
+            node("ConstantOfShape", &["s"], &["y"], vec![]),
+            FLOAT,
+        ),
+    );
+    add(
+        "constant_value_ints",
+        "y",
+        &[3],
+        &[2],
+        one(
+            13,
+            vec![],
+            vec![],
+            node(
+                "Constant",
+                &[],
+                &["y"],
+                vec![("value_ints", At::Is(vec![1, 2, 3]))],
+            ),
+            INT64,
+        ),
+    );
+    add(
+        "shape_start_end",
+        "y",
+        &[2],
+        &[3],
+        one(
+            15,
+            vec![x(&[2, 3, 4, 5])],
+            vec![],
+            node(
+                "Shape",
+                &["x"],
+                &["y"],
+                vec![("start", At::I(1)), ("end", At::I(-1))],
+            ),
+            INT64,
+        ),
+    );
+    for (case, split, good2, bad2) in [
+        ("split_equal", None, [3, 4], [2, 4]),
+        ("split_input", Some([2, 4]), [4, 4], [3, 4]),
+    ] {
+        add(
+            case,
+            "y2",
+            &good2,
+            &bad2,
+            Box::new(move |dims: &[i64]| {
+                let (ins, inits) = match split {
+                    Some(s) => (vec!["x", "s"], vec![ints("s", &s)]),
+                    None => (vec!["x"], vec![]),
+                };
+                model(
+                    13,
+                    graph(
+                        "g",
+                        vec![vi("x", FLOAT, &[6, 4])],
+                        inits,
+                        vec![node("Split", &ins, &["y1", "y2"], vec![])],
+                        vec![vi("y1", FLOAT, &[6 - good2[0], 4]), vi("y2", FLOAT, dims)],
+                    ),
+                )
+            }),
+        );
     }
-    add("lstm_final_state", "y_h", &[1, 2, 3], &[2, 1, 3], Box::new(|dims: &[i64]| {
-        model(14, graph("g", vec![vi("x", FLOAT, &[7, 2, 5])], vec![zeros("w", &[1, 12, 5]), zeros("r", &[1, 12, 3])],
-            vec![node("LSTM", &["x", "w", "r"], &["y", "y_h"], vec![("hidden_size", At::I(3)), ("direction", At::S("forward"))])],
-            vec![vi("y", FLOAT, &[7, 1, 2, 3]), vi("y_h", FLOAT, dims)]))
-    }));
-    add("if_branches", "y", &[2, 3], &[3, 2], Box::new(|dims: &[i64]| {
-        let branch = |name: &str, out: &str| {
-            graph(name, vec![], vec![], vec![node("Constant", &[], &[out], vec![("value", At::T(zeros("", &[2, 3])))])], vec![vi(out, FLOAT, &[2, 3])])
-        };
-        model(13, graph("g", vec![vi("c", BOOL, &[])], vec![],
-            vec![node("If", &["c"], &["y"], vec![("then_branch", At::G(branch("then", "t"))), ("else_branch", At::G(branch("else", "e")))])],
-            vec![vi("y", FLOAT, dims)]))
-    }));
+    add(
+        "lstm_final_state",
+        "y_h",
+        &[1, 2, 3],
+        &[2, 1, 3],
+        Box::new(|dims: &[i64]| {
+            model(
+                14,
+                graph(
+                    "g",
+                    vec![vi("x", FLOAT, &[7, 2, 5])],
+                    vec![zeros("w", &[1, 12, 5]), zeros("r", &[1, 12, 3])],
+                    vec![node(
+                        "LSTM",
+                        &["x", "w", "r"],
+                        &["y", "y_h"],
+                        vec![("hidden_size", At::I(3)), ("direction", At::S("forward"))],
+                    )],
+                    vec![vi("y", FLOAT, &[7, 1, 2, 3]), vi("y_h", FLOAT, dims)],
+                ),
+            )
+        }),
+    );
+    add(
+        "if_branches",
+        "y",
+        &[2, 3],
+        &[3, 2],
+        Box::new(|dims: &[i64]| {
+            let branch = |name: &str, out: &str| {
+                graph(
+                    name,
+                    vec![],
+                    vec![],
+                    vec![node(
+                        "Constant",
+                        &[],
+                        &[out],
+                        vec![("value", At::T(zeros("", &[2, 3])))],
+                    )],
+                    vec![vi(out, FLOAT, &[2, 3])],
+                )
+            };
+            model(
+                13,
+                graph(
+                    "g",
+                    vec![vi("c", BOOL, &[])],
+                    vec![],
+                    vec![node(
+                        "If",
+                        &["c"],
+                        &["y"],
+                        vec![
+                            ("then_branch", At::G(branch("then", "t"))),
+                            ("else_branch", At::G(branch("else", "e"))),
+                        ],
+                    )],
+                    vec![vi("y", FLOAT, dims)],
+                ),
+            )
+        }),
+    );
     out
 }
 
@@ -337,8 +699,14 @@ fn contradicting_declarations_are_refused_per_operator() {
     );
     let text = String::from_utf8(o.stdout).unwrap();
     for (case, ..) in &cases {
-        assert!(text.contains(&format!("{case}.good.onnx valid")), "onnx refuses {case}:\n{text}");
-        assert!(text.contains(&format!("{case}.bad.onnx invalid")), "onnx admits {case}:\n{text}");
+        assert!(
+            text.contains(&format!("{case}.good.onnx valid")),
+            "onnx refuses {case}:\n{text}"
+        );
+        assert!(
+            text.contains(&format!("{case}.bad.onnx invalid")),
+            "onnx admits {case}:\n{text}"
+        );
     }
     assert_eq!(cases.len(), 24);
 }
