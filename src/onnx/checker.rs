@@ -8,9 +8,11 @@
 //! output is produced; operator known at the imported opset, not deprecated; input, output and
 //! attribute arity, names, types and required flags; type constraints (inputs bound to one
 //! type parameter agree, types allowed, inferred output types against declared ones); `If`
-//! branch output counts; tensor payloads against their shapes; and shape inference for the
-//! operators the fixtures and Silero use, reporting an inferred shape that contradicts a
-//! declared one.
+//! branch output counts; tensor payloads against their shapes; and type and shape inference
+//! for the operators the fixtures and Silero use (constant shapes, axes and pads read from
+//! initializers and `Constant` nodes; unknown stays unknown), refusing an inferred shape that
+//! contradicts a declared one. `infer` exposes the inferred facts so that a test can compare
+//! them with the `onnx` package's own inference (`onnx/shape_reference.json`).
 
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};
 use super::refusal::{Refusal, RefusalCode};
@@ -1223,7 +1225,7 @@ fn slice(since: i64, n: &NodeProto, inputs: &[Facts], s: &[Option<i64>]) -> Shap
         Arg::Known(v) if v.len() == k => v,
         _ => return unknown,
     };
-    if ends.len() != k || on.len() != k {
+    if ends.len() != k || on.len() != k || on.iter().any(|&a| a >= s.len()) {
         return unknown;
     }
     let mut out = s.to_vec();

@@ -710,3 +710,187 @@ fn contradicting_declarations_are_refused_per_operator() {
     }
     assert_eq!(cases.len(), 24);
 }
+
+/// Arguments the schemas allow but the operators do not (axes out of range, more starts than
+/// dimensions, two -1s, pads or splits of the wrong length, overflowing sizes): inference
+/// answers unknown or refuses, and never panics.
+#[test]
+fn malformed_arguments_never_panic() {
+    let x = |dims: &[i64]| vi("x", FLOAT, dims);
+    let big = i64::MAX / 2;
+    let models: Vec<(&str, Build)> = vec![
+        (
+            "slice_more_starts_than_dims",
+            one(
+                13,
+                vec![x(&[4, 4])],
+                vec![ints("b", &[0, 0, 0]), ints("e", &[1, 1, 1])],
+                node("Slice", &["x", "b", "e"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "slice_zero_step",
+            one(
+                13,
+                vec![x(&[4, 4])],
+                vec![
+                    ints("b", &[0]),
+                    ints("e", &[1]),
+                    ints("a", &[0]),
+                    ints("st", &[0]),
+                ],
+                node("Slice", &["x", "b", "e", "a", "st"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "squeeze_axis_out_of_range",
+            one(
+                13,
+                vec![x(&[1, 4])],
+                vec![ints("a", &[5])],
+                node("Squeeze", &["x", "a"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "squeeze_non_one",
+            one(
+                13,
+                vec![x(&[2, 4])],
+                vec![ints("a", &[0])],
+                node("Squeeze", &["x", "a"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "unsqueeze_repeated_axes",
+            one(
+                13,
+                vec![x(&[2, 4])],
+                vec![ints("a", &[0, 0, 9])],
+                node("Unsqueeze", &["x", "a"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "gather_axis_out_of_range",
+            one(
+                13,
+                vec![x(&[2, 4])],
+                vec![ints("i", &[0])],
+                node("Gather", &["x", "i"], &["y"], vec![("axis", At::I(7))]),
+                FLOAT,
+            ),
+        ),
+        (
+            "pad_wrong_length",
+            one(
+                13,
+                vec![x(&[2, 4])],
+                vec![ints("p", &[1, 1, 1])],
+                node("Pad", &["x", "p"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "pad_overflow",
+            one(
+                13,
+                vec![x(&[2, 4])],
+                vec![ints("p", &[big, big, big, big])],
+                node("Pad", &["x", "p"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "reshape_two_free_dims",
+            one(
+                14,
+                vec![x(&[2, 4])],
+                vec![ints("s", &[-1, -1])],
+                node("Reshape", &["x", "s"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "reshape_negative_dim",
+            one(
+                14,
+                vec![x(&[2, 4])],
+                vec![ints("s", &[-3, 8])],
+                node("Reshape", &["x", "s"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "reshape_huge",
+            one(
+                14,
+                vec![x(&[1_000_000, 1_000_000])],
+                vec![ints("s", &[-1, 0, 0, 0, 0, 0, 0])],
+                node("Reshape", &["x", "s"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "split_wrong_length",
+            one(
+                13,
+                vec![x(&[6, 4])],
+                vec![ints("s", &[1, 2, 3])],
+                node("Split", &["x", "s"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "constant_of_shape_negative",
+            one(
+                13,
+                vec![],
+                vec![ints("s", &[-1, 2])],
+                node("ConstantOfShape", &["s"], &["y"], vec![]),
+                FLOAT,
+            ),
+        ),
+        (
+            "reduce_axis_out_of_range",
+            one(
+                13,
+                vec![x(&[2, 4])],
+                vec![],
+                node(
+                    "ReduceMean",
+                    &["x"],
+                    &["y"],
+                    vec![("axes", At::Is(vec![-9]))],
+                ),
+                FLOAT,
+            ),
+        ),
+        (
+            "conv_overflowing_dilation",
+            one(
+                13,
+                vec![x(&[1, 1, 8]), vi("w", FLOAT, &[1, 1, 3])],
+                vec![],
+                node(
+                    "Conv",
+                    &["x", "w"],
+                    &["y"],
+                    vec![
+                        ("dilations", At::Is(vec![big])),
+                        ("pads", At::Is(vec![big, big])),
+                    ],
+                ),
+                FLOAT,
+            ),
+        ),
+    ];
+    for (case, build) in &models {
+        let bytes = build(&[1]).encode_to_vec();
+        let r = std::panic::catch_unwind(|| audit_bytes(&bytes).map(|_| ()));
+        assert!(r.is_ok(), "{case}: inference panicked");
+    }
+}
