@@ -12,6 +12,14 @@ Usage (from the project root, after `cargo build`):
 --sample N   a fixed sample: the N node tests whose SHA-256 of the name sorts first (CI: 240);
              the stored sets then do not run
 --sets LIST  which backend sets: node, simple, pytorch-converted, pytorch-operator, light
+--audit-only run `nbg onnx audit` alone (no engine, no Python onnxruntime) and list what it
+             refuses: a quick check that the checker admits every valid test model
+--fold-int-inputs  (with --audit-only) make every small int32/int64 input of a node test an
+             initializer holding its test data, so that inference reads shapes, axes and pads
+             as constants; the declared outputs then check that inference
+--contradict (with --audit-only) also audit each admitted model with its first output's last
+             static dimension declared one larger: counts the tests whose output shape inference
+             pins (refused ONNX_SHAPE_MISMATCH), by operator
 --strict     exit 1 on any panic (exit 101 or signal) or any wrong result under ort, or a tract
              disagreement crosscheck misses
 Writes a summary table to stdout (and to --write)."""
@@ -34,6 +42,7 @@ from onnx.backend.test.case import node as node_cases
 PINNED_ONNX = "1.23.2"
 PINNED_ORT = "1.31.1"
 TIMEOUT = 120
+KEEP_MARKER = "<!-- hand-written below: kept by bench/onnx_conformance.py --write -->"
 
 
 def python_session(path):
@@ -203,12 +212,48 @@ def silero_cases():
         yield f["model"], os.path.join(data, f["model"]), os.path.join("onnx", "silero", f["input"]), os.path.join("onnx", "silero", f["expected"])
 
 
+def contradicted(model_bytes):
+    """The model with its first output's last dimension declared one larger, or None when that
+    dimension is not a static value."""
+    m = onnx.load_from_string(model_bytes)
+    t = m.graph.output[0].type
+    if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape") or not t.tensor_type.shape.dim:
+        return None
+    d = t.tensor_type.shape.dim[-1]
+    if not d.HasField("dim_value"):
+        return None
+    d.dim_value += 1
+    return m.SerializeToString()
+
+
+def fold_int_inputs(model_bytes, feeds):
+    """The model with each int32/int64 input of at most 64 elements an initializer of its data."""
+    m = onnx.load_from_string(model_bytes)
+    g = m.graph
+    keep = []
+    for i in g.input:
+        x = feeds.get(i.name)
+        if isinstance(x, np.ndarray) and x.dtype in (np.int32, np.int64) and x.size <= 64:
+            g.initializer.append(onnx.numpy_helper.from_array(x, i.name))
+        else:
+            keep.append(i)
+    if len(keep) == len(g.input):
+        return model_bytes
+    del g.input[:]
+    g.input.extend(keep)
+    m.ir_version = max(m.ir_version, 4)
+    return m.SerializeToString()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nbg", default="target/debug/nbg")
     ap.add_argument("--sample", type=int, default=0)
     ap.add_argument("--write")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--audit-only", action="store_true")
+    ap.add_argument("--fold-int-inputs", action="store_true")
+    ap.add_argument("--contradict", action="store_true")
     ap.add_argument("--sets", default=",".join(SUITES), help="comma-separated backend sets (default: all)")
     args = ap.parse_args()
     sets = args.sets.split(",")
@@ -221,6 +266,8 @@ def main():
         d = os.path.join(tmp, case["name"].replace("/", "__"))
         os.makedirs(d)
         model_path = os.path.join(d, "model.onnx")
+        if args.fold_int_inputs and case["feeds"] is not None:
+            case["model"] = fold_int_inputs(case["model"], case["feeds"])
         with open(model_path, "wb") as f:
             f.write(case["model"])
         row = {"name": case["name"], "kind": case["kind"]}
@@ -237,6 +284,21 @@ def main():
             row["skip"] = f"input archive: {e}"
             continue
         py = None
+        if args.audit_only:
+            code, j, err = nbg(binary, "onnx", "audit", "--json", model_path)
+            row["audit"] = "admitted" if code == 0 else (j["error"]["code"] if code == 1 and j and "error" in j else f"exit {code}")
+            if code != 0:
+                row["audit_message"] = j["error"]["message"] if code == 1 and j and "error" in j else err
+            elif args.contradict:
+                row["ops"] = sorted({n.op_type for n in onnx.load_from_string(case["model"]).graph.node})
+                bad = contradicted(case["model"])
+                if bad is not None:
+                    bad_path = os.path.join(d, "contradicted.onnx")
+                    with open(bad_path, "wb") as f:
+                        f.write(bad)
+                    code, j, err = nbg(binary, "onnx", "audit", "--json", bad_path)
+                    row["contradicted"] = "admitted" if code == 0 else (j["error"]["code"] if code == 1 and j and "error" in j else f"exit {code}")
+            continue
         try:
             session = python_session(model_path)
             got = session.run(None, feeds)
@@ -284,6 +346,23 @@ def main():
                 row["crosscheck"] = j["verdict"] if j else f"exit {code}"
         if (i + 1) % 100 == 0:
             print(f"... {i + 1} backend tests", file=sys.stderr)
+    if args.audit_only:
+        run = [r for r in rows if "skip" not in r]
+        refused = [r for r in run if r["audit"] != "admitted"]
+        print(f"audit only: {len(rows)} cases, {len(run)} run, {len(run) - len(refused)} admitted, {len(refused)} refused")
+        for r in refused:
+            print(f"- `{r['name']}`: `{r['audit']}` {r.get('audit_message', '')}")
+        if args.contradict:
+            tried = [r for r in run if "contradicted" in r]
+            caught = collections.Counter(r["contradicted"] for r in tried)
+            print(f"contradicted output declarations: {len(tried)} models, " + ", ".join(f"{k} {v}" for k, v in sorted(caught.items())))
+            by_op = collections.defaultdict(lambda: [0, 0])
+            for r in tried:
+                if len(r["ops"]) == 1:
+                    by_op[r["ops"][0]][0] += 1
+                    by_op[r["ops"][0]][1] += r["contradicted"] == "ONNX_SHAPE_MISMATCH"
+            print("single-operator models, refused ONNX_SHAPE_MISMATCH / contradicted: " + ", ".join(f"{op} {c}/{t}" for op, (t, c) in sorted(by_op.items())))
+        sys.exit(1 if refused and args.strict else 0)
     for name, model, inp, exp in silero_cases():
         row = {"name": name, "kind": "silero"}
         rows.append(row)
@@ -308,6 +387,11 @@ def main():
     report, failures = summarize(rows, args)
     print(report)
     if args.write:
+        # Hand-written notes below the marker survive regeneration.
+        if os.path.exists(args.write):
+            old = open(args.write).read()
+            if KEEP_MARKER in old:
+                report += "\n" + KEEP_MARKER + old.split(KEEP_MARKER, 1)[1]
         with open(args.write, "w") as f:
             f.write(report)
     if args.strict and failures:

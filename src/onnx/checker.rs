@@ -8,13 +8,16 @@
 //! output is produced; operator known at the imported opset, not deprecated; input, output and
 //! attribute arity, names, types and required flags; type constraints (inputs bound to one
 //! type parameter agree, types allowed, inferred output types against declared ones); `If`
-//! branch output counts; tensor payloads against their shapes; and shape inference for the
-//! operators the fixtures and Silero use, reporting an inferred shape that contradicts a
-//! declared one.
+//! branch output counts; tensor payloads against their shapes; and type and shape inference
+//! for the operators the fixtures and Silero use (constant shapes, axes and pads read from
+//! initializers and `Constant` nodes; unknown stays unknown), refusing an inferred shape that
+//! contradicts a declared one. `infer` exposes the inferred facts so that a test can compare
+//! them with the `onnx` package's own inference (`onnx/shape_reference.json`).
 
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};
 use super::refusal::{Refusal, RefusalCode};
 use serde::Deserialize;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -136,12 +139,20 @@ fn bits(elem: i32) -> Option<u64> {
     }
 }
 
-/// A value's known facts: tensor element type and shape (`None` dims are unknown).
+/// A shape as inference knows it: `None` dimensions are unknown.
+pub type Shape = Vec<Option<i64>>;
+
+/// A value's known facts: tensor element type, shape, and (for a small integer constant) its
+/// contents, which operators taking shapes, axes or pads as inputs read.
 #[derive(Clone, Debug, Default)]
 struct Facts {
     elem: Option<i32>,
-    shape: Option<Vec<Option<i64>>>,
+    shape: Option<Shape>,
+    value: Option<Vec<i64>>,
 }
+
+/// The most elements of an integer constant whose contents inference keeps.
+const MAX_KNOWN_VALUE: u64 = 64;
 
 type Scope = BTreeMap<String, Facts>;
 
@@ -165,6 +176,7 @@ fn facts_of_value(v: &super::proto::ValueInfoProto) -> Facts {
                     })
                     .collect()
             }),
+            value: None,
         },
         _ => Facts::default(),
     }
@@ -174,11 +186,63 @@ fn facts_of_tensor(t: &TensorProto) -> Facts {
     Facts {
         elem: t.data_type,
         shape: Some(t.dims.iter().map(|&d| Some(d)).collect()),
+        value: int_values(t),
     }
+}
+
+/// The contents of a small int64 or int32 tensor; `None` for anything else or a payload that
+/// does not match its shape.
+fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
+    let count = t.dims.iter().try_fold(1u64, |a, &d| {
+        u64::try_from(d).ok().and_then(|d| a.checked_mul(d))
+    })?;
+    if count > MAX_KNOWN_VALUE {
+        return None;
+    }
+    let v: Vec<i64> = match (t.data_type?, &t.raw_data) {
+        (7, Some(raw)) => raw
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or_default()))
+            .collect(),
+        (6, Some(raw)) => raw
+            .chunks_exact(4)
+            .map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or_default())))
+            .collect(),
+        (7, None) => t.int64_data.clone(),
+        (6, None) => t.int32_data.iter().map(|&x| i64::from(x)).collect(),
+        _ => return None,
+    };
+    let width = if t.data_type == Some(7) { 8 } else { 4 };
+    let whole = t
+        .raw_data
+        .as_ref()
+        .is_none_or(|r| r.len() as u64 == count * width);
+    (whole && v.len() as u64 == count).then_some(v)
+}
+
+/// The element type and shape inference gave one node output (before declared facts were
+/// merged in): what `infer` reports, for comparison with the `onnx` package's inference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inferred {
+    pub value: String,
+    pub elem: Option<i32>,
+    pub shape: Option<Shape>,
 }
 
 /// Check the whole model. The audit has already bounded the graph tree.
 pub fn check(model: &ModelProto) -> Result<(), Refusal> {
+    run(model, None)
+}
+
+/// Check the whole model and report what inference gave every node output, in graph order
+/// (subgraphs before the node that holds them).
+pub fn infer(model: &ModelProto) -> Result<Vec<Inferred>, Refusal> {
+    let log = RefCell::new(Vec::new());
+    run(model, Some(&log))?;
+    Ok(log.into_inner())
+}
+
+fn run(model: &ModelProto, log: Option<&RefCell<Vec<Inferred>>>) -> Result<(), Refusal> {
     let table = table().map_err(|e| Refusal::new(RefusalCode::SchemaTableInvalid, e))?;
     match model.ir_version {
         Some(v) if v >= 1 => {}
@@ -216,23 +280,29 @@ pub fn check(model: &ModelProto) -> Result<(), Refusal> {
     for s in &table.operators {
         by_name.entry((&s.domain, &s.name)).or_default().push(s);
     }
-    let c = Checker { opsets, by_name };
+    let c = Checker {
+        opsets,
+        by_name,
+        log,
+    };
     let graph = model.graph.as_ref().ok_or_else(|| {
         Refusal::new(
             RefusalCode::GraphMissing,
             "the model has no graph".to_string(),
         )
     })?;
-    c.graph(graph, &Scope::new(), "main graph")
+    c.graph(graph, &Scope::new(), "main graph").map(|_| ())
 }
 
 struct Checker<'t> {
     opsets: BTreeMap<String, i64>,
     by_name: BTreeMap<(&'t str, &'t str), Vec<&'t Schema>>,
+    log: Option<&'t RefCell<Vec<Inferred>>>,
 }
 
 impl Checker<'_> {
-    fn graph(&self, g: &GraphProto, outer: &Scope, what: &str) -> Result<(), Refusal> {
+    /// Check one graph; returns the facts of its outputs (what an `If` node produces).
+    fn graph(&self, g: &GraphProto, outer: &Scope, what: &str) -> Result<Vec<Facts>, Refusal> {
         let gname = g.name.as_deref().unwrap_or("");
         if gname.is_empty() {
             return Err(graph_invalid(format!("the {what} has an empty name")));
@@ -249,6 +319,7 @@ impl Checker<'_> {
                     Facts {
                         elem: v.data_type,
                         shape: Some(s.dims.iter().map(|&d| Some(d)).collect()),
+                        value: None,
                     },
                 );
             }
@@ -260,9 +331,11 @@ impl Checker<'_> {
                     "graph {gname:?} has an unnamed input"
                 )));
             }
-            // An initializer listed as an input keeps the declared facts where given.
+            // An initializer listed as an input keeps the declared facts where given; its
+            // contents are a default a feed may replace, so not known.
             let f = facts_of_value(v);
             let e = scope.entry(name).or_default();
+            e.value = None;
             if f.elem.is_some() {
                 e.elem = f.elem;
             }
@@ -301,46 +374,60 @@ impl Checker<'_> {
                     _ => format!("{label} in graph {gname:?} reads {x:?}, which nothing defines"),
                 }));
             }
+            let mut branches: BTreeMap<&str, Vec<Facts>> = BTreeMap::new();
             for a in &n.attribute {
                 for t in a.t.iter().chain(&a.tensors) {
                     tensor_data(t, gname)?;
                 }
-                let sub = format!("subgraph {:?} of {label}", a.name.as_deref().unwrap_or(""));
+                let aname = a.name.as_deref().unwrap_or("");
+                let sub = format!("subgraph {aname:?} of {label}");
                 for sg in a.g.iter().chain(&a.graphs) {
-                    self.graph(sg, &scope, &sub)?;
+                    let outs = self.graph(sg, &scope, &sub)?;
+                    branches.insert(aname, outs);
                 }
             }
-            let outs = self.node(n, &label, &scope)?;
+            let outs = self.node(n, &label, &scope, &branches)?;
             for (o, mut f) in n.output.iter().zip(outs) {
                 if o.is_empty() {
                     continue;
                 }
+                if let Some(log) = self.log {
+                    log.borrow_mut().push(Inferred {
+                        value: o.clone(),
+                        elem: f.elem,
+                        shape: f.shape.clone(),
+                    });
+                }
                 if let Some(d) = declared.get(o.as_str()) {
                     compare(o, &label, &f, d)?;
-                    // Declared facts fill what inference left open.
-                    if f.elem.is_none() {
-                        f.elem = d.elem;
-                    }
-                    if f.shape.is_none() {
-                        f.shape = d.shape.clone();
-                    }
+                    merge(&mut f, d);
                 }
                 scope.insert(o.clone(), f);
             }
         }
+        let mut outs = Vec::with_capacity(g.output.len());
         for o in &g.output {
             let name = o.name.as_deref().unwrap_or("");
-            if name.is_empty() || !scope.contains_key(name) {
+            let Some(f) = scope.get(name).filter(|_| !name.is_empty()) else {
                 return Err(graph_invalid(format!(
                     "output {name:?} of graph {gname:?} is produced by no node, input or initializer"
                 )));
-            }
+            };
+            let mut f = f.clone();
+            merge(&mut f, &facts_of_value(o));
+            outs.push(f);
         }
-        Ok(())
+        Ok(outs)
     }
 
     /// Schema checks for one node; returns the inferred facts of its outputs.
-    fn node(&self, n: &NodeProto, label: &str, scope: &Scope) -> Result<Vec<Facts>, Refusal> {
+    fn node(
+        &self,
+        n: &NodeProto,
+        label: &str,
+        scope: &Scope,
+        branches: &BTreeMap<&str, Vec<Facts>>,
+    ) -> Result<Vec<Facts>, Refusal> {
         let op = n.op_type.as_deref().unwrap_or("");
         let domain = norm(n.domain.as_deref().unwrap_or(""));
         let unknown = vec![Facts::default(); n.output.len()];
@@ -497,14 +584,44 @@ impl Checker<'_> {
         if op == "Cast" && domain.is_empty() {
             outs[0].elem = int_attr(n, "to").map(|v| v as i32);
         }
-        if op == "Constant" && domain.is_empty() {
-            if let Some(t) = n.attribute.iter().find_map(|a| a.t.as_ref()) {
-                outs[0] = facts_of_tensor(t);
+        if !domain.is_empty() {
+            return Ok(outs);
+        }
+        match op {
+            "Constant" => {
+                if let Some(f) = constant(n) {
+                    outs[0] = f;
+                }
+            }
+            "ConstantOfShape" => {
+                outs[0].elem = Some(
+                    n.attribute
+                        .iter()
+                        .find(|a| a.name.as_deref() == Some("value"))
+                        .and_then(|a| a.t.as_ref())
+                        .and_then(|t| t.data_type)
+                        .unwrap_or(super::proto::data_type::FLOAT),
+                );
+            }
+            "If" => {
+                let (t, e) = (branches.get("then_branch"), branches.get("else_branch"));
+                if let (Some(t), Some(e)) = (t, e) {
+                    for (o, (a, b)) in outs.iter_mut().zip(t.iter().zip(e)) {
+                        *o = join(a, b);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let shapes = infer_shapes(op, schema.since, n, &inputs, label)?;
+        for (o, s) in outs.iter_mut().zip(shapes) {
+            if s.is_some() {
+                o.shape = s;
             }
         }
-        if let Some(shape) = infer_shape(op, domain, n, &inputs, label)? {
-            if let Some(o) = outs.first_mut() {
-                o.shape = Some(shape);
+        if let Some(o) = outs.first_mut() {
+            if o.value.is_none() {
+                o.value = infer_value(op, n, &inputs, o);
             }
         }
         Ok(outs)
@@ -563,6 +680,79 @@ fn ints_attr<'n>(n: &'n NodeProto, name: &str) -> Option<&'n [i64]> {
         .iter()
         .find(|a| a.name.as_deref() == Some(name))
         .map(|a| a.ints.as_slice())
+}
+
+/// Declared facts fill what inference left open (after `compare` found no contradiction).
+fn merge(f: &mut Facts, d: &Facts) {
+    if f.elem.is_none() {
+        f.elem = d.elem;
+    }
+    match (f.shape.as_mut(), &d.shape) {
+        (None, Some(s)) => f.shape = Some(s.clone()),
+        (Some(i), Some(s)) if i.len() == s.len() => {
+            for (a, b) in i.iter_mut().zip(s) {
+                if a.is_none() {
+                    *a = *b;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What an `If` produces: the facts both branches agree on.
+fn join(a: &Facts, b: &Facts) -> Facts {
+    Facts {
+        elem: a.elem.filter(|_| a.elem == b.elem),
+        shape: match (&a.shape, &b.shape) {
+            (Some(x), Some(y)) if x.len() == y.len() => {
+                Some(x.iter().zip(y).map(|(p, q)| p.filter(|_| p == q)).collect())
+            }
+            _ => None,
+        },
+        value: None,
+    }
+}
+
+/// A `Constant` node's output, from whichever value attribute it carries.
+fn constant(n: &NodeProto) -> Option<Facts> {
+    use super::proto::data_type::{FLOAT, INT64};
+    let a = n.attribute.first()?;
+    let scalar = Some(vec![]);
+    Some(match a.name.as_deref()? {
+        "value" => facts_of_tensor(a.t.as_ref()?),
+        "value_int" => Facts {
+            elem: Some(INT64),
+            shape: scalar,
+            value: Some(vec![a.i?]),
+        },
+        "value_ints" => Facts {
+            elem: Some(INT64),
+            shape: Some(vec![Some(a.ints.len() as i64)]),
+            value: (a.ints.len() as u64 <= MAX_KNOWN_VALUE).then(|| a.ints.clone()),
+        },
+        "value_float" => Facts {
+            elem: Some(FLOAT),
+            shape: scalar,
+            value: None,
+        },
+        "value_floats" => Facts {
+            elem: Some(FLOAT),
+            shape: Some(vec![Some(a.floats.len() as i64)]),
+            value: None,
+        },
+        "value_string" => Facts {
+            elem: Some(8),
+            shape: scalar,
+            value: None,
+        },
+        "value_strings" => Facts {
+            elem: Some(8),
+            shape: Some(vec![Some(a.strings.len() as i64)]),
+            value: None,
+        },
+        _ => return None,
+    })
 }
 
 /// Inferred and declared facts of one value must not contradict.
@@ -657,18 +847,100 @@ const BROADCAST: [&str; 19] = [
     "Where",
 ];
 
-/// Shape inference for the operators the fixtures and Silero use (first output only).
-/// `Ok(None)` when the shape cannot be known statically here.
-fn infer_shape(
+/// An integer list an operator takes as an attribute (older versions) or an input.
+enum Arg {
+    Absent,
+    Known(Vec<i64>),
+    /// Given, but not a constant inference can read.
+    Unknown,
+}
+
+impl Arg {
+    /// Input `k` when the operator version reads it as an input, else attribute `attr`.
+    fn of(n: &NodeProto, inputs: &[Facts], as_input: bool, k: usize, attr: &str) -> Arg {
+        if !as_input {
+            return match ints_attr(n, attr) {
+                Some(v) => Arg::Known(v.to_vec()),
+                None => Arg::Absent,
+            };
+        }
+        if n.input.get(k).is_none_or(|x| x.is_empty()) {
+            return Arg::Absent;
+        }
+        match inputs.get(k).and_then(|f| f.value.clone()) {
+            Some(v) => Arg::Known(v),
+            None => Arg::Unknown,
+        }
+    }
+}
+
+/// An axis in `0..rank`, negative ones counted from the end.
+fn axis(a: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    let a = if a < 0 { a + r } else { a };
+    (0..r).contains(&a).then_some(a as usize)
+}
+
+/// Distinct axes in `0..rank`; `None` if any is out of range or repeated.
+fn axes(v: &[i64], rank: usize) -> Option<Vec<usize>> {
+    let mut out: Vec<usize> = v.iter().map(|&a| axis(a, rank)).collect::<Option<_>>()?;
+    let n = out.len();
+    out.sort_unstable();
+    out.dedup();
+    (out.len() == n).then_some(out)
+}
+
+/// Shapes of every output; `None` where inference cannot know one statically.
+fn infer_shapes(
     op: &str,
-    domain: &str,
+    since: i64,
     n: &NodeProto,
     inputs: &[Facts],
     label: &str,
-) -> Result<Option<Vec<Option<i64>>>, Refusal> {
-    if !domain.is_empty() {
-        return Ok(None);
+) -> Result<Vec<Option<Shape>>, Refusal> {
+    let shape = |k: usize| inputs.get(k).and_then(|f| f.shape.clone());
+    Ok(match op {
+        "Split" => split_shapes(since, n, inputs),
+        "LSTM" | "GRU" | "RNN" => rnn_shapes(since, n, shape(0), shape(2)),
+        "If" => vec![],
+        _ => vec![infer_shape(op, since, n, inputs, label)?],
+    })
+}
+
+/// The contents of a small integer output where its inputs' are known (shapes flowing into
+/// `Reshape`, `Slice` and the like).
+fn infer_value(op: &str, n: &NodeProto, inputs: &[Facts], out: &Facts) -> Option<Vec<i64>> {
+    let value = |k: usize| inputs.get(k).and_then(|f| f.value.clone());
+    match op {
+        "Identity" => value(0),
+        "Cast" if matches!(out.elem, Some(6 | 7)) => value(0),
+        "Shape" => {
+            let s = inputs.first()?.shape.as_ref()?;
+            let (a, b) = shape_range(n, s.len());
+            s[a..b].iter().copied().collect()
+        }
+        _ => None,
     }
+}
+
+/// The dimensions `Shape` reports: `start` and `end` clamped into `0..=rank`.
+fn shape_range(n: &NodeProto, rank: usize) -> (usize, usize) {
+    let r = rank as i64;
+    let at = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
+    let a = at(int_attr(n, "start").unwrap_or(0));
+    let b = at(int_attr(n, "end").unwrap_or(r));
+    (a, b.max(a))
+}
+
+/// Shape inference for one output of the operators the fixtures and Silero use.
+/// `Ok(None)` when the shape cannot be known statically here.
+fn infer_shape(
+    op: &str,
+    since: i64,
+    n: &NodeProto,
+    inputs: &[Facts],
+    label: &str,
+) -> Result<Option<Shape>, Refusal> {
     let shape = |k: usize| inputs.get(k).and_then(|f| f.shape.clone());
     Ok(match op {
         "Cast" | "Dropout" => shape(0),
@@ -721,13 +993,10 @@ fn infer_shape(
             Some(_) => vec![None; s.len()],
             None => s.iter().rev().copied().collect(),
         }),
-        "Shape"
-            if ints_attr(n, "start").is_none()
-                && int_attr(n, "start").is_none()
-                && int_attr(n, "end").is_none() =>
-        {
-            shape(0).map(|s| vec![Some(s.len() as i64)])
-        }
+        "Shape" => shape(0).map(|s| {
+            let (a, b) = shape_range(n, s.len());
+            vec![Some((b - a) as i64)]
+        }),
         "Size" => Some(vec![]),
         "Gemm" => match (shape(0), shape(1)) {
             (Some(a), Some(b)) if a.len() == 2 && b.len() == 2 => {
@@ -763,7 +1032,7 @@ fn infer_shape(
                     let mut out = Vec::with_capacity(all[0].len());
                     for d in 0..all[0].len() {
                         if d == ax {
-                            out.push(all.iter().map(|s| s[d]).sum::<Option<i64>>());
+                            out.push(all.iter().try_fold(0i64, |a, s| a.checked_add(s[d]?)));
                             continue;
                         }
                         let known: Vec<i64> = all.iter().filter_map(|s| s[d]).collect();
@@ -787,14 +1056,310 @@ fn infer_shape(
                 return None;
             }
             let (a, b) = s.split_at(axis as usize);
-            Some(vec![
-                a.iter().copied().product(),
-                b.iter().copied().product(),
-            ])
+            Some(vec![product(a), product(b)])
         }),
         "Conv" => conv_shape(n, shape(0), shape(1)),
+        "ConstantOfShape" => match inputs.first().and_then(|f| f.value.clone()) {
+            Some(v) if v.iter().all(|&d| d >= 0) => Some(v.iter().map(|&d| Some(d)).collect()),
+            _ => shape(0).and_then(|s| rank_only(&s)),
+        },
+        "Reshape" => {
+            let allowzero = int_attr(n, "allowzero").unwrap_or(0) != 0;
+            match inputs.get(1).and_then(|f| f.value.clone()) {
+                Some(v) => reshape(shape(0).as_deref(), &v, allowzero),
+                None => shape(1).and_then(|s| rank_only(&s)),
+            }
+        }
+        "Gather" => match (shape(0), shape(1)) {
+            (Some(data), Some(idx)) => {
+                axis(int_attr(n, "axis").unwrap_or(0), data.len()).map(|ax| {
+                    let mut out = data[..ax].to_vec();
+                    out.extend(idx);
+                    out.extend(&data[ax + 1..]);
+                    out
+                })
+            }
+            _ => None,
+        },
+        "Unsqueeze" => shape(0).and_then(|s| match Arg::of(n, inputs, since >= 13, 1, "axes") {
+            Arg::Known(v) => {
+                let ax = axes(&v, s.len() + v.len())?;
+                let mut rest = s.iter();
+                (0..s.len() + v.len())
+                    .map(|j| {
+                        if ax.contains(&j) {
+                            Some(Some(1))
+                        } else {
+                            rest.next().copied()
+                        }
+                    })
+                    .collect()
+            }
+            _ => None,
+        }),
+        "Squeeze" => shape(0).and_then(|s| match Arg::of(n, inputs, since >= 13, 1, "axes") {
+            Arg::Known(v) => {
+                let ax = axes(&v, s.len())?;
+                ax.iter().all(|&a| s[a].is_none_or(|d| d == 1)).then(|| {
+                    (0..s.len())
+                        .filter(|j| !ax.contains(j))
+                        .map(|j| s[j])
+                        .collect()
+                })
+            }
+            Arg::Absent if s.iter().all(Option::is_some) => {
+                Some(s.iter().copied().filter(|&d| d != Some(1)).collect())
+            }
+            _ => None,
+        }),
+        "Slice" => shape(0).map(|s| slice(since, n, inputs, &s)),
+        "Pad" => shape(0).map(|s| pad(since, n, inputs, &s)),
+        o if o.starts_with("Reduce") && REDUCE.contains(&o) => {
+            // ReduceSum took its axes as an input from version 13, the others from 18.
+            let as_input = since >= if o == "ReduceSum" { 13 } else { 18 };
+            shape(0).and_then(|s| reduce(n, inputs, as_input, &s))
+        }
         _ => None,
     })
+}
+
+/// A shape of unknown dimensions whose rank is the length of a 1-D shape tensor.
+fn rank_only(shape_of_shape: &[Option<i64>]) -> Option<Shape> {
+    match shape_of_shape {
+        [Some(r)] if (0..=MAX_KNOWN_VALUE as i64).contains(r) => Some(vec![None; *r as usize]),
+        _ => None,
+    }
+}
+
+const REDUCE: [&str; 10] = [
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceSum",
+    "ReduceSumSquare",
+];
+
+/// `Reshape` to a known target: 0 copies the input's dimension (unless `allowzero`), one -1
+/// takes what the others leave of the element count.
+fn reshape(input: Option<&[Option<i64>]>, target: &[i64], allowzero: bool) -> Option<Shape> {
+    let mut out = Vec::with_capacity(target.len());
+    let mut free = None;
+    for (i, &d) in target.iter().enumerate() {
+        out.push(match d {
+            -1 if free.is_none() => {
+                free = Some(i);
+                None
+            }
+            0 if !allowzero => input.and_then(|s| s.get(i).copied().flatten()),
+            d if d >= 0 => Some(d),
+            _ => return None,
+        });
+    }
+    if let Some(k) = free {
+        let total = input.and_then(product);
+        let rest = out.iter().enumerate().try_fold(1i64, |a, (i, d)| {
+            if i == k {
+                Some(a)
+            } else {
+                a.checked_mul((*d)?)
+            }
+        });
+        if let (Some(t), Some(r)) = (total, rest) {
+            if r > 0 && t % r == 0 {
+                out[k] = Some(t / r);
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The length numpy slicing gives a dimension of `dim` for `start:end:step`.
+fn slice_len(dim: i64, start: i64, end: i64, step: i64) -> Option<i64> {
+    if step == 0 {
+        return None;
+    }
+    if dim == 0 {
+        return Some(0);
+    }
+    let (d, st) = (i128::from(dim), i128::from(step));
+    let norm = |v: i64| {
+        let v = i128::from(v);
+        if v < 0 { v + d } else { v }
+    };
+    let (s, e) = (norm(start), norm(end));
+    let len = if st > 0 {
+        let (s, e) = (s.clamp(0, d), e.clamp(0, d));
+        ((e - s).max(0) + st - 1) / st
+    } else {
+        let (s, e) = (s.clamp(0, d - 1), e.clamp(-1, d - 1));
+        ((s - e).max(0) - st - 1) / -st
+    };
+    i64::try_from(len).ok()
+}
+
+/// `Slice`: attributes before version 10, inputs (starts, ends, axes, steps) from it.
+fn slice(since: i64, n: &NodeProto, inputs: &[Facts], s: &[Option<i64>]) -> Shape {
+    let unknown = vec![None; s.len()];
+    let as_input = since >= 10;
+    let (Arg::Known(starts), Arg::Known(ends)) = (
+        Arg::of(n, inputs, as_input, 1, "starts"),
+        Arg::of(n, inputs, as_input, 2, "ends"),
+    ) else {
+        return unknown;
+    };
+    let k = starts.len();
+    let on: Vec<usize> = match Arg::of(n, inputs, as_input, 3, "axes") {
+        Arg::Absent => (0..k).collect(),
+        Arg::Known(v) if v.len() == k && axes(&v, s.len()).is_some() => {
+            v.iter().filter_map(|&x| axis(x, s.len())).collect()
+        }
+        _ => return unknown,
+    };
+    let steps = match Arg::of(n, inputs, as_input, 4, "steps") {
+        Arg::Absent => vec![1; k],
+        Arg::Known(v) if v.len() == k => v,
+        _ => return unknown,
+    };
+    if ends.len() != k || on.len() != k || on.iter().any(|&a| a >= s.len()) {
+        return unknown;
+    }
+    let mut out = s.to_vec();
+    for (i, &a) in on.iter().enumerate() {
+        out[a] = s[a].and_then(|d| slice_len(d, starts[i], ends[i], steps[i]));
+    }
+    out
+}
+
+/// `Pad`: `pads` (`paddings` in version 1) an attribute before version 11, an input from
+/// it; version 18 adds the axes they apply to.
+fn pad(since: i64, n: &NodeProto, inputs: &[Facts], s: &[Option<i64>]) -> Shape {
+    let unknown = vec![None; s.len()];
+    let name = if since < 2 { "paddings" } else { "pads" };
+    let Arg::Known(pads) = Arg::of(n, inputs, since >= 11, 1, name) else {
+        return unknown;
+    };
+    // Before version 18 there is no fourth input: every axis is padded.
+    let on: Vec<usize> = match Arg::of(n, inputs, true, 3, "axes") {
+        Arg::Absent => (0..s.len()).collect(),
+        Arg::Known(v) if axes(&v, s.len()).is_some() => {
+            v.iter().filter_map(|&x| axis(x, s.len())).collect()
+        }
+        _ => return unknown,
+    };
+    if pads.len() != 2 * on.len() {
+        return unknown;
+    }
+    let mut out = s.to_vec();
+    for (i, &a) in on.iter().enumerate() {
+        out[a] = s[a].and_then(|d| d.checked_add(pads[i])?.checked_add(pads[i + on.len()]));
+    }
+    out
+}
+
+/// The reductions: axes an attribute or (per `as_input`) an input, `keepdims` default 1,
+/// `noop_with_empty_axes` where axes are an input.
+fn reduce(n: &NodeProto, inputs: &[Facts], as_input: bool, s: &[Option<i64>]) -> Option<Shape> {
+    let keep = int_attr(n, "keepdims").unwrap_or(1) != 0;
+    let reduced: Vec<usize> = match Arg::of(n, inputs, as_input, 1, "axes") {
+        Arg::Known(v) if !v.is_empty() => axes(&v, s.len())?,
+        Arg::Unknown => return keep.then(|| vec![None; s.len()]),
+        _ if as_input && int_attr(n, "noop_with_empty_axes").unwrap_or(0) != 0 => {
+            return Some(s.to_vec());
+        }
+        _ => (0..s.len()).collect(),
+    };
+    Some(
+        (0..s.len())
+            .filter_map(|j| match (reduced.contains(&j), keep) {
+                (true, true) => Some(Some(1)),
+                (true, false) => None,
+                (false, _) => Some(s[j]),
+            })
+            .collect(),
+    )
+}
+
+/// `Split`: sizes from `split` (an attribute before version 13, an input from it) or equal
+/// parts of the axis (version 18's `num_outputs` lets the last part be smaller).
+fn split_shapes(since: i64, n: &NodeProto, inputs: &[Facts]) -> Vec<Option<Shape>> {
+    let k = n.output.len();
+    let Some(s) = inputs.first().and_then(|f| f.shape.clone()) else {
+        return vec![];
+    };
+    let Some(ax) = axis(int_attr(n, "axis").unwrap_or(0), s.len()) else {
+        return vec![];
+    };
+    let sizes: Vec<Option<i64>> = match Arg::of(n, inputs, since >= 13, 1, "split") {
+        Arg::Known(v) if v.len() == k => v.into_iter().map(Some).collect(),
+        Arg::Absent => match s[ax] {
+            Some(d) if since >= 18 && int_attr(n, "num_outputs").is_some() => {
+                let (d, k) = (i128::from(d), k as i128);
+                let chunk = (d + k - 1) / k;
+                (0..k)
+                    .map(|i| i64::try_from((d - chunk * i).clamp(0, chunk)).ok())
+                    .collect()
+            }
+            Some(d) if d % (k as i64).max(1) == 0 => vec![Some(d / k as i64); k],
+            _ => vec![None; k],
+        },
+        _ => vec![None; k],
+    };
+    sizes
+        .into_iter()
+        .map(|d| {
+            let mut o = s.clone();
+            o[ax] = d;
+            Some(o)
+        })
+        .collect()
+}
+
+/// `LSTM`, `GRU`, `RNN`: `Y` and the final states from `X` (`layout` 1 puts batch first,
+/// from version 14), `hidden_size` (or the recurrence weights' last dimension) and
+/// `direction`.
+fn rnn_shapes(since: i64, n: &NodeProto, x: Option<Shape>, r: Option<Shape>) -> Vec<Option<Shape>> {
+    let Some(x) = x.filter(|x| x.len() == 3) else {
+        return vec![];
+    };
+    let batch_first = since >= 14 && int_attr(n, "layout").unwrap_or(0) != 0;
+    let (seq, batch) = if batch_first {
+        (x[1], x[0])
+    } else {
+        (x[0], x[1])
+    };
+    let dirs = match n
+        .attribute
+        .iter()
+        .find(|a| a.name.as_deref() == Some("direction"))
+        .and_then(|a| a.s.as_deref())
+    {
+        Some(b"bidirectional") => 2,
+        _ => 1,
+    };
+    let hidden =
+        int_attr(n, "hidden_size").or_else(|| r.filter(|r| r.len() == 3).and_then(|r| r[2]));
+    let nd = Some(dirs);
+    let y = if batch_first {
+        vec![batch, seq, nd, hidden]
+    } else {
+        vec![seq, nd, batch, hidden]
+    };
+    let state = if batch_first {
+        vec![batch, nd, hidden]
+    } else {
+        vec![nd, batch, hidden]
+    };
+    vec![Some(y), Some(state.clone()), Some(state)]
+}
+
+/// The element count of a shape: `None` if a dimension is unknown or the count overflows.
+fn product(s: &[Option<i64>]) -> Option<i64> {
+    s.iter().try_fold(1i64, |a, d| a.checked_mul((*d)?))
 }
 
 /// NumPy broadcasting of two shapes; `None` when known dimensions conflict.
@@ -854,9 +1419,12 @@ fn conv_shape(
     for i in 0..spatial {
         out.push(match (x[2 + i], kernel[i]) {
             (Some(size), Some(k)) if strides[i] > 0 => {
-                let eff = dil[i] * (k - 1) + 1;
-                let total = size + pads[i] + pads[i + spatial] - eff;
-                (total >= 0).then(|| total / strides[i] + 1)
+                let w = |v: i64| i128::from(v);
+                let eff = w(dil[i]) * (w(k) - 1) + 1;
+                let total = w(size) + w(pads[i]) + w(pads[i + spatial]) - eff;
+                (total >= 0)
+                    .then(|| i64::try_from(total / w(strides[i]) + 1).ok())
+                    .flatten()
             }
             _ => None,
         });

@@ -17,6 +17,8 @@ mod mappings;
 mod mutations;
 #[cfg(feature = "onnx")]
 mod onnx;
+#[cfg(feature = "onnx")]
+mod onnx_shapes;
 mod records;
 mod report;
 mod resources;

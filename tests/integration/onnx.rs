@@ -859,7 +859,7 @@ fn crosscheck_reports_both_engines() {
 
 /// The Silero VAD files of the PyPI package `silero-vad` 6.2.3 (installed without
 /// dependencies by `.ci/setup`); the test fails, never skips, when it is missing.
-fn silero(name: &str) -> PathBuf {
+pub(crate) fn silero(name: &str) -> PathBuf {
     let out = std::process::Command::new("python3")
         .args(["-c", "import importlib.util as u; print(u.find_spec('silero_vad').submodule_search_locations[0])"])
         .output()
