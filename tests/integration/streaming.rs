@@ -231,3 +231,78 @@ fn refuses_before_reading_payloads() {
         "{read} bytes read for {len}"
     );
 }
+
+/// `nbg inventory` keeps each file's facts as canonical text and writes the document piece by
+/// piece: the same bytes, and the same summary, as the document built from JSON values.
+fn assert_rows_write_the_document(config: &std::path::Path) {
+    use nbg_lab::inventory;
+    let corpus = nbg_lab::corpus::load(config).expect("loadable config");
+    let doc = inventory::document(&corpus, &inventory::scan(&corpus, 2, &|| {}));
+    let rows = inventory::assemble(&corpus, inventory::scan_rows(&corpus, 2, &|| {}));
+    let mut text = Vec::new();
+    rows.write(&mut text).expect("writing to memory");
+    assert_eq!(
+        String::from_utf8(text).expect("UTF-8"),
+        nbg_lab::canonical::canonical(&doc),
+        "{}: the inventory written row by row differs",
+        config.display()
+    );
+    assert_eq!(inventory::summary(&rows.doc), inventory::summary(&doc));
+    let failed: Vec<_> = rows
+        .rows
+        .iter()
+        .filter(|r| !r.ok())
+        .map(|r| &r.path)
+        .collect();
+    let doc_failed: Vec<_> = doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter(|f| f["pin"] != "ok" || !f["failure"].is_null())
+        .map(|f| f["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(failed, doc_failed);
+}
+
+#[test]
+fn inventory_rows_write_the_document() {
+    let root = common::root();
+    assert_rows_write_the_document(&root.join("controls/corpus.json"));
+    assert_rows_write_the_document(&root.join("controls/public/corpus.json"));
+    if let Some(dir) = common::corpus_dir() {
+        assert_rows_write_the_document(&dir.join("corpus.json"));
+    }
+    // Failures (parse and pin), and a corpus of none.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let d = tmp.path();
+    let erf = common::control("erf-u8.nb");
+    let mut bad = erf.clone();
+    bad[0] = b'X';
+    let entry = |path: &str, bytes: &[u8], sha: String| {
+        format!(
+            r#"{{"path": "{path}", "role": "stock", "sha256": "{sha}", "size": {}}}"#,
+            bytes.len()
+        )
+    };
+    let sha = |b: &[u8]| nbg_lab::fingerprint::Hash256::of(b).hex();
+    for (name, bytes) in [("good.nb", &erf), ("bad.nb", &bad), ("pin.nb", &erf)] {
+        std::fs::write(d.join(name), bytes).expect("write");
+    }
+    let files = [
+        entry("good.nb", &erf, sha(&erf)),
+        entry("bad.nb", &bad, sha(&bad)),
+        entry("pin.nb", &erf, "0".repeat(64)),
+    ];
+    let config = d.join("corpus.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"schema": "nbg-corpus/1", "files": [{}]}}"#,
+            files.join(", ")
+        ),
+    )
+    .expect("write");
+    assert_rows_write_the_document(&config);
+    std::fs::write(&config, r#"{"schema": "nbg-corpus/1", "files": []}"#).expect("write");
+    assert_rows_write_the_document(&config);
+}
