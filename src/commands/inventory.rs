@@ -41,10 +41,13 @@ pub fn exec(args: Args) -> ExitCode {
         .jobs
         .map(usize::from)
         .unwrap_or_else(nbg_lab::evidence::default_jobs);
-    let rows = nbg_lab::inventory::scan_rows(&corpus, jobs, &|| progress::inc(&bar, 1));
+    // Each file's entry is written to a temporary file as soon as it is ready, then copied.
+    let inventory = nbg_lab::inventory::inventory(&corpus, jobs, &|| progress::inc(&bar, 1));
     progress::clear(bar);
-    // Each file's facts are held as canonical text and written piece by piece.
-    let inventory = nbg_lab::inventory::assemble(&corpus, rows);
+    let inventory = match inventory {
+        Ok(i) => i,
+        Err(e) => return usage_error(e),
+    };
     let staged = out
         .map(|path| outputs.stage_with(path, &mut |w| inventory.write(w)))
         .unwrap_or(Ok(()))

@@ -295,7 +295,7 @@ type Facts = Result<Value, (String, u64, String)>;
 /// One file's part of the inventory: what the aggregate tables need, and its entry of `files`
 /// (`body`: a JSON value, or its canonical text for a document written piece by piece).
 #[derive(Debug)]
-pub struct Row<B = String> {
+pub struct Row<B = Spilled> {
     pub path: String,
     pub pin: Pin,
     /// The parse failure's code, offset and message.
@@ -415,9 +415,52 @@ pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
     doc
 }
 
-/// `scan` that keeps of each file only its `Row`: its share of the aggregate tables and its
-/// entry as canonical text (kilobytes, where its facts as JSON values took about 0.3 MiB).
-pub fn scan_rows(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<Row> {
+/// Where a file's entry of `files` (canonical text) lies in an inventory's spill file.
+#[derive(Clone, Copy, Debug)]
+pub struct Spilled {
+    offset: u64,
+    len: usize,
+}
+
+/// Entries of `files` as they are ready: appended to an unnamed temporary file, so memory stays
+/// flat however many files a corpus holds. The first write error is kept.
+struct Spill {
+    file: std::fs::File,
+    len: u64,
+    error: Option<String>,
+}
+
+impl Spill {
+    fn append(&mut self, text: &str) -> Spilled {
+        use std::io::Write;
+        let at = Spilled {
+            offset: self.len,
+            len: text.len(),
+        };
+        match self.file.write_all(text.as_bytes()) {
+            Ok(()) => self.len += text.len() as u64,
+            Err(e) => {
+                self.error.get_or_insert_with(|| e.to_string());
+            }
+        }
+        at
+    }
+}
+
+/// `scan`, keeping of each file only its share of the aggregate tables (its entry of `files`
+/// goes to a temporary file as canonical text as soon as the file is parsed; its facts as JSON
+/// values took about 0.3 MiB), then the inventory of them.
+pub fn inventory(
+    corpus: &Corpus,
+    jobs: usize,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Inventory, InputError> {
+    let temporary = |e: std::io::Error| InputError(format!("temporary file of the inventory: {e}"));
+    let spill = std::sync::Mutex::new(Spill {
+        file: tempfile::tempfile().map_err(temporary)?,
+        len: 0,
+        error: None,
+    });
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.clamp(1, MAX_JOBS))
         .build();
@@ -429,12 +472,18 @@ pub fn scan_rows(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<
                 let mut r = scan_one(e);
                 let facts = std::mem::replace(&mut r.facts, Ok(Value::Null));
                 let row = row(&r, facts);
+                let text = indent(
+                    &serde_json::to_string_pretty(&row.body).unwrap_or_default(),
+                    2,
+                );
+                drop(row.body);
+                let body = spill
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .append(&text);
                 tick();
                 Row {
-                    body: indent(
-                        &serde_json::to_string_pretty(&row.body).unwrap_or_default(),
-                        2,
-                    ),
+                    body,
                     path: row.path,
                     pin: row.pin,
                     failure: row.failure,
@@ -446,10 +495,25 @@ pub fn scan_rows(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<
             })
             .collect::<Vec<_>>()
     };
-    match pool {
+    let mut rows = match pool {
         Ok(pool) => pool.install(work),
         Err(_) => work(),
+    };
+    let spill = spill.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = spill.error {
+        return Err(InputError(format!("temporary file of the inventory: {e}")));
     }
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut inventory = Inventory {
+        doc: head(corpus, &rows),
+        rows,
+        spill: spill.file,
+    };
+    let mut sha = HashWriter(sha2::Digest::new());
+    inventory.write(&mut sha).map_err(temporary)?;
+    let digest = Hash256(sha2::Digest::finalize(sha.0).into());
+    inventory.doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
+    Ok(inventory)
 }
 
 /// `text` (pretty JSON) nested `levels` deep: every line after the first indented by two
@@ -458,13 +522,14 @@ fn indent(text: &str, levels: usize) -> String {
     text.replace('\n', &format!("\n{}", "  ".repeat(levels)))
 }
 
-/// An inventory held as its aggregate document plus one canonical text per file, written piece
-/// by piece: the same bytes as `canonical(&document(..))`.
+/// An inventory held as its aggregate document plus each file's entry as canonical text in a
+/// temporary file, written piece by piece: the same bytes as `canonical(&document(..))`.
 pub struct Inventory {
     /// The document without `files` (what `summary` reads), with `identity.inventory_sha256`.
     pub doc: Value,
     /// Sorted by path.
-    pub rows: Vec<Row>,
+    pub rows: Vec<Row<Spilled>>,
+    spill: std::fs::File,
 }
 
 /// Hashes what is written to it.
@@ -481,25 +546,11 @@ impl std::io::Write for HashWriter {
     }
 }
 
-/// The inventory of `rows` (from `scan_rows`), its `inventory_sha256` hashed from its pieces.
-pub fn assemble(corpus: &Corpus, mut rows: Vec<Row>) -> Inventory {
-    rows.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut inventory = Inventory {
-        doc: head(corpus, &rows),
-        rows,
-    };
-    let mut sha = HashWriter(sha2::Digest::new());
-    // Writing to a hash cannot fail.
-    let _ = inventory.write(&mut sha);
-    let digest = Hash256(sha2::Digest::finalize(sha.0).into());
-    inventory.doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
-    inventory
-}
-
 impl Inventory {
     /// The canonical text, as `canonical` prints it: the head's members in key order with
-    /// `files` in its place, each file's text as it stands.
+    /// `files` in its place, each file's entry copied from the temporary file.
     pub fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
         let empty = serde_json::Map::new();
         let mut members: Vec<(&str, Option<&Value>)> = self
             .doc
@@ -510,6 +561,7 @@ impl Inventory {
             .collect();
         members.push(("files", None));
         members.sort_by_key(|m| m.0);
+        let mut buf = Vec::new();
         w.write_all(b"{")?;
         for (i, (key, value)) in members.into_iter().enumerate() {
             w.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
@@ -521,7 +573,9 @@ impl Inventory {
                 None => {
                     for (j, r) in self.rows.iter().enumerate() {
                         w.write_all(if j == 0 { b"[\n    " } else { b",\n    " })?;
-                        w.write_all(r.body.as_bytes())?;
+                        buf.resize(r.body.len, 0);
+                        self.spill.read_exact_at(&mut buf, r.body.offset)?;
+                        w.write_all(&buf)?;
                     }
                     w.write_all(b"\n  ]")?;
                 }

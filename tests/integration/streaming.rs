@@ -232,13 +232,13 @@ fn refuses_before_reading_payloads() {
     );
 }
 
-/// `nbg inventory` keeps each file's facts as canonical text and writes the document piece by
-/// piece: the same bytes, and the same summary, as the document built from JSON values.
+/// `nbg inventory` keeps each file's entry as canonical text in a temporary file and writes the
+/// document piece by piece: the same bytes, and the same summary, as the document built from JSON values.
 fn assert_rows_write_the_document(config: &std::path::Path) {
     use nbg_lab::inventory;
     let corpus = nbg_lab::corpus::load(config).expect("loadable config");
     let doc = inventory::document(&corpus, &inventory::scan(&corpus, 2, &|| {}));
-    let rows = inventory::assemble(&corpus, inventory::scan_rows(&corpus, 2, &|| {}));
+    let rows = inventory::inventory(&corpus, 2, &|| {}).expect("temporary file");
     let mut text = Vec::new();
     rows.write(&mut text).expect("writing to memory");
     assert_eq!(
