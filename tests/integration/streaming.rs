@@ -49,6 +49,29 @@ fn assert_file_same(path: &std::path::Path) {
         path.display()
     );
     assert_same(&path.display().to_string(), &bytes);
+    assert_crc_explain_same(path, &bytes);
+}
+
+/// `nbg crc-explain` streamed (structure by positioned reads, each segment's CRC read from the
+/// file) explains a valid file exactly as the registry over its bytes in memory.
+fn assert_crc_explain_same(path: &std::path::Path, bytes: &[u8]) {
+    let Ok(graph) = parse(bytes) else {
+        return;
+    };
+    let memory = nbg_lab::crc_explain::explain(&graph);
+    let source = Arc::new(FileSource::open(path).expect("readable file"));
+    let streamed = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
+        .expect("readable file")
+        .expect("valid in memory, so valid streamed");
+    let data = nbg_lab::read::Data::file(Arc::clone(&source));
+    let from_file = nbg_lab::crc_explain::explain_with(&streamed, |s, e| data.crc32(s, e));
+    assert!(source.error().is_none());
+    assert_eq!(
+        serde_json::to_value(&memory).unwrap(),
+        serde_json::to_value(&from_file).unwrap(),
+        "{}: streamed crc-explain differs",
+        path.display()
+    );
 }
 
 #[test]
@@ -90,6 +113,10 @@ fn large_file_pipelined_like_memory() {
         stream::sha256(&file).unwrap(),
         nbg_lab::fingerprint::Hash256::of(&bytes)
     );
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bulk.nb");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_crc_explain_same(&path, &bytes);
 }
 
 /// Byte flips and truncations fail (or pass) identically on both paths.
