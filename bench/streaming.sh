@@ -42,7 +42,7 @@ measure() {
   cat "$dir"/*.nb > /dev/null # warm the page cache for both
   for _ in $(seq "$runs"); do
     run openssl openssl dgst -sha256 "$dir"/*.nb
-    run nbg "$nbg" inventory "$dir/corpus.json" --out "$work/inventory.json"
+    run nbg "$nbg" inventory "$dir/corpus.json" --out "$work/inventory.json" --force
   done
   python3 - "$label" "$work/openssl" "$work/nbg" <<'PY'
 import statistics, sys

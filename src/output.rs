@@ -96,14 +96,26 @@ impl Outputs {
 
     /// Stage the bytes of a planned output in a temporary file beside it.
     pub fn stage(&mut self, path: &Path, bytes: &[u8]) -> Result<(), InputError> {
+        self.stage_with(path, &mut |w| w.write_all(bytes))
+    }
+
+    /// `stage` for an output written piece by piece (never held whole in memory).
+    pub fn stage_with(
+        &mut self,
+        path: &Path,
+        write: &mut dyn FnMut(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<(), InputError> {
         use std::io::Write;
         if !self.planned.iter().any(|p| p == path) {
             self.plan(path)?;
         }
         let mut tmp = crate::files::partial_file(parent(path)).map_err(|e| err(path, e))?;
-        tmp.write_all(bytes)
-            .and_then(|_| tmp.as_file().sync_all())
+        let mut buffered = std::io::BufWriter::new(tmp.as_file_mut());
+        write(&mut buffered)
+            .and_then(|_| buffered.flush())
             .map_err(|e| err(path, e))?;
+        drop(buffered);
+        tmp.as_file().sync_all().map_err(|e| err(path, e))?;
         self.staged.push((tmp, path.to_path_buf()));
         Ok(())
     }

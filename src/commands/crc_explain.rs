@@ -1,11 +1,13 @@
-//! `nbg crc-explain FILE... [--json]`.
+//! `nbg crc-explain FILE... [--json]`: streamed, the file is never held whole.
 
 use super::{print, print_json, status, usage_error};
-use nbg_lab::files::read_regular;
-use nbg_lab::parse;
+use nbg_lab::parse::Options;
+use nbg_lab::read::Data;
 use nbg_lab::report::{json, text};
+use nbg_lab::stream::FileSource;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -19,14 +21,23 @@ pub fn exec(args: Args) -> ExitCode {
     let mut reports = Vec::new();
     let mut ok = true;
     for file in &args.files {
-        let bytes = match read_regular(file) {
-            Ok(b) => b,
+        // Streamed: the structure by positioned reads, then each hypothesis segment's CRC.
+        let source = match FileSource::open(file) {
+            Ok(f) => Arc::new(f),
+            Err(e) => return usage_error(e),
+        };
+        let parsed = match nbg_lab::open::parse_source(Arc::clone(&source), Options::default()) {
+            Ok(p) => p,
             Err(e) => return usage_error(e),
         };
         let name = file.display().to_string();
-        match parse(&bytes) {
+        match parsed {
             Ok(graph) => {
-                let e = nbg_lab::crc_explain::explain(&graph);
+                let data = Data::file(Arc::clone(&source));
+                let e = nbg_lab::crc_explain::explain_with(&graph, |s, e| data.crc32(s, e));
+                if let Some(error) = source.error() {
+                    return usage_error(error);
+                }
                 if !args.json {
                     print(&text::crc_explain(&name, &e));
                 }

@@ -1,7 +1,8 @@
 //! `nbg inventory CONFIG [--out FILE] [--summary FILE.md] [--jobs N] [--force]`.
 
-use super::{plan_outputs, print, status, usage_error};
+use super::{plan_outputs, status, usage_error};
 use nbg_lab::progress;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -40,15 +41,20 @@ pub fn exec(args: Args) -> ExitCode {
         .jobs
         .map(usize::from)
         .unwrap_or_else(nbg_lab::evidence::default_jobs);
-    let mut results = nbg_lab::inventory::scan(&corpus, jobs, &|| progress::inc(&bar, 1));
+    // Each file's entry is written to a temporary file as soon as it is ready, then copied.
+    let inventory = nbg_lab::inventory::inventory(&corpus, jobs, &|| progress::inc(&bar, 1));
     progress::clear(bar);
-    let doc = nbg_lab::inventory::document_moving(&corpus, &mut results);
-    let text = nbg_lab::canonical::canonical(&doc);
+    let inventory = match inventory {
+        Ok(i) => i,
+        Err(e) => return usage_error(e),
+    };
     let staged = out
-        .map(|path| outputs.stage(path, text.as_bytes()))
+        .map(|path| outputs.stage_with(path, &mut |w| inventory.write(w)))
         .unwrap_or(Ok(()))
         .and_then(|_| match summary {
-            Some(path) => outputs.stage(path, nbg_lab::inventory::summary(&doc).as_bytes()),
+            Some(path) => {
+                outputs.stage(path, nbg_lab::inventory::summary(&inventory.doc).as_bytes())
+            }
             None => Ok(()),
         })
         .and_then(|_| outputs.commit());
@@ -56,14 +62,21 @@ pub fn exec(args: Args) -> ExitCode {
         return usage_error(e);
     }
     if out.is_none() {
-        print(&text);
+        let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+        if inventory
+            .write(&mut stdout)
+            .and_then(|_| stdout.flush())
+            .is_err()
+        {
+            return ExitCode::from(2);
+        }
     }
-    for r in results.iter().filter(|r| !r.ok()) {
-        let code = match &r.facts {
-            Err((code, offset, _)) => format!("{code} at 0x{offset:x}"),
-            Ok(_) => r.pin.to_string(),
+    for r in inventory.rows.iter().filter(|r| !r.ok()) {
+        let code = match &r.failure {
+            Some((code, offset, _)) => format!("{code} at 0x{offset:x}"),
+            None => r.pin.to_string(),
         };
-        eprintln!("{}: {code}", r.entry.path);
+        eprintln!("{}: {code}", r.path);
     }
-    status(nbg_lab::inventory::all_ok(&results))
+    status(inventory.all_ok())
 }

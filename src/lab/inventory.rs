@@ -166,100 +166,224 @@ fn count<K: Ord>(map: &mut BTreeMap<K, u64>, k: K) {
     *map.entry(k).or_insert(0) += 1;
 }
 
-/// The canonical inventory document.
-pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
-    let facts = results.iter().map(|r| r.facts.clone()).collect();
-    build(corpus, results, facts)
+/// The inventory's aggregate tables (everything but its rows), added file by file. Counts and
+/// sets only, so the order in which files are added does not matter.
+#[derive(Debug, Default)]
+struct Totals {
+    split: BTreeMap<(String, String, String), u64>,
+    profile: BTreeMap<(String, String), (u64, BTreeSet<u64>)>,
+    formats: BTreeMap<String, u64>,
+    types: BTreeMap<String, u64>,
+    quant: BTreeMap<String, u64>,
+    io_hist: BTreeMap<(u64, u64), u64>,
+    crc: BTreeMap<String, u64>,
 }
 
-/// `document` that moves each file's facts into the document instead of copying them (the
-/// results keep their pins and failures; their facts become `null`), so the facts of a large
-/// corpus are held once, not twice.
-pub fn document_moving(corpus: &Corpus, results: &mut [FileResult]) -> Value {
-    let facts = results
-        .iter_mut()
-        .map(|r| match &mut r.facts {
-            Ok(f) => Ok(std::mem::take(f)),
-            Err(e) => Err(e.clone()),
-        })
-        .collect();
-    build(corpus, results, facts)
+fn add<K: Ord + Clone>(into: &mut BTreeMap<K, u64>, from: &BTreeMap<K, u64>) {
+    for (k, n) in from {
+        *into.entry(k.clone()).or_insert(0) += n;
+    }
+}
+
+impl Totals {
+    fn add(&mut self, other: &Totals) {
+        add(&mut self.split, &other.split);
+        add(&mut self.formats, &other.formats);
+        add(&mut self.types, &other.types);
+        add(&mut self.quant, &other.quant);
+        add(&mut self.io_hist, &other.io_hist);
+        add(&mut self.crc, &other.crc);
+        for (k, (files, sizes)) in &other.profile {
+            let e = self
+                .profile
+                .entry(k.clone())
+                .or_insert((0, BTreeSet::new()));
+            e.0 += files;
+            e.1.extend(sizes);
+        }
+    }
+
+    /// One file's parse facts.
+    fn of(f: &Value) -> Self {
+        let mut t = Totals::default();
+        let hexs = |k: &str| format!("0x{:08x}", f["header"][k].as_u64().unwrap_or(0));
+        count(
+            &mut t.split,
+            (
+                f["format"].as_str().unwrap_or("").to_string(),
+                hexs("version"),
+                hexs("target"),
+            ),
+        );
+        let empty = Vec::new();
+        let rows = f
+            .get("sections")
+            .or(f.get("tables"))
+            .and_then(Value::as_array)
+            .unwrap_or(&empty);
+        for s in rows {
+            if s["size"].as_u64() == Some(0) && f["format"] == "nbg-v1" {
+                continue;
+            }
+            let (kind, name) = if f["format"] == "nbg-v2" {
+                (
+                    format!("{:02}", s["type"].as_u64().unwrap_or(0)),
+                    s["type_name"].as_str().unwrap_or("").to_string(),
+                )
+            } else {
+                (
+                    format!("{:02}", s["section_type"].as_u64().unwrap_or(0)),
+                    s["name"].as_str().unwrap_or("").to_string(),
+                )
+            };
+            let size = s
+                .get("entry_size")
+                .or(s.get("record_size"))
+                .and_then(Value::as_u64);
+            let e = t
+                .profile
+                .entry((kind, name))
+                .or_insert((0, BTreeSet::new()));
+            e.0 += 1;
+            e.1.extend(size);
+        }
+        let records = f["inputs"]
+            .as_array()
+            .into_iter()
+            .chain(f["outputs"].as_array())
+            .flatten();
+        for r in records {
+            let name = |k: &str, raw: &str| {
+                r[k].as_str()
+                    .map_or_else(|| format!("unknown({})", r[raw]), str::to_string)
+            };
+            count(&mut t.formats, name("data_format_name", "data_format"));
+            count(&mut t.types, name("data_type_name", "data_type"));
+            count(
+                &mut t.quant,
+                r["quantization"]["format_name"]
+                    .as_str()
+                    .unwrap_or("unknown")
+                    .to_string(),
+            );
+        }
+        let n = |k: &str| f[k].as_array().map_or(0, |a| a.len() as u64);
+        count(&mut t.io_hist, (n("inputs"), n("outputs")));
+        let finding = if f["format"] == "nbg-v2" {
+            format!(
+                "v2 file checksum {}",
+                if f["file_checksum"]["matches"] == true {
+                    "matches"
+                } else {
+                    "mismatch"
+                }
+            )
+        } else {
+            format!(
+                "v1 crc field {}",
+                f["crc"]["classification"].as_str().unwrap_or("unknown")
+            )
+        };
+        count(&mut t.crc, finding);
+        t
+    }
 }
 
 /// Parse facts, or the failure's code, offset and message.
 type Facts = Result<Value, (String, u64, String)>;
 
-/// `facts[i]` is the parse outcome of `results[i]`.
-fn build(corpus: &Corpus, results: &[FileResult], facts: Vec<Facts>) -> Value {
-    let mut results: Vec<(&FileResult, Facts)> = results.iter().zip(facts).collect();
-    results.sort_by(|a, b| a.0.entry.path.cmp(&b.0.entry.path));
-    let file_count = results.len();
-    let mut files = Vec::new();
-    let mut split: BTreeMap<(String, String, String), u64> = BTreeMap::new();
-    let mut profile: BTreeMap<(String, String), (u64, BTreeSet<u64>)> = BTreeMap::new();
-    let (mut formats, mut types, mut quant) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-    let mut io_hist: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut crc: BTreeMap<String, u64> = BTreeMap::new();
+/// One file's part of the inventory: what the aggregate tables need, and its entry of `files`
+/// (`body`: a JSON value, or its canonical text for a document written piece by piece).
+#[derive(Debug)]
+pub struct Row<B = Spilled> {
+    pub path: String,
+    pub pin: Pin,
+    /// The parse failure's code, offset and message.
+    pub failure: Option<(String, u64, String)>,
+    size: u64,
+    sha256: Hash256,
+    signature: Option<String>,
+    totals: Totals,
+    body: B,
+}
+
+impl<B> Row<B> {
+    pub fn ok(&self) -> bool {
+        self.pin == Pin::Ok && self.failure.is_none()
+    }
+}
+
+fn row(r: &FileResult, facts: Facts) -> Row<Value> {
+    let mut body = json!({
+        "path": r.entry.path,
+        "role": r.entry.role,
+        "pinned": { "sha256": r.entry.sha256, "size": r.entry.size },
+        "pin": r.pin,
+        "size": r.size,
+        "sha256": r.sha256,
+    });
+    let (signature, totals, failure) = match facts {
+        Ok(f) => {
+            let signature = f["structural_signature"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let totals = Totals::of(&f);
+            body["facts"] = f;
+            body["failure"] = Value::Null;
+            (Some(signature), totals, None)
+        }
+        Err((code, offset, message)) => {
+            body["facts"] = Value::Null;
+            body["failure"] = json!({ "code": code, "offset": offset, "message": message });
+            (None, Totals::default(), Some((code, offset, message)))
+        }
+    };
+    Row {
+        path: r.entry.path.clone(),
+        pin: r.pin,
+        failure,
+        size: r.size,
+        sha256: r.sha256,
+        signature,
+        totals,
+        body,
+    }
+}
+
+/// The document without `files` and without `identity.inventory_sha256`; `rows` sorted by path.
+fn head<B>(corpus: &Corpus, rows: &[Row<B>]) -> Value {
+    let mut totals = Totals::default();
     let mut failures = Vec::new();
     let mut shas = BTreeSet::new();
     let mut sigs = BTreeSet::new();
     let mut bytes = 0u64;
-    for (r, facts) in results {
+    for r in rows {
         bytes += r.size;
         shas.insert(r.sha256.hex());
-        let mut row = json!({
-            "path": r.entry.path,
-            "role": r.entry.role,
-            "pinned": { "sha256": r.entry.sha256, "size": r.entry.size },
-            "pin": r.pin,
-            "size": r.size,
-            "sha256": r.sha256,
-        });
-        match facts {
-            Ok(f) => {
-                sigs.insert(
-                    f["structural_signature"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                );
-                let hexs = |k: &str| format!("0x{:08x}", f["header"][k].as_u64().unwrap_or(0));
-                count(
-                    &mut split,
-                    (
-                        f["format"].as_str().unwrap_or("").to_string(),
-                        hexs("version"),
-                        hexs("target"),
-                    ),
-                );
-                summarize(
-                    &f,
-                    &mut profile,
-                    &mut formats,
-                    &mut types,
-                    &mut quant,
-                    &mut io_hist,
-                    &mut crc,
-                );
-                row["facts"] = f;
-                row["failure"] = Value::Null;
-            }
-            Err((code, offset, message)) => {
-                row["facts"] = Value::Null;
-                row["failure"] = json!({ "code": code, "offset": offset, "message": message });
-                failures.push(json!({ "path": r.entry.path, "code": code }));
-            }
+        sigs.extend(r.signature.as_deref());
+        totals.add(&r.totals);
+        if let Some((code, _, _)) = &r.failure {
+            failures.push(json!({ "path": r.path, "code": code }));
         }
         if r.pin != Pin::Ok {
-            failures.push(json!({ "path": r.entry.path, "code": r.pin }));
+            failures.push(json!({ "path": r.path, "code": r.pin }));
         }
-        files.push(row);
     }
-    let mut doc = json!({
+    let Totals {
+        split,
+        profile,
+        formats,
+        types,
+        quant,
+        io_hist,
+        crc,
+    } = totals;
+    json!({
         "schema": "nbg-inventory/1",
         "config": { "name": corpus.config_name, "schema": corpus.schema },
         "identity": {
-            "files": file_count,
+            "files": rows.len(),
             "bytes": bytes,
             "unique_file_sha256": shas.len(),
             "unique_structural_signatures": sigs.len(),
@@ -277,90 +401,193 @@ fn build(corpus: &Corpus, results: &[FileResult], facts: Vec<Facts>) -> Value {
         })).collect::<Vec<_>>(),
         "crc": crc,
         "failures": failures,
-        "files": files,
-    });
+    })
+}
+
+/// The canonical inventory document.
+pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
+    let mut rows: Vec<Row<Value>> = results.iter().map(|r| row(r, r.facts.clone())).collect();
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut doc = head(corpus, &rows);
+    doc["files"] = rows.into_iter().map(|r| r.body).collect();
     let digest = Hash256::of(canonical(&doc).as_bytes());
     doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
     doc
 }
 
-#[allow(clippy::too_many_arguments)]
-fn summarize(
-    f: &Value,
-    profile: &mut BTreeMap<(String, String), (u64, BTreeSet<u64>)>,
-    formats: &mut BTreeMap<String, u64>,
-    types: &mut BTreeMap<String, u64>,
-    quant: &mut BTreeMap<String, u64>,
-    io_hist: &mut BTreeMap<(u64, u64), u64>,
-    crc: &mut BTreeMap<String, u64>,
-) {
-    let empty = Vec::new();
-    let rows = f
-        .get("sections")
-        .or(f.get("tables"))
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
-    for s in rows {
-        if s["size"].as_u64() == Some(0) && f["format"] == "nbg-v1" {
-            continue;
-        }
-        let (kind, name) = if f["format"] == "nbg-v2" {
-            (
-                format!("{:02}", s["type"].as_u64().unwrap_or(0)),
-                s["type_name"].as_str().unwrap_or("").to_string(),
-            )
-        } else {
-            (
-                format!("{:02}", s["section_type"].as_u64().unwrap_or(0)),
-                s["name"].as_str().unwrap_or("").to_string(),
-            )
+/// Where a file's entry of `files` (canonical text) lies in an inventory's spill file.
+#[derive(Clone, Copy, Debug)]
+pub struct Spilled {
+    offset: u64,
+    len: usize,
+}
+
+/// Entries of `files` as they are ready: appended to an unnamed temporary file, so memory stays
+/// flat however many files a corpus holds. The first write error is kept.
+struct Spill {
+    file: std::fs::File,
+    len: u64,
+    error: Option<String>,
+}
+
+impl Spill {
+    fn append(&mut self, text: &str) -> Spilled {
+        use std::io::Write;
+        let at = Spilled {
+            offset: self.len,
+            len: text.len(),
         };
-        let size = s
-            .get("entry_size")
-            .or(s.get("record_size"))
-            .and_then(Value::as_u64);
-        let e = profile.entry((kind, name)).or_insert((0, BTreeSet::new()));
-        e.0 += 1;
-        e.1.extend(size);
-    }
-    let records = f["inputs"]
-        .as_array()
-        .into_iter()
-        .chain(f["outputs"].as_array())
-        .flatten();
-    for r in records {
-        let name = |k: &str, raw: &str| {
-            r[k].as_str()
-                .map_or_else(|| format!("unknown({})", r[raw]), str::to_string)
-        };
-        count(formats, name("data_format_name", "data_format"));
-        count(types, name("data_type_name", "data_type"));
-        count(
-            quant,
-            r["quantization"]["format_name"]
-                .as_str()
-                .unwrap_or("unknown")
-                .to_string(),
-        );
-    }
-    let n = |k: &str| f[k].as_array().map_or(0, |a| a.len() as u64);
-    count(io_hist, (n("inputs"), n("outputs")));
-    let finding = if f["format"] == "nbg-v2" {
-        format!(
-            "v2 file checksum {}",
-            if f["file_checksum"]["matches"] == true {
-                "matches"
-            } else {
-                "mismatch"
+        match self.file.write_all(text.as_bytes()) {
+            Ok(()) => self.len += text.len() as u64,
+            Err(e) => {
+                self.error.get_or_insert_with(|| e.to_string());
             }
-        )
-    } else {
-        format!(
-            "v1 crc field {}",
-            f["crc"]["classification"].as_str().unwrap_or("unknown")
-        )
+        }
+        at
+    }
+}
+
+/// `scan`, keeping of each file only its share of the aggregate tables (its entry of `files`
+/// goes to a temporary file as canonical text as soon as the file is parsed; its facts as JSON
+/// values took about 0.3 MiB), then the inventory of them.
+pub fn inventory(
+    corpus: &Corpus,
+    jobs: usize,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Inventory, InputError> {
+    let temporary = |e: std::io::Error| InputError(format!("temporary file of the inventory: {e}"));
+    let spill = std::sync::Mutex::new(Spill {
+        file: tempfile::tempfile().map_err(temporary)?,
+        len: 0,
+        error: None,
+    });
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.clamp(1, MAX_JOBS))
+        .build();
+    let work = || {
+        corpus
+            .entries
+            .par_iter()
+            .map(|e| {
+                let mut r = scan_one(e);
+                let facts = std::mem::replace(&mut r.facts, Ok(Value::Null));
+                let row = row(&r, facts);
+                let text = indent(
+                    &serde_json::to_string_pretty(&row.body).unwrap_or_default(),
+                    2,
+                );
+                drop(row.body);
+                let body = spill
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .append(&text);
+                tick();
+                Row {
+                    body,
+                    path: row.path,
+                    pin: row.pin,
+                    failure: row.failure,
+                    size: row.size,
+                    sha256: row.sha256,
+                    signature: row.signature,
+                    totals: row.totals,
+                }
+            })
+            .collect::<Vec<_>>()
     };
-    count(crc, finding);
+    let mut rows = match pool {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    };
+    let spill = spill.into_inner().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = spill.error {
+        return Err(InputError(format!("temporary file of the inventory: {e}")));
+    }
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut inventory = Inventory {
+        doc: head(corpus, &rows),
+        rows,
+        spill: spill.file,
+    };
+    let mut sha = HashWriter(sha2::Digest::new());
+    inventory.write(&mut sha).map_err(temporary)?;
+    let digest = Hash256(sha2::Digest::finalize(sha.0).into());
+    inventory.doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
+    Ok(inventory)
+}
+
+/// `text` (pretty JSON) nested `levels` deep: every line after the first indented by two
+/// spaces per level. JSON strings hold no raw line breaks, so every `\n` is the printer's.
+fn indent(text: &str, levels: usize) -> String {
+    text.replace('\n', &format!("\n{}", "  ".repeat(levels)))
+}
+
+/// An inventory held as its aggregate document plus each file's entry as canonical text in a
+/// temporary file, written piece by piece: the same bytes as `canonical(&document(..))`.
+pub struct Inventory {
+    /// The document without `files` (what `summary` reads), with `identity.inventory_sha256`.
+    pub doc: Value,
+    /// Sorted by path.
+    pub rows: Vec<Row<Spilled>>,
+    spill: std::fs::File,
+}
+
+/// Hashes what is written to it.
+struct HashWriter(sha2::Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        sha2::Digest::update(&mut self.0, buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Inventory {
+    /// The canonical text, as `canonical` prints it: the head's members in key order with
+    /// `files` in its place, each file's entry copied from the temporary file.
+    pub fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let empty = serde_json::Map::new();
+        let mut members: Vec<(&str, Option<&Value>)> = self
+            .doc
+            .as_object()
+            .unwrap_or(&empty)
+            .iter()
+            .map(|(k, v)| (k.as_str(), Some(v)))
+            .collect();
+        members.push(("files", None));
+        members.sort_by_key(|m| m.0);
+        let mut buf = Vec::new();
+        w.write_all(b"{")?;
+        for (i, (key, value)) in members.into_iter().enumerate() {
+            w.write_all(if i == 0 { b"\n  " } else { b",\n  " })?;
+            w.write_all(serde_json::to_string(key)?.as_bytes())?;
+            w.write_all(b": ")?;
+            match value {
+                Some(v) => w.write_all(indent(&serde_json::to_string_pretty(v)?, 1).as_bytes())?,
+                None if self.rows.is_empty() => w.write_all(b"[]")?,
+                None => {
+                    for (j, r) in self.rows.iter().enumerate() {
+                        w.write_all(if j == 0 { b"[\n    " } else { b",\n    " })?;
+                        buf.resize(r.body.len, 0);
+                        self.spill.read_exact_at(&mut buf, r.body.offset)?;
+                        w.write_all(&buf)?;
+                    }
+                    w.write_all(b"\n  ]")?;
+                }
+            }
+        }
+        w.write_all(b"\n}\n")
+    }
+
+    /// Whether every file passed (pins and parse).
+    pub fn all_ok(&self) -> bool {
+        self.rows.iter().all(Row::ok)
+    }
 }
 
 /// The Markdown summary of an inventory document.

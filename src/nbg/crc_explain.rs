@@ -4,8 +4,22 @@
 use crate::crc_rules::{Explanation, finish, registry, v2_rule_hypothesis};
 use crate::parse::Graph;
 
-/// Evaluate the whole registry (plus the v2 rule for v2 files) against a parsed graph.
+/// Evaluate the whole registry (plus the v2 rule for v2 files) against a graph parsed from
+/// bytes in memory.
 pub fn explain(graph: &Graph<'_>) -> Explanation {
+    let bytes = match graph {
+        Graph::V1(g) => g.bytes,
+        Graph::V2(g) => g.bytes,
+    };
+    explain_with(graph, |s, e| {
+        crc32fast::hash(&bytes[s as usize..e as usize])
+    })
+}
+
+/// `explain` given the CRC-32 of any `[start, end)` of the file: from its bytes, or streamed
+/// from disk (`nbg crc-explain` reads each segment between hypothesis boundaries once, so the
+/// file is never held whole).
+pub fn explain_with(graph: &Graph<'_>, crc_of: impl FnMut(u64, u64) -> u32) -> Explanation {
     use crate::format::v2 as f2;
     match graph {
         Graph::V1(g) => {
@@ -13,7 +27,15 @@ pub fn explain(graph: &Graph<'_>) -> Explanation {
             let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
             let b = crate::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
             let hypotheses = registry(g.file.size, field, &b);
-            finish("nbg-v1", g.bytes, field, g.crc.stored, hypotheses, None)
+            finish(
+                "nbg-v1",
+                g.file.size,
+                crc_of,
+                field,
+                g.crc.stored,
+                hypotheses,
+                None,
+            )
         }
         Graph::V2(g) => {
             let field = f2::OFF_CRC_SUM as u64;
@@ -39,7 +61,8 @@ pub fn explain(graph: &Graph<'_>) -> Explanation {
             let computed = g.file_checksum.computed_crc32;
             finish(
                 "nbg-v2",
-                g.bytes,
+                g.file.size,
+                crc_of,
                 field,
                 g.header.crc_sum,
                 hypotheses,

@@ -218,13 +218,7 @@ pub struct Evaluator {
 }
 
 impl Evaluator {
-    pub fn new(bytes: &[u8], hypotheses: &[Hypothesis]) -> Self {
-        Evaluator::with_crcs(bytes.len() as u64, hypotheses, |s, e| {
-            crc32fast::hash(&bytes[s as usize..e as usize])
-        })
-    }
-
-    /// `new` for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
+    /// The evaluator for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
     pub fn with_crcs(
         len: u64,
         hypotheses: &[Hypothesis],
@@ -320,15 +314,17 @@ pub struct Explanation {
 
 /// The explanation of a CRC field from its hypotheses (and, for v2, the recovered rule with
 /// the value it computes); `crc_explain::explain` builds them from a parsed graph.
+/// `crc_of` gives the CRC-32 of any `[start, end)` of the file of `len` bytes.
 pub fn finish(
     format: &'static str,
-    bytes: &[u8],
+    len: u64,
+    crc_of: impl FnMut(u64, u64) -> u32,
     field: u64,
     stored: u32,
     hypotheses: Vec<Hypothesis>,
     special: Option<(Hypothesis, u32)>,
 ) -> Explanation {
-    let eval = Evaluator::new(bytes, &hypotheses);
+    let eval = Evaluator::with_crcs(len, &hypotheses, crc_of);
     let evaluated = hypotheses.len() + usize::from(special.is_some());
     let mut matches: Vec<Hypothesis> = hypotheses
         .into_iter()

@@ -4,8 +4,8 @@
 //! The parser reads the header, directory and decoded records through `read::Data` (bounded
 //! reads of exactly the bytes it decodes) and hands this module the ranges to fingerprint. One
 //! reader fills chunks of `CHUNK` bytes while two workers consume the previous chunk: one hashes
-//! the whole file and CRCs every range, the other hashes every range; the byte histograms are
-//! split between them so both cores carry the same load. Memory is `BUFFERS x CHUNK` per file,
+//! the whole file and CRCs every range, the other hashes every range; then both count the byte
+//! histograms, taking pieces of the chunk in turn, so both cores carry the same load. Memory is `BUFFERS x CHUNK` per file,
 //! whatever the file size. Small files run the same consumers on the calling thread.
 
 use crate::files::{InputError, open_regular};
@@ -13,6 +13,7 @@ use crate::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes};
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
 
@@ -39,9 +40,10 @@ fn give_back(buffer: Vec<u8>) {
 
 /// Files at least this large are hashed by two workers while the next chunk is read.
 const PIPELINE_BYTES: u64 = CHUNK as u64;
-/// Per mille of each chunk whose histogram the range-hashing worker counts; the file-hashing
-/// worker counts the rest and also runs the CRCs, which are about a tenth of the work.
-const HISTOGRAM_SPLIT: u64 = 560;
+/// Pieces each chunk's histogram work is cut into. Each worker takes pieces once its hashing of
+/// the chunk is done, until none is left: whichever core has slack (the other one may be busy
+/// with another process) counts more, and the counts are the same whoever counts them.
+const PIECES: usize = 16;
 
 /// Positioned reads: a file (`pread`), or bytes in memory that tests stream as if they were one.
 pub trait ReadAt: Send + Sync {
@@ -184,43 +186,69 @@ fn clip(range: (u64, u64), at: u64, len: usize) -> Option<(usize, usize)> {
     (s < e).then(|| ((s - at) as usize, (e - at) as usize))
 }
 
-/// Where each chunk's histogram work is divided between the two workers.
-fn split_point(len: usize) -> usize {
-    (len as u64 * HISTOGRAM_SPLIT / 1000) as usize
-}
-
-impl FileSide {
-    fn consume(&mut self, ranges: &[(u64, u64)], hashed: usize, at: u64, chunk: &[u8]) {
-        if let Some(sha) = &mut self.sha {
-            sha.update(chunk);
+/// Count the histograms of the pieces of `chunk` not yet taken (`next`: the next piece).
+fn count_pieces(
+    histograms: &mut [[u64; 256]],
+    ranges: &[(u64, u64)],
+    at: u64,
+    chunk: &[u8],
+    next: &AtomicUsize,
+) {
+    let piece = chunk.len().div_ceil(PIECES).max(1);
+    loop {
+        let start = next.fetch_add(1, Ordering::Relaxed).saturating_mul(piece);
+        if start >= chunk.len() {
+            return;
         }
-        let split = split_point(chunk.len());
+        let end = (start + piece).min(chunk.len());
         for (i, &r) in ranges.iter().enumerate() {
             let Some((s, e)) = clip(r, at, chunk.len()) else {
                 continue;
             };
-            self.crcs[i].update(&chunk[s..e]);
-            if i < hashed && e > split {
-                count_bytes(&chunk[s.max(split)..e], &mut self.histograms[i]);
+            let (s, e) = (s.max(start), e.min(end));
+            if s < e {
+                count_bytes(&chunk[s..e], &mut histograms[i]);
             }
         }
     }
 }
 
-impl RangeSide {
-    fn consume(&mut self, ranges: &[(u64, u64)], hashed: usize, at: u64, chunk: &[u8]) {
-        let split = split_point(chunk.len());
-        for (i, &r) in ranges[..hashed].iter().enumerate() {
-            let Some((s, e)) = clip(r, at, chunk.len()) else {
-                continue;
-            };
-            if let Some(sha) = &mut self.shas[i] {
-                sha.update(&chunk[s..e]);
-            }
-            if s < split {
-                count_bytes(&chunk[s..e.min(split)], &mut self.histograms[i]);
+impl FileSide {
+    fn consume(
+        &mut self,
+        ranges: &[(u64, u64)],
+        hashed: usize,
+        at: u64,
+        chunk: &[u8],
+        next: &AtomicUsize,
+    ) {
+        if let Some(sha) = &mut self.sha {
+            sha.update(chunk);
+        }
+        for (i, &r) in ranges.iter().enumerate() {
+            if let Some((s, e)) = clip(r, at, chunk.len()) {
+                self.crcs[i].update(&chunk[s..e]);
             }
         }
+        count_pieces(&mut self.histograms, &ranges[..hashed], at, chunk, next);
+    }
+}
+
+impl RangeSide {
+    fn consume(
+        &mut self,
+        ranges: &[(u64, u64)],
+        hashed: usize,
+        at: u64,
+        chunk: &[u8],
+        next: &AtomicUsize,
+    ) {
+        for (i, &r) in ranges[..hashed].iter().enumerate() {
+            if let (Some((s, e)), Some(sha)) = (clip(r, at, chunk.len()), &mut self.shas[i]) {
+                sha.update(&chunk[s..e]);
+            }
+        }
+        count_pieces(&mut self.histograms, &ranges[..hashed], at, chunk, next);
     }
 }
 
@@ -246,8 +274,9 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
         let mut buf = take_buffer();
         let len = file.len() as usize;
         file.read_at_or_note(0, &mut buf[..len]);
-        a.consume(&ranges, hashed, 0, &buf[..len]);
-        b.consume(&ranges, hashed, 0, &buf[..len]);
+        let next = AtomicUsize::new(0);
+        a.consume(&ranges, hashed, 0, &buf[..len], &next);
+        b.consume(&ranges, hashed, 0, &buf[..len], &next);
         give_back(buf);
     } else {
         pipeline(file, &ranges, hashed, &mut a, &mut b);
@@ -291,8 +320,8 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
     }
 }
 
-/// A chunk in flight: its file offset, length and buffer.
-type Job = (u64, usize, Arc<Vec<u8>>);
+/// A chunk in flight: its file offset, length, buffer and next histogram piece to count.
+type Job = (u64, usize, Arc<Vec<u8>>, Arc<AtomicUsize>);
 
 /// Read chunks on the calling thread while one worker runs `a` and another `b` over the chunk
 /// before. Buffers come back when both workers have dropped them.
@@ -311,16 +340,16 @@ fn pipeline(
         let (tx_b, rx_b) = sync_channel::<Job>(BUFFERS);
         let done_a = done_tx.clone();
         scope.spawn(move || {
-            for (at, len, buf) in rx_a {
-                a.consume(ranges, hashed, at, &buf[..len]);
+            for (at, len, buf, next) in rx_a {
+                a.consume(ranges, hashed, at, &buf[..len], &next);
                 drop(buf);
                 let _ = done_a.send(());
             }
         });
         let done_b = done_tx.clone();
         scope.spawn(move || {
-            for (at, len, buf) in rx_b {
-                b.consume(ranges, hashed, at, &buf[..len]);
+            for (at, len, buf, next) in rx_b {
+                b.consume(ranges, hashed, at, &buf[..len], &next);
                 drop(buf);
                 let _ = done_b.send(());
             }
@@ -329,7 +358,7 @@ fn pipeline(
         while at < file.len() {
             let len = (file.len() - at).min(CHUNK as u64) as usize;
             let slot = loop {
-                if let Some(i) = pool.iter().position(|p| Arc::strong_count(p) == 1) {
+                if let Some(i) = pool.iter_mut().position(|p| Arc::get_mut(p).is_some()) {
                     break i;
                 }
                 if pool.len() < BUFFERS {
@@ -340,15 +369,21 @@ fn pipeline(
                     return;
                 }
             };
-            // Invariant: a buffer is back in the pool only after its worker dropped its handle.
-            let buf = Arc::get_mut(&mut pool[slot]).expect("no worker holds a returned buffer");
-            if let Err(e) = file.file.read_exact_at(&mut buf[..len], at) {
+            // The slot was found free, and workers never take a dropped handle back.
+            let read = match Arc::get_mut(&mut pool[slot]) {
+                Some(buf) => file.file.read_exact_at(&mut buf[..len], at),
+                None => Err(std::io::Error::other("chunk buffer still in use")),
+            };
+            if let Err(e) = read {
                 file.note(&e);
                 break;
             }
             let job = &pool[slot];
-            if tx_a.send((at, len, Arc::clone(job))).is_err()
-                || tx_b.send((at, len, Arc::clone(job))).is_err()
+            let next = Arc::new(AtomicUsize::new(0));
+            if tx_a
+                .send((at, len, Arc::clone(job), Arc::clone(&next)))
+                .is_err()
+                || tx_b.send((at, len, Arc::clone(job), next)).is_err()
             {
                 break;
             }

@@ -49,6 +49,29 @@ fn assert_file_same(path: &std::path::Path) {
         path.display()
     );
     assert_same(&path.display().to_string(), &bytes);
+    assert_crc_explain_same(path, &bytes);
+}
+
+/// `nbg crc-explain` streamed (structure by positioned reads, each segment's CRC read from the
+/// file) explains a valid file exactly as the registry over its bytes in memory.
+fn assert_crc_explain_same(path: &std::path::Path, bytes: &[u8]) {
+    let Ok(graph) = parse(bytes) else {
+        return;
+    };
+    let memory = nbg_lab::crc_explain::explain(&graph);
+    let source = Arc::new(FileSource::open(path).expect("readable file"));
+    let streamed = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
+        .expect("readable file")
+        .expect("valid in memory, so valid streamed");
+    let data = nbg_lab::read::Data::file(Arc::clone(&source));
+    let from_file = nbg_lab::crc_explain::explain_with(&streamed, |s, e| data.crc32(s, e));
+    assert!(source.error().is_none());
+    assert_eq!(
+        serde_json::to_value(&memory).unwrap(),
+        serde_json::to_value(&from_file).unwrap(),
+        "{}: streamed crc-explain differs",
+        path.display()
+    );
 }
 
 #[test]
@@ -90,6 +113,10 @@ fn large_file_pipelined_like_memory() {
         stream::sha256(&file).unwrap(),
         nbg_lab::fingerprint::Hash256::of(&bytes)
     );
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bulk.nb");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_crc_explain_same(&path, &bytes);
 }
 
 /// Byte flips and truncations fail (or pass) identically on both paths.
@@ -230,4 +257,79 @@ fn refuses_before_reading_payloads() {
         read >= len && read < len + (256 << 10),
         "{read} bytes read for {len}"
     );
+}
+
+/// `nbg inventory` keeps each file's entry as canonical text in a temporary file and writes the
+/// document piece by piece: the same bytes, and the same summary, as the document built from JSON values.
+fn assert_rows_write_the_document(config: &std::path::Path) {
+    use nbg_lab::inventory;
+    let corpus = nbg_lab::corpus::load(config).expect("loadable config");
+    let doc = inventory::document(&corpus, &inventory::scan(&corpus, 2, &|| {}));
+    let rows = inventory::inventory(&corpus, 2, &|| {}).expect("temporary file");
+    let mut text = Vec::new();
+    rows.write(&mut text).expect("writing to memory");
+    assert_eq!(
+        String::from_utf8(text).expect("UTF-8"),
+        nbg_lab::canonical::canonical(&doc),
+        "{}: the inventory written row by row differs",
+        config.display()
+    );
+    assert_eq!(inventory::summary(&rows.doc), inventory::summary(&doc));
+    let failed: Vec<_> = rows
+        .rows
+        .iter()
+        .filter(|r| !r.ok())
+        .map(|r| &r.path)
+        .collect();
+    let doc_failed: Vec<_> = doc["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter(|f| f["pin"] != "ok" || !f["failure"].is_null())
+        .map(|f| f["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(failed, doc_failed);
+}
+
+#[test]
+fn inventory_rows_write_the_document() {
+    let root = common::root();
+    assert_rows_write_the_document(&root.join("controls/corpus.json"));
+    assert_rows_write_the_document(&root.join("controls/public/corpus.json"));
+    if let Some(dir) = common::corpus_dir() {
+        assert_rows_write_the_document(&dir.join("corpus.json"));
+    }
+    // Failures (parse and pin), and a corpus of none.
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let d = tmp.path();
+    let erf = common::control("erf-u8.nb");
+    let mut bad = erf.clone();
+    bad[0] = b'X';
+    let entry = |path: &str, bytes: &[u8], sha: String| {
+        format!(
+            r#"{{"path": "{path}", "role": "stock", "sha256": "{sha}", "size": {}}}"#,
+            bytes.len()
+        )
+    };
+    let sha = |b: &[u8]| nbg_lab::fingerprint::Hash256::of(b).hex();
+    for (name, bytes) in [("good.nb", &erf), ("bad.nb", &bad), ("pin.nb", &erf)] {
+        std::fs::write(d.join(name), bytes).expect("write");
+    }
+    let files = [
+        entry("good.nb", &erf, sha(&erf)),
+        entry("bad.nb", &bad, sha(&bad)),
+        entry("pin.nb", &erf, "0".repeat(64)),
+    ];
+    let config = d.join("corpus.json");
+    std::fs::write(
+        &config,
+        format!(
+            r#"{{"schema": "nbg-corpus/1", "files": [{}]}}"#,
+            files.join(", ")
+        ),
+    )
+    .expect("write");
+    assert_rows_write_the_document(&config);
+    std::fs::write(&config, r#"{"schema": "nbg-corpus/1", "files": []}"#).expect("write");
+    assert_rows_write_the_document(&config);
 }
