@@ -18,9 +18,9 @@
 
 use crate::diff::locate;
 use crate::failure::Failure;
+use crate::family::NbgFamily;
 use crate::files::{InputError, read_regular};
 use crate::fingerprint::Hash256;
-use crate::format::{section, v1 as f1, v2 as f2};
 use crate::image::{ChangedImage, NbgImage};
 use crate::mapping::{Outcome, Registry, Target};
 use crate::parse::{FileFacts, Graph, parse};
@@ -280,7 +280,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failur
     }
 
     // Step 2: same size and descriptors.
-    let (da, db) = (descriptors(&ga), descriptors(&gb));
+    let (da, db) = (ga.descriptors(), gb.descriptors());
     report.layout_differences = da
         .iter()
         .zip(&db)
@@ -400,54 +400,6 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failur
     Ok(report)
 }
 
-/// Layout descriptors compared between A and B.
-fn descriptors(g: &Graph<'_>) -> Vec<String> {
-    match g {
-        Graph::V2(g) => {
-            let mut d = vec![format!(
-                "sub-header {} {} {}",
-                g.sub_header.section_headers_offset,
-                g.sub_header.section_header_size,
-                g.sub_header.section_header_count
-            )];
-            d.extend(g.sections.iter().map(|s| {
-                format!(
-                    "section {} type {} offset {} size {} align {} entry {} load {} reserved {:?}",
-                    s.index,
-                    s.kind,
-                    s.offset,
-                    s.size,
-                    s.alignment,
-                    s.entry_size,
-                    s.load_address,
-                    s.reserved_words
-                )
-            }));
-            d
-        }
-        Graph::V1(g) => g
-            .tables
-            .iter()
-            .map(|t| {
-                format!(
-                    "table {} {} offset {} size {}",
-                    t.index, t.name, t.offset, t.size
-                )
-            })
-            .collect(),
-    }
-}
-
-fn crc_field(g: &Graph<'_>) -> (u64, &'static str) {
-    match g {
-        Graph::V2(_) => (f2::OFF_CRC_SUM as u64, "v2-directory-order"),
-        Graph::V1(_) => (
-            f1::OFF_CRC as u64,
-            crate::crc_rules::WHOLE_FILE_FIELD_ZEROED,
-        ),
-    }
-}
-
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -461,16 +413,10 @@ fn localize(
     b: &[u8],
     places: &[Place],
 ) -> (Vec<ChangedRange>, u64) {
-    let (crc_at, _) = crc_field(g);
+    let crc_at = g.crc_rule().field;
     let entries = g.dynaio_ranges();
-    let region = match g {
-        Graph::V2(g) => g.section(section::DYNAIO).map(|s| s.offset),
-        Graph::V1(g) => g.table("dyna_io").filter(|t| t.size > 0).map(|t| t.offset),
-    };
-    let checksum = match g {
-        Graph::V2(g) => g.section(section::CHECKSUM).map(|s| (s.offset, s.end())),
-        Graph::V1(_) => None,
-    };
+    let region = g.dynaio_region();
+    let checksum = g.checksum_table();
     // (role, DYNAIO entry, registry mapping)
     let classify = |offset: u64| -> (&'static str, Option<usize>, Option<usize>) {
         if (crc_at..crc_at + 4).contains(&offset) {
@@ -566,51 +512,33 @@ fn replay(
             to,
         });
     }
-    let (crc_at, rule) = crc_field(ga);
+    let crc = ga.crc_rule();
     let mut recomputed_sections = Vec::new();
-    let recomputed = match ga {
-        Graph::V2(g) => {
-            // Producer order: header CRC over normalized payloads, then section-40 values.
-            let listing: Vec<_> = g
-                .sections
-                .iter()
-                .map(|s| (s.kind, s.offset, s.size))
-                .collect();
-            let crc = image.v2_file_crc(&listing);
+    // Producer order: the file CRC over normalized payloads, then section-40 values (v2).
+    let recomputed = match ga.file_crc(image.bytes()) {
+        Some(v) => {
             image
-                .write(crc_at, &crc.to_le_bytes(), "header crc_sum")
+                .write(crc.field, &v.to_le_bytes(), crc.field_name)
                 .expect("header in bounds");
-            for c in &g.section_checksums {
-                let t = g
-                    .section(c.section_type)
-                    .expect("validated checksum target");
-                if substitutions
-                    .iter()
-                    .any(|s| t.offset <= s.file_offset && s.file_offset < t.end())
-                {
-                    let v = image.crc32_range(t.offset, t.end());
-                    image
-                        .write(c.offset + 4, &v.to_le_bytes(), "section-40 value")
-                        .expect("in bounds");
-                    recomputed_sections.push(c.section_type);
-                }
-            }
-            crc
+            v
         }
-        Graph::V1(g) => {
-            if g.crc.stored == 0 {
-                0
-            } else {
-                let crc = image.whole_file_field_zeroed(crc_at);
-                image
-                    .write(crc_at, &crc.to_le_bytes(), "nbg_crc_sum")
-                    .expect("field in bounds");
-                crc
-            }
-        }
+        None => 0,
     };
+    for c in ga.derived_checksums() {
+        let (start, end) = c.target;
+        if substitutions
+            .iter()
+            .any(|s| start <= s.file_offset && s.file_offset < end)
+        {
+            let v = image.crc32_range(start, end);
+            image
+                .write(c.value_at, &v.to_le_bytes(), "section-40 value")
+                .expect("in bounds");
+            recomputed_sections.push(c.section_type);
+        }
+    }
     let recorded = u32::from_le_bytes(
-        set.b[crc_at as usize..crc_at as usize + 4]
+        set.b[crc.field as usize..crc.field as usize + 4]
             .try_into()
             .expect("4 bytes"),
     );
@@ -619,7 +547,7 @@ fn replay(
         substitutions,
         recorded_crc32: recorded,
         recomputed_crc32: recomputed,
-        crc_rule: rule,
+        crc_rule: crc.rule,
         section_checksums_recomputed: recomputed_sections,
         sha256,
         b_sha256: gb.file().sha256,

@@ -7,6 +7,7 @@
 //! `tp`, `dyna_io`). The registry is a document with its own SHA-256, reported with every
 //! result, so a search can never broaden silently. A non-match is evidence, not an error.
 
+use crate::family::{Family, NbgFamily};
 use crate::fingerprint::Hash256;
 use crate::format::section;
 use crate::image::NbgImage;
@@ -156,28 +157,20 @@ impl std::fmt::Display for LocateError {
 
 /// The admitted regions of a graph, by owner name.
 fn admitted(g: &Graph<'_>) -> Vec<Region> {
-    match g {
-        Graph::V2(g) => g
-            .sections
-            .iter()
-            .filter(|s| ADMITTED_V2.contains(&s.kind) && s.size > 0)
-            .map(|s| Region {
-                owner: s.type_name.to_string(),
-                start: s.offset,
-                end: s.end(),
-            })
-            .collect(),
-        Graph::V1(g) => g
-            .tables
-            .iter()
-            .filter(|t| ADMITTED_V1.contains(&t.name) && t.size > 0)
-            .map(|t| Region {
-                owner: t.name.to_string(),
-                start: t.offset,
-                end: t.offset + t.size,
-            })
-            .collect(),
-    }
+    let family = g.family();
+    let admitted = |name: &str| match family {
+        Family::V1 => ADMITTED_V1.contains(&name),
+        Family::V2 => ADMITTED_V2.iter().any(|&k| section::name(k) == Some(name)),
+    };
+    g.payloads()
+        .into_iter()
+        .filter(|p| admitted(p.name) && p.size > 0)
+        .map(|p| Region {
+            owner: p.name.to_string(),
+            start: p.offset,
+            end: p.end(),
+        })
+        .collect()
 }
 
 /// Element values of an initializer: f32 values, or the raw int8/uint8 bytes.
@@ -479,7 +472,7 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
             "initializers_searched": graph.initializer.len().min(MAX_INITIALIZERS),
         },
         "graph": {
-            "format": match &g { Graph::V1(g) => g.format, Graph::V2(g) => g.format },
+            "format": g.format(),
             "sha256": g.file().sha256,
             "admitted": regions,
         },

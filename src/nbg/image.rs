@@ -18,6 +18,7 @@
 //! v1 declares no alignments, so its gaps are padding.
 
 use crate::failure::{Code, Failure, fail};
+use crate::family::NbgFamily;
 use crate::fingerprint::Hash256;
 use crate::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
 use crate::parse::{Graph, NbgV1, NbgV2};
@@ -330,6 +331,11 @@ impl ChangedImage {
             })
             .collect();
         crate::crc_rules::v2_file_crc(&self.bytes, &listing)
+    }
+
+    /// The changed bytes, for the family's CRC rule (`NbgFamily::file_crc`).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// CRC-32 of a range of the changed bytes (a section-40 value's target).

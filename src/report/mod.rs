@@ -20,6 +20,7 @@ pub mod text;
 use crate::diff::{DiffReport, locate};
 use crate::differential::CaptureSet;
 use crate::failure::Failure;
+use crate::family::NbgFamily;
 use crate::files::InputError;
 use crate::image::{NbgImage, OwnerClass, ViewClass};
 use crate::parse::{Graph, parse};

@@ -16,9 +16,9 @@ pub mod numeric;
 
 use crate::differential::CaptureSet;
 use crate::failure::Failure;
+use crate::family::NbgFamily;
 use crate::files::InputError;
 use crate::fingerprint::Hash256;
-use crate::format::{v1 as f1, v2 as f2};
 use crate::image::NbgImage;
 use crate::parse::{Graph, parse};
 use serde::{Deserialize, Serialize};
@@ -44,12 +44,7 @@ pub const MAX_CANDIDATES: usize = 16;
 /// The source key that names `a_source`/`b_source` of `differential.json`.
 pub const SOURCE_KEY: &str = "source";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    V1,
-    V2,
-}
+pub use crate::family::Family;
 
 /// How the source value is written at the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -466,7 +461,7 @@ pub fn builtin() -> &'static Registry {
 /// The DYNAIO kind without an entry index covers every entry; a field target runs from its
 /// offset for the encoding's width (a raw value to the field's end).
 pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64)> {
-    if family(g) != m.family {
+    if g.family() != m.family {
         return Vec::new();
     }
     let width = match m.encoding {
@@ -544,13 +539,6 @@ pub fn check_all(
     Ok(rows)
 }
 
-fn family(g: &Graph<'_>) -> Family {
-    match g {
-        Graph::V1(_) => Family::V1,
-        Graph::V2(_) => Family::V2,
-    }
-}
-
 /// Check one mapping against one parsed capture set (A1 parsed as `ga` with ledger `ia`).
 pub fn check_one(
     m: &Mapping,
@@ -575,7 +563,7 @@ pub fn check_one(
         replay_sha256: None,
         b_sha256: gb.file().sha256,
     };
-    if family(ga) != m.family || family(gb) != m.family {
+    if ga.family() != m.family || gb.family() != m.family {
         return row;
     }
     let Some(q) = quantity(set, &m.source.key) else {
@@ -723,53 +711,29 @@ fn replay_at(
     };
     write(&mut changed, &mut writes, at, enc_b.to_vec(), "target");
     if m.derived.contains(&Derived::SectionChecksums) {
-        if let Graph::V2(g) = g {
-            for c in &g.section_checksums {
-                let Some(t) = g.section(c.section_type) else {
-                    continue;
-                };
-                if t.offset < at + len && at < t.end() {
-                    let v = changed.crc32_range(t.offset, t.end());
-                    write(
-                        &mut changed,
-                        &mut writes,
-                        c.offset + 4,
-                        v.to_le_bytes().to_vec(),
-                        "section-checksum",
-                    );
-                }
+        for c in g.derived_checksums() {
+            let (start, end) = c.target;
+            if start < at + len && at < end {
+                let v = changed.crc32_range(start, end);
+                write(
+                    &mut changed,
+                    &mut writes,
+                    c.value_at,
+                    v.to_le_bytes().to_vec(),
+                    "section-checksum",
+                );
             }
         }
     }
     if m.derived.contains(&Derived::FileCrc) {
-        match g {
-            Graph::V2(g) => {
-                let listing: Vec<_> = g
-                    .sections
-                    .iter()
-                    .map(|s| (s.kind, s.offset, s.size))
-                    .collect();
-                let crc = changed.v2_file_crc(&listing);
-                write(
-                    &mut changed,
-                    &mut writes,
-                    f2::OFF_CRC_SUM as u64,
-                    crc.to_le_bytes().to_vec(),
-                    "file-crc",
-                );
-            }
-            Graph::V1(g) if g.crc.stored != 0 => {
-                let at = f1::OFF_CRC as u64;
-                let crc = changed.whole_file_field_zeroed(at);
-                write(
-                    &mut changed,
-                    &mut writes,
-                    at,
-                    crc.to_le_bytes().to_vec(),
-                    "file-crc",
-                );
-            }
-            Graph::V1(_) => {}
+        if let Some(crc) = g.file_crc(changed.bytes()) {
+            write(
+                &mut changed,
+                &mut writes,
+                g.crc_rule().field,
+                crc.to_le_bytes().to_vec(),
+                "file-crc",
+            );
         }
     }
     // Later writes win, as in the image.
@@ -1194,12 +1158,5 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
 
 /// The (file offset, size) of a v2 section or v1 table named `section`, when the graph has it.
 fn payload_of(g: &Graph<'_>, section: &str) -> Option<(u64, u64)> {
-    match g {
-        Graph::V2(g) => g
-            .sections
-            .iter()
-            .find(|s| s.type_name == section)
-            .map(|s| (s.offset, s.size)),
-        Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
-    }
+    g.payload(section).map(|p| (p.offset, p.size))
 }

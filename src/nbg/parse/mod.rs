@@ -21,60 +21,6 @@ pub enum Graph<'data> {
     V2(NbgV2<'data>),
 }
 
-impl Graph<'_> {
-    /// The `--json` document: sorted keys, integers as numbers, hashes as lowercase hex.
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            Graph::V1(g) => serde_json::to_value(g).expect("parse model serializes"),
-            Graph::V2(g) => serde_json::to_value(g).expect("parse model serializes"),
-        }
-    }
-
-    pub fn file(&self) -> &FileFacts {
-        match self {
-            Graph::V1(g) => &g.file,
-            Graph::V2(g) => &g.file,
-        }
-    }
-
-    /// DYNAIO entries as file ranges `[start, end)`, in table order (v2 sections 20/26, or the
-    /// v1 `dyna_io_table` into `dyna_io`); empty when the graph has none.
-    pub fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
-        match self {
-            Graph::V2(g) => g.dynamic_io.as_ref().map_or_else(Vec::new, |d| {
-                d.entries
-                    .iter()
-                    .map(|e| {
-                        (
-                            d.region_offset + e.offset,
-                            d.region_offset + e.offset + e.size,
-                        )
-                    })
-                    .collect()
-            }),
-            Graph::V1(g) => {
-                let region = g.table("dyna_io").map_or(0, |t| t.offset);
-                g.nested_tables
-                    .iter()
-                    .find(|n| n.table == "dyna_io_table")
-                    .map_or_else(Vec::new, |n| {
-                        n.entries
-                            .iter()
-                            .map(|e| (region + e[0], region + e[0] + e[1]))
-                            .collect()
-                    })
-            }
-        }
-    }
-
-    pub fn structural_signature(&self) -> Hash256 {
-        match self {
-            Graph::V1(g) => g.structural_signature,
-            Graph::V2(g) => g.structural_signature,
-        }
-    }
-}
-
 /// What a parse computes beyond the rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
