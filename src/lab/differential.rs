@@ -207,8 +207,36 @@ impl Report {
     }
 }
 
+/// A capture of the set that is not a valid NBG: the differential cannot start.
+#[derive(Clone, Debug)]
+pub struct CaptureError {
+    /// The capture's file name in the set (`A1_FILE`, `A2_FILE`, `B_FILE`).
+    pub file: &'static str,
+    /// Why it does not parse (or why A1's ledger cannot be proven).
+    pub failure: Failure,
+}
+
+impl CaptureError {
+    /// Exit status 1: an invalid capture is an invalid NBG, not a usage error.
+    pub fn exit_status(&self) -> u8 {
+        1
+    }
+}
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file, self.failure)
+    }
+}
+
+impl std::error::Error for CaptureError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.failure)
+    }
+}
+
 /// Run the five steps with the registry compiled into the binary (`mapping::builtin`).
-pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
+pub fn run(set: &CaptureSet) -> Result<Report, CaptureError> {
     run_with(set, crate::mapping::builtin())
 }
 
@@ -251,12 +279,13 @@ fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place
 }
 
 /// Run the five steps, localizing through `registry`. A parse failure of any capture is a
-/// `Failure` (which file in `.1`).
-pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failure, &'static str)> {
-    let ga = parse(&set.a1).map_err(|f| (f, "A1.nb"))?;
-    let g2 = parse(&set.a2).map_err(|f| (f, "A2.nb"))?;
-    let gb = parse(&set.b).map_err(|f| (f, "B.nb"))?;
-    let ia = NbgImage::new(&ga).map_err(|f| (f, "A1.nb"))?;
+/// `CaptureError` naming the file.
+pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, CaptureError> {
+    let in_file = |file: &'static str| move |failure| CaptureError { file, failure };
+    let ga = parse(&set.a1).map_err(in_file(A1_FILE))?;
+    let g2 = parse(&set.a2).map_err(in_file(A2_FILE))?;
+    let gb = parse(&set.b).map_err(in_file(B_FILE))?;
+    let ia = NbgImage::new(&ga).map_err(in_file(A1_FILE))?;
     let mut report = Report {
         format: ia.format(),
         files: Files {

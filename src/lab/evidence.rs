@@ -77,8 +77,8 @@ pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let mut out = Vec::new();
     for name in capture_names(&dir)? {
         let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
-        let report = crate::differential::run_with(&set, &registry)
-            .map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
+        let report =
+            crate::differential::run_with(&set, &registry).map_err(|e| format!("{name}/{e}"))?;
         let value = serde_json::to_value(&report).expect("report serializes");
         out.push(Generated {
             path: format!("evidence/differentials/{name}.json"),

@@ -7,6 +7,7 @@
 //! `tp`, `dyna_io`). The registry is a document with its own SHA-256, reported with every
 //! result, so a search can never broaden silently. A non-match is evidence, not an error.
 
+use crate::failure::Failure;
 use crate::family::{Family, NbgFamily};
 use crate::fingerprint::Hash256;
 use crate::format::section;
@@ -142,18 +143,39 @@ pub struct Region {
     pub end: u64,
 }
 
-/// A locator run's failure: the code (`ONNX_*` or the NBG failure code) and message.
+/// Why a locator run stops before any initializer is searched.
 #[derive(Debug)]
-pub struct LocateError {
-    pub code: String,
-    pub message: String,
+pub enum LocateError {
+    /// The ONNX audit refuses the model (its `ONNX_*` code).
+    Model(crate::onnx::refusal::Refusal),
+    /// The NBG does not parse.
+    Parse(Failure),
+    /// The NBG parses but its ledger cannot be proven.
+    Ledger(Failure),
+}
+
+impl LocateError {
+    /// Exit status 1: a refused model or an invalid NBG is a failed check, not a usage error.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            LocateError::Model(_) | LocateError::Parse(_) | LocateError::Ledger(_) => 1,
+        }
+    }
 }
 
 impl std::fmt::Display for LocateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        match self {
+            LocateError::Model(r) => write!(f, "{}: {}", r.code, r.message),
+            LocateError::Parse(e) => {
+                write!(f, "{}: at 0x{:x}: {}", e.code, e.offset, e.message)
+            }
+            LocateError::Ledger(e) => write!(f, "{}: {}", e.code, e.message),
+        }
     }
 }
+
+impl std::error::Error for LocateError {}
 
 /// The admitted regions of a graph, by owner name.
 fn admitted(g: &Graph<'_>) -> Vec<Region> {
@@ -361,20 +383,11 @@ fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
 /// Locate every initializer of `model` (ONNX bytes) in `nbg`.
 pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
     let limits = Limits::default();
-    let m = audit::decode(model, &limits).map_err(|r| LocateError {
-        code: r.code.to_string(),
-        message: r.message,
-    })?;
+    let m = audit::decode(model, &limits).map_err(LocateError::Model)?;
     let graph = m.graph.as_ref().expect("decode checked the graph");
-    let g = parse(nbg).map_err(|f| LocateError {
-        code: f.code.to_string(),
-        message: format!("at 0x{:x}: {}", f.offset, f.message),
-    })?;
+    let g = parse(nbg).map_err(LocateError::Parse)?;
     // The ledger proves the admitted regions are owned as the parse says.
-    NbgImage::new(&g).map_err(|f| LocateError {
-        code: f.code.to_string(),
-        message: f.message.clone(),
-    })?;
+    NbgImage::new(&g).map_err(LocateError::Ledger)?;
     let regions = admitted(&g);
     let mut rows = Vec::new();
     for t in graph.initializer.iter().take(MAX_INITIALIZERS) {
@@ -509,7 +522,7 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
     };
     let doc = match locate(&m, &n) {
         Ok(d) => d,
-        Err(e) => return fail(1, e.to_string()),
+        Err(e) => return fail(e.exit_status(), e.to_string()),
     };
     let stdout = if json {
         crate::evidence::canonical(&doc)

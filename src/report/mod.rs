@@ -51,6 +51,16 @@ pub enum ReportError {
     Usage(String),
 }
 
+impl ReportError {
+    /// Exit status 1 for an invalid input, 2 for a usage or I/O problem.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            ReportError::Invalid(..) => 1,
+            ReportError::Usage(_) => 2,
+        }
+    }
+}
+
 impl std::fmt::Display for ReportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -59,6 +69,8 @@ impl std::fmt::Display for ReportError {
         }
     }
 }
+
+impl std::error::Error for ReportError {}
 
 impl From<InputError> for ReportError {
     fn from(e: InputError) -> Self {
@@ -103,8 +115,8 @@ impl Request {
             }
             Request::Capture { dir } => {
                 let set = crate::differential::load(dir)?;
-                capture_page(&display_name(dir), &set).map_err(|(f, which)| {
-                    ReportError::Invalid(dir.join(which).display().to_string(), f)
+                capture_page(&display_name(dir), &set).map_err(|e| {
+                    ReportError::Invalid(dir.join(e.file).display().to_string(), e.failure)
                 })
             }
         }
@@ -991,7 +1003,10 @@ fn hex_window(bytes: &[u8], start: u64, end: u64) -> Value {
 // ---------------------------------------------------------------------------------------------
 
 /// The differential of one capture set, each step with the values it rests on.
-pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'static str)> {
+pub fn capture_page(
+    name: &str,
+    set: &CaptureSet,
+) -> Result<String, crate::differential::CaptureError> {
     let r = crate::differential::run(set)?;
     // Invariant: the report has string keys and finite numbers only.
     let value = serde_json::to_value(&r).expect("report serializes");
