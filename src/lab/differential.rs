@@ -470,7 +470,7 @@ fn localize(
             continue;
         }
         let offset = i as u64;
-        let owner = image.owner_of(offset).expect("ledger covers every byte");
+        let owner = image.owner_of(offset);
         let unit = locate(g, owner, offset).1;
         let (role, entry, mapping) = classify(offset);
         if let Some((end, r, e, u)) = &mut overflow {
@@ -483,7 +483,7 @@ fn localize(
             continue;
         }
         if let Some(last) = out.last_mut() {
-            let last_unit = locate(g, image.owner_of(last.start).expect("covered"), last.start).1;
+            let last_unit = locate(g, image.owner_of(last.start), last.start).1;
             if last.end == offset
                 && last.role == role
                 && last.dynaio_entry == entry

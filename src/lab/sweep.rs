@@ -97,7 +97,7 @@ pub fn sweep_with_progress(
     let base_crc = graph.crc_class();
     let large = bytes.len() as u64 > exhaustive_limit;
     let derived = |o: u64| {
-        let owner = image.owner_of(o).expect("ledger covers the file");
+        let owner = image.owner_of(o);
         large
             && matches!(
                 owner.class,
@@ -145,7 +145,7 @@ pub fn sweep_with_progress(
         derived_offsets: 0,
     };
     for (o, outcome) in outcomes.iter().enumerate() {
-        let owner = image.owner_of(o as u64).expect("covered");
+        let owner = image.owner_of(o as u64);
         report
             .by_owner
             .entry(owner.class.as_str())
@@ -225,14 +225,12 @@ fn derive(graph: &Graph<'_>, image: &NbgImage<'_>, o: u64) -> Outcome {
 
 /// Why a successful parse of a flipped byte is acceptable, from the byte's owner.
 fn explain(graph: &Graph<'_>, image: &NbgImage<'_>, o: u64) -> Outcome {
-    let place = match image.owner_of(o) {
-        Some(owner) => match owner.class {
-            OwnerClass::Padding | OwnerClass::Alignment => Place::Gap,
-            OwnerClass::ConnectionTail => Place::ConnectionTail,
-            OwnerClass::DecodedRecord if owner.origin == Origin::Structure => Place::Structure,
-            _ => Place::Other,
-        },
-        None => Place::Other,
+    let owner = image.owner_of(o);
+    let place = match owner.class {
+        OwnerClass::Padding | OwnerClass::Alignment => Place::Gap,
+        OwnerClass::ConnectionTail => Place::ConnectionTail,
+        OwnerClass::DecodedRecord if owner.origin == Origin::Structure => Place::Structure,
+        _ => Place::Other,
     };
     graph
         .unchecked_reason(o, place)

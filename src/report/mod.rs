@@ -857,8 +857,7 @@ fn render_pair(
                 c.b_end,
                 c.b_end - c.b_start,
             );
-            // Invariant: the ledger of A owns every offset of A, and `a_start` lies in A.
-            let owner = ia.owner_of(c.a_start).expect("ledger covers A");
+            let owner = ia.owner_of(c.a_start);
             let (unit_name, unit) = locate(ga, owner, c.a_start);
             let mut unit_end = c.a_end;
             while unit_end < owner.end

@@ -817,9 +817,9 @@ fn unexplained(
     let owner = image.owner_of(offset);
     Unexplained {
         offset,
-        owner: owner.map_or_else(String::new, |o| crate::diff::owner_key(g, o)),
-        class: owner.map_or("", |o| o.class.as_str()),
-        field: owner.map_or_else(String::new, |o| crate::diff::locate(g, o, offset).0),
+        owner: crate::diff::owner_key(g, owner),
+        class: owner.class.as_str(),
+        field: crate::diff::locate(g, owner, offset).0,
         a: a[offset as usize],
         b: b[offset as usize],
         replayed,
