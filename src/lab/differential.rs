@@ -357,7 +357,12 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         report.result = "multi-region-unresolved";
         return Ok(report);
     }
-    let mapping = &registry.mappings[*mappings.first().expect("one mapping")];
+    let Some(&k) = mappings.first() else {
+        // Unreachable: `mappings.len() == 1` above.
+        report.result = "multi-region-unresolved";
+        return Ok(report);
+    };
+    let mapping = &registry.mappings[k];
     if !matches!(mapping.target, Target::DynaioEntry { .. }) {
         // Steps 4 and 5 are the mapping's check: its source quantity, the replay, B's SHA-256.
         let row = crate::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
@@ -369,13 +374,12 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         report.mapping = Some(row);
         return Ok(report);
     }
-    if entries.len() != 1 {
+    let (1, Some(&entry)) = (entries.len(), entries.first()) else {
         report.result = "multi-region-unresolved";
         return Ok(report);
-    }
+    };
 
     // Step 4: the source.
-    let entry = *entries.first().expect("one entry");
     let views = ga.dynaio_ranges();
     let (estart, eend) = views[entry];
     let matching: Vec<usize> = views
@@ -530,6 +534,8 @@ fn replay(
     for &i in differing {
         let at = entry_start + i;
         let to = set.spec.b_source[i as usize];
+        // invariant: `at` lies in a DYNAIO entry of A, which the parser bounded inside A, and
+        // the changed image has A's length.
         image
             .write(at, &[to], format!("source[{i}] -> 0x{to:02x}"))
             .expect("entry is in bounds");
@@ -546,6 +552,7 @@ fn replay(
     // Producer order: the file CRC over normalized payloads, then section-40 values (v2).
     let recomputed = match ga.file_crc(image.bytes()) {
         Some(v) => {
+            // invariant: the CRC field lies in the fixed header the parser read from A.
             image
                 .write(crc.field, &v.to_le_bytes(), crc.field_name)
                 .expect("header in bounds");
@@ -560,17 +567,20 @@ fn replay(
             .any(|s| start <= s.file_offset && s.file_offset < end)
         {
             let v = image.crc32_range(start, end);
+            // invariant: the value word lies in a checksum record the parser read from A.
             image
                 .write(c.value_at, &v.to_le_bytes(), "section-40 value")
                 .expect("in bounds");
             recomputed_sections.push(c.section_type);
         }
     }
-    let recorded = u32::from_le_bytes(
-        set.b[crc.field as usize..crc.field as usize + 4]
-            .try_into()
-            .expect("4 bytes"),
-    );
+    // B parsed, so it holds the fixed header and its CRC field.
+    let at = crc.field as usize;
+    let recorded = set
+        .b
+        .get(at..at + 4)
+        .and_then(|w| <[u8; 4]>::try_from(w).ok())
+        .map_or(0, u32::from_le_bytes);
     let sha256 = image.sha256();
     Replay {
         substitutions,

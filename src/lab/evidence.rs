@@ -79,7 +79,7 @@ pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
         let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
         let report =
             crate::differential::run_with(&set, &registry).map_err(|e| format!("{name}/{e}"))?;
-        let value = serde_json::to_value(&report).expect("report serializes");
+        let value = serde_json::to_value(&report).map_err(|e| format!("{name}: {e}"))?;
         out.push(Generated {
             path: format!("evidence/differentials/{name}.json"),
             text: canonical(&value),
@@ -295,7 +295,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
         ("mixed_sin.onnx", "mixed-sin"),
     ] {
         let a = audit::audit(&read(file)?, &limits, &policy).map_err(|r| format!("{file}: {r}"))?;
-        let value = serde_json::to_value(&a).expect("audit serializes");
+        let value = serde_json::to_value(&a).map_err(|e| format!("{file}: {e}"))?;
         out.push(Generated {
             path: format!("evidence/onnx/{stem}-audit.json"),
             text: canonical(&value),
@@ -309,7 +309,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
         let mut engines = run::Engines::for_audit(&a);
         let (report, _) = run::run(&a, &model, mode, &inputs, &limits, &mut engines)
             .map_err(|(_, r)| r.to_string())?;
-        let value = serde_json::to_value(&report).expect("report serializes");
+        let value = serde_json::to_value(&report).map_err(|e| format!("{name} run: {e}"))?;
         out.push(Generated {
             path: format!("evidence/onnx/spectral-mask-{name}-run.json"),
             text: canonical(&value),

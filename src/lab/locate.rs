@@ -209,6 +209,7 @@ fn values(t: &TensorProto, elements: u64) -> Result<Values, String> {
             let v: Vec<f32> = match raw {
                 Some(r) => r
                     .chunks_exact(4)
+                    // invariant: `chunks_exact(4)` yields 4-byte chunks only.
                     .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
                     .collect(),
                 None => t.float_data.clone(),
@@ -384,7 +385,13 @@ fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
 pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
     let limits = Limits::default();
     let m = audit::decode(model, &limits).map_err(LocateError::Model)?;
-    let graph = m.graph.as_ref().expect("decode checked the graph");
+    let graph = m.graph.as_ref().ok_or_else(|| {
+        // `decode` refuses a model without a graph first; this keeps the refusal if it did not.
+        LocateError::Model(crate::onnx::refusal::Refusal::new(
+            crate::onnx::refusal::RefusalCode::GraphMissing,
+            "the model has no graph",
+        ))
+    })?;
     let g = parse(nbg).map_err(LocateError::Parse)?;
     // The ledger proves the admitted regions are owned as the parse says.
     NbgImage::new(&g).map_err(LocateError::Ledger)?;
@@ -617,6 +624,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .iter()
         .flat_map(|&v| f32_to_f16(v).to_le_bytes())
         .collect();
+    // invariant: `dims` is the 4-D constant above, the only shape `ohwi` refuses is not 4-D.
     let placed = ohwi(&stored, &dims, 2).expect("4-D");
     let spec = GraphSpec {
         target: 0x1000_000e,
@@ -637,6 +645,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .sections
         .iter_mut()
         .find(|s| s.kind == section::COEF_DATA)
+        // invariant: `GraphSpec::layout` always emits COEF_DATA (`coef_bytes` is 1024 here).
         .expect("coefficients");
     coef.payload[PAIR_OFFSET..PAIR_OFFSET + placed.len()].copy_from_slice(&placed);
     (onnx, layout.emit())

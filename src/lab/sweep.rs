@@ -189,10 +189,9 @@ fn flip(
     o: usize,
 ) -> Outcome {
     let original = buf[o];
-    let mut worst: Option<Outcome> = None;
-    for p in PATTERNS {
+    let outcomes = PATTERNS.map(|p| {
         buf[o] = original ^ p;
-        let outcome = match parse_with(
+        match parse_with(
             buf,
             Options {
                 fingerprints: false,
@@ -206,13 +205,14 @@ fn flip(
                 Outcome::Detected("crc-field-unexplained")
             }
             Ok(_) => explain(graph, image, o as u64),
-        };
-        if worst.as_ref().is_none_or(|w| outcome.rank() > w.rank()) {
-            worst = Some(outcome);
         }
-    }
+    });
     buf[o] = original;
-    worst.expect("PATTERNS is not empty")
+    // The first outcome of the highest rank; `PATTERNS` is a non-empty array, so the pattern
+    // below is irrefutable.
+    let [first, rest @ ..] = outcomes;
+    rest.into_iter()
+        .fold(first, |w, x| if x.rank() > w.rank() { x } else { w })
 }
 
 /// The outcome checksum coverage implies for a payload or gap byte.

@@ -199,6 +199,8 @@ impl Registry {
 
     /// Canonical JSON text (sorted keys, two-space indent, trailing newline).
     pub fn canonical(&self) -> String {
+        // invariant: a registry has string keys, strings, integers and finite numbers only,
+        // so it always serializes.
         crate::evidence::canonical(&serde_json::to_value(self).expect("registry serializes"))
     }
 }
@@ -835,7 +837,7 @@ pub fn summary(rows: &[CheckRow]) -> BTreeMap<&'static str, usize> {
             Outcome::Refuted => "refuted",
             Outcome::Inapplicable => "inapplicable",
         };
-        *s.get_mut(k).expect("listed") += 1;
+        *s.entry(k).or_insert(0) += 1;
     }
     s
 }
@@ -984,10 +986,10 @@ pub fn promote(
     }
     let mut evidence: Vec<Evidence> = Vec::new();
     for (r, c) in rows.iter().zip(captures) {
-        if r.outcome != Outcome::Proved {
+        // A row is proved only once its source quantity was found, so every proved row has one.
+        let (Outcome::Proved, Some(q)) = (r.outcome, r.source.clone()) else {
             continue;
-        }
-        let q = r.source.clone().expect("a proved row has its source");
+        };
         let [a1, a2, b] = c.digests();
         evidence.push(Evidence {
             capture: c.name.clone(),
@@ -1002,6 +1004,7 @@ pub fn promote(
     evidence.dedup_by(|x, y| (&x.a1_sha256, &x.b_sha256) == (&y.a1_sha256, &y.b_sha256));
     let distinct: Vec<String> = evidence
         .iter()
+        // invariant: a JSON `Value` has string keys only, so it always serializes.
         .map(|e| serde_json::to_string(&e.b).expect("value serializes"))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
@@ -1020,11 +1023,9 @@ pub fn promote(
         return refuse(format!("at most {MAX_EVIDENCE} evidence entries"), rows);
     }
     let mut out = registry.clone();
-    let target = out
-        .mappings
-        .iter_mut()
-        .find(|x| x.name == name)
-        .expect("found above");
+    let Some(target) = out.mappings.iter_mut().find(|x| x.name == name) else {
+        return refuse(format!("no mapping {name} in the registry"), rows);
+    };
     target.status = Status::Promoted;
     target.evidence = evidence;
     Ok((out, rows))
@@ -1098,6 +1099,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
         return usage(e);
     }
     let mut stdout: String = rows.iter().map(text_row).collect();
+    // invariant: `promote` returned Ok, which it does only after finding `name` in the registry.
     let m = promoted.get(name).expect("promoted");
     stdout.push_str(&format!(
         "promoted {name} on {} capture sets; wrote {}\n",

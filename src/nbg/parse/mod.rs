@@ -380,6 +380,7 @@ pub(crate) fn fingerprint_ranges(
 ) -> Fingerprints {
     use rayon::prelude::*;
     let Some(bytes) = data.memory() else {
+        // invariant: `Data` is built over memory or over a file; not memory means a file.
         let file = data.source_file().expect("a source is memory or a file");
         let plan = crate::stream::Plan {
             full,
