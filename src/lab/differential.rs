@@ -41,8 +41,11 @@ pub const SPEC_FILE: &str = "differential.json";
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
+    /// The controlled source bytes as compiled into A.
     pub a_source: Vec<u8>,
+    /// The same source bytes as compiled into B.
     pub b_source: Vec<u8>,
+    /// Where the captures came from (tool, version, command), shown in reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<String>,
     /// Further controlled quantities by key (a quantization scale, say), each with its A and
@@ -60,9 +63,13 @@ pub const MAX_CHANGED_RANGES: usize = 4096;
 
 /// The four files of a capture set.
 pub struct CaptureSet {
+    /// `A1.nb`: the first capture of source A.
     pub a1: Vec<u8>,
+    /// `A2.nb`: the second capture of source A (must equal A1: the serializer is deterministic).
     pub a2: Vec<u8>,
+    /// `B.nb`: the capture of source B.
     pub b: Vec<u8>,
+    /// `differential.json`.
     pub spec: CaptureSpec,
 }
 
@@ -117,27 +124,37 @@ pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
     })
 }
 
+/// Identity of the three captures.
 #[derive(Clone, Debug, Serialize)]
 pub struct Files {
+    /// A1's size and SHA-256.
     pub a1: FileFacts,
+    /// A2's size and SHA-256.
     pub a2: FileFacts,
+    /// B's size and SHA-256.
     pub b: FileFacts,
 }
 
 /// One maximal run of changed bytes inside one unit of A's ledger.
 #[derive(Clone, Debug, Serialize)]
 pub struct ChangedRange {
+    /// First changed byte.
     pub start: u64,
+    /// One past the last changed byte.
     pub end: u64,
     /// The field or payload offset (`header.crc_sum`, `NBG_SECTION_DYNAIO+0x3`, ...).
     pub owner: String,
+    /// The ledger class of the unit (`decoded-record`, `preserved-opaque`, ...).
     pub class: &'static str,
     /// `crc-field`, `dynaio-entry`, `derived-checksum` or `other`.
     pub role: &'static str,
+    /// The DYNAIO entry holding the range, for role `dynaio-entry`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dynaio_entry: Option<usize>,
+    /// Offset of the range in its DYNAIO entry.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry_offset: Option<u64>,
+    /// Offset of the range in the DYNAIO region.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section_offset: Option<u64>,
     /// The registry mapping whose place holds the range (index in the registry).
@@ -145,63 +162,95 @@ pub struct ChangedRange {
     pub mapping: Option<usize>,
 }
 
+/// Step 4: the DYNAIO entry that holds `a_source`, and whether B changed exactly its differing bytes.
 #[derive(Clone, Debug, Serialize)]
 pub struct SourceMatch {
+    /// Index of the entry in the DYNAIO table.
     pub dynaio_entry: usize,
+    /// File offset of the entry in A.
     pub entry_file_offset: u64,
+    /// Entry size in bytes.
     pub entry_size: u64,
     /// Every entry whose A bytes equal `a_source`.
     pub entries_matching_a_source: Vec<usize>,
+    /// Indices where `a_source` and `b_source` differ.
     pub differing_source_indices: Vec<u64>,
+    /// Entry offsets of the changed bytes localized in step 3.
     pub localized_entry_offsets: Vec<u64>,
+    /// Whether the two lists are equal.
     pub consistent: bool,
 }
 
+/// One byte of `b_source` written into A's DYNAIO entry.
 #[derive(Clone, Debug, Serialize)]
 pub struct Substitution {
+    /// File offset written.
     pub file_offset: u64,
+    /// The DYNAIO entry written.
     pub dynaio_entry: usize,
+    /// Offset in that entry (the source index).
     pub entry_offset: u64,
+    /// A's byte.
     pub from: u8,
+    /// B's byte.
     pub to: u8,
 }
 
+/// Step 5: the substitution replayed on A in memory, with the checksums recomputed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Replay {
+    /// The bytes written, in source order.
     pub substitutions: Vec<Substitution>,
     /// B's stored header CRC, and the one recomputed over the replayed image.
     pub recorded_crc32: u32,
+    /// The file CRC recomputed over the replayed image by `crc_rule` (0 when A stores none).
     pub recomputed_crc32: u32,
+    /// The recovered rule the CRC was recomputed with.
     pub crc_rule: &'static str,
+    /// Section types whose section-40 value was recomputed.
     pub section_checksums_recomputed: Vec<u32>,
+    /// SHA-256 of the replayed image.
     pub sha256: Hash256,
+    /// SHA-256 of B.
     pub b_sha256: Hash256,
+    /// Whether the replayed image is byte-identical to B.
     pub matches_b: bool,
 }
 
 /// The experiment's outcome; `result` is `reproduced` only when B was rebuilt exactly.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The family's format name (`nbg-v1`, `nbg-v2`).
     pub format: &'static str,
+    /// The three captures' sizes and SHA-256.
     pub files: Files,
+    /// Provenance copied from `differential.json`.
     pub provenance: Option<String>,
+    /// Step 1: whether A1 and A2 are byte-identical.
     pub a1_equals_a2: bool,
+    /// Step 2: whether A and B have the same size and layout descriptors (absent when step 1 failed).
     pub same_layout: Option<bool>,
+    /// The descriptors that differ, `a: ... / b: ...`.
     pub layout_differences: Vec<String>,
+    /// Step 3: the changed runs, each inside one unit of A's ledger.
     pub changed_ranges: Vec<ChangedRange>,
     /// Changed ranges beyond `MAX_CHANGED_RANGES`, counted but not listed (then the source
     /// change cannot be localized: the result is `multi-region-unresolved`).
     #[serde(skip_serializing_if = "is_zero")]
     pub changed_ranges_omitted: u64,
+    /// Step 4's outcome, when the change is one DYNAIO entry.
     pub source: Option<SourceMatch>,
+    /// Step 5's outcome.
     pub replay: Option<Replay>,
     /// A mapping other than the DYNAIO kind explained the change: its check (the replay).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mapping: Option<crate::mapping::CheckRow>,
+    /// `reproduced`, `a1-differs-from-a2`, `layout-differs`, `multi-region-unresolved`, `source-not-found`, `source-mismatch` or `replay-mismatch`.
     pub result: &'static str,
 }
 
 impl Report {
+    /// Whether B was rebuilt exactly from A and the source change (exit status 0).
     pub fn reproduced(&self) -> bool {
         self.result == "reproduced"
     }

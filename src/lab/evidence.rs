@@ -19,7 +19,9 @@ pub fn image_document(bytes: &[u8]) -> Result<Value, Failure> {
 
 /// One evidence file: its path relative to the project root and its rebuilt text.
 pub struct Generated {
+    /// Path of the file relative to the repository root.
     pub path: String,
+    /// The file's exact bytes, as text.
     pub text: String,
 }
 
@@ -196,9 +198,11 @@ pub fn report_evidence(root: &Path) -> Result<Vec<Generated>, String> {
 
 /// One mismatch between a committed evidence file and its rebuild.
 pub struct Mismatch {
+    /// Path of the committed file that differs.
     pub path: String,
     /// Unified diff, committed (-) against rebuilt (+); empty for a missing file.
     pub diff: String,
+    /// Whether the committed file is absent (rather than different).
     pub missing: bool,
 }
 

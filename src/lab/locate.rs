@@ -19,6 +19,7 @@ use crate::parse::{Graph, parse};
 use serde::Serialize;
 use serde_json::json;
 
+/// Schema tag of the locator's JSON document.
 pub const SCHEMA: &str = "nbg-locate/1";
 /// ONNX `TensorProto.DataType` values of the quantized element types.
 const UINT8: i32 = 2;
@@ -44,7 +45,9 @@ pub const ADMITTED_V1: [&str; 4] = ["coeff_data", "nn", "tp", "dyna_io"];
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Order {
+    /// The initializer's elements in ONNX order (OIHW weights, NCHW data).
     AsStored,
+    /// Channels-last order (OHWI), for 4-D tensors.
     Ohwi,
 }
 
@@ -54,7 +57,9 @@ pub enum Order {
 pub enum Encoding {
     /// The initializer's own bytes (fp32 little-endian, or int8/uint8 as stored).
     Raw,
+    /// IEEE 754 half precision, little-endian.
     Fp16,
+    /// bfloat16 (the high half of f32), little-endian.
     Bf16,
     /// int8, scale max|x|/127, zero point 0.
     Int8Symmetric,
@@ -64,7 +69,9 @@ pub enum Encoding {
     QuantizeLinear,
 }
 
+/// Every element order tried.
 pub const ORDERS: [Order; 2] = [Order::AsStored, Order::Ohwi];
+/// Every encoding tried.
 pub const ENCODINGS: [Encoding; 6] = [
     Encoding::Raw,
     Encoding::Fp16,
@@ -94,52 +101,77 @@ pub fn registry() -> serde_json::Value {
     })
 }
 
+/// SHA-256 of the transform registry's canonical JSON: a report names the registry it used.
 pub fn registry_sha256() -> Hash256 {
     Hash256::of(crate::evidence::canonical(&registry()).as_bytes())
 }
 
+/// One place in the NBG where a transformed initializer was found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Occurrence {
+    /// File offset of the first byte.
     pub file_offset: u64,
+    /// The admitted region holding it.
     pub owner: String,
+    /// Offset from the region's start.
     pub offset_in_owner: u64,
 }
 
+/// The occurrences of one transform (order x encoding).
 #[derive(Clone, Debug, Serialize)]
 pub struct Match {
     /// `order/encoding`.
     pub transform: String,
+    /// How many occurrences (all are counted; at most `MAX_OFFSETS` listed).
     pub count: u64,
+    /// The first occurrences, in file order.
     pub occurrences: Vec<Occurrence>,
     /// The encoded bytes take fewer than two distinct values: a match says little.
     pub degenerate: bool,
 }
 
+/// The locator's verdict on one initializer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    /// At least one transform occurs in an admitted region.
     Found,
+    /// No transform occurs.
     NotFound,
+    /// Not searched (too few elements, an unsupported type, or beyond `MAX_INITIALIZERS`); `reason` says which.
     Skipped,
 }
 
+/// One initializer of the model and where its bytes occur in the NBG.
 #[derive(Clone, Debug, Serialize)]
 pub struct Initializer {
+    /// The initializer's name.
     pub name: String,
+    /// The ONNX element type name (`FLOAT`, `INT8`, ...).
     pub data_type: String,
+    /// Its dimensions.
     pub dims: Vec<i64>,
+    /// Its element count.
     pub elements: u64,
+    /// The verdict.
     pub result: Outcome,
+    /// Why it was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Transforms tried (0 when skipped).
     pub transforms_tried: usize,
+    /// The transforms that occur, with their places.
     pub matches: Vec<Match>,
 }
 
+/// A payload the locator searches (a v2 section or v1 table of an admitted kind).
 #[derive(Clone, Debug, Serialize)]
 pub struct Region {
+    /// The payload's name.
     pub owner: String,
+    /// File offset of its first byte.
     pub start: u64,
+    /// One past its last byte.
     pub end: u64,
 }
 

@@ -20,15 +20,19 @@ use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// XOR patterns applied to every byte: a low bit, the high bit and every bit.
 pub const PATTERNS: [u8; 3] = [0x01, 0x80, 0xff];
 /// Files up to this size are swept exhaustively at every offset.
 pub const EXHAUSTIVE_LIMIT: u64 = 256 * 1024;
 
+/// What happened to one offset under its worst pattern.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
     /// The code that caught the flip (a failure code, or `crc-field-unexplained`).
     Detected(&'static str),
+    /// The parse succeeded and the byte's owner explains why (the reason).
     Tolerated(&'static str),
+    /// The parse succeeded and nothing explains it.
     Undetected,
 }
 
@@ -41,15 +45,20 @@ impl Outcome {
         }
     }
 
+    /// `detected`, `tolerated` or `undetected`.
     pub fn class(&self) -> &'static str {
         ["detected", "tolerated", "undetected"][self.rank() as usize]
     }
 }
 
+/// Offsets per outcome.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Counts {
+    /// Offsets detected.
     pub detected: u64,
+    /// Offsets tolerated.
     pub tolerated: u64,
+    /// Offsets undetected.
     pub undetected: u64,
 }
 
@@ -63,20 +72,32 @@ impl Counts {
     }
 }
 
+/// A sweep of one file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The family's format name.
     pub format: &'static str,
+    /// The XOR patterns applied.
     pub patterns: Vec<u8>,
+    /// Offsets swept (the file size).
     pub offsets: u64,
+    /// Offsets detected.
     pub detected: u64,
+    /// Offsets tolerated.
     pub tolerated: u64,
+    /// Offsets undetected.
     pub undetected: u64,
+    /// Outcome counts per owner class.
     pub by_owner: BTreeMap<&'static str, Counts>,
+    /// Detected offsets per failure code.
     pub by_code: BTreeMap<String, u64>,
+    /// Tolerated offsets per reason.
     pub tolerated_reasons: BTreeMap<&'static str, u64>,
     /// Undetected runs (first 64): start, end, owner label.
     pub undetected_ranges: Vec<(u64, u64, String)>,
+    /// Offsets flipped and parsed.
     pub exhaustive_offsets: u64,
+    /// Offsets classified from checksum coverage instead (files above the exhaustive limit).
     pub derived_offsets: u64,
 }
 

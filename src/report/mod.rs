@@ -80,9 +80,25 @@ impl From<InputError> for ReportError {
 
 /// What to render.
 pub enum Request {
-    Graph { file: PathBuf, sweep: bool },
-    Pair { a: PathBuf, b: PathBuf },
-    Capture { dir: PathBuf },
+    /// The page of one graph.
+    Graph {
+        /// The NBG file.
+        file: PathBuf,
+        /// Whether to include its mutation sweep.
+        sweep: bool,
+    },
+    /// The diff page of two graphs.
+    Pair {
+        /// The A file.
+        a: PathBuf,
+        /// The B file.
+        b: PathBuf,
+    },
+    /// The page of one capture set's differential.
+    Capture {
+        /// The capture directory.
+        dir: PathBuf,
+    },
 }
 
 impl Request {

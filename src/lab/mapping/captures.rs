@@ -13,8 +13,11 @@ use std::collections::BTreeMap;
 
 /// A capture set before it is written: A (captured twice), B and `differential.json`.
 pub struct Built {
+    /// The A capture (A1 and A2 are the same bytes).
     pub a: Vec<u8>,
+    /// The B capture.
     pub b: Vec<u8>,
+    /// The spec written as `differential.json`.
     pub spec: CaptureSpec,
 }
 

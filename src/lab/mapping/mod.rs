@@ -25,13 +25,17 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Schema tag of a mappings registry file.
 pub const SCHEMA: &str = "nbg-mappings/1";
+/// Schema tag of `nbg mapping check --json`.
 pub const CHECK_SCHEMA: &str = "nbg-mapping-check/1";
 /// The committed registry, relative to the project root.
 pub const COMMITTED: &str = "differentials/mappings.json";
 /// Largest mappings file read.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Most mappings a registry may hold.
 pub const MAX_MAPPINGS: usize = 256;
+/// Most evidence entries one mapping may carry.
 pub const MAX_EVIDENCE: usize = 64;
 /// Most capture sets one `check` or `promote` reads.
 pub const MAX_CAPTURE_SETS: usize = 256;
@@ -50,12 +54,19 @@ pub use crate::family::Family;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Encoding {
+    /// One byte.
     U8,
+    /// Little-endian 16-bit integer.
     Le16,
+    /// Little-endian 32-bit integer.
     Le32,
+    /// Little-endian 64-bit integer.
     Le64,
+    /// IEEE 754 half precision, little-endian.
     F16,
+    /// IEEE 754 single precision, little-endian.
     F32,
+    /// The source bytes as they are.
     Raw,
 }
 
@@ -70,19 +81,27 @@ pub enum Derived {
     SectionChecksums,
 }
 
+/// How far a mapping has been established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// Written down, not yet checked.
     Hypothesis,
+    /// Checked on capture sets, not yet promoted.
     Proved,
+    /// Promoted on the evidence it carries (at least two capture sets); `recheck` re-proves it.
     Promoted,
 }
 
+/// A check's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    /// The replay rebuilt B exactly.
     Proved,
+    /// The capture set contradicts the mapping.
     Refuted,
+    /// The capture set cannot test the mapping (another family, no source key, ...); `reason` says why.
     Inapplicable,
 }
 
@@ -92,14 +111,23 @@ pub enum Outcome {
 pub enum Reason {
     /// Proved: the replay is B.
     ReplayReproducesB,
+    /// The capture set is of another family than the mapping.
     FamilyDiffers,
+    /// `differential.json` lacks the mapping's source key.
     SourceKeyAbsent,
+    /// A1 and A2 differ: the serializer is not deterministic.
     A1DiffersFromA2,
+    /// A and B differ in size.
     SizeDiffers,
+    /// The source value cannot be written in the mapping's encoding.
     SourceNotEncodable,
+    /// The target is not in A.
     TargetNotFound,
+    /// The target names more than one place.
     TargetAmbiguous,
+    /// A's bytes at the target do not hold the encoded A value.
     TargetHoldsOtherValue,
+    /// The replayed image differs from B.
     ReplayDiffersFromB,
 }
 
@@ -107,9 +135,13 @@ pub enum Reason {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// A non-negative integer.
     Unsigned(u64),
+    /// A negative integer.
     Signed(i64),
+    /// A number with a fraction.
     Float(f64),
+    /// A byte array.
     Bytes(Vec<u8>),
 }
 
@@ -120,10 +152,13 @@ impl Eq for Value {}
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Quantity {
+    /// The value in A.
     pub a: Value,
+    /// The value in B.
     pub b: Value,
 }
 
+/// What value a mapping writes: a described quantity of the capture set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
@@ -139,22 +174,29 @@ pub struct Source {
 pub enum Target {
     /// A field as `nbg diff` names it (`diff::field_range`), at `offset` bytes into it.
     Field {
+        /// The field name.
         field: String,
+        /// Bytes into the field.
         #[serde(default)]
         offset: u64,
     },
     /// A DYNAIO entry at `offset`: entry `entry`, or when absent every entry whose bytes at
     /// `offset` hold the A value (at most `MAX_CANDIDATES`, the first that reproduces B wins).
     DynaioEntry {
+        /// The DYNAIO entry index, or every entry holding the A value.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         entry: Option<u32>,
+        /// Bytes into the entry.
         #[serde(default)]
         offset: u64,
     },
     /// Payload bytes `[start, end)` of a section (v2 type name) or table (v1 name).
     SectionRange {
+        /// The v2 section type name or v1 table name.
         section: String,
+        /// First payload byte of the range.
         start: u64,
+        /// One past the last payload byte of the range.
         end: u64,
     },
 }
@@ -165,34 +207,52 @@ pub enum Target {
 pub struct Evidence {
     /// The capture directory, relative to the mappings file's folder.
     pub capture: String,
+    /// SHA-256 of A1 (hex).
     pub a1_sha256: String,
+    /// SHA-256 of A2 (hex).
     pub a2_sha256: String,
+    /// SHA-256 of B (hex).
     pub b_sha256: String,
+    /// The source value in A.
     pub a: Value,
+    /// The source value in B.
     pub b: Value,
 }
 
+/// A hypothesis: the source quantity, encoded so, lands at the target; derived checksums follow.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Mapping {
+    /// Unique name in the registry.
     pub name: String,
+    /// The family it is written for.
     pub family: Family,
+    /// The quantity written.
     pub source: Source,
+    /// Where it lands.
     pub target: Target,
+    /// How it is encoded.
     pub encoding: Encoding,
+    /// Checksums recomputed after the write.
     pub derived: Vec<Derived>,
+    /// How far it has been established.
     pub status: Status,
+    /// The capture sets it was promoted on.
     pub evidence: Vec<Evidence>,
 }
 
+/// A mappings file: the lab's recovered facts of where source quantities land.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Registry {
+    /// `SCHEMA`.
     pub schema: String,
+    /// The mappings, names unique.
     pub mappings: Vec<Mapping>,
 }
 
 impl Registry {
+    /// The mapping called `name`.
     pub fn get(&self, name: &str) -> Option<&Mapping> {
         self.mappings.iter().find(|m| m.name == name)
     }
@@ -373,11 +433,17 @@ pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, String> {
 /// The first byte the replay does not explain.
 #[derive(Clone, Debug, Serialize)]
 pub struct Unexplained {
+    /// File offset.
     pub offset: u64,
+    /// The owner's pairing key (`diff::owner_key`).
     pub owner: String,
+    /// The owner's ledger class.
     pub class: &'static str,
+    /// The field name at the offset (`diff::locate`).
     pub field: String,
+    /// A's byte.
     pub a: u8,
+    /// B's byte.
     pub b: u8,
     /// The replay's byte there.
     pub replayed: u8,
@@ -386,39 +452,54 @@ pub struct Unexplained {
 /// A byte range the replay wrote, and why.
 #[derive(Clone, Debug, Serialize)]
 pub struct Written {
+    /// First byte written.
     pub start: u64,
+    /// One past the last byte written.
     pub end: u64,
+    /// `target`, `section-checksum` or `file-crc`.
     pub role: &'static str,
 }
 
 /// One mapping against one capture set.
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckRow {
+    /// The mapping's name.
     pub mapping: String,
+    /// The capture set's name.
     pub capture: String,
+    /// The verdict.
     pub outcome: Outcome,
+    /// Why (`none` when proved).
     pub reason: Reason,
+    /// The source quantity, when the capture set has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Quantity>,
     /// Bytes of A that differ in B.
     pub changed_bytes: u64,
     /// Bytes where the replay differs from B.
     pub unexplained_bytes: u64,
+    /// The byte ranges the replay wrote.
     pub written: Vec<Written>,
+    /// The first byte the replay does not explain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_unexplained: Option<Unexplained>,
+    /// SHA-256 of the replayed image.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_sha256: Option<Hash256>,
+    /// SHA-256 of B.
     pub b_sha256: Hash256,
 }
 
 /// A capture set loaded for checking, named as the user gave it.
 pub struct Capture {
+    /// The capture directory as given.
     pub name: String,
+    /// Its four files.
     pub set: CaptureSet,
 }
 
 impl Capture {
+    /// Load the capture set in `dir` under the name the user gave.
     pub fn load(dir: &Path, name: String) -> Result<Self, InputError> {
         Ok(Capture {
             name,
@@ -507,8 +588,11 @@ pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64
 /// A capture set whose NBG does not parse: which file, and the failure.
 #[derive(Debug)]
 pub struct CaptureFailure {
+    /// The capture set's name.
     pub capture: String,
+    /// The file that does not parse.
     pub file: &'static str,
+    /// Why.
     pub failure: Failure,
 }
 
@@ -854,8 +938,11 @@ pub fn check_document(registry_sha256: &Hash256, rows: &[CheckRow]) -> serde_jso
 
 /// What a CLI run prints, and its exit status.
 pub struct Rendered {
+    /// Text for stdout.
     pub stdout: String,
+    /// Text for stderr.
     pub stderr: String,
+    /// Exit status.
     pub code: u8,
 }
 
@@ -955,7 +1042,9 @@ pub fn cli_check(mappings: &Path, dirs: &[PathBuf], json: bool) -> Rendered {
 /// Why a promotion was refused.
 #[derive(Debug)]
 pub struct Refusal {
+    /// Why, in words.
     pub message: String,
+    /// The checks the refusal rests on.
     pub rows: Vec<CheckRow>,
 }
 
