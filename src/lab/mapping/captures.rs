@@ -162,6 +162,7 @@ fn coef(word: u32, tp: bool) -> Built {
         l.sections
             .iter()
             .position(|s| s.kind == kind)
+            // invariant: called for COEF_DATA and TP only, which `ctc-like` has (see above).
             .expect("ctc-like has the section")
     };
     let mut a = base.clone();
