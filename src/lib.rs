@@ -12,8 +12,8 @@ pub mod report;
 
 // The core's modules keep their paths at the crate root (`nbg_lab::parse`, ...).
 pub use nbg::{
-    crc_explain, crc_rules, failure, fieldmap, files, fingerprint, format, image, open, parse,
-    read, reencode, stream,
+    crc_explain, crc_rules, failure, family, fieldmap, files, fingerprint, format, image, open,
+    parse, read, reencode, stream,
 };
 
 // The lab's modules, likewise (`nbg_lab::diff`, ...).
@@ -24,4 +24,5 @@ pub use lab::{
 };
 
 pub use failure::{Code, Failure};
+pub use family::{Family, NbgFamily};
 pub use parse::{Graph, parse};

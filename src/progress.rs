@@ -6,7 +6,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 /// What a bar counts.
 #[derive(Clone, Copy, Debug)]
 pub enum Unit {
+    /// Counts files.
     Files,
+    /// Counts bytes.
     Bytes,
 }
 

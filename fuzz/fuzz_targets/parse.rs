@@ -1,6 +1,7 @@
 //! Strict parse of arbitrary bytes: never a panic; check-only mode agrees with the full parse.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use nbg_lab::NbgFamily;
 use nbg_lab::parse::{Options, parse_with};
 
 fuzz_target!(|data: &[u8]| {

@@ -1,6 +1,6 @@
 //! `nbg differential DIR [--json] [--evidence FILE] [--force]`.
 
-use super::{failed, plan_outputs, print, print_json, status, usage_error};
+use super::{plan_outputs, print, print_json, status, usage_error};
 use nbg_lab::report::{json, text};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,13 +32,13 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let report = match nbg_lab::differential::run(&set) {
         Ok(r) => r,
-        Err((f, which)) => {
+        Err(e) => {
             if args.json {
-                print_json(&json::failure_in(which, &f));
+                print_json(&json::failure_in(e.file, &e.failure));
             } else {
-                eprintln!("{which}: {f}");
+                eprintln!("{e}");
             }
-            return failed();
+            return ExitCode::from(e.exit_status());
         }
     };
     let value = json::value(&report);

@@ -1,6 +1,7 @@
 //! `nbg parse FILE [--json]`.
 
 use super::{print, print_json, report_failure, usage_error};
+use nbg_lab::NbgFamily;
 use nbg_lab::report::text;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
 //! `nbg report (FILE | A B | --differential DIR) -o OUT.html [--sweep] [--force]`.
 
-use super::{failed, usage_error};
+use super::usage_error;
 use nbg_lab::report::{ReportError, Request};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,10 +52,14 @@ pub fn exec(args: Args) -> ExitCode {
             eprintln!("wrote {}", out.display());
             ExitCode::SUCCESS
         }
-        Err(ReportError::Invalid(file, f)) => {
-            eprintln!("{file}: {f}");
-            failed()
+        // An invalid input names its file itself; a usage problem gets the `nbg:` prefix.
+        Err(e @ ReportError::Invalid(..)) => {
+            eprintln!("{e}");
+            ExitCode::from(e.exit_status())
         }
-        Err(e) => usage_error(e),
+        Err(e) => {
+            eprintln!("nbg: {e}");
+            ExitCode::from(e.exit_status())
+        }
     }
 }

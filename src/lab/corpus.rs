@@ -62,7 +62,9 @@ struct PublicEntry {
 /// (path, role, sha256, size) as written in a config.
 type RawEntry = (String, String, String, u64);
 
+/// Schema tag of a corpus config the lab owns (paths and roles of its files).
 pub const OWN_SCHEMA: &str = "nbg-corpus/1";
+/// Schema tag of the public corpus manifest under `../shared`.
 pub const PUBLIC_SCHEMA: &str = "nbg-public-corpus/1";
 
 /// One pinned file, resolved and checked.
@@ -70,19 +72,28 @@ pub const PUBLIC_SCHEMA: &str = "nbg-public-corpus/1";
 pub struct Entry {
     /// As written in the config (relative to `Corpus::root`).
     pub path: String,
+    /// The file's path resolved against the corpus root (never through a symlink).
     pub full_path: PathBuf,
+    /// Why the file is in the corpus (`valid`, `control`, ...), as the config says.
     pub role: String,
+    /// Expected SHA-256 (lowercase hex): a changed file is caught before it is used.
     pub sha256: String,
+    /// Expected size in bytes.
     pub size: u64,
 }
 
+/// A loaded corpus: its schema, where it lies, and its entries in config order.
 #[derive(Clone, Debug)]
 pub struct Corpus {
+    /// Which schema the config declared (`OWN_SCHEMA` or `PUBLIC_SCHEMA`).
     pub schema: &'static str,
     /// Config file name (never an absolute path in reports).
     pub config_name: String,
+    /// SHA-256 of the config bytes, so a report names exactly the corpus it ran on.
     pub config_sha256: Hash256,
+    /// The folder entry paths are resolved against.
     pub root: PathBuf,
+    /// The files, in config order.
     pub entries: Vec<Entry>,
 }
 

@@ -6,6 +6,7 @@
 //! and field (`NBG_SECTION_INPUT[0].dimensions`, `header.crc_sum`); inside opaque payloads it is
 //! named by its offset in the payload (`NBG_SECTION_NN+0x1a4`).
 
+use crate::family::NbgFamily;
 use crate::fieldmap::{self as fm, Record};
 use crate::format::{section, v2 as f2};
 use crate::image::{NbgImage, Origin, Owner};

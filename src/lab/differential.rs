@@ -18,9 +18,9 @@
 
 use crate::diff::locate;
 use crate::failure::Failure;
+use crate::family::NbgFamily;
 use crate::files::{InputError, read_regular};
 use crate::fingerprint::Hash256;
-use crate::format::{section, v1 as f1, v2 as f2};
 use crate::image::{ChangedImage, NbgImage};
 use crate::mapping::{Outcome, Registry, Target};
 use crate::parse::{FileFacts, Graph, parse};
@@ -41,8 +41,11 @@ pub const SPEC_FILE: &str = "differential.json";
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
+    /// The controlled source bytes as compiled into A.
     pub a_source: Vec<u8>,
+    /// The same source bytes as compiled into B.
     pub b_source: Vec<u8>,
+    /// Where the captures came from (tool, version, command), shown in reports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<String>,
     /// Further controlled quantities by key (a quantization scale, say), each with its A and
@@ -60,9 +63,13 @@ pub const MAX_CHANGED_RANGES: usize = 4096;
 
 /// The four files of a capture set.
 pub struct CaptureSet {
+    /// `A1.nb`: the first capture of source A.
     pub a1: Vec<u8>,
+    /// `A2.nb`: the second capture of source A (must equal A1: the serializer is deterministic).
     pub a2: Vec<u8>,
+    /// `B.nb`: the capture of source B.
     pub b: Vec<u8>,
+    /// `differential.json`.
     pub spec: CaptureSpec,
 }
 
@@ -117,27 +124,37 @@ pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
     })
 }
 
+/// Identity of the three captures.
 #[derive(Clone, Debug, Serialize)]
 pub struct Files {
+    /// A1's size and SHA-256.
     pub a1: FileFacts,
+    /// A2's size and SHA-256.
     pub a2: FileFacts,
+    /// B's size and SHA-256.
     pub b: FileFacts,
 }
 
 /// One maximal run of changed bytes inside one unit of A's ledger.
 #[derive(Clone, Debug, Serialize)]
 pub struct ChangedRange {
+    /// First changed byte.
     pub start: u64,
+    /// One past the last changed byte.
     pub end: u64,
     /// The field or payload offset (`header.crc_sum`, `NBG_SECTION_DYNAIO+0x3`, ...).
     pub owner: String,
+    /// The ledger class of the unit (`decoded-record`, `preserved-opaque`, ...).
     pub class: &'static str,
     /// `crc-field`, `dynaio-entry`, `derived-checksum` or `other`.
     pub role: &'static str,
+    /// The DYNAIO entry holding the range, for role `dynaio-entry`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dynaio_entry: Option<usize>,
+    /// Offset of the range in its DYNAIO entry.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry_offset: Option<u64>,
+    /// Offset of the range in the DYNAIO region.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section_offset: Option<u64>,
     /// The registry mapping whose place holds the range (index in the registry).
@@ -145,70 +162,130 @@ pub struct ChangedRange {
     pub mapping: Option<usize>,
 }
 
+/// Step 4: the DYNAIO entry that holds `a_source`, and whether B changed exactly its differing bytes.
 #[derive(Clone, Debug, Serialize)]
 pub struct SourceMatch {
+    /// Index of the entry in the DYNAIO table.
     pub dynaio_entry: usize,
+    /// File offset of the entry in A.
     pub entry_file_offset: u64,
+    /// Entry size in bytes.
     pub entry_size: u64,
     /// Every entry whose A bytes equal `a_source`.
     pub entries_matching_a_source: Vec<usize>,
+    /// Indices where `a_source` and `b_source` differ.
     pub differing_source_indices: Vec<u64>,
+    /// Entry offsets of the changed bytes localized in step 3.
     pub localized_entry_offsets: Vec<u64>,
+    /// Whether the two lists are equal.
     pub consistent: bool,
 }
 
+/// One byte of `b_source` written into A's DYNAIO entry.
 #[derive(Clone, Debug, Serialize)]
 pub struct Substitution {
+    /// File offset written.
     pub file_offset: u64,
+    /// The DYNAIO entry written.
     pub dynaio_entry: usize,
+    /// Offset in that entry (the source index).
     pub entry_offset: u64,
+    /// A's byte.
     pub from: u8,
+    /// B's byte.
     pub to: u8,
 }
 
+/// Step 5: the substitution replayed on A in memory, with the checksums recomputed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Replay {
+    /// The bytes written, in source order.
     pub substitutions: Vec<Substitution>,
     /// B's stored header CRC, and the one recomputed over the replayed image.
     pub recorded_crc32: u32,
+    /// The file CRC recomputed over the replayed image by `crc_rule` (0 when A stores none).
     pub recomputed_crc32: u32,
+    /// The recovered rule the CRC was recomputed with.
     pub crc_rule: &'static str,
+    /// Section types whose section-40 value was recomputed.
     pub section_checksums_recomputed: Vec<u32>,
+    /// SHA-256 of the replayed image.
     pub sha256: Hash256,
+    /// SHA-256 of B.
     pub b_sha256: Hash256,
+    /// Whether the replayed image is byte-identical to B.
     pub matches_b: bool,
 }
 
 /// The experiment's outcome; `result` is `reproduced` only when B was rebuilt exactly.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The family's format name (`nbg-v1`, `nbg-v2`).
     pub format: &'static str,
+    /// The three captures' sizes and SHA-256.
     pub files: Files,
+    /// Provenance copied from `differential.json`.
     pub provenance: Option<String>,
+    /// Step 1: whether A1 and A2 are byte-identical.
     pub a1_equals_a2: bool,
+    /// Step 2: whether A and B have the same size and layout descriptors (absent when step 1 failed).
     pub same_layout: Option<bool>,
+    /// The descriptors that differ, `a: ... / b: ...`.
     pub layout_differences: Vec<String>,
+    /// Step 3: the changed runs, each inside one unit of A's ledger.
     pub changed_ranges: Vec<ChangedRange>,
     /// Changed ranges beyond `MAX_CHANGED_RANGES`, counted but not listed (then the source
     /// change cannot be localized: the result is `multi-region-unresolved`).
     #[serde(skip_serializing_if = "is_zero")]
     pub changed_ranges_omitted: u64,
+    /// Step 4's outcome, when the change is one DYNAIO entry.
     pub source: Option<SourceMatch>,
+    /// Step 5's outcome.
     pub replay: Option<Replay>,
     /// A mapping other than the DYNAIO kind explained the change: its check (the replay).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mapping: Option<crate::mapping::CheckRow>,
+    /// `reproduced`, `a1-differs-from-a2`, `layout-differs`, `multi-region-unresolved`, `source-not-found`, `source-mismatch` or `replay-mismatch`.
     pub result: &'static str,
 }
 
 impl Report {
+    /// Whether B was rebuilt exactly from A and the source change (exit status 0).
     pub fn reproduced(&self) -> bool {
         self.result == "reproduced"
     }
 }
 
+/// A capture of the set that is not a valid NBG: the differential cannot start.
+#[derive(Clone, Debug)]
+pub struct CaptureError {
+    /// The capture's file name in the set (`A1_FILE`, `A2_FILE`, `B_FILE`).
+    pub file: &'static str,
+    /// Why it does not parse (or why A1's ledger cannot be proven).
+    pub failure: Failure,
+}
+
+impl CaptureError {
+    /// Exit status 1: an invalid capture is an invalid NBG, not a usage error.
+    pub fn exit_status(&self) -> u8 {
+        1
+    }
+}
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file, self.failure)
+    }
+}
+
+impl std::error::Error for CaptureError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.failure)
+    }
+}
+
 /// Run the five steps with the registry compiled into the binary (`mapping::builtin`).
-pub fn run(set: &CaptureSet) -> Result<Report, (Failure, &'static str)> {
+pub fn run(set: &CaptureSet) -> Result<Report, CaptureError> {
     run_with(set, crate::mapping::builtin())
 }
 
@@ -251,12 +328,13 @@ fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place
 }
 
 /// Run the five steps, localizing through `registry`. A parse failure of any capture is a
-/// `Failure` (which file in `.1`).
-pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failure, &'static str)> {
-    let ga = parse(&set.a1).map_err(|f| (f, "A1.nb"))?;
-    let g2 = parse(&set.a2).map_err(|f| (f, "A2.nb"))?;
-    let gb = parse(&set.b).map_err(|f| (f, "B.nb"))?;
-    let ia = NbgImage::new(&ga).map_err(|f| (f, "A1.nb"))?;
+/// `CaptureError` naming the file.
+pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, CaptureError> {
+    let in_file = |file: &'static str| move |failure| CaptureError { file, failure };
+    let ga = parse(&set.a1).map_err(in_file(A1_FILE))?;
+    let g2 = parse(&set.a2).map_err(in_file(A2_FILE))?;
+    let gb = parse(&set.b).map_err(in_file(B_FILE))?;
+    let ia = NbgImage::new(&ga).map_err(in_file(A1_FILE))?;
     let mut report = Report {
         format: ia.format(),
         files: Files {
@@ -280,7 +358,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failur
     }
 
     // Step 2: same size and descriptors.
-    let (da, db) = (descriptors(&ga), descriptors(&gb));
+    let (da, db) = (ga.descriptors(), gb.descriptors());
     report.layout_differences = da
         .iter()
         .zip(&db)
@@ -328,7 +406,12 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failur
         report.result = "multi-region-unresolved";
         return Ok(report);
     }
-    let mapping = &registry.mappings[*mappings.first().expect("one mapping")];
+    let Some(&k) = mappings.first() else {
+        // Unreachable: `mappings.len() == 1` above.
+        report.result = "multi-region-unresolved";
+        return Ok(report);
+    };
+    let mapping = &registry.mappings[k];
     if !matches!(mapping.target, Target::DynaioEntry { .. }) {
         // Steps 4 and 5 are the mapping's check: its source quantity, the replay, B's SHA-256.
         let row = crate::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
@@ -340,13 +423,12 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failur
         report.mapping = Some(row);
         return Ok(report);
     }
-    if entries.len() != 1 {
+    let (1, Some(&entry)) = (entries.len(), entries.first()) else {
         report.result = "multi-region-unresolved";
         return Ok(report);
-    }
+    };
 
     // Step 4: the source.
-    let entry = *entries.first().expect("one entry");
     let views = ga.dynaio_ranges();
     let (estart, eend) = views[entry];
     let matching: Vec<usize> = views
@@ -400,54 +482,6 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, (Failur
     Ok(report)
 }
 
-/// Layout descriptors compared between A and B.
-fn descriptors(g: &Graph<'_>) -> Vec<String> {
-    match g {
-        Graph::V2(g) => {
-            let mut d = vec![format!(
-                "sub-header {} {} {}",
-                g.sub_header.section_headers_offset,
-                g.sub_header.section_header_size,
-                g.sub_header.section_header_count
-            )];
-            d.extend(g.sections.iter().map(|s| {
-                format!(
-                    "section {} type {} offset {} size {} align {} entry {} load {} reserved {:?}",
-                    s.index,
-                    s.kind,
-                    s.offset,
-                    s.size,
-                    s.alignment,
-                    s.entry_size,
-                    s.load_address,
-                    s.reserved_words
-                )
-            }));
-            d
-        }
-        Graph::V1(g) => g
-            .tables
-            .iter()
-            .map(|t| {
-                format!(
-                    "table {} {} offset {} size {}",
-                    t.index, t.name, t.offset, t.size
-                )
-            })
-            .collect(),
-    }
-}
-
-fn crc_field(g: &Graph<'_>) -> (u64, &'static str) {
-    match g {
-        Graph::V2(_) => (f2::OFF_CRC_SUM as u64, "v2-directory-order"),
-        Graph::V1(_) => (
-            f1::OFF_CRC as u64,
-            crate::crc_rules::WHOLE_FILE_FIELD_ZEROED,
-        ),
-    }
-}
-
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -461,16 +495,10 @@ fn localize(
     b: &[u8],
     places: &[Place],
 ) -> (Vec<ChangedRange>, u64) {
-    let (crc_at, _) = crc_field(g);
+    let crc_at = g.crc_rule().field;
     let entries = g.dynaio_ranges();
-    let region = match g {
-        Graph::V2(g) => g.section(section::DYNAIO).map(|s| s.offset),
-        Graph::V1(g) => g.table("dyna_io").filter(|t| t.size > 0).map(|t| t.offset),
-    };
-    let checksum = match g {
-        Graph::V2(g) => g.section(section::CHECKSUM).map(|s| (s.offset, s.end())),
-        Graph::V1(_) => None,
-    };
+    let region = g.dynaio_region();
+    let checksum = g.checksum_table();
     // (role, DYNAIO entry, registry mapping)
     let classify = |offset: u64| -> (&'static str, Option<usize>, Option<usize>) {
         if (crc_at..crc_at + 4).contains(&offset) {
@@ -495,7 +523,7 @@ fn localize(
             continue;
         }
         let offset = i as u64;
-        let owner = image.owner_of(offset).expect("ledger covers every byte");
+        let owner = image.owner_of(offset);
         let unit = locate(g, owner, offset).1;
         let (role, entry, mapping) = classify(offset);
         if let Some((end, r, e, u)) = &mut overflow {
@@ -508,7 +536,7 @@ fn localize(
             continue;
         }
         if let Some(last) = out.last_mut() {
-            let last_unit = locate(g, image.owner_of(last.start).expect("covered"), last.start).1;
+            let last_unit = locate(g, image.owner_of(last.start), last.start).1;
             if last.end == offset
                 && last.role == role
                 && last.dynaio_entry == entry
@@ -555,6 +583,8 @@ fn replay(
     for &i in differing {
         let at = entry_start + i;
         let to = set.spec.b_source[i as usize];
+        // invariant: `at` lies in a DYNAIO entry of A, which the parser bounded inside A, and
+        // the changed image has A's length.
         image
             .write(at, &[to], format!("source[{i}] -> 0x{to:02x}"))
             .expect("entry is in bounds");
@@ -566,60 +596,46 @@ fn replay(
             to,
         });
     }
-    let (crc_at, rule) = crc_field(ga);
+    let crc = ga.crc_rule();
     let mut recomputed_sections = Vec::new();
-    let recomputed = match ga {
-        Graph::V2(g) => {
-            // Producer order: header CRC over normalized payloads, then section-40 values.
-            let listing: Vec<_> = g
-                .sections
-                .iter()
-                .map(|s| (s.kind, s.offset, s.size))
-                .collect();
-            let crc = image.v2_file_crc(&listing);
+    // Producer order: the file CRC over normalized payloads, then section-40 values (v2).
+    let recomputed = match ga.file_crc(image.bytes()) {
+        Some(v) => {
+            // invariant: the CRC field lies in the fixed header the parser read from A.
             image
-                .write(crc_at, &crc.to_le_bytes(), "header crc_sum")
+                .write(crc.field, &v.to_le_bytes(), crc.field_name)
                 .expect("header in bounds");
-            for c in &g.section_checksums {
-                let t = g
-                    .section(c.section_type)
-                    .expect("validated checksum target");
-                if substitutions
-                    .iter()
-                    .any(|s| t.offset <= s.file_offset && s.file_offset < t.end())
-                {
-                    let v = image.crc32_range(t.offset, t.end());
-                    image
-                        .write(c.offset + 4, &v.to_le_bytes(), "section-40 value")
-                        .expect("in bounds");
-                    recomputed_sections.push(c.section_type);
-                }
-            }
-            crc
+            v
         }
-        Graph::V1(g) => {
-            if g.crc.stored == 0 {
-                0
-            } else {
-                let crc = image.whole_file_field_zeroed(crc_at);
-                image
-                    .write(crc_at, &crc.to_le_bytes(), "nbg_crc_sum")
-                    .expect("field in bounds");
-                crc
-            }
-        }
+        None => 0,
     };
-    let recorded = u32::from_le_bytes(
-        set.b[crc_at as usize..crc_at as usize + 4]
-            .try_into()
-            .expect("4 bytes"),
-    );
+    for c in ga.derived_checksums() {
+        let (start, end) = c.target;
+        if substitutions
+            .iter()
+            .any(|s| start <= s.file_offset && s.file_offset < end)
+        {
+            let v = image.crc32_range(start, end);
+            // invariant: the value word lies in a checksum record the parser read from A.
+            image
+                .write(c.value_at, &v.to_le_bytes(), "section-40 value")
+                .expect("in bounds");
+            recomputed_sections.push(c.section_type);
+        }
+    }
+    // B parsed, so it holds the fixed header and its CRC field.
+    let at = crc.field as usize;
+    let recorded = set
+        .b
+        .get(at..at + 4)
+        .and_then(|w| <[u8; 4]>::try_from(w).ok())
+        .map_or(0, u32::from_le_bytes);
     let sha256 = image.sha256();
     Replay {
         substitutions,
         recorded_crc32: recorded,
         recomputed_crc32: recomputed,
-        crc_rule: rule,
+        crc_rule: crc.rule,
         section_checksums_recomputed: recomputed_sections,
         sha256,
         b_sha256: gb.file().sha256,

@@ -19,7 +19,9 @@ pub fn image_document(bytes: &[u8]) -> Result<Value, Failure> {
 
 /// One evidence file: its path relative to the project root and its rebuilt text.
 pub struct Generated {
+    /// Path of the file relative to the repository root.
     pub path: String,
+    /// The file's exact bytes, as text.
     pub text: String,
 }
 
@@ -77,9 +79,9 @@ pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let mut out = Vec::new();
     for name in capture_names(&dir)? {
         let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
-        let report = crate::differential::run_with(&set, &registry)
-            .map_err(|(f, which)| format!("{name}/{which}: {f}"))?;
-        let value = serde_json::to_value(&report).expect("report serializes");
+        let report =
+            crate::differential::run_with(&set, &registry).map_err(|e| format!("{name}/{e}"))?;
+        let value = serde_json::to_value(&report).map_err(|e| format!("{name}: {e}"))?;
         out.push(Generated {
             path: format!("evidence/differentials/{name}.json"),
             text: canonical(&value),
@@ -196,9 +198,11 @@ pub fn report_evidence(root: &Path) -> Result<Vec<Generated>, String> {
 
 /// One mismatch between a committed evidence file and its rebuild.
 pub struct Mismatch {
+    /// Path of the committed file that differs.
     pub path: String,
     /// Unified diff, committed (-) against rebuilt (+); empty for a missing file.
     pub diff: String,
+    /// Whether the committed file is absent (rather than different).
     pub missing: bool,
 }
 
@@ -295,7 +299,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
         ("mixed_sin.onnx", "mixed-sin"),
     ] {
         let a = audit::audit(&read(file)?, &limits, &policy).map_err(|r| format!("{file}: {r}"))?;
-        let value = serde_json::to_value(&a).expect("audit serializes");
+        let value = serde_json::to_value(&a).map_err(|e| format!("{file}: {e}"))?;
         out.push(Generated {
             path: format!("evidence/onnx/{stem}-audit.json"),
             text: canonical(&value),
@@ -309,7 +313,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
         let mut engines = run::Engines::for_audit(&a);
         let (report, _) = run::run(&a, &model, mode, &inputs, &limits, &mut engines)
             .map_err(|(_, r)| r.to_string())?;
-        let value = serde_json::to_value(&report).expect("report serializes");
+        let value = serde_json::to_value(&report).map_err(|e| format!("{name} run: {e}"))?;
         out.push(Generated {
             path: format!("evidence/onnx/spectral-mask-{name}-run.json"),
             text: canonical(&value),

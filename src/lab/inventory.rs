@@ -7,6 +7,7 @@
 
 use crate::canonical::canonical;
 use crate::corpus::{Corpus, Entry};
+use crate::family::NbgFamily;
 use crate::files::InputError;
 use crate::fingerprint::Hash256;
 use crate::parse::{Graph, Options};

@@ -7,6 +7,8 @@
 //! `tp`, `dyna_io`). The registry is a document with its own SHA-256, reported with every
 //! result, so a search can never broaden silently. A non-match is evidence, not an error.
 
+use crate::failure::Failure;
+use crate::family::{Family, NbgFamily};
 use crate::fingerprint::Hash256;
 use crate::format::section;
 use crate::image::NbgImage;
@@ -17,6 +19,7 @@ use crate::parse::{Graph, parse};
 use serde::Serialize;
 use serde_json::json;
 
+/// Schema tag of the locator's JSON document.
 pub const SCHEMA: &str = "nbg-locate/1";
 /// ONNX `TensorProto.DataType` values of the quantized element types.
 const UINT8: i32 = 2;
@@ -42,7 +45,9 @@ pub const ADMITTED_V1: [&str; 4] = ["coeff_data", "nn", "tp", "dyna_io"];
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Order {
+    /// The initializer's elements in ONNX order (OIHW weights, NCHW data).
     AsStored,
+    /// Channels-last order (OHWI), for 4-D tensors.
     Ohwi,
 }
 
@@ -52,7 +57,9 @@ pub enum Order {
 pub enum Encoding {
     /// The initializer's own bytes (fp32 little-endian, or int8/uint8 as stored).
     Raw,
+    /// IEEE 754 half precision, little-endian.
     Fp16,
+    /// bfloat16 (the high half of f32), little-endian.
     Bf16,
     /// int8, scale max|x|/127, zero point 0.
     Int8Symmetric,
@@ -62,7 +69,9 @@ pub enum Encoding {
     QuantizeLinear,
 }
 
+/// Every element order tried.
 pub const ORDERS: [Order; 2] = [Order::AsStored, Order::Ohwi];
+/// Every encoding tried.
 pub const ENCODINGS: [Encoding; 6] = [
     Encoding::Raw,
     Encoding::Fp16,
@@ -92,92 +101,130 @@ pub fn registry() -> serde_json::Value {
     })
 }
 
+/// SHA-256 of the transform registry's canonical JSON: a report names the registry it used.
 pub fn registry_sha256() -> Hash256 {
     Hash256::of(crate::evidence::canonical(&registry()).as_bytes())
 }
 
+/// One place in the NBG where a transformed initializer was found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Occurrence {
+    /// File offset of the first byte.
     pub file_offset: u64,
+    /// The admitted region holding it.
     pub owner: String,
+    /// Offset from the region's start.
     pub offset_in_owner: u64,
 }
 
+/// The occurrences of one transform (order x encoding).
 #[derive(Clone, Debug, Serialize)]
 pub struct Match {
     /// `order/encoding`.
     pub transform: String,
+    /// How many occurrences (all are counted; at most `MAX_OFFSETS` listed).
     pub count: u64,
+    /// The first occurrences, in file order.
     pub occurrences: Vec<Occurrence>,
     /// The encoded bytes take fewer than two distinct values: a match says little.
     pub degenerate: bool,
 }
 
+/// The locator's verdict on one initializer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    /// At least one transform occurs in an admitted region.
     Found,
+    /// No transform occurs.
     NotFound,
+    /// Not searched (too few elements, an unsupported type, or beyond `MAX_INITIALIZERS`); `reason` says which.
     Skipped,
 }
 
+/// One initializer of the model and where its bytes occur in the NBG.
 #[derive(Clone, Debug, Serialize)]
 pub struct Initializer {
+    /// The initializer's name.
     pub name: String,
+    /// The ONNX element type name (`FLOAT`, `INT8`, ...).
     pub data_type: String,
+    /// Its dimensions.
     pub dims: Vec<i64>,
+    /// Its element count.
     pub elements: u64,
+    /// The verdict.
     pub result: Outcome,
+    /// Why it was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Transforms tried (0 when skipped).
     pub transforms_tried: usize,
+    /// The transforms that occur, with their places.
     pub matches: Vec<Match>,
 }
 
+/// A payload the locator searches (a v2 section or v1 table of an admitted kind).
 #[derive(Clone, Debug, Serialize)]
 pub struct Region {
+    /// The payload's name.
     pub owner: String,
+    /// File offset of its first byte.
     pub start: u64,
+    /// One past its last byte.
     pub end: u64,
 }
 
-/// A locator run's failure: the code (`ONNX_*` or the NBG failure code) and message.
+/// Why a locator run stops before any initializer is searched.
 #[derive(Debug)]
-pub struct LocateError {
-    pub code: String,
-    pub message: String,
+pub enum LocateError {
+    /// The ONNX audit refuses the model (its `ONNX_*` code).
+    Model(crate::onnx::refusal::Refusal),
+    /// The NBG does not parse.
+    Parse(Failure),
+    /// The NBG parses but its ledger cannot be proven.
+    Ledger(Failure),
+}
+
+impl LocateError {
+    /// Exit status 1: a refused model or an invalid NBG is a failed check, not a usage error.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            LocateError::Model(_) | LocateError::Parse(_) | LocateError::Ledger(_) => 1,
+        }
+    }
 }
 
 impl std::fmt::Display for LocateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        match self {
+            LocateError::Model(r) => write!(f, "{}: {}", r.code, r.message),
+            LocateError::Parse(e) => {
+                write!(f, "{}: at 0x{:x}: {}", e.code, e.offset, e.message)
+            }
+            LocateError::Ledger(e) => write!(f, "{}: {}", e.code, e.message),
+        }
     }
 }
 
+impl std::error::Error for LocateError {}
+
 /// The admitted regions of a graph, by owner name.
 fn admitted(g: &Graph<'_>) -> Vec<Region> {
-    match g {
-        Graph::V2(g) => g
-            .sections
-            .iter()
-            .filter(|s| ADMITTED_V2.contains(&s.kind) && s.size > 0)
-            .map(|s| Region {
-                owner: s.type_name.to_string(),
-                start: s.offset,
-                end: s.end(),
-            })
-            .collect(),
-        Graph::V1(g) => g
-            .tables
-            .iter()
-            .filter(|t| ADMITTED_V1.contains(&t.name) && t.size > 0)
-            .map(|t| Region {
-                owner: t.name.to_string(),
-                start: t.offset,
-                end: t.offset + t.size,
-            })
-            .collect(),
-    }
+    let family = g.family();
+    let admitted = |name: &str| match family {
+        Family::V1 => ADMITTED_V1.contains(&name),
+        Family::V2 => ADMITTED_V2.iter().any(|&k| section::name(k) == Some(name)),
+    };
+    g.payloads()
+        .into_iter()
+        .filter(|p| admitted(p.name) && p.size > 0)
+        .map(|p| Region {
+            owner: p.name.to_string(),
+            start: p.offset,
+            end: p.end(),
+        })
+        .collect()
 }
 
 /// Element values of an initializer: f32 values, or the raw int8/uint8 bytes.
@@ -194,6 +241,7 @@ fn values(t: &TensorProto, elements: u64) -> Result<Values, String> {
             let v: Vec<f32> = match raw {
                 Some(r) => r
                     .chunks_exact(4)
+                    // invariant: `chunks_exact(4)` yields 4-byte chunks only.
                     .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
                     .collect(),
                 None => t.float_data.clone(),
@@ -368,20 +416,17 @@ fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
 /// Locate every initializer of `model` (ONNX bytes) in `nbg`.
 pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
     let limits = Limits::default();
-    let m = audit::decode(model, &limits).map_err(|r| LocateError {
-        code: r.code.to_string(),
-        message: r.message,
+    let m = audit::decode(model, &limits).map_err(LocateError::Model)?;
+    let graph = m.graph.as_ref().ok_or_else(|| {
+        // `decode` refuses a model without a graph first; this keeps the refusal if it did not.
+        LocateError::Model(crate::onnx::refusal::Refusal::new(
+            crate::onnx::refusal::RefusalCode::GraphMissing,
+            "the model has no graph",
+        ))
     })?;
-    let graph = m.graph.as_ref().expect("decode checked the graph");
-    let g = parse(nbg).map_err(|f| LocateError {
-        code: f.code.to_string(),
-        message: format!("at 0x{:x}: {}", f.offset, f.message),
-    })?;
+    let g = parse(nbg).map_err(LocateError::Parse)?;
     // The ledger proves the admitted regions are owned as the parse says.
-    NbgImage::new(&g).map_err(|f| LocateError {
-        code: f.code.to_string(),
-        message: f.message.clone(),
-    })?;
+    NbgImage::new(&g).map_err(LocateError::Ledger)?;
     let regions = admitted(&g);
     let mut rows = Vec::new();
     for t in graph.initializer.iter().take(MAX_INITIALIZERS) {
@@ -479,7 +524,7 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
             "initializers_searched": graph.initializer.len().min(MAX_INITIALIZERS),
         },
         "graph": {
-            "format": match &g { Graph::V1(g) => g.format, Graph::V2(g) => g.format },
+            "format": g.format(),
             "sha256": g.file().sha256,
             "admitted": regions,
         },
@@ -516,7 +561,7 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
     };
     let doc = match locate(&m, &n) {
         Ok(d) => d,
-        Err(e) => return fail(1, e.to_string()),
+        Err(e) => return fail(e.exit_status(), e.to_string()),
     };
     let stdout = if json {
         crate::evidence::canonical(&doc)
@@ -611,6 +656,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .iter()
         .flat_map(|&v| f32_to_f16(v).to_le_bytes())
         .collect();
+    // invariant: `dims` is the 4-D constant above, the only shape `ohwi` refuses is not 4-D.
     let placed = ohwi(&stored, &dims, 2).expect("4-D");
     let spec = GraphSpec {
         target: 0x1000_000e,
@@ -631,6 +677,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .sections
         .iter_mut()
         .find(|s| s.kind == section::COEF_DATA)
+        // invariant: `GraphSpec::layout` always emits COEF_DATA (`coef_bytes` is 1024 here).
         .expect("coefficients");
     coef.payload[PAIR_OFFSET..PAIR_OFFSET + placed.len()].copy_from_slice(&placed);
     (onnx, layout.emit())

@@ -13,22 +13,26 @@
 
 use crate::crc_rules::CrcClass;
 use crate::failure::Failure;
-use crate::fieldmap as fm;
+use crate::family::{NbgFamily, Place};
 use crate::image::{NbgImage, Origin, OwnerClass};
 use crate::parse::{Graph, Options, parse, parse_with};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// XOR patterns applied to every byte: a low bit, the high bit and every bit.
 pub const PATTERNS: [u8; 3] = [0x01, 0x80, 0xff];
 /// Files up to this size are swept exhaustively at every offset.
 pub const EXHAUSTIVE_LIMIT: u64 = 256 * 1024;
 
+/// What happened to one offset under its worst pattern.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Outcome {
     /// The code that caught the flip (a failure code, or `crc-field-unexplained`).
     Detected(&'static str),
+    /// The parse succeeded and the byte's owner explains why (the reason).
     Tolerated(&'static str),
+    /// The parse succeeded and nothing explains it.
     Undetected,
 }
 
@@ -41,15 +45,20 @@ impl Outcome {
         }
     }
 
+    /// `detected`, `tolerated` or `undetected`.
     pub fn class(&self) -> &'static str {
         ["detected", "tolerated", "undetected"][self.rank() as usize]
     }
 }
 
+/// Offsets per outcome.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Counts {
+    /// Offsets detected.
     pub detected: u64,
+    /// Offsets tolerated.
     pub tolerated: u64,
+    /// Offsets undetected.
     pub undetected: u64,
 }
 
@@ -63,20 +72,32 @@ impl Counts {
     }
 }
 
+/// A sweep of one file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
+    /// The family's format name.
     pub format: &'static str,
+    /// The XOR patterns applied.
     pub patterns: Vec<u8>,
+    /// Offsets swept (the file size).
     pub offsets: u64,
+    /// Offsets detected.
     pub detected: u64,
+    /// Offsets tolerated.
     pub tolerated: u64,
+    /// Offsets undetected.
     pub undetected: u64,
+    /// Outcome counts per owner class.
     pub by_owner: BTreeMap<&'static str, Counts>,
+    /// Detected offsets per failure code.
     pub by_code: BTreeMap<String, u64>,
+    /// Tolerated offsets per reason.
     pub tolerated_reasons: BTreeMap<&'static str, u64>,
     /// Undetected runs (first 64): start, end, owner label.
     pub undetected_ranges: Vec<(u64, u64, String)>,
+    /// Offsets flipped and parsed.
     pub exhaustive_offsets: u64,
+    /// Offsets classified from checksum coverage instead (files above the exhaustive limit).
     pub derived_offsets: u64,
 }
 
@@ -94,13 +115,10 @@ pub fn sweep_with_progress(
 ) -> Result<(Report, Vec<Outcome>), Failure> {
     let graph = parse(bytes)?;
     let image = NbgImage::new(&graph)?;
-    let base_crc = match &graph {
-        Graph::V1(g) => Some(g.crc.classification),
-        Graph::V2(_) => None,
-    };
+    let base_crc = graph.crc_class();
     let large = bytes.len() as u64 > exhaustive_limit;
     let derived = |o: u64| {
-        let owner = image.owner_of(o).expect("ledger covers the file");
+        let owner = image.owner_of(o);
         large
             && matches!(
                 owner.class,
@@ -121,7 +139,7 @@ pub fn sweep_with_progress(
                 let done = (start..end)
                     .map(|o| {
                         if derived(o as u64) {
-                            derive(&graph, &image, base_crc, o as u64)
+                            derive(&graph, &image, o as u64)
                         } else {
                             flip(buf, &graph, &image, base_crc, o)
                         }
@@ -148,7 +166,7 @@ pub fn sweep_with_progress(
         derived_offsets: 0,
     };
     for (o, outcome) in outcomes.iter().enumerate() {
-        let owner = image.owner_of(o as u64).expect("covered");
+        let owner = image.owner_of(o as u64);
         report
             .by_owner
             .entry(owner.class.as_str())
@@ -192,105 +210,50 @@ fn flip(
     o: usize,
 ) -> Outcome {
     let original = buf[o];
-    let mut worst: Option<Outcome> = None;
-    for p in PATTERNS {
+    let outcomes = PATTERNS.map(|p| {
         buf[o] = original ^ p;
-        let outcome = match parse_with(
+        match parse_with(
             buf,
             Options {
                 fingerprints: false,
             },
         ) {
             Err(f) => Outcome::Detected(f.code.as_str()),
-            Ok(Graph::V1(g))
+            Ok(g)
                 if base_crc == Some(CrcClass::Matches)
-                    && g.crc.classification != CrcClass::Matches =>
+                    && g.crc_class() != Some(CrcClass::Matches) =>
             {
                 Outcome::Detected("crc-field-unexplained")
             }
-            Ok(_) => explain(graph, image, base_crc, o as u64),
-        };
-        if worst.as_ref().is_none_or(|w| outcome.rank() > w.rank()) {
-            worst = Some(outcome);
+            Ok(_) => explain(graph, image, o as u64),
         }
-    }
+    });
     buf[o] = original;
-    worst.expect("PATTERNS is not empty")
+    // The first outcome of the highest rank; `PATTERNS` is a non-empty array, so the pattern
+    // below is irrefutable.
+    let [first, rest @ ..] = outcomes;
+    rest.into_iter()
+        .fold(first, |w, x| if x.rank() > w.rank() { x } else { w })
 }
 
 /// The outcome checksum coverage implies for a payload or gap byte.
-fn derive(graph: &Graph<'_>, image: &NbgImage<'_>, base_crc: Option<CrcClass>, o: u64) -> Outcome {
-    let owner = image.owner_of(o).expect("covered");
-    match graph {
-        Graph::V2(g) => match owner.origin {
-            Origin::Section(i) => {
-                let kind = g.sections[i].kind;
-                if g.section_checksums.iter().any(|c| c.section_type == kind) {
-                    Outcome::Detected("section-checksum-mismatch")
-                } else {
-                    Outcome::Detected("file-checksum-mismatch")
-                }
-            }
-            _ => explain(graph, image, base_crc, o),
-        },
-        Graph::V1(_) => match base_crc {
-            Some(CrcClass::Matches) => Outcome::Detected("crc-field-unexplained"),
-            _ => explain(graph, image, base_crc, o),
-        },
+fn derive(graph: &Graph<'_>, image: &NbgImage<'_>, o: u64) -> Outcome {
+    match graph.coverage_code(o) {
+        Some(code) => Outcome::Detected(code),
+        None => explain(graph, image, o),
     }
 }
 
 /// Why a successful parse of a flipped byte is acceptable, from the byte's owner.
-fn explain(graph: &Graph<'_>, image: &NbgImage<'_>, base_crc: Option<CrcClass>, o: u64) -> Outcome {
-    let owner = image.owner_of(o).expect("covered");
-    let reason = match (graph, owner.class) {
-        (Graph::V1(_), _) if base_crc == Some(CrcClass::Absent) => {
-            Some("v1 file without a CRC: the byte is not checked")
-        }
-        (Graph::V1(_), _) if base_crc == Some(CrcClass::Unexplained) => {
-            Some("v1 CRC field unexplained by every rule: the byte is not checked")
-        }
-        (Graph::V2(_), OwnerClass::Padding | OwnerClass::Alignment) => {
-            Some("gap byte: excluded from every checksum by the recovered rule")
-        }
-        (Graph::V2(_), OwnerClass::ConnectionTail) => {
-            Some("connection region with no section owner: no checksum covers it")
-        }
-        (Graph::V2(g), OwnerClass::DecodedRecord) if owner.origin == Origin::Structure => {
-            let dir = u64::from(g.sub_header.section_headers_offset);
-            if owner.label == "header" {
-                match fm::v2_header::RECORD.field_at(o).map(|f| f.name) {
-                    Some("target") => Some("header target: recorded, not validated (a later gate)"),
-                    Some("class_word" | "reserved2" | "reserved3") => {
-                        Some("reserved header word: reported as a corpus invariant, not enforced")
-                    }
-                    _ => None,
-                }
-            } else if owner.label == "section directory" {
-                let rel = (o - dir) % u64::from(crate::format::v2::SECTION_HEADER_SIZE);
-                let index =
-                    ((o - dir) / u64::from(crate::format::v2::SECTION_HEADER_SIZE)) as usize;
-                let io = g
-                    .sections
-                    .get(index)
-                    .is_some_and(|s| matches!(s.kind, 1 | 2));
-                match fm::v2_section_header::RECORD.field_at(rel).map(|f| f.name) {
-                    Some("type") => Some(
-                        "section type word: the CRC rule excludes the directory; the renamed section is still bounded and valid",
-                    ),
-                    Some("load_address" | "alignment" | "reserved_words") => {
-                        Some("directory descriptor word: reported, not enforced")
-                    }
-                    Some("entry_size") if !io => {
-                        Some("entry size of a section without decoded records: reported")
-                    }
-                    _ => None,
-                }
-            } else {
-                None
-            }
-        }
-        _ => None,
+fn explain(graph: &Graph<'_>, image: &NbgImage<'_>, o: u64) -> Outcome {
+    let owner = image.owner_of(o);
+    let place = match owner.class {
+        OwnerClass::Padding | OwnerClass::Alignment => Place::Gap,
+        OwnerClass::ConnectionTail => Place::ConnectionTail,
+        OwnerClass::DecodedRecord if owner.origin == Origin::Structure => Place::Structure,
+        _ => Place::Other,
     };
-    reason.map_or(Outcome::Undetected, Outcome::Tolerated)
+    graph
+        .unchecked_reason(o, place)
+        .map_or(Outcome::Undetected, Outcome::Tolerated)
 }

@@ -18,6 +18,7 @@
 //! v1 declares no alignments, so its gaps are padding.
 
 use crate::failure::{Code, Failure, fail};
+use crate::family::NbgFamily;
 use crate::fingerprint::Hash256;
 use crate::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
 use crate::parse::{Graph, NbgV1, NbgV2};
@@ -204,10 +205,15 @@ impl<'data> NbgImage<'data> {
         self.source.is_empty()
     }
 
-    /// The owner of a byte (binary search over the proved ledger).
-    pub fn owner_of(&self, offset: u64) -> Option<&Owner> {
+    /// The owner of an in-file byte (binary search over the proved ledger). Infallible: the
+    /// ledger covers every byte of the file; an offset at or past the end, which no caller
+    /// passes, gets the last owner.
+    pub fn owner_of(&self, offset: u64) -> &Owner {
         let i = self.owners.partition_point(|o| o.end <= offset);
-        self.owners.get(i).filter(|o| o.contains(offset))
+        // invariant: `new` is the only constructor; it parsed the file (at least the 4-byte
+        // magic) and `prove` checked that the owners cover [0, len) contiguously, so `owners`
+        // is not empty and `len() - 1` does not underflow.
+        &self.owners[i.min(self.owners.len() - 1)]
     }
 
     /// Bytes per owner class, every class listed.
@@ -330,6 +336,11 @@ impl ChangedImage {
             })
             .collect();
         crate::crc_rules::v2_file_crc(&self.bytes, &listing)
+    }
+
+    /// The changed bytes, for the family's CRC rule (`NbgFamily::file_crc`).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 
     /// CRC-32 of a range of the changed bytes (a section-40 value's target).

@@ -5,6 +5,7 @@
 pub mod crc_explain;
 pub mod crc_rules;
 pub mod failure;
+pub mod family;
 pub mod fieldmap;
 pub mod files;
 pub mod fingerprint;

@@ -11,7 +11,9 @@ use serde::Serialize;
 /// must be equal: their difference is at least 1).
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Tolerance {
+    /// Absolute tolerance.
     pub atol: f64,
+    /// Relative tolerance.
     pub rtol: f64,
 }
 
@@ -22,6 +24,7 @@ pub const TOLERANCE: Tolerance = Tolerance {
     rtol: 1e-4,
 };
 
+/// The crosscheck's verdict on the two engines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
@@ -35,36 +38,57 @@ pub enum Verdict {
     OrtRefused,
 }
 
+/// An engine's error, as a typed code and message.
 #[derive(Clone, Debug, Serialize)]
 pub struct ErrorValue {
+    /// The refusal code.
     pub code: RefusalCode,
+    /// What went wrong.
     pub message: String,
 }
 
+/// One engine's run.
 #[derive(Clone, Debug, Serialize)]
 pub struct EngineRun {
+    /// Engine name (`onnxruntime`, `tract`).
     pub engine: &'static str,
+    /// Engine version.
     pub engine_version: &'static str,
+    /// The error, when the run failed.
     pub error: Option<ErrorValue>,
+    /// The outputs' facts.
     pub outputs: Vec<TensorFacts>,
 }
 
+/// One output compared between the engines.
 #[derive(Clone, Debug, Serialize)]
 pub struct OutputDiff {
+    /// Output name.
     pub name: String,
+    /// Whether both engines produced the same type and shape.
     pub same_dtype_and_shape: bool,
+    /// Largest absolute difference.
     pub max_abs: f64,
+    /// Largest relative difference.
     pub max_rel: f64,
+    /// Whether the difference is within tolerance.
     pub agree: bool,
 }
 
+/// The crosscheck of one model on both engines.
 #[derive(Clone, Debug, Serialize)]
 pub struct Crosscheck {
+    /// SHA-256 of the model.
     pub model_sha256: crate::fingerprint::Hash256,
+    /// The tolerance applied.
     pub tolerance: Tolerance,
+    /// The verdict.
     pub verdict: Verdict,
+    /// The ONNX Runtime run.
     pub ort: EngineRun,
+    /// The tract run.
     pub tract: EngineRun,
+    /// Per-output comparison.
     pub outputs: Vec<OutputDiff>,
 }
 

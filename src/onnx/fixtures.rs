@@ -9,10 +9,12 @@ use crate::fingerprint::Hash256;
 use prost::Message;
 use serde_json::json;
 
+/// Folder of the committed fixtures, relative to the repository root.
 pub const DIR: &str = "onnx/fixtures";
 
 /// The spectral-mask input: fixed values spanning negative, zero and positive.
 pub const FEATURES: [f32; 8] = [-2.0, -1.0, -0.5, 0.0, 0.25, 0.5, 1.0, 2.0];
+/// The 3-tap convolution weight of the spectral-mask fixture.
 pub const WEIGHT: [f32; 3] = [0.25, 0.5, 0.25];
 
 fn s(v: &str) -> Option<String> {
@@ -104,6 +106,7 @@ pub(crate) fn model(graph: GraphProto) -> ModelProto {
     }
 }
 
+/// `spectral_mask_conv.onnx`: a 3-tap Conv and a Sigmoid on a fixed shape.
 pub fn spectral_mask() -> ModelProto {
     let shape = [Some(1), Some(1), Some(8)];
     model(GraphProto {
@@ -129,6 +132,7 @@ pub fn spectral_mask() -> ModelProto {
     })
 }
 
+/// `dynamic_identity.onnx`: an Identity with a symbolic batch dimension.
 pub fn dynamic_identity() -> ModelProto {
     let shape = [None, Some(4)];
     model(GraphProto {
@@ -140,6 +144,7 @@ pub fn dynamic_identity() -> ModelProto {
     })
 }
 
+/// `mixed_sin.onnx`: a Sin then a Sigmoid, for mixed placement.
 pub fn mixed_sin() -> ModelProto {
     let shape = [Some(1), Some(4)];
     model(GraphProto {

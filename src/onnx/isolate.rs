@@ -39,13 +39,17 @@ impl Default for ChildLimits {
 
 /// A factory whose CPU session runs entirely in a child `nbg` process.
 pub struct ChildEngines {
+    /// The executable run as the child (this binary).
     pub exe: PathBuf,
+    /// Which engine the child runs.
     pub engine: Engine,
+    /// Resource limits set on the child.
     pub limits: ChildLimits,
     providers: Vec<String>,
 }
 
 impl ChildEngines {
+    /// A child runner for `engine` under `limits`.
     pub fn new(exe: PathBuf, engine: Engine, limits: ChildLimits) -> Self {
         ChildEngines {
             exe,

@@ -12,7 +12,9 @@ use crate::fingerprint::Hash256;
 use serde::Deserialize;
 use std::path::Path;
 
+/// Schema tag of a hybrid placement policy.
 pub const POLICY_SCHEMA: &str = "nbg-onnx-hybrid-policy/1";
+/// Schema tag of a compiler profile manifest.
 pub const MANIFEST_SCHEMA: &str = "nbg-compiler-profile/1";
 /// The committed policy, relative to the project root.
 pub const DEFAULT_POLICY: &str = "policy/hybrid-policy.json";
@@ -51,10 +53,15 @@ struct Authorization {
 /// A loaded, checked policy.
 #[derive(Clone, Debug)]
 pub struct Policy {
+    /// SHA-256 of the policy file.
     pub sha256: Hash256,
+    /// Whether the compiler profile is qualified (the manifest says so).
     pub compiler_qualified: bool,
+    /// Model signatures approved for the NPU.
     pub approved_npu_signatures: Vec<String>,
+    /// SHA-256 of the compiler manifest.
     pub manifest_sha256: Hash256,
+    /// Whether the policy lets the audit execute the compiler.
     pub compiler_execution: bool,
 }
 
@@ -89,6 +96,7 @@ pub fn load_or_embedded(path: Option<&Path>) -> Result<Policy, Refusal> {
     }
 }
 
+/// Load and validate a policy file; a bad file is a refusal.
 pub fn load(path: &Path) -> Result<Policy, Refusal> {
     let bytes = crate::files::read_regular(path).map_err(|e| invalid(e.0))?;
     let dir = path

@@ -123,11 +123,14 @@ impl std::fmt::Display for RefusalCode {
 /// A refusal: a stable upper-case code and a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refusal {
+    /// Why.
     pub code: RefusalCode,
+    /// What, in words.
     pub message: String,
 }
 
 impl Refusal {
+    /// A refusal with `code` and `message`.
     pub fn new(code: RefusalCode, message: impl Into<String>) -> Self {
         Refusal {
             code,
@@ -135,6 +138,7 @@ impl Refusal {
         }
     }
 
+    /// `{"code": ..., "message": ...}`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::json!({ "error": { "code": self.code, "message": self.message } })
     }

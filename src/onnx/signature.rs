@@ -13,6 +13,7 @@ use crate::fingerprint::{Hash256, hex};
 use prost::Message;
 use serde_json::{Value, json};
 
+/// The executable-graph signature of `m` (see the module doc): equal for two files that run the same graph.
 pub fn model_signature(m: &ModelProto) -> Hash256 {
     let mut opsets: Vec<(String, i64)> = m
         .opset_import

@@ -95,15 +95,25 @@ impl std::fmt::Display for Device {
 /// The spec's default limits.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
+    /// Largest model file.
     pub model_bytes: u64,
+    /// Most nodes.
     pub nodes: u64,
+    /// Most graph inputs.
     pub graph_inputs: u64,
+    /// Most graph outputs.
     pub graph_outputs: u64,
+    /// Most constant tensors.
     pub constant_tensors: u64,
+    /// Largest constant tensor in bytes.
     pub constant_bytes: u64,
+    /// Largest sum of constant tensor bytes.
     pub total_constant_bytes: u64,
+    /// Largest rank.
     pub rank: u64,
+    /// Largest dimension.
     pub dimension: i64,
+    /// Largest tensor in bytes.
     pub tensor_bytes: u64,
 }
 
@@ -131,16 +141,20 @@ impl Default for Limits {
 /// A typed graph input or output; symbolic dimensions are kept by name.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ValueType {
+    /// Value name.
     pub name: String,
     /// `tensor`, `sequence`, `map`, `optional`, `sparse_tensor`, `opaque` or `unknown`.
     pub kind: &'static str,
+    /// ONNX element type code, when declared.
     pub elem_type: Option<i32>,
+    /// Its name, when known.
     pub elem_type_name: Option<&'static str>,
     /// Each dimension as a number, a symbol, or null when unnamed; `None` without a shape.
     pub shape: Option<Vec<serde_json::Value>>,
 }
 
 impl ValueType {
+    /// The dimensions when every one is a fixed value.
     pub fn static_dims(&self) -> Option<Vec<i64>> {
         self.shape
             .as_ref()?

@@ -20,6 +20,7 @@ pub mod text;
 use crate::diff::{DiffReport, locate};
 use crate::differential::CaptureSet;
 use crate::failure::Failure;
+use crate::family::NbgFamily;
 use crate::files::InputError;
 use crate::image::{NbgImage, OwnerClass, ViewClass};
 use crate::parse::{Graph, parse};
@@ -50,6 +51,16 @@ pub enum ReportError {
     Usage(String),
 }
 
+impl ReportError {
+    /// Exit status 1 for an invalid input, 2 for a usage or I/O problem.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            ReportError::Invalid(..) => 1,
+            ReportError::Usage(_) => 2,
+        }
+    }
+}
+
 impl std::fmt::Display for ReportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -59,6 +70,8 @@ impl std::fmt::Display for ReportError {
     }
 }
 
+impl std::error::Error for ReportError {}
+
 impl From<InputError> for ReportError {
     fn from(e: InputError) -> Self {
         ReportError::Usage(e.0)
@@ -67,9 +80,25 @@ impl From<InputError> for ReportError {
 
 /// What to render.
 pub enum Request {
-    Graph { file: PathBuf, sweep: bool },
-    Pair { a: PathBuf, b: PathBuf },
-    Capture { dir: PathBuf },
+    /// The page of one graph.
+    Graph {
+        /// The NBG file.
+        file: PathBuf,
+        /// Whether to include its mutation sweep.
+        sweep: bool,
+    },
+    /// The diff page of two graphs.
+    Pair {
+        /// The A file.
+        a: PathBuf,
+        /// The B file.
+        b: PathBuf,
+    },
+    /// The page of one capture set's differential.
+    Capture {
+        /// The capture directory.
+        dir: PathBuf,
+    },
 }
 
 impl Request {
@@ -102,8 +131,8 @@ impl Request {
             }
             Request::Capture { dir } => {
                 let set = crate::differential::load(dir)?;
-                capture_page(&display_name(dir), &set).map_err(|(f, which)| {
-                    ReportError::Invalid(dir.join(which).display().to_string(), f)
+                capture_page(&display_name(dir), &set).map_err(|e| {
+                    ReportError::Invalid(dir.join(e.file).display().to_string(), e.failure)
                 })
             }
         }
@@ -844,8 +873,7 @@ fn render_pair(
                 c.b_end,
                 c.b_end - c.b_start,
             );
-            // Invariant: the ledger of A owns every offset of A, and `a_start` lies in A.
-            let owner = ia.owner_of(c.a_start).expect("ledger covers A");
+            let owner = ia.owner_of(c.a_start);
             let (unit_name, unit) = locate(ga, owner, c.a_start);
             let mut unit_end = c.a_end;
             while unit_end < owner.end
@@ -990,7 +1018,10 @@ fn hex_window(bytes: &[u8], start: u64, end: u64) -> Value {
 // ---------------------------------------------------------------------------------------------
 
 /// The differential of one capture set, each step with the values it rests on.
-pub fn capture_page(name: &str, set: &CaptureSet) -> Result<String, (Failure, &'static str)> {
+pub fn capture_page(
+    name: &str,
+    set: &CaptureSet,
+) -> Result<String, crate::differential::CaptureError> {
     let r = crate::differential::run(set)?;
     // Invariant: the report has string keys and finite numbers only.
     let value = serde_json::to_value(&r).expect("report serializes");

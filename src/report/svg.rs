@@ -5,9 +5,13 @@ use std::fmt::Write;
 
 /// One range to draw.
 pub struct Span<'a> {
+    /// First byte.
     pub start: u64,
+    /// One past the last byte.
     pub end: u64,
+    /// CSS class of the span.
     pub class: &'a str,
+    /// Tooltip label.
     pub label: &'a str,
 }
 

@@ -3,6 +3,7 @@
 //! decode -> encode -> decode; a changed decoded value is caught and its field named.
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use nbg_lab::fieldmap::{self as fm, View, Writer};
 use nbg_lab::image::NbgImage;

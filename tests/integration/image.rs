@@ -1,6 +1,7 @@
 //! NbgImage: one owner per byte, exact re-emission, refusal after a change, pinned ledgers.
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use nbg_lab::evidence;
 use nbg_lab::image::{EmitError, NbgImage, OwnerClass};

@@ -7,6 +7,7 @@
 //! Without the compiler or runtime the test prints `skipped:`; under `CI=true` that fails.
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};

@@ -6,6 +6,7 @@ mod common;
 mod cli;
 mod diff;
 mod differential;
+mod family;
 mod fieldmap;
 mod filesystem;
 mod image;

@@ -4,6 +4,7 @@
 //! has a proved ledger that re-emits byte for byte and diffs against its origin.
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use nbg_lab::image::NbgImage;
 use nbg_lab::parse::{Options, parse_with};

@@ -3,6 +3,7 @@
 //! the text summary.
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use common::{le32, put32};
 use nbg_lab::parse::Graph;

@@ -4,6 +4,7 @@
 //! truncated bytes, and it refuses before reading payloads it does not need.
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use nbg_lab::parse::{Options, parse};
 use nbg_lab::stream::{self, FileSource, ReadAt};

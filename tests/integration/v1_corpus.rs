@@ -1,6 +1,7 @@
 //! The 22 public v1 files: pinned hashes, strict parse, per-file snapshots, README facts.
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use nbg_lab::crc_rules::CrcClass;
 use nbg_lab::parse;

@@ -8,6 +8,7 @@
 //! nbg keeps as nested views), and v2 `Memory Pool Alignment` (no v2 field; nbinfo prints 64).
 
 use crate::common;
+use nbg_lab::NbgFamily;
 
 use nbg_lab::parse;
 use serde_json::Value;

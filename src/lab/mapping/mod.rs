@@ -16,22 +16,26 @@ pub mod numeric;
 
 use crate::differential::CaptureSet;
 use crate::failure::Failure;
+use crate::family::NbgFamily;
 use crate::files::InputError;
 use crate::fingerprint::Hash256;
-use crate::format::{v1 as f1, v2 as f2};
 use crate::image::NbgImage;
 use crate::parse::{Graph, parse};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Schema tag of a mappings registry file.
 pub const SCHEMA: &str = "nbg-mappings/1";
+/// Schema tag of `nbg mapping check --json`.
 pub const CHECK_SCHEMA: &str = "nbg-mapping-check/1";
 /// The committed registry, relative to the project root.
 pub const COMMITTED: &str = "differentials/mappings.json";
 /// Largest mappings file read.
 pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Most mappings a registry may hold.
 pub const MAX_MAPPINGS: usize = 256;
+/// Most evidence entries one mapping may carry.
 pub const MAX_EVIDENCE: usize = 64;
 /// Most capture sets one `check` or `promote` reads.
 pub const MAX_CAPTURE_SETS: usize = 256;
@@ -44,23 +48,25 @@ pub const MAX_CANDIDATES: usize = 16;
 /// The source key that names `a_source`/`b_source` of `differential.json`.
 pub const SOURCE_KEY: &str = "source";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    V1,
-    V2,
-}
+pub use crate::family::Family;
 
 /// How the source value is written at the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Encoding {
+    /// One byte.
     U8,
+    /// Little-endian 16-bit integer.
     Le16,
+    /// Little-endian 32-bit integer.
     Le32,
+    /// Little-endian 64-bit integer.
     Le64,
+    /// IEEE 754 half precision, little-endian.
     F16,
+    /// IEEE 754 single precision, little-endian.
     F32,
+    /// The source bytes as they are.
     Raw,
 }
 
@@ -75,19 +81,27 @@ pub enum Derived {
     SectionChecksums,
 }
 
+/// How far a mapping has been established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// Written down, not yet checked.
     Hypothesis,
+    /// Checked on capture sets, not yet promoted.
     Proved,
+    /// Promoted on the evidence it carries (at least two capture sets); `recheck` re-proves it.
     Promoted,
 }
 
+/// A check's verdict.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
+    /// The replay rebuilt B exactly.
     Proved,
+    /// The capture set contradicts the mapping.
     Refuted,
+    /// The capture set cannot test the mapping (another family, no source key, ...); `reason` says why.
     Inapplicable,
 }
 
@@ -97,14 +111,23 @@ pub enum Outcome {
 pub enum Reason {
     /// Proved: the replay is B.
     ReplayReproducesB,
+    /// The capture set is of another family than the mapping.
     FamilyDiffers,
+    /// `differential.json` lacks the mapping's source key.
     SourceKeyAbsent,
+    /// A1 and A2 differ: the serializer is not deterministic.
     A1DiffersFromA2,
+    /// A and B differ in size.
     SizeDiffers,
+    /// The source value cannot be written in the mapping's encoding.
     SourceNotEncodable,
+    /// The target is not in A.
     TargetNotFound,
+    /// The target names more than one place.
     TargetAmbiguous,
+    /// A's bytes at the target do not hold the encoded A value.
     TargetHoldsOtherValue,
+    /// The replayed image differs from B.
     ReplayDiffersFromB,
 }
 
@@ -112,9 +135,13 @@ pub enum Reason {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
+    /// A non-negative integer.
     Unsigned(u64),
+    /// A negative integer.
     Signed(i64),
+    /// A number with a fraction.
     Float(f64),
+    /// A byte array.
     Bytes(Vec<u8>),
 }
 
@@ -125,10 +152,13 @@ impl Eq for Value {}
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Quantity {
+    /// The value in A.
     pub a: Value,
+    /// The value in B.
     pub b: Value,
 }
 
+/// What value a mapping writes: a described quantity of the capture set.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
@@ -144,22 +174,29 @@ pub struct Source {
 pub enum Target {
     /// A field as `nbg diff` names it (`diff::field_range`), at `offset` bytes into it.
     Field {
+        /// The field name.
         field: String,
+        /// Bytes into the field.
         #[serde(default)]
         offset: u64,
     },
     /// A DYNAIO entry at `offset`: entry `entry`, or when absent every entry whose bytes at
     /// `offset` hold the A value (at most `MAX_CANDIDATES`, the first that reproduces B wins).
     DynaioEntry {
+        /// The DYNAIO entry index, or every entry holding the A value.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         entry: Option<u32>,
+        /// Bytes into the entry.
         #[serde(default)]
         offset: u64,
     },
     /// Payload bytes `[start, end)` of a section (v2 type name) or table (v1 name).
     SectionRange {
+        /// The v2 section type name or v1 table name.
         section: String,
+        /// First payload byte of the range.
         start: u64,
+        /// One past the last payload byte of the range.
         end: u64,
     },
 }
@@ -170,40 +207,60 @@ pub enum Target {
 pub struct Evidence {
     /// The capture directory, relative to the mappings file's folder.
     pub capture: String,
+    /// SHA-256 of A1 (hex).
     pub a1_sha256: String,
+    /// SHA-256 of A2 (hex).
     pub a2_sha256: String,
+    /// SHA-256 of B (hex).
     pub b_sha256: String,
+    /// The source value in A.
     pub a: Value,
+    /// The source value in B.
     pub b: Value,
 }
 
+/// A hypothesis: the source quantity, encoded so, lands at the target; derived checksums follow.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Mapping {
+    /// Unique name in the registry.
     pub name: String,
+    /// The family it is written for.
     pub family: Family,
+    /// The quantity written.
     pub source: Source,
+    /// Where it lands.
     pub target: Target,
+    /// How it is encoded.
     pub encoding: Encoding,
+    /// Checksums recomputed after the write.
     pub derived: Vec<Derived>,
+    /// How far it has been established.
     pub status: Status,
+    /// The capture sets it was promoted on.
     pub evidence: Vec<Evidence>,
 }
 
+/// A mappings file: the lab's recovered facts of where source quantities land.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Registry {
+    /// `SCHEMA`.
     pub schema: String,
+    /// The mappings, names unique.
     pub mappings: Vec<Mapping>,
 }
 
 impl Registry {
+    /// The mapping called `name`.
     pub fn get(&self, name: &str) -> Option<&Mapping> {
         self.mappings.iter().find(|m| m.name == name)
     }
 
     /// Canonical JSON text (sorted keys, two-space indent, trailing newline).
     pub fn canonical(&self) -> String {
+        // invariant: a registry has string keys, strings, integers and finite numbers only,
+        // so it always serializes.
         crate::evidence::canonical(&serde_json::to_value(self).expect("registry serializes"))
     }
 }
@@ -376,11 +433,17 @@ pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, String> {
 /// The first byte the replay does not explain.
 #[derive(Clone, Debug, Serialize)]
 pub struct Unexplained {
+    /// File offset.
     pub offset: u64,
+    /// The owner's pairing key (`diff::owner_key`).
     pub owner: String,
+    /// The owner's ledger class.
     pub class: &'static str,
+    /// The field name at the offset (`diff::locate`).
     pub field: String,
+    /// A's byte.
     pub a: u8,
+    /// B's byte.
     pub b: u8,
     /// The replay's byte there.
     pub replayed: u8,
@@ -389,39 +452,54 @@ pub struct Unexplained {
 /// A byte range the replay wrote, and why.
 #[derive(Clone, Debug, Serialize)]
 pub struct Written {
+    /// First byte written.
     pub start: u64,
+    /// One past the last byte written.
     pub end: u64,
+    /// `target`, `section-checksum` or `file-crc`.
     pub role: &'static str,
 }
 
 /// One mapping against one capture set.
 #[derive(Clone, Debug, Serialize)]
 pub struct CheckRow {
+    /// The mapping's name.
     pub mapping: String,
+    /// The capture set's name.
     pub capture: String,
+    /// The verdict.
     pub outcome: Outcome,
+    /// Why (`none` when proved).
     pub reason: Reason,
+    /// The source quantity, when the capture set has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Quantity>,
     /// Bytes of A that differ in B.
     pub changed_bytes: u64,
     /// Bytes where the replay differs from B.
     pub unexplained_bytes: u64,
+    /// The byte ranges the replay wrote.
     pub written: Vec<Written>,
+    /// The first byte the replay does not explain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_unexplained: Option<Unexplained>,
+    /// SHA-256 of the replayed image.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_sha256: Option<Hash256>,
+    /// SHA-256 of B.
     pub b_sha256: Hash256,
 }
 
 /// A capture set loaded for checking, named as the user gave it.
 pub struct Capture {
+    /// The capture directory as given.
     pub name: String,
+    /// Its four files.
     pub set: CaptureSet,
 }
 
 impl Capture {
+    /// Load the capture set in `dir` under the name the user gave.
     pub fn load(dir: &Path, name: String) -> Result<Self, InputError> {
         Ok(Capture {
             name,
@@ -466,7 +544,7 @@ pub fn builtin() -> &'static Registry {
 /// The DYNAIO kind without an entry index covers every entry; a field target runs from its
 /// offset for the encoding's width (a raw value to the field's end).
 pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64)> {
-    if family(g) != m.family {
+    if g.family() != m.family {
         return Vec::new();
     }
     let width = match m.encoding {
@@ -510,8 +588,11 @@ pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64
 /// A capture set whose NBG does not parse: which file, and the failure.
 #[derive(Debug)]
 pub struct CaptureFailure {
+    /// The capture set's name.
     pub capture: String,
+    /// The file that does not parse.
     pub file: &'static str,
+    /// Why.
     pub failure: Failure,
 }
 
@@ -544,13 +625,6 @@ pub fn check_all(
     Ok(rows)
 }
 
-fn family(g: &Graph<'_>) -> Family {
-    match g {
-        Graph::V1(_) => Family::V1,
-        Graph::V2(_) => Family::V2,
-    }
-}
-
 /// Check one mapping against one parsed capture set (A1 parsed as `ga` with ledger `ia`).
 pub fn check_one(
     m: &Mapping,
@@ -575,7 +649,7 @@ pub fn check_one(
         replay_sha256: None,
         b_sha256: gb.file().sha256,
     };
-    if family(ga) != m.family || family(gb) != m.family {
+    if ga.family() != m.family || gb.family() != m.family {
         return row;
     }
     let Some(q) = quantity(set, &m.source.key) else {
@@ -723,53 +797,29 @@ fn replay_at(
     };
     write(&mut changed, &mut writes, at, enc_b.to_vec(), "target");
     if m.derived.contains(&Derived::SectionChecksums) {
-        if let Graph::V2(g) = g {
-            for c in &g.section_checksums {
-                let Some(t) = g.section(c.section_type) else {
-                    continue;
-                };
-                if t.offset < at + len && at < t.end() {
-                    let v = changed.crc32_range(t.offset, t.end());
-                    write(
-                        &mut changed,
-                        &mut writes,
-                        c.offset + 4,
-                        v.to_le_bytes().to_vec(),
-                        "section-checksum",
-                    );
-                }
+        for c in g.derived_checksums() {
+            let (start, end) = c.target;
+            if start < at + len && at < end {
+                let v = changed.crc32_range(start, end);
+                write(
+                    &mut changed,
+                    &mut writes,
+                    c.value_at,
+                    v.to_le_bytes().to_vec(),
+                    "section-checksum",
+                );
             }
         }
     }
     if m.derived.contains(&Derived::FileCrc) {
-        match g {
-            Graph::V2(g) => {
-                let listing: Vec<_> = g
-                    .sections
-                    .iter()
-                    .map(|s| (s.kind, s.offset, s.size))
-                    .collect();
-                let crc = changed.v2_file_crc(&listing);
-                write(
-                    &mut changed,
-                    &mut writes,
-                    f2::OFF_CRC_SUM as u64,
-                    crc.to_le_bytes().to_vec(),
-                    "file-crc",
-                );
-            }
-            Graph::V1(g) if g.crc.stored != 0 => {
-                let at = f1::OFF_CRC as u64;
-                let crc = changed.whole_file_field_zeroed(at);
-                write(
-                    &mut changed,
-                    &mut writes,
-                    at,
-                    crc.to_le_bytes().to_vec(),
-                    "file-crc",
-                );
-            }
-            Graph::V1(_) => {}
+        if let Some(crc) = g.file_crc(changed.bytes()) {
+            write(
+                &mut changed,
+                &mut writes,
+                g.crc_rule().field,
+                crc.to_le_bytes().to_vec(),
+                "file-crc",
+            );
         }
     }
     // Later writes win, as in the image.
@@ -853,9 +903,9 @@ fn unexplained(
     let owner = image.owner_of(offset);
     Unexplained {
         offset,
-        owner: owner.map_or_else(String::new, |o| crate::diff::owner_key(g, o)),
-        class: owner.map_or("", |o| o.class.as_str()),
-        field: owner.map_or_else(String::new, |o| crate::diff::locate(g, o, offset).0),
+        owner: crate::diff::owner_key(g, owner),
+        class: owner.class.as_str(),
+        field: crate::diff::locate(g, owner, offset).0,
         a: a[offset as usize],
         b: b[offset as usize],
         replayed,
@@ -871,7 +921,7 @@ pub fn summary(rows: &[CheckRow]) -> BTreeMap<&'static str, usize> {
             Outcome::Refuted => "refuted",
             Outcome::Inapplicable => "inapplicable",
         };
-        *s.get_mut(k).expect("listed") += 1;
+        *s.entry(k).or_insert(0) += 1;
     }
     s
 }
@@ -888,8 +938,11 @@ pub fn check_document(registry_sha256: &Hash256, rows: &[CheckRow]) -> serde_jso
 
 /// What a CLI run prints, and its exit status.
 pub struct Rendered {
+    /// Text for stdout.
     pub stdout: String,
+    /// Text for stderr.
     pub stderr: String,
+    /// Exit status.
     pub code: u8,
 }
 
@@ -989,7 +1042,9 @@ pub fn cli_check(mappings: &Path, dirs: &[PathBuf], json: bool) -> Rendered {
 /// Why a promotion was refused.
 #[derive(Debug)]
 pub struct Refusal {
+    /// Why, in words.
     pub message: String,
+    /// The checks the refusal rests on.
     pub rows: Vec<CheckRow>,
 }
 
@@ -1020,10 +1075,10 @@ pub fn promote(
     }
     let mut evidence: Vec<Evidence> = Vec::new();
     for (r, c) in rows.iter().zip(captures) {
-        if r.outcome != Outcome::Proved {
+        // A row is proved only once its source quantity was found, so every proved row has one.
+        let (Outcome::Proved, Some(q)) = (r.outcome, r.source.clone()) else {
             continue;
-        }
-        let q = r.source.clone().expect("a proved row has its source");
+        };
         let [a1, a2, b] = c.digests();
         evidence.push(Evidence {
             capture: c.name.clone(),
@@ -1038,6 +1093,7 @@ pub fn promote(
     evidence.dedup_by(|x, y| (&x.a1_sha256, &x.b_sha256) == (&y.a1_sha256, &y.b_sha256));
     let distinct: Vec<String> = evidence
         .iter()
+        // invariant: a JSON `Value` has string keys only, so it always serializes.
         .map(|e| serde_json::to_string(&e.b).expect("value serializes"))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
@@ -1056,11 +1112,9 @@ pub fn promote(
         return refuse(format!("at most {MAX_EVIDENCE} evidence entries"), rows);
     }
     let mut out = registry.clone();
-    let target = out
-        .mappings
-        .iter_mut()
-        .find(|x| x.name == name)
-        .expect("found above");
+    let Some(target) = out.mappings.iter_mut().find(|x| x.name == name) else {
+        return refuse(format!("no mapping {name} in the registry"), rows);
+    };
     target.status = Status::Promoted;
     target.evidence = evidence;
     Ok((out, rows))
@@ -1134,6 +1188,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
         return usage(e);
     }
     let mut stdout: String = rows.iter().map(text_row).collect();
+    // invariant: `promote` returned Ok, which it does only after finding `name` in the registry.
     let m = promoted.get(name).expect("promoted");
     stdout.push_str(&format!(
         "promoted {name} on {} capture sets; wrote {}\n",
@@ -1194,12 +1249,5 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
 
 /// The (file offset, size) of a v2 section or v1 table named `section`, when the graph has it.
 fn payload_of(g: &Graph<'_>, section: &str) -> Option<(u64, u64)> {
-    match g {
-        Graph::V2(g) => g
-            .sections
-            .iter()
-            .find(|s| s.type_name == section)
-            .map(|s| (s.offset, s.size)),
-        Graph::V1(g) => g.table(section).map(|t| (t.offset, t.size)),
-    }
+    g.payload(section).map(|p| (p.offset, p.size))
 }

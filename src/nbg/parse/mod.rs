@@ -17,62 +17,10 @@ pub use v2::NbgV2;
 /// A successfully parsed graph of either family.
 #[derive(Debug)]
 pub enum Graph<'data> {
+    /// A v1 graph (version 0x0001xxxx).
     V1(NbgV1<'data>),
+    /// A v2 graph (version 0x00020000).
     V2(NbgV2<'data>),
-}
-
-impl Graph<'_> {
-    /// The `--json` document: sorted keys, integers as numbers, hashes as lowercase hex.
-    pub fn to_json(&self) -> serde_json::Value {
-        match self {
-            Graph::V1(g) => serde_json::to_value(g).expect("parse model serializes"),
-            Graph::V2(g) => serde_json::to_value(g).expect("parse model serializes"),
-        }
-    }
-
-    pub fn file(&self) -> &FileFacts {
-        match self {
-            Graph::V1(g) => &g.file,
-            Graph::V2(g) => &g.file,
-        }
-    }
-
-    /// DYNAIO entries as file ranges `[start, end)`, in table order (v2 sections 20/26, or the
-    /// v1 `dyna_io_table` into `dyna_io`); empty when the graph has none.
-    pub fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
-        match self {
-            Graph::V2(g) => g.dynamic_io.as_ref().map_or_else(Vec::new, |d| {
-                d.entries
-                    .iter()
-                    .map(|e| {
-                        (
-                            d.region_offset + e.offset,
-                            d.region_offset + e.offset + e.size,
-                        )
-                    })
-                    .collect()
-            }),
-            Graph::V1(g) => {
-                let region = g.table("dyna_io").map_or(0, |t| t.offset);
-                g.nested_tables
-                    .iter()
-                    .find(|n| n.table == "dyna_io_table")
-                    .map_or_else(Vec::new, |n| {
-                        n.entries
-                            .iter()
-                            .map(|e| (region + e[0], region + e[0] + e[1]))
-                            .collect()
-                    })
-            }
-        }
-    }
-
-    pub fn structural_signature(&self) -> Hash256 {
-        match self {
-            Graph::V1(g) => g.structural_signature,
-            Graph::V2(g) => g.structural_signature,
-        }
-    }
 }
 
 /// What a parse computes beyond the rules.
@@ -161,15 +109,20 @@ pub(crate) fn view<'a>(
 /// Whole-file identity.
 #[derive(Clone, Debug, Serialize)]
 pub struct FileFacts {
+    /// File size in bytes.
     pub size: u64,
+    /// SHA-256 of the whole file (zero in check-only mode).
     pub sha256: Hash256,
 }
 
 /// The final 512 bytes that the runtime copies into its model object.
 #[derive(Clone, Debug, Serialize)]
 pub struct ConnectionRegion {
+    /// File offset of the region (the last 512 bytes, or the whole file when shorter).
     pub offset: u64,
+    /// Region size in bytes.
     pub size: u64,
+    /// SHA-256 of the region (zero in check-only mode).
     pub sha256: Hash256,
     /// Whether declared sections or tables already own every byte of the region.
     pub covered_by_section: bool,
@@ -210,7 +163,9 @@ impl ConnectionRegion {
 /// Quantization words, kept raw and interpreted only as the public format says.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Quantization {
+    /// The quantization format word.
     pub format: u32,
+    /// Its public name, when known.
     pub format_name: Option<&'static str>,
     /// The record's quantization words in on-disk order (v2: a two-word union; v1: the
     /// fixed-point position, scale and zero-point slots).
@@ -226,13 +181,18 @@ pub struct Quantization {
 /// Which raw word holds which quantity, per record layout.
 #[derive(Clone, Copy, Debug)]
 pub struct QuantSlots {
+    /// Words the record reserves for quantization.
     pub words: usize,
+    /// Word index of the fixed-point position.
     pub fixed_point: usize,
+    /// Word index of the scale.
     pub scale: usize,
+    /// Word index of the zero point.
     pub zero_point: usize,
 }
 
 impl Quantization {
+    /// Decode the quantization words by `format` (`slots` says which word is which).
     pub fn new(format: u32, raw_words: Vec<u32>, slots: QuantSlots) -> Self {
         let word = |i: usize| raw_words[i];
         let (fixed_point_position, scale, zero_point) = match format {
@@ -258,22 +218,31 @@ impl Quantization {
 /// One input or output tensor description, under the field map's parser keys.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct IoRecord {
+    /// Position in its table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
     /// `None` for record layouts without a name field (v1 before 0x00010004).
     pub name: Option<String>,
+    /// Dimension count as stored.
     pub dimension_count: u32,
+    /// The dimensions (the first `dimension_count` words).
     pub dimensions: Vec<u32>,
     /// The dimension slots after `dimension_count` (public v1 files hold 1 there, v2 zero):
     /// not part of the document, kept so the record re-encodes exactly.
     #[serde(skip)]
     pub unused_dimension_slots: Vec<u32>,
+    /// Buffer format word.
     pub data_format: u32,
+    /// Its public name, when known.
     pub data_format_name: Option<&'static str>,
+    /// Data type word.
     pub data_type: u32,
+    /// Its public name, when known.
     pub data_type_name: Option<&'static str>,
+    /// Quantization parameters.
     pub quantization: Quantization,
+    /// Product of the dimensions.
     pub element_count: u64,
     /// Derived storage; `None` for a format without a public element width.
     pub storage_bytes: Option<u64>,
@@ -281,24 +250,33 @@ pub struct IoRecord {
 
 /// The field-map fields of one I/O record layout (per family and v1 version).
 pub struct IoLayout {
+    /// The field-map record.
     pub record: crate::fieldmap::Record,
+    /// The dimension-count field.
     pub dim_count: crate::fieldmap::Field,
+    /// The dimension words.
     pub dims: crate::fieldmap::Field,
+    /// The data-format field.
     pub data_format: crate::fieldmap::Field,
+    /// The data-type field.
     pub data_type: crate::fieldmap::Field,
+    /// The quantization-format field.
     pub quant_format: crate::fieldmap::Field,
     /// The fields holding the raw quantization words, in order.
     pub quant_fields: &'static [crate::fieldmap::Field],
+    /// Where the quantization words lie.
     pub quant: QuantSlots,
     /// The NUL-terminated name, if the layout has one.
     pub name: Option<crate::fieldmap::Field>,
 }
 
 impl IoLayout {
+    /// Record size in bytes.
     pub fn size(&self) -> usize {
         self.record.size
     }
 
+    /// Most dimensions the record holds.
     pub fn max_dims(&self) -> u32 {
         (self.dims.width / 4) as u32
     }
@@ -434,6 +412,7 @@ pub(crate) fn fingerprint_ranges(
 ) -> Fingerprints {
     use rayon::prelude::*;
     let Some(bytes) = data.memory() else {
+        // invariant: `Data` is built over memory or over a file; not memory means a file.
         let file = data.source_file().expect("a source is memory or a file");
         let plan = crate::stream::Plan {
             full,
