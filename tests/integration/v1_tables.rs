@@ -6,6 +6,7 @@ use crate::common;
 
 use common::{le32, put32};
 use nbg_lab::Code;
+use nbg_lab::NbgFamily;
 use nbg_lab::fieldmap::{self as fm, Writer};
 use nbg_lab::image::{NbgImage, OwnerClass};
 use nbg_lab::parse::records::V1_PROVED_VERSIONS;
