@@ -686,18 +686,10 @@ fn contradicting_declarations_are_refused_per_operator() {
         std::fs::write(tmp.path().join(format!("{case}.good.onnx")), &ok).unwrap();
         std::fs::write(tmp.path().join(format!("{case}.bad.onnx")), &wrong).unwrap();
     }
-    let script = "import onnx, sys, os, glob\nfrom onnx import shape_inference\nfor p in sorted(glob.glob(os.path.join(sys.argv[1], '*.onnx'))):\n    try:\n        m = onnx.load(p); onnx.checker.check_model(m, full_check=True); shape_inference.infer_shapes(m, strict_mode=True, data_prop=True); print(os.path.basename(p), 'valid')\n    except Exception as e:\n        print(os.path.basename(p), 'invalid')\n";
-    let o = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(tmp.path())
-        .output()
-        .expect("python3");
-    assert!(
-        o.status.success(),
-        "python onnx (.ci/setup installs it): {}",
-        String::from_utf8_lossy(&o.stderr)
+    let text = common::onnx_verdicts(
+        tmp.path(),
+        "onnx.checker.check_model(m, full_check=True); shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)",
     );
-    let text = String::from_utf8(o.stdout).unwrap();
     for (case, ..) in &cases {
         assert!(
             text.contains(&format!("{case}.good.onnx valid")),

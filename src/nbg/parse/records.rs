@@ -338,18 +338,15 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 ),
             );
         }
-        if let Some(patches) = patch_count.filter(|_| o.patch_count > 0) {
-            let end = u64::from(o.patch_index) + u64::from(o.patch_count);
-            if end > patches {
-                return fail(
-                    Code::OperationPatchOutOfRange,
-                    at(fo::patch_index.offset),
-                    format!(
-                        "operation {} patches [{}, {end}) leave the {patches}-record patch table",
-                        o.index, o.patch_index
-                    ),
-                );
-            }
+        if let Some((end, patches)) = patches_beyond(o.patch_index, o.patch_count, patch_count) {
+            return fail(
+                Code::OperationPatchOutOfRange,
+                at(fo::patch_index.offset),
+                format!(
+                    "operation {} patches [{}, {end}) leave the {patches}-record patch table",
+                    o.index, o.patch_index
+                ),
+            );
         }
         let engine = match o.kind {
             operation_type::NN => t.nn_records.map(|n| ("NN", n)),
@@ -411,18 +408,15 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         }
     }
     for h in hw_init_operations.iter().flatten() {
-        if let Some(patches) = patch_count.filter(|_| h.patch_count > 0) {
-            let end = u64::from(h.patch_index) + u64::from(h.patch_count);
-            if end > patches {
-                return fail(
-                    Code::HwInitPatchOutOfRange,
-                    h.offset + fh::patch_index.offset as u64,
-                    format!(
-                        "hw_init operation {} patches [{}, {end}) leave the {patches}-record patch table",
-                        h.index, h.patch_index
-                    ),
-                );
-            }
+        if let Some((end, patches)) = patches_beyond(h.patch_index, h.patch_count, patch_count) {
+            return fail(
+                Code::HwInitPatchOutOfRange,
+                h.offset + fh::patch_index.offset as u64,
+                format!(
+                    "hw_init operation {} patches [{}, {end}) leave the {patches}-record patch table",
+                    h.index, h.patch_index
+                ),
+            );
         }
         if let Some(n) = t.icd_entries.filter(|&n| u64::from(h.state_id) >= n) {
             return fail(
@@ -550,6 +544,14 @@ pub fn v1_decodes(name: &str, version: u32) -> bool {
             name,
             "layer" | "operation" | "sh" | "patch" | "sw" | "hw_init" | "ppu_param"
         )
+}
+
+/// `(end, table records)` when the patch range `[index, index + count)` of an operation or
+/// hw-init record leaves a patch table of `patches` records; an empty range never does.
+fn patches_beyond(index: u32, count: u32, patches: Option<u64>) -> Option<(u64, u64)> {
+    let patches = patches.filter(|_| count > 0)?;
+    let end = u64::from(index) + u64::from(count);
+    (end > patches).then_some((end, patches))
 }
 
 /// Rows the text summary lists per table; `--json` lists every record.
