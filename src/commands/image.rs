@@ -1,12 +1,12 @@
 //! `nbg image FILE [--json] [--svg OUT.svg] [--force]`.
 
 use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
-use nbg_lab::files::read_regular;
 use nbg_lab::image::NbgImage;
-use nbg_lab::parse;
 use nbg_lab::report::{svg, text};
+use nbg_lab::stream::FileSource;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -27,15 +27,24 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let bytes = match read_regular(file) {
-        Ok(b) => b,
+    // Streamed: the structure with positioned reads, the payload hashed once, the ledger over
+    // ranges; emission reads the file again range by range. Memory does not grow with the file.
+    let source = match FileSource::open(file) {
+        Ok(s) => Arc::new(s),
         Err(e) => return usage_error(e),
     };
-    let image = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
+    let parsed = match nbg_lab::open::parse_source(Arc::clone(&source), Default::default()) {
+        Ok(p) => p,
+        Err(e) => return usage_error(e),
+    };
+    let image = match parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source))) {
         Ok(i) => i,
         Err(f) => return report_failure(&f, args.json),
     };
     let recon = image.reconstruction();
+    if let Some(e) = source.error() {
+        return usage_error(e);
+    }
     if let Some(path) = &args.svg {
         let title = format!("{} ({})", file.display(), image.format());
         let map = svg::owner_map(&title, &image);

@@ -7,8 +7,10 @@
 //! constructor proves that owners are sorted, contiguous, non-overlapping and cover exactly
 //! `[0, file size)`; it returns a failure, never an image, when it cannot.
 //!
-//! Emission concatenates the owned ranges of the source and verifies length, every byte and
-//! SHA-256. A semantic change turns the image into a `ChangedImage`, a different type that can
+//! Emission concatenates the owned ranges of the source and verifies length and SHA-256 (and,
+//! for an image in memory, every byte). An image over a file (`NbgImage::from_file`) holds
+//! ranges, never the payload: padding is checked and emission streamed with positioned reads
+//! of at most 1 MiB, and its SHA-256 is compared with the parse's own streamed pass. A semantic change turns the image into a `ChangedImage`, a different type that can
 //! be hashed and compared but has no way to produce bytes for a file: its `emit` always returns
 //! `EmitError::SemanticChange`.
 //!
@@ -22,8 +24,13 @@ use crate::family::NbgFamily;
 use crate::fingerprint::Hash256;
 use crate::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
 use crate::parse::{Graph, NbgV1, NbgV2};
+use crate::read::Data;
+use crate::stream::FileSource;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::{Arc, OnceLock};
 
 /// Who owns a byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -131,6 +138,8 @@ pub enum EmitError {
     SemanticChange { changes: Vec<String> },
     /// The concatenated owned ranges differ from the source (length, a byte, or the hash).
     NotIdentical { offset: u64, what: &'static str },
+    /// Reading the source file or writing the emitted bytes failed.
+    Io { message: String },
 }
 
 impl std::fmt::Display for EmitError {
@@ -149,6 +158,7 @@ impl std::fmt::Display for EmitError {
                     "reconstruction differs from the source at 0x{offset:x} ({what})"
                 )
             }
+            EmitError::Io { message } => write!(f, "emission failed: {message}"),
         }
     }
 }
@@ -158,30 +168,57 @@ impl std::error::Error for EmitError {}
 /// An immutable, fully owned view of one NBG's bytes.
 #[derive(Debug)]
 pub struct NbgImage<'data> {
-    source: &'data [u8],
+    /// The bytes in memory, or the file they are read from.
+    source: Data<'data>,
+    /// SHA-256 of the whole file from the parse's streamed pass (file images only; an image in
+    /// memory hashes its bytes when asked).
+    streamed_sha256: Option<Hash256>,
     format: &'static str,
     owners: Vec<Owner>,
     views: Vec<View>,
+    /// The re-emission's result, computed once (the image never changes).
+    reconstruction: OnceLock<Result<Reconstruction, EmitError>>,
 }
 
 impl<'data> NbgImage<'data> {
-    /// Build and prove the ledger of a parsed graph.
+    /// Build and prove the ledger of a graph parsed from bytes in memory.
     pub fn new(graph: &Graph<'data>) -> Result<Self, Failure> {
-        let (source, format, claims, mut views) = match graph {
-            Graph::V1(g) => (g.bytes, g.format, claims_v1(g), views_v1(g)),
-            Graph::V2(g) => (g.bytes, g.format, claims_v2(g), views_v2(graph)),
+        Self::build(graph, Data::new(graph.bytes()), None)
+    }
+
+    /// Build and prove the ledger of a graph parsed from `file` (`open::parse_source`): the
+    /// image holds ranges, not bytes. I/O errors are kept by `file` (see `FileSource::error`);
+    /// the caller reports them as input errors.
+    pub fn from_file(
+        graph: &Graph<'_>,
+        file: Arc<FileSource>,
+    ) -> Result<NbgImage<'static>, Failure> {
+        let sha256 = graph.file().sha256;
+        NbgImage::build(graph, Data::file(file), Some(sha256))
+    }
+
+    fn build(
+        graph: &Graph<'_>,
+        source: Data<'data>,
+        streamed_sha256: Option<Hash256>,
+    ) -> Result<Self, Failure> {
+        let (format, claims, mut views) = match graph {
+            Graph::V1(g) => (g.format, claims_v1(g), views_v1(g)),
+            Graph::V2(g) => (g.format, claims_v2(g), views_v2(graph)),
         };
-        let owners = fill_gaps(source, claims)?;
-        prove(&owners, source.len() as u64)?;
-        if let Some(v) = connection_view(&owners, source.len() as u64) {
+        let owners = fill_gaps(&source, claims)?;
+        prove(&owners, source.len())?;
+        if let Some(v) = connection_view(&owners, source.len()) {
             views.push(v);
         }
         views.sort_by(|a, b| (a.start, a.end, &a.label).cmp(&(b.start, b.end, &b.label)));
         Ok(NbgImage {
             source,
+            streamed_sha256,
             format,
             owners,
             views,
+            reconstruction: OnceLock::new(),
         })
     }
 
@@ -198,11 +235,26 @@ impl<'data> NbgImage<'data> {
     }
 
     pub fn len(&self) -> u64 {
-        self.source.len() as u64
+        self.source.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.source.is_empty()
+    }
+
+    /// SHA-256 of the whole source file.
+    pub fn sha256(&self) -> Hash256 {
+        match self.streamed_sha256 {
+            Some(h) => h,
+            None => {
+                let mut sha = Sha256::new();
+                let _ = self.source.visit(0, self.len(), 1, |_, piece| {
+                    sha.update(piece);
+                    Ok::<(), ()>(())
+                });
+                Hash256(sha.finalize().into())
+            }
+        }
     }
 
     /// The owner of an in-file byte (binary search over the proved ledger). Infallible: the
@@ -226,49 +278,74 @@ impl<'data> NbgImage<'data> {
         t
     }
 
-    /// Concatenate the owned ranges and prove the result is the source: length, every byte,
-    /// SHA-256.
+    /// Concatenate the owned ranges in memory and prove the result is the source: length,
+    /// SHA-256 and, for an image in memory, every byte.
     pub fn emit(&self) -> Result<Vec<u8>, EmitError> {
-        let mut out = Vec::with_capacity(self.source.len());
-        for o in &self.owners {
-            out.extend_from_slice(&self.source[o.start as usize..o.end as usize]);
+        let mut out = Vec::with_capacity(usize::try_from(self.len()).unwrap_or(0));
+        self.emit_to(&mut out)?;
+        if let Some(source) = self.source.memory() {
+            if let Some(i) = first_difference(&out, source) {
+                return Err(EmitError::NotIdentical {
+                    offset: i,
+                    what: "byte",
+                });
+            }
         }
-        if out.len() != self.source.len() {
-            let offset = out.len().min(self.source.len()) as u64;
+        Ok(out)
+    }
+
+    /// Stream the owned ranges, in ledger order, into `out` (pieces of at most 1 MiB from a
+    /// file) and prove the stream is the source: its length and its SHA-256, against the
+    /// file's own hash.
+    pub fn emit_to(&self, out: &mut impl Write) -> Result<Reconstruction, EmitError> {
+        let mut sha = Sha256::new();
+        let mut bytes = 0u64;
+        for o in &self.owners {
+            self.source.visit(o.start, o.end, 1, |_, piece| {
+                sha.update(piece);
+                bytes += piece.len() as u64;
+                out.write_all(piece).map_err(|e| EmitError::Io {
+                    message: e.to_string(),
+                })
+            })?;
+        }
+        if let Some(e) = self.source.source_file().and_then(|f| f.error()) {
+            return Err(EmitError::Io {
+                message: e.to_string(),
+            });
+        }
+        if bytes != self.len() {
             return Err(EmitError::NotIdentical {
-                offset,
+                offset: bytes.min(self.len()),
                 what: "length",
             });
         }
-        if let Some(i) = first_difference(&out, self.source) {
-            return Err(EmitError::NotIdentical {
-                offset: i,
-                what: "byte",
-            });
-        }
-        if Hash256::of(&out) != Hash256::of(self.source) {
+        let sha256 = Hash256(sha.finalize().into());
+        if sha256 != self.sha256() {
             return Err(EmitError::NotIdentical {
                 offset: 0,
                 what: "sha256",
             });
         }
-        Ok(out)
-    }
-
-    /// Emit and summarize for reports.
-    pub fn reconstruction(&self) -> Result<Reconstruction, EmitError> {
-        let out = self.emit()?;
         Ok(Reconstruction {
             identical: true,
-            sha256: Hash256::of(&out),
-            bytes: out.len() as u64,
+            sha256,
+            bytes,
         })
     }
 
-    /// Start a semantic change: the result is a `ChangedImage`, which can never be emitted.
+    /// Emit without keeping the bytes, and summarize for reports (once per image).
+    pub fn reconstruction(&self) -> Result<Reconstruction, EmitError> {
+        self.reconstruction
+            .get_or_init(|| self.emit_to(&mut std::io::sink()))
+            .clone()
+    }
+
+    /// Start a semantic change: the result is a `ChangedImage`, which can never be emitted. An
+    /// image over a file reads the file into memory here: changes are made in memory only.
     pub fn change(&self, marker: impl Into<String>) -> ChangedImage {
         ChangedImage {
-            bytes: self.source.to_vec(),
+            bytes: self.source.range(0, self.len()).into_owned(),
             changes: vec![marker.into()],
         }
     }
@@ -281,7 +358,7 @@ impl<'data> NbgImage<'data> {
         };
         serde_json::json!({
             "format": self.format,
-            "file": { "size": self.len(), "sha256": Hash256::of(self.source) },
+            "file": { "size": self.len(), "sha256": self.sha256() },
             "owners": self.owners,
             "views": self.views,
             "totals": self.totals(),
@@ -504,8 +581,8 @@ fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
 }
 
 /// Sort the claims and give every unclaimed byte an owner: alignment, padding, or the tail.
-fn fill_gaps(source: &[u8], mut claims: Vec<Claim>) -> Result<Vec<Owner>, Failure> {
-    let size = source.len() as u64;
+fn fill_gaps(source: &Data<'_>, mut claims: Vec<Claim>) -> Result<Vec<Owner>, Failure> {
+    let size = source.len();
     claims.sort_by_key(|c| (c.start, c.end));
     let mut owners: Vec<Owner> = Vec::with_capacity(claims.len() * 2 + 2);
     let mut cursor = 0u64;
@@ -588,9 +665,18 @@ fn fill_gaps(source: &[u8], mut claims: Vec<Claim>) -> Result<Vec<Owner>, Failur
     Ok(owners)
 }
 
-fn owner(source: &[u8], start: u64, end: u64, class: OwnerClass, label: String) -> Owner {
-    let all_zero = (class == OwnerClass::Padding)
-        .then(|| source[start as usize..end as usize].iter().all(|&b| b == 0));
+fn owner(source: &Data<'_>, start: u64, end: u64, class: OwnerClass, label: String) -> Owner {
+    let all_zero = (class == OwnerClass::Padding).then(|| {
+        source
+            .visit(start, end, 1, |_, piece| {
+                if piece.iter().all(|&b| b == 0) {
+                    Ok(())
+                } else {
+                    Err(())
+                }
+            })
+            .is_ok()
+    });
     Owner {
         start,
         end,
@@ -720,7 +806,7 @@ mod tests {
             claim(4, 12, OwnerClass::PreservedOpaque, "b".into()),
         ];
         assert_eq!(
-            fill_gaps(&src, claims).unwrap_err().code,
+            fill_gaps(&Data::new(&src), claims).unwrap_err().code,
             Code::OwnershipConflict
         );
     }

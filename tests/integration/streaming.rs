@@ -51,6 +51,33 @@ fn assert_file_same(path: &std::path::Path) {
     );
     assert_same(&path.display().to_string(), &bytes);
     assert_crc_explain_same(path, &bytes);
+    assert_image_same(path, &bytes);
+}
+
+/// `nbg image` streamed (a ledger of ranges over the file, emission read back range by range)
+/// gives the in-memory ledger's document, and its emitted stream is the file.
+fn assert_image_same(path: &std::path::Path, bytes: &[u8]) {
+    use nbg_lab::image::NbgImage;
+    let memory = parse(bytes).and_then(|g| NbgImage::new(&g).map(|i| i.to_json()));
+    let source = Arc::new(FileSource::open(path).expect("readable file"));
+    let parsed = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
+        .expect("readable file");
+    let image = parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source)));
+    assert_eq!(
+        memory,
+        image.as_ref().map(|i| i.to_json()).map_err(Clone::clone),
+        "{}: streamed image differs",
+        path.display()
+    );
+    if let Ok(image) = image {
+        let mut emitted = Vec::new();
+        let recon = image
+            .emit_to(&mut emitted)
+            .expect("an unchanged image emits");
+        assert_eq!(emitted, bytes, "{}: streamed emission", path.display());
+        assert_eq!(recon.bytes, bytes.len() as u64);
+        assert!(source.error().is_none());
+    }
 }
 
 /// `nbg crc-explain` streamed (structure by positioned reads, each segment's CRC read from the
@@ -118,6 +145,45 @@ fn large_file_pipelined_like_memory() {
     let path = tmp.path().join("bulk.nb");
     std::fs::write(&path, &bytes).unwrap();
     assert_crc_explain_same(&path, &bytes);
+    assert_image_same(&path, &bytes);
+}
+
+/// A reader that can be broken after the parse, as a file that fails between two reads.
+struct Breakable(Vec<u8>, Arc<std::sync::atomic::AtomicBool>);
+
+impl ReadAt for Breakable {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+        if self.1.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other("device gone"));
+        }
+        self.0.read_exact_at(buf, offset)
+    }
+}
+
+/// A streamed image whose file fails during emission reports the I/O error, never a
+/// reconstruction, and never bytes that were not read.
+#[test]
+fn streamed_emission_reports_read_errors() {
+    use nbg_lab::image::{EmitError, NbgImage};
+    let bytes = common::control("ctc-like.nb");
+    let broken = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let len = bytes.len() as u64;
+    let source = Arc::new(FileSource::new(
+        Box::new(Breakable(bytes, Arc::clone(&broken))),
+        len,
+        "ctc-like.nb".into(),
+    ));
+    let graph = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
+        .expect("readable")
+        .expect("valid");
+    let image = NbgImage::from_file(&graph, Arc::clone(&source)).expect("ledger");
+    broken.store(true, Ordering::Relaxed);
+    match image.emit_to(&mut Vec::new()) {
+        Err(EmitError::Io { message }) => assert!(message.contains("device gone"), "{message}"),
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+    assert!(image.reconstruction().is_err());
+    assert!(source.error().is_some());
 }
 
 /// Byte flips and truncations fail (or pass) identically on both paths.
