@@ -33,6 +33,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnx
@@ -245,6 +246,17 @@ def fold_int_inputs(model_bytes, feeds):
     return m.SerializeToString()
 
 
+def progress(done, total, started):
+    """A progress bar on stderr, only when stderr is a terminal (never in piped or logged output)."""
+    if not sys.stderr.isatty():
+        return
+    width = 40
+    filled = width * done // max(total, 1)
+    end = "\n" if done == total else ""
+    print(f"\r{'#' * filled}{'-' * (width - filled)} {done}/{total} backend tests {time.monotonic() - started:.0f}s",
+          end=end, file=sys.stderr, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nbg", default="target/debug/nbg")
@@ -262,7 +274,10 @@ def main():
     binary = os.path.abspath(args.nbg)
     rows = []
     tmp = tempfile.mkdtemp(prefix="nbg-conformance-")
-    for i, case in enumerate(cases(args.sample, sets)):
+    todo = list(cases(args.sample, sets))
+    started = time.monotonic()
+    for i, case in enumerate(todo):
+        progress(i, len(todo), started)
         d = os.path.join(tmp, case["name"].replace("/", "__"))
         os.makedirs(d)
         model_path = os.path.join(d, "model.onnx")
@@ -344,8 +359,7 @@ def main():
             if not same or row["ort"] != row["tract"]:
                 code, j, _ = nbg(binary, "onnx", "crosscheck", model_path, "--input", inp, "--json")
                 row["crosscheck"] = j["verdict"] if j else f"exit {code}"
-        if (i + 1) % 100 == 0:
-            print(f"... {i + 1} backend tests", file=sys.stderr)
+    progress(len(todo), len(todo), started)
     if args.audit_only:
         run = [r for r in rows if "skip" not in r]
         refused = [r for r in run if r["audit"] != "admitted"]

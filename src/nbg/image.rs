@@ -242,6 +242,13 @@ impl<'data> NbgImage<'data> {
         self.source.is_empty()
     }
 
+    /// The source bytes `[start, end)` clipped to the file: borrowed from memory, or read from
+    /// the file.
+    pub fn range(&self, start: u64, end: u64) -> std::borrow::Cow<'data, [u8]> {
+        let end = end.min(self.len());
+        self.source.range(start.min(end), end)
+    }
+
     /// SHA-256 of the whole source file.
     pub fn sha256(&self) -> Hash256 {
         match self.streamed_sha256 {
