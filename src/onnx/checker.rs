@@ -14,6 +14,7 @@
 //! contradicts a declared one. `infer` exposes the inferred facts so that a test can compare
 //! them with the `onnx` package's own inference (`onnx/shape_reference.json`).
 
+use super::error::OnnxError;
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};
 use super::refusal::{Refusal, RefusalCode};
 use serde::Deserialize;
@@ -50,16 +51,17 @@ pub struct Schema {
     pub type_constraints: BTreeMap<String, Vec<String>>,
 }
 
-static TABLE: OnceLock<Result<Table, String>> = OnceLock::new();
+/// The compiled-in table, parsed on first use, or why it cannot be.
+static TABLE: OnceLock<Result<Table, OnnxError>> = OnceLock::new();
 
 /// The parsed table (parsed once).
-pub fn table() -> Result<&'static Table, String> {
+pub fn table() -> Result<&'static Table, OnnxError> {
     TABLE
         .get_or_init(|| {
-            let t: Table =
-                serde_json::from_str(SCHEMAS_JSON).map_err(|e| format!("{SCHEMAS_PATH}: {e}"))?;
+            let t: Table = serde_json::from_str(SCHEMAS_JSON)
+                .map_err(|e| OnnxError::SchemaTable(e.to_string()))?;
             if t.schema != "nbg-onnx-operator-schemas/1" || t.count != t.operators.len() {
-                return Err(format!("{SCHEMAS_PATH}: not a complete schema table"));
+                return Err(OnnxError::SchemaTableIncomplete);
             }
             Ok(t)
         })
@@ -243,7 +245,8 @@ pub fn infer(model: &ModelProto) -> Result<Vec<Inferred>, Refusal> {
 }
 
 fn run(model: &ModelProto, log: Option<&RefCell<Vec<Inferred>>>) -> Result<(), Refusal> {
-    let table = table().map_err(|e| Refusal::new(RefusalCode::SchemaTableInvalid, e))?;
+    let table =
+        table().map_err(|e| Refusal::new(RefusalCode::SchemaTableInvalid, e.to_string()))?;
     match model.ir_version {
         Some(v) if v >= 1 => {}
         v => {
@@ -1499,7 +1502,7 @@ fn tensor_data(t: &TensorProto, graph: &str) -> Result<(), Refusal> {
 }
 
 /// The schema table's facts `verify-fixtures` prints.
-pub fn describe() -> Result<String, String> {
+pub fn describe() -> Result<String, OnnxError> {
     let t = table()?;
     Ok(format!(
         "{SCHEMAS_PATH}: {} operator schemas generated from onnx {} by {SCHEMAS_GENERATOR}",

@@ -256,7 +256,7 @@ pub fn verify(root: &std::path::Path) -> Result<Vec<String>, Vec<String>> {
 /// Check the committed operator schema table against its regeneration from the pinned `onnx`
 /// package (`python3 bench/onnx_schemas.py --check`). Without python3 or `onnx` the check is
 /// skipped visibly, except under `CI=true`, where that is a failure.
-pub fn verify_schemas(root: &std::path::Path) -> Result<String, String> {
+pub fn verify_schemas(root: &std::path::Path) -> Result<String, super::error::OnnxError> {
     let described = super::checker::describe()?;
     let out = std::process::Command::new("python3")
         .arg(super::checker::SCHEMAS_GENERATOR)
@@ -265,10 +265,7 @@ pub fn verify_schemas(root: &std::path::Path) -> Result<String, String> {
         .output();
     let missing = |why: String| {
         if std::env::var("CI").as_deref() == Ok("true") {
-            Err(format!(
-                "{}: cannot regenerate under CI: {why}",
-                super::checker::SCHEMAS_PATH
-            ))
+            Err(super::error::OnnxError::SchemaRegenerationUnavailable(why))
         } else {
             Ok(format!(
                 "skipped: {} regeneration ({why}); {described}",
@@ -286,11 +283,10 @@ pub fn verify_schemas(root: &std::path::Path) -> Result<String, String> {
             {
                 missing(err.lines().last().unwrap_or_default().to_string())
             } else {
-                Err(format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&o.stdout).trim(),
-                    err.trim()
-                ))
+                Err(super::error::OnnxError::SchemaMismatch {
+                    stdout: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                    stderr: err.trim().to_string(),
+                })
             }
         }
     }

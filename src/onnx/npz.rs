@@ -401,8 +401,7 @@ fn member(name: String, entry: impl std::io::Read, max: u64) -> Result<Tensor, R
     r.read_exact(&mut header)
         .map_err(|e| bad(format!("{name}: {e}")))?;
     let header = String::from_utf8(header).map_err(|_| bad(format!("{name}: header not UTF-8")))?;
-    let (descr, fortran, shape) =
-        parse_header(&header).map_err(|m| bad(format!("{name}: NPY header: {m}")))?;
+    let (descr, fortran, shape) = parse_header(&name, &header)?;
     if fortran {
         return Err(bad(format!(
             "{name}: Fortran-order (non-contiguous) arrays are refused"
@@ -447,32 +446,38 @@ fn member(name: String, entry: impl std::io::Read, max: u64) -> Result<Tensor, R
     Ok(t)
 }
 
-/// The NPY header dict: `{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }`.
-fn parse_header(h: &str) -> Result<(String, bool, Vec<u64>), String> {
+/// The NPY header dict: `{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }`. A
+/// malformed one is refused as `{name}: NPY header: ...`.
+fn parse_header(name: &str, h: &str) -> Result<(String, bool, Vec<u64>), Refusal> {
+    let refuse = |m: &str| bad(format!("{name}: NPY header: {m}"));
     let h = h.trim_end_matches(['\n', ' ']).trim();
     let body = h
         .strip_prefix('{')
         .and_then(|x| x.strip_suffix('}'))
-        .ok_or("not a dict")?;
-    let value_of = |key: &str| -> Result<&str, String> {
+        .ok_or_else(|| refuse("not a dict"))?;
+    let value_of = |key: &str| -> Result<&str, Refusal> {
         let k = format!("'{key}':");
-        let at = body.find(&k).ok_or(format!("no {key}"))?;
+        let at = body.find(&k).ok_or_else(|| refuse(&format!("no {key}")))?;
         Ok(body[at + k.len()..].trim_start())
     };
     let d = value_of("descr")?;
-    let d = d.strip_prefix('\'').ok_or("descr is not a string")?;
-    let descr = d[..d.find('\'').ok_or("descr unterminated")?].to_string();
+    let d = d
+        .strip_prefix('\'')
+        .ok_or_else(|| refuse("descr is not a string"))?;
+    let descr = d[..d.find('\'').ok_or_else(|| refuse("descr unterminated"))?].to_string();
     let f = value_of("fortran_order")?;
     let fortran = if f.starts_with("False") {
         false
     } else if f.starts_with("True") {
         true
     } else {
-        return Err("fortran_order is not a bool".into());
+        return Err(refuse("fortran_order is not a bool"));
     };
     let s = value_of("shape")?;
-    let s = s.strip_prefix('(').ok_or("shape is not a tuple")?;
-    let s = &s[..s.find(')').ok_or("shape unterminated")?];
+    let s = s
+        .strip_prefix('(')
+        .ok_or_else(|| refuse("shape is not a tuple"))?;
+    let s = &s[..s.find(')').ok_or_else(|| refuse("shape unterminated"))?];
     let shape = s
         .split(',')
         .map(str::trim)
@@ -480,11 +485,11 @@ fn parse_header(h: &str) -> Result<(String, bool, Vec<u64>), String> {
         .map(|x| {
             x.trim_end_matches('L')
                 .parse::<u64>()
-                .map_err(|_| format!("dimension {x:?}"))
+                .map_err(|_| refuse(&format!("dimension {x:?}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     if shape.len() > 32 {
-        return Err("more than 32 dimensions".into());
+        return Err(refuse("more than 32 dimensions"));
     }
     Ok((descr, fortran, shape))
 }
