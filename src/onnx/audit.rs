@@ -127,10 +127,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
         ));
     }
     if model.graph.is_none() {
-        return Err(Refusal::new(
-            RefusalCode::GraphMissing,
-            "the model has no graph",
-        ));
+        return Err(graph_missing());
     }
     if !model.functions.is_empty() {
         return Err(Refusal::new(
@@ -147,11 +144,17 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
     Ok(model)
 }
 
+/// A model without a graph (`decode` refuses it; `audit` says the same).
+fn graph_missing() -> Refusal {
+    Refusal::new(RefusalCode::GraphMissing, "the model has no graph")
+}
+
 /// The whole admission audit.
 pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Refusal> {
     let model = decode(bytes, limits)?;
-    // Invariant: `decode` refuses a model without a graph before `audit` gets here.
-    let graph = model.graph.as_ref().expect("decode checked the graph");
+    let Some(graph) = model.graph.as_ref() else {
+        return Err(graph_missing());
+    };
     let mut walk = Walk {
         limits,
         inv: Inventory::default(),
@@ -502,29 +505,31 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
 /// Consecutive nodes with the same placement form a partition; its boundary tensors are the
 /// values it consumes from outside and the values it produces for outside or the graph.
 fn partitions(g: &GraphProto, placement: &[Placement]) -> Vec<Partition> {
-    let mut out: Vec<Partition> = Vec::new();
-    let mut members: Vec<Vec<usize>> = Vec::new();
+    // Each partition with the indices of its nodes.
+    let mut out: Vec<(Partition, Vec<usize>)> = Vec::new();
     for (i, p) in placement.iter().enumerate() {
         match out.last_mut() {
-            Some(last) if last.placement == p.placement => {
+            Some((last, members)) if last.placement == p.placement => {
                 last.nodes.push(p.node.clone());
-                // Invariant: `members` gets one entry per partition pushed to `out`.
-                members.last_mut().expect("parallel").push(i);
+                members.push(i);
             }
             _ => {
-                out.push(Partition {
-                    index: out.len(),
-                    placement: p.placement,
-                    nodes: vec![p.node.clone()],
-                    inputs: vec![],
-                    outputs: vec![],
-                });
-                members.push(vec![i]);
+                out.push((
+                    Partition {
+                        index: out.len(),
+                        placement: p.placement,
+                        nodes: vec![p.node.clone()],
+                        inputs: vec![],
+                        outputs: vec![],
+                    },
+                    vec![i],
+                ));
             }
         }
     }
     let graph_outputs: BTreeSet<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
-    for (part, idx) in out.iter_mut().zip(&members) {
+    for (part, idx) in &mut out {
+        let idx: &[usize] = idx;
         let produced: BTreeSet<&str> = idx
             .iter()
             .flat_map(|&i| g.node[i].output.iter().map(String::as_str))
@@ -558,7 +563,7 @@ fn partitions(g: &GraphProto, placement: &[Placement]) -> Vec<Partition> {
             .map(|p| p.to_string())
             .collect();
     }
-    out
+    out.into_iter().map(|(p, _)| p).collect()
 }
 
 /// Names a graph (and its subgraphs) reads from enclosing scopes.

@@ -34,7 +34,9 @@ pub(crate) fn tensor_value(
             value: Some(match d {
                 Some(n) => DimensionValue::DimValue(*n),
                 None => {
-                    // Invariant: each fixture lists one symbol per unnamed dimension.
+                    // Invariant: every caller passes one symbol per `None` dimension (the one
+                    // dynamic fixture passes `["batch"]` for its one unnamed dimension; every
+                    // other shape is static), and `verify-fixtures` rebuilds each fixture.
                     DimensionValue::DimParam(p.next().expect("a name per symbolic dim").to_string())
                 }
             }),

@@ -131,8 +131,7 @@ impl Tensor {
         (self.dtype == Dtype::F32).then(|| {
             self.data
                 .chunks_exact(4)
-                // Invariant: `chunks_exact(4)` yields 4-byte chunks only.
-                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect()
         })
     }
@@ -224,12 +223,10 @@ impl Tensor {
             Dtype::F32 => self
                 .data
                 .chunks_exact(4)
-                // Invariant: `chunks_exact` yields chunks of exactly the array length (4, 8).
-                .all(|c| f32::from_le_bytes(c.try_into().expect("4")).is_finite()),
-            Dtype::F64 => self
-                .data
-                .chunks_exact(8)
-                .all(|c| f64::from_le_bytes(c.try_into().expect("8")).is_finite()),
+                .all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
+            Dtype::F64 => self.data.chunks_exact(8).all(|c| {
+                f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]).is_finite()
+            }),
             // An all-ones exponent is infinity or NaN.
             Dtype::F16 => self
                 .data

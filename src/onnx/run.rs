@@ -523,8 +523,7 @@ mod tract {
         ) -> TractResult<tract_onnx::prelude::Tensor> {
             let v: Vec<T> = data
                 .chunks_exact(N)
-                // Invariant: `chunks_exact(N)` yields N-byte chunks only.
-                .map(|c| f(c.try_into().expect("chunk")))
+                .map(|c| f(std::array::from_fn(|k| c[k])))
                 .collect();
             tract_onnx::prelude::Tensor::from_shape(shape, &v)
         }
