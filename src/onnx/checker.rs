@@ -24,30 +24,47 @@ use std::sync::OnceLock;
 
 /// The generated table, compiled in.
 pub const SCHEMAS_JSON: &str = include_str!("../../onnx/schemas.json");
+/// Where the table lives in the repository (messages name it).
 pub const SCHEMAS_PATH: &str = "onnx/schemas.json";
+/// The script that regenerates the table from the pinned `onnx` package.
 pub const SCHEMAS_GENERATOR: &str = "bench/onnx_schemas.py";
 
+/// The operator schema table (`onnx/schemas.json`): every schema of the pinned `onnx`
+/// package, sorted by (domain, name, since).
 #[derive(Debug, Deserialize)]
 pub struct Table {
+    /// The table format, `nbg-onnx-operator-schemas/1`.
     pub schema: String,
+    /// The `onnx` package version it was generated from.
     pub onnx: String,
+    /// How many schemas it holds (must equal `operators.len()`).
     pub count: usize,
+    /// The schemas.
     pub operators: Vec<Schema>,
 }
 
+/// One operator schema at one operator set version.
 #[derive(Debug, Deserialize)]
 pub struct Schema {
+    /// The operator's domain (empty: the default ONNX domain).
     pub domain: String,
+    /// The operator (`Conv`, `Relu`, ...).
     pub name: String,
+    /// The operator set version this schema takes effect from.
     pub since: i64,
+    /// Whether the schema is deprecated.
     pub deprecated: bool,
+    /// The least and most inputs a node may have.
     pub inputs: [i64; 2],
+    /// The least and most outputs a node may have.
     pub outputs: [i64; 2],
     /// (name, type string, single/optional/variadic, homogeneous)
     pub formal_inputs: Vec<(String, String, String, bool)>,
+    /// The same, for the outputs.
     pub formal_outputs: Vec<(String, String, String, bool)>,
     /// (name, AttributeProto type, required)
     pub attributes: Vec<(String, i32, bool)>,
+    /// Each type parameter (`T`, ...) with the type strings it may be, sorted.
     pub type_constraints: BTreeMap<String, Vec<String>>,
 }
 
@@ -226,8 +243,11 @@ fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
 /// merged in): what `infer` reports, for comparison with the `onnx` package's inference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inferred {
+    /// The output value's name.
     pub value: String,
+    /// The inferred element type (a `proto::data_type` code), when known.
     pub elem: Option<i32>,
+    /// The inferred shape, when the rank is known; `None` dimensions are unknown.
     pub shape: Option<Shape>,
 }
 

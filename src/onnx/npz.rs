@@ -11,18 +11,31 @@ use serde::Serialize;
 /// two-byte void `|V2` (what `ml_dtypes` writes) and is accepted where the model declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Dtype {
+    /// 32-bit IEEE float (ONNX FLOAT, NPY `<f4`).
     F32,
+    /// 64-bit IEEE float (ONNX DOUBLE, NPY `<f8`).
     F64,
+    /// 16-bit IEEE float (ONNX FLOAT16, NPY `<f2`).
     F16,
+    /// bfloat16 (ONNX BFLOAT16, NPY `|V2`).
     BF16,
+    /// Signed 8-bit integer (ONNX INT8, NPY `|i1`).
     I8,
+    /// Signed 16-bit integer (ONNX INT16, NPY `<i2`).
     I16,
+    /// Signed 32-bit integer (ONNX INT32, NPY `<i4`).
     I32,
+    /// Signed 64-bit integer (ONNX INT64, NPY `<i8`).
     I64,
+    /// Unsigned 8-bit integer (ONNX UINT8, NPY `|u1`).
     U8,
+    /// Unsigned 16-bit integer (ONNX UINT16, NPY `<u2`).
     U16,
+    /// Unsigned 32-bit integer (ONNX UINT32, NPY `<u4`).
     U32,
+    /// Unsigned 64-bit integer (ONNX UINT64, NPY `<u8`).
     U64,
+    /// Boolean, one byte of 0 or 1 (ONNX BOOL, NPY `|b1`).
     Bool,
     /// Strings, as NumPy's fixed-width `<U{width}`: `width` UTF-32LE code units per element,
     /// NUL-padded. ONNX Runtime receives them as UTF-8 strings (trailing NULs removed).
@@ -102,22 +115,31 @@ impl Dtype {
 /// One named tensor: C-order little-endian raw bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor {
+    /// The tensor's name: the graph input or output it is, the archive member without `.npy`.
     pub name: String,
+    /// Its element type.
     pub dtype: Dtype,
+    /// Its dimensions, outermost first.
     pub shape: Vec<u64>,
+    /// Its elements, C order, little-endian, `elements() * dtype.size()` bytes.
     pub data: Vec<u8>,
 }
 
 /// What evidence records of a tensor: never its values.
 #[derive(Clone, Debug, Serialize)]
 pub struct TensorFacts {
+    /// The tensor's name.
     pub name: String,
+    /// Its NPY descriptor (`<f4`, ...).
     pub dtype: String,
+    /// Its dimensions, outermost first.
     pub shape: Vec<u64>,
+    /// SHA-256 of its raw element bytes (C order, little-endian).
     pub sha256: Hash256,
 }
 
 impl Tensor {
+    /// An F32 tensor holding `values` (C order).
     pub fn from_f32(name: &str, shape: &[u64], values: &[f32]) -> Tensor {
         Tensor {
             name: name.into(),
@@ -127,6 +149,7 @@ impl Tensor {
         }
     }
 
+    /// An F32 tensor's elements; `None` for other types.
     pub fn f32_values(&self) -> Option<Vec<f32>> {
         (self.dtype == Dtype::F32).then(|| {
             self.data
@@ -213,6 +236,7 @@ impl Tensor {
         }
     }
 
+    /// The number of elements (the product of the dimensions; 1 for a scalar).
     pub fn elements(&self) -> u64 {
         self.shape.iter().product()
     }
@@ -240,6 +264,7 @@ impl Tensor {
         }
     }
 
+    /// What evidence records of it: name, descriptor, shape and the hash of its bytes.
     pub fn facts(&self) -> TensorFacts {
         TensorFacts {
             name: self.name.clone(),

@@ -29,6 +29,7 @@ use std::sync::OnceLock;
 
 /// The `onnxruntime` wheel `.ci/setup` installs; `ort` 2.0.0-rc.15 speaks its 1.31 API.
 pub const VERSION: &str = "1.31.1";
+/// The engine name evidence records.
 pub const NAME: &str = "onnxruntime";
 /// The only execution provider a session may use.
 pub const CPU_PROVIDER: &str = "CPUExecutionProvider";

@@ -38,6 +38,7 @@ impl Engine {
         }
     }
 
+    /// The pinned version evidence records.
     pub fn version(self) -> &'static str {
         match self {
             Engine::Ort => super::ort_engine::VERSION,
@@ -103,11 +104,15 @@ impl Contained {
     }
 }
 
+/// How a run may use the NPU (`--mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
+    /// One CPU session, never the NPU.
     Cpu,
+    /// The NPU for eligible partitions; otherwise one CPU session and zero NPU attempts.
     Hybrid,
+    /// Every partition on the NPU, or a refusal before any session.
     Strict,
 }
 
@@ -155,8 +160,11 @@ pub trait Factory {
 /// What the mode decided and what it cost.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Execution {
+    /// What was decided (a refusal class until a session exists).
     pub classification: Classification,
+    /// NPU session constructions tried (at most one, never retried).
     pub npu_attempts: u32,
+    /// CPU sessions built.
     pub cpu_sessions: u32,
 }
 
@@ -300,18 +308,29 @@ pub fn check_tensors(
 /// Evidence of one run: no tensor values, only their facts and hashes.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
+    /// The mode asked for.
     pub mode: Mode,
+    /// What the mode decided.
     pub classification: Classification,
+    /// NPU session constructions tried.
     pub npu_attempts: u32,
+    /// CPU sessions built.
     pub cpu_sessions: u32,
+    /// The CPU engine's name ([`Engine::name`]).
     pub engine: &'static str,
+    /// Its pinned version.
     pub engine_version: &'static str,
     /// The execution providers the session used (ONNX Runtime: checked to be CPU only).
     pub providers: Vec<String>,
+    /// SHA-256 of the model file.
     pub model_sha256: Hash256,
+    /// The model's graph signature (from the audit).
     pub signature: Hash256,
+    /// Facts of the input tensors, in the archive's order.
     pub inputs: Vec<TensorFacts>,
+    /// Facts of the output tensors, in the model's order.
     pub outputs: Vec<TensorFacts>,
+    /// SHA-256 of the output archive written (deterministic `.npz`).
     pub output_npz_sha256: Hash256,
 }
 
@@ -361,6 +380,7 @@ pub fn run(
 
 /// The real factory: ONNX Runtime (or tract) for the CPU, and no NPU.
 pub struct Engines {
+    /// Which CPU engine sessions are built on.
     pub engine: Engine,
     /// What the last ONNX Runtime session reported.
     observed: Vec<String>,
