@@ -1,6 +1,6 @@
 //! Deterministic fixtures, built here with the project's own message types: the spec's
-//! Conv1D/Sigmoid spectral mask (features float32 [1,1,8], weight [0.25, 0.5, 0.25], bias 0,
-//! pads [1,1]), a dynamic-shape Identity, an unsupported-operator (Sin) model, and the input and
+//! Conv1D/Sigmoid spectral mask (features float32 `[1,1,8]`, weight `[0.25, 0.5, 0.25]`, bias 0,
+//! pads `[1,1]`), a dynamic-shape Identity, an unsupported-operator (Sin) model, and the input and
 //! expected-output archives. The expected mask is an independent f64 computation.
 
 use super::npz::{self, Tensor};

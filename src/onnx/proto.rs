@@ -437,7 +437,7 @@ pub struct SparseTensorProto {
     /// The non-default values, a 1-D tensor of NNZ elements.
     #[prost(message, optional, tag = "1")]
     pub values: Option<TensorProto>,
-    /// Their positions: an INT64 tensor of shape [NNZ] (linear) or [NNZ, rank].
+    /// Their positions: an INT64 tensor of shape `[NNZ]` (linear) or `[NNZ, rank]`.
     #[prost(message, optional, tag = "2")]
     pub indices: Option<TensorProto>,
     /// The shape of the dense tensor it stands for.
