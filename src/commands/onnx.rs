@@ -208,11 +208,16 @@ fn prepared(
 }
 
 /// ONNX Runtime must be loadable before a session is asked of it: a missing or mismatched
-/// library is a set-up error (exit 2) that names how to install it.
+/// library is a set-up error that names how to install it; the exit status follows from its
+/// code (2).
 fn ort_ready() -> Result<(), ExitCode> {
     nbg_lab::onnx::ort_engine::environment()
         .map(|_| ())
-        .map_err(|e| usage_error(format!("{}: {e}", audit::RefusalCode::CpuEngineMissing)))
+        .map_err(|e| {
+            let code = audit::RefusalCode::CpuEngineMissing;
+            eprintln!("nbg: {code}: {e}");
+            ExitCode::from(code.exit_status())
+        })
 }
 
 /// `nbg onnx run`'s arguments, parsed.

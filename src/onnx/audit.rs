@@ -16,63 +16,104 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+/// What the audit counted over the whole graph tree (subgraphs included).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Inventory {
+    /// Graphs walked: the top-level graph and every GRAPH/GRAPHS attribute.
     pub graphs: u64,
+    /// Deepest subgraph nesting (0: no subgraphs).
     pub max_depth: u64,
+    /// Nodes of the top-level graph.
     pub top_level_nodes: u64,
+    /// Nodes inside subgraphs.
     pub nested_nodes: u64,
+    /// All nodes (top-level and nested).
     pub total_nodes: u64,
+    /// Dense and sparse initializers, across the tree.
     pub initializers: u64,
+    /// Tensor and sparse-tensor attribute values, across the tree.
     pub attribute_tensors: u64,
+    /// Protobuf-encoded bytes of every constant tensor, summed.
     pub encoded_constant_bytes: u64,
 }
 
+/// Where one top-level node runs and, when not on the NPU, why.
 #[derive(Clone, Debug, Serialize)]
 pub struct Placement {
+    /// The node's name, or `node_{index}` when it has none.
     pub node: String,
+    /// The operator.
     pub op_type: String,
+    /// The operator's domain (empty: the default ONNX domain).
     pub domain: String,
+    /// The device it is placed on (always the CPU today).
     pub placement: Device,
+    /// Why it is not an NPU candidate; empty when nothing but the missing NPU session
+    /// keeps it on the CPU.
     pub reasons: Vec<RefusalCode>,
 }
 
+/// A run of consecutive top-level nodes with the same placement.
 #[derive(Clone, Debug, Serialize)]
 pub struct Partition {
+    /// Position in graph order, from 0.
     pub index: usize,
+    /// The device its nodes are placed on.
     pub placement: Device,
+    /// Its nodes' names, in graph order.
     pub nodes: Vec<String>,
+    /// Values it reads from outside itself (subgraph captures included), sorted.
     pub inputs: Vec<String>,
+    /// Values it produces that a later node or the graph outputs read, sorted.
     pub outputs: Vec<String>,
 }
 
+/// The admission audit of one model: the evidence `nbg onnx audit` prints.
 #[derive(Clone, Debug, Serialize)]
 pub struct Audit {
+    /// Always `audit`.
     pub mode: &'static str,
     /// Audit mode creates no session: always `audit-no-session`.
     pub classification: Classification,
+    /// The model file's size and hash.
     pub source: Source,
+    /// The model's `ir_version` (0 when absent).
     pub ir_version: i64,
+    /// Each operator set import as (domain, version), in file order.
     pub opset_import: Vec<(String, i64)>,
+    /// What the walk over the graph tree counted.
     pub inventory: Inventory,
+    /// The graph signature (`signature::model_signature`).
     pub signature: Hash256,
+    /// The inputs a run supplies (graph inputs that are not initializers).
     pub inputs: Vec<ValueType>,
+    /// The graph outputs.
     pub outputs: Vec<ValueType>,
+    /// Per top-level node placement, in graph order.
     pub placement: Vec<Placement>,
+    /// The partitions the placement forms.
     pub partitions: Vec<Partition>,
+    /// The policy the audit was made under.
     pub policy: PolicySummary,
 }
 
+/// The audited file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Source {
+    /// Its size in bytes.
     pub bytes: u64,
+    /// SHA-256 of its bytes.
     pub sha256: Hash256,
 }
 
+/// What evidence records of the policy.
 #[derive(Clone, Debug, Serialize)]
 pub struct PolicySummary {
+    /// SHA-256 of the policy file.
     pub sha256: Hash256,
+    /// Whether the NPU compiler profile is qualified.
     pub compiler_qualified: bool,
+    /// How many compiled graph signatures are approved for the NPU.
     pub approved_npu_signatures: usize,
 }
 
@@ -127,10 +168,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
         ));
     }
     if model.graph.is_none() {
-        return Err(Refusal::new(
-            RefusalCode::GraphMissing,
-            "the model has no graph",
-        ));
+        return Err(graph_missing());
     }
     if !model.functions.is_empty() {
         return Err(Refusal::new(
@@ -147,11 +185,17 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
     Ok(model)
 }
 
+/// A model without a graph (`decode` refuses it; `audit` says the same).
+fn graph_missing() -> Refusal {
+    Refusal::new(RefusalCode::GraphMissing, "the model has no graph")
+}
+
 /// The whole admission audit.
 pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Refusal> {
     let model = decode(bytes, limits)?;
-    // Invariant: `decode` refuses a model without a graph before `audit` gets here.
-    let graph = model.graph.as_ref().expect("decode checked the graph");
+    let Some(graph) = model.graph.as_ref() else {
+        return Err(graph_missing());
+    };
     let mut walk = Walk {
         limits,
         inv: Inventory::default(),
@@ -502,29 +546,31 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
 /// Consecutive nodes with the same placement form a partition; its boundary tensors are the
 /// values it consumes from outside and the values it produces for outside or the graph.
 fn partitions(g: &GraphProto, placement: &[Placement]) -> Vec<Partition> {
-    let mut out: Vec<Partition> = Vec::new();
-    let mut members: Vec<Vec<usize>> = Vec::new();
+    // Each partition with the indices of its nodes.
+    let mut out: Vec<(Partition, Vec<usize>)> = Vec::new();
     for (i, p) in placement.iter().enumerate() {
         match out.last_mut() {
-            Some(last) if last.placement == p.placement => {
+            Some((last, members)) if last.placement == p.placement => {
                 last.nodes.push(p.node.clone());
-                // Invariant: `members` gets one entry per partition pushed to `out`.
-                members.last_mut().expect("parallel").push(i);
+                members.push(i);
             }
             _ => {
-                out.push(Partition {
-                    index: out.len(),
-                    placement: p.placement,
-                    nodes: vec![p.node.clone()],
-                    inputs: vec![],
-                    outputs: vec![],
-                });
-                members.push(vec![i]);
+                out.push((
+                    Partition {
+                        index: out.len(),
+                        placement: p.placement,
+                        nodes: vec![p.node.clone()],
+                        inputs: vec![],
+                        outputs: vec![],
+                    },
+                    vec![i],
+                ));
             }
         }
     }
     let graph_outputs: BTreeSet<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
-    for (part, idx) in out.iter_mut().zip(&members) {
+    for (part, idx) in &mut out {
+        let idx: &[usize] = idx;
         let produced: BTreeSet<&str> = idx
             .iter()
             .flat_map(|&i| g.node[i].output.iter().map(String::as_str))
@@ -558,7 +604,7 @@ fn partitions(g: &GraphProto, placement: &[Placement]) -> Vec<Partition> {
             .map(|p| p.to_string())
             .collect();
     }
-    out
+    out.into_iter().map(|(p, _)| p).collect()
 }
 
 /// Names a graph (and its subgraphs) reads from enclosing scopes.

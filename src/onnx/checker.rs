@@ -14,6 +14,7 @@
 //! contradicts a declared one. `infer` exposes the inferred facts so that a test can compare
 //! them with the `onnx` package's own inference (`onnx/shape_reference.json`).
 
+use super::error::OnnxError;
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};
 use super::refusal::{Refusal, RefusalCode};
 use serde::Deserialize;
@@ -23,43 +24,61 @@ use std::sync::OnceLock;
 
 /// The generated table, compiled in.
 pub const SCHEMAS_JSON: &str = include_str!("../../onnx/schemas.json");
+/// Where the table lives in the repository (messages name it).
 pub const SCHEMAS_PATH: &str = "onnx/schemas.json";
+/// The script that regenerates the table from the pinned `onnx` package.
 pub const SCHEMAS_GENERATOR: &str = "bench/onnx_schemas.py";
 
+/// The operator schema table (`onnx/schemas.json`): every schema of the pinned `onnx`
+/// package, sorted by (domain, name, since).
 #[derive(Debug, Deserialize)]
 pub struct Table {
+    /// The table format, `nbg-onnx-operator-schemas/1`.
     pub schema: String,
+    /// The `onnx` package version it was generated from.
     pub onnx: String,
+    /// How many schemas it holds (must equal `operators.len()`).
     pub count: usize,
+    /// The schemas.
     pub operators: Vec<Schema>,
 }
 
+/// One operator schema at one operator set version.
 #[derive(Debug, Deserialize)]
 pub struct Schema {
+    /// The operator's domain (empty: the default ONNX domain).
     pub domain: String,
+    /// The operator (`Conv`, `Relu`, ...).
     pub name: String,
+    /// The operator set version this schema takes effect from.
     pub since: i64,
+    /// Whether the schema is deprecated.
     pub deprecated: bool,
+    /// The least and most inputs a node may have.
     pub inputs: [i64; 2],
+    /// The least and most outputs a node may have.
     pub outputs: [i64; 2],
     /// (name, type string, single/optional/variadic, homogeneous)
     pub formal_inputs: Vec<(String, String, String, bool)>,
+    /// The same, for the outputs.
     pub formal_outputs: Vec<(String, String, String, bool)>,
     /// (name, AttributeProto type, required)
     pub attributes: Vec<(String, i32, bool)>,
+    /// Each type parameter (`T`, ...) with the type strings it may be, sorted.
     pub type_constraints: BTreeMap<String, Vec<String>>,
 }
 
-static TABLE: OnceLock<Result<Table, String>> = OnceLock::new();
+/// The compiled-in table, parsed on first use, or why it cannot be.
+static TABLE: OnceLock<Result<Table, OnnxError>> = OnceLock::new();
 
 /// The parsed table (parsed once).
-pub fn table() -> Result<&'static Table, String> {
+pub fn table() -> Result<&'static Table, OnnxError> {
     TABLE
         .get_or_init(|| {
-            let t: Table =
-                serde_json::from_str(SCHEMAS_JSON).map_err(|e| format!("{SCHEMAS_PATH}: {e}"))?;
+            let t: Table = serde_json::from_str(SCHEMAS_JSON)
+                .map_err(|e| OnnxError::SchemaTable(e.to_string()))?;
             if t.schema != "nbg-onnx-operator-schemas/1" || t.count != t.operators.len() {
-                return Err(format!("{SCHEMAS_PATH}: not a complete schema table"));
+                return Err(OnnxError::SchemaTableIncomplete);
             }
             Ok(t)
         })
@@ -224,8 +243,11 @@ fn int_values(t: &TensorProto) -> Option<Vec<i64>> {
 /// merged in): what `infer` reports, for comparison with the `onnx` package's inference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Inferred {
+    /// The output value's name.
     pub value: String,
+    /// The inferred element type (a `proto::data_type` code), when known.
     pub elem: Option<i32>,
+    /// The inferred shape, when the rank is known; `None` dimensions are unknown.
     pub shape: Option<Shape>,
 }
 
@@ -243,7 +265,8 @@ pub fn infer(model: &ModelProto) -> Result<Vec<Inferred>, Refusal> {
 }
 
 fn run(model: &ModelProto, log: Option<&RefCell<Vec<Inferred>>>) -> Result<(), Refusal> {
-    let table = table().map_err(|e| Refusal::new(RefusalCode::SchemaTableInvalid, e))?;
+    let table =
+        table().map_err(|e| Refusal::new(RefusalCode::SchemaTableInvalid, e.to_string()))?;
     match model.ir_version {
         Some(v) if v >= 1 => {}
         v => {
@@ -1499,7 +1522,7 @@ fn tensor_data(t: &TensorProto, graph: &str) -> Result<(), Refusal> {
 }
 
 /// The schema table's facts `verify-fixtures` prints.
-pub fn describe() -> Result<String, String> {
+pub fn describe() -> Result<String, OnnxError> {
     let t = table()?;
     Ok(format!(
         "{SCHEMAS_PATH}: {} operator schemas generated from onnx {} by {SCHEMAS_GENERATOR}",

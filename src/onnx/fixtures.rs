@@ -1,6 +1,6 @@
 //! Deterministic fixtures, built here with the project's own message types: the spec's
-//! Conv1D/Sigmoid spectral mask (features float32 [1,1,8], weight [0.25, 0.5, 0.25], bias 0,
-//! pads [1,1]), a dynamic-shape Identity, an unsupported-operator (Sin) model, and the input and
+//! Conv1D/Sigmoid spectral mask (features float32 `[1,1,8]`, weight `[0.25, 0.5, 0.25]`, bias 0,
+//! pads `[1,1]`), a dynamic-shape Identity, an unsupported-operator (Sin) model, and the input and
 //! expected-output archives. The expected mask is an independent f64 computation.
 
 use super::npz::{self, Tensor};
@@ -34,7 +34,9 @@ pub(crate) fn tensor_value(
             value: Some(match d {
                 Some(n) => DimensionValue::DimValue(*n),
                 None => {
-                    // Invariant: each fixture lists one symbol per unnamed dimension.
+                    // Invariant: every caller passes one symbol per `None` dimension (the one
+                    // dynamic fixture passes `["batch"]` for its one unnamed dimension; every
+                    // other shape is static), and `verify-fixtures` rebuilds each fixture.
                     DimensionValue::DimParam(p.next().expect("a name per symbolic dim").to_string())
                 }
             }),
@@ -256,7 +258,7 @@ pub fn verify(root: &std::path::Path) -> Result<Vec<String>, Vec<String>> {
 /// Check the committed operator schema table against its regeneration from the pinned `onnx`
 /// package (`python3 bench/onnx_schemas.py --check`). Without python3 or `onnx` the check is
 /// skipped visibly, except under `CI=true`, where that is a failure.
-pub fn verify_schemas(root: &std::path::Path) -> Result<String, String> {
+pub fn verify_schemas(root: &std::path::Path) -> Result<String, super::error::OnnxError> {
     let described = super::checker::describe()?;
     let out = std::process::Command::new("python3")
         .arg(super::checker::SCHEMAS_GENERATOR)
@@ -265,10 +267,7 @@ pub fn verify_schemas(root: &std::path::Path) -> Result<String, String> {
         .output();
     let missing = |why: String| {
         if std::env::var("CI").as_deref() == Ok("true") {
-            Err(format!(
-                "{}: cannot regenerate under CI: {why}",
-                super::checker::SCHEMAS_PATH
-            ))
+            Err(super::error::OnnxError::SchemaRegenerationUnavailable(why))
         } else {
             Ok(format!(
                 "skipped: {} regeneration ({why}); {described}",
@@ -286,11 +285,10 @@ pub fn verify_schemas(root: &std::path::Path) -> Result<String, String> {
             {
                 missing(err.lines().last().unwrap_or_default().to_string())
             } else {
-                Err(format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&o.stdout).trim(),
-                    err.trim()
-                ))
+                Err(super::error::OnnxError::SchemaMismatch {
+                    stdout: String::from_utf8_lossy(&o.stdout).trim().to_string(),
+                    stderr: err.trim().to_string(),
+                })
             }
         }
     }

@@ -5,7 +5,9 @@
 //! private temporary folder and its exit status: 0 ran, 3 the engine refused the model
 //! (`CPU_ENGINE_UNSUPPORTED`), 4 the run failed; a signal or the wall limit is a failure.
 
+use super::error::OnnxError;
 use super::npz::{self, Tensor};
+use super::refusal::Refusal;
 use super::run::{Engine, Factory, Session};
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::PathBuf;
@@ -61,25 +63,30 @@ impl ChildEngines {
 }
 
 /// The child's result, handed back when the session is asked to run.
-struct Done(Result<Vec<Tensor>, String>);
+struct Done(Result<Vec<Tensor>, OnnxError>);
 
 impl Session for Done {
-    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, String> {
-        std::mem::replace(&mut self.0, Err("the child session already ran".into()))
+    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
+        std::mem::replace(&mut self.0, Err(OnnxError::ChildAlreadyRan))
     }
 }
 
+/// An I/O error on a file of the child's folder, said as the OS says it.
+fn file_error(e: std::io::Error) -> OnnxError {
+    OnnxError::ChildFile(e.to_string())
+}
+
 impl Factory for ChildEngines {
-    fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, String> {
-        Err("no NPU session exists: the compiler is not qualified".into())
+    fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+        Err(OnnxError::NpuUnqualified)
     }
 
-    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, String> {
-        let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
+        let dir = tempfile::tempdir().map_err(|e| OnnxError::ChildFolder(e.to_string()))?;
         let p = |n: &str| dir.path().join(n);
-        std::fs::write(p("model.onnx"), model).map_err(|e| e.to_string())?;
-        std::fs::write(p("in.npz"), npz::write(inputs)).map_err(|e| e.to_string())?;
-        let file = |n: &str| std::fs::File::create(p(n)).map_err(|e| e.to_string());
+        std::fs::write(p("model.onnx"), model).map_err(file_error)?;
+        std::fs::write(p("in.npz"), npz::write(inputs)).map_err(file_error)?;
+        let file = |n: &str| std::fs::File::create(p(n)).map_err(file_error);
         let mut cmd = std::process::Command::new(&self.exe);
         cmd.args(["onnx", "engine-child", "--engine"])
             .arg(match self.engine {
@@ -113,7 +120,7 @@ impl Factory for ChildEngines {
         }
         let mut child = cmd
             .spawn()
-            .map_err(|e| format!("cannot start the engine process: {e}"))?;
+            .map_err(|e| OnnxError::ChildStart(e.to_string()))?;
         let start = Instant::now();
         let status = loop {
             match child.try_wait() {
@@ -124,7 +131,7 @@ impl Factory for ChildEngines {
                     break None;
                 }
                 Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(format!("waiting for the engine process: {e}")),
+                Err(e) => return Err(OnnxError::ChildWait(e.to_string())),
             }
         };
         let read = |n: &str| {
@@ -135,25 +142,27 @@ impl Factory for ChildEngines {
             e.lines().last().unwrap_or("").to_string()
         };
         let done = match status {
-            None => Err(format!(
-                "the engine process exceeded the wall-clock limit of {} s and was killed",
-                limits.wall.as_secs()
-            )),
+            None => Err(OnnxError::ChildTimeout(limits.wall.as_secs())),
             Some(s) if s.code() == Some(0) => {
                 self.providers = serde_json::from_str(&read("stdout")).unwrap_or_default();
-                let bytes = std::fs::read(p("out.npz")).map_err(|e| e.to_string())?;
-                npz::read(&bytes, u64::MAX >> 1).map_err(|r| r.to_string())
+                let bytes = std::fs::read(p("out.npz")).map_err(file_error)?;
+                npz::read(&bytes, u64::MAX >> 1).map_err(OnnxError::ChildOutput)
             }
-            Some(s) if s.code() == Some(EXIT_UNSUPPORTED) => return Err(message()),
-            Some(s) if s.code() == Some(EXIT_FAILED) => Err(message()),
+            Some(s) if s.code() == Some(EXIT_UNSUPPORTED) => {
+                return Err(OnnxError::ChildRefused(message()));
+            }
+            Some(s) if s.code() == Some(EXIT_FAILED) => Err(OnnxError::ChildFailed(message())),
             Some(s) => match s.signal() {
-                Some(sig) => Err(format!(
-                    "the engine process was killed by signal {sig} ({}): an abort, out-of-memory under the {} GiB address-space limit, or the {} s CPU limit",
-                    signal_name(sig),
-                    limits.address_space >> 30,
-                    limits.cpu_seconds
-                )),
-                None => Err(format!("the engine process exited with {s}: {}", message())),
+                Some(sig) => Err(OnnxError::ChildSignal {
+                    signal: sig,
+                    name: signal_name(sig),
+                    address_gib: limits.address_space >> 30,
+                    cpu_seconds: limits.cpu_seconds,
+                }),
+                None => Err(OnnxError::ChildExit {
+                    status: s.to_string(),
+                    message: message(),
+                }),
             },
         };
         Ok(Box::new(Done(done)))
@@ -181,6 +190,42 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
+/// Why the child stops short of writing its outputs; the exit status the parent reads follows
+/// from the kind.
+#[derive(Debug, thiserror::Error)]
+enum ChildFailure {
+    /// The model or the input archive cannot be read.
+    #[error("the engine process cannot read its files")]
+    Files,
+    /// The embedded policy, the audit or the input archive refused (checked before, in the
+    /// parent, so a failure here is not the engine's verdict).
+    #[error("{0}")]
+    Refused(Refusal),
+    /// The engine cannot build a session for the model.
+    #[error("{0}")]
+    Unsupported(OnnxError),
+    /// The session's run failed.
+    #[error("{0}")]
+    Failed(OnnxError),
+    /// The engine panicked, building the session or running it.
+    #[error("the engine panicked: {0}")]
+    Panicked(String),
+    /// The output archive cannot be written.
+    #[error("{0}")]
+    Write(std::io::Error),
+}
+
+impl ChildFailure {
+    /// The exit status the parent maps back: only a refused construction is
+    /// [`EXIT_UNSUPPORTED`].
+    fn exit_status(&self) -> i32 {
+        match self {
+            ChildFailure::Unsupported(_) => EXIT_UNSUPPORTED,
+            _ => EXIT_FAILED,
+        }
+    }
+}
+
 /// The child side: construct and run one session on the files the parent wrote. Returns the
 /// exit status the parent reads.
 pub fn child_main(
@@ -189,52 +234,43 @@ pub fn child_main(
     input: &std::path::Path,
     output: &std::path::Path,
 ) -> i32 {
-    use super::run::contained;
-    let fail = |code: i32, m: String| {
-        eprintln!("{m}");
-        code
-    };
+    match child(engine, model, input, output) {
+        Ok(providers) => {
+            println!("{}", serde_json::to_string(&providers).unwrap_or_default());
+            0
+        }
+        Err(f) => {
+            eprintln!("{f}");
+            f.exit_status()
+        }
+    }
+}
+
+/// One session's construction and run; the providers it used, or why not.
+fn child(
+    engine: Engine,
+    model: &std::path::Path,
+    input: &std::path::Path,
+    output: &std::path::Path,
+) -> Result<Vec<String>, ChildFailure> {
+    use super::run::{Contained, contained};
     let (Ok(bytes), Ok(archive)) = (std::fs::read(model), std::fs::read(input)) else {
-        return fail(
-            EXIT_FAILED,
-            "the engine process cannot read its files".into(),
-        );
+        return Err(ChildFailure::Files);
     };
     let limits = super::audit::Limits::default();
     super::ort_engine::bound_tensors_or_exit(EXIT_FAILED);
-    let policy = match super::policy::embedded() {
-        Ok(p) => p,
-        Err(r) => return fail(EXIT_FAILED, r.to_string()),
-    };
-    let a = match super::audit::audit(&bytes, &limits, &policy) {
-        Ok(a) => a,
-        Err(r) => return fail(EXIT_FAILED, r.to_string()),
-    };
-    let inputs = match npz::read(&archive, limits.tensor_bytes) {
-        Ok(t) => t,
-        Err(r) => return fail(EXIT_FAILED, r.to_string()),
-    };
+    let policy = super::policy::embedded().map_err(ChildFailure::Refused)?;
+    let a = super::audit::audit(&bytes, &limits, &policy).map_err(ChildFailure::Refused)?;
+    let inputs = npz::read(&archive, limits.tensor_bytes).map_err(ChildFailure::Refused)?;
     let mut engines = super::run::Engines::with_engine(&a, engine);
-    let mut session = match contained(|| engines.cpu(&bytes, &inputs)) {
-        Ok(s) => s,
-        Err(super::run::Contained::Error(e)) => return fail(EXIT_UNSUPPORTED, e),
-        Err(super::run::Contained::Panic(m)) => {
-            return fail(EXIT_FAILED, format!("the engine panicked: {m}"));
-        }
-    };
-    let outputs = match contained(|| session.run(&inputs)) {
-        Ok(o) => o,
-        Err(super::run::Contained::Error(e)) => return fail(EXIT_FAILED, e),
-        Err(super::run::Contained::Panic(m)) => {
-            return fail(EXIT_FAILED, format!("the engine panicked: {m}"));
-        }
-    };
-    if let Err(e) = std::fs::write(output, npz::write(&outputs)) {
-        return fail(EXIT_FAILED, e.to_string());
-    }
-    println!(
-        "{}",
-        serde_json::to_string(&engines.providers()).unwrap_or_default()
-    );
-    0
+    let mut session = contained(|| engines.cpu(&bytes, &inputs)).map_err(|c| match c {
+        Contained::Error(e) => ChildFailure::Unsupported(e),
+        Contained::Panic(m) => ChildFailure::Panicked(m),
+    })?;
+    let outputs = contained(|| session.run(&inputs)).map_err(|c| match c {
+        Contained::Error(e) => ChildFailure::Failed(e),
+        Contained::Panic(m) => ChildFailure::Panicked(m),
+    })?;
+    std::fs::write(output, npz::write(&outputs)).map_err(ChildFailure::Write)?;
+    Ok(engines.providers())
 }

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod checker;
 pub mod crosscheck;
+pub mod error;
 pub mod fixtures;
 pub mod isolate;
 pub mod npz;

@@ -11,18 +11,31 @@ use serde::Serialize;
 /// two-byte void `|V2` (what `ml_dtypes` writes) and is accepted where the model declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Dtype {
+    /// 32-bit IEEE float (ONNX FLOAT, NPY `<f4`).
     F32,
+    /// 64-bit IEEE float (ONNX DOUBLE, NPY `<f8`).
     F64,
+    /// 16-bit IEEE float (ONNX FLOAT16, NPY `<f2`).
     F16,
+    /// bfloat16 (ONNX BFLOAT16, NPY `|V2`).
     BF16,
+    /// Signed 8-bit integer (ONNX INT8, NPY `|i1`).
     I8,
+    /// Signed 16-bit integer (ONNX INT16, NPY `<i2`).
     I16,
+    /// Signed 32-bit integer (ONNX INT32, NPY `<i4`).
     I32,
+    /// Signed 64-bit integer (ONNX INT64, NPY `<i8`).
     I64,
+    /// Unsigned 8-bit integer (ONNX UINT8, NPY `|u1`).
     U8,
+    /// Unsigned 16-bit integer (ONNX UINT16, NPY `<u2`).
     U16,
+    /// Unsigned 32-bit integer (ONNX UINT32, NPY `<u4`).
     U32,
+    /// Unsigned 64-bit integer (ONNX UINT64, NPY `<u8`).
     U64,
+    /// Boolean, one byte of 0 or 1 (ONNX BOOL, NPY `|b1`).
     Bool,
     /// Strings, as NumPy's fixed-width `<U{width}`: `width` UTF-32LE code units per element,
     /// NUL-padded. ONNX Runtime receives them as UTF-8 strings (trailing NULs removed).
@@ -102,22 +115,31 @@ impl Dtype {
 /// One named tensor: C-order little-endian raw bytes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tensor {
+    /// The tensor's name: the graph input or output it is, the archive member without `.npy`.
     pub name: String,
+    /// Its element type.
     pub dtype: Dtype,
+    /// Its dimensions, outermost first.
     pub shape: Vec<u64>,
+    /// Its elements, C order, little-endian, `elements() * dtype.size()` bytes.
     pub data: Vec<u8>,
 }
 
 /// What evidence records of a tensor: never its values.
 #[derive(Clone, Debug, Serialize)]
 pub struct TensorFacts {
+    /// The tensor's name.
     pub name: String,
+    /// Its NPY descriptor (`<f4`, ...).
     pub dtype: String,
+    /// Its dimensions, outermost first.
     pub shape: Vec<u64>,
+    /// SHA-256 of its raw element bytes (C order, little-endian).
     pub sha256: Hash256,
 }
 
 impl Tensor {
+    /// An F32 tensor holding `values` (C order).
     pub fn from_f32(name: &str, shape: &[u64], values: &[f32]) -> Tensor {
         Tensor {
             name: name.into(),
@@ -127,12 +149,12 @@ impl Tensor {
         }
     }
 
+    /// An F32 tensor's elements; `None` for other types.
     pub fn f32_values(&self) -> Option<Vec<f32>> {
         (self.dtype == Dtype::F32).then(|| {
             self.data
                 .chunks_exact(4)
-                // Invariant: `chunks_exact(4)` yields 4-byte chunks only.
-                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
                 .collect()
         })
     }
@@ -214,6 +236,7 @@ impl Tensor {
         }
     }
 
+    /// The number of elements (the product of the dimensions; 1 for a scalar).
     pub fn elements(&self) -> u64 {
         self.shape.iter().product()
     }
@@ -224,12 +247,10 @@ impl Tensor {
             Dtype::F32 => self
                 .data
                 .chunks_exact(4)
-                // Invariant: `chunks_exact` yields chunks of exactly the array length (4, 8).
-                .all(|c| f32::from_le_bytes(c.try_into().expect("4")).is_finite()),
-            Dtype::F64 => self
-                .data
-                .chunks_exact(8)
-                .all(|c| f64::from_le_bytes(c.try_into().expect("8")).is_finite()),
+                .all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite()),
+            Dtype::F64 => self.data.chunks_exact(8).all(|c| {
+                f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]).is_finite()
+            }),
             // An all-ones exponent is infinity or NaN.
             Dtype::F16 => self
                 .data
@@ -243,6 +264,7 @@ impl Tensor {
         }
     }
 
+    /// What evidence records of it: name, descriptor, shape and the hash of its bytes.
     pub fn facts(&self) -> TensorFacts {
         TensorFacts {
             name: self.name.clone(),
@@ -401,8 +423,7 @@ fn member(name: String, entry: impl std::io::Read, max: u64) -> Result<Tensor, R
     r.read_exact(&mut header)
         .map_err(|e| bad(format!("{name}: {e}")))?;
     let header = String::from_utf8(header).map_err(|_| bad(format!("{name}: header not UTF-8")))?;
-    let (descr, fortran, shape) =
-        parse_header(&header).map_err(|m| bad(format!("{name}: NPY header: {m}")))?;
+    let (descr, fortran, shape) = parse_header(&name, &header)?;
     if fortran {
         return Err(bad(format!(
             "{name}: Fortran-order (non-contiguous) arrays are refused"
@@ -447,32 +468,38 @@ fn member(name: String, entry: impl std::io::Read, max: u64) -> Result<Tensor, R
     Ok(t)
 }
 
-/// The NPY header dict: `{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }`.
-fn parse_header(h: &str) -> Result<(String, bool, Vec<u64>), String> {
+/// The NPY header dict: `{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), }`. A
+/// malformed one is refused as `{name}: NPY header: ...`.
+fn parse_header(name: &str, h: &str) -> Result<(String, bool, Vec<u64>), Refusal> {
+    let refuse = |m: &str| bad(format!("{name}: NPY header: {m}"));
     let h = h.trim_end_matches(['\n', ' ']).trim();
     let body = h
         .strip_prefix('{')
         .and_then(|x| x.strip_suffix('}'))
-        .ok_or("not a dict")?;
-    let value_of = |key: &str| -> Result<&str, String> {
+        .ok_or_else(|| refuse("not a dict"))?;
+    let value_of = |key: &str| -> Result<&str, Refusal> {
         let k = format!("'{key}':");
-        let at = body.find(&k).ok_or(format!("no {key}"))?;
+        let at = body.find(&k).ok_or_else(|| refuse(&format!("no {key}")))?;
         Ok(body[at + k.len()..].trim_start())
     };
     let d = value_of("descr")?;
-    let d = d.strip_prefix('\'').ok_or("descr is not a string")?;
-    let descr = d[..d.find('\'').ok_or("descr unterminated")?].to_string();
+    let d = d
+        .strip_prefix('\'')
+        .ok_or_else(|| refuse("descr is not a string"))?;
+    let descr = d[..d.find('\'').ok_or_else(|| refuse("descr unterminated"))?].to_string();
     let f = value_of("fortran_order")?;
     let fortran = if f.starts_with("False") {
         false
     } else if f.starts_with("True") {
         true
     } else {
-        return Err("fortran_order is not a bool".into());
+        return Err(refuse("fortran_order is not a bool"));
     };
     let s = value_of("shape")?;
-    let s = s.strip_prefix('(').ok_or("shape is not a tuple")?;
-    let s = &s[..s.find(')').ok_or("shape unterminated")?];
+    let s = s
+        .strip_prefix('(')
+        .ok_or_else(|| refuse("shape is not a tuple"))?;
+    let s = &s[..s.find(')').ok_or_else(|| refuse("shape unterminated"))?];
     let shape = s
         .split(',')
         .map(str::trim)
@@ -480,11 +507,11 @@ fn parse_header(h: &str) -> Result<(String, bool, Vec<u64>), String> {
         .map(|x| {
             x.trim_end_matches('L')
                 .parse::<u64>()
-                .map_err(|_| format!("dimension {x:?}"))
+                .map_err(|_| refuse(&format!("dimension {x:?}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
     if shape.len() > 32 {
-        return Err("more than 32 dimensions".into());
+        return Err(refuse("more than 32 dimensions"));
     }
     Ok((descr, fortran, shape))
 }

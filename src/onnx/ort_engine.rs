@@ -15,6 +15,7 @@
 //! why the bound is only installed in the child. Memory patterns are off there, so ONNX
 //! Runtime asks for each tensor separately instead of one planned block.
 
+use super::error::OnnxError;
 use super::npz::{Dtype, Tensor};
 use ort::AsPointer as _;
 use ort::environment::Environment;
@@ -28,19 +29,14 @@ use std::sync::OnceLock;
 
 /// The `onnxruntime` wheel `.ci/setup` installs; `ort` 2.0.0-rc.15 speaks its 1.31 API.
 pub const VERSION: &str = "1.31.1";
+/// The engine name evidence records.
 pub const NAME: &str = "onnxruntime";
 /// The only execution provider a session may use.
 pub const CPU_PROVIDER: &str = "CPUExecutionProvider";
 
-fn install_hint() -> String {
-    format!(
-        "install it with `python3 -m pip install onnxruntime=={VERSION}` (.ci/setup does), or set ORT_DYLIB_PATH to its libonnxruntime.so.{VERSION}"
-    )
-}
-
 /// Where the shared library is: `ORT_DYLIB_PATH`, else inside the installed `onnxruntime`
 /// Python package (`onnxruntime/capi/libonnxruntime.so.VERSION`).
-pub fn library_path() -> Result<PathBuf, String> {
+pub fn library_path() -> Result<PathBuf, OnnxError> {
     if let Some(p) = std::env::var_os("ORT_DYLIB_PATH").filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(p));
     }
@@ -50,46 +46,42 @@ pub fn library_path() -> Result<PathBuf, String> {
             "import importlib.util as u, sys; s = u.find_spec('onnxruntime'); sys.exit(3) if s is None else print(s.submodule_search_locations[0])",
         ])
         .output()
-        .map_err(|e| format!("ONNX Runtime not found (python3: {e}); {}", install_hint()))?;
+        .map_err(|e| OnnxError::PythonUnavailable(e.to_string()))?;
     if !out.status.success() {
-        return Err(format!(
-            "ONNX Runtime not found: the Python package `onnxruntime` is not installed; {}",
-            install_hint()
-        ));
+        return Err(OnnxError::PackageMissing);
     }
     let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()).join("capi");
     let lib = dir.join(format!("libonnxruntime.so.{VERSION}"));
     if lib.is_file() {
         Ok(lib)
     } else {
-        Err(format!(
-            "ONNX Runtime not found: {} does not exist (another onnxruntime version is installed?); {}",
-            lib.display(),
-            install_hint()
-        ))
+        Err(OnnxError::LibraryMissing(lib))
     }
 }
 
 /// The version string the library reports (`OrtGetApiBase()->GetVersionString()`).
-fn library_version(path: &std::path::Path) -> Result<String, String> {
+fn library_version(path: &std::path::Path) -> Result<String, OnnxError> {
     // SAFETY: loading ONNX Runtime runs its initializers, which is what using it requires; the
     // symbol's signature is the C API's.
     unsafe {
-        let lib = libloading::Library::new(path)
-            .map_err(|e| format!("cannot load {}: {e}; {}", path.display(), install_hint()))?;
+        let lib = libloading::Library::new(path).map_err(|e| OnnxError::LibraryUnloadable {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         let get: libloading::Symbol<unsafe extern "C" fn() -> *const ort::sys::OrtApiBase> = lib
             .get(b"OrtGetApiBase")
-            .map_err(|_| format!("{} is not ONNX Runtime (no OrtGetApiBase)", path.display()))?;
+            .map_err(|_| OnnxError::NotOnnxRuntime(path.to_path_buf()))?;
         let base = get();
         if base.is_null() {
-            return Err(format!("{}: OrtGetApiBase returned null", path.display()));
+            return Err(OnnxError::NullApiBase(path.to_path_buf()));
         }
         let v = ((*base).GetVersionString)();
         Ok(CStr::from_ptr(v).to_string_lossy().into_owned())
     }
 }
 
-static ENV: OnceLock<Result<Environment, String>> = OnceLock::new();
+/// The process-wide environment, or why it cannot exist (kept: the library is loaded once).
+static ENV: OnceLock<Result<Environment, OnnxError>> = OnceLock::new();
 
 /// The largest block the session allocator hands out: the audit's per-tensor limit.
 const MAX_BLOCK: usize = super::audit::MAX_TENSOR_BYTES as usize;
@@ -159,7 +151,7 @@ unsafe extern "system" fn bounded_reserve(
 
 /// An ONNX Runtime status as a result: `Ok` for the null (success) status, else `context: `
 /// and the library's message; the status is released either way.
-fn checked(status: ort::sys::OrtStatusPtr, context: &str) -> Result<(), String> {
+fn checked(status: ort::sys::OrtStatusPtr, context: &'static str) -> Result<(), OnnxError> {
     if status.0.is_null() {
         return Ok(());
     }
@@ -169,12 +161,15 @@ fn checked(status: ort::sys::OrtStatusPtr, context: &str) -> Result<(), String> 
         .to_string_lossy()
         .into_owned();
     unsafe { (api.ReleaseStatus)(status.0) };
-    Err(format!("{context}: {msg}"))
+    Err(OnnxError::Status {
+        context,
+        message: msg,
+    })
 }
 
 /// Register the bounded allocator with the environment, once per process; sessions opt in with
 /// `session.use_env_allocators`.
-fn register_bounded_allocator(env: &Environment) -> Result<(), String> {
+fn register_bounded_allocator(env: &Environment) -> Result<(), OnnxError> {
     let api = ort::api();
     let status = |s| checked(s, "registering the bounded CPU allocator");
     let mut info = std::ptr::null_mut();
@@ -200,23 +195,22 @@ fn register_bounded_allocator(env: &Environment) -> Result<(), String> {
 
 /// The process-wide environment, loading the library on first use. Errors name how to install
 /// the library or point `ORT_DYLIB_PATH` at it; the CLI turns them into exit 2.
-pub fn environment() -> Result<&'static Environment, String> {
+pub fn environment() -> Result<&'static Environment, OnnxError> {
     ENV.get_or_init(|| {
         let path = library_path()?;
         let version = library_version(&path)?;
         if version != VERSION {
-            return Err(format!(
-                "{} is ONNX Runtime {version}; the pinned oracle is {VERSION}; {}",
-                path.display(),
-                install_hint()
-            ));
+            return Err(OnnxError::WrongVersion {
+                path,
+                found: version,
+            });
         }
         ort::init_from(&path)
-            .map_err(|e| format!("{e}; {}", install_hint()))?
+            .map_err(|e| OnnxError::RuntimeInit(e.to_string()))?
             .with_name("nbg")
             .with_telemetry(false)
             .build()
-            .map_err(|e| format!("ONNX Runtime environment: {e}"))
+            .map_err(|e| OnnxError::Environment(e.to_string()))
             .and_then(|env| match BOUND_EXIT.get() {
                 Some(_) => register_bounded_allocator(&env).map(|()| env),
                 None => Ok(env),
@@ -241,11 +235,12 @@ impl OrtSession {
 }
 
 /// Build the spec's session and check that every node went to the CPU provider.
-pub fn session(model: &[u8], outputs: &[String]) -> Result<OrtSession, String> {
+pub fn session(model: &[u8], outputs: &[String]) -> Result<OrtSession, OnnxError> {
     let env = environment()?;
-    let e = |e: ort::Error<ort::session::builder::SessionBuilder>| e.to_string();
+    let e =
+        |e: ort::Error<ort::session::builder::SessionBuilder>| OnnxError::Runtime(e.to_string());
     let builder = Session::builder(env)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| OnnxError::Runtime(e.to_string()))?
         .with_no_environment_execution_providers()
         .map_err(e)?
         .with_execution_providers([ort::ep::CPU::default().build()])
@@ -270,12 +265,10 @@ pub fn session(model: &[u8], outputs: &[String]) -> Result<OrtSession, String> {
     };
     let session = builder
         .commit_from_memory(model)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| OnnxError::Runtime(e.to_string()))?;
     let providers = providers(&session)?;
     if let Some(p) = providers.iter().find(|p| *p != CPU_PROVIDER) {
-        return Err(format!(
-            "the session assigned nodes to {p}; only {CPU_PROVIDER} is allowed"
-        ));
+        return Err(OnnxError::ForeignProvider(p.clone()));
     }
     Ok(OrtSession {
         session,
@@ -285,7 +278,7 @@ pub fn session(model: &[u8], outputs: &[String]) -> Result<OrtSession, String> {
 }
 
 /// The execution providers ONNX Runtime assigned the session's subgraphs to, sorted, unique.
-pub fn providers(session: &Session) -> Result<Vec<String>, String> {
+pub fn providers(session: &Session) -> Result<Vec<String>, OnnxError> {
     let api = ort::api();
     let mut subgraphs: *const *const ort::sys::OrtEpAssignedSubgraph = std::ptr::null();
     let mut n = 0usize;
@@ -305,7 +298,7 @@ pub fn providers(session: &Session) -> Result<Vec<String>, String> {
                 &mut name,
             ))?;
             if name.is_null() {
-                return Err("a subgraph without a provider name".into());
+                return Err(OnnxError::UnnamedProvider);
             }
             out.push(CStr::from_ptr(name).to_string_lossy().into_owned());
         }
@@ -354,20 +347,23 @@ fn dtype(t: TensorElementType) -> Option<Dtype> {
     .find(|d| element(*d) == t)
 }
 
-fn to_value(t: &Tensor) -> Result<DynValue, String> {
+fn to_value(t: &Tensor) -> Result<DynValue, OnnxError> {
     if let Some(strings) = t.strings() {
         let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
         return ort::value::Tensor::from_string_array((shape, strings.as_slice()))
             .map(|v| v.into_dyn())
-            .map_err(|e| format!("input {:?}: {e}", t.name));
+            .map_err(|e| input_error(t, e));
     }
     let shape: Vec<i64> = t.shape.iter().map(|&d| d as i64).collect();
     let mut v = DynTensor::new(&Allocator::default(), element(t.dtype), shape)
-        .map_err(|e| format!("input {:?}: {e}", t.name))?;
+        .map_err(|e| input_error(t, e))?;
     if !t.data.is_empty() {
         let p = v.data_ptr_mut().cast::<u8>();
         if p.is_null() {
-            return Err(format!("input {:?}: no tensor buffer", t.name));
+            return Err(OnnxError::NoBuffer {
+                side: "input",
+                name: t.name.clone(),
+            });
         }
         // SAFETY: the buffer holds elements * size bytes, which the boundary checked equals
         // `data.len()`; bool is one byte in ONNX Runtime as in NPY.
@@ -376,45 +372,70 @@ fn to_value(t: &Tensor) -> Result<DynValue, String> {
     Ok(v.into_dyn())
 }
 
-fn from_value(name: &str, v: &DynValue) -> Result<Tensor, String> {
+/// ONNX Runtime's reason an input tensor cannot become one of its values.
+fn input_error(t: &Tensor, e: ort::Error) -> OnnxError {
+    OnnxError::Conversion {
+        side: "input",
+        name: t.name.clone(),
+        reason: e.to_string(),
+    }
+}
+
+/// ONNX Runtime's reason an output value cannot be read.
+fn output_error(name: &str, e: ort::Error) -> OnnxError {
+    OnnxError::Conversion {
+        side: "output",
+        name: name.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+fn from_value(name: &str, v: &DynValue) -> Result<Tensor, OnnxError> {
     let ValueType::Tensor { ty, shape, .. } = v.dtype() else {
-        return Err(format!(
-            "output {name:?} is not a tensor ({}); the boundary carries tensors only",
-            v.dtype()
-        ));
+        return Err(OnnxError::NotATensor {
+            name: name.to_string(),
+            found: v.dtype().to_string(),
+        });
     };
     if *ty == TensorElementType::String {
         let t = v
             .view()
             .downcast::<ort::value::DynTensorValueType>()
-            .map_err(|e| format!("output {name:?}: {e}"))?;
-        let (shape, strings) = t
-            .try_extract_strings()
-            .map_err(|e| format!("output {name:?}: {e}"))?;
+            .map_err(|e| output_error(name, e))?;
+        let (shape, strings) = t.try_extract_strings().map_err(|e| output_error(name, e))?;
         let dims: Vec<u64> = shape.iter().map(|&x| x.max(0) as u64).collect();
         return Ok(Tensor::from_strings(name, &dims, &strings));
     }
-    let d = dtype(*ty).ok_or_else(|| {
-        format!("output {name:?} has element type {ty}, which the boundary does not carry")
+    let d = dtype(*ty).ok_or_else(|| OnnxError::UnsupportedElement {
+        name: name.to_string(),
+        element: ty.to_string(),
     })?;
     let dims: Vec<u64> = shape
         .iter()
-        .map(|&x| u64::try_from(x).map_err(|_| format!("output {name:?} has dimension {x}")))
+        .map(|&x| {
+            u64::try_from(x).map_err(|_| OnnxError::NegativeDimension {
+                name: name.to_string(),
+                dimension: x,
+            })
+        })
         .collect::<Result<_, _>>()?;
     let bytes = dims
         .iter()
         .try_fold(d.size() as u64, |a, &x| a.checked_mul(x))
-        .ok_or_else(|| format!("output {name:?} is too large"))? as usize;
+        .ok_or_else(|| OnnxError::OutputTooLarge(name.to_string()))? as usize;
     let data = if bytes == 0 {
         Vec::new()
     } else {
         let t = v
             .view()
             .downcast::<ort::value::DynTensorValueType>()
-            .map_err(|e| format!("output {name:?}: {e}"))?;
+            .map_err(|e| output_error(name, e))?;
         let p = t.data_ptr().cast::<u8>();
         if p.is_null() {
-            return Err(format!("output {name:?}: no tensor buffer"));
+            return Err(OnnxError::NoBuffer {
+                side: "output",
+                name: name.to_string(),
+            });
         }
         // SAFETY: a CPU tensor of this type and shape holds exactly `bytes` bytes.
         unsafe { std::slice::from_raw_parts(p, bytes) }.to_vec()
@@ -428,18 +449,21 @@ fn from_value(name: &str, v: &DynValue) -> Result<Tensor, String> {
 }
 
 impl super::types::Session for OrtSession {
-    fn run(&mut self, given: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    fn run(&mut self, given: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
         let inputs: Vec<(String, DynValue)> = given
             .iter()
             .map(|t| Ok((t.name.clone(), to_value(t)?)))
-            .collect::<Result<_, String>>()?;
-        let out = self.session.run(inputs).map_err(|e| e.to_string())?;
+            .collect::<Result<_, OnnxError>>()?;
+        let out = self
+            .session
+            .run(inputs)
+            .map_err(|e| OnnxError::Runtime(e.to_string()))?;
         self.outputs
             .iter()
             .map(|name| {
                 let v = out
                     .get(name)
-                    .ok_or_else(|| format!("ONNX Runtime returned no output {name:?}"))?;
+                    .ok_or_else(|| OnnxError::MissingOutput(name.clone()))?;
                 from_value(name, v)
             })
             .collect()

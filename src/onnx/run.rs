@@ -10,6 +10,7 @@
 //! wrong dtype, rank or known dimension, oversized tensors and NaN/Inf, on inputs and outputs.
 
 use super::audit::{Audit, Limits, Refusal, RefusalCode, ValueType};
+use super::error::OnnxError;
 use super::npz::{Tensor, TensorFacts};
 pub use super::types::Classification;
 use crate::fingerprint::Hash256;
@@ -37,6 +38,7 @@ impl Engine {
         }
     }
 
+    /// The pinned version evidence records.
     pub fn version(self) -> &'static str {
         match self {
             Engine::Ort => super::ort_engine::VERSION,
@@ -46,18 +48,18 @@ impl Engine {
 }
 
 impl std::str::FromStr for Engine {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = OnnxError;
+    fn from_str(s: &str) -> Result<Self, OnnxError> {
         match s {
             "ort" => Ok(Engine::Ort),
             "tract" => Ok(Engine::Tract),
-            _ => Err(format!("unknown engine {s:?}; use ort or tract")),
+            _ => Err(OnnxError::UnknownEngine(s.to_string())),
         }
     }
 }
 
 /// Run `f`, turning a panic inside it (an engine's) into an error carrying the panic message.
-pub fn contained<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, Contained> {
+pub fn contained<T>(f: impl FnOnce() -> Result<T, OnnxError>) -> Result<T, Contained> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(x)) => Ok(x),
         Ok(Err(e)) => Err(Contained::Error(e)),
@@ -76,7 +78,7 @@ pub fn contained<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, Containe
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Contained {
     /// The engine returned an error.
-    Error(String),
+    Error(OnnxError),
     /// The engine panicked; the message is kept.
     Panic(String),
 }
@@ -85,20 +87,32 @@ impl Contained {
     /// The refusal: a panic is always `CPU_ENGINE_FAILED`; an error keeps `code`.
     pub fn refusal(self, code: RefusalCode) -> Refusal {
         match self {
-            Contained::Error(e) => Refusal::new(code, e),
+            Contained::Error(e) => Refusal::new(code, e.to_string()),
             Contained::Panic(m) => Refusal::new(
                 RefusalCode::CpuEngineFailed,
                 format!("the engine panicked: {m}"),
             ),
         }
     }
+
+    /// The engine's own words: the error's message, or the panic message as it was.
+    fn reason(self) -> String {
+        match self {
+            Contained::Error(e) => e.to_string(),
+            Contained::Panic(m) => m,
+        }
+    }
 }
 
+/// How a run may use the NPU (`--mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
+    /// One CPU session, never the NPU.
     Cpu,
+    /// The NPU for eligible partitions; otherwise one CPU session and zero NPU attempts.
     Hybrid,
+    /// Every partition on the NPU, or a refusal before any session.
     Strict,
 }
 
@@ -113,13 +127,13 @@ impl std::fmt::Display for Mode {
 }
 
 impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = OnnxError;
+    fn from_str(s: &str) -> Result<Self, OnnxError> {
         match s {
             "cpu" => Ok(Mode::Cpu),
             "hybrid" => Ok(Mode::Hybrid),
             "strict" => Ok(Mode::Strict),
-            _ => Err(format!("unknown mode {s:?}; use cpu, hybrid or strict")),
+            _ => Err(OnnxError::UnknownMode(s.to_string())),
         }
     }
 }
@@ -130,9 +144,9 @@ pub use super::types::Session;
 pub trait Factory {
     /// Compile and load one NPU partition; no implementation exists while the compiler is
     /// unqualified.
-    fn npu(&mut self, model: &[u8]) -> Result<Box<dyn Session>, String>;
+    fn npu(&mut self, model: &[u8]) -> Result<Box<dyn Session>, OnnxError>;
     /// One CPU session for the whole model.
-    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, String>;
+    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError>;
     /// The CPU engine evidence names.
     fn engine(&self) -> Engine {
         Engine::Ort
@@ -146,8 +160,11 @@ pub trait Factory {
 /// What the mode decided and what it cost.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Execution {
+    /// What was decided (a refusal class until a session exists).
     pub classification: Classification,
+    /// NPU session constructions tried (at most one, never retried).
     pub npu_attempts: u32,
+    /// CPU sessions built.
     pub cpu_sessions: u32,
 }
 
@@ -195,20 +212,24 @@ pub fn construct(
                     ex.classification = Classification::Npu;
                     Ok(s)
                 }
-                Err(Contained::Error(e) | Contained::Panic(e)) if mode == Mode::Hybrid => cpu(
-                    &mut ex,
-                    factory,
-                    Classification::CpuSessionConstructionFallback,
-                )
-                .map_err(|r| {
-                    Refusal::new(
-                        r.code,
-                        format!("{} (after NPU construction failed: {e})", r.message),
+                Err(c) if mode == Mode::Hybrid => {
+                    let e = c.reason();
+                    cpu(
+                        &mut ex,
+                        factory,
+                        Classification::CpuSessionConstructionFallback,
                     )
-                }),
-                Err(Contained::Error(e) | Contained::Panic(e)) => {
-                    Err(Refusal::new(RefusalCode::PartitionCompileFailure, e))
+                    .map_err(|r| {
+                        Refusal::new(
+                            r.code,
+                            format!("{} (after NPU construction failed: {e})", r.message),
+                        )
+                    })
                 }
+                Err(c) => Err(Refusal::new(
+                    RefusalCode::PartitionCompileFailure,
+                    c.reason(),
+                )),
             }
         }
     };
@@ -287,18 +308,29 @@ pub fn check_tensors(
 /// Evidence of one run: no tensor values, only their facts and hashes.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
+    /// The mode asked for.
     pub mode: Mode,
+    /// What the mode decided.
     pub classification: Classification,
+    /// NPU session constructions tried.
     pub npu_attempts: u32,
+    /// CPU sessions built.
     pub cpu_sessions: u32,
+    /// The CPU engine's name ([`Engine::name`]).
     pub engine: &'static str,
+    /// Its pinned version.
     pub engine_version: &'static str,
     /// The execution providers the session used (ONNX Runtime: checked to be CPU only).
     pub providers: Vec<String>,
+    /// SHA-256 of the model file.
     pub model_sha256: Hash256,
+    /// The model's graph signature (from the audit).
     pub signature: Hash256,
+    /// Facts of the input tensors, in the archive's order.
     pub inputs: Vec<TensorFacts>,
+    /// Facts of the output tensors, in the model's order.
     pub outputs: Vec<TensorFacts>,
+    /// SHA-256 of the output archive written (deterministic `.npz`).
     pub output_npz_sha256: Hash256,
 }
 
@@ -348,6 +380,7 @@ pub fn run(
 
 /// The real factory: ONNX Runtime (or tract) for the CPU, and no NPU.
 pub struct Engines {
+    /// Which CPU engine sessions are built on.
     pub engine: Engine,
     /// What the last ONNX Runtime session reported.
     observed: Vec<String>,
@@ -375,11 +408,11 @@ impl Engines {
 }
 
 impl Factory for Engines {
-    fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, String> {
-        Err("no NPU session exists: the compiler is not qualified".into())
+    fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+        Err(OnnxError::NpuUnqualified)
     }
 
-    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, String> {
+    fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         match self.engine {
             Engine::Ort => super::ort_engine::session(model, &self.outputs).map(|s| {
                 self.observed = s.providers().to_vec();
@@ -400,6 +433,7 @@ impl Factory for Engines {
 }
 
 mod tract {
+    use super::super::error::OnnxError;
     use super::super::npz::{Dtype, Tensor};
     use tract_onnx::prelude::*;
 
@@ -409,7 +443,12 @@ mod tract {
         outputs: Vec<String>,
     }
 
-    fn datum(d: Dtype) -> Result<DatumType, String> {
+    /// tract's error with its causes, as `{:#}` prints it.
+    fn tract_error(e: TractError) -> OnnxError {
+        OnnxError::Tract(format!("{e:#}"))
+    }
+
+    fn datum(d: Dtype) -> Result<DatumType, OnnxError> {
         Ok(match d {
             Dtype::F32 => f32::datum_type(),
             Dtype::F64 => f64::datum_type(),
@@ -423,8 +462,8 @@ mod tract {
             Dtype::U32 => u32::datum_type(),
             Dtype::U64 => u64::datum_type(),
             Dtype::Bool => bool::datum_type(),
-            Dtype::BF16 => return Err("tract has no bfloat16 tensors".into()),
-            Dtype::Str(_) => return Err("string tensors are not run on tract here".into()),
+            Dtype::BF16 => return Err(OnnxError::TractBfloat16),
+            Dtype::Str(_) => return Err(OnnxError::TractStrings),
         })
     }
 
@@ -434,26 +473,25 @@ mod tract {
         inputs: &[String],
         outputs: &[String],
         given: &[Tensor],
-    ) -> Result<TractSession, String> {
-        let err = |e: TractError| format!("{e:#}");
+    ) -> Result<TractSession, OnnxError> {
         let mut m = tract_onnx::onnx()
             .model_for_read(&mut &model[..])
-            .map_err(err)?;
+            .map_err(tract_error)?;
         for (i, name) in inputs.iter().enumerate() {
             let t = given
                 .iter()
                 .find(|t| &t.name == name)
-                .ok_or_else(|| format!("no tensor for input {name:?}"))?;
+                .ok_or_else(|| OnnxError::NoInputTensor(name.clone()))?;
             let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
             m = m
                 .with_input_fact(i, InferenceFact::dt_shape(datum(t.dtype)?, shape))
-                .map_err(err)?;
+                .map_err(tract_error)?;
         }
         let plan = m
             .into_optimized()
-            .map_err(err)?
+            .map_err(tract_error)?
             .into_runnable()
-            .map_err(err)?;
+            .map_err(tract_error)?;
         Ok(TractSession {
             plan,
             inputs: inputs.to_vec(),
@@ -462,25 +500,25 @@ mod tract {
     }
 
     impl super::Session for TractSession {
-        fn run(&mut self, given: &[Tensor]) -> Result<Vec<Tensor>, String> {
-            let err = |e: TractError| format!("{e:#}");
+        fn run(&mut self, given: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
             let mut values = TVec::new();
             for name in &self.inputs {
                 let t = given
                     .iter()
                     .find(|t| &t.name == name)
-                    .ok_or_else(|| format!("no tensor for {name:?}"))?;
+                    .ok_or_else(|| OnnxError::NoTensor(name.clone()))?;
                 let shape: Vec<usize> = t.shape.iter().map(|&d| d as usize).collect();
                 let tensor = to_tract(t.dtype, &shape, &t.data)?;
                 values.push(tensor.into_tvalue());
             }
-            let out = self.plan.run(values).map_err(err)?;
+            let out = self.plan.run(values).map_err(tract_error)?;
             out.into_iter()
                 .zip(&self.outputs)
                 .map(|(v, name)| {
                     let t = v.into_tensor();
-                    let (dtype, data) = bytes_of(&t).ok_or_else(|| {
-                        format!("output {name:?} has unsupported type {:?}", t.datum_type())
+                    let (dtype, data) = bytes_of(&t).ok_or_else(|| OnnxError::TractOutputType {
+                        name: name.clone(),
+                        datum: format!("{:?}", t.datum_type()),
                     })?;
                     Ok(Tensor {
                         name: name.clone(),
@@ -497,7 +535,7 @@ mod tract {
         d: Dtype,
         shape: &[usize],
         data: &[u8],
-    ) -> Result<tract_onnx::prelude::Tensor, String> {
+    ) -> Result<tract_onnx::prelude::Tensor, OnnxError> {
         fn typed<T: Datum + Copy, const N: usize>(
             shape: &[usize],
             data: &[u8],
@@ -505,8 +543,7 @@ mod tract {
         ) -> TractResult<tract_onnx::prelude::Tensor> {
             let v: Vec<T> = data
                 .chunks_exact(N)
-                // Invariant: `chunks_exact(N)` yields N-byte chunks only.
-                .map(|c| f(c.try_into().expect("chunk")))
+                .map(|c| f(std::array::from_fn(|k| c[k])))
                 .collect();
             tract_onnx::prelude::Tensor::from_shape(shape, &v)
         }
@@ -524,10 +561,10 @@ mod tract {
             Dtype::U64 => typed(shape, data, u64::from_le_bytes),
             Dtype::Bool => typed(shape, data, |b: [u8; 1]| b[0] != 0),
             Dtype::BF16 | Dtype::Str(_) => {
-                return Err("tract: bfloat16 and string tensors are not carried".into());
+                return Err(OnnxError::TractNotCarried);
             }
         }
-        .map_err(|e| format!("{e:#}"))
+        .map_err(tract_error)
     }
 
     fn bytes_of(t: &tract_onnx::prelude::Tensor) -> Option<(Dtype, Vec<u8>)> {

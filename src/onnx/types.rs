@@ -1,6 +1,7 @@
 //! The ONNX layer's shared vocabulary: the admission limits and the typed view of a graph
 //! input or output. A leaf below the audit, the signature and the runs.
 
+use super::error::OnnxError;
 use super::npz::Tensor;
 use super::proto::{self, ValueInfoProto};
 use serde::{Deserialize, Serialize};
@@ -199,5 +200,5 @@ pub fn value_type(v: &ValueInfoProto) -> ValueType {
 /// A constructed session: what an engine (`ort_engine`, tract, a child process) runs.
 pub trait Session {
     /// Run once on `inputs`; the outputs in the model's order, or why not.
-    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, String>;
+    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, OnnxError>;
 }

@@ -3,6 +3,7 @@
 use crate::common;
 
 use nbg_lab::onnx::audit::{self, Audit, Limits, Refusal};
+use nbg_lab::onnx::error::OnnxError;
 use nbg_lab::onnx::npz::{self, Tensor};
 use nbg_lab::onnx::proto::*;
 use nbg_lab::onnx::run::{self, Execution, Factory, Mode, Session};
@@ -579,17 +580,17 @@ struct Counting {
 struct Echo;
 
 impl Session for Echo {
-    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    fn run(&mut self, inputs: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
         Ok(inputs.to_vec())
     }
 }
 
 impl Factory for Counting {
-    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, String> {
+    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
         self.npu += 1;
-        Err("compile failed".into())
+        Err(OnnxError::NpuUnqualified)
     }
-    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, String> {
+    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         self.cpu += 1;
         Ok(Box::new(Echo))
     }
@@ -756,7 +757,7 @@ fn engine_versions_are_the_pinned_ones() {
 /// A session that panics, as an engine bug would.
 struct Panicking;
 impl Session for Panicking {
-    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, String> {
+    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
         panic!("index out of bounds in the engine")
     }
 }
@@ -764,10 +765,10 @@ struct PanicFactory {
     in_construction: bool,
 }
 impl Factory for PanicFactory {
-    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, String> {
-        Err("none".into())
+    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+        Err(OnnxError::NpuUnqualified)
     }
-    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, String> {
+    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         if self.in_construction {
             panic!("analyser.rs:97")
         }
