@@ -141,6 +141,7 @@ pub fn check_generated(generated: Vec<nbg_lab::evidence::Generated>) {
 
 /// `NAME.onnx valid` or `NAME.onnx invalid` per model in `dir`, as the `onnx` package judges it:
 /// `check` is Python run on the loaded model `m` (`.ci/setup` installs the package).
+#[cfg(feature = "onnx")]
 pub fn onnx_verdicts(dir: &Path, check: &str) -> String {
     let script = format!(
         "import onnx, sys, os, glob\nfrom onnx import shape_inference\nfor p in sorted(glob.glob(os.path.join(sys.argv[1], '*.onnx'))):\n    try:\n        m = onnx.load(p); {check}; print(os.path.basename(p), 'valid')\n    except Exception as e:\n        print(os.path.basename(p), 'invalid')\n"
