@@ -307,9 +307,27 @@ pub struct DiffReport {
     pub owners: Vec<OwnerDiff>,
 }
 
-/// Errors that stop a diff before it starts.
-#[derive(Debug)]
-pub struct DiffError(pub String);
+/// Why a diff stops before it starts.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// A and B are of different families (their `NbgImage::format` tags).
+    #[error("A is {a} and B is {b}; diff compares two files of the same family")]
+    FamilyMismatch {
+        /// A's family tag.
+        a: &'static str,
+        /// B's family tag.
+        b: &'static str,
+    },
+}
+
+impl DiffError {
+    /// Two files that cannot be compared are a usage problem.
+    pub fn exit_status(&self) -> crate::lab::Exit {
+        match self {
+            DiffError::FamilyMismatch { .. } => crate::lab::Exit::Usage,
+        }
+    }
+}
 
 /// Diff two parsed graphs of the same family.
 pub fn diff(
@@ -319,11 +337,10 @@ pub fn diff(
     ib: &NbgImage<'_>,
 ) -> Result<DiffReport, DiffError> {
     if ia.format() != ib.format() {
-        return Err(DiffError(format!(
-            "A is {} and B is {}; diff compares two files of the same family",
-            ia.format(),
-            ib.format()
-        )));
+        return Err(DiffError::FamilyMismatch {
+            a: ia.format(),
+            b: ib.format(),
+        });
     }
     let (ba, bb) = (bytes_of(a), bytes_of(b));
     let keyed = |g: &Graph<'_>, i: &NbgImage<'_>| -> Vec<(String, Owner)> {

@@ -3,11 +3,13 @@
 //! Every evidence file is canonical JSON (sorted keys, two-space indent, trailing newline, no
 //! timestamps, no absolute paths), so a rebuild can be compared byte for byte.
 
+use super::Exit;
 use crate::failure::Failure;
+use crate::files::InputError;
 use crate::image::NbgImage;
 use crate::parse;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::canonical::canonical;
 
@@ -75,7 +77,8 @@ fn capture_names(dir: &Path) -> Result<Vec<String>, String> {
 /// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
 pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let dir = root.join("differentials");
-    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.0)?;
+    let registry =
+        crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for name in capture_names(&dir)? {
         let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
@@ -103,7 +106,7 @@ pub const INVENTORIES: [(&str, &str); 2] = [
 
 /// Rebuild the inventory JSON and its Markdown summary for one config.
 pub fn inventory_evidence(root: &Path, config: &str, stem: &str) -> Result<Vec<Generated>, String> {
-    let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+    let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.to_string())?;
     let results = crate::inventory::scan(&corpus, default_jobs(), &|| {});
     let doc = crate::inventory::document(&corpus, &results);
     Ok(vec![
@@ -144,13 +147,13 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
 /// checked against every committed capture set (the refuting sets included).
 pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     use crate::mapping;
-    let registry = mapping::load(&root.join(mapping::COMMITTED)).map_err(|e| e.0)?;
+    let registry = mapping::load(&root.join(mapping::COMMITTED)).map_err(|e| e.to_string())?;
     let dir = root.join("differentials");
     let captures = capture_names(&dir)?
         .into_iter()
         .map(|n| mapping::Capture::load(&dir.join(&n), n))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.0)?;
+        .map_err(|e| e.to_string())?;
     let all: Vec<&mapping::Mapping> = registry.mappings.iter().collect();
     let rows = mapping::check_all(&all, &captures).map_err(|e| e.to_string())?;
     let text = registry.canonical();
@@ -266,15 +269,48 @@ fn committed_files(dir: &Path, rel: &str) -> Vec<String> {
     out
 }
 
+/// Why `write_all` wrote not every evidence file.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceError {
+    /// An evidence file could not be rebuilt in memory; the generator's message.
+    #[error("{0}")]
+    Rebuild(String),
+    /// A folder of the evidence tree could not be created.
+    #[error("{}: {source}", .dir.display())]
+    CreateDir {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A rebuilt file could not be written.
+    #[error(transparent)]
+    Write(#[from] InputError),
+}
+
+impl EvidenceError {
+    /// Every failure to write the evidence is a usage or I/O problem.
+    pub fn exit_status(&self) -> Exit {
+        match self {
+            EvidenceError::Rebuild(_)
+            | EvidenceError::CreateDir { .. }
+            | EvidenceError::Write(_) => Exit::Usage,
+        }
+    }
+}
+
 /// Write every rebuilt evidence file (atomically), for `verify-generated --write`.
-pub fn write_all(root: &Path) -> Result<usize, String> {
-    let generated = all(root)?;
+pub fn write_all(root: &Path) -> Result<usize, EvidenceError> {
+    let generated = all(root).map_err(EvidenceError::Rebuild)?;
     for g in &generated {
         let path = root.join(&g.path);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|source| EvidenceError::CreateDir {
+                dir: parent.to_path_buf(),
+                source,
+            })?;
         }
-        crate::files::write_atomic(&path, g.text.as_bytes(), true).map_err(|e| e.0)?;
+        crate::files::write_atomic(&path, g.text.as_bytes(), true)?;
     }
     Ok(generated.len())
 }
@@ -291,7 +327,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(|r| r.to_string())?;
     let limits = audit::Limits::default();
     let dir = root.join(fixtures::DIR);
-    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.0);
+    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.to_string());
     let mut out = Vec::new();
     for (file, stem) in [
         ("spectral_mask_conv.onnx", "spectral-mask"),

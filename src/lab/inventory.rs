@@ -102,7 +102,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         size: 0,
         sha256: Hash256::default(),
         pin: Pin::Unreadable,
-        facts: Err(("unreadable".into(), 0, e.0)),
+        facts: Err(("unreadable".into(), 0, e.to_string())),
     };
     let file = match FileSource::open(&entry.full_path) {
         Ok(f) => Arc::new(f),
@@ -428,7 +428,7 @@ pub struct Spilled {
 struct Spill {
     file: std::fs::File,
     len: u64,
-    error: Option<String>,
+    error: Option<std::io::Error>,
 }
 
 impl Spill {
@@ -441,10 +441,27 @@ impl Spill {
         match self.file.write_all(text.as_bytes()) {
             Ok(()) => self.len += text.len() as u64,
             Err(e) => {
-                self.error.get_or_insert_with(|| e.to_string());
+                self.error.get_or_insert(e);
             }
         }
         at
+    }
+}
+
+/// Why an inventory could not be assembled: a usage or I/O problem.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    /// The temporary file that holds the entries of `files` could not be made or written.
+    #[error("temporary file of the inventory: {0}")]
+    Temporary(std::io::Error),
+}
+
+impl InventoryError {
+    /// A failed temporary file is an I/O problem.
+    pub fn exit_status(&self) -> crate::lab::Exit {
+        match self {
+            InventoryError::Temporary(_) => crate::lab::Exit::Usage,
+        }
     }
 }
 
@@ -455,10 +472,9 @@ pub fn inventory(
     corpus: &Corpus,
     jobs: usize,
     tick: &(dyn Fn() + Sync),
-) -> Result<Inventory, InputError> {
-    let temporary = |e: std::io::Error| InputError(format!("temporary file of the inventory: {e}"));
+) -> Result<Inventory, InventoryError> {
     let spill = std::sync::Mutex::new(Spill {
-        file: tempfile::tempfile().map_err(temporary)?,
+        file: tempfile::tempfile().map_err(InventoryError::Temporary)?,
         len: 0,
         error: None,
     });
@@ -502,7 +518,7 @@ pub fn inventory(
     };
     let spill = spill.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = spill.error {
-        return Err(InputError(format!("temporary file of the inventory: {e}")));
+        return Err(InventoryError::Temporary(e));
     }
     rows.sort_by(|a, b| a.path.cmp(&b.path));
     let mut inventory = Inventory {
@@ -511,7 +527,9 @@ pub fn inventory(
         spill: spill.file,
     };
     let mut sha = HashWriter(sha2::Digest::new());
-    inventory.write(&mut sha).map_err(temporary)?;
+    inventory
+        .write(&mut sha)
+        .map_err(InventoryError::Temporary)?;
     let digest = Hash256(sha2::Digest::finalize(sha.0).into());
     inventory.doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
     Ok(inventory)
