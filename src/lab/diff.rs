@@ -344,48 +344,74 @@ pub fn field_range(graph: &Graph<'_>, image: &NbgImage<'_>, name: &str) -> Optio
 /// One run of changed bytes inside one unit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
+    /// File offset in A of the first changed byte.
     pub a_start: u64,
+    /// File offset in A one past the last changed byte.
     pub a_end: u64,
+    /// File offset in B of the first changed byte.
     pub b_start: u64,
+    /// File offset in B one past the last changed byte.
     pub b_end: u64,
+    /// The field (or opaque unit) the run lies in, as `locate` names it.
     pub field: String,
 }
 
+/// How a paired owner differs between A and B.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// Same length, same bytes (left out of reports).
     Same,
+    /// Same length, some bytes differ.
     Changed,
+    /// The lengths differ.
     Resized,
+    /// The owner is in A only.
     OnlyA,
+    /// The owner is in B only.
     OnlyB,
 }
 
 /// One paired owner and what changed in it.
 #[derive(Clone, Debug, Serialize)]
 pub struct OwnerDiff {
+    /// The owner's pairing key (`owner_key`).
     pub owner: String,
+    /// The owner's ledger class.
     pub class: &'static str,
+    /// How it differs.
     pub status: Status,
+    /// Its file range `[start, end)` in A, when A has it.
     pub a_range: Option<[u64; 2]>,
+    /// Its file range `[start, end)` in B, when B has it.
     pub b_range: Option<[u64; 2]>,
     /// Differing bytes over the common length, plus the size difference.
     pub changed_bytes: u64,
+    /// How many changed ranges there are, listed or not.
     pub ranges_total: usize,
     /// The first `MAX_RANGES` ranges.
     pub ranges: Vec<Change>,
 }
 
+/// Most changed ranges an owner lists; the rest are only counted in `ranges_total`.
 pub const MAX_RANGES: usize = 64;
 
+/// The owner-by-owner diff of two graphs of one family.
 #[derive(Clone, Debug, Serialize)]
 pub struct DiffReport {
+    /// The family's format tag (`NbgImage::format`), shared by A and B.
     pub format: &'static str,
+    /// A's size and SHA-256.
     pub a: crate::parse::FileFacts,
+    /// B's size and SHA-256.
     pub b: crate::parse::FileFacts,
+    /// Whether A and B are byte for byte the same.
     pub identical: bool,
+    /// Changed bytes summed over the owners.
     pub changed_bytes: u64,
+    /// How many owners differ.
     pub owners_changed: usize,
+    /// The owners that differ, A's order first, then those in B only.
     pub owners: Vec<OwnerDiff>,
 }
 

@@ -634,7 +634,7 @@ fn replay(
     for &i in differing {
         let at = entry_start + i;
         let to = set.spec.b_source[i as usize];
-        // invariant: `at` lies in a DYNAIO entry of A, which the parser bounded inside A, and
+        // Invariant: `at` lies in a DYNAIO entry of A, which the parser bounded inside A, and
         // the changed image has A's length.
         image
             .write(at, &[to], format!("source[{i}] -> 0x{to:02x}"))
@@ -652,7 +652,7 @@ fn replay(
     // Producer order: the file CRC over normalized payloads, then section-40 values (v2).
     let recomputed = match ga.file_crc(image.bytes()) {
         Some(v) => {
-            // invariant: the CRC field lies in the fixed header the parser read from A.
+            // Invariant: the CRC field lies in the fixed header the parser read from A.
             image
                 .write(crc.field, &v.to_le_bytes(), crc.field_name)
                 .expect("header in bounds");
@@ -667,7 +667,7 @@ fn replay(
             .any(|s| start <= s.file_offset && s.file_offset < end)
         {
             let v = image.crc32_range(start, end);
-            // invariant: the value word lies in a checksum record the parser read from A.
+            // Invariant: the value word lies in a checksum record the parser read from A.
             image
                 .write(c.value_at, &v.to_le_bytes(), "section-40 value")
                 .expect("in bounds");

@@ -20,11 +20,15 @@ use std::sync::Arc;
 /// One file's row: pin check, parse facts or failure.
 #[derive(Clone, Debug)]
 pub struct FileResult {
+    /// The corpus entry scanned.
     pub entry: Entry,
+    /// Bytes read (0 when unreadable).
     pub size: u64,
+    /// SHA-256 of the bytes read.
     pub sha256: Hash256,
     /// Whether the file matches its pinned size and SHA-256.
     pub pin: Pin,
+    /// The parse facts, or the failure's code, offset and message.
     pub facts: Result<Value, (String, u64, String)>,
 }
 
@@ -62,6 +66,7 @@ impl std::fmt::Display for Pin {
 }
 
 impl FileResult {
+    /// Whether the file matches its pin and parses.
     pub fn ok(&self) -> bool {
         self.pin == Pin::Ok && self.facts.is_ok()
     }
@@ -297,7 +302,9 @@ type Facts = Result<Value, (String, u64, String)>;
 /// (`body`: a JSON value, or its canonical text for a document written piece by piece).
 #[derive(Debug)]
 pub struct Row<B = Spilled> {
+    /// The entry's path as the config writes it.
     pub path: String,
+    /// The file against its pin.
     pub pin: Pin,
     /// The parse failure's code, offset and message.
     pub failure: Option<(String, u64, String)>,
@@ -309,6 +316,7 @@ pub struct Row<B = Spilled> {
 }
 
 impl<B> Row<B> {
+    /// Whether the file matches its pin and parses.
     pub fn ok(&self) -> bool {
         self.pin == Pin::Ok && self.failure.is_none()
     }

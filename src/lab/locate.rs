@@ -255,7 +255,7 @@ fn values(t: &TensorProto, elements: u64) -> Result<Values, ValuesError> {
             let v: Vec<f32> = match raw {
                 Some(r) => r
                     .chunks_exact(4)
-                    // invariant: `chunks_exact(4)` yields 4-byte chunks only.
+                    // Invariant: `chunks_exact(4)` yields 4-byte chunks only.
                     .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
                     .collect(),
                 None => t.float_data.clone(),
@@ -673,7 +673,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .iter()
         .flat_map(|&v| f32_to_f16(v).to_le_bytes())
         .collect();
-    // invariant: `dims` is the 4-D constant above, the only shape `ohwi` refuses is not 4-D.
+    // Invariant: `dims` is the 4-D constant above, the only shape `ohwi` refuses is not 4-D.
     let placed = ohwi(&stored, &dims, 2).expect("4-D");
     let spec = GraphSpec {
         target: 0x1000_000e,
@@ -694,7 +694,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .sections
         .iter_mut()
         .find(|s| s.kind == section::COEF_DATA)
-        // invariant: `GraphSpec::layout` always emits COEF_DATA (`coef_bytes` is 1024 here).
+        // Invariant: `GraphSpec::layout` always emits COEF_DATA (`coef_bytes` is 1024 here).
         .expect("coefficients");
     coef.payload[PAIR_OFFSET..PAIR_OFFSET + placed.len()].copy_from_slice(&placed);
     (onnx, layout.emit())

@@ -260,7 +260,7 @@ impl Registry {
 
     /// Canonical JSON text (sorted keys, two-space indent, trailing newline).
     pub fn canonical(&self) -> String {
-        // invariant: a registry has string keys, strings, integers and finite numbers only,
+        // Invariant: a registry has string keys, strings, integers and finite numbers only,
         // so it always serializes.
         crate::evidence::canonical(&serde_json::to_value(self).expect("registry serializes"))
     }
@@ -1286,7 +1286,7 @@ pub fn promote(
     evidence.dedup_by(|x, y| (&x.a1_sha256, &x.b_sha256) == (&y.a1_sha256, &y.b_sha256));
     let distinct: Vec<String> = evidence
         .iter()
-        // invariant: a JSON `Value` has string keys only, so it always serializes.
+        // Invariant: a JSON `Value` has string keys only, so it always serializes.
         .map(|e| serde_json::to_string(&e.b).expect("value serializes"))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
@@ -1353,7 +1353,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
         return Rendered::refused(MappingError::TooManyEvidence);
     }
     for d in dirs {
-        match relative_name(base, d).and_then(|n| Ok(Capture::load(d, n)?)) {
+        match relative_name(base, d).and_then(|n| Capture::load(d, n).map_err(MappingError::from)) {
             Ok(c) => captures.push(c),
             Err(e) => return Rendered::refused(e),
         }
@@ -1381,7 +1381,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
         return Rendered::refused(MappingError::from(e));
     }
     let mut stdout: String = rows.iter().map(text_row).collect();
-    // invariant: `promote` returned Ok, which it does only after finding `name` in the registry.
+    // Invariant: `promote` returned Ok, which it does only after finding `name` in the registry.
     let m = promoted.get(name).expect("promoted");
     stdout.push_str(&format!(
         "promoted {name} on {} capture sets; wrote {}\n",
