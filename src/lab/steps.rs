@@ -168,7 +168,7 @@ fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
 }
 
 fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let generated = evidence::differential_evidence(root)?;
+    let generated = evidence::differential_evidence(root).map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
     for g in generated {
         let name = g
@@ -254,7 +254,7 @@ fn inventory_step(
 }
 
 fn verify_step(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let (n, mismatches) = evidence::verify(root)?;
+    let (n, mismatches) = evidence::verify(root).map_err(|e| e.to_string())?;
     let rows = mismatches
         .iter()
         .map(|m| Row {
