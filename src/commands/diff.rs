@@ -39,7 +39,10 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let report = match nbg_lab::diff::diff(&ga, &ia, &gb, &ib) {
         Ok(r) => r,
-        Err(e) => return usage_error(e.0),
+        Err(e) => {
+            eprintln!("nbg: {e}");
+            return ExitCode::from(e.exit_status());
+        }
     };
     if args.json {
         print_json(&json::value(&report));

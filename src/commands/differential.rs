@@ -28,7 +28,10 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let set = match nbg_lab::differential::load(dir) {
         Ok(s) => s,
-        Err(e) => return usage_error(e),
+        Err(e) => {
+            eprintln!("nbg: {e}");
+            return ExitCode::from(e.exit_status());
+        }
     };
     let report = match nbg_lab::differential::run(&set) {
         Ok(r) => r,

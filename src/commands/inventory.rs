@@ -27,7 +27,10 @@ pub fn exec(args: Args) -> ExitCode {
     let (config, out, summary) = (&args.config, args.out.as_deref(), args.summary.as_deref());
     let corpus = match nbg_lab::corpus::load(config) {
         Ok(c) => c,
-        Err(e) => return usage_error(e),
+        Err(e) => {
+            eprintln!("nbg: {e}");
+            return ExitCode::from(e.exit_status());
+        }
     };
     // The config and every corpus member are inputs: no output may replace one.
     let mut inputs: Vec<&Path> = vec![config];
@@ -46,7 +49,10 @@ pub fn exec(args: Args) -> ExitCode {
     progress::clear(bar);
     let inventory = match inventory {
         Ok(i) => i,
-        Err(e) => return usage_error(e),
+        Err(e) => {
+            eprintln!("nbg: {e}");
+            return ExitCode::from(e.exit_status());
+        }
     };
     let staged = out
         .map(|path| outputs.stage_with(path, &mut |w| inventory.write(w)))

@@ -22,7 +22,10 @@ pub fn exec(args: Args) -> ExitCode {
     for config in &args.corpus {
         match nbg_lab::corpus::load(config) {
             Ok(c) => corpora.push((config.display().to_string(), c)),
-            Err(e) => return usage_error(e),
+            Err(e) => {
+                eprintln!("nbg: {e}");
+                return ExitCode::from(e.exit_status());
+            }
         }
     }
     if let Some(dir) = &args.out {

@@ -15,5 +15,5 @@ pub fn exec(args: Args) -> ExitCode {
     let r = nbg_lab::locate::cli(&args.model, &args.graph, args.json);
     super::print(&r.stdout);
     eprint!("{}", r.stderr);
-    ExitCode::from(r.code)
+    ExitCode::from(r.exit)
 }

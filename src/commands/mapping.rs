@@ -42,5 +42,5 @@ pub fn exec(command: Command) -> ExitCode {
     };
     super::print(&r.stdout);
     eprint!("{}", r.stderr);
-    ExitCode::from(r.code)
+    ExitCode::from(r.exit)
 }

@@ -1,6 +1,6 @@
 //! `nbg verify-generated [--write]`.
 
-use super::{failed, print, usage_error};
+use super::{failed, print};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -24,7 +24,10 @@ pub fn exec(args: Args) -> ExitCode {
                 eprintln!("wrote {n} evidence files");
                 ExitCode::SUCCESS
             }
-            Err(e) => usage_error(e),
+            Err(e) => {
+                eprintln!("nbg: {e}");
+                ExitCode::from(e.exit_status())
+            }
         };
     }
     match nbg_lab::evidence::verify(root) {

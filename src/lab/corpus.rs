@@ -7,22 +7,138 @@
 //! keys and duplicate files are errors; paths must stay inside their root, with no absolute
 //! paths, no `..`, no symlink at any component and only regular files.
 
+use super::Exit;
+use crate::files::InputError;
 use crate::fingerprint::Hash256;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::{Component, Path, PathBuf};
 
-/// A config problem: a usage error (exit 2) with a clear message.
-#[derive(Debug)]
-pub struct ConfigError(pub String);
+/// Why a corpus config was refused: a usage error (exit 2) with a clear message.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error(transparent)]
+    Unreadable(#[from] InputError),
+    /// The config is larger than `MAX_CONFIG_BYTES`.
+    #[error("{config}: a corpus config is at most {MAX_CONFIG_BYTES} bytes")]
+    TooLarge {
+        /// The config as given.
+        config: String,
+    },
+    /// The config's text breaks a rule.
+    #[error("{config}: {problem}")]
+    Invalid {
+        /// The config as given.
+        config: String,
+        /// The rule it breaks.
+        problem: ConfigProblem,
+    },
+}
 
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl ConfigError {
+    /// Every config problem is a usage problem.
+    pub fn exit_status(&self) -> Exit {
+        match self {
+            ConfigError::Unreadable(_)
+            | ConfigError::TooLarge { .. }
+            | ConfigError::Invalid { .. } => Exit::Usage,
+        }
     }
 }
 
-impl std::error::Error for ConfigError {}
+/// The rule a config's text breaks.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigProblem {
+    /// The text is not JSON.
+    #[error("not a corpus config: {0}")]
+    NotJson(serde_json::Error),
+    /// The top level is not a JSON object.
+    #[error("a corpus config is a JSON object")]
+    NotObject,
+    /// `files[i]` is not a JSON object.
+    #[error("files[{0}] must be a JSON object")]
+    EntryNotObject(usize),
+    /// `schema` is present but not a string.
+    #[error("not a corpus config: schema must be a string")]
+    SchemaNotString,
+    /// `schema` is missing.
+    #[error("not a corpus config: missing field `schema`")]
+    SchemaMissing,
+    /// The fields do not match the declared schema (unknown, missing or mistyped keys).
+    #[error("{0}")]
+    Fields(serde_json::Error),
+    /// A public entry's `version` or `target` is not a `0x` hex string; the entry's file.
+    #[error("{0}: version and target must be hex strings")]
+    NotHex(String),
+    /// The declared schema is neither `OWN_SCHEMA` nor `PUBLIC_SCHEMA`.
+    #[error("unknown schema {0:?}; expected {OWN_SCHEMA:?} or {PUBLIC_SCHEMA:?}")]
+    UnknownSchema(String),
+    /// The root folder is a symlink.
+    #[error("{} is a symlink", .0.display())]
+    RootSymlink(PathBuf),
+    /// The root is not a directory.
+    #[error("{} is not a directory", .0.display())]
+    RootNotDir(PathBuf),
+    /// The root cannot be examined.
+    #[error("{}: {source}", .root.display())]
+    RootUnreadable {
+        /// The root folder.
+        root: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An entry's role is not one word of letters, digits, `_` and `-`.
+    #[error("{path}: role {role:?} must be one word")]
+    Role {
+        /// The entry's path as written.
+        path: String,
+        /// The role as written.
+        role: String,
+    },
+    /// An entry's digest is not 64 lowercase hex digits; the entry's path.
+    #[error("{0}: sha256 must be 64 lowercase hex digits")]
+    Digest(String),
+    /// An entry's path does not resolve to a regular file inside the root.
+    #[error("{path}: {source}")]
+    Path {
+        /// The entry's path as written.
+        path: String,
+        /// Why it does not resolve.
+        source: PathError,
+    },
+    /// Two entries name the same file; the second entry's path.
+    #[error("{0}: listed twice")]
+    Duplicate(String),
+}
+
+/// Why a config path does not resolve to a regular file inside its root (`resolve`).
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// The path is empty or absolute.
+    #[error("paths must be relative to the config's folder")]
+    NotRelative,
+    /// A component cannot be examined.
+    #[error("{}: {source}", .path.display())]
+    Unreadable {
+        /// The path up to that component.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A component is a symlink.
+    #[error("{} is a symlink; corpus paths never follow links", .0.display())]
+    Symlink(PathBuf),
+    /// A component is `..`, `.` or a root.
+    #[error("paths may not contain '..', '.' or a root")]
+    NotNormal,
+    /// The resolved file cannot be examined.
+    #[error("{0}")]
+    Stat(std::io::Error),
+    /// The resolved path is not a regular file.
+    #[error("{} is not a regular file", .0.display())]
+    NotFile(PathBuf),
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,13 +216,11 @@ pub struct Corpus {
 /// Load and check a config of either schema.
 pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
     let mut bytes = Vec::new();
-    crate::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)
-        .map_err(|e| ConfigError(e.0))?;
+    crate::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(ConfigError(format!(
-            "{}: a corpus config is at most {MAX_CONFIG_BYTES} bytes",
-            config.display()
-        )));
+        return Err(ConfigError::TooLarge {
+            config: config.display().to_string(),
+        });
     }
     from_bytes(&bytes, config)
 }
@@ -117,28 +231,28 @@ pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
 /// The config's schema, read from its shape check: serde's derived struct deserializer also
 /// accepts a JSON array in place of an object (fields by position); a config is only ever
 /// written with objects, so any other shape is refused before it is read into the structs.
-fn schema_of_objects(bytes: &[u8]) -> Result<String, String> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not a corpus config: {e}"))?;
-    let top = value
-        .as_object()
-        .ok_or("a corpus config is a JSON object")?;
+fn schema_of_objects(bytes: &[u8]) -> Result<String, ConfigProblem> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(ConfigProblem::NotJson)?;
+    let top = value.as_object().ok_or(ConfigProblem::NotObject)?;
     if let Some(files) = top.get("files").and_then(|f| f.as_array()) {
         if let Some(i) = files.iter().position(|f| !f.is_object()) {
-            return Err(format!("files[{i}] must be a JSON object"));
+            return Err(ConfigProblem::EntryNotObject(i));
         }
     }
     match top.get("schema") {
         Some(serde_json::Value::String(s)) => Ok(s.clone()),
-        Some(_) => Err("not a corpus config: schema must be a string".into()),
-        None => Err("not a corpus config: missing field `schema`".into()),
+        Some(_) => Err(ConfigProblem::SchemaNotString),
+        None => Err(ConfigProblem::SchemaMissing),
     }
 }
 
 /// Check config text as if it were read from `config` (which names the root folder).
 pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
     let shown = config.display().to_string();
-    let err = |m: String| ConfigError(format!("{shown}: {m}"));
+    let err = |problem: ConfigProblem| ConfigError::Invalid {
+        config: shown.clone(),
+        problem,
+    };
     let schema = schema_of_objects(bytes).map_err(err)?;
     let dir = config
         .parent()
@@ -146,7 +260,8 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
         .unwrap_or(Path::new("."));
     let (schema, root, raw): (&'static str, PathBuf, Vec<RawEntry>) = match schema.as_str() {
         OWN_SCHEMA => {
-            let c: OwnConfig = serde_json::from_slice(bytes).map_err(|e| err(e.to_string()))?;
+            let c: OwnConfig =
+                serde_json::from_slice(bytes).map_err(|e| err(ConfigProblem::Fields(e)))?;
             debug_assert_eq!(c.schema, OWN_SCHEMA);
             (
                 OWN_SCHEMA,
@@ -158,14 +273,12 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
             )
         }
         PUBLIC_SCHEMA => {
-            let c: PublicConfig = serde_json::from_slice(bytes).map_err(|e| err(e.to_string()))?;
+            let c: PublicConfig =
+                serde_json::from_slice(bytes).map_err(|e| err(ConfigProblem::Fields(e)))?;
             debug_assert_eq!(c.schema, PUBLIC_SCHEMA);
             for f in &c.files {
                 if !f.version.starts_with("0x") || !f.target.starts_with("0x") {
-                    return Err(err(format!(
-                        "{}: version and target must be hex strings",
-                        f.file
-                    )));
+                    return Err(err(ConfigProblem::NotHex(f.file.clone())));
                 }
             }
             let files = c
@@ -176,12 +289,10 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
             (PUBLIC_SCHEMA, dir.join("v1"), files)
         }
         other => {
-            return Err(err(format!(
-                "unknown schema {other:?}; expected {OWN_SCHEMA:?} or {PUBLIC_SCHEMA:?}"
-            )));
+            return Err(err(ConfigProblem::UnknownSchema(other.to_string())));
         }
     };
-    check_dir(&root).map_err(&err)?;
+    check_dir(&root).map_err(err)?;
     let mut entries: Vec<Entry> = Vec::with_capacity(raw.len());
     // Duplicates found by hashing, so loading stays linear in the number of files.
     let mut seen = std::collections::HashSet::with_capacity(raw.len());
@@ -191,20 +302,21 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         {
-            return Err(err(format!("{path}: role {role:?} must be one word")));
+            return Err(err(ConfigProblem::Role { path, role }));
         }
         if sha256.len() != 64
             || !sha256
                 .chars()
                 .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c))
         {
-            return Err(err(format!(
-                "{path}: sha256 must be 64 lowercase hex digits"
-            )));
+            return Err(err(ConfigProblem::Digest(path)));
         }
-        let full_path = resolve(&root, &path).map_err(|m| err(format!("{path}: {m}")))?;
+        let full_path = match resolve(&root, &path) {
+            Ok(p) => p,
+            Err(source) => return Err(err(ConfigProblem::Path { path, source })),
+        };
         if !seen.insert(full_path.clone()) {
-            return Err(err(format!("{path}: listed twice")));
+            return Err(err(ConfigProblem::Duplicate(path)));
         }
         entries.push(Entry {
             path,
@@ -226,49 +338,51 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
     })
 }
 
-fn check_dir(root: &Path) -> Result<(), String> {
+fn check_dir(root: &Path) -> Result<(), ConfigProblem> {
     match std::fs::symlink_metadata(root) {
-        Ok(m) if m.file_type().is_symlink() => Err(format!("{} is a symlink", root.display())),
+        Ok(m) if m.file_type().is_symlink() => Err(ConfigProblem::RootSymlink(root.into())),
         Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("{} is not a directory", root.display())),
-        Err(e) => Err(format!("{}: {e}", root.display())),
+        Ok(_) => Err(ConfigProblem::RootNotDir(root.into())),
+        Err(source) => Err(ConfigProblem::RootUnreadable {
+            root: root.into(),
+            source,
+        }),
     }
 }
 
 /// Resolve a config path inside `root`: relative, no `..`, no symlink at any component, a
 /// regular file at the end.
-pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, String> {
+pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
     let p = Path::new(path);
     if path.is_empty() || p.is_absolute() {
-        return Err("paths must be relative to the config's folder".into());
+        return Err(PathError::NotRelative);
     }
     let mut full = root.to_path_buf();
     for c in p.components() {
         match c {
             Component::Normal(part) => {
                 full.push(part);
-                let meta = std::fs::symlink_metadata(&full)
-                    .map_err(|e| format!("{}: {e}", full.display()))?;
+                let meta = match std::fs::symlink_metadata(&full) {
+                    Ok(m) => m,
+                    Err(source) => return Err(PathError::Unreadable { path: full, source }),
+                };
                 if meta.file_type().is_symlink() {
-                    return Err(format!(
-                        "{} is a symlink; corpus paths never follow links",
-                        full.display()
-                    ));
+                    return Err(PathError::Symlink(full));
                 }
             }
-            _ => return Err("paths may not contain '..', '.' or a root".into()),
+            _ => return Err(PathError::NotNormal),
         }
     }
-    let meta = std::fs::symlink_metadata(&full).map_err(|e| e.to_string())?;
+    let meta = std::fs::symlink_metadata(&full).map_err(PathError::Stat)?;
     if !meta.is_file() {
-        return Err(format!("{} is not a regular file", full.display()));
+        return Err(PathError::NotFile(full));
     }
     Ok(full)
 }
 
 /// Write `files` synthetic v2 graphs of about `bytes` each (`bulk-NNNN.nb`) and their
 /// `nbg-corpus/1` config into the new folder `out`; a failure leaves no folder behind.
-pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), crate::files::InputError> {
+pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), InputError> {
     let folder = crate::output::new_dir(out)?;
     let mut entries = Vec::new();
     for i in 0..files {

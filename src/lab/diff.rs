@@ -10,16 +10,34 @@ use crate::family::NbgFamily;
 use crate::fieldmap::{self as fm, Record};
 use crate::format::{section, v2 as f2};
 use crate::image::{NbgImage, Origin, Owner};
-use crate::parse::Graph;
+use crate::parse::{Graph, NbgV1, NbgV2};
 use serde::Serialize;
 
 /// Stable pairing key of an owner.
 pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
-    match (graph, o.origin) {
-        (Graph::V2(g), Origin::Section(i)) => g.sections[i].type_name.to_string(),
-        (Graph::V1(g), Origin::Table(i)) => g.tables[i].name.to_string(),
-        (_, Origin::Tail) => "connection region".into(),
-        _ => o.label.clone(),
+    match o.origin {
+        Origin::Tail => "connection region".into(),
+        origin => naming(graph)
+            .payload_name(origin)
+            .map_or_else(|| o.label.clone(), str::to_string),
+    }
+}
+
+/// What diff needs of a family beyond `NbgFamily`: the names of its payload owners, and how a
+/// byte of any owner is named down to the field. Implemented here for both families, because
+/// the naming is the diff's own; `naming` is the one place that picks the family.
+trait Naming {
+    /// The section type or table name of a payload owner of origin `origin`.
+    fn payload_name(&self, origin: Origin) -> Option<&str>;
+    /// The field (or opaque unit) holding `at`'s byte.
+    fn located(&self, at: &At<'_>) -> Located;
+}
+
+/// The naming rules of `graph`'s family: the only match on the family in this module.
+fn naming<'g>(graph: &'g Graph<'_>) -> &'g dyn Naming {
+    match graph {
+        Graph::V1(g) => g,
+        Graph::V2(g) => g,
     }
 }
 
@@ -61,9 +79,27 @@ impl Located {
 }
 
 fn located(graph: &Graph<'_>, o: &Owner, offset: u64) -> Located {
-    let rel = offset - o.start;
-    let named = |prefix: String, record: Record, base: u64| -> Located {
-        let r = offset - base;
+    naming(graph).located(&At {
+        o,
+        offset,
+        rel: offset - o.start,
+    })
+}
+
+/// One byte of one owner being named, with the naming steps both families share.
+struct At<'o> {
+    /// The owner.
+    o: &'o Owner,
+    /// The byte's file offset.
+    offset: u64,
+    /// The byte's offset in the owner.
+    rel: u64,
+}
+
+impl At<'_> {
+    /// The byte named by the field of `record` (laid out from `base`) that holds it.
+    fn named(&self, prefix: String, record: Record, base: u64) -> Located {
+        let r = self.offset - base;
         match record.field_at(r) {
             Some(f) => {
                 let start = base + f.offset as u64;
@@ -85,123 +121,169 @@ fn located(graph: &Graph<'_>, o: &Owner, offset: u64) -> Located {
             }
             None => Located::whole((format!("{prefix}+0x{r:x}"), base)),
         }
-    };
-    // `size`: the instance size (a version-gated record may be shorter than its layout).
-    let sized = |prefix: &str, record: Record, size: u64| -> Located {
-        let r = rel / size.max(1);
-        named(format!("{prefix}[{r}]"), record, o.start + r * size)
-    };
-    let records = |prefix: &str, record: Record| sized(prefix, record, record.size as u64);
-    let whole = |name: String, unit: u64| Located::whole((name, unit));
-    // The shared layer, operation, SH and patch records (and the v1 SW, hardware-init and PPU
-    // parameter records), by table role and record size.
-    let shared = |role: &str, size: u64| -> Option<Record> {
-        Some(match role {
-            "layer" => fm::layer::RECORD,
-            "operation" => fm::operation::RECORD,
-            "sh" => fm::sh_operation::RECORD,
-            "patch" if size == fm::patch_40bit::SIZE as u64 => fm::patch_40bit::RECORD,
-            "patch" => fm::patch::RECORD,
-            "sw" => fm::v1_sw_operation::RECORD,
-            "hw_init" => fm::v1_hw_init_operation::RECORD,
-            "ppu_param" => fm::v1_ppu_param::RECORD,
-            _ => return None,
-        })
-        .filter(|r| size > 0 && r.has_size(size as usize))
-    };
-    let opaque = |prefix: &str| whole(format!("{prefix}+0x{rel:x}"), o.start);
-    match (graph, o.origin) {
-        (Graph::V2(g), Origin::Structure) => {
-            let dir = u64::from(g.sub_header.section_headers_offset);
-            if o.label == "header" {
-                named("header".into(), fm::v2_header::RECORD, 0)
-            } else if o.label == "sub-header" {
-                named(
-                    "sub_header".into(),
-                    fm::v2_sub_header::RECORD,
-                    g.sub_header.offset,
-                )
-            } else {
-                let i = (offset - dir) / u64::from(f2::SECTION_HEADER_SIZE);
-                let base = dir + i * u64::from(f2::SECTION_HEADER_SIZE);
-                let name = g.sections.get(i as usize).map_or("?", |s| s.type_name);
-                named(
-                    format!("directory[{i}]({name})"),
-                    fm::v2_section_header::RECORD,
-                    base,
-                )
-            }
+    }
+
+    /// The byte in an array of `record`s of `size` bytes each (the instance size: a
+    /// version-gated record may be shorter than its layout).
+    fn sized(&self, prefix: &str, record: Record, size: u64) -> Located {
+        let r = self.rel / size.max(1);
+        self.named(format!("{prefix}[{r}]"), record, self.o.start + r * size)
+    }
+
+    /// The byte in an array of whole `record`s.
+    fn records(&self, prefix: &str, record: Record) -> Located {
+        self.sized(prefix, record, record.size as u64)
+    }
+
+    /// The byte named by its offset in an opaque owner (the owner is one unit).
+    fn opaque(&self, prefix: &str) -> Located {
+        Located::whole((format!("{prefix}+0x{:x}", self.rel), self.o.start))
+    }
+}
+
+/// The shared layer, operation, SH and patch records (and the v1 SW, hardware-init and PPU
+/// parameter records), by table role and record size.
+fn shared(role: &str, size: u64) -> Option<Record> {
+    Some(match role {
+        "layer" => fm::layer::RECORD,
+        "operation" => fm::operation::RECORD,
+        "sh" => fm::sh_operation::RECORD,
+        "patch" if size == fm::patch_40bit::SIZE as u64 => fm::patch_40bit::RECORD,
+        "patch" => fm::patch::RECORD,
+        "sw" => fm::v1_sw_operation::RECORD,
+        "hw_init" => fm::v1_hw_init_operation::RECORD,
+        "ppu_param" => fm::v1_ppu_param::RECORD,
+        _ => return None,
+    })
+    .filter(|r| size > 0 && r.has_size(size as usize))
+}
+
+impl Naming for NbgV2<'_> {
+    fn payload_name(&self, origin: Origin) -> Option<&str> {
+        match origin {
+            Origin::Section(i) => self.sections.get(i).map(|s| s.type_name),
+            _ => None,
         }
-        (Graph::V2(g), Origin::Section(i)) => {
-            let s = &g.sections[i];
-            let name = s.type_name;
-            match s.kind {
-                section::INPUT | section::OUTPUT => records(name, fm::v2_io_record::RECORD),
-                section::NETWORK_INFO => named(name.into(), fm::v2_network_info::RECORD, o.start),
-                section::CHECKSUM => records(name, fm::v2_checksum_record::RECORD),
-                section::DYNAIO_TABLE => records(name, fm::v2_dynaio_entry::RECORD),
-                section::MEMORY_POOL | section::VIP_SRAM | section::AXI_SRAM => {
-                    whole(name.into(), o.start)
-                }
-                section::LAYER | section::OPERATIONS | section::SH | section::PATCH => {
-                    let role = match s.kind {
-                        section::LAYER => "layer",
-                        section::OPERATIONS => "operation",
-                        section::SH => "sh",
-                        _ => "patch",
-                    };
-                    let size = u64::from(s.entry_size);
-                    match shared(role, size) {
-                        Some(record) => sized(name, record, size),
-                        None => opaque(name),
-                    }
-                }
-                _ => opaque(name),
-            }
-        }
-        (Graph::V1(g), Origin::Structure) => {
-            let entries = g.fixed_part.entries_offset;
-            if offset >= entries {
-                let k = ((offset - entries) / 8) as usize;
-                let half = if (offset - entries) % 8 < 4 {
-                    "offset"
+    }
+
+    fn located(&self, at: &At<'_>) -> Located {
+        let (o, offset) = (at.o, at.offset);
+        match o.origin {
+            Origin::Structure => {
+                let dir = u64::from(self.sub_header.section_headers_offset);
+                if o.label == "header" {
+                    at.named("header".into(), fm::v2_header::RECORD, 0)
+                } else if o.label == "sub-header" {
+                    at.named(
+                        "sub_header".into(),
+                        fm::v2_sub_header::RECORD,
+                        self.sub_header.offset,
+                    )
                 } else {
-                    "size"
-                };
-                let name = g.tables.get(k).map_or("?", |t| t.name);
-                whole(
-                    format!("entries.{name}.{half}"),
-                    entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
-                )
-            } else {
-                named("header".into(), fm::v1_fixed::RECORD, 0)
-            }
-        }
-        (Graph::V1(g), Origin::Table(k)) => {
-            let t = &g.tables[k];
-            let layout = t
-                .record_size
-                .filter(|_| t.decoded)
-                .and_then(|size| shared(t.name, size).map(|record| (record, size)));
-            if let Some((record, size)) = layout {
-                return sized(t.name, record, size);
-            }
-            match (t.name, t.record_size) {
-                ("input" | "output", Some(116)) => records(t.name, fm::v1_io_record::RECORD),
-                (_, Some(8)) if crate::format::v1::ENTRIES[k].nests_into.is_some() => {
-                    records(t.name, fm::v1_entry::RECORD)
-                }
-                (_, Some(size)) if size > 0 => {
-                    let r = rel / size;
-                    whole(
-                        format!("{}[{r}]+0x{:x}", t.name, rel % size),
-                        o.start + r * size,
+                    let i = (offset - dir) / u64::from(f2::SECTION_HEADER_SIZE);
+                    let base = dir + i * u64::from(f2::SECTION_HEADER_SIZE);
+                    let name = self.sections.get(i as usize).map_or("?", |s| s.type_name);
+                    at.named(
+                        format!("directory[{i}]({name})"),
+                        fm::v2_section_header::RECORD,
+                        base,
                     )
                 }
-                _ => opaque(t.name),
             }
+            Origin::Section(i) => {
+                let Some(s) = self.sections.get(i) else {
+                    return at.opaque(&o.label);
+                };
+                let name = s.type_name;
+                match s.kind {
+                    section::INPUT | section::OUTPUT => at.records(name, fm::v2_io_record::RECORD),
+                    section::NETWORK_INFO => {
+                        at.named(name.into(), fm::v2_network_info::RECORD, o.start)
+                    }
+                    section::CHECKSUM => at.records(name, fm::v2_checksum_record::RECORD),
+                    section::DYNAIO_TABLE => at.records(name, fm::v2_dynaio_entry::RECORD),
+                    section::MEMORY_POOL | section::VIP_SRAM | section::AXI_SRAM => {
+                        Located::whole((name.into(), o.start))
+                    }
+                    section::LAYER | section::OPERATIONS | section::SH | section::PATCH => {
+                        let role = match s.kind {
+                            section::LAYER => "layer",
+                            section::OPERATIONS => "operation",
+                            section::SH => "sh",
+                            _ => "patch",
+                        };
+                        let size = u64::from(s.entry_size);
+                        match shared(role, size) {
+                            Some(record) => at.sized(name, record, size),
+                            None => at.opaque(name),
+                        }
+                    }
+                    _ => at.opaque(name),
+                }
+            }
+            _ => at.opaque(&o.label),
         }
-        _ => opaque(&o.label),
+    }
+}
+
+impl Naming for NbgV1<'_> {
+    fn payload_name(&self, origin: Origin) -> Option<&str> {
+        match origin {
+            Origin::Table(i) => self.tables.get(i).map(|t| t.name),
+            _ => None,
+        }
+    }
+
+    fn located(&self, at: &At<'_>) -> Located {
+        let (o, offset, rel) = (at.o, at.offset, at.rel);
+        match o.origin {
+            Origin::Structure => {
+                let entries = self.fixed_part.entries_offset;
+                if offset >= entries {
+                    let k = ((offset - entries) / 8) as usize;
+                    let half = if (offset - entries) % 8 < 4 {
+                        "offset"
+                    } else {
+                        "size"
+                    };
+                    let name = self.tables.get(k).map_or("?", |t| t.name);
+                    Located::whole((
+                        format!("entries.{name}.{half}"),
+                        entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
+                    ))
+                } else {
+                    at.named("header".into(), fm::v1_fixed::RECORD, 0)
+                }
+            }
+            Origin::Table(k) => {
+                let Some(t) = self.tables.get(k) else {
+                    return at.opaque(&o.label);
+                };
+                let layout = t
+                    .record_size
+                    .filter(|_| t.decoded)
+                    .and_then(|size| shared(t.name, size).map(|record| (record, size)));
+                if let Some((record, size)) = layout {
+                    return at.sized(t.name, record, size);
+                }
+                let nests = crate::format::v1::ENTRIES
+                    .get(k)
+                    .is_some_and(|e| e.nests_into.is_some());
+                match (t.name, t.record_size) {
+                    ("input" | "output", Some(116)) => at.records(t.name, fm::v1_io_record::RECORD),
+                    (_, Some(8)) if nests => at.records(t.name, fm::v1_entry::RECORD),
+                    (_, Some(size)) if size > 0 => {
+                        let r = rel / size;
+                        Located::whole((
+                            format!("{}[{r}]+0x{:x}", t.name, rel % size),
+                            o.start + r * size,
+                        ))
+                    }
+                    _ => at.opaque(t.name),
+                }
+            }
+            _ => at.opaque(&o.label),
+        }
     }
 }
 
@@ -262,54 +344,98 @@ pub fn field_range(graph: &Graph<'_>, image: &NbgImage<'_>, name: &str) -> Optio
 /// One run of changed bytes inside one unit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Change {
+    /// File offset in A of the first changed byte.
     pub a_start: u64,
+    /// File offset in A one past the last changed byte.
     pub a_end: u64,
+    /// File offset in B of the first changed byte.
     pub b_start: u64,
+    /// File offset in B one past the last changed byte.
     pub b_end: u64,
+    /// The field (or opaque unit) the run lies in, as `locate` names it.
     pub field: String,
 }
 
+/// How a paired owner differs between A and B.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// Same length, same bytes (left out of reports).
     Same,
+    /// Same length, some bytes differ.
     Changed,
+    /// The lengths differ.
     Resized,
+    /// The owner is in A only.
     OnlyA,
+    /// The owner is in B only.
     OnlyB,
 }
 
 /// One paired owner and what changed in it.
 #[derive(Clone, Debug, Serialize)]
 pub struct OwnerDiff {
+    /// The owner's pairing key (`owner_key`).
     pub owner: String,
+    /// The owner's ledger class.
     pub class: &'static str,
+    /// How it differs.
     pub status: Status,
+    /// Its file range `[start, end)` in A, when A has it.
     pub a_range: Option<[u64; 2]>,
+    /// Its file range `[start, end)` in B, when B has it.
     pub b_range: Option<[u64; 2]>,
     /// Differing bytes over the common length, plus the size difference.
     pub changed_bytes: u64,
+    /// How many changed ranges there are, listed or not.
     pub ranges_total: usize,
     /// The first `MAX_RANGES` ranges.
     pub ranges: Vec<Change>,
 }
 
+/// Most changed ranges an owner lists; the rest are only counted in `ranges_total`.
 pub const MAX_RANGES: usize = 64;
 
+/// The owner-by-owner diff of two graphs of one family.
 #[derive(Clone, Debug, Serialize)]
 pub struct DiffReport {
+    /// The family's format tag (`NbgImage::format`), shared by A and B.
     pub format: &'static str,
+    /// A's size and SHA-256.
     pub a: crate::parse::FileFacts,
+    /// B's size and SHA-256.
     pub b: crate::parse::FileFacts,
+    /// Whether A and B are byte for byte the same.
     pub identical: bool,
+    /// Changed bytes summed over the owners.
     pub changed_bytes: u64,
+    /// How many owners differ.
     pub owners_changed: usize,
+    /// The owners that differ, A's order first, then those in B only.
     pub owners: Vec<OwnerDiff>,
 }
 
-/// Errors that stop a diff before it starts.
-#[derive(Debug)]
-pub struct DiffError(pub String);
+/// Why a diff stops before it starts.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// A and B are of different families (their `NbgImage::format` tags).
+    #[error("A is {a} and B is {b}; diff compares two files of the same family")]
+    FamilyMismatch {
+        /// A's family tag.
+        a: &'static str,
+        /// B's family tag.
+        b: &'static str,
+    },
+}
+
+impl DiffError {
+    /// Two files that cannot be compared are a usage problem.
+    pub fn exit_status(&self) -> crate::lab::Exit {
+        match self {
+            DiffError::FamilyMismatch { .. } => crate::lab::Exit::Usage,
+        }
+    }
+}
 
 /// Diff two parsed graphs of the same family.
 pub fn diff(
@@ -319,13 +445,12 @@ pub fn diff(
     ib: &NbgImage<'_>,
 ) -> Result<DiffReport, DiffError> {
     if ia.format() != ib.format() {
-        return Err(DiffError(format!(
-            "A is {} and B is {}; diff compares two files of the same family",
-            ia.format(),
-            ib.format()
-        )));
+        return Err(DiffError::FamilyMismatch {
+            a: ia.format(),
+            b: ib.format(),
+        });
     }
-    let (ba, bb) = (bytes_of(a), bytes_of(b));
+    let (ba, bb) = (a.bytes(), b.bytes());
     let keyed = |g: &Graph<'_>, i: &NbgImage<'_>| -> Vec<(String, Owner)> {
         let mut seen = std::collections::BTreeMap::<String, usize>::new();
         i.owners()
@@ -364,13 +489,6 @@ pub fn diff(
         owners_changed: owners.len(),
         owners,
     })
-}
-
-fn bytes_of<'a>(g: &Graph<'a>) -> &'a [u8] {
-    match g {
-        Graph::V1(g) => g.bytes,
-        Graph::V2(g) => g.bytes,
-    }
 }
 
 fn one_sided(key: &str, o: &Owner, status: Status) -> OwnerDiff {

@@ -16,6 +16,7 @@
 //!
 //! Nothing is ever written here; the caller may write the report.
 
+use super::Exit;
 use crate::diff::locate;
 use crate::failure::Failure;
 use crate::family::NbgFamily;
@@ -25,7 +26,7 @@ use crate::image::{ChangedImage, NbgImage};
 use crate::mapping::{Outcome, Registry, Target};
 use crate::parse::{FileFacts, Graph, parse};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The capture set's file names: the two captures of source A, the capture of source B and the
 /// spec, all in one folder.
@@ -73,48 +74,108 @@ pub struct CaptureSet {
     pub spec: CaptureSpec,
 }
 
+/// Why a capture directory could not be loaded: a usage or I/O problem.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// A file of the set could not be read.
+    #[error(transparent)]
+    Unreadable(#[from] InputError),
+    /// The directory cannot be examined.
+    #[error("{}: {source}", .dir.display())]
+    Dir {
+        /// The capture directory.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The path is not a directory.
+    #[error("{}: not a capture directory", .0.display())]
+    NotDir(PathBuf),
+    /// `differential.json` is larger than `MAX_SPEC_BYTES`.
+    #[error("{}: differential.json is at most {MAX_SPEC_BYTES} bytes", .0.display())]
+    SpecTooLarge(PathBuf),
+    /// `differential.json` is not a JSON object.
+    #[error("{}: differential.json must be a JSON object", .0.display())]
+    SpecNotObject(PathBuf),
+    /// `differential.json` does not match `CaptureSpec`.
+    #[error("{}: {source}", .spec.display())]
+    SpecFields {
+        /// The `differential.json` path.
+        spec: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// `a_source` and `b_source` are empty or of different lengths.
+    #[error(
+        "{}: a_source and b_source must be non-empty and of the same length ({a} vs {b})",
+        .spec.display()
+    )]
+    Sources {
+        /// The `differential.json` path.
+        spec: PathBuf,
+        /// Length of `a_source`.
+        a: usize,
+        /// Length of `b_source`.
+        b: usize,
+    },
+    /// More than `mapping::MAX_QUANTITIES` quantities.
+    #[error("{}: at most {} quantities", .0.display(), crate::mapping::MAX_QUANTITIES)]
+    TooManyQuantities(PathBuf),
+}
+
+impl LoadError {
+    /// Every capture set that cannot be loaded is a usage or I/O problem.
+    pub fn exit_status(&self) -> Exit {
+        match self {
+            LoadError::Unreadable(_)
+            | LoadError::Dir { .. }
+            | LoadError::NotDir(_)
+            | LoadError::SpecTooLarge(_)
+            | LoadError::SpecNotObject(_)
+            | LoadError::SpecFields { .. }
+            | LoadError::Sources { .. }
+            | LoadError::TooManyQuantities(_) => Exit::Usage,
+        }
+    }
+}
+
 /// Load a capture directory: `A1.nb`, `A2.nb`, `B.nb`, `differential.json`.
-pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| InputError(format!("{}: {e}", dir.display())))?;
+pub fn load(dir: &Path) -> Result<CaptureSet, LoadError> {
+    let meta = std::fs::symlink_metadata(dir).map_err(|source| LoadError::Dir {
+        dir: dir.to_path_buf(),
+        source,
+    })?;
     if !meta.is_dir() {
-        return Err(InputError(format!(
-            "{}: not a capture directory",
-            dir.display()
-        )));
+        return Err(LoadError::NotDir(dir.to_path_buf()));
     }
     let spec_path = dir.join("differential.json");
     let mut json = Vec::new();
     crate::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
     if json.len() as u64 > MAX_SPEC_BYTES {
-        return Err(InputError(format!(
-            "{}: differential.json is at most {MAX_SPEC_BYTES} bytes",
-            spec_path.display()
-        )));
+        return Err(LoadError::SpecTooLarge(spec_path));
     }
     // The derived deserializer would also take `[a_source, b_source]`: only an object is one.
     if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(InputError(format!(
-            "{}: differential.json must be a JSON object",
-            spec_path.display()
-        )));
+        return Err(LoadError::SpecNotObject(spec_path));
     }
-    let spec: CaptureSpec = serde_json::from_slice(&json)
-        .map_err(|e| InputError(format!("{}: {e}", spec_path.display())))?;
+    let spec: CaptureSpec = match serde_json::from_slice(&json) {
+        Ok(s) => s,
+        Err(source) => {
+            return Err(LoadError::SpecFields {
+                spec: spec_path,
+                source,
+            });
+        }
+    };
     if spec.a_source.len() != spec.b_source.len() || spec.a_source.is_empty() {
-        return Err(InputError(format!(
-            "{}: a_source and b_source must be non-empty and of the same length ({} vs {})",
-            dir.join("differential.json").display(),
-            spec.a_source.len(),
-            spec.b_source.len()
-        )));
+        return Err(LoadError::Sources {
+            spec: spec_path,
+            a: spec.a_source.len(),
+            b: spec.b_source.len(),
+        });
     }
     if spec.quantities.len() > crate::mapping::MAX_QUANTITIES {
-        return Err(InputError(format!(
-            "{}: at most {} quantities",
-            spec_path.display(),
-            crate::mapping::MAX_QUANTITIES
-        )));
+        return Err(LoadError::TooManyQuantities(spec_path));
     }
     Ok(CaptureSet {
         a1: read_regular(&dir.join("A1.nb"))?,
@@ -257,30 +318,20 @@ impl Report {
 }
 
 /// A capture of the set that is not a valid NBG: the differential cannot start.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{file}: {failure}")]
 pub struct CaptureError {
     /// The capture's file name in the set (`A1_FILE`, `A2_FILE`, `B_FILE`).
     pub file: &'static str,
     /// Why it does not parse (or why A1's ledger cannot be proven).
+    #[source]
     pub failure: Failure,
 }
 
 impl CaptureError {
-    /// Exit status 1: an invalid capture is an invalid NBG, not a usage error.
-    pub fn exit_status(&self) -> u8 {
-        1
-    }
-}
-
-impl std::fmt::Display for CaptureError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.file, self.failure)
-    }
-}
-
-impl std::error::Error for CaptureError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.failure)
+    /// An invalid capture is an invalid NBG, not a usage error.
+    pub fn exit_status(&self) -> Exit {
+        Exit::Failure
     }
 }
 
@@ -583,7 +634,7 @@ fn replay(
     for &i in differing {
         let at = entry_start + i;
         let to = set.spec.b_source[i as usize];
-        // invariant: `at` lies in a DYNAIO entry of A, which the parser bounded inside A, and
+        // Invariant: `at` lies in a DYNAIO entry of A, which the parser bounded inside A, and
         // the changed image has A's length.
         image
             .write(at, &[to], format!("source[{i}] -> 0x{to:02x}"))
@@ -601,7 +652,7 @@ fn replay(
     // Producer order: the file CRC over normalized payloads, then section-40 values (v2).
     let recomputed = match ga.file_crc(image.bytes()) {
         Some(v) => {
-            // invariant: the CRC field lies in the fixed header the parser read from A.
+            // Invariant: the CRC field lies in the fixed header the parser read from A.
             image
                 .write(crc.field, &v.to_le_bytes(), crc.field_name)
                 .expect("header in bounds");
@@ -616,7 +667,7 @@ fn replay(
             .any(|s| start <= s.file_offset && s.file_offset < end)
         {
             let v = image.crc32_range(start, end);
-            // invariant: the value word lies in a checksum record the parser read from A.
+            // Invariant: the value word lies in a checksum record the parser read from A.
             image
                 .write(c.value_at, &v.to_le_bytes(), "section-40 value")
                 .expect("in bounds");

@@ -3,11 +3,17 @@
 //! Every evidence file is canonical JSON (sorted keys, two-space indent, trailing newline, no
 //! timestamps, no absolute paths), so a rebuild can be compared byte for byte.
 
+use super::Exit;
+use crate::corpus::ConfigError;
+use crate::differential::{CaptureError, LoadError};
 use crate::failure::Failure;
+use crate::files::InputError;
 use crate::image::NbgImage;
+use crate::mapping::{CaptureFailure, MappingError};
 use crate::parse;
+use crate::report::ReportError;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use crate::canonical::canonical;
 
@@ -26,31 +32,38 @@ pub struct Generated {
 }
 
 /// Names of the pinned controls, from `controls/controls.json`.
-pub fn control_names(root: &Path) -> Result<Vec<String>, String> {
+pub fn control_names(root: &Path) -> Result<Vec<String>, EvidenceError> {
     let path = root.join("controls/controls.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let controls = v["controls"]
-        .as_array()
-        .ok_or("controls.json: no controls array")?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(source) => return Err(EvidenceError::Read { path, source }),
+    };
+    let v: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(source) => return Err(EvidenceError::Json { path, source }),
+    };
+    let controls = v["controls"].as_array().ok_or(EvidenceError::NoControls)?;
     controls
         .iter()
         .map(|c| {
             c["name"]
                 .as_str()
                 .map(str::to_string)
-                .ok_or_else(|| "control without a name".to_string())
+                .ok_or(EvidenceError::UnnamedControl)
         })
         .collect()
 }
 
 /// Rebuild `evidence/images/<control>.json` for every pinned control.
-pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let mut out = Vec::new();
     for name in control_names(root)? {
         let file = root.join("controls").join(&name);
-        let bytes = crate::files::read_regular(&file).map_err(|e| e.to_string())?;
-        let doc = image_document(&bytes).map_err(|f| format!("{name}: {f}"))?;
+        let bytes = crate::files::read_regular(&file)?;
+        let doc = match image_document(&bytes) {
+            Ok(d) => d,
+            Err(failure) => return Err(EvidenceError::Control { name, failure }),
+        };
         let stem = name.strip_suffix(".nb").unwrap_or(&name);
         out.push(Generated {
             path: format!("evidence/images/{stem}.json"),
@@ -61,9 +74,12 @@ pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, String> {
 }
 
 /// The capture directories under `dir`, sorted.
-fn capture_names(dir: &Path) -> Result<Vec<String>, String> {
+fn capture_names(dir: &Path) -> Result<Vec<String>, EvidenceError> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .map_err(|source| EvidenceError::Read {
+            path: dir.to_path_buf(),
+            source,
+        })?
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -73,15 +89,20 @@ fn capture_names(dir: &Path) -> Result<Vec<String>, String> {
 }
 
 /// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
-pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let dir = root.join("differentials");
-    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.0)?;
+    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED))?;
     let mut out = Vec::new();
     for name in capture_names(&dir)? {
-        let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
-        let report =
-            crate::differential::run_with(&set, &registry).map_err(|e| format!("{name}/{e}"))?;
-        let value = serde_json::to_value(&report).map_err(|e| format!("{name}: {e}"))?;
+        let set = crate::differential::load(&dir.join(&name))?;
+        let report = match crate::differential::run_with(&set, &registry) {
+            Ok(r) => r,
+            Err(source) => return Err(EvidenceError::Differential { name, source }),
+        };
+        let value = match serde_json::to_value(&report) {
+            Ok(v) => v,
+            Err(source) => return Err(EvidenceError::Serialize { name, source }),
+        };
         out.push(Generated {
             path: format!("evidence/differentials/{name}.json"),
             text: canonical(&value),
@@ -102,8 +123,12 @@ pub const INVENTORIES: [(&str, &str); 2] = [
 ];
 
 /// Rebuild the inventory JSON and its Markdown summary for one config.
-pub fn inventory_evidence(root: &Path, config: &str, stem: &str) -> Result<Vec<Generated>, String> {
-    let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+pub fn inventory_evidence(
+    root: &Path,
+    config: &str,
+    stem: &str,
+) -> Result<Vec<Generated>, EvidenceError> {
+    let corpus = crate::corpus::load(&root.join(config))?;
     let results = crate::inventory::scan(&corpus, default_jobs(), &|| {});
     let doc = crate::inventory::document(&corpus, &results);
     Ok(vec![
@@ -124,35 +149,34 @@ pub fn default_jobs() -> usize {
 }
 
 /// Every generated evidence file, rebuilt in memory.
-pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
+pub fn all(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let mut out = image_evidence(root)?;
     out.extend(differential_evidence(root)?);
     #[cfg(feature = "onnx")]
-    out.extend(onnx_evidence(root)?);
+    out.extend(onnx_evidence(root).map_err(EvidenceError::Onnx)?);
     for (config, stem) in INVENTORIES {
         out.extend(inventory_evidence(root, config, stem)?);
     }
     out.extend(report_evidence(root)?);
     out.extend(mapping_evidence(root)?);
     #[cfg(feature = "onnx")]
-    out.extend(crate::locate::evidence()?);
+    out.extend(crate::locate::evidence().map_err(EvidenceError::Onnx)?);
     out.extend(fieldmap_evidence()?);
     Ok(out)
 }
 
 /// The mapping registry in canonical form, and `evidence/mappings/check.json`: every mapping
 /// checked against every committed capture set (the refuting sets included).
-pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     use crate::mapping;
-    let registry = mapping::load(&root.join(mapping::COMMITTED)).map_err(|e| e.0)?;
+    let registry = mapping::load(&root.join(mapping::COMMITTED))?;
     let dir = root.join("differentials");
     let captures = capture_names(&dir)?
         .into_iter()
         .map(|n| mapping::Capture::load(&dir.join(&n), n))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.0)?;
+        .collect::<Result<Vec<_>, _>>()?;
     let all: Vec<&mapping::Mapping> = registry.mappings.iter().collect();
-    let rows = mapping::check_all(&all, &captures).map_err(|e| e.to_string())?;
+    let rows = mapping::check_all(&all, &captures)?;
     let text = registry.canonical();
     let sha = crate::fingerprint::Hash256::of(text.as_bytes());
     Ok(vec![
@@ -168,26 +192,26 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, String> {
 }
 
 /// Rebuild `evidence/fieldmap/*`: the field map as JSON, Markdown and Kaitai Struct.
-pub fn fieldmap_evidence() -> Result<Vec<Generated>, String> {
+pub fn fieldmap_evidence() -> Result<Vec<Generated>, EvidenceError> {
     crate::fieldmap::EXPORTS
         .iter()
         .map(|&(path, family, format)| {
             Ok(Generated {
                 path: path.to_string(),
-                text: crate::fieldmap::render(family, format)?,
+                text: crate::fieldmap::render(family, format).map_err(EvidenceError::FieldMap)?,
             })
         })
         .collect()
 }
 
 /// Rebuild `evidence/reports/*.html`, the committed `nbg report` pages (`report::committed`).
-pub fn report_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+pub fn report_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     crate::report::committed()
         .into_iter()
         .map(|(path, request)| {
             let text = crate::report::rooted(&request, root)
                 .render()
-                .map_err(|e| format!("{path}: {e}"))?;
+                .map_err(|source| EvidenceError::Report { path, source })?;
             Ok(Generated {
                 path: path.to_string(),
                 text,
@@ -208,7 +232,7 @@ pub struct Mismatch {
 
 /// Compare every rebuilt file with the committed one; also list committed evidence files no
 /// generator produces.
-pub fn verify(root: &Path) -> Result<(usize, Vec<Mismatch>), String> {
+pub fn verify(root: &Path) -> Result<(usize, Vec<Mismatch>), EvidenceError> {
     let generated = all(root)?;
     let mut mismatches = Vec::new();
     for g in &generated {
@@ -266,15 +290,132 @@ fn committed_files(dir: &Path, rel: &str) -> Vec<String> {
     out
 }
 
+/// Why an evidence file could not be rebuilt or written: a usage or I/O problem.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceError {
+    /// A committed input (`controls/controls.json`, the `differentials` folder) could not be
+    /// read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `controls/controls.json` is not JSON.
+    #[error("{}: {source}", .path.display())]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// `controls/controls.json` has no `controls` array.
+    #[error("controls.json: no controls array")]
+    NoControls,
+    /// An entry of `controls` has no `name`.
+    #[error("control without a name")]
+    UnnamedControl,
+    /// A file could not be read or written.
+    #[error(transparent)]
+    File(#[from] InputError),
+    /// A pinned control is not a valid NBG.
+    #[error("{name}: {failure}")]
+    Control {
+        /// The control's file name.
+        name: String,
+        /// Why it does not parse or its ledger cannot be proven.
+        failure: Failure,
+    },
+    /// The committed mapping registry was refused.
+    #[error(transparent)]
+    Mapping(#[from] MappingError),
+    /// A committed capture set could not be loaded.
+    #[error(transparent)]
+    Capture(#[from] LoadError),
+    /// A committed capture set's differential could not start.
+    #[error("{name}/{source}")]
+    Differential {
+        /// The capture set's folder name.
+        name: String,
+        /// Which capture is invalid.
+        source: CaptureError,
+    },
+    /// A committed capture set does not parse while the mappings are checked.
+    #[error(transparent)]
+    Check(#[from] CaptureFailure),
+    /// A rebuilt document could not be turned into JSON.
+    #[error("{name}: {source}")]
+    Serialize {
+        /// What was being serialized.
+        name: String,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// A committed corpus config was refused.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A committed report could not be rendered.
+    #[error("{path}: {source}")]
+    Report {
+        /// The report's path relative to the project root.
+        path: &'static str,
+        /// Why.
+        source: ReportError,
+    },
+    /// The field map could not be exported; its message.
+    #[error("{0}")]
+    FieldMap(String),
+    /// The evidence of the ONNX layer (audits, runs, the locator) could not be rebuilt; its
+    /// message.
+    #[error("{0}")]
+    Onnx(String),
+    /// A folder of the evidence tree could not be created.
+    #[error("{}: {source}", .dir.display())]
+    CreateDir {
+        /// The folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl EvidenceError {
+    /// Evidence that cannot be rebuilt or written is a usage or I/O problem.
+    pub fn exit_status(&self) -> Exit {
+        match self {
+            EvidenceError::Read { .. }
+            | EvidenceError::Json { .. }
+            | EvidenceError::NoControls
+            | EvidenceError::UnnamedControl
+            | EvidenceError::File(_)
+            | EvidenceError::Control { .. }
+            | EvidenceError::Mapping(_)
+            | EvidenceError::Capture(_)
+            | EvidenceError::Differential { .. }
+            | EvidenceError::Check(_)
+            | EvidenceError::Serialize { .. }
+            | EvidenceError::Config(_)
+            | EvidenceError::Report { .. }
+            | EvidenceError::FieldMap(_)
+            | EvidenceError::Onnx(_)
+            | EvidenceError::CreateDir { .. } => Exit::Usage,
+        }
+    }
+}
+
 /// Write every rebuilt evidence file (atomically), for `verify-generated --write`.
-pub fn write_all(root: &Path) -> Result<usize, String> {
+pub fn write_all(root: &Path) -> Result<usize, EvidenceError> {
     let generated = all(root)?;
     for g in &generated {
         let path = root.join(&g.path);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|source| EvidenceError::CreateDir {
+                dir: parent.to_path_buf(),
+                source,
+            })?;
         }
-        crate::files::write_atomic(&path, g.text.as_bytes(), true).map_err(|e| e.0)?;
+        crate::files::write_atomic(&path, g.text.as_bytes(), true)?;
     }
     Ok(generated.len())
 }
@@ -291,7 +432,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(|r| r.to_string())?;
     let limits = audit::Limits::default();
     let dir = root.join(fixtures::DIR);
-    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.0);
+    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.to_string());
     let mut out = Vec::new();
     for (file, stem) in [
         ("spectral_mask_conv.onnx", "spectral-mask"),

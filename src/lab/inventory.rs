@@ -20,11 +20,15 @@ use std::sync::Arc;
 /// One file's row: pin check, parse facts or failure.
 #[derive(Clone, Debug)]
 pub struct FileResult {
+    /// The corpus entry scanned.
     pub entry: Entry,
+    /// Bytes read (0 when unreadable).
     pub size: u64,
+    /// SHA-256 of the bytes read.
     pub sha256: Hash256,
     /// Whether the file matches its pinned size and SHA-256.
     pub pin: Pin,
+    /// The parse facts, or the failure's code, offset and message.
     pub facts: Result<Value, (String, u64, String)>,
 }
 
@@ -62,6 +66,7 @@ impl std::fmt::Display for Pin {
 }
 
 impl FileResult {
+    /// Whether the file matches its pin and parses.
     pub fn ok(&self) -> bool {
         self.pin == Pin::Ok && self.facts.is_ok()
     }
@@ -102,7 +107,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         size: 0,
         sha256: Hash256::default(),
         pin: Pin::Unreadable,
-        facts: Err(("unreadable".into(), 0, e.0)),
+        facts: Err(("unreadable".into(), 0, e.to_string())),
     };
     let file = match FileSource::open(&entry.full_path) {
         Ok(f) => Arc::new(f),
@@ -297,7 +302,9 @@ type Facts = Result<Value, (String, u64, String)>;
 /// (`body`: a JSON value, or its canonical text for a document written piece by piece).
 #[derive(Debug)]
 pub struct Row<B = Spilled> {
+    /// The entry's path as the config writes it.
     pub path: String,
+    /// The file against its pin.
     pub pin: Pin,
     /// The parse failure's code, offset and message.
     pub failure: Option<(String, u64, String)>,
@@ -309,6 +316,7 @@ pub struct Row<B = Spilled> {
 }
 
 impl<B> Row<B> {
+    /// Whether the file matches its pin and parses.
     pub fn ok(&self) -> bool {
         self.pin == Pin::Ok && self.failure.is_none()
     }
@@ -428,7 +436,7 @@ pub struct Spilled {
 struct Spill {
     file: std::fs::File,
     len: u64,
-    error: Option<String>,
+    error: Option<std::io::Error>,
 }
 
 impl Spill {
@@ -441,10 +449,27 @@ impl Spill {
         match self.file.write_all(text.as_bytes()) {
             Ok(()) => self.len += text.len() as u64,
             Err(e) => {
-                self.error.get_or_insert_with(|| e.to_string());
+                self.error.get_or_insert(e);
             }
         }
         at
+    }
+}
+
+/// Why an inventory could not be assembled: a usage or I/O problem.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    /// The temporary file that holds the entries of `files` could not be made or written.
+    #[error("temporary file of the inventory: {0}")]
+    Temporary(std::io::Error),
+}
+
+impl InventoryError {
+    /// A failed temporary file is an I/O problem.
+    pub fn exit_status(&self) -> crate::lab::Exit {
+        match self {
+            InventoryError::Temporary(_) => crate::lab::Exit::Usage,
+        }
     }
 }
 
@@ -455,10 +480,9 @@ pub fn inventory(
     corpus: &Corpus,
     jobs: usize,
     tick: &(dyn Fn() + Sync),
-) -> Result<Inventory, InputError> {
-    let temporary = |e: std::io::Error| InputError(format!("temporary file of the inventory: {e}"));
+) -> Result<Inventory, InventoryError> {
     let spill = std::sync::Mutex::new(Spill {
-        file: tempfile::tempfile().map_err(temporary)?,
+        file: tempfile::tempfile().map_err(InventoryError::Temporary)?,
         len: 0,
         error: None,
     });
@@ -502,7 +526,7 @@ pub fn inventory(
     };
     let spill = spill.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = spill.error {
-        return Err(InputError(format!("temporary file of the inventory: {e}")));
+        return Err(InventoryError::Temporary(e));
     }
     rows.sort_by(|a, b| a.path.cmp(&b.path));
     let mut inventory = Inventory {
@@ -511,7 +535,9 @@ pub fn inventory(
         spill: spill.file,
     };
     let mut sha = HashWriter(sha2::Digest::new());
-    inventory.write(&mut sha).map_err(temporary)?;
+    inventory
+        .write(&mut sha)
+        .map_err(InventoryError::Temporary)?;
     let digest = Hash256(sha2::Digest::finalize(sha.0).into());
     inventory.doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
     Ok(inventory)

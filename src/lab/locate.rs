@@ -7,6 +7,7 @@
 //! `tp`, `dyna_io`). The registry is a document with its own SHA-256, reported with every
 //! result, so a search can never broaden silently. A non-match is evidence, not an error.
 
+use super::Exit;
 use crate::failure::Failure;
 use crate::family::{Family, NbgFamily};
 use crate::fingerprint::Hash256;
@@ -176,38 +177,40 @@ pub struct Region {
 }
 
 /// Why a locator run stops before any initializer is searched.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LocateError {
+    /// The model file could not be read at all (`ONNX_MODEL_UNREADABLE`).
+    #[error("{}: {}", .model.display(), .refusal.message)]
+    ModelUnreadable {
+        /// The model file as given.
+        model: std::path::PathBuf,
+        /// The refusal `audit::read_model` gave.
+        refusal: crate::onnx::refusal::Refusal,
+    },
+    /// The NBG file could not be read.
+    #[error(transparent)]
+    NbgUnreadable(#[from] crate::files::InputError),
     /// The ONNX audit refuses the model (its `ONNX_*` code).
+    #[error("{}: {}", .0.code, .0.message)]
     Model(crate::onnx::refusal::Refusal),
     /// The NBG does not parse.
+    #[error("{}: at 0x{:x}: {}", .0.code, .0.offset, .0.message)]
     Parse(Failure),
     /// The NBG parses but its ledger cannot be proven.
+    #[error("{}: {}", .0.code, .0.message)]
     Ledger(Failure),
 }
 
 impl LocateError {
-    /// Exit status 1: a refused model or an invalid NBG is a failed check, not a usage error.
-    pub fn exit_status(&self) -> u8 {
+    /// An unreadable input is a usage or I/O problem; a refused model or an invalid NBG is a
+    /// failed check.
+    pub fn exit_status(&self) -> Exit {
         match self {
-            LocateError::Model(_) | LocateError::Parse(_) | LocateError::Ledger(_) => 1,
+            LocateError::ModelUnreadable { .. } | LocateError::NbgUnreadable(_) => Exit::Usage,
+            LocateError::Model(_) | LocateError::Parse(_) | LocateError::Ledger(_) => Exit::Failure,
         }
     }
 }
-
-impl std::fmt::Display for LocateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LocateError::Model(r) => write!(f, "{}: {}", r.code, r.message),
-            LocateError::Parse(e) => {
-                write!(f, "{}: at 0x{:x}: {}", e.code, e.offset, e.message)
-            }
-            LocateError::Ledger(e) => write!(f, "{}: {}", e.code, e.message),
-        }
-    }
-}
-
-impl std::error::Error for LocateError {}
 
 /// The admitted regions of a graph, by owner name.
 fn admitted(g: &Graph<'_>) -> Vec<Region> {
@@ -233,7 +236,18 @@ enum Values {
     Bytes(Vec<u8>),
 }
 
-fn values(t: &TensorProto, elements: u64) -> Result<Values, String> {
+/// Why an initializer's values are not searched (a skipped row's reason).
+#[derive(Debug, thiserror::Error)]
+enum ValuesError {
+    /// The stored values do not match the element count.
+    #[error("{found} values for {elements} elements")]
+    Count { found: usize, elements: u64 },
+    /// The element type is not float, uint8 or int8; its ONNX name.
+    #[error("data type {0} is outside the registry (float, uint8, int8)")]
+    DataType(&'static str),
+}
+
+fn values(t: &TensorProto, elements: u64) -> Result<Values, ValuesError> {
     let dt = t.data_type.unwrap_or(0);
     let raw = t.raw_data.as_deref();
     match dt {
@@ -241,13 +255,16 @@ fn values(t: &TensorProto, elements: u64) -> Result<Values, String> {
             let v: Vec<f32> = match raw {
                 Some(r) => r
                     .chunks_exact(4)
-                    // invariant: `chunks_exact(4)` yields 4-byte chunks only.
+                    // Invariant: `chunks_exact(4)` yields 4-byte chunks only.
                     .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
                     .collect(),
                 None => t.float_data.clone(),
             };
             if v.len() as u64 != elements {
-                return Err(format!("{} values for {elements} elements", v.len()));
+                return Err(ValuesError::Count {
+                    found: v.len(),
+                    elements,
+                });
             }
             Ok(Values::F32(v))
         }
@@ -257,13 +274,15 @@ fn values(t: &TensorProto, elements: u64) -> Result<Values, String> {
                 None => t.int32_data.iter().map(|&x| x as u8).collect(),
             };
             if v.len() as u64 != elements {
-                return Err(format!("{} values for {elements} elements", v.len()));
+                return Err(ValuesError::Count {
+                    found: v.len(),
+                    elements,
+                });
             }
             Ok(Values::Bytes(v))
         }
-        _ => Err(format!(
-            "data type {} is outside the registry (float, uint8, int8)",
-            data_type::name(dt).unwrap_or("unknown")
+        _ => Err(ValuesError::DataType(
+            data_type::name(dt).unwrap_or("unknown"),
         )),
     }
 }
@@ -459,7 +478,7 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
         let v = match values(t, elements) {
             Ok(v) => v,
             Err(e) => {
-                row.reason = Some(e);
+                row.reason = Some(e.to_string());
                 rows.push(row);
                 continue;
             }
@@ -543,25 +562,23 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
 /// NBG or a refused model, 2 unreadable input.
 pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate::mapping::Rendered {
     use crate::mapping::Rendered;
-    let fail = |code: u8, message: String| Rendered {
-        stdout: String::new(),
-        stderr: format!("nbg: {message}\n"),
-        code,
-    };
+    let fail = |e: LocateError| Rendered::stopped(&e, e.exit_status());
     let m = match audit::read_model(model, &Limits::default()) {
         Ok(b) => b,
         Err(r) => {
-            let status = r.0.code.exit_status();
-            return fail(status, format!("{}: {}", model.display(), r.0.message));
+            return fail(LocateError::ModelUnreadable {
+                model: model.to_path_buf(),
+                refusal: r.0,
+            });
         }
     };
     let n = match crate::files::read_regular(nbg) {
         Ok(b) => b,
-        Err(e) => return fail(2, e.0),
+        Err(e) => return fail(e.into()),
     };
     let doc = match locate(&m, &n) {
         Ok(d) => d,
-        Err(e) => return fail(e.exit_status(), e.to_string()),
+        Err(e) => return fail(e),
     };
     let stdout = if json {
         crate::evidence::canonical(&doc)
@@ -617,7 +634,7 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
     Rendered {
         stdout,
         stderr: String::new(),
-        code: 0,
+        exit: Exit::Success,
     }
 }
 
@@ -656,7 +673,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .iter()
         .flat_map(|&v| f32_to_f16(v).to_le_bytes())
         .collect();
-    // invariant: `dims` is the 4-D constant above, the only shape `ohwi` refuses is not 4-D.
+    // Invariant: `dims` is the 4-D constant above, the only shape `ohwi` refuses is not 4-D.
     let placed = ohwi(&stored, &dims, 2).expect("4-D");
     let spec = GraphSpec {
         target: 0x1000_000e,
@@ -677,7 +694,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         .sections
         .iter_mut()
         .find(|s| s.kind == section::COEF_DATA)
-        // invariant: `GraphSpec::layout` always emits COEF_DATA (`coef_bytes` is 1024 here).
+        // Invariant: `GraphSpec::layout` always emits COEF_DATA (`coef_bytes` is 1024 here).
         .expect("coefficients");
     coef.payload[PAIR_OFFSET..PAIR_OFFSET + placed.len()].copy_from_slice(&placed);
     (onnx, layout.emit())

@@ -94,7 +94,7 @@ pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
             stem.trim_start_matches("evidence/inventory/")
         );
         steps.push(step(name, || {
-            let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+            let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.to_string())?;
             inventory_step(&corpus).map(|(rows, note, _)| (rows, note))
         }));
     }
@@ -138,9 +138,9 @@ pub const CONTROL_CONFIGS: [&str; 2] = ["controls/corpus.json", "controls/public
 fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
     let mut rows = Vec::new();
     for config in CONTROL_CONFIGS {
-        let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
+        let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.to_string())?;
         for e in &corpus.entries {
-            let bytes = crate::files::read_regular(&e.full_path).map_err(|e| e.0)?;
+            let bytes = crate::files::read_regular(&e.full_path).map_err(|e| e.to_string())?;
             let detail = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
                 Err(f) => Err(format!("{} at 0x{:x}", f.code, f.offset)),
                 Ok(image) => match image.reconstruction() {
@@ -168,7 +168,7 @@ fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
 }
 
 fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let generated = evidence::differential_evidence(root)?;
+    let generated = evidence::differential_evidence(root).map_err(|e| e.to_string())?;
     let mut rows = Vec::new();
     for g in generated {
         let name = g
@@ -254,7 +254,7 @@ fn inventory_step(
 }
 
 fn verify_step(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let (n, mismatches) = evidence::verify(root)?;
+    let (n, mismatches) = evidence::verify(root).map_err(|e| e.to_string())?;
     let rows = mismatches
         .iter()
         .map(|m| Row {

@@ -20,10 +20,12 @@ use crate::format::{MAGIC, V2_VERSION, section, v2 as f};
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator whose stream is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
         Rng(seed)
     }
 
+    /// The next 64-bit word of the stream.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -37,6 +39,7 @@ impl Rng {
         lo + self.next_u64() % (hi - lo + 1)
     }
 
+    /// `n` bytes: the next words of the stream, little-endian, the last one cut short.
     pub fn bytes(&mut self, n: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(n + 8);
         while out.len() < n {
@@ -50,16 +53,22 @@ impl Rng {
 /// One section as the builder lays it out.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SectionSpec {
+    /// Section type (`format::section`), written to the directory entry.
     pub kind: u32,
+    /// Payload alignment in bytes (0 or 1: none), written to the directory entry.
     pub alignment: u32,
+    /// Record size in bytes (1 for opaque payloads), written to the directory entry.
     pub entry_size: u32,
+    /// The payload bytes.
     pub payload: Vec<u8>,
 }
 
 /// A whole image before emission: sections in directory order plus their file placement.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
+    /// The header's hardware target (offset 0x08, also called product or CID).
     pub target: u32,
+    /// The sections in directory (type) order.
     pub sections: Vec<SectionSpec>,
     /// Directory indices in the order their payloads appear in the file.
     pub file_order: Vec<usize>,
@@ -76,7 +85,9 @@ pub struct Layout {
 pub struct Generated {
     /// Directory index of the section it fills (its `payload` in the layout is ignored).
     pub section: usize,
+    /// Payload size in bytes.
     pub len: u64,
+    /// Seed of the `Rng` stream the payload is.
     pub seed: u64,
 }
 
@@ -84,6 +95,7 @@ pub struct Generated {
 const GENERATE_CHUNK: usize = 4 << 20;
 
 impl Generated {
+    /// The whole payload in memory (what `Layout::write` streams).
     pub fn bytes(&self) -> Vec<u8> {
         Rng::new(self.seed).bytes(self.len as usize)
     }
@@ -105,6 +117,8 @@ impl Layout {
     /// Write the image in producer order and return its bytes.
     pub fn emit(&self) -> Vec<u8> {
         let mut out = Vec::new();
+        // Invariant: a `Vec<u8>` writer never fails, and without a generated payload `write`
+        // has no other source of error.
         self.write(&mut out, None)
             .expect("writing to memory cannot fail");
         out
@@ -125,6 +139,8 @@ impl Layout {
             .map(|i| match is_generated(i) {
                 Some(g) => {
                     let mut h = crc32fast::Hasher::new();
+                    // Invariant: `each_chunk` fails only when its callback does, and this one
+                    // always returns `Ok`.
                     g.each_chunk(|c| {
                         h.update(c);
                         Ok(())
@@ -239,15 +255,22 @@ fn write_zeros(w: &mut impl std::io::Write, mut n: u64) -> std::io::Result<()> {
 /// An I/O tensor as the builder writes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TensorSpec {
+    /// The record's tensor name.
     pub name: String,
+    /// Dimensions, innermost first (the record's dimension count is their number).
     pub dims: Vec<u32>,
+    /// The record's data format word.
     pub format: u32,
+    /// The record's data type word.
     pub data_type: u32,
+    /// The record's quantization format word.
     pub quant_format: u32,
+    /// The record's two quantization words.
     pub quant_words: [u32; 2],
 }
 
 impl TensorSpec {
+    /// An unquantized tensor of data type 0.
     pub fn new(name: &str, dims: &[u32], format: u32) -> Self {
         TensorSpec {
             name: name.into(),
@@ -276,18 +299,28 @@ impl TensorSpec {
 /// What a synthetic graph contains; `Graph::layout` turns it into sections.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphSpec {
+    /// The header's hardware target (offset 0x08).
     pub target: u32,
+    /// The network name in NETWORK_INFO.
     pub network_name: String,
+    /// Records of the INPUT section.
     pub inputs: Vec<TensorSpec>,
+    /// Records of the OUTPUT section.
     pub outputs: Vec<TensorSpec>,
+    /// Records of the LAYER section.
     pub layers: u32,
     /// Records of the OPERATIONS section: an INIT operation, then engine operations spread over
     /// the layers (a graph without layers holds the INIT operation only; see `GraphSpec::plan`).
     pub operations: u32,
+    /// Bytes of the PPU_INSTR payload (seeded, opaque).
     pub ppu_bytes: usize,
+    /// Bytes of the LOADSTATE payload (seeded, opaque).
     pub loadstate_bytes: usize,
+    /// Bytes of the COEF_DATA payload (seeded, opaque).
     pub coef_bytes: usize,
+    /// The MEMORY_POOL section's size word, in bytes.
     pub memory_pool_bytes: u64,
+    /// The VIP_SRAM section's size word, in bytes.
     pub vip_sram_bytes: u32,
     /// DYNAIO entry payloads; `None` leaves sections 20/26 out.
     pub dynaio: Option<Vec<Vec<u8>>>,
@@ -411,22 +444,32 @@ const ENGINE_CYCLE: [u32; 4] = [op_type::NN, op_type::NN, op_type::TP, op_type::
 /// One operation record as the builder writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OperationSpec {
+    /// Operation type (`format::records::operation_type`: INIT, NN, TP, SH).
     pub kind: u32,
     /// Position within its engine's records (NN/TP command, SH record); 0xffff for INIT.
     pub engine_index: u32,
+    /// The layer it belongs to (0xffff for INIT).
     pub layer_id: u32,
+    /// Its index in the load-state table.
     pub state_id: u32,
+    /// First record of its patch range in the PATCH section.
     pub patch_index: u32,
+    /// Records in its patch range.
     pub patch_count: u32,
+    /// The record's absolute operation id word.
     pub abs_op_id: u32,
 }
 
 /// One patch record: (source type, signed index, src offset, dest offset).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PatchSpec {
+    /// What the patch reads from (`format::records::source_type`).
     pub source_type: u32,
+    /// The record's signed index word (which input, output or region of the source type).
     pub index: i32,
+    /// The record's source offset word.
     pub src_offset: u32,
+    /// The record's destination offset word.
     pub dest_offset: u32,
 }
 
@@ -437,11 +480,17 @@ pub struct PatchSpec {
 /// is the number of operations that name it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
+    /// LAYER records: (name, id, operation count, uid).
     pub layers: Vec<(String, u32, u32, u32)>,
+    /// OPERATIONS records, the INIT operation first.
     pub operations: Vec<OperationSpec>,
+    /// PATCH records.
     pub patches: Vec<PatchSpec>,
+    /// NN commands (192 bytes each) in the NN section.
     pub nn: u32,
+    /// TP commands (192 bytes each) in the TP section.
     pub tp: u32,
+    /// SH records in the SH section.
     pub sh: u32,
 }
 
@@ -781,10 +830,15 @@ pub fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
 /// A controlled serializer differential built with the builder: A (captured twice) and B differ
 /// only in the source bytes of one DYNAIO entry, unless the trio is a negative control.
 pub struct Trio {
+    /// A's image (`A1.nb` and `A2.nb`).
     pub a: Vec<u8>,
+    /// B's image.
     pub b: Vec<u8>,
+    /// The DYNAIO entry's bytes in A.
     pub a_source: Vec<u8>,
+    /// The same entry's bytes in B.
     pub b_source: Vec<u8>,
+    /// How the trio was built, in words (for `differential.json`).
     pub provenance: String,
 }
 
@@ -810,36 +864,30 @@ pub fn trio(name: &str) -> Option<Trio> {
         "negative-outside-dynaio" => (0, &[(3, 4)], true),
         _ => return None,
     };
-    let (start, len) = entry_range(&base, entry);
-    let region = |l: &Layout| -> Vec<u8> {
-        let r = l
-            .sections
-            .iter()
-            .find(|s| s.kind == section::DYNAIO)
-            .expect("ctc-like has DYNAIO");
-        r.payload[start..start + len].to_vec()
+    let (start, len) = entry_range(&base, entry)?;
+    let region = |l: &Layout| -> Option<Vec<u8>> {
+        let r = l.sections.iter().find(|s| s.kind == section::DYNAIO)?;
+        r.payload.get(start..start + len).map(<[u8]>::to_vec)
     };
-    let a_source = region(&base);
+    let a_source = region(&base)?;
     let mut changed = base.clone();
     {
         let r = changed
             .sections
             .iter_mut()
-            .find(|s| s.kind == section::DYNAIO)
-            .expect("DYNAIO");
+            .find(|s| s.kind == section::DYNAIO)?;
         for &(i, v) in changes {
-            r.payload[start + i] = v;
+            *r.payload.get_mut(start + i)? = v;
         }
     }
     if outside {
         let nn = changed
             .sections
             .iter_mut()
-            .find(|s| s.kind == section::NN)
-            .expect("NN");
-        nn.payload[0] ^= 0x01;
+            .find(|s| s.kind == section::NN)?;
+        *nn.payload.first_mut()? ^= 0x01;
     }
-    let b_source = region(&changed);
+    let b_source = region(&changed)?;
     let what = changes
         .iter()
         .map(|(i, v)| format!("[{i}]=0x{v:02x}"))
@@ -862,16 +910,19 @@ pub fn trio(name: &str) -> Option<Trio> {
     })
 }
 
-/// Region-relative (offset, size) of a DYNAIO entry, from the layout's table section.
-fn entry_range(l: &Layout, entry: usize) -> (usize, usize) {
+/// Region-relative (offset, size) of a DYNAIO entry, from the layout's table section; `None`
+/// when the layout has no such entry.
+fn entry_range(l: &Layout, entry: usize) -> Option<(usize, usize)> {
     let t = l
         .sections
         .iter()
-        .find(|s| s.kind == section::DYNAIO_TABLE)
-        .expect("DYNAIO table");
-    let r = &t.payload[entry * 8..entry * 8 + 8];
-    let word = |i: usize| u32::from_le_bytes(r[i..i + 4].try_into().expect("4 bytes")) as usize;
-    (word(0), word(4))
+        .find(|s| s.kind == section::DYNAIO_TABLE)?;
+    let r = t.payload.get(entry * 8..entry * 8 + 8)?;
+    let word = |i: usize| -> Option<usize> {
+        let bytes: [u8; 4] = r.get(i..i + 4)?.try_into().ok()?;
+        Some(u32::from_le_bytes(bytes) as usize)
+    };
+    Some((word(0)?, word(4)?))
 }
 
 /// A large graph for benchmarks: the `ctc-like` shape with a coefficient section of about
@@ -888,6 +939,8 @@ const BULK_OTHER_BYTES: u64 = 20_000;
 
 /// `bulk` with the coefficient payload left to generate while writing (`Layout::write`).
 pub fn bulk_streamed(seed: u64, bytes: u64) -> (Layout, Generated) {
+    // Invariant: `ctc-like` is a built-in profile (`profile` matches it by name), and every
+    // `GraphSpec::layout` adds COEF_DATA and COEF_DATA_TABLE unconditionally.
     let mut l = profile("ctc-like", seed).expect("ctc-like exists");
     let section = l
         .sections
@@ -904,6 +957,7 @@ pub fn bulk_streamed(seed: u64, bytes: u64) -> (Layout, Generated) {
     let table = l
         .sections
         .iter_mut()
+        // Invariant: see above; COEF_DATA_TABLE is always added.
         .find(|s| s.kind == section::COEF_DATA_TABLE)
         .expect("table");
     table.payload = table_of(&fm::v1_entry::RECORD, &[(0, len)]);

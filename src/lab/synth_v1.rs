@@ -82,6 +82,10 @@ pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f3
 /// `graph_with_scales` with further tables appended after the command payload, each (entry
 /// name, payload): the v1 tables the builder does not fill (SW operation, hardware-init and PPU
 /// parameter records), for tests that build them through the field map.
+///
+/// # Panics
+///
+/// When an `extra` name is not an entry name of `format::v1::ENTRIES`.
 pub fn graph_with_tables(
     version: u32,
     extension: usize,
@@ -119,6 +123,8 @@ pub fn graph_with_tables(
     // 18 further (offset, size) entries (144 bytes, 34 in all), so it is written as empty
     // entries; the parser still only bounds it and keeps it opaque.
     // A newer version has no proved operation record size: the newest known one is written.
+    // Invariant: `record_size` answers `None` for "operation" only under a bounded-unknown
+    // layout, and `MAX_KNOWN_VERSION` is a known one.
     let operation_record = f::record_size("operation", version, 1, 1)
         .or(f::record_size("operation", f::MAX_KNOWN_VERSION, 1, 1))
         .expect("the newest known operation record size") as usize;
@@ -147,6 +153,8 @@ pub fn graph_with_tables(
         ("nn", (0..COMMAND_BYTES).map(|i| (i as u8) ^ 0x5a).collect()),
     ];
     for (name, payload) in tables.into_iter().chain(extra) {
+        // Invariant: the five tables above are public entries; an `extra` name outside
+        // `format::v1::ENTRIES` breaks this function's documented contract.
         let index = f::ENTRIES
             .iter()
             .position(|e| e.name == name)

@@ -17,12 +17,13 @@ pub mod onnx;
 pub mod svg;
 pub mod text;
 
-use crate::diff::{DiffReport, locate};
-use crate::differential::CaptureSet;
+use crate::diff::{DiffError, DiffReport, locate};
+use crate::differential::{CaptureSet, LoadError};
 use crate::failure::Failure;
 use crate::family::NbgFamily;
 use crate::files::InputError;
 use crate::image::{NbgImage, OwnerClass, ViewClass};
+use crate::lab::Exit;
 use crate::parse::{Graph, parse};
 use html::{Page, esc, hex};
 use serde_json::{Value, json};
@@ -43,38 +44,30 @@ const HEX_CHANGED_MAX: u64 = 64;
 const HEX_CONTEXT: u64 = 16;
 
 /// Why a report was not written.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    /// An input is not a valid NBG (exit 1): which file, and the failure.
+    /// An input is not a valid NBG: which file, and the failure.
+    #[error("{0}: {1}")]
     Invalid(String, Failure),
-    /// Usage or I/O (exit 2).
-    Usage(String),
+    /// An input or the output could not be read or written.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// The capture directory could not be loaded.
+    #[error(transparent)]
+    Capture(#[from] LoadError),
+    /// The two graphs of a pair cannot be compared.
+    #[error(transparent)]
+    Diff(#[from] DiffError),
 }
 
 impl ReportError {
-    /// Exit status 1 for an invalid input, 2 for a usage or I/O problem.
-    pub fn exit_status(&self) -> u8 {
+    /// An invalid input is a failed check; the rest are usage or I/O problems.
+    pub fn exit_status(&self) -> Exit {
         match self {
-            ReportError::Invalid(..) => 1,
-            ReportError::Usage(_) => 2,
+            ReportError::Invalid(..) => Exit::Failure,
+            ReportError::Input(_) | ReportError::Capture(_) => Exit::Usage,
+            ReportError::Diff(e) => e.exit_status(),
         }
-    }
-}
-
-impl std::fmt::Display for ReportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ReportError::Invalid(file, failure) => write!(f, "{file}: {failure}"),
-            ReportError::Usage(m) => f.write_str(m),
-        }
-    }
-}
-
-impl std::error::Error for ReportError {}
-
-impl From<InputError> for ReportError {
-    fn from(e: InputError) -> Self {
-        ReportError::Usage(e.0)
     }
 }
 
@@ -156,7 +149,7 @@ pub fn write(out: &Path, html: &str, inputs: &[PathBuf], force: bool) -> Result<
     outputs
         .stage(out, html.as_bytes())
         .and_then(|_| outputs.commit())
-        .map_err(|e| ReportError::Usage(e.0))
+        .map_err(ReportError::from)
 }
 
 /// The committed reports: output path and request, inputs relative to the project root.
@@ -766,7 +759,7 @@ pub fn pair_page(
     let gb = parse(b).map_err(|f| ReportError::Invalid(which(1), f))?;
     let ia = NbgImage::new(&ga).map_err(|f| ReportError::Invalid(which(0), f))?;
     let ib = NbgImage::new(&gb).map_err(|f| ReportError::Invalid(which(1), f))?;
-    let report = crate::diff::diff(&ga, &ia, &gb, &ib).map_err(|e| ReportError::Usage(e.0))?;
+    let report = crate::diff::diff(&ga, &ia, &gb, &ib)?;
     Ok(render_pair(name_a, a, &ga, &ia, name_b, b, &report))
 }
 

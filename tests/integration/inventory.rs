@@ -67,8 +67,10 @@ fn config_strictness() {
         ),
     ];
     for (text, needle) in cases {
-        let e = corpus::load(&write_config(d, &text)).unwrap_err();
-        assert!(e.0.contains(needle), "{text}: {}", e.0);
+        let e = corpus::load(&write_config(d, &text))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(needle), "{text}: {}", e);
     }
 }
 

@@ -156,19 +156,19 @@ const COEF_AT: usize = 16;
 /// `ctc-like` seed 12 (the DYNAIO trios' graph) with one coefficient word set to `word`;
 /// `tp` also changes a TP command byte in B (the refuting set).
 fn coef(word: u32, tp: bool) -> Built {
-    // invariant: `ctc-like` is a built-in profile of `synth`, with COEF_DATA and TP sections.
+    // Invariant: `ctc-like` is a built-in profile of `synth`, with COEF_DATA and TP sections.
     let base = synth::profile("ctc-like", synth::TRIO_SEED).expect("ctc-like");
     let payload = |l: &mut synth::Layout, kind: u32| -> usize {
         l.sections
             .iter()
             .position(|s| s.kind == kind)
-            // invariant: called for COEF_DATA and TP only, which `ctc-like` has (see above).
+            // Invariant: called for COEF_DATA and TP only, which `ctc-like` has (see above).
             .expect("ctc-like has the section")
     };
     let mut a = base.clone();
     let i = payload(&mut a, section::COEF_DATA);
     let a_word = u32::from_le_bytes(
-        // invariant: the range is 4 bytes long, so the conversion cannot fail.
+        // Invariant: the range is 4 bytes long, so the conversion cannot fail.
         a.sections[i].payload[COEF_AT..COEF_AT + 4]
             .try_into()
             .expect("4 bytes"),

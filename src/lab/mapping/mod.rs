@@ -14,6 +14,7 @@
 pub mod captures;
 pub mod numeric;
 
+use super::Exit;
 use crate::differential::CaptureSet;
 use crate::failure::Failure;
 use crate::family::NbgFamily;
@@ -259,29 +260,211 @@ impl Registry {
 
     /// Canonical JSON text (sorted keys, two-space indent, trailing newline).
     pub fn canonical(&self) -> String {
-        // invariant: a registry has string keys, strings, integers and finite numbers only,
+        // Invariant: a registry has string keys, strings, integers and finite numbers only,
         // so it always serializes.
         crate::evidence::canonical(&serde_json::to_value(self).expect("registry serializes"))
     }
 }
 
-fn bad(path: &Path, message: impl std::fmt::Display) -> InputError {
-    InputError(format!("{}: {message}", path.display()))
+/// Why a mappings file, a capture set or an evidence folder was refused: a usage or I/O
+/// problem.
+#[derive(Debug, thiserror::Error)]
+pub enum MappingError {
+    /// A file could not be read or written (the mappings file, the rewritten registry).
+    #[error(transparent)]
+    File(#[from] InputError),
+    /// The mappings file is larger than `MAX_FILE_BYTES`.
+    #[error("{}: at most {MAX_FILE_BYTES} bytes", .0.display())]
+    TooLarge(PathBuf),
+    /// The mappings file is not a JSON object.
+    #[error("{}: a mappings file is a JSON object", .0.display())]
+    NotObject(PathBuf),
+    /// The mappings file does not match the registry's fields.
+    #[error("{}: {source}", .path.display())]
+    Fields {
+        /// The mappings file.
+        path: PathBuf,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The registry breaks a rule of `validate`.
+    #[error("{}: {problem}", .path.display())]
+    Invalid {
+        /// The mappings file.
+        path: PathBuf,
+        /// The rule it breaks.
+        problem: RegistryProblem,
+    },
+    /// A capture set could not be loaded.
+    #[error(transparent)]
+    Capture(#[from] crate::differential::LoadError),
+    /// `check` was given more than `MAX_CAPTURE_SETS` capture sets; how many.
+    #[error("{0} capture sets; at most {MAX_CAPTURE_SETS}")]
+    TooManyCaptures(usize),
+    /// `promote` was given more than `MAX_CAPTURE_SETS` capture sets.
+    #[error("at most {MAX_CAPTURE_SETS} capture sets")]
+    TooManyEvidence,
+    /// A path could not be made canonical.
+    #[error("{}: {source}", .path.display())]
+    Canonical {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// An evidence capture set lies outside the mappings file's folder.
+    #[error(
+        "{}: evidence must lie inside the mappings file's folder {}",
+        .dir.display(),
+        .base.display()
+    )]
+    Outside {
+        /// The capture directory.
+        dir: PathBuf,
+        /// The mappings file's folder.
+        base: PathBuf,
+    },
+}
+
+impl MappingError {
+    /// Every refused input of `nbg mapping` is a usage or I/O problem.
+    pub fn exit_status(&self) -> Exit {
+        match self {
+            MappingError::File(_)
+            | MappingError::TooLarge(_)
+            | MappingError::NotObject(_)
+            | MappingError::Fields { .. }
+            | MappingError::Invalid { .. }
+            | MappingError::Capture(_)
+            | MappingError::TooManyCaptures(_)
+            | MappingError::TooManyEvidence
+            | MappingError::Canonical { .. }
+            | MappingError::Outside { .. } => Exit::Usage,
+        }
+    }
+}
+
+/// The rule of a mappings registry that a file breaks (`validate`).
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryProblem {
+    /// The schema tag is not `SCHEMA`; the tag found.
+    #[error("schema {0:?}, expected {SCHEMA:?}")]
+    Schema(String),
+    /// More than `MAX_MAPPINGS` mappings; how many.
+    #[error("{0} mappings, at most {MAX_MAPPINGS}")]
+    TooMany(usize),
+    /// A name is empty, too long or not of a-z, 0-9 and `-`; the name.
+    #[error("mapping name {0:?}: 1 to 128 characters of a-z, 0-9 and -")]
+    Name(String),
+    /// Two mappings share a name; the name.
+    #[error("mapping {0:?} appears twice")]
+    Duplicate(String),
+    /// A source key or text is out of bounds; the mapping's name.
+    #[error("{0}: source key 1 to 128 bytes, text at most 4096")]
+    Source(String),
+    /// More than `MAX_EVIDENCE` evidence entries; the mapping's name.
+    #[error("{0}: at most {MAX_EVIDENCE} evidence entries")]
+    EvidenceCount(String),
+    /// An evidence digest is not 64 lowercase hex digits.
+    #[error("{name}: evidence {capture:?}: digests are 64 lowercase hex digits")]
+    Digest {
+        /// The mapping's name.
+        name: String,
+        /// The evidence entry's capture set.
+        capture: String,
+    },
+    /// An evidence capture path leaves the mappings folder.
+    #[error(
+        "{name}: evidence capture {capture:?} must be a relative path inside the mappings folder"
+    )]
+    CapturePath {
+        /// The mapping's name.
+        name: String,
+        /// The evidence entry's capture set.
+        capture: String,
+    },
+    /// An evidence value does not fit the mapping's encoding.
+    #[error("{name}: evidence value: {source}")]
+    Value {
+        /// The mapping's name.
+        name: String,
+        /// Why the value does not encode.
+        source: EncodeError,
+    },
+    /// A promoted mapping has fewer than two evidence entries.
+    #[error("{name}: promoted with {count} evidence entries; promotion needs at least 2")]
+    TooFewEvidence {
+        /// The mapping's name.
+        name: String,
+        /// Its evidence entries.
+        count: usize,
+    },
+    /// A v1 mapping derives section checksums; the mapping's name.
+    #[error("{0}: v1 has no section-40 checksums")]
+    V1Checksums(String),
+    /// A derived value is listed twice; the mapping's name.
+    #[error("{0}: a derived value is listed twice")]
+    DerivedTwice(String),
+    /// A section range is empty or longer than `MAX_VALUE_BYTES`.
+    #[error("{name}: section range [{start}, {end}) must be 1 to {MAX_VALUE_BYTES} bytes")]
+    SectionRange {
+        /// The mapping's name.
+        name: String,
+        /// First byte of the range in the section.
+        start: u64,
+        /// One past its last byte.
+        end: u64,
+    },
+    /// A field target has no name or an offset past 1 MiB; the mapping's name.
+    #[error("{0}: field target needs a name and a small offset")]
+    FieldTarget(String),
+}
+
+/// Why a value has no bytes under an encoding (`encode`).
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    /// The value is not an integer of the encoding's width.
+    #[error("{value:?} is not a {width}-bit integer")]
+    NotInteger {
+        /// The value.
+        value: Value,
+        /// The encoding's width in bits.
+        width: u32,
+    },
+    /// The value is not a number a float encoding can hold.
+    #[error("{0:?} is not a number")]
+    NotNumber(Value),
+    /// The number has no exact f32.
+    #[error("{0} is not exactly an f32")]
+    NotF32(f64),
+    /// The number has no exact f16.
+    #[error("{0} is not exactly an f16")]
+    NotF16(f32),
+    /// A raw value is empty, longer than `MAX_VALUE_BYTES` or not bytes.
+    #[error("raw values are 1 to {MAX_VALUE_BYTES} bytes, not {0:?}")]
+    Raw(Value),
 }
 
 /// Read and validate a mappings file: at most `MAX_FILE_BYTES`, unknown keys refused, names
 /// unique, counts bounded, digests well formed, every value within its encoding.
-pub fn load(path: &Path) -> Result<Registry, InputError> {
+pub fn load(path: &Path) -> Result<Registry, MappingError> {
     let mut bytes = Vec::new();
     crate::files::read_regular_limited(path, &mut bytes, MAX_FILE_BYTES + 1)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(bad(path, format!("at most {MAX_FILE_BYTES} bytes")));
+        return Err(MappingError::TooLarge(path.to_path_buf()));
     }
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(bad(path, "a mappings file is a JSON object"));
+        return Err(MappingError::NotObject(path.to_path_buf()));
     }
-    let registry: Registry = serde_json::from_slice(&bytes).map_err(|e| bad(path, e))?;
-    validate(&registry).map_err(|e| bad(path, e))?;
+    let registry: Registry =
+        serde_json::from_slice(&bytes).map_err(|source| MappingError::Fields {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    validate(&registry).map_err(|problem| MappingError::Invalid {
+        path: path.to_path_buf(),
+        problem,
+    })?;
     Ok(registry)
 }
 
@@ -291,15 +474,12 @@ fn is_hex64(s: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-fn validate(r: &Registry) -> Result<(), String> {
+fn validate(r: &Registry) -> Result<(), RegistryProblem> {
     if r.schema != SCHEMA {
-        return Err(format!("schema {:?}, expected {SCHEMA:?}", r.schema));
+        return Err(RegistryProblem::Schema(r.schema.clone()));
     }
     if r.mappings.len() > MAX_MAPPINGS {
-        return Err(format!(
-            "{} mappings, at most {MAX_MAPPINGS}",
-            r.mappings.len()
-        ));
+        return Err(RegistryProblem::TooMany(r.mappings.len()));
     }
     let mut names = std::collections::BTreeSet::new();
     for m in &r.mappings {
@@ -310,64 +490,67 @@ fn validate(r: &Registry) -> Result<(), String> {
                 .bytes()
                 .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         {
-            return Err(format!(
-                "mapping name {n:?}: 1 to 128 characters of a-z, 0-9 and -"
-            ));
+            return Err(RegistryProblem::Name(n.clone()));
         }
         if !names.insert(n.as_str()) {
-            return Err(format!("mapping {n:?} appears twice"));
+            return Err(RegistryProblem::Duplicate(n.clone()));
         }
         if m.source.key.is_empty() || m.source.key.len() > 128 || m.source.text.len() > 4096 {
-            return Err(format!("{n}: source key 1 to 128 bytes, text at most 4096"));
+            return Err(RegistryProblem::Source(n.clone()));
         }
         if m.evidence.len() > MAX_EVIDENCE {
-            return Err(format!("{n}: at most {MAX_EVIDENCE} evidence entries"));
+            return Err(RegistryProblem::EvidenceCount(n.clone()));
         }
         for e in &m.evidence {
             if ![&e.a1_sha256, &e.a2_sha256, &e.b_sha256]
                 .iter()
                 .all(|d| is_hex64(d))
             {
-                return Err(format!(
-                    "{n}: evidence {:?}: digests are 64 lowercase hex digits",
-                    e.capture
-                ));
+                return Err(RegistryProblem::Digest {
+                    name: n.clone(),
+                    capture: e.capture.clone(),
+                });
             }
             if e.capture.is_empty() || e.capture.split('/').any(|c| c == ".." || c.is_empty()) {
-                return Err(format!(
-                    "{n}: evidence capture {:?} must be a relative path inside the mappings folder",
-                    e.capture
-                ));
+                return Err(RegistryProblem::CapturePath {
+                    name: n.clone(),
+                    capture: e.capture.clone(),
+                });
             }
             for v in [&e.a, &e.b] {
-                encode(m.encoding, v).map_err(|why| format!("{n}: evidence value: {why}"))?;
+                encode(m.encoding, v).map_err(|source| RegistryProblem::Value {
+                    name: n.clone(),
+                    source,
+                })?;
             }
         }
         if m.status == Status::Promoted && m.evidence.len() < 2 {
-            return Err(format!(
-                "{n}: promoted with {} evidence entries; promotion needs at least 2",
-                m.evidence.len()
-            ));
+            return Err(RegistryProblem::TooFewEvidence {
+                name: n.clone(),
+                count: m.evidence.len(),
+            });
         }
         if m.family == Family::V1 && m.derived.contains(&Derived::SectionChecksums) {
-            return Err(format!("{n}: v1 has no section-40 checksums"));
+            return Err(RegistryProblem::V1Checksums(n.clone()));
         }
         let mut d = m.derived.clone();
         d.sort();
         d.dedup();
         if d.len() != m.derived.len() {
-            return Err(format!("{n}: a derived value is listed twice"));
+            return Err(RegistryProblem::DerivedTwice(n.clone()));
         }
         match &m.target {
             Target::SectionRange { start, end, .. }
                 if end <= start || end - start > MAX_VALUE_BYTES as u64 =>
             {
-                return Err(format!(
-                    "{n}: section range [{start}, {end}) must be 1 to {MAX_VALUE_BYTES} bytes"
-                ));
+                return Err(RegistryProblem::SectionRange {
+                    name: n.clone(),
+                    start: *start,
+                    end: *end,
+                });
             }
             Target::Field { field, offset } if field.is_empty() || *offset > 1 << 20 => {
-                return Err(format!("{n}: field target needs a name and a small offset"));
+                return Err(RegistryProblem::FieldTarget(n.clone()));
             }
             _ => {}
         }
@@ -376,8 +559,8 @@ fn validate(r: &Registry) -> Result<(), String> {
 }
 
 /// The bytes of `value` under `encoding`; integers must fit, floats must be exact.
-pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, String> {
-    let int = |width: u32| -> Result<Vec<u8>, String> {
+pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, EncodeError> {
+    let int = |width: u32| -> Result<Vec<u8>, EncodeError> {
         let v: u64 = match value {
             Value::Unsigned(u) if width == 64 || *u < 1u64 << width => *u,
             Value::Signed(i) if width == 64 || (*i >= -(1i64 << (width - 1))) => {
@@ -388,22 +571,27 @@ pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, String> {
                         (1 << width) - 1
                     }
             }
-            _ => return Err(format!("{value:?} is not a {width}-bit integer")),
+            _ => {
+                return Err(EncodeError::NotInteger {
+                    value: value.clone(),
+                    width,
+                });
+            }
         };
         Ok(v.to_le_bytes()[..width as usize / 8].to_vec())
     };
-    let float = || -> Result<f32, String> {
+    let float = || -> Result<f32, EncodeError> {
         let f = match value {
             Value::Float(f) => *f,
             Value::Unsigned(u) if *u < 1 << 24 => *u as f64,
             Value::Signed(i) if i.unsigned_abs() < 1 << 24 => *i as f64,
-            _ => return Err(format!("{value:?} is not a number")),
+            _ => return Err(EncodeError::NotNumber(value.clone())),
         };
         let x = f as f32;
         if f64::from(x) == f && x.is_finite() {
             Ok(x)
         } else {
-            Err(format!("{f} is not exactly an f32"))
+            Err(EncodeError::NotF32(f))
         }
     };
     match encoding {
@@ -418,14 +606,12 @@ pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, String> {
             if numeric::f16_to_f32(h) == x {
                 Ok(h.to_le_bytes().to_vec())
             } else {
-                Err(format!("{x} is not exactly an f16"))
+                Err(EncodeError::NotF16(x))
             }
         }
         Encoding::Raw => match value {
             Value::Bytes(b) if !b.is_empty() && b.len() <= MAX_VALUE_BYTES => Ok(b.clone()),
-            _ => Err(format!(
-                "raw values are 1 to {MAX_VALUE_BYTES} bytes, not {value:?}"
-            )),
+            _ => Err(EncodeError::Raw(value.clone())),
         },
     }
 }
@@ -500,7 +686,7 @@ pub struct Capture {
 
 impl Capture {
     /// Load the capture set in `dir` under the name the user gave.
-    pub fn load(dir: &Path, name: String) -> Result<Self, InputError> {
+    pub fn load(dir: &Path, name: String) -> Result<Self, crate::differential::LoadError> {
         Ok(Capture {
             name,
             set: crate::differential::load(dir)?,
@@ -586,19 +772,22 @@ pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64
 }
 
 /// A capture set whose NBG does not parse: which file, and the failure.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{capture}/{file}: {failure}")]
 pub struct CaptureFailure {
     /// The capture set's name.
     pub capture: String,
     /// The file that does not parse.
     pub file: &'static str,
     /// Why.
+    #[source]
     pub failure: Failure,
 }
 
-impl std::fmt::Display for CaptureFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}: {}", self.capture, self.file, self.failure)
+impl CaptureFailure {
+    /// A capture that does not parse is an invalid NBG, a failed check.
+    pub fn exit_status(&self) -> Exit {
+        Exit::Failure
     }
 }
 
@@ -936,33 +1125,39 @@ pub fn check_document(registry_sha256: &Hash256, rows: &[CheckRow]) -> serde_jso
     })
 }
 
-/// What a CLI run prints, and its exit status.
+/// What a CLI run prints, and how it ended.
 pub struct Rendered {
     /// Text for stdout.
     pub stdout: String,
     /// Text for stderr.
     pub stderr: String,
-    /// Exit status.
-    pub code: u8,
+    /// How the run ended; the exit status follows from it.
+    pub exit: Exit,
 }
 
-fn usage(message: impl std::fmt::Display) -> Rendered {
-    Rendered {
-        stdout: String::new(),
-        stderr: format!("nbg: {message}\n"),
-        code: 2,
+impl Rendered {
+    /// A run that stopped on `message`, said on stderr after `nbg: `.
+    pub fn stopped(message: impl std::fmt::Display, exit: Exit) -> Self {
+        Rendered {
+            stdout: String::new(),
+            stderr: format!("nbg: {message}\n"),
+            exit,
+        }
+    }
+
+    /// A run stopped by a refused input.
+    fn refused(e: MappingError) -> Self {
+        let exit = e.exit_status();
+        Rendered::stopped(e, exit)
     }
 }
 
-fn load_captures(dirs: &[PathBuf]) -> Result<Vec<Capture>, InputError> {
+fn load_captures(dirs: &[PathBuf]) -> Result<Vec<Capture>, MappingError> {
     if dirs.len() > MAX_CAPTURE_SETS {
-        return Err(InputError(format!(
-            "{} capture sets; at most {MAX_CAPTURE_SETS}",
-            dirs.len()
-        )));
+        return Err(MappingError::TooManyCaptures(dirs.len()));
     }
     dirs.iter()
-        .map(|d| Capture::load(d, d.display().to_string()))
+        .map(|d| Capture::load(d, d.display().to_string()).map_err(MappingError::from))
         .collect()
 }
 
@@ -999,22 +1194,16 @@ fn text_row(r: &CheckRow) -> String {
 pub fn cli_check(mappings: &Path, dirs: &[PathBuf], json: bool) -> Rendered {
     let registry = match load(mappings) {
         Ok(r) => r,
-        Err(e) => return usage(e),
+        Err(e) => return Rendered::refused(e),
     };
     let captures = match load_captures(dirs) {
         Ok(c) => c,
-        Err(e) => return usage(e),
+        Err(e) => return Rendered::refused(e),
     };
     let all: Vec<&Mapping> = registry.mappings.iter().collect();
     let rows = match check_all(&all, &captures) {
         Ok(r) => r,
-        Err(e) => {
-            return Rendered {
-                stdout: String::new(),
-                stderr: format!("nbg: {e}\n"),
-                code: 1,
-            };
-        }
+        Err(e) => return Rendered::stopped(&e, e.exit_status()),
     };
     let refuted = rows.iter().any(|r| r.outcome == Outcome::Refuted);
     let stdout = if json {
@@ -1035,7 +1224,11 @@ pub fn cli_check(mappings: &Path, dirs: &[PathBuf], json: bool) -> Rendered {
     Rendered {
         stdout,
         stderr: String::new(),
-        code: u8::from(refuted),
+        exit: if refuted {
+            Exit::Failure
+        } else {
+            Exit::Success
+        },
     }
 }
 
@@ -1093,7 +1286,7 @@ pub fn promote(
     evidence.dedup_by(|x, y| (&x.a1_sha256, &x.b_sha256) == (&y.a1_sha256, &y.b_sha256));
     let distinct: Vec<String> = evidence
         .iter()
-        // invariant: a JSON `Value` has string keys only, so it always serializes.
+        // Invariant: a JSON `Value` has string keys only, so it always serializes.
         .map(|e| serde_json::to_string(&e.b).expect("value serializes"))
         .collect::<std::collections::BTreeSet<_>>()
         .into_iter()
@@ -1122,21 +1315,21 @@ pub fn promote(
 
 /// Capture directory names relative to `base` (the mappings file's folder) when they lie
 /// inside it, else as given.
-fn relative_name(base: &Path, dir: &Path) -> Result<String, InputError> {
-    let canon = |p: &Path| std::fs::canonicalize(p).map_err(|e| bad(p, e));
+fn relative_name(base: &Path, dir: &Path) -> Result<String, MappingError> {
+    let canon = |p: &Path| {
+        std::fs::canonicalize(p).map_err(|source| MappingError::Canonical {
+            path: p.to_path_buf(),
+            source,
+        })
+    };
     let (b, d) = (canon(base)?, canon(dir)?);
     d.strip_prefix(&b)
         .ok()
         .filter(|r| !r.as_os_str().is_empty())
         .map(|r| r.to_string_lossy().into_owned())
-        .ok_or_else(|| {
-            bad(
-                dir,
-                format!(
-                    "evidence must lie inside the mappings file's folder {}",
-                    base.display()
-                ),
-            )
+        .ok_or_else(|| MappingError::Outside {
+            dir: dir.to_path_buf(),
+            base: base.to_path_buf(),
         })
 }
 
@@ -1152,17 +1345,17 @@ fn folder(path: &Path) -> &Path {
 pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
     let registry = match load(mappings) {
         Ok(r) => r,
-        Err(e) => return usage(e),
+        Err(e) => return Rendered::refused(e),
     };
     let base = folder(mappings);
     let mut captures = Vec::new();
     if dirs.len() > MAX_CAPTURE_SETS {
-        return usage(format!("at most {MAX_CAPTURE_SETS} capture sets"));
+        return Rendered::refused(MappingError::TooManyEvidence);
     }
     for d in dirs {
-        match relative_name(base, d).and_then(|n| Capture::load(d, n)) {
+        match relative_name(base, d).and_then(|n| Capture::load(d, n).map_err(MappingError::from)) {
             Ok(c) => captures.push(c),
-            Err(e) => return usage(e),
+            Err(e) => return Rendered::refused(e),
         }
     }
     let (promoted, rows) = match promote(&registry, name, &captures) {
@@ -1175,7 +1368,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
             return Rendered {
                 stdout: String::new(),
                 stderr,
-                code: 1,
+                exit: Exit::Failure,
             };
         }
     };
@@ -1185,10 +1378,10 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
         .stage(mappings, promoted.canonical().as_bytes())
         .and_then(|_| outputs.commit())
     {
-        return usage(e);
+        return Rendered::refused(MappingError::from(e));
     }
     let mut stdout: String = rows.iter().map(text_row).collect();
-    // invariant: `promote` returned Ok, which it does only after finding `name` in the registry.
+    // Invariant: `promote` returned Ok, which it does only after finding `name` in the registry.
     let m = promoted.get(name).expect("promoted");
     stdout.push_str(&format!(
         "promoted {name} on {} capture sets; wrote {}\n",
@@ -1198,7 +1391,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
     Rendered {
         stdout,
         stderr: String::new(),
-        code: 0,
+        exit: Exit::Success,
     }
 }
 
@@ -1207,7 +1400,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
 /// Returns (mapping, capture, passed, detail) rows.
 pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String)>, String> {
     let path = root.join(COMMITTED);
-    let registry = load(&path).map_err(|e| e.0)?;
+    let registry = load(&path).map_err(|e| e.to_string())?;
     let base = folder(&path);
     let mut rows = Vec::new();
     for m in registry
@@ -1217,7 +1410,7 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
     {
         for e in &m.evidence {
             let detail = match Capture::load(&base.join(&e.capture), e.capture.clone()) {
-                Err(err) => Err(err.0),
+                Err(err) => Err(err.to_string()),
                 Ok(c) => {
                     let [a1, a2, b] = c.digests();
                     if [a1.hex(), a2.hex(), b.hex()]
