@@ -101,7 +101,7 @@ pub struct Corpus {
 pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
     let mut bytes = Vec::new();
     crate::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)
-        .map_err(|e| ConfigError(e.0))?;
+        .map_err(|e| ConfigError(e.to_string()))?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(ConfigError(format!(
             "{}: a corpus config is at most {MAX_CONFIG_BYTES} bytes",

@@ -75,46 +75,43 @@ pub struct CaptureSet {
 
 /// Load a capture directory: `A1.nb`, `A2.nb`, `B.nb`, `differential.json`.
 pub fn load(dir: &Path) -> Result<CaptureSet, InputError> {
-    let meta = std::fs::symlink_metadata(dir)
-        .map_err(|e| InputError(format!("{}: {e}", dir.display())))?;
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| InputError::io(dir, e))?;
     if !meta.is_dir() {
-        return Err(InputError(format!(
-            "{}: not a capture directory",
-            dir.display()
-        )));
+        return Err(InputError::refused(dir, "not a capture directory"));
     }
     let spec_path = dir.join("differential.json");
     let mut json = Vec::new();
     crate::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
     if json.len() as u64 > MAX_SPEC_BYTES {
-        return Err(InputError(format!(
-            "{}: differential.json is at most {MAX_SPEC_BYTES} bytes",
-            spec_path.display()
-        )));
+        return Err(InputError::refused(
+            &spec_path,
+            format!("differential.json is at most {MAX_SPEC_BYTES} bytes"),
+        ));
     }
     // The derived deserializer would also take `[a_source, b_source]`: only an object is one.
     if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(InputError(format!(
-            "{}: differential.json must be a JSON object",
-            spec_path.display()
-        )));
+        return Err(InputError::refused(
+            &spec_path,
+            "differential.json must be a JSON object",
+        ));
     }
-    let spec: CaptureSpec = serde_json::from_slice(&json)
-        .map_err(|e| InputError(format!("{}: {e}", spec_path.display())))?;
+    let spec: CaptureSpec =
+        serde_json::from_slice(&json).map_err(|e| InputError::refused(&spec_path, e))?;
     if spec.a_source.len() != spec.b_source.len() || spec.a_source.is_empty() {
-        return Err(InputError(format!(
-            "{}: a_source and b_source must be non-empty and of the same length ({} vs {})",
-            dir.join("differential.json").display(),
-            spec.a_source.len(),
-            spec.b_source.len()
-        )));
+        return Err(InputError::refused(
+            dir.join("differential.json"),
+            format!(
+                "a_source and b_source must be non-empty and of the same length ({} vs {})",
+                spec.a_source.len(),
+                spec.b_source.len()
+            ),
+        ));
     }
     if spec.quantities.len() > crate::mapping::MAX_QUANTITIES {
-        return Err(InputError(format!(
-            "{}: at most {} quantities",
-            spec_path.display(),
-            crate::mapping::MAX_QUANTITIES
-        )));
+        return Err(InputError::refused(
+            &spec_path,
+            format!("at most {} quantities", crate::mapping::MAX_QUANTITIES),
+        ));
     }
     Ok(CaptureSet {
         a1: read_regular(&dir.join("A1.nb"))?,

@@ -75,7 +75,8 @@ fn capture_names(dir: &Path) -> Result<Vec<String>, String> {
 /// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
 pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let dir = root.join("differentials");
-    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.0)?;
+    let registry =
+        crate::mapping::load(&root.join(crate::mapping::COMMITTED)).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for name in capture_names(&dir)? {
         let set = crate::differential::load(&dir.join(&name)).map_err(|e| e.to_string())?;
@@ -144,13 +145,13 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, String> {
 /// checked against every committed capture set (the refuting sets included).
 pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     use crate::mapping;
-    let registry = mapping::load(&root.join(mapping::COMMITTED)).map_err(|e| e.0)?;
+    let registry = mapping::load(&root.join(mapping::COMMITTED)).map_err(|e| e.to_string())?;
     let dir = root.join("differentials");
     let captures = capture_names(&dir)?
         .into_iter()
         .map(|n| mapping::Capture::load(&dir.join(&n), n))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.0)?;
+        .map_err(|e| e.to_string())?;
     let all: Vec<&mapping::Mapping> = registry.mappings.iter().collect();
     let rows = mapping::check_all(&all, &captures).map_err(|e| e.to_string())?;
     let text = registry.canonical();
@@ -174,7 +175,7 @@ pub fn fieldmap_evidence() -> Result<Vec<Generated>, String> {
         .map(|&(path, family, format)| {
             Ok(Generated {
                 path: path.to_string(),
-                text: crate::fieldmap::render(family, format)?,
+                text: crate::fieldmap::render(family, format).map_err(|e| e.to_string())?,
             })
         })
         .collect()
@@ -274,7 +275,7 @@ pub fn write_all(root: &Path) -> Result<usize, String> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        crate::files::write_atomic(&path, g.text.as_bytes(), true).map_err(|e| e.0)?;
+        crate::files::write_atomic(&path, g.text.as_bytes(), true).map_err(|e| e.to_string())?;
     }
     Ok(generated.len())
 }
@@ -291,7 +292,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(|r| r.to_string())?;
     let limits = audit::Limits::default();
     let dir = root.join(fixtures::DIR);
-    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.0);
+    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.to_string());
     let mut out = Vec::new();
     for (file, stem) in [
         ("spectral_mask_conv.onnx", "spectral-mask"),

@@ -102,7 +102,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         size: 0,
         sha256: Hash256::default(),
         pin: Pin::Unreadable,
-        facts: Err(("unreadable".into(), 0, e.0)),
+        facts: Err(("unreadable".into(), 0, e.to_string())),
     };
     let file = match FileSource::open(&entry.full_path) {
         Ok(f) => Arc::new(f),
@@ -428,7 +428,7 @@ pub struct Spilled {
 struct Spill {
     file: std::fs::File,
     len: u64,
-    error: Option<String>,
+    error: Option<std::io::Error>,
 }
 
 impl Spill {
@@ -441,7 +441,7 @@ impl Spill {
         match self.file.write_all(text.as_bytes()) {
             Ok(()) => self.len += text.len() as u64,
             Err(e) => {
-                self.error.get_or_insert_with(|| e.to_string());
+                self.error.get_or_insert(e);
             }
         }
         at
@@ -456,7 +456,10 @@ pub fn inventory(
     jobs: usize,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Inventory, InputError> {
-    let temporary = |e: std::io::Error| InputError(format!("temporary file of the inventory: {e}"));
+    let temporary = |source| InputError::Temporary {
+        of: "inventory",
+        source,
+    };
     let spill = std::sync::Mutex::new(Spill {
         file: tempfile::tempfile().map_err(temporary)?,
         len: 0,
@@ -502,7 +505,7 @@ pub fn inventory(
     };
     let spill = spill.into_inner().unwrap_or_else(|p| p.into_inner());
     if let Some(e) = spill.error {
-        return Err(InputError(format!("temporary file of the inventory: {e}")));
+        return Err(temporary(e));
     }
     rows.sort_by(|a, b| a.path.cmp(&b.path));
     let mut inventory = Inventory {

@@ -557,7 +557,7 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
     };
     let n = match crate::files::read_regular(nbg) {
         Ok(b) => b,
-        Err(e) => return fail(2, e.0),
+        Err(e) => return fail(2, e.to_string()),
     };
     let doc = match locate(&m, &n) {
         Ok(d) => d,

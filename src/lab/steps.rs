@@ -140,7 +140,7 @@ fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
     for config in CONTROL_CONFIGS {
         let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.0)?;
         for e in &corpus.entries {
-            let bytes = crate::files::read_regular(&e.full_path).map_err(|e| e.0)?;
+            let bytes = crate::files::read_regular(&e.full_path).map_err(|e| e.to_string())?;
             let detail = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
                 Err(f) => Err(format!("{} at 0x{:x}", f.code, f.offset)),
                 Ok(image) => match image.reconstruction() {

@@ -852,21 +852,35 @@ pub fn to_markdown(family: Family) -> String {
     s
 }
 
+/// Why `render` refused its arguments (a usage error, exit 2).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FieldMapError {
+    /// `--family` named neither v1 nor v2.
+    #[error("--family {0}: expected v1 or v2")]
+    UnknownFamily(String),
+    /// `--format` named none of the exports.
+    #[error("--format {0}: expected json, ksy or md")]
+    UnknownFormat(String),
+    /// Kaitai Struct describes one family per file.
+    #[error("--format ksy needs --family v1 or v2")]
+    KsyNeedsFamily,
+}
+
 /// `nbg fieldmap`: the map of `family` (`None`: both) as `json` (canonical), `ksy` (one family)
 /// or `md`.
-pub fn render(family: Option<&str>, format: &str) -> Result<String, String> {
+pub fn render(family: Option<&str>, format: &str) -> Result<String, FieldMapError> {
     let family = match family {
         None => Family::Both,
         Some("v1") => Family::V1,
         Some("v2") => Family::V2,
-        Some(other) => return Err(format!("--family {other}: expected v1 or v2")),
+        Some(other) => return Err(FieldMapError::UnknownFamily(other.to_string())),
     };
     match format {
         "json" => Ok(crate::evidence::canonical(&to_json(family))),
         "md" => Ok(to_markdown(family)),
-        "ksy" if family == Family::Both => Err("--format ksy needs --family v1 or v2".into()),
+        "ksy" if family == Family::Both => Err(FieldMapError::KsyNeedsFamily),
         "ksy" => Ok(to_ksy(family)),
-        other => Err(format!("--format {other}: expected json, ksy or md")),
+        other => Err(FieldMapError::UnknownFormat(other.to_string())),
     }
 }
 

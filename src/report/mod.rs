@@ -74,7 +74,7 @@ impl std::error::Error for ReportError {}
 
 impl From<InputError> for ReportError {
     fn from(e: InputError) -> Self {
-        ReportError::Usage(e.0)
+        ReportError::Usage(e.to_string())
     }
 }
 
@@ -156,7 +156,7 @@ pub fn write(out: &Path, html: &str, inputs: &[PathBuf], force: bool) -> Result<
     outputs
         .stage(out, html.as_bytes())
         .and_then(|_| outputs.commit())
-        .map_err(|e| ReportError::Usage(e.0))
+        .map_err(|e| ReportError::Usage(e.to_string()))
 }
 
 /// The committed reports: output path and request, inputs relative to the project root.

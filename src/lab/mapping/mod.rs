@@ -266,7 +266,7 @@ impl Registry {
 }
 
 fn bad(path: &Path, message: impl std::fmt::Display) -> InputError {
-    InputError(format!("{}: {message}", path.display()))
+    InputError::refused(path, message)
 }
 
 /// Read and validate a mappings file: at most `MAX_FILE_BYTES`, unknown keys refused, names
@@ -956,10 +956,11 @@ fn usage(message: impl std::fmt::Display) -> Rendered {
 
 fn load_captures(dirs: &[PathBuf]) -> Result<Vec<Capture>, InputError> {
     if dirs.len() > MAX_CAPTURE_SETS {
-        return Err(InputError(format!(
-            "{} capture sets; at most {MAX_CAPTURE_SETS}",
-            dirs.len()
-        )));
+        return Err(InputError::TooMany {
+            what: "capture sets",
+            given: dirs.len(),
+            max: MAX_CAPTURE_SETS,
+        });
     }
     dirs.iter()
         .map(|d| Capture::load(d, d.display().to_string()))
@@ -1207,7 +1208,7 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
 /// Returns (mapping, capture, passed, detail) rows.
 pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String)>, String> {
     let path = root.join(COMMITTED);
-    let registry = load(&path).map_err(|e| e.0)?;
+    let registry = load(&path).map_err(|e| e.to_string())?;
     let base = folder(&path);
     let mut rows = Vec::new();
     for m in registry
@@ -1217,7 +1218,7 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
     {
         for e in &m.evidence {
             let detail = match Capture::load(&base.join(&e.capture), e.capture.clone()) {
-                Err(err) => Err(err.0),
+                Err(err) => Err(err.to_string()),
                 Ok(c) => {
                     let [a1, a2, b] = c.digests();
                     if [a1.hex(), a2.hex(), b.hex()]
