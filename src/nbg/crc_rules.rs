@@ -236,16 +236,17 @@ impl Evaluator {
         Evaluator { cuts, crcs }
     }
 
-    fn segments(&self, r: [u64; 2]) -> std::ops::Range<usize> {
-        let start = self
-            .cuts
-            .binary_search(&r[0])
-            .expect("range starts at a cut");
-        let end = self.cuts.binary_search(&r[1]).expect("range ends at a cut");
-        start..end
+    /// The segments between cuts that make up `r`; `None` when `r` does not start and end at
+    /// cuts (a hypothesis the evaluator was not built with).
+    fn segments(&self, r: [u64; 2]) -> Option<std::ops::Range<usize>> {
+        let start = self.cuts.binary_search(&r[0]).ok()?;
+        let end = self.cuts.binary_search(&r[1]).ok()?;
+        Some(start..end)
     }
 
-    pub fn crc(&self, h: &Hypothesis) -> u32 {
+    /// The CRC-32 `h` computes, from the segment CRCs; `None` for a hypothesis the evaluator
+    /// was not built with (its ranges do not fall on the cuts).
+    pub fn crc(&self, h: &Hypothesis) -> Option<u32> {
         let mut pieces: Vec<([u64; 2], bool)> = h.ranges.iter().map(|&r| (r, false)).collect();
         pieces.extend(h.zeroed.iter().map(|&z| (z, true)));
         pieces.sort_by_key(|p| p.0[0]);
@@ -255,12 +256,12 @@ impl Evaluator {
                 total.update(&vec![0; (r[1] - r[0]) as usize]);
                 continue;
             }
-            for i in self.segments(r) {
+            for i in self.segments(r)? {
                 let len = self.cuts[i + 1] - self.cuts[i];
                 total.combine(&crc32fast::Hasher::new_with_initial_len(self.crcs[i], len));
             }
         }
-        total.finalize()
+        Some(total.finalize())
     }
 }
 
@@ -288,7 +289,7 @@ pub fn explain_v1_with(
     let eval = Evaluator::with_crcs(len, &hypotheses, crc_of);
     hypotheses
         .into_iter()
-        .filter(|h| eval.crc(h) == stored)
+        .filter(|h| eval.crc(h) == Some(stored))
         .collect()
 }
 
@@ -328,7 +329,7 @@ pub fn finish(
     let evaluated = hypotheses.len() + usize::from(special.is_some());
     let mut matches: Vec<Hypothesis> = hypotheses
         .into_iter()
-        .filter(|h| eval.crc(h) == stored)
+        .filter(|h| eval.crc(h) == Some(stored))
         .collect();
     if let Some((rule, crc)) = special {
         if crc == stored {

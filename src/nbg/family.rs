@@ -163,7 +163,7 @@ pub trait NbgFamily<'data> {
 
 /// The parse model as JSON.
 fn model_json(model: &impl Serialize) -> serde_json::Value {
-    // invariant: the parse models derive `Serialize` over strings, integers, booleans,
+    // Invariant: the parse models derive `Serialize` over strings, integers, booleans,
     // options, vectors, structs and hashes (hex strings), with no map keyed by a non-string
     // and no fallible custom impl, so `serde_json::to_value` cannot fail.
     serde_json::to_value(model).expect("parse model serializes")

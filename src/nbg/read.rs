@@ -11,8 +11,10 @@ use std::sync::Arc;
 
 /// Where the parser reads from.
 #[derive(Clone, Debug)]
-enum Source<'data> {
+pub enum Source<'data> {
+    /// The whole file, borrowed.
     Memory(&'data [u8]),
+    /// A file read with positioned reads.
     File(Arc<FileSource>),
 }
 
@@ -48,12 +50,9 @@ impl<'data> Data<'data> {
         }
     }
 
-    /// The file, when reads go to one.
-    pub fn source_file(&self) -> Option<&Arc<FileSource>> {
-        match &self.source {
-            Source::Memory(_) => None,
-            Source::File(f) => Some(f),
-        }
+    /// Where reads go: memory or a file.
+    pub fn source(&self) -> &Source<'data> {
+        &self.source
     }
 
     pub fn len(&self) -> u64 {
@@ -136,8 +135,12 @@ impl<'data> Data<'data> {
 
 /// Little-endian u32 at `offset` inside an already bounds-checked record.
 pub fn le32(record: &[u8], offset: usize) -> u32 {
-    // Invariant: the range is 4 bytes long, so the conversion cannot fail.
-    u32::from_le_bytes(record[offset..offset + 4].try_into().expect("4-byte slice"))
+    u32::from_le_bytes([
+        record[offset],
+        record[offset + 1],
+        record[offset + 2],
+        record[offset + 3],
+    ])
 }
 
 /// Compose a 64-bit value from its low and high words.

@@ -52,6 +52,9 @@ impl Reencoding {
         file: &str,
         emission: Option<&crate::image::EmitError>,
     ) -> serde_json::Value {
+        // Invariant: `Reencoding` derives `Serialize` over integers, strings, a vector of
+        // strings and an optional struct of strings and an integer, with no map and no custom
+        // impl, so `serde_json::to_value` cannot fail.
         let mut v = serde_json::to_value(self).expect("re-encoding serializes");
         v["file"] = file.into();
         v["ledger_exact"] = emission.is_none().into();

@@ -348,6 +348,9 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     }
     let io = io_layout(version);
     let table = |name| {
+        // Invariant: `table` is asked only for input, output, layer and operation, the first
+        // four `ENTRIES`, whose `since` is 0, so `entry_count` is at least 4 for every version
+        // and `tables` (one per entry, in order) holds all four.
         tables
             .iter()
             .find(|t| t.name == name)
@@ -402,6 +405,8 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     for t in tables.iter_mut().filter(|t| t.size > 0) {
         t.fingerprint = computed.next();
     }
+    // Invariant: `fingerprint_ranges` returns one fingerprint per `full` range, and `full` is
+    // the non-empty tables (taken above) followed by the extension.
     let extension_fingerprint = computed.next().expect("the extension is the last range");
     let zeroed = crc_rules::field_zeroed_from_parts(
         fingerprints.crcs[0],
@@ -585,6 +590,8 @@ fn decode_io_table(
     t: &Table,
     layout: &IoLayout,
 ) -> Result<Vec<IoRecord>, Failure> {
+    // Invariant: `format::v1::record_size` is `Some` for input and output at every version, so
+    // the record loop above set `record_count` of both (or returned a failure).
     let count = t.record_count.expect("I/O record size is always known");
     if count > IO_MAX_RECORDS {
         return fail(

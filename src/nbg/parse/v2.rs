@@ -661,13 +661,12 @@ fn check_overlap(
     for pair in ranges.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if b.0 < a.1 {
-            // Report at the header of a section involved (the later one when both are).
-            let culprit =
-                b.2.or(a.2)
-                    .expect("structural ranges never overlap each other");
+            // Report at the header of a section involved (the later one when both are); two
+            // structural ranges, which the header checks keep apart, at the later one's start.
+            let at = b.2.or(a.2).map_or(b.0, |s| s.header_offset + 4);
             return fail(
                 Code::SectionOverlap,
-                culprit.header_offset + 4,
+                at,
                 format!(
                     "{} [0x{:x}, 0x{:x}) overlaps {} [0x{:x}, 0x{:x})",
                     b.3, b.0, b.1, a.3, a.0, a.1
