@@ -16,6 +16,7 @@
 
 use serde::Serialize;
 
+/// The recovered v1 rule: CRC-32 of the whole file with the 4-byte CRC field read as zeros.
 pub const WHOLE_FILE_FIELD_ZEROED: &str = "whole-file-field-zeroed";
 
 /// The recovered v2 producer rule, the one place it is written: reflected IEEE CRC-32 from zero
@@ -118,6 +119,7 @@ pub fn field_zeroed_from_parts(before: u32, after: u32, after_len: u64) -> u32 {
 /// as zeros (when it is covered that way).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Hypothesis {
+    /// The hypothesis's stable name.
     pub rule: String,
     /// Covered `[start, end)` ranges, the zeroed field left out of them.
     pub ranges: Vec<[u64; 2]>,
@@ -306,10 +308,15 @@ impl std::fmt::Display for CrcClass {
 /// What `nbg crc-explain` reports for one file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Explanation {
+    /// The graph's format name (`nbg-v1`, `nbg-v2`).
     pub format: &'static str,
+    /// File offset of the stored CRC field.
     pub field_offset: u64,
+    /// The value stored in the CRC field.
     pub stored: u32,
+    /// How many hypotheses were computed (the registry plus the v2 rule).
     pub hypotheses_evaluated: usize,
+    /// The hypotheses whose CRC equals `stored`, the recovered v2 rule first.
     pub matches: Vec<Hypothesis>,
 }
 

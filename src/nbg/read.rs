@@ -28,6 +28,7 @@ pub struct Data<'data> {
 const VISIT_BYTES: u64 = 1 << 20;
 
 impl<'data> Data<'data> {
+    /// A view of a file held whole in memory.
     pub fn new(bytes: &'data [u8]) -> Self {
         Data {
             source: Source::Memory(bytes),
@@ -55,6 +56,7 @@ impl<'data> Data<'data> {
         &self.source
     }
 
+    /// The file size in bytes.
     pub fn len(&self) -> u64 {
         match &self.source {
             Source::Memory(b) => b.len() as u64,
@@ -62,6 +64,7 @@ impl<'data> Data<'data> {
         }
     }
 
+    /// Whether the file has no bytes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -127,6 +130,7 @@ impl<'data> Data<'data> {
         h.finalize()
     }
 
+    /// The little-endian u32 at `offset`, or `truncated` naming `what`.
     pub fn u32(&self, offset: u64, what: &str) -> Result<u32, Failure> {
         let b = self.slice(offset, 4, what)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))

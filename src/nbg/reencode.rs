@@ -32,15 +32,20 @@ pub struct Mismatch {
 /// The re-encoding of one graph's decoded-record owners.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reencoding {
+    /// Decoded-record owners in the ledger.
     pub records_total: u64,
+    /// Owners whose re-encoding equals their bytes.
     pub records_reencoded: u64,
     /// Owners the field map has no encoder for (labels, in file order).
     pub not_reencodable: Vec<String>,
+    /// Owners whose re-encoding differs (or whose value did not fit its field).
     pub mismatches: u64,
+    /// The first of those in file order.
     pub first_mismatch: Option<Mismatch>,
 }
 
 impl Reencoding {
+    /// Whether every decoded-record owner round-trips.
     pub fn exact(&self) -> bool {
         self.records_reencoded == self.records_total
     }

@@ -395,6 +395,7 @@ pub(crate) fn io_signature(records: &[IoRecord]) -> Vec<serde_json::Value> {
 const PARALLEL_BYTES: usize = 4 << 20;
 
 pub(crate) struct Fingerprints {
+    /// SHA-256 of the whole file (zero when fingerprints are off).
     pub file_sha256: Hash256,
     /// One per `full` range.
     pub ranges: Vec<crate::fingerprint::Fingerprint>,
