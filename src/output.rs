@@ -21,10 +21,6 @@ pub struct Outputs {
     staged: Vec<(tempfile::NamedTempFile, PathBuf)>,
 }
 
-fn err(path: &Path, message: impl std::fmt::Display) -> InputError {
-    InputError(format!("{}: {message}", path.display()))
-}
-
 impl Outputs {
     /// Outputs of a run that reads `inputs` (files, or folders whose files are all inputs).
     /// Inputs that cannot be stated are left to the reader, which reports them.
@@ -54,7 +50,10 @@ impl Outputs {
     /// Check that `path` may be written, and reserve it. Call for every output before the work.
     pub fn plan(&mut self, path: &Path) -> Result<(), InputError> {
         if self.planned.iter().any(|p| same_path(p, path)) {
-            return Err(err(path, "named twice as an output of this run"));
+            return Err(InputError::refused(
+                path,
+                "named twice as an output of this run",
+            ));
         }
         match fs::symlink_metadata(path) {
             Ok(meta) => {
@@ -63,7 +62,7 @@ impl Outputs {
                     .iter()
                     .find(|(d, i, _)| *d == meta.dev() && *i == meta.ino())
                 {
-                    return Err(err(
+                    return Err(InputError::refused(
                         path,
                         format!(
                             "is an input of this run ({}); refusing to overwrite it",
@@ -72,23 +71,26 @@ impl Outputs {
                     ));
                 }
                 if !meta.file_type().is_file() {
-                    return Err(err(
+                    return Err(InputError::refused(
                         path,
                         "exists and is not a regular file; refusing to replace it",
                     ));
                 }
                 if !self.force {
-                    return Err(err(path, "already exists (pass --force to replace it)"));
+                    return Err(InputError::refused(
+                        path,
+                        "already exists (pass --force to replace it)",
+                    ));
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(err(path, e)),
+            Err(e) => return Err(InputError::io(path, e)),
         }
         let dir = parent(path);
         match fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
-            Ok(_) => return Err(err(dir, "is not a directory")),
-            Err(e) => return Err(err(dir, e)),
+            Ok(_) => return Err(InputError::refused(dir, "is not a directory")),
+            Err(e) => return Err(InputError::io(dir, e)),
         }
         self.planned.push(path.to_path_buf());
         Ok(())
@@ -109,13 +111,16 @@ impl Outputs {
         if !self.planned.iter().any(|p| p == path) {
             self.plan(path)?;
         }
-        let mut tmp = crate::files::partial_file(parent(path)).map_err(|e| err(path, e))?;
+        let mut tmp =
+            crate::files::partial_file(parent(path)).map_err(|e| InputError::io(path, e))?;
         let mut buffered = std::io::BufWriter::new(tmp.as_file_mut());
         write(&mut buffered)
             .and_then(|_| buffered.flush())
-            .map_err(|e| err(path, e))?;
+            .map_err(|e| InputError::io(path, e))?;
         drop(buffered);
-        tmp.as_file().sync_all().map_err(|e| err(path, e))?;
+        tmp.as_file()
+            .sync_all()
+            .map_err(|e| InputError::io(path, e))?;
         self.staged.push((tmp, path.to_path_buf()));
         Ok(())
     }
@@ -150,7 +155,7 @@ impl Outputs {
                 for p in &placed {
                     let _ = fs::remove_file(p);
                 }
-                return Err(err(&path, e.error));
+                return Err(InputError::io(path, e.error));
             }
             placed.push(path);
         }
@@ -182,7 +187,7 @@ fn same_path(a: &Path, b: &Path) -> bool {
 /// Create a new folder `dir` for a run's outputs; it must not exist. Returns a guard that
 /// removes it again unless `keep` is called, so a failed run leaves no folder behind.
 pub fn new_dir(dir: &Path) -> Result<DirGuard, InputError> {
-    fs::create_dir(dir).map_err(|e| err(dir, e))?;
+    fs::create_dir(dir).map_err(|e| InputError::io(dir, e))?;
     Ok(DirGuard {
         dir: Some(dir.to_path_buf()),
     })
@@ -213,9 +218,10 @@ impl Drop for DirGuard {
 /// every file is complete, and removed on any failure.
 pub fn write_new_dir(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), InputError> {
     use std::io::Write;
-    let shown = dir.display();
     if fs::symlink_metadata(dir).is_ok() {
-        return Err(InputError(format!("{shown}: already exists")));
+        return Err(InputError::Exists {
+            path: dir.to_path_buf(),
+        });
     }
     let parent = match dir.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -224,23 +230,23 @@ pub fn write_new_dir(dir: &Path, files: &[(&str, &[u8])]) -> Result<(), InputErr
     let staged = tempfile::Builder::new()
         .prefix(".nbg-partial-")
         .tempdir_in(parent)
-        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+        .map_err(|e| InputError::io(dir, e))?;
     for (name, bytes) in files {
         let path = staged.path().join(name);
         fs::File::create_new(&path)
             .and_then(|mut f| f.write_all(bytes).and_then(|_| f.sync_all()))
-            .map_err(|e| InputError(format!("{}: {e}", dir.join(name).display())))?;
+            .map_err(|e| InputError::io(dir.join(name), e))?;
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         // tempdir is 0700; a finished output folder gets the usual 0755 (umask permitting).
         fs::set_permissions(staged.path(), fs::Permissions::from_mode(0o755))
-            .map_err(|e| InputError(format!("{shown}: {e}")))?;
+            .map_err(|e| InputError::io(dir, e))?;
     }
     let staged = staged.keep();
     fs::rename(&staged, dir).map_err(|e| {
         let _ = fs::remove_dir_all(&staged);
-        InputError(format!("{shown}: {e}"))
+        InputError::io(dir, e)
     })
 }

@@ -363,9 +363,9 @@ pub enum EvidenceError {
         /// Why.
         source: ReportError,
     },
-    /// The field map could not be exported; its message.
-    #[error("{0}")]
-    FieldMap(String),
+    /// The field map could not be exported.
+    #[error(transparent)]
+    FieldMap(#[from] crate::fieldmap::FieldMapError),
     /// The evidence of the ONNX layer (audits, runs, the locator) could not be rebuilt; its
     /// message.
     #[error("{0}")]

@@ -2,15 +2,13 @@
 //! evaluated against a parsed graph, with each family's structural boundaries.
 
 use crate::crc_rules::{Explanation, finish, registry, v2_rule_hypothesis};
-use crate::parse::Graph;
+use crate::family::NbgFamily;
+use crate::parse::{Graph, NbgV1, NbgV2};
 
 /// Evaluate the whole registry (plus the v2 rule for v2 files) against a graph parsed from
 /// bytes in memory.
 pub fn explain(graph: &Graph<'_>) -> Explanation {
-    let bytes = match graph {
-        Graph::V1(g) => g.bytes,
-        Graph::V2(g) => g.bytes,
-    };
+    let bytes = graph.bytes();
     explain_with(graph, |s, e| {
         crc32fast::hash(&bytes[s as usize..e as usize])
     })
@@ -19,55 +17,60 @@ pub fn explain(graph: &Graph<'_>) -> Explanation {
 /// `explain` given the CRC-32 of any `[start, end)` of the file: from its bytes, or streamed
 /// from disk (`nbg crc-explain` reads each segment between hypothesis boundaries once, so the
 /// file is never held whole).
-pub fn explain_with(graph: &Graph<'_>, crc_of: impl FnMut(u64, u64) -> u32) -> Explanation {
+pub fn explain_with(graph: &Graph<'_>, mut crc_of: impl FnMut(u64, u64) -> u32) -> Explanation {
+    graph.crc_explanation(&mut crc_of)
+}
+
+/// The v1 half of `NbgFamily::crc_explanation`: the registry over the table boundaries and the
+/// end of the fixed part's opaque extension.
+pub(crate) fn explain_v1(g: &NbgV1<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
+    let field = crate::format::v1::OFF_CRC as u64;
+    let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
+    let b = crate::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
+    let hypotheses = registry(g.file.size, field, &b);
+    finish(
+        "nbg-v1",
+        g.file.size,
+        crc_of,
+        field,
+        g.crc.stored,
+        hypotheses,
+        None,
+    )
+}
+
+/// The v2 half of `NbgFamily::crc_explanation`: the registry over the header, sub-header and
+/// section boundaries, plus the recovered directory-order rule.
+pub(crate) fn explain_v2(g: &NbgV2<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
     use crate::format::v2 as f2;
-    match graph {
-        Graph::V1(g) => {
-            let field = crate::format::v1::OFF_CRC as u64;
-            let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
-            let b = crate::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
-            let hypotheses = registry(g.file.size, field, &b);
-            finish(
-                "nbg-v1",
-                g.file.size,
-                crc_of,
-                field,
-                g.crc.stored,
-                hypotheses,
-                None,
-            )
-        }
-        Graph::V2(g) => {
-            let field = f2::OFF_CRC_SUM as u64;
-            let mut b = vec![
-                (f2::HEADER_SIZE as u64, "end of header".to_string()),
-                (
-                    g.sub_header.offset + u64::from(f2::SUB_HEADER_SIZE),
-                    "end of sub-header".to_string(),
-                ),
-            ];
-            for s in g.sections.iter().filter(|s| s.size > 0) {
-                b.push((s.offset, format!("start of {}", s.type_name)));
-                b.push((s.end(), format!("end of {}", s.type_name)));
-            }
-            let hypotheses = registry(g.file.size, field, &b);
-            // The recovered rule: payloads in directory order, section-40 value words as zero.
-            let listing: Vec<_> = g
-                .sections
-                .iter()
-                .map(|s| (s.kind, s.offset, s.size))
-                .collect();
-            let v2_rule = v2_rule_hypothesis(&listing);
-            let computed = g.file_checksum.computed_crc32;
-            finish(
-                "nbg-v2",
-                g.file.size,
-                crc_of,
-                field,
-                g.header.crc_sum,
-                hypotheses,
-                Some((v2_rule, computed)),
-            )
-        }
+    let field = f2::OFF_CRC_SUM as u64;
+    let mut b = vec![
+        (f2::HEADER_SIZE as u64, "end of header".to_string()),
+        (
+            g.sub_header.offset + u64::from(f2::SUB_HEADER_SIZE),
+            "end of sub-header".to_string(),
+        ),
+    ];
+    for s in g.sections.iter().filter(|s| s.size > 0) {
+        b.push((s.offset, format!("start of {}", s.type_name)));
+        b.push((s.end(), format!("end of {}", s.type_name)));
     }
+    let hypotheses = registry(g.file.size, field, &b);
+    // The recovered rule: payloads in directory order, section-40 value words as zero.
+    let listing: Vec<_> = g
+        .sections
+        .iter()
+        .map(|s| (s.kind, s.offset, s.size))
+        .collect();
+    let v2_rule = v2_rule_hypothesis(&listing);
+    let computed = g.file_checksum.computed_crc32;
+    finish(
+        "nbg-v2",
+        g.file.size,
+        crc_of,
+        field,
+        g.header.crc_sum,
+        hypotheses,
+        Some((v2_rule, computed)),
+    )
 }

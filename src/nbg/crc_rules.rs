@@ -16,6 +16,7 @@
 
 use serde::Serialize;
 
+/// The recovered v1 rule: CRC-32 of the whole file with the 4-byte CRC field read as zeros.
 pub const WHOLE_FILE_FIELD_ZEROED: &str = "whole-file-field-zeroed";
 
 /// The recovered v2 producer rule, the one place it is written: reflected IEEE CRC-32 from zero
@@ -118,6 +119,7 @@ pub fn field_zeroed_from_parts(before: u32, after: u32, after_len: u64) -> u32 {
 /// as zeros (when it is covered that way).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Hypothesis {
+    /// The hypothesis's stable name.
     pub rule: String,
     /// Covered `[start, end)` ranges, the zeroed field left out of them.
     pub ranges: Vec<[u64; 2]>,
@@ -236,16 +238,17 @@ impl Evaluator {
         Evaluator { cuts, crcs }
     }
 
-    fn segments(&self, r: [u64; 2]) -> std::ops::Range<usize> {
-        let start = self
-            .cuts
-            .binary_search(&r[0])
-            .expect("range starts at a cut");
-        let end = self.cuts.binary_search(&r[1]).expect("range ends at a cut");
-        start..end
+    /// The segments between cuts that make up `r`; `None` when `r` does not start and end at
+    /// cuts (a hypothesis the evaluator was not built with).
+    fn segments(&self, r: [u64; 2]) -> Option<std::ops::Range<usize>> {
+        let start = self.cuts.binary_search(&r[0]).ok()?;
+        let end = self.cuts.binary_search(&r[1]).ok()?;
+        Some(start..end)
     }
 
-    pub fn crc(&self, h: &Hypothesis) -> u32 {
+    /// The CRC-32 `h` computes, from the segment CRCs; `None` for a hypothesis the evaluator
+    /// was not built with (its ranges do not fall on the cuts).
+    pub fn crc(&self, h: &Hypothesis) -> Option<u32> {
         let mut pieces: Vec<([u64; 2], bool)> = h.ranges.iter().map(|&r| (r, false)).collect();
         pieces.extend(h.zeroed.iter().map(|&z| (z, true)));
         pieces.sort_by_key(|p| p.0[0]);
@@ -255,12 +258,12 @@ impl Evaluator {
                 total.update(&vec![0; (r[1] - r[0]) as usize]);
                 continue;
             }
-            for i in self.segments(r) {
+            for i in self.segments(r)? {
                 let len = self.cuts[i + 1] - self.cuts[i];
                 total.combine(&crc32fast::Hasher::new_with_initial_len(self.crcs[i], len));
             }
         }
-        total.finalize()
+        Some(total.finalize())
     }
 }
 
@@ -288,7 +291,7 @@ pub fn explain_v1_with(
     let eval = Evaluator::with_crcs(len, &hypotheses, crc_of);
     hypotheses
         .into_iter()
-        .filter(|h| eval.crc(h) == stored)
+        .filter(|h| eval.crc(h) == Some(stored))
         .collect()
 }
 
@@ -305,10 +308,15 @@ impl std::fmt::Display for CrcClass {
 /// What `nbg crc-explain` reports for one file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Explanation {
+    /// The graph's format name (`nbg-v1`, `nbg-v2`).
     pub format: &'static str,
+    /// File offset of the stored CRC field.
     pub field_offset: u64,
+    /// The value stored in the CRC field.
     pub stored: u32,
+    /// How many hypotheses were computed (the registry plus the v2 rule).
     pub hypotheses_evaluated: usize,
+    /// The hypotheses whose CRC equals `stored`, the recovered v2 rule first.
     pub matches: Vec<Hypothesis>,
 }
 
@@ -328,7 +336,7 @@ pub fn finish(
     let evaluated = hypotheses.len() + usize::from(special.is_some());
     let mut matches: Vec<Hypothesis> = hypotheses
         .into_iter()
-        .filter(|h| eval.crc(h) == stored)
+        .filter(|h| eval.crc(h) == Some(stored))
         .collect();
     if let Some((rule, crc)) = special {
         if crc == stored {

@@ -6,10 +6,12 @@ macro_rules! codes {
     ($($variant:ident => $text:literal,)*) => {
         /// Every stable failure code. The kebab-case text is a contract other tools rely on.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum Code { $($variant,)* }
+        pub enum Code { $(#[doc = concat!("`", $text, "`")] $variant,)* }
 
         impl Code {
+            /// Every code, in declaration order.
             pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+            /// The stable kebab-case text.
             pub fn as_str(self) -> &'static str {
                 match self { $(Code::$variant => $text,)* }
             }
@@ -72,13 +74,16 @@ impl fmt::Display for Code {
 /// Why a parse failed: the first rule broken, in the documented check order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
+    /// The broken rule's stable code.
     pub code: Code,
     /// File offset of the offending field or byte.
     pub offset: u64,
+    /// What was found, in words, naming the values involved.
     pub message: String,
 }
 
 impl Failure {
+    /// A failure of `code` at file offset `offset`.
     pub fn new(code: Code, offset: u64, message: impl Into<String>) -> Self {
         Failure {
             code,

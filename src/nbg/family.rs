@@ -3,19 +3,25 @@
 //! `NbgFamily` holds what differs between the v1 and v2 families and what the lab, the
 //! ledger and the renderers ask of a parsed graph: identity, the JSON document, layout
 //! descriptors, named payloads (v2 sections, v1 tables), the file CRC field and its recovered
-//! rule, the section-40 checksums, which bytes no rule checks, and DYNAIO. `NbgV1` and `NbgV2`
+//! rule, the section-40 checksums, which bytes no rule checks, DYNAIO, the re-encoding of
+//! decoded records and the CRC explanation. `NbgV1` and `NbgV2`
 //! implement it; `Graph` implements it by forwarding every call through `with_family!`, the
 //! one place that matches on the family (the pattern of gimli-rs/object's `read::Object` and
 //! `read::File`).
 //!
 //! This module sits just above `parse` (it imports the parsed types, the format constants and
-//! the CRC rules) and below the ledger, the lab and the renderers.
+//! the CRC rules) and below the lab and the renderers. The per-family halves of the
+//! re-encoding (`reencode`, which needs the ledger's owners) and of the CRC explanation
+//! (`crc_explain`) stay in their modules; the trait only dispatches them.
 
-use crate::crc_rules::{self, CrcClass};
+use crate::crc_explain;
+use crate::crc_rules::{self, CrcClass, Explanation};
 use crate::fieldmap as fm;
 use crate::fingerprint::{Hash256, crc32};
 use crate::format::{section, v1 as f1, v2 as f2};
+use crate::image::Owner;
 use crate::parse::{FileFacts, Graph, NbgV1, NbgV2};
+use crate::reencode::{self, Piece};
 use serde::{Deserialize, Serialize};
 
 /// The NBG family of a graph (or the family a mapping of the registry is written for).
@@ -145,11 +151,19 @@ pub trait NbgFamily<'data> {
     /// DYNAIO entries as file ranges `[start, end)`, in table order (v2 sections 20/26, or the
     /// v1 `dyna_io_table` into `dyna_io`); empty when the graph has none.
     fn dynaio_ranges(&self) -> Vec<(u64, u64)>;
+
+    /// The decoded-record `owner` (a ledger owner of this graph's image) encoded again from the
+    /// parsed values, one piece per record; `None` when the field map has no encoder for it.
+    fn reencode_owner(&self, owner: &Owner) -> Option<Vec<Piece>>;
+
+    /// The CRC hypothesis registry (plus the recovered v2 rule for v2) evaluated against this
+    /// graph's structural boundaries, given the CRC-32 of any `[start, end)` of the file.
+    fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation;
 }
 
 /// The parse model as JSON.
 fn model_json(model: &impl Serialize) -> serde_json::Value {
-    // invariant: the parse models derive `Serialize` over strings, integers, booleans,
+    // Invariant: the parse models derive `Serialize` over strings, integers, booleans,
     // options, vectors, structs and hashes (hex strings), with no map keyed by a non-string
     // and no fallible custom impl, so `serde_json::to_value` cannot fail.
     serde_json::to_value(model).expect("parse model serializes")
@@ -266,6 +280,14 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
                     .map(|e| (region + e[0], region + e[0] + e[1]))
                     .collect()
             })
+    }
+
+    fn reencode_owner(&self, owner: &Owner) -> Option<Vec<Piece>> {
+        reencode::pieces_v1(self, owner)
+    }
+
+    fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
+        crc_explain::explain_v1(self, crc_of)
     }
 }
 
@@ -421,6 +443,14 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
                 .collect()
         })
     }
+
+    fn reencode_owner(&self, owner: &Owner) -> Option<Vec<Piece>> {
+        reencode::pieces_v2(self, owner)
+    }
+
+    fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
+        crc_explain::explain_v2(self, crc_of)
+    }
 }
 
 impl NbgV2<'_> {
@@ -539,5 +569,13 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
 
     fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
         with_family!(self, g => g.dynaio_ranges())
+    }
+
+    fn reencode_owner(&self, owner: &Owner) -> Option<Vec<Piece>> {
+        with_family!(self, g => g.reencode_owner(owner))
+    }
+
+    fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
+        with_family!(self, g => g.crc_explanation(crc_of))
     }
 }

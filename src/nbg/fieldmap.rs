@@ -22,12 +22,16 @@ use serde_json::{Value, json};
 /// Which family a record belongs to (`Both`: the shared layer/operation/SH/patch records).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
+    /// The v1 family.
     V1,
+    /// The v2 family.
     V2,
+    /// Records shared by both families.
     Both,
 }
 
 impl Family {
+    /// The name used in the exports (`v1`, `v2`, `both`).
     pub fn as_str(self) -> &'static str {
         match self {
             Family::V1 => "v1",
@@ -57,6 +61,7 @@ pub enum Evidence {
 }
 
 impl Evidence {
+    /// The name used in the exports.
     pub fn as_str(self) -> &'static str {
         match self {
             Evidence::Public => "public",
@@ -70,8 +75,11 @@ impl Evidence {
 /// Field value types; every multi-byte integer is little-endian.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Type {
+    /// One byte.
     U8,
+    /// Little-endian u32.
     U32,
+    /// Little-endian i32.
     I32,
     /// Two little-endian words, low then high (the same bytes as a little-endian u64).
     U64,
@@ -86,6 +94,7 @@ pub enum Type {
 }
 
 impl Type {
+    /// The Kaitai Struct type name.
     pub fn as_str(self) -> &'static str {
         match self {
             Type::U8 => "u1",
@@ -103,13 +112,18 @@ impl Type {
 /// A bit range of an integer field (LSB first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Part {
+    /// The part's name.
     pub name: &'static str,
+    /// Position of the lowest bit.
     pub shift: u32,
+    /// Width in bits.
     pub bits: u32,
+    /// How far its meaning is established.
     pub evidence: Evidence,
 }
 
 impl Part {
+    /// The part's bits, unshifted.
     pub fn mask(&self) -> u64 {
         if self.bits >= 64 {
             u64::MAX
@@ -118,6 +132,7 @@ impl Part {
         }
     }
 
+    /// The part's value inside the field value `raw`.
     pub fn get(&self, raw: u64) -> u64 {
         (raw >> self.shift) & self.mask()
     }
@@ -126,10 +141,15 @@ impl Part {
 /// One field of a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Field {
+    /// The field's name in the exports and in mismatch reports.
     pub name: &'static str,
+    /// Offset from the start of the record, in bytes.
     pub offset: usize,
+    /// Width in bytes.
     pub width: usize,
+    /// How the bytes are read.
     pub ty: Type,
+    /// How far its meaning is established.
     pub evidence: Evidence,
     /// v1 version the field appears from (0: always). A record read for an older version ends
     /// before the first field it does not have.
@@ -141,10 +161,12 @@ pub struct Field {
 }
 
 impl Field {
+    /// One past the field's last byte, record-relative.
     pub fn end(&self) -> usize {
         self.offset + self.width
     }
 
+    /// Whether record-relative byte `rel` is inside the field.
     pub fn contains(&self, rel: u64) -> bool {
         (self.offset as u64) <= rel && rel < self.end() as u64
     }
@@ -167,11 +189,13 @@ impl Field {
 pub struct Record {
     /// Stable id (`v2.header`, `operation`, `v1.fixed`).
     pub id: &'static str,
+    /// The family (or both) the record belongs to.
     pub family: Family,
     /// The public structure it corresponds to, or a description where none is public.
     pub public_name: &'static str,
     /// Full size (the newest version's, for version-gated records).
     pub size: usize,
+    /// The fields in offset order, covering the record without gaps.
     pub fields: &'static [Field],
 }
 
@@ -181,6 +205,7 @@ impl Record {
         self.fields.iter().find(|f| f.contains(rel))
     }
 
+    /// The field called `name`.
     pub fn field(&self, name: &str) -> Option<&'static Field> {
         self.fields.iter().find(|f| f.name == name)
     }
@@ -263,6 +288,7 @@ macro_rules! record {
         pub mod $module {
             use super::{Evidence, Family, Field, Record, Type};
             $(
+                #[doc = concat!("Field `", stringify!($field), "`: ", stringify!($width), " bytes at record offset ", stringify!($off), ".")]
                 pub const $field: Field = Field {
                     name: pick!(stringify!($field) $(, $alias)?),
                     offset: $off,
@@ -279,7 +305,9 @@ macro_rules! record {
                     elements: &[$($($elem),*)?],
                 };
             )*
+            /// Full record size in bytes.
             pub const SIZE: usize = $size;
+            /// The record layout, its fields in offset order.
             pub const RECORD: Record = Record {
                 id: $id,
                 family: Family::$family,
@@ -626,6 +654,7 @@ impl<'a> View<'a> {
         f.end() <= self.bytes.len()
     }
 
+    /// The raw bytes of `f` (empty when the instance does not hold it).
     pub fn bytes(&self, f: &Field) -> &'a [u8] {
         self.bytes.get(f.offset..f.end()).unwrap_or(&[])
     }
@@ -639,10 +668,12 @@ impl<'a> View<'a> {
         u64::from_le_bytes(buf)
     }
 
+    /// A u32 field, zero when absent.
     pub fn u32(&self, f: &Field) -> u32 {
         self.uint(f) as u32
     }
 
+    /// A u32 field, `None` when the instance does not hold it.
     pub fn opt_u32(&self, f: &Field) -> Option<u32> {
         self.has(f).then(|| self.u32(f))
     }
@@ -654,6 +685,7 @@ impl<'a> View<'a> {
             .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
     }
 
+    /// Every word of a `U32s` field.
     pub fn words(&self, f: &Field) -> Vec<u32> {
         (0..self.bytes(f).len() / 4)
             .map(|i| self.word(f, i))
@@ -671,6 +703,7 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// A zero-filled record instance of `size` bytes.
     pub fn new(size: usize) -> Self {
         Writer {
             bytes: vec![0; size],
@@ -689,6 +722,8 @@ impl Writer {
         self
     }
 
+    /// Copy `value` to the start of the field; a value longer than the field, or a field the
+    /// instance does not hold, is refused.
     pub fn put_bytes(&mut self, f: &Field, value: &[u8]) -> &mut Self {
         match self.bytes.get_mut(f.offset..f.end()) {
             Some(slot) if value.len() <= slot.len() => slot[..value.len()].copy_from_slice(value),
@@ -697,6 +732,7 @@ impl Writer {
         self
     }
 
+    /// Set an integer field; a value wider than the field is refused.
     pub fn put_uint(&mut self, f: &Field, v: u64) -> &mut Self {
         if f.width < 8 && v >> (8 * f.width) != 0 {
             return self.refuse(f);
@@ -705,6 +741,7 @@ impl Writer {
         self.put_bytes(f, &le[..f.width.min(8)])
     }
 
+    /// Set a u32 field.
     pub fn put_u32(&mut self, f: &Field, v: u32) -> &mut Self {
         self.put_uint(f, u64::from(v))
     }
@@ -719,6 +756,8 @@ impl Writer {
         }
     }
 
+    /// Set a bitfield from its parts' values, in part order; a value wider than its part, or a
+    /// count other than the part count, is refused.
     pub fn put_parts(&mut self, f: &Field, values: &[u64]) -> &mut Self {
         match f.pack(values) {
             Some(raw) if values.len() == f.parts.len() => self.put_uint(f, raw),
@@ -726,6 +765,7 @@ impl Writer {
         }
     }
 
+    /// Set a `U32s` field word by word from its start; more words than it holds are refused.
     pub fn put_words(&mut self, f: &Field, words: &[u32]) -> &mut Self {
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         self.put_bytes(f, &bytes)
@@ -852,21 +892,35 @@ pub fn to_markdown(family: Family) -> String {
     s
 }
 
+/// Why `render` refused its arguments (a usage error, exit 2).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FieldMapError {
+    /// `--family` named neither v1 nor v2.
+    #[error("--family {0}: expected v1 or v2")]
+    UnknownFamily(String),
+    /// `--format` named none of the exports.
+    #[error("--format {0}: expected json, ksy or md")]
+    UnknownFormat(String),
+    /// Kaitai Struct describes one family per file.
+    #[error("--format ksy needs --family v1 or v2")]
+    KsyNeedsFamily,
+}
+
 /// `nbg fieldmap`: the map of `family` (`None`: both) as `json` (canonical), `ksy` (one family)
 /// or `md`.
-pub fn render(family: Option<&str>, format: &str) -> Result<String, String> {
+pub fn render(family: Option<&str>, format: &str) -> Result<String, FieldMapError> {
     let family = match family {
         None => Family::Both,
         Some("v1") => Family::V1,
         Some("v2") => Family::V2,
-        Some(other) => return Err(format!("--family {other}: expected v1 or v2")),
+        Some(other) => return Err(FieldMapError::UnknownFamily(other.to_string())),
     };
     match format {
         "json" => Ok(crate::evidence::canonical(&to_json(family))),
         "md" => Ok(to_markdown(family)),
-        "ksy" if family == Family::Both => Err("--format ksy needs --family v1 or v2".into()),
+        "ksy" if family == Family::Both => Err(FieldMapError::KsyNeedsFamily),
         "ksy" => Ok(to_ksy(family)),
-        other => Err(format!("--format {other}: expected json, ksy or md")),
+        other => Err(FieldMapError::UnknownFormat(other.to_string())),
     }
 }
 

@@ -1,19 +1,92 @@
 //! Reading input files: regular files only, never through a symlink.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Why an input could not be read: a usage or I/O problem (exit 2), not an invalid NBG.
-#[derive(Debug)]
-pub struct InputError(pub String);
-
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why an input could not be read or an output written: a usage or I/O problem (exit 2), not
+/// an invalid NBG. Each message starts with the path the user gave.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The operating system refused to state, open, read, write or rename `path`.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path as the user gave it.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An input is a symbolic link, which is never followed.
+    #[error("{path}: is a symlink; refusing to follow it")]
+    Symlink {
+        /// The link.
+        path: PathBuf,
+    },
+    /// An input file is a directory.
+    #[error("{path}: is a directory, not an NBG file")]
+    Directory {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// An input is a FIFO, socket or device.
+    #[error("{path}: is not a regular file")]
+    NotRegular {
+        /// The special file.
+        path: PathBuf,
+    },
+    /// An output that must be new exists already.
+    #[error("{path}: already exists")]
+    Exists {
+        /// The existing path.
+        path: PathBuf,
+    },
+    /// `path` exists and reads, but is not what the command accepts (an output that would
+    /// replace an input, a capture directory without its spec, a malformed registry).
+    #[error("{path}: {reason}")]
+    Refused {
+        /// The refused path.
+        path: PathBuf,
+        /// Why, as one clause.
+        reason: String,
+    },
+    /// A scratch file that holds intermediate results could not be written.
+    #[error("temporary file of the {of}: {source}")]
+    Temporary {
+        /// What the scratch file holds (`inventory`).
+        of: &'static str,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// More inputs of one kind than a run accepts.
+    #[error("{given} {what}; at most {max}")]
+    TooMany {
+        /// What was given too many of (`capture sets`).
+        what: &'static str,
+        /// How many were given.
+        given: usize,
+        /// The bound.
+        max: usize,
+    },
 }
 
-impl std::error::Error for InputError {}
+impl InputError {
+    /// An I/O failure on `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        InputError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// `path` refused for `reason`.
+    pub fn refused(path: impl Into<PathBuf>, reason: impl std::fmt::Display) -> Self {
+        InputError::Refused {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
+    }
+}
 
 /// Read a regular file whole. Symlinks, directories, FIFOs and devices are refused, so a corpus
 /// path can never be redirected outside the tree it names.
@@ -33,35 +106,30 @@ pub fn read_regular_into(path: &Path, buf: &mut Vec<u8>) -> Result<(), InputErro
 /// that reads `bound + 1` bytes can tell an oversized file from one exactly at the bound).
 pub fn read_regular_limited(path: &Path, buf: &mut Vec<u8>, limit: u64) -> Result<(), InputError> {
     use std::io::Read;
-    let shown = path.display();
     let (file, meta) = open_regular(path)?;
     buf.clear();
     buf.reserve(meta.len().min(limit) as usize);
     file.take(limit)
         .read_to_end(buf)
-        .map_err(|e| InputError(format!("{shown}: {e}")))?;
+        .map_err(|e| InputError::io(path, e))?;
     Ok(())
 }
 
 /// Open a regular file for reading (the refusals of `read_regular`), with its metadata.
 pub fn open_regular(path: &Path) -> Result<(fs::File, fs::Metadata), InputError> {
-    let shown = path.display();
-    let meta = fs::symlink_metadata(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
+    let meta = fs::symlink_metadata(path).map_err(|e| InputError::io(path, e))?;
     let kind = meta.file_type();
+    let path = path.to_path_buf();
     if kind.is_symlink() {
-        return Err(InputError(format!(
-            "{shown}: is a symlink; refusing to follow it"
-        )));
+        return Err(InputError::Symlink { path });
     }
     if kind.is_dir() {
-        return Err(InputError(format!(
-            "{shown}: is a directory, not an NBG file"
-        )));
+        return Err(InputError::Directory { path });
     }
     if !kind.is_file() {
-        return Err(InputError(format!("{shown}: is not a regular file")));
+        return Err(InputError::NotRegular { path });
     }
-    let file = fs::File::open(path).map_err(|e| InputError(format!("{shown}: {e}")))?;
+    let file = fs::File::open(&path).map_err(|e| InputError::io(path, e))?;
     Ok((file, meta))
 }
 
@@ -80,12 +148,11 @@ pub fn write_atomic_with(
     fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), InputError> {
     use std::io::Write;
-    let shown = path.display();
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = partial_file(dir).map_err(|e| InputError(format!("{shown}: {e}")))?;
+    let mut tmp = partial_file(dir).map_err(|e| InputError::io(path, e))?;
     let written = (|| {
         let mut buffered = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         fill(&mut buffered)?;
@@ -93,7 +160,7 @@ pub fn write_atomic_with(
         drop(buffered);
         tmp.as_file().sync_all()
     })();
-    written.map_err(|e| InputError(format!("{shown}: {e}")))?;
+    written.map_err(|e| InputError::io(path, e))?;
     let persisted = if overwrite {
         tmp.persist(path)
     } else {
@@ -101,7 +168,7 @@ pub fn write_atomic_with(
     };
     persisted
         .map(|_| ())
-        .map_err(|e| InputError(format!("{shown}: {}", e.error)))
+        .map_err(|e| InputError::io(path, e.error))
 }
 
 /// A temporary `.nbg-partial-*` file in `dir`, created with mode 0666 less the umask (0644 under

@@ -20,36 +20,55 @@ pub mod v2 {
         v2_memory_pool, v2_network_info as ni, v2_section_header, v2_sub_header, v2_vip_sram,
     };
 
+    /// Bytes of the v2 header at file offset 0.
     pub const HEADER_SIZE: usize = h::SIZE;
+    /// File offset of the header's `version` word.
     pub const OFF_VERSION: usize = h::version.offset;
+    /// File offset of the header's `target` word.
     pub const OFF_TARGET: usize = h::target.offset;
+    /// File offset of the header's file CRC (`crc_sum`).
     pub const OFF_CRC_SUM: usize = h::crc_sum.offset;
+    /// File offset of the declared file size, low word (the high word follows).
     pub const OFF_TOTAL_SIZE_LOW: usize = h::total_size_low.offset;
+    /// File offset of the header's sub-header offset word.
     pub const OFF_SUB_HEADER_OFFSET: usize = h::sub_header_offset.offset;
+    /// File offset of the header's sub-header size word.
     pub const OFF_SUB_HEADER_SIZE: usize = h::sub_header_size.offset;
+    /// File offset of the header's sub-header count word.
     pub const OFF_SUB_HEADER_COUNT: usize = h::sub_header_count.offset;
 
+    /// Bytes of the sub-header, which locates the section directory.
     pub const SUB_HEADER_SIZE: u32 = v2_sub_header::SIZE as u32;
     /// The parser returns one graph, so it accepts exactly one sub-header.
     pub const SUB_HEADER_COUNT: u32 = 1;
 
+    /// Bytes of one section directory entry.
     pub const SECTION_HEADER_SIZE: u32 = v2_section_header::SIZE as u32;
     /// Reviewed bound, checked before any directory entry is read.
     pub const MAX_SECTIONS: u32 = 256;
 
+    /// Bytes of one input or output record.
     pub const IO_RECORD_SIZE: u64 = io::SIZE as u64;
+    /// Reviewed bound on the input and output records of a graph.
     pub const IO_MAX_RECORDS: u64 = 256;
+    /// Dimension slots of an I/O record.
     pub const IO_MAX_DIMS: u32 = (io::dimensions.width / 4) as u32;
 
+    /// Bytes of the network-info section (section 35).
     pub const NETWORK_INFO_SIZE: u64 = ni::SIZE as u64;
 
+    /// Bytes of one section-40 checksum record: (section type, CRC-32) words.
     pub const CHECKSUM_RECORD_SIZE: u64 = v2_checksum_record::SIZE as u64;
+    /// Bytes of one DYNAIO table entry: (offset, size) into the DYNAIO region.
     pub const DYNAIO_RECORD_SIZE: u64 = v2_dynaio_entry::SIZE as u64;
     /// DYNAIO entries and the region are laid out in 64-byte units.
     pub const DYNAIO_ALIGN: u64 = 64;
 
+    /// Bytes of the memory-pool section (section 37).
     pub const MEMORY_POOL_SIZE: u64 = v2_memory_pool::SIZE as u64;
+    /// Bytes of the VIP SRAM section (section 38).
     pub const VIP_SRAM_SIZE: u64 = v2_vip_sram::SIZE as u64;
+    /// Bytes of the AXI SRAM section (section 39).
     pub const AXI_SRAM_SIZE: u64 = v2_axi_sram::SIZE as u64;
 }
 
@@ -61,28 +80,51 @@ pub const MAX_TENSOR_STORAGE: u64 = 1 << 40;
 
 /// Public v2 section IDs (`NBG_SECTION_*`); the enum is append-only and 0..=40 are named.
 pub mod section {
+    /// `NBG_SECTION_NONE`.
     pub const NONE: u32 = 0;
+    /// `NBG_SECTION_INPUT`: the input records.
     pub const INPUT: u32 = 1;
+    /// `NBG_SECTION_OUTPUT`: the output records.
     pub const OUTPUT: u32 = 2;
+    /// `NBG_SECTION_LAYER`: the layer records.
     pub const LAYER: u32 = 3;
+    /// `NBG_SECTION_OPERATIONS`: the operation records.
     pub const OPERATIONS: u32 = 4;
+    /// `NBG_SECTION_NN`: NN engine commands.
     pub const NN: u32 = 7;
+    /// `NBG_SECTION_TP`: TP engine commands.
     pub const TP: u32 = 8;
+    /// `NBG_SECTION_SH`: the SH operation records.
     pub const SH: u32 = 9;
+    /// `NBG_SECTION_PATCH`: the patch records.
     pub const PATCH: u32 = 10;
+    /// `NBG_SECTION_PPU_INSTR`: shader instructions.
     pub const PPU_INSTR: u32 = 19;
+    /// `NBG_SECTION_DYNAIO`: the DYNAIO region.
     pub const DYNAIO: u32 = 20;
+    /// `NBG_SECTION_LOADSTATE`: state buffers.
     pub const LOADSTATE: u32 = 21;
+    /// `NBG_SECTION_COEF_DATA_TABLE`.
     pub const COEF_DATA_TABLE: u32 = 23;
+    /// `NBG_SECTION_COEF_DATA`: coefficients (weights).
     pub const COEF_DATA: u32 = 24;
+    /// `NBG_SECTION_PPU_INSTR_TABLE`.
     pub const PPU_INSTR_TABLE: u32 = 25;
+    /// `NBG_SECTION_DYNAIO_TABLE`: (offset, size) entries into the DYNAIO region.
     pub const DYNAIO_TABLE: u32 = 26;
+    /// `NBG_SECTION_LOADSTATE_TABLE`.
     pub const LOADSTATE_TABLE: u32 = 27;
+    /// `NBG_SECTION_NETWORK_INFO`: name, counts and attributes.
     pub const NETWORK_INFO: u32 = 35;
+    /// `NBG_SECTION_MEMORY_POOL`: the memory pool's used size.
     pub const MEMORY_POOL: u32 = 37;
+    /// `NBG_SECTION_VIP_SRAM`: the VIP SRAM's used size.
     pub const VIP_SRAM: u32 = 38;
+    /// `NBG_SECTION_AXI_SRAM`: the AXI SRAM's used size.
     pub const AXI_SRAM: u32 = 39;
+    /// `NBG_SECTION_CHECKSUM`: per-section CRC-32 records.
     pub const CHECKSUM: u32 = 40;
+    /// The highest named section ID.
     pub const MAX_ID: u32 = 40;
 
     const NAMES: [&str; 41] = [
@@ -185,6 +227,7 @@ pub mod buffer_format {
 /// Public buffer data types (`vip_buffer_type_e`).
 pub mod data_type {
     const NAMES: [&str; 4] = ["TENSOR", "IMAGE", "ARRAY", "SCALAR"];
+    /// Public name of a buffer data type, `None` when unknown.
     pub fn name(id: u32) -> Option<&'static str> {
         NAMES.get(id as usize).copied()
     }
@@ -192,10 +235,14 @@ pub mod data_type {
 
 /// Public quantization formats (`vip_buffer_quantize_format_e`).
 pub mod quantization {
+    /// No quantization.
     pub const NONE: u32 = 0;
+    /// Dynamic fixed point: a fixed-point position.
     pub const DYNAMIC_FIXED_POINT: u32 = 1;
+    /// Affine asymmetric: a scale and a zero point.
     pub const AFFINE_ASYMMETRIC: u32 = 2;
     const NAMES: [&str; 3] = ["NONE", "DYNAMIC_FIXED_POINT", "AFFINE_ASYMMETRIC"];
+    /// Public name of a quantization format, `None` when unknown.
     pub fn name(id: u32) -> Option<&'static str> {
         NAMES.get(id as usize).copied()
     }
@@ -242,11 +289,17 @@ pub mod v1 {
     }
 
     use crate::fieldmap::v1_fixed as fx;
+    /// File offset of the fixed part's `target` word.
     pub const OFF_TARGET: usize = fx::target.offset;
+    /// File offset of the network name field.
     pub const OFF_NETWORK_NAME: usize = fx::network_name.offset;
+    /// File offset of the declared layer count.
     pub const OFF_LAYER_COUNT: usize = fx::layer_count.offset;
+    /// File offset of the declared operation count.
     pub const OFF_OPERATION_COUNT: usize = fx::operation_count.offset;
+    /// File offset of the declared input count.
     pub const OFF_INPUT_COUNT: usize = fx::input_count.offset;
+    /// File offset of the declared output count.
     pub const OFF_OUTPUT_COUNT: usize = fx::output_count.offset;
     /// 256-byte feature database, from 0x00010003.
     pub const FEATURE_DB: usize = fx::feature_bits.offset;
@@ -280,6 +333,7 @@ pub mod v1 {
     }
 
     impl Evidence {
+        /// The name used in reports (`public`, `proved`, `inferred`).
         pub fn as_str(self) -> &'static str {
             match self {
                 Evidence::Public => "public",
@@ -293,9 +347,13 @@ pub mod v1 {
     /// the table it nests into (entries relative to that table's data).
     #[derive(Clone, Copy, Debug)]
     pub struct Entry {
+        /// The entry's (and its table's) name.
         pub name: &'static str,
+        /// First v1 version with the entry (0: always).
         pub since: u32,
+        /// How far the entry is established.
         pub evidence: Evidence,
+        /// The table whose data this entry's (offset, size) pairs point into, if any.
         pub nests_into: Option<&'static str>,
     }
 
@@ -445,15 +503,23 @@ pub mod records {
 
     /// Public operation types (`enum _nbg_operation_type`).
     pub mod operation_type {
+        /// `NONE`.
         pub const NONE: u32 = 0;
+        /// A shader (SH) operation.
         pub const SH: u32 = 1;
+        /// An NN engine operation.
         pub const NN: u32 = 2;
+        /// A TP engine operation.
         pub const TP: u32 = 3;
+        /// A software (CPU) operation.
         pub const SW: u32 = 4;
+        /// The closing operation.
         pub const END: u32 = 0xfffe;
+        /// The initialising operation.
         pub const INIT: u32 = 0xffff;
         const NAMES: [&str; 9] = ["NONE", "SH", "NN", "TP", "SW", "SC", "SP", "NN_LUT", "NT"];
 
+        /// Public name of an operation type, `None` when unknown.
         pub fn name(t: u32) -> Option<&'static str> {
             match t {
                 END => Some("END"),
@@ -467,6 +533,7 @@ pub mod records {
     pub mod sw_operation_type {
         const NAMES: [&str; 4] = ["NONE", "RPN", "USER_CPU", "RPN_SORT_NMS"];
 
+        /// Public name of an SW operation type, `None` when unknown.
         pub fn name(t: u32) -> Option<&'static str> {
             NAMES.get(t as usize).copied()
         }
@@ -474,9 +541,13 @@ pub mod records {
 
     /// Public patch source types (`enum nbg_source_type_e`).
     pub mod source_type {
+        /// The command buffer.
         pub const COMMAND: u32 = 0;
+        /// An input of the graph.
         pub const INPUT: u32 = 1;
+        /// An output of the graph.
         pub const OUTPUT: u32 = 2;
+        /// The memory pool.
         pub const MEMORY_POOL: u32 = 3;
         const NAMES: [&str; 11] = [
             "COMMAND",
@@ -492,6 +563,7 @@ pub mod records {
             "LAYER_DUMP_OUTPUT",
         ];
 
+        /// Public name of a patch source type, `None` when unknown.
         pub fn name(t: u32) -> Option<&'static str> {
             match t {
                 100 => Some("MULTIVIP_CHIPID"),

@@ -24,7 +24,7 @@ use crate::family::NbgFamily;
 use crate::fingerprint::Hash256;
 use crate::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
 use crate::parse::{Graph, NbgV1, NbgV2};
-use crate::read::Data;
+use crate::read::{Data, Source};
 use crate::stream::FileSource;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -316,10 +316,12 @@ impl<'data> NbgImage<'data> {
                 })
             })?;
         }
-        if let Some(e) = self.source.source_file().and_then(|f| f.error()) {
-            return Err(EmitError::Io {
-                message: e.to_string(),
-            });
+        if let Source::File(file) = self.source.source() {
+            if let Some(e) = file.error() {
+                return Err(EmitError::Io {
+                    message: e.to_string(),
+                });
+            }
         }
         if bytes != self.len() {
             return Err(EmitError::NotIdentical {

@@ -11,8 +11,10 @@ use std::sync::Arc;
 
 /// Where the parser reads from.
 #[derive(Clone, Debug)]
-enum Source<'data> {
+pub enum Source<'data> {
+    /// The whole file, borrowed.
     Memory(&'data [u8]),
+    /// A file read with positioned reads.
     File(Arc<FileSource>),
 }
 
@@ -26,6 +28,7 @@ pub struct Data<'data> {
 const VISIT_BYTES: u64 = 1 << 20;
 
 impl<'data> Data<'data> {
+    /// A view of a file held whole in memory.
     pub fn new(bytes: &'data [u8]) -> Self {
         Data {
             source: Source::Memory(bytes),
@@ -48,14 +51,12 @@ impl<'data> Data<'data> {
         }
     }
 
-    /// The file, when reads go to one.
-    pub fn source_file(&self) -> Option<&Arc<FileSource>> {
-        match &self.source {
-            Source::Memory(_) => None,
-            Source::File(f) => Some(f),
-        }
+    /// Where reads go: memory or a file.
+    pub fn source(&self) -> &Source<'data> {
+        &self.source
     }
 
+    /// The file size in bytes.
     pub fn len(&self) -> u64 {
         match &self.source {
             Source::Memory(b) => b.len() as u64,
@@ -63,6 +64,7 @@ impl<'data> Data<'data> {
         }
     }
 
+    /// Whether the file has no bytes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -128,6 +130,7 @@ impl<'data> Data<'data> {
         h.finalize()
     }
 
+    /// The little-endian u32 at `offset`, or `truncated` naming `what`.
     pub fn u32(&self, offset: u64, what: &str) -> Result<u32, Failure> {
         let b = self.slice(offset, 4, what)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -136,8 +139,12 @@ impl<'data> Data<'data> {
 
 /// Little-endian u32 at `offset` inside an already bounds-checked record.
 pub fn le32(record: &[u8], offset: usize) -> u32 {
-    // Invariant: the range is 4 bytes long, so the conversion cannot fail.
-    u32::from_le_bytes(record[offset..offset + 4].try_into().expect("4-byte slice"))
+    u32::from_le_bytes([
+        record[offset],
+        record[offset + 1],
+        record[offset + 2],
+        record[offset + 3],
+    ])
 }
 
 /// Compose a 64-bit value from its low and high words.

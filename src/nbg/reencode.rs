@@ -8,6 +8,7 @@
 //! re-encoding differ, and the first differing field is named. An owner without an encoder is
 //! reported as not re-encodable and never counted exact.
 
+use crate::family::NbgFamily;
 use crate::fieldmap::{self as fm, Record, Writer};
 use crate::format::{section, v1 as f1};
 use crate::image::{NbgImage, Origin, Owner, OwnerClass};
@@ -31,15 +32,20 @@ pub struct Mismatch {
 /// The re-encoding of one graph's decoded-record owners.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reencoding {
+    /// Decoded-record owners in the ledger.
     pub records_total: u64,
+    /// Owners whose re-encoding equals their bytes.
     pub records_reencoded: u64,
     /// Owners the field map has no encoder for (labels, in file order).
     pub not_reencodable: Vec<String>,
+    /// Owners whose re-encoding differs (or whose value did not fit its field).
     pub mismatches: u64,
+    /// The first of those in file order.
     pub first_mismatch: Option<Mismatch>,
 }
 
 impl Reencoding {
+    /// Whether every decoded-record owner round-trips.
     pub fn exact(&self) -> bool {
         self.records_reencoded == self.records_total
     }
@@ -51,6 +57,9 @@ impl Reencoding {
         file: &str,
         emission: Option<&crate::image::EmitError>,
     ) -> serde_json::Value {
+        // Invariant: `Reencoding` derives `Serialize` over integers, strings, a vector of
+        // strings and an optional struct of strings and an integer, with no map and no custom
+        // impl, so `serde_json::to_value` cannot fail.
         let mut v = serde_json::to_value(self).expect("re-encoding serializes");
         v["file"] = file.into();
         v["ledger_exact"] = emission.is_none().into();
@@ -88,8 +97,8 @@ pub fn failed_json(file: &str, f: &crate::failure::Failure) -> serde_json::Value
 }
 
 /// One encoded record: its file offset, the record layout, the name prefix and the bytes (or
-/// the first field whose decoded value did not fit).
-struct Piece {
+/// the first field whose decoded value did not fit). `NbgFamily::reencode_owner` yields them.
+pub struct Piece {
     at: u64,
     record: Record,
     /// Offset of the piece inside its record (non-zero for a part of the v1 fixed record).
@@ -100,10 +109,7 @@ struct Piece {
 
 /// Re-encode every decoded-record owner of `image` (built from `graph`) and compare.
 pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
-    let source = match graph {
-        Graph::V1(g) => g.bytes,
-        Graph::V2(g) => g.bytes,
-    };
+    let source = graph.bytes();
     let mut out = Reencoding {
         records_total: 0,
         records_reencoded: 0,
@@ -117,11 +123,7 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
         .filter(|o| o.class == OwnerClass::DecodedRecord)
     {
         out.records_total += 1;
-        let pieces = match graph {
-            Graph::V1(g) => pieces_v1(g, o),
-            Graph::V2(g) => pieces_v2(g, o),
-        };
-        let Some(pieces) = pieces else {
+        let Some(pieces) = graph.reencode_owner(o) else {
             out.not_reencodable.push(o.label.clone());
             continue;
         };
@@ -141,20 +143,14 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
 /// encoder or a decoded value does not fit its field. For tests that decode the result again;
 /// never written to disk.
 pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
-    let source = match graph {
-        Graph::V1(g) => g.bytes,
-        Graph::V2(g) => g.bytes,
-    };
+    let source = graph.bytes();
     let mut out = Vec::with_capacity(source.len());
     for o in image.owners() {
         if o.class != OwnerClass::DecodedRecord {
             out.extend_from_slice(source.get(o.start as usize..o.end as usize)?);
             continue;
         }
-        let pieces = match graph {
-            Graph::V1(g) => pieces_v1(g, o)?,
-            Graph::V2(g) => pieces_v2(g, o)?,
-        };
+        let pieces = graph.reencode_owner(o)?;
         for p in pieces {
             if p.at != out.len() as u64 {
                 return None;
@@ -411,7 +407,8 @@ fn record_pieces(r: &Records, what: &str, at: u64, size: usize, name: &str) -> O
     })
 }
 
-fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
+/// The v2 half of `NbgFamily::reencode_owner`.
+pub(crate) fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
     match o.origin {
         Origin::Structure => match o.label.as_str() {
             "header" => Some(vec![v2_header(g)]),
@@ -612,7 +609,8 @@ fn v1_fixed(g: &NbgV1<'_>) -> Writer {
     w
 }
 
-fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
+/// The v1 half of `NbgFamily::reencode_owner`.
+pub(crate) fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
     let entries = g.fixed_part.entries_offset;
     match o.origin {
         Origin::Structure if o.end <= entries => {

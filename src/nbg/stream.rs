@@ -75,7 +75,7 @@ pub struct FileSource {
     file: Box<dyn ReadAt>,
     len: u64,
     shown: String,
-    error: Mutex<Option<String>>,
+    error: Mutex<Option<(std::io::ErrorKind, String)>>,
 }
 
 impl std::fmt::Debug for FileSource {
@@ -129,13 +129,15 @@ impl FileSource {
 
     fn note(&self, e: &std::io::Error) {
         let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
-        slot.get_or_insert_with(|| format!("{}: {e}", self.shown));
+        slot.get_or_insert_with(|| (e.kind(), e.to_string()));
     }
 
     /// The first I/O error met, if any.
     pub fn error(&self) -> Option<InputError> {
         let slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
-        slot.clone().map(InputError)
+        slot.as_ref().map(|(kind, message)| {
+            InputError::io(&self.shown, std::io::Error::new(*kind, message.clone()))
+        })
     }
 }
 

@@ -132,7 +132,7 @@ impl std::fmt::Display for Unreadable {
 pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
     let mut bytes = Vec::new();
     crate::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
-        .map_err(|e| Unreadable(Refusal::new(RefusalCode::ModelUnreadable, e.0)))?;
+        .map_err(|e| Unreadable(Refusal::new(RefusalCode::ModelUnreadable, e.to_string())))?;
     Ok(bytes)
 }
 

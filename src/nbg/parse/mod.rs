@@ -8,7 +8,7 @@ pub mod v2;
 use crate::failure::{Code, Failure, fail};
 use crate::fingerprint::Hash256;
 use crate::format::{self, MAX_TENSOR_STORAGE, buffer_format, data_type, quantization};
-use crate::read::{Data, fixed_name};
+use crate::read::{Data, Source, fixed_name};
 use serde::Serialize;
 
 pub use v1::NbgV1;
@@ -395,6 +395,7 @@ pub(crate) fn io_signature(records: &[IoRecord]) -> Vec<serde_json::Value> {
 const PARALLEL_BYTES: usize = 4 << 20;
 
 pub(crate) struct Fingerprints {
+    /// SHA-256 of the whole file (zero when fingerprints are off).
     pub file_sha256: Hash256,
     /// One per `full` range.
     pub ranges: Vec<crate::fingerprint::Fingerprint>,
@@ -411,20 +412,21 @@ pub(crate) fn fingerprint_ranges(
     opts: Options,
 ) -> Fingerprints {
     use rayon::prelude::*;
-    let Some(bytes) = data.memory() else {
-        // invariant: `Data` is built over memory or over a file; not memory means a file.
-        let file = data.source_file().expect("a source is memory or a file");
-        let plan = crate::stream::Plan {
-            full,
-            crc_only,
-            fingerprints: opts.fingerprints,
-        };
-        let out = crate::stream::run(file, &plan);
-        return Fingerprints {
-            file_sha256: out.file_sha256,
-            ranges: out.full,
-            crcs: out.crc_only,
-        };
+    let bytes = match data.source() {
+        Source::Memory(bytes) => *bytes,
+        Source::File(file) => {
+            let plan = crate::stream::Plan {
+                full,
+                crc_only,
+                fingerprints: opts.fingerprints,
+            };
+            let out = crate::stream::run(file, &plan);
+            return Fingerprints {
+                file_sha256: out.file_sha256,
+                ranges: out.full,
+                crcs: out.crc_only,
+            };
+        }
     };
     let slice = |&(s, e): &(u64, u64)| &bytes[s as usize..e as usize];
     let one =

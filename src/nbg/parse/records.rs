@@ -32,8 +32,11 @@ use std::collections::BTreeMap;
 /// table's size is already a multiple of it).
 #[derive(Clone, Copy, Debug)]
 pub struct Slice<'a> {
+    /// File offset of the first record.
     pub offset: u64,
+    /// The table's bytes.
     pub bytes: &'a [u8],
+    /// Bytes per record.
     pub record_size: u64,
 }
 
@@ -56,11 +59,15 @@ impl Slice<'_> {
 pub struct Tables<'a> {
     /// A missing layer or operation table decodes as empty (and is reported `None`).
     pub layer: Option<Slice<'a>>,
+    /// The operation table.
     pub operation: Option<Slice<'a>>,
+    /// The SH operation table.
     pub sh: Option<Slice<'a>>,
+    /// The patch table.
     pub patch: Option<Slice<'a>>,
     /// NN and TP command records (for the operation index check), when their size is known.
     pub nn_records: Option<u64>,
+    /// TP command records, when their size is known.
     pub tp_records: Option<u64>,
     /// (label, entries) of the table operation state ids index.
     pub state_table: Option<(&'static str, u64)>,
@@ -68,7 +75,9 @@ pub struct Tables<'a> {
     pub ppu_instr_entries: Option<u64>,
     /// v1 SW operation, hardware-init operation and PPU parameter tables, where decoded.
     pub sw: Option<Slice<'a>>,
+    /// The v1 hardware-init operation table.
     pub hw_init: Option<Slice<'a>>,
+    /// The v1 PPU parameter table.
     pub ppu_param: Option<Slice<'a>>,
     /// Entries of the ICD table hardware-init state ids index (v1 from 0x0001000c).
     pub icd_entries: Option<u64>,
@@ -82,14 +91,19 @@ pub struct Tables<'a> {
 pub struct Records {
     /// `None` when the record layout of the version is not proved.
     pub layers: Option<Vec<Layer>>,
+    /// The operation table, `None` when its layout is not proved.
     pub operations: Option<Vec<Operation>>,
+    /// The SH operation table, `None` when its layout is not proved.
     pub sh_operations: Option<Vec<ShOperation>>,
+    /// The patch table, `None` when its layout is not proved.
     pub patches: Option<PatchSummary>,
     /// v1 only (absent from v2 documents).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sw_operations: Option<Vec<SwOperation>>,
+    /// v1 only: the hardware-init operations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hw_init_operations: Option<Vec<HwInitOperation>>,
+    /// v1 only: the PPU parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ppu_params: Option<Vec<PpuParam>>,
 }
@@ -97,8 +111,11 @@ pub struct Records {
 /// One `nbg_section_sw_operation` record.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SwOperation {
+    /// Position in the SW operation table.
     pub index: usize,
+    /// File offset of the record.
     pub offset: u64,
+    /// The record's `type` word (`sw_operation_type_e`).
     #[serde(rename = "type")]
     pub kind: u32,
     /// Public SW operation type name (NONE, RPN, USER_CPU, RPN_SORT_NMS); null when unknown.
@@ -110,32 +127,47 @@ pub struct SwOperation {
 /// One `nbg_section_hw_init_operation` record.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct HwInitOperation {
+    /// Position in the hardware-init operation table.
     pub index: usize,
+    /// File offset of the record.
     pub offset: u64,
     /// Index into the ICD table (the init operation's state buffer).
     pub state_id: u32,
+    /// First patch record that applies to the operation.
     pub patch_index: u32,
+    /// Number of patch records from `patch_index`.
     pub patch_count: u32,
 }
 
 /// One `nbg_section_ppu_param` record: x, y, z of each group.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PpuParam {
+    /// Position in the PPU parameter table.
     pub index: usize,
+    /// File offset of the record.
     pub offset: u64,
+    /// Global offset, x, y, z.
     pub global_offset: [u32; 3],
+    /// Global scale, x, y, z.
     pub global_scale: [u32; 3],
+    /// Work-group size, x, y, z.
     pub group_size: [u32; 3],
+    /// Work-group count, x, y, z.
     pub group_count: [u32; 3],
 }
 
+/// One `nbg_section_layer` record: a layer of the network and its operation count.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Layer {
+    /// Position in the layer table.
     pub index: usize,
+    /// File offset of the record.
     pub offset: u64,
+    /// The layer's NUL-terminated name.
     pub name: String,
     /// Public name `node_id`.
     pub id: u32,
+    /// The record's `uid` word (zero where the record is too short to hold it).
     pub uid: u32,
     /// As declared by the record.
     pub operation_count: u32,
@@ -144,20 +176,28 @@ pub struct Layer {
     pub named_operations: u64,
 }
 
+/// One `nbg_section_operation` record: an engine operation, its layer, state and patches.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Operation {
     /// Position in the operation table.
     pub index: usize,
+    /// File offset of the record.
     pub offset: u64,
+    /// The record's `type` word (`_nbg_operation_type`).
     #[serde(rename = "type")]
     pub kind: u32,
+    /// Public operation type name; null when outside the enum.
     pub type_name: Option<&'static str>,
     /// The record's own `index` word: position within its engine's records (NN/TP command,
     /// SH record); 0xffff for INIT.
     pub engine_index: u32,
+    /// The layer it belongs to (`NO_LAYER` for INIT and END).
     pub layer_id: u32,
+    /// Index into the state table the operation loads (`Tables::state_table`).
     pub state_id: u32,
+    /// First patch record that applies to the operation.
     pub patch_index: u32,
+    /// Number of patch records from `patch_index`.
     pub patch_count: u32,
     /// Bits 0..4 of the word at +0x18 (records of 28 bytes or more).
     pub preempt: Option<u32>,
@@ -167,9 +207,12 @@ pub struct Operation {
     pub abs_op_id: Option<u32>,
 }
 
+/// One `nbg_section_sh_operation` record: a shader operation's instruction and PPU parameters.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ShOperation {
+    /// Position in the SH operation table.
     pub index: usize,
+    /// Index into the PPU instruction table.
     pub instr_index: u32,
     /// Absent in 4-byte records (v1 before 0x0001000e).
     pub ppu_param_index: Option<u32>,
@@ -178,7 +221,9 @@ pub struct ShOperation {
 /// Patches are many (thousands per public graph): counted per source type, not listed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PatchSummary {
+    /// Number of patch records.
     pub count: u64,
+    /// Bytes per record (24, 28 or 40).
     pub record_size: u64,
     /// Public source-type name (or `unknown-N`) to record count.
     pub by_source_type: BTreeMap<String, u64>,
@@ -190,11 +235,17 @@ pub struct PatchSummary {
 /// One patch record (`nbg_section_patch_table`, or its 40-bit-VA form).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Patch {
+    /// The record's `type` word.
     pub kind: u32,
+    /// Byte offset of the patched word inside its destination (low 32 bits).
     pub dest_offset: u32,
+    /// Where the patched address points (`nbg_source_type_e`).
     pub source_type: u32,
+    /// Which input or output the source is, for those source types (signed in the header).
     pub index: i32,
+    /// Byte offset added to the source's address (low 32 bits).
     pub src_offset: u32,
+    /// The record's `transformed` word; meaning unknown, kept verbatim.
     pub transformed: u32,
     /// Absent in 24-byte records (v1 before 0x00010006).
     pub name: Option<u32>,
