@@ -10,10 +10,12 @@ use std::fmt;
 pub struct Hash256(pub [u8; 32]);
 
 impl Hash256 {
+    /// SHA-256 of `bytes`.
     pub fn of(bytes: &[u8]) -> Self {
         Hash256(Sha256::digest(bytes).into())
     }
 
+    /// The digest as lowercase hex.
     pub fn hex(&self) -> String {
         hex(&self.0)
     }
@@ -56,7 +58,9 @@ pub const EDGE: usize = 64;
 /// Fingerprint of one byte range: never the bytes themselves.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Fingerprint {
+    /// SHA-256 of the range (zero in the check-only parse mode).
     pub sha256: Hash256,
+    /// CRC-32 (IEEE) of the range.
     pub crc32: u32,
     /// Shannon entropy in bits per byte, rounded to 6 decimals so JSON stays stable.
     pub entropy_bits_per_byte: f64,
@@ -181,6 +185,7 @@ pub struct HashingWriter<W> {
 }
 
 impl<W: std::io::Write> HashingWriter<W> {
+    /// Wrap `inner`; nothing is hashed yet.
     pub fn new(inner: W) -> Self {
         HashingWriter {
             inner,

@@ -36,14 +36,20 @@ use std::sync::{Arc, OnceLock};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OwnerClass {
+    /// A record the parser decoded field by field (header, directory, I/O, tables).
     DecodedRecord,
+    /// Gap bytes a declared section alignment requires.
     Alignment,
+    /// Any other gap byte (before a section, before the connection tail, before EOF).
     Padding,
+    /// A payload kept verbatim: hashed and bounded, not decoded.
     PreservedOpaque,
+    /// The final 512 bytes when no other owner holds any of them.
     ConnectionTail,
 }
 
 impl OwnerClass {
+    /// Every class, in the order reports list them.
     pub const ALL: [OwnerClass; 5] = [
         OwnerClass::DecodedRecord,
         OwnerClass::Alignment,
@@ -52,6 +58,7 @@ impl OwnerClass {
         OwnerClass::ConnectionTail,
     ];
 
+    /// The class's kebab-case name, as serialized.
     pub fn as_str(self) -> &'static str {
         match self {
             OwnerClass::DecodedRecord => "decoded-record",
@@ -67,7 +74,9 @@ impl OwnerClass {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ViewClass {
+    /// The connection region (final 512 bytes) over owners that already hold it.
     SectionCoveredView,
+    /// A table entry's range inside another table's data (v1 nested tables, v2 DYNAIO).
     NestedReference,
 }
 
@@ -88,12 +97,18 @@ pub enum Origin {
     Tail,
 }
 
+/// One entry of the ledger: the byte range `[start, end)` and who owns it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Owner {
+    /// First file offset owned.
     pub start: u64,
+    /// One past the last file offset owned.
     pub end: u64,
+    /// What kind of bytes these are.
     pub class: OwnerClass,
+    /// A human-readable name (`section 3 type 20 ...`, `padding before ...`).
     pub label: String,
+    /// The structure behind the owner (not serialized).
     #[serde(skip)]
     pub origin: Origin,
     /// For padding: whether every byte is zero.
@@ -102,32 +117,43 @@ pub struct Owner {
 }
 
 impl Owner {
+    /// Bytes owned.
     pub fn len(&self) -> u64 {
         self.end - self.start
     }
 
+    /// Whether the range is empty (never true in a proved ledger).
     pub fn is_empty(&self) -> bool {
         self.end == self.start
     }
 
+    /// Whether `offset` lies in `[start, end)`.
     pub fn contains(&self, offset: u64) -> bool {
         self.start <= offset && offset < self.end
     }
 }
 
+/// A non-owning view of `[start, end)`: a second name for bytes an owner already holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct View {
+    /// First file offset viewed.
     pub start: u64,
+    /// One past the last file offset viewed.
     pub end: u64,
+    /// What kind of view.
     pub class: ViewClass,
+    /// A human-readable name (`dynaio_table[2] -> ...`).
     pub label: String,
 }
 
 /// Result of re-emitting an unchanged image.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Reconstruction {
+    /// Always true: a reconstruction exists only when emission matched the source.
     pub identical: bool,
+    /// SHA-256 of the emitted bytes.
     pub sha256: Hash256,
+    /// Bytes emitted.
     pub bytes: u64,
 }
 
@@ -135,11 +161,22 @@ pub struct Reconstruction {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EmitError {
     /// The image carries a semantic-change marker; it may be hashed, never emitted.
-    SemanticChange { changes: Vec<String> },
+    SemanticChange {
+        /// The markers of every change made, in order.
+        changes: Vec<String>,
+    },
     /// The concatenated owned ranges differ from the source (length, a byte, or the hash).
-    NotIdentical { offset: u64, what: &'static str },
+    NotIdentical {
+        /// Where the difference was found (0 for a hash mismatch).
+        offset: u64,
+        /// `length`, `byte` or `sha256`.
+        what: &'static str,
+    },
     /// Reading the source file or writing the emitted bytes failed.
-    Io { message: String },
+    Io {
+        /// The I/O error, with the file it concerns.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for EmitError {
@@ -222,22 +259,27 @@ impl<'data> NbgImage<'data> {
         })
     }
 
+    /// The family's format name (`nbg-v1`, `nbg-v2`).
     pub fn format(&self) -> &'static str {
         self.format
     }
 
+    /// The ledger: sorted, contiguous owners covering `[0, len)`.
     pub fn owners(&self) -> &[Owner] {
         &self.owners
     }
 
+    /// The non-owning views, sorted by range and label.
     pub fn views(&self) -> &[View] {
         &self.views
     }
 
+    /// The file size in bytes.
     pub fn len(&self) -> u64 {
         self.source.len()
     }
 
+    /// Whether the file is empty (never true for a parsed graph).
     pub fn is_empty(&self) -> bool {
         self.source.is_empty()
     }
@@ -439,18 +481,22 @@ impl ChangedImage {
         crate::crc_rules::whole_file_field_zeroed(&self.bytes, field)
     }
 
+    /// SHA-256 of the changed bytes.
     pub fn sha256(&self) -> Hash256 {
         Hash256::of(&self.bytes)
     }
 
+    /// Size of the changed image in bytes.
     pub fn len(&self) -> u64 {
         self.bytes.len() as u64
     }
 
+    /// Whether the changed image is empty.
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
 
+    /// The markers of every change made, in order.
     pub fn changes(&self) -> &[String] {
         &self.changes
     }

@@ -47,6 +47,7 @@ const PIECES: usize = 16;
 
 /// Positioned reads: a file (`pread`), or bytes in memory that tests stream as if they were one.
 pub trait ReadAt: Send + Sync {
+    /// Fill `buf` from file offset `offset`, or fail (a short read is an error).
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
 }
 
@@ -111,10 +112,12 @@ impl FileSource {
         FileSource::new(Box::new(bytes), len, "(memory)".into())
     }
 
+    /// The file size in bytes, as stated when opened.
     pub fn len(&self) -> u64 {
         self.len
     }
 
+    /// Whether the file is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
