@@ -2,12 +2,12 @@
 //! the re-encoding of every decoded record through the field map.
 
 use super::{print, print_json, status, usage_error};
-use nbg_lab::files::read_regular;
 use nbg_lab::image::NbgImage;
 use nbg_lab::output::Outputs;
-use nbg_lab::parse;
+use nbg_lab::stream::FileSource;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -49,12 +49,20 @@ pub fn exec(args: Args) -> ExitCode {
     let mut ok = true;
     let mut docs = Vec::new();
     for file in files {
-        let bytes = match read_regular(file) {
-            Ok(b) => b,
+        // Streamed: the ledger holds ranges; records are read back one by one to compare, and
+        // emission copies the owned ranges from the file, so memory does not grow with it.
+        let source = match FileSource::open(file) {
+            Ok(s) => Arc::new(s),
+            Err(e) => return usage_error(e),
+        };
+        let parsed = match nbg_lab::open::parse_source(Arc::clone(&source), Default::default()) {
+            Ok(p) => p,
             Err(e) => return usage_error(e),
         };
         let name = file.display();
-        let (graph, image) = match parse(&bytes).and_then(|g| NbgImage::new(&g).map(|i| (g, i))) {
+        let built =
+            parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source)).map(|i| (g, i)));
+        let (graph, image) = match built {
             Ok(x) => x,
             Err(f) => {
                 if args.json {
@@ -67,7 +75,10 @@ pub fn exec(args: Args) -> ExitCode {
             }
         };
         let records = nbg_lab::reencode::reencode(&graph, &image);
-        let emitted = image.emit();
+        let emitted = image.reconstruction();
+        if let Some(e) = source.error() {
+            return usage_error(e);
+        }
         if args.json {
             docs.push(records.to_json(&name.to_string(), emitted.as_ref().err()));
         } else {
@@ -84,10 +95,18 @@ pub fn exec(args: Args) -> ExitCode {
             ok = false;
         }
         match emitted {
-            Ok(rebuilt) => {
+            Ok(_) => {
                 if let Some(dir) = out {
+                    // Emitted again into the staged file: the same proof (length, SHA-256
+                    // against the parse's own hash) must hold for what is written.
                     let target = dir.join(file.file_name().unwrap_or_default());
-                    if let Err(e) = outputs.stage(&target, &rebuilt) {
+                    let mut write = |w: &mut dyn std::io::Write| {
+                        image
+                            .emit_to(&mut { w })
+                            .map(|_| ())
+                            .map_err(std::io::Error::other)
+                    };
+                    if let Err(e) = outputs.stage_with(&target, &mut write) {
                         return usage_error(e);
                     }
                 }

@@ -107,9 +107,10 @@ pub struct Piece {
     bytes: Result<Vec<u8>, &'static str>,
 }
 
-/// Re-encode every decoded-record owner of `image` (built from `graph`) and compare.
+/// Re-encode every decoded-record owner of `image` (built from `graph`) and compare with the
+/// original bytes, read through the image (borrowed from memory, or read back from the file
+/// record by record for an image over a file).
 pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
-    let source = graph.bytes();
     let mut out = Reencoding {
         records_total: 0,
         records_reencoded: 0,
@@ -127,7 +128,7 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
             out.not_reencodable.push(o.label.clone());
             continue;
         };
-        match compare(source, o, &pieces) {
+        match compare(image, o, &pieces) {
             None => out.records_reencoded += 1,
             Some(m) => {
                 out.mismatches += 1;
@@ -143,11 +144,10 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
 /// encoder or a decoded value does not fit its field. For tests that decode the result again;
 /// never written to disk.
 pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
-    let source = graph.bytes();
-    let mut out = Vec::with_capacity(source.len());
+    let mut out = Vec::with_capacity(usize::try_from(image.len()).ok()?);
     for o in image.owners() {
         if o.class != OwnerClass::DecodedRecord {
-            out.extend_from_slice(source.get(o.start as usize..o.end as usize)?);
+            out.extend_from_slice(&image.range(o.start, o.end));
             continue;
         }
         let pieces = graph.reencode_owner(o)?;
@@ -165,7 +165,7 @@ pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
 }
 
 /// The first difference between the owner's bytes and its encoded pieces.
-fn compare(source: &[u8], o: &Owner, pieces: &[Piece]) -> Option<Mismatch> {
+fn compare(image: &NbgImage<'_>, o: &Owner, pieces: &[Piece]) -> Option<Mismatch> {
     let mismatch = |field: String, offset: u64| Mismatch {
         owner: o.label.clone(),
         field,
@@ -185,8 +185,13 @@ fn compare(source: &[u8], o: &Owner, pieces: &[Piece]) -> Option<Mismatch> {
             }
         };
         let end = p.at + bytes.len() as u64;
-        let original = source.get(p.at as usize..end as usize).unwrap_or(&[]);
-        if let Some(i) = crate::image::first_difference(bytes, original) {
+        // A piece past the end of the file compares against nothing.
+        let original = if end <= image.len() {
+            image.range(p.at, end)
+        } else {
+            std::borrow::Cow::Borrowed(&[][..])
+        };
+        if let Some(i) = crate::image::first_difference(bytes, &original) {
             let name = p
                 .record
                 .field_at(p.skip + i)

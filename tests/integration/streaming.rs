@@ -54,22 +54,29 @@ fn assert_file_same(path: &std::path::Path) {
     assert_image_same(path, &bytes);
 }
 
-/// `nbg image` streamed (a ledger of ranges over the file, emission read back range by range)
-/// gives the in-memory ledger's document, and its emitted stream is the file.
+/// `nbg image` and `nbg roundtrip` streamed (a ledger of ranges over the file, records and
+/// emission read back range by range) give the in-memory ledger's document and re-encoding,
+/// and the emitted stream is the file.
 fn assert_image_same(path: &std::path::Path, bytes: &[u8]) {
     use nbg_lab::image::NbgImage;
-    let memory = parse(bytes).and_then(|g| NbgImage::new(&g).map(|i| i.to_json()));
+    use nbg_lab::reencode::reencode;
+    let memory = parse(bytes).and_then(|g| {
+        NbgImage::new(&g).map(|i| (i.to_json(), reencode(&g, &i).to_json("f", None)))
+    });
     let source = Arc::new(FileSource::open(path).expect("readable file"));
     let parsed = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
         .expect("readable file");
-    let image = parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source)));
+    let built = parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source)).map(|i| (g, i)));
     assert_eq!(
         memory,
-        image.as_ref().map(|i| i.to_json()).map_err(Clone::clone),
-        "{}: streamed image differs",
+        built
+            .as_ref()
+            .map(|(g, i)| (i.to_json(), reencode(g, i).to_json("f", None)))
+            .map_err(Clone::clone),
+        "{}: streamed image or re-encoding differs",
         path.display()
     );
-    if let Ok(image) = image {
+    if let Ok((_, image)) = built {
         let mut emitted = Vec::new();
         let recon = image
             .emit_to(&mut emitted)
