@@ -24,8 +24,7 @@ use std::sync::OnceLock;
 
 /// The generated table, compiled in.
 pub const SCHEMAS_JSON: &str = include_str!("../../onnx/schemas.json");
-/// Where the table lives in the repository (messages name it).
-pub const SCHEMAS_PATH: &str = "onnx/schemas.json";
+pub use super::pins::SCHEMAS_PATH;
 /// The script that regenerates the table from the pinned `onnx` package.
 pub const SCHEMAS_GENERATOR: &str = "bench/onnx_schemas.py";
 

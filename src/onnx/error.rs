@@ -4,8 +4,7 @@
 //! [`OnnxError`] is the cause, and the phase it happens in (session construction, a run)
 //! decides which refusal code it becomes ([`super::run::Contained::refusal`]).
 
-use super::checker::SCHEMAS_PATH;
-use super::ort_engine::{CPU_PROVIDER, VERSION};
+use super::pins::{CPU_PROVIDER, ORT_VERSION as VERSION, SCHEMAS_PATH};
 use super::refusal::Refusal;
 use std::path::PathBuf;
 

@@ -10,6 +10,7 @@ pub mod fixtures;
 pub mod isolate;
 pub mod npz;
 pub mod ort_engine;
+pub mod pins;
 pub mod policy;
 pub mod proto;
 pub mod refusal;

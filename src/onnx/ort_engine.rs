@@ -27,12 +27,9 @@ use std::ffi::CStr;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-/// The `onnxruntime` wheel `.ci/setup` installs; `ort` 2.0.0-rc.15 speaks its 1.31 API.
-pub const VERSION: &str = "1.31.1";
+pub use super::pins::{CPU_PROVIDER, ORT_VERSION as VERSION};
 /// The engine name evidence records.
 pub const NAME: &str = "onnxruntime";
-/// The only execution provider a session may use.
-pub const CPU_PROVIDER: &str = "CPUExecutionProvider";
 
 /// Where the shared library is: `ORT_DYLIB_PATH`, else inside the installed `onnxruntime`
 /// Python package (`onnxruntime/capi/libonnxruntime.so.VERSION`).
