@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use nbg_lab::differential;
+use nbg_lab::differential::{self, RangeRole, Verdict};
 use nbg_lab::image::NbgImage;
 use nbg_lab::mapping::{self, Encoding, Outcome, Reason, Status, Value, captures};
 use std::path::{Path, PathBuf};
@@ -476,12 +476,12 @@ fn the_differential_engine_localizes_through_the_registry() {
     for name in ["v2-output-scale-64", "v1-input-scale-eighth", "coef-word-b"] {
         let set = differential::load(&capture(name)).unwrap();
         let r = differential::run(&set).unwrap();
-        assert_eq!(r.result, "reproduced", "{name}");
+        assert_eq!(r.result, Verdict::Reproduced, "{name}");
         assert_eq!(r.mapping.as_ref().unwrap().outcome, Outcome::Proved);
         assert!(
             r.changed_ranges
                 .iter()
-                .any(|c| c.role == "mapped-field" || c.role == "mapped-range")
+                .any(|c| c.role == RangeRole::MappedField || c.role == RangeRole::MappedRange)
         );
     }
     // Without the DYNAIO-constant mapping its change is no longer localized.
@@ -489,12 +489,17 @@ fn the_differential_engine_localizes_through_the_registry() {
     let mut r = mapping::builtin().clone();
     assert_eq!(
         differential::run_with(&set, &r).unwrap().result,
-        "reproduced"
+        Verdict::Reproduced
     );
     r.mappings.retain(|m| m.name != "dynaio-constant");
     let report = differential::run_with(&set, &r).unwrap();
-    assert_eq!(report.result, "multi-region-unresolved");
-    assert!(report.changed_ranges.iter().any(|c| c.role == "other"));
+    assert_eq!(report.result, Verdict::MultiRegionUnresolved);
+    assert!(
+        report
+            .changed_ranges
+            .iter()
+            .any(|c| c.role == RangeRole::Other)
+    );
 }
 
 #[test]
