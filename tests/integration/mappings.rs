@@ -5,7 +5,7 @@ use crate::common;
 
 use nbg_lab::differential::{self, RangeRole, Verdict};
 use nbg_lab::image::NbgImage;
-use nbg_lab::mapping::{self, Encoding, Outcome, Reason, Status, Value, captures};
+use nbg_lab::mapping::{self, Encoding, Outcome, Reason, Status, Value, WriteRole, captures};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -139,7 +139,10 @@ fn each_kind_is_proved_by_two_sets_and_refuted_by_one_with_the_byte() {
             assert_eq!(r.reason, Reason::ReplayReproducesB);
             assert_eq!(r.unexplained_bytes, 0);
             assert_eq!(r.replay_sha256, Some(r.b_sha256));
-            assert!(r.written.iter().any(|w| w.role == "file-crc"), "{m}");
+            assert!(
+                r.written.iter().any(|w| w.role == WriteRole::FileCrc),
+                "{m}"
+            );
         }
         let r = row(&rows, m, refuting);
         assert_eq!(r.outcome, Outcome::Refuted, "{m} {refuting}");
@@ -157,7 +160,11 @@ fn the_coefficient_kind_recomputes_its_section_40_value() {
     let rows = check(&["coef-word-a"]);
     let r = row(&rows, "coef-word", "coef-word-a");
     assert_eq!(r.outcome, Outcome::Proved);
-    assert!(r.written.iter().any(|w| w.role == "section-checksum"));
+    assert!(
+        r.written
+            .iter()
+            .any(|w| w.role == WriteRole::SectionChecksum)
+    );
     // Without the derived section-40 value the same replay is refuted at that value.
     let mut registry = mapping::load(&committed()).unwrap();
     let m = registry
@@ -571,4 +578,18 @@ fn encodings_are_exact() {
         mapping::encode(Encoding::Le64, &Value::Unsigned(u64::MAX)).unwrap(),
         vec![0xff; 8]
     );
+}
+
+#[test]
+fn outcomes_and_write_roles_serialize_as_their_names() {
+    for o in [Outcome::Proved, Outcome::Refuted, Outcome::Inapplicable] {
+        assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+    }
+    for w in [
+        WriteRole::Target,
+        WriteRole::SectionChecksum,
+        WriteRole::FileCrc,
+    ] {
+        assert_eq!(serde_json::to_value(w).unwrap(), w.as_str());
+    }
 }
