@@ -22,7 +22,7 @@ use crate::failure::Failure;
 use crate::family::NbgFamily;
 use crate::files::{InputError, read_regular};
 use crate::fingerprint::Hash256;
-use crate::image::{ChangedImage, NbgImage};
+use crate::image::{ChangedImage, NbgImage, OwnerClass};
 use crate::mapping::{Outcome, Registry, Target};
 use crate::parse::{FileFacts, Graph, parse};
 use serde::{Deserialize, Serialize};
@@ -196,6 +196,89 @@ pub struct Files {
     pub b: FileFacts,
 }
 
+/// Why a changed byte changed: the place of A that holds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RangeRole {
+    /// The header's file CRC field.
+    CrcField,
+    /// A DYNAIO entry (the place of a DYNAIO-constant mapping).
+    DynaioEntry,
+    /// The place of a field mapping of the registry.
+    MappedField,
+    /// The place of a section-range mapping of the registry.
+    MappedRange,
+    /// A section-40 value derived from a changed section.
+    DerivedChecksum,
+    /// Nothing above: the change cannot be localized.
+    Other,
+}
+
+impl RangeRole {
+    /// The role's name as in the JSON report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RangeRole::CrcField => "crc-field",
+            RangeRole::DynaioEntry => "dynaio-entry",
+            RangeRole::MappedField => "mapped-field",
+            RangeRole::MappedRange => "mapped-range",
+            RangeRole::DerivedChecksum => "derived-checksum",
+            RangeRole::Other => "other",
+        }
+    }
+}
+
+impl std::fmt::Display for RangeRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// How a differential ended; only `Reproduced` means B was rebuilt exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// B was rebuilt exactly from A and the source change.
+    Reproduced,
+    /// Step 1: A1 and A2 are not byte-identical.
+    #[serde(rename = "a1-differs-from-a2")]
+    A1DiffersFromA2,
+    /// Step 2: A and B differ in size or layout descriptors.
+    LayoutDiffers,
+    /// Step 3: A and B are byte-identical.
+    NoChange,
+    /// Step 3: the changed bytes are not all in the place of one mapping.
+    MultiRegionUnresolved,
+    /// Step 4: no DYNAIO entry (or source quantity) holds the change's source.
+    SourceNotFound,
+    /// Step 4: the changed entry offsets are not the differing source indices.
+    SourceMismatch,
+    /// Step 5: the replayed image is not B.
+    ReplayMismatch,
+}
+
+impl Verdict {
+    /// The verdict's name as in the JSON report.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Reproduced => "reproduced",
+            Verdict::A1DiffersFromA2 => "a1-differs-from-a2",
+            Verdict::LayoutDiffers => "layout-differs",
+            Verdict::NoChange => "no-change",
+            Verdict::MultiRegionUnresolved => "multi-region-unresolved",
+            Verdict::SourceNotFound => "source-not-found",
+            Verdict::SourceMismatch => "source-mismatch",
+            Verdict::ReplayMismatch => "replay-mismatch",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
 /// One maximal run of changed bytes inside one unit of A's ledger.
 #[derive(Clone, Debug, Serialize)]
 pub struct ChangedRange {
@@ -206,9 +289,9 @@ pub struct ChangedRange {
     /// The field or payload offset (`header.crc_sum`, `NBG_SECTION_DYNAIO+0x3`, ...).
     pub owner: String,
     /// The ledger class of the unit (`decoded-record`, `preserved-opaque`, ...).
-    pub class: &'static str,
-    /// `crc-field`, `dynaio-entry`, `derived-checksum` or `other`.
-    pub role: &'static str,
+    pub class: OwnerClass,
+    /// Which place of A holds the range.
+    pub role: RangeRole,
     /// The DYNAIO entry holding the range, for role `dynaio-entry`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dynaio_entry: Option<usize>,
@@ -306,14 +389,14 @@ pub struct Report {
     /// A mapping other than the DYNAIO kind explained the change: its check (the replay).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mapping: Option<crate::mapping::CheckRow>,
-    /// `reproduced`, `a1-differs-from-a2`, `layout-differs`, `multi-region-unresolved`, `source-not-found`, `source-mismatch` or `replay-mismatch`.
-    pub result: &'static str,
+    /// How the experiment ended.
+    pub result: Verdict,
 }
 
 impl Report {
     /// Whether B was rebuilt exactly from A and the source change (exit status 0).
     pub fn reproduced(&self) -> bool {
-        self.result == "reproduced"
+        self.result == Verdict::Reproduced
     }
 }
 
@@ -344,7 +427,7 @@ pub fn run(set: &CaptureSet) -> Result<Report, CaptureError> {
 struct Place {
     start: u64,
     end: u64,
-    role: &'static str,
+    role: RangeRole,
     entry: Option<usize>,
     mapping: usize,
 }
@@ -356,12 +439,12 @@ fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place
     let mut out = Vec::new();
     for (k, m) in registry.mappings.iter().enumerate() {
         let role = match m.target {
-            Target::DynaioEntry { .. } => "dynaio-entry",
-            Target::Field { .. } => "mapped-field",
-            Target::SectionRange { .. } => "mapped-range",
+            Target::DynaioEntry { .. } => RangeRole::DynaioEntry,
+            Target::Field { .. } => RangeRole::MappedField,
+            Target::SectionRange { .. } => RangeRole::MappedRange,
         };
         for (start, end) in crate::mapping::places(m, g, image) {
-            let entry = if role == "dynaio-entry" {
+            let entry = if role == RangeRole::DynaioEntry {
                 entries.iter().position(|r| *r == (start, end))
             } else {
                 None
@@ -402,7 +485,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         source: None,
         replay: None,
         mapping: None,
-        result: "a1-differs-from-a2",
+        result: Verdict::A1DiffersFromA2,
     };
     if !report.a1_equals_a2 {
         return Ok(report);
@@ -428,7 +511,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
     }
     report.same_layout = Some(report.layout_differences.is_empty());
     if !report.layout_differences.is_empty() {
-        report.result = "layout-differs";
+        report.result = Verdict::LayoutDiffers;
         return Ok(report);
     }
 
@@ -437,7 +520,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
     (report.changed_ranges, report.changed_ranges_omitted) =
         localize(&ga, &ia, &set.a1, &set.b, &places);
     if report.changed_ranges.is_empty() {
-        report.result = "no-change";
+        report.result = Verdict::NoChange;
         return Ok(report);
     }
     let entries: std::collections::BTreeSet<usize> = report
@@ -451,15 +534,18 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         .filter_map(|r| r.mapping)
         .collect();
     if report.changed_ranges_omitted > 0
-        || report.changed_ranges.iter().any(|r| r.role == "other")
+        || report
+            .changed_ranges
+            .iter()
+            .any(|r| r.role == RangeRole::Other)
         || mappings.len() != 1
     {
-        report.result = "multi-region-unresolved";
+        report.result = Verdict::MultiRegionUnresolved;
         return Ok(report);
     }
     let Some(&k) = mappings.first() else {
         // Unreachable: `mappings.len() == 1` above.
-        report.result = "multi-region-unresolved";
+        report.result = Verdict::MultiRegionUnresolved;
         return Ok(report);
     };
     let mapping = &registry.mappings[k];
@@ -467,15 +553,15 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         // Steps 4 and 5 are the mapping's check: its source quantity, the replay, B's SHA-256.
         let row = crate::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
         report.result = match row.outcome {
-            Outcome::Proved => "reproduced",
-            Outcome::Refuted => "replay-mismatch",
-            Outcome::Inapplicable => "source-not-found",
+            Outcome::Proved => Verdict::Reproduced,
+            Outcome::Refuted => Verdict::ReplayMismatch,
+            Outcome::Inapplicable => Verdict::SourceNotFound,
         };
         report.mapping = Some(row);
         return Ok(report);
     }
     let (1, Some(&entry)) = (entries.len(), entries.first()) else {
-        report.result = "multi-region-unresolved";
+        report.result = Verdict::MultiRegionUnresolved;
         return Ok(report);
     };
 
@@ -500,7 +586,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
     let localized: Vec<u64> = report
         .changed_ranges
         .iter()
-        .filter(|r| r.role == "dynaio-entry")
+        .filter(|r| r.role == RangeRole::DynaioEntry)
         .flat_map(|r| r.entry_offset.unwrap_or(0)..r.entry_offset.unwrap_or(0) + (r.end - r.start))
         .collect();
     let consistent = matching.contains(&entry) && differing == localized;
@@ -514,20 +600,20 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         consistent,
     });
     if !matching.contains(&entry) {
-        report.result = "source-not-found";
+        report.result = Verdict::SourceNotFound;
         return Ok(report);
     }
     if !consistent {
-        report.result = "source-mismatch";
+        report.result = Verdict::SourceMismatch;
         return Ok(report);
     }
 
     // Step 5: replay in memory.
     let replay = replay(&ga, &ia, &gb, set, entry, estart, &differing);
     report.result = if replay.matches_b {
-        "reproduced"
+        Verdict::Reproduced
     } else {
-        "replay-mismatch"
+        Verdict::ReplayMismatch
     };
     report.replay = Some(replay);
     Ok(report)
@@ -551,24 +637,24 @@ fn localize(
     let region = g.dynaio_region();
     let checksum = g.checksum_table();
     // (role, DYNAIO entry, registry mapping)
-    let classify = |offset: u64| -> (&'static str, Option<usize>, Option<usize>) {
+    let classify = |offset: u64| -> (RangeRole, Option<usize>, Option<usize>) {
         if (crc_at..crc_at + 4).contains(&offset) {
-            return ("crc-field", None, None);
+            return (RangeRole::CrcField, None, None);
         }
         if let Some(p) = places.iter().find(|p| p.start <= offset && offset < p.end) {
             return (p.role, p.entry, Some(p.mapping));
         }
         if let Some((s, e)) = checksum {
             if s <= offset && offset < e && (offset - s) % 8 >= 4 {
-                return ("derived-checksum", None, None);
+                return (RangeRole::DerivedChecksum, None, None);
             }
         }
-        ("other", None, None)
+        (RangeRole::Other, None, None)
     };
     let mut out: Vec<ChangedRange> = Vec::new();
     let mut omitted = 0u64;
     // The run in progress once the list is full: (end, role, entry, unit).
-    let mut overflow: Option<(u64, &'static str, Option<usize>, u64)> = None;
+    let mut overflow: Option<(u64, RangeRole, Option<usize>, u64)> = None;
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
         if x == y {
             continue;
@@ -609,7 +695,7 @@ fn localize(
             start: offset,
             end: offset + 1,
             owner: field,
-            class: owner.class.as_str(),
+            class: owner.class,
             role,
             dynaio_entry: entry,
             entry_offset,

@@ -7,6 +7,7 @@
 
 use crate::canonical::canonical;
 use crate::corpus::{Corpus, Entry};
+use crate::failure::Code;
 use crate::family::NbgFamily;
 use crate::files::InputError;
 use crate::fingerprint::Hash256;
@@ -29,7 +30,39 @@ pub struct FileResult {
     /// Whether the file matches its pinned size and SHA-256.
     pub pin: Pin,
     /// The parse facts, or the failure's code, offset and message.
-    pub facts: Result<Value, (String, u64, String)>,
+    pub facts: Result<Value, (FailureCode, u64, String)>,
+}
+
+/// Why a file has no parse facts, named in the inventory by the parse failure's code or
+/// `unreadable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FailureCode {
+    /// The parse failed with this code.
+    Parse(Code),
+    /// The file could not be opened or read.
+    Unreadable,
+}
+
+impl FailureCode {
+    /// The inventory's name for this failure.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureCode::Parse(code) => code.as_str(),
+            FailureCode::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl serde::Serialize for FailureCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 /// A file against its pin, named in the inventory as `ok`, `size-mismatch`, `sha256-mismatch`
@@ -107,7 +140,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         size: 0,
         sha256: Hash256::default(),
         pin: Pin::Unreadable,
-        facts: Err(("unreadable".into(), 0, e.to_string())),
+        facts: Err((FailureCode::Unreadable, 0, e.to_string())),
     };
     let file = match FileSource::open(&entry.full_path) {
         Ok(f) => Arc::new(f),
@@ -139,7 +172,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         pin,
         facts: parsed
             .map(|g| facts(&g))
-            .map_err(|f| (f.code.as_str().to_string(), f.offset, f.message)),
+            .map_err(|f| (FailureCode::Parse(f.code), f.offset, f.message)),
     }
 }
 
@@ -296,7 +329,7 @@ impl Totals {
 }
 
 /// Parse facts, or the failure's code, offset and message.
-type Facts = Result<Value, (String, u64, String)>;
+type Facts = Result<Value, (FailureCode, u64, String)>;
 
 /// One file's part of the inventory: what the aggregate tables need, and its entry of `files`
 /// (`body`: a JSON value, or its canonical text for a document written piece by piece).
@@ -307,7 +340,7 @@ pub struct Row<B = Spilled> {
     /// The file against its pin.
     pub pin: Pin,
     /// The parse failure's code, offset and message.
-    pub failure: Option<(String, u64, String)>,
+    pub failure: Option<(FailureCode, u64, String)>,
     size: u64,
     sha256: Hash256,
     signature: Option<String>,

@@ -45,9 +45,36 @@ impl Outcome {
         }
     }
 
-    /// `detected`, `tolerated` or `undetected`.
-    pub fn class(&self) -> &'static str {
-        ["detected", "tolerated", "undetected"][self.rank() as usize]
+    /// The outcome without its code or reason.
+    pub fn class(&self) -> OutcomeClass {
+        match self {
+            Outcome::Detected(_) => OutcomeClass::Detected,
+            Outcome::Tolerated(_) => OutcomeClass::Tolerated,
+            Outcome::Undetected => OutcomeClass::Undetected,
+        }
+    }
+}
+
+/// An outcome's kind alone, as the byte maps and their runs name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutcomeClass {
+    /// A parse failure or the CRC check caught the flip.
+    Detected,
+    /// The parse succeeded and the byte's owner explains why.
+    Tolerated,
+    /// The parse succeeded and nothing explains it.
+    Undetected,
+}
+
+impl OutcomeClass {
+    /// The class's name as in the sweep runs and the byte map's legend.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutcomeClass::Detected => "detected",
+            OutcomeClass::Tolerated => "tolerated",
+            OutcomeClass::Undetected => "undetected",
+        }
     }
 }
 

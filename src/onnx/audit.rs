@@ -514,7 +514,7 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
                 match types.get(name.as_str()) {
                     Some(v) => {
                         static_shapes &= v.static_dims().is_some();
-                        tensor_types &= v.kind == "tensor"
+                        tensor_types &= v.kind == super::types::ValueKind::Tensor
                             && v.elem_type.is_some_and(|d| CANDIDATE_TYPES.contains(&d));
                     }
                     None => static_shapes = false,

@@ -139,13 +139,48 @@ impl Default for Limits {
     }
 }
 
+/// Which ONNX type a graph input or output declares (the `TypeProto` case).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueKind {
+    /// A dense tensor.
+    Tensor,
+    /// A sparse tensor.
+    SparseTensor,
+    /// A sequence.
+    Sequence,
+    /// A map.
+    Map,
+    /// An optional value.
+    Optional,
+    /// An opaque type.
+    Opaque,
+    /// No type declared.
+    Unknown,
+}
+
+impl ValueKind {
+    /// The kind's name as in the JSON signature and audit.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ValueKind::Tensor => "tensor",
+            ValueKind::SparseTensor => "sparse_tensor",
+            ValueKind::Sequence => "sequence",
+            ValueKind::Map => "map",
+            ValueKind::Optional => "optional",
+            ValueKind::Opaque => "opaque",
+            ValueKind::Unknown => "unknown",
+        }
+    }
+}
+
 /// A typed graph input or output; symbolic dimensions are kept by name.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ValueType {
     /// Value name.
     pub name: String,
-    /// `tensor`, `sequence`, `map`, `optional`, `sparse_tensor`, `opaque` or `unknown`.
-    pub kind: &'static str,
+    /// Which type it declares.
+    pub kind: ValueKind,
     /// ONNX element type code, when declared.
     pub elem_type: Option<i32>,
     /// Its name, when known.
@@ -169,13 +204,13 @@ impl ValueType {
 pub fn value_type(v: &ValueInfoProto) -> ValueType {
     let name = v.name.clone().unwrap_or_default();
     let (kind, tensor) = match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
-        Some(proto::TypeValue::TensorType(t)) => ("tensor", Some(t)),
-        Some(proto::TypeValue::SparseTensorType(t)) => ("sparse_tensor", Some(t)),
-        Some(proto::TypeValue::SequenceType(_)) => ("sequence", None),
-        Some(proto::TypeValue::MapType(_)) => ("map", None),
-        Some(proto::TypeValue::OptionalType(_)) => ("optional", None),
-        Some(proto::TypeValue::OpaqueType(_)) => ("opaque", None),
-        None => ("unknown", None),
+        Some(proto::TypeValue::TensorType(t)) => (ValueKind::Tensor, Some(t)),
+        Some(proto::TypeValue::SparseTensorType(t)) => (ValueKind::SparseTensor, Some(t)),
+        Some(proto::TypeValue::SequenceType(_)) => (ValueKind::Sequence, None),
+        Some(proto::TypeValue::MapType(_)) => (ValueKind::Map, None),
+        Some(proto::TypeValue::OptionalType(_)) => (ValueKind::Optional, None),
+        Some(proto::TypeValue::OpaqueType(_)) => (ValueKind::Opaque, None),
+        None => (ValueKind::Unknown, None),
     };
     let elem_type = tensor.and_then(|t| t.elem_type);
     let shape = tensor.and_then(|t| t.shape.as_ref()).map(|s| {

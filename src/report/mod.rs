@@ -1080,7 +1080,10 @@ pub fn capture_page(
     // Step 3.
     p.step(
         "3. Localization: every changed byte attributed in A's ledger",
-        !r.changed_ranges.is_empty() && r.changed_ranges.iter().all(|c| c.role != "other"),
+        !r.changed_ranges.is_empty()
+            && r.changed_ranges
+                .iter()
+                .all(|c| c.role != crate::differential::RangeRole::Other),
         "Each run of changed bytes with its role, field and the bytes of A and B (evidence).",
     );
     let loc: Vec<Vec<String>> = r
@@ -1096,7 +1099,7 @@ pub fn capture_page(
                 format!("0x{:x}", c.end),
                 c.role.to_string(),
                 c.owner.clone(),
-                c.class.to_string(),
+                c.class.as_str().to_string(),
                 c.dynaio_entry.map_or("-".into(), |x| x.to_string()),
                 c.entry_offset.map_or("-".into(), |x| x.to_string()),
                 hex(&set.a1[s..e]),

@@ -33,7 +33,7 @@ pub fn audit(model: &str, a: &Audit) -> String {
                 out,
                 "  {side}     {} {} {}",
                 v.name,
-                v.elem_type_name.unwrap_or(v.kind),
+                v.elem_type_name.unwrap_or(v.kind.as_str()),
                 serde_json::to_string(&v.shape).unwrap_or_default()
             );
         }

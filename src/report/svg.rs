@@ -172,7 +172,7 @@ pub fn sweep_map(title: &str, size: u64, outcomes: &[crate::sweep::Outcome]) -> 
     let mut start = 0usize;
     for i in 1..=outcomes.len() {
         if i == outcomes.len() || outcomes[i].class() != outcomes[start].class() {
-            runs.push((start as u64, i as u64, outcomes[start].class()));
+            runs.push((start as u64, i as u64, outcomes[start].class().as_str()));
             start = i;
         }
     }

@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use nbg_lab::differential::{self, CaptureSpec};
+use nbg_lab::differential::{self, CaptureSpec, RangeRole, Verdict};
 use nbg_lab::{evidence, synth};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -53,7 +53,7 @@ fn canonical_trio_is_reproduced_like_the_spec() {
     let r = differential::run(&set).unwrap();
     assert!(r.a1_equals_a2);
     assert_eq!(r.same_layout, Some(true));
-    assert_eq!(r.result, "reproduced");
+    assert_eq!(r.result, Verdict::Reproduced);
     // One changed DYNAIO byte at region offset 3, plus the header CRC.
     assert_eq!(r.changed_ranges.len(), 2);
     assert_eq!(r.changed_ranges[0].owner, "header.crc_sum");
@@ -84,7 +84,7 @@ fn later_entry_and_multi_byte_trios_are_reproduced() {
         ("dynaio-multi-byte", 3, vec![0, 2, 7]),
     ] {
         let r = differential::run(&differential::load(&capture(name)).unwrap()).unwrap();
-        assert_eq!(r.result, "reproduced", "{name}");
+        assert_eq!(r.result, Verdict::Reproduced, "{name}");
         let s = r.source.unwrap();
         assert_eq!(s.dynaio_entry, entry);
         assert_eq!(s.differing_source_indices, offsets);
@@ -96,11 +96,11 @@ fn later_entry_and_multi_byte_trios_are_reproduced() {
 fn negative_trio_ends_unresolved() {
     let r = differential::run(&differential::load(&capture("negative-outside-dynaio")).unwrap())
         .unwrap();
-    assert_eq!(r.result, "multi-region-unresolved");
+    assert_eq!(r.result, Verdict::MultiRegionUnresolved);
     let other: Vec<_> = r
         .changed_ranges
         .iter()
-        .filter(|c| c.role == "other")
+        .filter(|c| c.role == RangeRole::Other)
         .collect();
     assert_eq!(other.len(), 1);
     assert_eq!(other[0].owner, "NBG_SECTION_NN+0x0");
@@ -126,14 +126,14 @@ fn refusals_name_what_failed() {
     });
     let r = differential::run(&differential::load(&dir).unwrap()).unwrap();
     assert!(!r.a1_equals_a2);
-    assert_eq!(r.result, "a1-differs-from-a2");
+    assert_eq!(r.result, Verdict::A1DiffersFromA2);
 
     // B with another layout.
     let (_t, dir) = scratch("dynaio-constant", |d| {
         std::fs::copy(common::root().join("controls/erf-u8.nb"), d.join("B.nb")).unwrap();
     });
     let r = differential::run(&differential::load(&dir).unwrap()).unwrap();
-    assert_eq!(r.result, "layout-differs");
+    assert_eq!(r.result, Verdict::LayoutDiffers);
     assert!(r.layout_differences[0].starts_with("size A"));
 
     // A source that is not in A.
@@ -154,14 +154,14 @@ fn refusals_name_what_failed() {
         write_spec(d, vec![9, 9, 9, 9], vec![9, 9, 9, 8])
     });
     let r = differential::run(&differential::load(&dir).unwrap()).unwrap();
-    assert_eq!(r.result, "source-not-found");
+    assert_eq!(r.result, Verdict::SourceNotFound);
 
     // The right source, but the claimed change is at another index.
     let (_t, dir) = scratch("dynaio-constant", |d| {
         write_spec(d, vec![0, 1, 2, 3], vec![0, 1, 5, 3])
     });
     let r = differential::run(&differential::load(&dir).unwrap()).unwrap();
-    assert_eq!(r.result, "source-mismatch");
+    assert_eq!(r.result, Verdict::SourceMismatch);
 
     // Strict differential.json.
     for text in [
@@ -279,7 +279,37 @@ fn changed_ranges_are_capped_and_counted() {
     assert_eq!(r.changed_ranges.len(), differential::MAX_CHANGED_RANGES);
     // Every coefficient run, plus the header CRC and section-40 values outside the list.
     assert!(r.changed_ranges_omitted + r.changed_ranges.len() as u64 >= runs);
-    assert_eq!(r.result, "multi-region-unresolved");
+    assert_eq!(r.result, Verdict::MultiRegionUnresolved);
     let json = serde_json::to_value(&r).unwrap();
     assert!(json["changed_ranges_omitted"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn verdicts_and_roles_serialize_as_their_names() {
+    use Verdict::*;
+    for v in [
+        Reproduced,
+        A1DiffersFromA2,
+        LayoutDiffers,
+        NoChange,
+        MultiRegionUnresolved,
+        SourceNotFound,
+        SourceMismatch,
+        ReplayMismatch,
+    ] {
+        assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        assert_eq!(format!("{v}"), v.as_str());
+    }
+    use RangeRole::*;
+    for r in [
+        CrcField,
+        DynaioEntry,
+        MappedField,
+        MappedRange,
+        DerivedChecksum,
+        Other,
+    ] {
+        assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+        assert_eq!(format!("{r}"), r.as_str());
+    }
 }

@@ -3,9 +3,9 @@
 
 use crate::common;
 
-use nbg_lab::differential;
+use nbg_lab::differential::{self, RangeRole, Verdict};
 use nbg_lab::image::NbgImage;
-use nbg_lab::mapping::{self, Encoding, Outcome, Reason, Status, Value, captures};
+use nbg_lab::mapping::{self, Encoding, Outcome, Reason, Status, Value, WriteRole, captures};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -139,7 +139,10 @@ fn each_kind_is_proved_by_two_sets_and_refuted_by_one_with_the_byte() {
             assert_eq!(r.reason, Reason::ReplayReproducesB);
             assert_eq!(r.unexplained_bytes, 0);
             assert_eq!(r.replay_sha256, Some(r.b_sha256));
-            assert!(r.written.iter().any(|w| w.role == "file-crc"), "{m}");
+            assert!(
+                r.written.iter().any(|w| w.role == WriteRole::FileCrc),
+                "{m}"
+            );
         }
         let r = row(&rows, m, refuting);
         assert_eq!(r.outcome, Outcome::Refuted, "{m} {refuting}");
@@ -157,7 +160,11 @@ fn the_coefficient_kind_recomputes_its_section_40_value() {
     let rows = check(&["coef-word-a"]);
     let r = row(&rows, "coef-word", "coef-word-a");
     assert_eq!(r.outcome, Outcome::Proved);
-    assert!(r.written.iter().any(|w| w.role == "section-checksum"));
+    assert!(
+        r.written
+            .iter()
+            .any(|w| w.role == WriteRole::SectionChecksum)
+    );
     // Without the derived section-40 value the same replay is refuted at that value.
     let mut registry = mapping::load(&committed()).unwrap();
     let m = registry
@@ -476,12 +483,12 @@ fn the_differential_engine_localizes_through_the_registry() {
     for name in ["v2-output-scale-64", "v1-input-scale-eighth", "coef-word-b"] {
         let set = differential::load(&capture(name)).unwrap();
         let r = differential::run(&set).unwrap();
-        assert_eq!(r.result, "reproduced", "{name}");
+        assert_eq!(r.result, Verdict::Reproduced, "{name}");
         assert_eq!(r.mapping.as_ref().unwrap().outcome, Outcome::Proved);
         assert!(
             r.changed_ranges
                 .iter()
-                .any(|c| c.role == "mapped-field" || c.role == "mapped-range")
+                .any(|c| c.role == RangeRole::MappedField || c.role == RangeRole::MappedRange)
         );
     }
     // Without the DYNAIO-constant mapping its change is no longer localized.
@@ -489,12 +496,17 @@ fn the_differential_engine_localizes_through_the_registry() {
     let mut r = mapping::builtin().clone();
     assert_eq!(
         differential::run_with(&set, &r).unwrap().result,
-        "reproduced"
+        Verdict::Reproduced
     );
     r.mappings.retain(|m| m.name != "dynaio-constant");
     let report = differential::run_with(&set, &r).unwrap();
-    assert_eq!(report.result, "multi-region-unresolved");
-    assert!(report.changed_ranges.iter().any(|c| c.role == "other"));
+    assert_eq!(report.result, Verdict::MultiRegionUnresolved);
+    assert!(
+        report
+            .changed_ranges
+            .iter()
+            .any(|c| c.role == RangeRole::Other)
+    );
 }
 
 #[test]
@@ -566,4 +578,18 @@ fn encodings_are_exact() {
         mapping::encode(Encoding::Le64, &Value::Unsigned(u64::MAX)).unwrap(),
         vec![0xff; 8]
     );
+}
+
+#[test]
+fn outcomes_and_write_roles_serialize_as_their_names() {
+    for o in [Outcome::Proved, Outcome::Refuted, Outcome::Inapplicable] {
+        assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+    }
+    for w in [
+        WriteRole::Target,
+        WriteRole::SectionChecksum,
+        WriteRole::FileCrc,
+    ] {
+        assert_eq!(serde_json::to_value(w).unwrap(), w.as_str());
+    }
 }

@@ -1577,3 +1577,19 @@ fn refusal_codes_and_classifications_keep_their_names_and_are_documented() {
     );
     assert_eq!(refusal.to_string(), "TENSOR_BOUNDARY: m");
 }
+
+#[test]
+fn value_kinds_serialize_as_their_names() {
+    use nbg_lab::onnx::types::ValueKind::*;
+    for k in [
+        Tensor,
+        SparseTensor,
+        Sequence,
+        Map,
+        Optional,
+        Opaque,
+        Unknown,
+    ] {
+        assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+    }
+}

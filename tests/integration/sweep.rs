@@ -98,3 +98,11 @@ fn cli_sweep_json_and_svg() {
     assert_eq!(v["undetected"], 0);
     assert!(std::fs::read_to_string(&svg).unwrap().contains("detected"));
 }
+
+#[test]
+fn outcome_classes_serialize_as_their_names() {
+    use sweep::OutcomeClass::*;
+    for c in [Detected, Tolerated, Undetected] {
+        assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+    }
+}

@@ -106,6 +106,17 @@ pub enum Outcome {
     Inapplicable,
 }
 
+impl Outcome {
+    /// The verdict's name as in the JSON check document.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Proved => "proved",
+            Outcome::Refuted => "refuted",
+            Outcome::Inapplicable => "inapplicable",
+        }
+    }
+}
+
 /// Why a check ended as it did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -624,7 +635,7 @@ pub struct Unexplained {
     /// The owner's pairing key (`diff::owner_key`).
     pub owner: String,
     /// The owner's ledger class.
-    pub class: &'static str,
+    pub class: crate::image::OwnerClass,
     /// The field name at the offset (`diff::locate`).
     pub field: String,
     /// A's byte.
@@ -635,6 +646,29 @@ pub struct Unexplained {
     pub replayed: u8,
 }
 
+/// Why the replay wrote a byte range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteRole {
+    /// The mapping's target: B's source value, encoded.
+    Target,
+    /// A v2 section-40 value recomputed over a section the target touches.
+    SectionChecksum,
+    /// The header's file CRC, recomputed.
+    FileCrc,
+}
+
+impl WriteRole {
+    /// The role's name as in the JSON check document (also the image's change label).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteRole::Target => "target",
+            WriteRole::SectionChecksum => "section-checksum",
+            WriteRole::FileCrc => "file-crc",
+        }
+    }
+}
+
 /// A byte range the replay wrote, and why.
 #[derive(Clone, Debug, Serialize)]
 pub struct Written {
@@ -642,8 +676,8 @@ pub struct Written {
     pub start: u64,
     /// One past the last byte written.
     pub end: u64,
-    /// `target`, `section-checksum` or `file-crc`.
-    pub role: &'static str,
+    /// Why it was written.
+    pub role: WriteRole,
 }
 
 /// One mapping against one capture set.
@@ -974,17 +1008,23 @@ fn replay_at(
     }
     let mut changed = image.change(format!("mapping {}: replay", m.name));
     // `writes` mirrors every byte written, so the account below needs no copy of the image.
-    let mut writes: Vec<(u64, Vec<u8>, &'static str)> = Vec::new();
+    let mut writes: Vec<(u64, Vec<u8>, WriteRole)> = Vec::new();
     let write = |changed: &mut crate::image::ChangedImage,
-                 writes: &mut Vec<(u64, Vec<u8>, &'static str)>,
+                 writes: &mut Vec<(u64, Vec<u8>, WriteRole)>,
                  offset: u64,
                  bytes: Vec<u8>,
-                 role: &'static str| {
-        if changed.write(offset, &bytes, role).is_ok() {
+                 role: WriteRole| {
+        if changed.write(offset, &bytes, role.as_str()).is_ok() {
             writes.push((offset, bytes, role));
         }
     };
-    write(&mut changed, &mut writes, at, enc_b.to_vec(), "target");
+    write(
+        &mut changed,
+        &mut writes,
+        at,
+        enc_b.to_vec(),
+        WriteRole::Target,
+    );
     if m.derived.contains(&Derived::SectionChecksums) {
         for c in g.derived_checksums() {
             let (start, end) = c.target;
@@ -995,7 +1035,7 @@ fn replay_at(
                     &mut writes,
                     c.value_at,
                     v.to_le_bytes().to_vec(),
-                    "section-checksum",
+                    WriteRole::SectionChecksum,
                 );
             }
         }
@@ -1007,7 +1047,7 @@ fn replay_at(
                 &mut writes,
                 g.crc_rule().field,
                 crc.to_le_bytes().to_vec(),
-                "file-crc",
+                WriteRole::FileCrc,
             );
         }
     }
@@ -1025,7 +1065,7 @@ fn replay_at(
     // CRC is a consequence, not a cause), unless only derived values are wrong.
     let derived_at = |offset: u64| {
         writes.iter().any(|(s, bytes, role)| {
-            *role != "target" && *s <= offset && offset < s + bytes.len() as u64
+            *role != WriteRole::Target && *s <= offset && offset < s + bytes.len() as u64
         })
     };
     let mut count = 0u64;
@@ -1060,7 +1100,7 @@ fn replay_at(
         .map(|(s, bytes, role)| Written {
             start: *s,
             end: s + bytes.len() as u64,
-            role,
+            role: *role,
         })
         .collect();
     let sha = changed.sha256();
@@ -1093,7 +1133,7 @@ fn unexplained(
     Unexplained {
         offset,
         owner: crate::diff::owner_key(g, owner),
-        class: owner.class.as_str(),
+        class: owner.class,
         field: crate::diff::locate(g, owner, offset).0,
         a: a[offset as usize],
         b: b[offset as usize],
@@ -1105,12 +1145,7 @@ fn unexplained(
 pub fn summary(rows: &[CheckRow]) -> BTreeMap<&'static str, usize> {
     let mut s = BTreeMap::from([("proved", 0), ("refuted", 0), ("inapplicable", 0)]);
     for r in rows {
-        let k = match r.outcome {
-            Outcome::Proved => "proved",
-            Outcome::Refuted => "refuted",
-            Outcome::Inapplicable => "inapplicable",
-        };
-        *s.entry(k).or_insert(0) += 1;
+        *s.entry(r.outcome.as_str()).or_insert(0) += 1;
     }
     s
 }
@@ -1166,11 +1201,7 @@ fn text_row(r: &CheckRow) -> String {
         "{:<28} {:<40} {:<12} {}",
         r.mapping,
         r.capture,
-        match r.outcome {
-            Outcome::Proved => "proved",
-            Outcome::Refuted => "refuted",
-            Outcome::Inapplicable => "inapplicable",
-        },
+        r.outcome.as_str(),
         serde_json::to_value(r.reason)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
@@ -1179,7 +1210,7 @@ fn text_row(r: &CheckRow) -> String {
     if let Some(u) = &r.first_unexplained {
         s.push_str(&format!(
             "\n    first unexplained byte 0x{:x} in {} ({}): A 0x{:02x} B 0x{:02x} replay 0x{:02x}; {} unexplained of {} changed",
-            u.offset, u.field, u.class, u.a, u.b, u.replayed, r.unexplained_bytes, r.changed_bytes
+            u.offset, u.field, u.class.as_str(), u.a, u.b, u.replayed, r.unexplained_bytes, r.changed_bytes
         ));
     }
     if let (Outcome::Proved, Some(sha)) = (r.outcome, &r.replay_sha256) {
