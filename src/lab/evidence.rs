@@ -15,20 +15,12 @@ use crate::report::ReportError;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-pub use crate::canonical::canonical;
+pub use crate::canonical::{Generated, canonical};
 
 /// The image ledger document of one file: `owners`, `views`, `totals`, `reconstruction`.
 pub fn image_document(bytes: &[u8]) -> Result<Value, Failure> {
     let graph = parse(bytes)?;
     Ok(NbgImage::new(&graph)?.to_json())
-}
-
-/// One evidence file: its path relative to the project root and its rebuilt text.
-pub struct Generated {
-    /// Path of the file relative to the repository root.
-    pub path: String,
-    /// The file's exact bytes, as text.
-    pub text: String,
 }
 
 /// Names of the pinned controls, from `controls/controls.json`.

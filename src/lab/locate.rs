@@ -104,7 +104,7 @@ pub fn registry() -> serde_json::Value {
 
 /// SHA-256 of the transform registry's canonical JSON: a report names the registry it used.
 pub fn registry_sha256() -> Hash256 {
-    Hash256::of(crate::evidence::canonical(&registry()).as_bytes())
+    Hash256::of(crate::canonical::canonical(&registry()).as_bytes())
 }
 
 /// One place in the NBG where a transformed initializer was found.
@@ -581,7 +581,7 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
         Err(e) => return fail(e),
     };
     let stdout = if json {
-        crate::evidence::canonical(&doc)
+        crate::canonical::canonical(&doc)
     } else {
         let mut s = format!(
             "registry sha256 {} ({} orders x {} encodings)\n",
@@ -701,12 +701,12 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
 }
 
 /// `evidence/locate/synthetic-pair.json`: the locator on the synthetic pair.
-pub fn evidence() -> Result<Vec<crate::evidence::Generated>, String> {
+pub fn evidence() -> Result<Vec<crate::canonical::Generated>, String> {
     let (m, n) = synthetic_pair();
     let doc = locate(&m, &n).map_err(|e| e.to_string())?;
-    Ok(vec![crate::evidence::Generated {
+    Ok(vec![crate::canonical::Generated {
         path: "evidence/locate/synthetic-pair.json".into(),
-        text: crate::evidence::canonical(&doc),
+        text: crate::canonical::canonical(&doc),
     }])
 }
 

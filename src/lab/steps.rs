@@ -45,7 +45,7 @@ pub struct Report {
     pub steps: Vec<Step>,
     /// The inventory JSON and Markdown summary of every added corpus, in the order given, named
     /// `<config stem>.json` / `.md` (with `-2`, `-3`... when two configs share a stem).
-    pub inventories: Vec<evidence::Generated>,
+    pub inventories: Vec<crate::canonical::Generated>,
 }
 
 fn step(name: String, f: impl FnOnce() -> Result<(Vec<Row>, String), String>) -> Step {
@@ -119,11 +119,11 @@ pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
                 stem = format!("{base}-{n}");
             }
             stems.push(stem.clone());
-            inventories.push(evidence::Generated {
+            inventories.push(crate::canonical::Generated {
                 path: format!("{stem}.json"),
                 text: json,
             });
-            inventories.push(evidence::Generated {
+            inventories.push(crate::canonical::Generated {
                 path: format!("{stem}.md"),
                 text: md,
             });
@@ -249,7 +249,7 @@ fn inventory_step(
         id["bytes"],
         id["inventory_sha256"].as_str().unwrap_or("")
     );
-    let docs = [evidence::canonical(&doc), inventory::summary(&doc)];
+    let docs = [crate::canonical::canonical(&doc), inventory::summary(&doc)];
     Ok((rows, note, docs))
 }
 

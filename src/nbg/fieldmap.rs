@@ -916,7 +916,7 @@ pub fn render(family: Option<&str>, format: &str) -> Result<String, FieldMapErro
         Some(other) => return Err(FieldMapError::UnknownFamily(other.to_string())),
     };
     match format {
-        "json" => Ok(crate::evidence::canonical(&to_json(family))),
+        "json" => Ok(crate::canonical::canonical(&to_json(family))),
         "md" => Ok(to_markdown(family)),
         "ksy" if family == Family::Both => Err(FieldMapError::KsyNeedsFamily),
         "ksy" => Ok(to_ksy(family)),

@@ -273,7 +273,7 @@ impl Registry {
     pub fn canonical(&self) -> String {
         // Invariant: a registry has string keys, strings, integers and finite numbers only,
         // so it always serializes.
-        crate::evidence::canonical(&serde_json::to_value(self).expect("registry serializes"))
+        crate::canonical::canonical(&serde_json::to_value(self).expect("registry serializes"))
     }
 }
 
@@ -1239,7 +1239,7 @@ pub fn cli_check(mappings: &Path, dirs: &[PathBuf], json: bool) -> Rendered {
     let refuted = rows.iter().any(|r| r.outcome == Outcome::Refuted);
     let stdout = if json {
         let sha = Hash256::of(registry.canonical().as_bytes());
-        crate::evidence::canonical(&check_document(&sha, &rows))
+        crate::canonical::canonical(&check_document(&sha, &rows))
     } else {
         let mut s: String = rows.iter().map(text_row).collect();
         let sum = summary(&rows);
