@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod canonical;
+pub mod evidence;
 pub mod lab;
 pub mod nbg;
 #[cfg(feature = "onnx")]
@@ -20,9 +21,7 @@ pub use nbg::{
 // The lab's modules, likewise (`nbg_lab::diff`, ...).
 #[cfg(feature = "onnx")]
 pub use lab::locate;
-pub use lab::{
-    capture, corpus, diff, differential, evidence, inventory, mapping, sweep, synth, synth_v1,
-};
+pub use lab::{capture, corpus, diff, differential, inventory, mapping, sweep, synth, synth_v1};
 
 pub use failure::{Code, Failure};
 pub use family::{Family, NbgFamily};

@@ -33,7 +33,7 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(format!("{}: already exists", dir.display()));
         }
     }
-    let report = nbg_lab::lab::run(&nbg_lab::lab::project_root(), &corpora);
+    let report = nbg_lab::evidence::steps::run(&nbg_lab::evidence::steps::project_root(), &corpora);
     print(&text::lab_steps(&report));
     if let Some(dir) = &args.out {
         let files: Vec<(&str, &[u8])> = report

@@ -1,14 +1,16 @@
-//! Committed evidence files: what they contain and how each is rebuilt in memory.
+//! Committed evidence files: what they contain and how each is rebuilt in memory, and `nbg
+//! lab`'s steps (`steps`), which check them. The top of the library: evidence rebuilds what
+//! every layer below makes (inventories, differentials, mappings, ONNX runs, HTML reports).
 //!
 //! Every evidence file is canonical JSON (sorted keys, two-space indent, trailing newline, no
 //! timestamps, no absolute paths), so a rebuild can be compared byte for byte.
 
-use super::Exit;
 use crate::corpus::ConfigError;
 use crate::differential::{CaptureError, LoadError};
 use crate::failure::Failure;
 use crate::files::InputError;
 use crate::image::NbgImage;
+use crate::lab::Exit;
 use crate::mapping::{CaptureFailure, MappingError};
 use crate::parse;
 use crate::report::ReportError;
@@ -16,6 +18,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 pub use crate::canonical::{Generated, canonical};
+
+pub mod steps;
 
 /// The image ledger document of one file: `owners`, `views`, `totals`, `reconstruction`.
 pub fn image_document(bytes: &[u8]) -> Result<Value, Failure> {
