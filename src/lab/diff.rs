@@ -534,13 +534,18 @@ struct Run {
 /// The changed ranges of paired owners `x` (of A) and `y` (of B), found over their common
 /// length. A run extends while bytes differ and stay in one unit, across piece boundaries.
 struct Ranges {
+    /// The first `MAX_RANGES` runs.
     ranges: Vec<Change>,
+    /// Runs closed so far, listed or not.
     total: usize,
+    /// Changed bytes so far, plus the size difference.
     changed: u64,
+    /// The run still being extended, if any.
     open: Option<Run>,
 }
 
 impl Ranges {
+    /// End the open run (if any) at `end`, an offset in the owner, and record it.
     fn close(&mut self, end: u64, x: &Owner, y: &Owner) {
         let Some(run) = self.open.take() else {
             return;
