@@ -1,12 +1,13 @@
 //! `nbg diff A B [--json] [--hexdump]`.
 
 use super::{failed, print, print_json, status, usage_error};
-use nbg_lab::files::read_regular;
 use nbg_lab::image::NbgImage;
-use nbg_lab::parse;
+use nbg_lab::open::parse_source;
 use nbg_lab::report::{json, text};
+use nbg_lab::stream::FileSource;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -21,12 +22,27 @@ pub struct Args {
 
 pub fn exec(args: Args) -> ExitCode {
     let (a, b) = (&args.a, &args.b);
-    let (ba, bb) = match (read_regular(a), read_regular(b)) {
+    // Streamed: both files are parsed with positioned reads and compared owner by owner in
+    // bounded pieces; neither is held in memory. I/O errors, wherever met, exit 2 as usage
+    // errors (A's first), before any parse failure they may have caused.
+    let (sa, sb) = match (FileSource::open(a), FileSource::open(b)) {
+        (Ok(x), Ok(y)) => (Arc::new(x), Arc::new(y)),
+        (Err(e), _) | (_, Err(e)) => return usage_error(e),
+    };
+    let load = |source: &Arc<FileSource>| {
+        parse_source(Arc::clone(source), Default::default()).map(|parsed| {
+            parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(source)).map(|i| (g, i)))
+        })
+    };
+    let (la, lb) = match (load(&sa), load(&sb)) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return usage_error(e),
     };
-    let load = |bytes| parse(bytes).and_then(|g| NbgImage::new(&g).map(|i| (g, i)));
-    let ((ga, ia), (gb, ib)) = match (load(&ba), load(&bb)) {
+    let io_error = || sa.error().or_else(|| sb.error());
+    if let Some(e) = io_error() {
+        return usage_error(e);
+    }
+    let ((ga, ia), (gb, ib)) = match (la, lb) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(f), _) => {
             eprintln!("{}: {f}", a.display());
@@ -45,13 +61,23 @@ pub fn exec(args: Args) -> ExitCode {
         }
     };
     if args.json {
+        if let Some(e) = io_error() {
+            return usage_error(e);
+        }
         print_json(&json::value(&report));
     } else {
         let (an, bn) = (a.display().to_string(), b.display().to_string());
-        print(&text::diff(&an, &bn, &report));
-        if args.hexdump {
-            let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
-            print(&text::diff_hexdump(&report, &ba, &bb, colour));
+        let summary = text::diff(&an, &bn, &report);
+        let colour = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        let hexdump = args
+            .hexdump
+            .then(|| text::diff_hexdump(&report, &ia, &ib, colour));
+        if let Some(e) = io_error() {
+            return usage_error(e);
+        }
+        print(&summary);
+        if let Some(h) = hexdump {
+            print(&h);
         }
     }
     status(report.identical)

@@ -9,7 +9,7 @@
 use crate::family::NbgFamily;
 use crate::fieldmap::{self as fm, Record};
 use crate::format::{section, v2 as f2};
-use crate::image::{NbgImage, Origin, Owner};
+use crate::image::{NbgImage, Origin, Owner, OwnerClass};
 use crate::parse::{Graph, NbgV1, NbgV2};
 use serde::Serialize;
 
@@ -378,7 +378,7 @@ pub struct OwnerDiff {
     /// The owner's pairing key (`owner_key`).
     pub owner: String,
     /// The owner's ledger class.
-    pub class: &'static str,
+    pub class: OwnerClass,
     /// How it differs.
     pub status: Status,
     /// Its file range `[start, end)` in A, when A has it.
@@ -437,7 +437,12 @@ impl DiffError {
     }
 }
 
-/// Diff two parsed graphs of the same family.
+/// Bytes of each side `compare` holds at once: owners are compared piece by piece, so a diff
+/// of two files read through `NbgImage::from_file` never holds either file.
+pub const PIECE: u64 = 1 << 20;
+
+/// Diff two parsed graphs of the same family. The bytes are read through the images (in
+/// memory, or from their files in pieces of at most `PIECE` bytes per side).
 pub fn diff(
     a: &Graph<'_>,
     ia: &NbgImage<'_>,
@@ -450,7 +455,6 @@ pub fn diff(
             b: ib.format(),
         });
     }
-    let (ba, bb) = (a.bytes(), b.bytes());
     let keyed = |g: &Graph<'_>, i: &NbgImage<'_>| -> Vec<(String, Owner)> {
         let mut seen = std::collections::BTreeMap::<String, usize>::new();
         i.owners()
@@ -469,10 +473,16 @@ pub fn diff(
     };
     let (oa, ob) = (keyed(a, ia), keyed(b, ib));
     let mut owners = Vec::new();
+    // Whether every owner of A is paired with an owner of B at the same range: with equal
+    // sizes and no owner differing, the files are then byte for byte the same.
+    let mut same_layout = ia.len() == ib.len();
     for (key, x) in &oa {
         match ob.iter().find(|(k, _)| k == key) {
             None => owners.push(one_sided(key, x, Status::OnlyA)),
-            Some((_, y)) => owners.push(compare(key, a, x, ba, y, bb)),
+            Some((_, y)) => {
+                same_layout &= (x.start, x.end) == (y.start, y.end);
+                owners.push(compare(key, a, x, ia, y, ib));
+            }
         }
     }
     for (key, y) in ob.iter().filter(|(k, _)| !oa.iter().any(|(ka, _)| ka == k)) {
@@ -484,7 +494,10 @@ pub fn diff(
         format: ia.format(),
         a: a.file().clone(),
         b: b.file().clone(),
-        identical: ba == bb,
+        // A's owners cover A from 0 to EOF (the ledger's proof): when each sits at the same
+        // range in B with the same bytes, no owner is one-sided and the sizes agree, A and B are
+        // equal; and equal files parse to equal ledgers, so this is exactly `A == B`.
+        identical: same_layout && owners.is_empty(),
         changed_bytes,
         owners_changed: owners.len(),
         owners,
@@ -500,7 +513,7 @@ fn one_sided(key: &str, o: &Owner, status: Status) -> OwnerDiff {
     };
     OwnerDiff {
         owner: key.to_string(),
-        class: o.class.as_str(),
+        class: o.class,
         status,
         a_range,
         b_range,
@@ -510,57 +523,116 @@ fn one_sided(key: &str, o: &Owner, status: Status) -> OwnerDiff {
     }
 }
 
-fn compare(key: &str, ga: &Graph<'_>, x: &Owner, ba: &[u8], y: &Owner, bb: &[u8]) -> OwnerDiff {
-    let xa = &ba[x.start as usize..x.end as usize];
-    let yb = &bb[y.start as usize..y.end as usize];
-    let common = xa.len().min(yb.len());
-    let mut ranges: Vec<Change> = Vec::new();
-    let mut total = 0usize;
-    let mut changed = (xa.len().max(yb.len()) - common) as u64;
-    // Opaque payloads are one unit: extend runs without naming every byte.
-    let whole_unit = x.end > x.start && locate(ga, x, x.end - 1).1 == x.start;
-    let mut i = 0;
-    while i < common {
-        if xa[i] == yb[i] {
-            i += 1;
-            continue;
-        }
-        let (field, unit) = locate(ga, x, x.start + i as u64);
-        let mut j = i + 1;
-        while j < common
-            && xa[j] != yb[j]
-            && (whole_unit || locate(ga, x, x.start + j as u64).1 == unit)
-        {
-            j += 1;
-        }
-        changed += (j - i) as u64;
-        total += 1;
-        if ranges.len() < MAX_RANGES {
-            ranges.push(Change {
-                a_start: x.start + i as u64,
-                a_end: x.start + j as u64,
-                b_start: y.start + i as u64,
-                b_end: y.start + j as u64,
-                field,
+/// The changed run being extended while `compare` walks an owner: its first byte (offset in the
+/// owner), the field it is named by, and the unit it lies in.
+struct Run {
+    start: u64,
+    field: String,
+    unit: u64,
+}
+
+/// The changed ranges of paired owners `x` (of A) and `y` (of B), found over their common
+/// length. A run extends while bytes differ and stay in one unit, across piece boundaries.
+struct Ranges {
+    /// The first `MAX_RANGES` runs.
+    ranges: Vec<Change>,
+    /// Runs closed so far, listed or not.
+    total: usize,
+    /// Changed bytes so far, plus the size difference.
+    changed: u64,
+    /// The run still being extended, if any.
+    open: Option<Run>,
+}
+
+impl Ranges {
+    /// End the open run (if any) at `end`, an offset in the owner, and record it.
+    fn close(&mut self, end: u64, x: &Owner, y: &Owner) {
+        let Some(run) = self.open.take() else {
+            return;
+        };
+        self.changed += end - run.start;
+        self.total += 1;
+        if self.ranges.len() < MAX_RANGES {
+            self.ranges.push(Change {
+                a_start: x.start + run.start,
+                a_end: x.start + end,
+                b_start: y.start + run.start,
+                b_end: y.start + end,
+                field: run.field,
             });
         }
-        i = j;
     }
-    let status = if xa.len() != yb.len() {
+}
+
+fn compare(
+    key: &str,
+    ga: &Graph<'_>,
+    x: &Owner,
+    ia: &NbgImage<'_>,
+    y: &Owner,
+    ib: &NbgImage<'_>,
+) -> OwnerDiff {
+    let common = x.len().min(y.len());
+    let mut r = Ranges {
+        ranges: Vec::new(),
+        total: 0,
+        changed: x.len().max(y.len()) - common,
+        open: None,
+    };
+    // Opaque payloads are one unit: extend runs without naming every byte.
+    let whole_unit = x.end > x.start && locate(ga, x, x.end - 1).1 == x.start;
+    let mut at = 0u64;
+    while at < common {
+        let next = common.min(at + PIECE);
+        let pa = ia.range(x.start + at, x.start + next);
+        let pb = ib.range(y.start + at, y.start + next);
+        let mut k = 0usize;
+        while k < pa.len() {
+            if r.open.is_none() {
+                // Skip equal bytes without naming them.
+                match pa[k..].iter().zip(&pb[k..]).position(|(p, q)| p != q) {
+                    Some(d) => k += d,
+                    None => break,
+                }
+            }
+            let i = at + k as u64;
+            if pa[k] == pb[k] {
+                r.close(i, x, y);
+            } else {
+                let extends = r
+                    .open
+                    .as_ref()
+                    .is_some_and(|run| whole_unit || locate(ga, x, x.start + i).1 == run.unit);
+                if !extends {
+                    r.close(i, x, y);
+                    let (field, unit) = locate(ga, x, x.start + i);
+                    r.open = Some(Run {
+                        start: i,
+                        field,
+                        unit,
+                    });
+                }
+            }
+            k += 1;
+        }
+        at = next;
+    }
+    r.close(common, x, y);
+    let status = if x.len() != y.len() {
         Status::Resized
-    } else if changed > 0 {
+    } else if r.changed > 0 {
         Status::Changed
     } else {
         Status::Same
     };
     OwnerDiff {
         owner: key.to_string(),
-        class: x.class.as_str(),
+        class: x.class,
         status,
         a_range: Some([x.start, x.end]),
         b_range: Some([y.start, y.end]),
-        changed_bytes: changed,
-        ranges_total: total,
-        ranges,
+        changed_bytes: r.changed,
+        ranges_total: r.total,
+        ranges: r.ranges,
     }
 }

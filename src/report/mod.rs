@@ -803,7 +803,7 @@ fn render_pair(
         .map(|o| {
             vec![
                 o.owner.clone(),
-                o.class.to_string(),
+                o.class.as_str().to_string(),
                 status_str(&o.status),
                 range_str(o.a_range),
                 range_str(o.b_range),

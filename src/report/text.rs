@@ -339,14 +339,24 @@ pub fn diff(a_name: &str, b_name: &str, report: &DiffReport) -> String {
         let _ = writeln!(
             s,
             "  {:<40} {:<16} {:<9} {:>10} {:>7}",
-            o.owner, o.class, status, o.changed_bytes, o.ranges_total
+            o.owner,
+            o.class.as_str(),
+            status,
+            o.changed_bytes,
+            o.ranges_total
         );
     }
     s
 }
 
-/// `nbg diff --hexdump`: every changed range of both files with 16 bytes of context.
-pub fn diff_hexdump(report: &DiffReport, a: &[u8], b: &[u8], colour: bool) -> String {
+/// `nbg diff --hexdump`: every changed range of both files with 16 bytes of context, read
+/// through the images (only the bytes shown).
+pub fn diff_hexdump(
+    report: &DiffReport,
+    a: &NbgImage<'_>,
+    b: &NbgImage<'_>,
+    colour: bool,
+) -> String {
     let mut s = String::new();
     for o in &report.owners {
         for c in &o.ranges {
@@ -363,15 +373,17 @@ pub fn diff_hexdump(report: &DiffReport, a: &[u8], b: &[u8], colour: bool) -> St
 }
 
 /// Up to 64 changed bytes with 16 bytes of context either side, changed bytes highlighted.
-pub fn hex_context(side: &str, bytes: &[u8], start: u64, end: u64, colour: bool) -> String {
+pub fn hex_context(side: &str, image: &NbgImage<'_>, start: u64, end: u64, colour: bool) -> String {
     let end = end.min(start + 64);
     let from = start.saturating_sub(16) & !15;
-    let to = (end + 16).min(bytes.len() as u64);
+    let to = (end + 16).min(image.len());
+    let window = image.range(from, to);
     let mut s = String::new();
     let mut row = from;
     while row < to {
         let _ = write!(s, "  {side} {row:08x}:");
-        for (o, b) in (row..(row + 16).min(to)).zip(&bytes[row as usize..]) {
+        let shown = window.get((row - from) as usize..).unwrap_or_default();
+        for (o, b) in (row..(row + 16).min(to)).zip(shown) {
             if (start..end).contains(&o) {
                 if colour {
                     let _ = write!(s, " \x1b[1;31m{b:02x}\x1b[0m");

@@ -156,3 +156,174 @@ fn cli_diff_exit_codes_and_hexdump() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["changed_bytes"], 5);
 }
+
+/// A diff's JSON document and its text (summary and hexdump, plain and coloured).
+fn outputs(
+    report: &DiffReport,
+    ia: &NbgImage<'_>,
+    ib: &NbgImage<'_>,
+) -> (Value, String, String, String) {
+    (
+        nbg_lab::report::json::value(report),
+        nbg_lab::report::text::diff("A", "B", report),
+        nbg_lab::report::text::diff_hexdump(report, ia, ib, false),
+        nbg_lab::report::text::diff_hexdump(report, ia, ib, true),
+    )
+}
+
+type Outputs = Result<(Value, String, String, String), String>;
+
+/// `nbg diff` in memory: both files parsed whole.
+fn in_memory(a: &[u8], b: &[u8]) -> Outputs {
+    let (ga, gb) = (parse(a).unwrap(), parse(b).unwrap());
+    let (ia, ib) = (NbgImage::new(&ga).unwrap(), NbgImage::new(&gb).unwrap());
+    let r = diff(&ga, &ia, &gb, &ib).map_err(|e| e.to_string())?;
+    assert_eq!(r.identical, a == b);
+    Ok(outputs(&r, &ia, &ib))
+}
+
+/// `nbg diff` streamed: both files parsed with positioned reads, images over the files.
+fn streamed(a: &std::path::Path, b: &std::path::Path) -> Outputs {
+    use nbg_lab::NbgFamily;
+    use nbg_lab::stream::FileSource;
+    use std::sync::Arc;
+    let load = |path: &std::path::Path| {
+        let source = Arc::new(FileSource::open(path).unwrap());
+        let g = nbg_lab::open::parse_source(Arc::clone(&source), Default::default())
+            .unwrap()
+            .unwrap();
+        assert!(g.bytes().is_empty(), "a streamed graph holds no payload");
+        let i = NbgImage::from_file(&g, Arc::clone(&source)).unwrap();
+        (source, g, i)
+    };
+    let ((sa, ga, ia), (sb, gb, ib)) = (load(a), load(b));
+    let r = diff(&ga, &ia, &gb, &ib).map_err(|e| e.to_string())?;
+    let out = outputs(&r, &ia, &ib);
+    assert!(sa.error().is_none() && sb.error().is_none());
+    Ok(out)
+}
+
+/// The streamed diff of every pair of `paths` equals the in-memory diff of their bytes.
+fn assert_pairs_stream_like_memory(paths: &[std::path::PathBuf]) {
+    let bytes: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    for (i, a) in paths.iter().enumerate() {
+        for (j, b) in paths.iter().enumerate() {
+            assert_eq!(
+                in_memory(&bytes[i], &bytes[j]),
+                streamed(a, b),
+                "{} vs {}",
+                a.display(),
+                b.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn every_control_pair_streams_like_memory() {
+    let dir = common::root().join("controls");
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "nb"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 5);
+    assert_pairs_stream_like_memory(&paths);
+    // The differential captures: same-model pairs with a few changed bytes.
+    for t in ["dynaio-constant", "coef-word-a", "v1-input-scale-eighth"] {
+        let t = common::root().join("differentials").join(t);
+        assert_pairs_stream_like_memory(&["A1.nb", "A2.nb", "B.nb"].map(|n| t.join(n)));
+    }
+}
+
+#[test]
+fn public_pairs_stream_like_memory() {
+    let v1 = common::root().join("controls/public/v1");
+    assert_pairs_stream_like_memory(&[
+        v1.join("ameba-scrfd_500m_bnkps_576x320_u8-000e.nb"),
+        v1.join("ameba-scrfd_500m_bnkps_576x320_u8_nv12-000e.nb"),
+        v1.join("timvx-conv2d_relu_maxpool2d_fp32-001e.nb"),
+        v1.join("st-blazeface_128x128_quant-001e.nb"),
+    ]);
+}
+
+/// A pair of several MiB: changed bytes far apart, and a run crossing a boundary of the pieces
+/// the diff reads, reported as one range as when both files are compared whole.
+#[test]
+fn large_pair_streams_like_memory() {
+    use nbg_lab::diff::PIECE;
+    let mut layout = nbg_lab::synth::bulk(11, 3 * nbg_lab::stream::CHUNK as u64 + 12_345);
+    let a = layout.emit();
+    let g = parse(&a).unwrap();
+    let image = NbgImage::new(&g).unwrap();
+    let coef = image
+        .owners()
+        .iter()
+        .find(|o| o.label.starts_with("section ") && o.label.ends_with(" NBG_SECTION_COEF_DATA"))
+        .unwrap()
+        .clone();
+    assert!(coef.len() > 3 * PIECE);
+    // Runs in the coefficients, far apart: one across the first piece boundary, one at the end.
+    // B is emitted again from the layout, so its checksums and header CRC agree with it.
+    let runs = [
+        (coef.start + 100, coef.start + 101),
+        (coef.start + PIECE - 3, coef.start + PIECE + 5),
+        (coef.start + 2 * PIECE + 7, coef.start + 2 * PIECE + 9),
+        (coef.end - 2, coef.end - 1),
+    ];
+    let section = layout
+        .sections
+        .iter()
+        .position(|s| s.kind == nbg_lab::format::section::COEF_DATA)
+        .unwrap();
+    for &(s, e) in &runs {
+        for x in &mut layout.sections[section].payload
+            [(s - coef.start) as usize..(e - coef.start) as usize]
+        {
+            *x ^= 0x5a;
+        }
+    }
+    let b = layout.emit();
+    let tmp = tempfile::tempdir().unwrap();
+    let (pa, pb) = (tmp.path().join("a.nb"), tmp.path().join("b.nb"));
+    std::fs::write(&pa, &a).unwrap();
+    std::fs::write(&pb, &b).unwrap();
+    let memory = in_memory(&a, &b);
+    assert_eq!(memory, streamed(&pa, &pb));
+    let (json, ..) = memory.unwrap();
+    let owner = json["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["owner"] == "NBG_SECTION_COEF_DATA")
+        .unwrap();
+    let ranges: Vec<(u64, u64)> = owner["ranges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["a_start"].as_u64().unwrap(), c["a_end"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(ranges, runs);
+    assert_eq!(owner["changed_bytes"], 12);
+    // The same file twice is identical, streamed and in memory.
+    assert_eq!(in_memory(&a, &a), streamed(&pa, &pa));
+    assert_eq!(in_memory(&a, &a).unwrap().0["identical"], true);
+}
+
+#[test]
+fn cli_diff_reports_unreadable_inputs_as_usage_errors() {
+    let a = common::root().join("controls/erf-u8.nb");
+    let missing = common::root().join("controls/no-such-file.nb");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(["diff", a.to_str().unwrap(), missing.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.starts_with(&format!("nbg: {}: ", missing.display())),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+}
