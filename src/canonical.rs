@@ -20,3 +20,31 @@ pub fn canonical(value: &Value) -> String {
     s.push('\n');
     s
 }
+
+/// Names an enum's variants once: `as_str` gives each variant's stable name, and the enum
+/// serializes (and displays, padded) as exactly that name, so JSON and text cannot disagree.
+macro_rules! names {
+    ($enum:ident { $($variant:ident => $name:literal,)* }) => {
+        impl $enum {
+            /// The variant's stable name, as serialized.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($enum::$variant => $name,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $enum {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $enum {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+pub(crate) use names;

@@ -197,8 +197,7 @@ pub struct Files {
 }
 
 /// Why a changed byte changed: the place of A that holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum RangeRole {
     /// The header's file CRC field.
     CrcField,
@@ -214,34 +213,23 @@ pub enum RangeRole {
     Other,
 }
 
-impl RangeRole {
-    /// The role's name as in the JSON report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RangeRole::CrcField => "crc-field",
-            RangeRole::DynaioEntry => "dynaio-entry",
-            RangeRole::MappedField => "mapped-field",
-            RangeRole::MappedRange => "mapped-range",
-            RangeRole::DerivedChecksum => "derived-checksum",
-            RangeRole::Other => "other",
-        }
-    }
-}
-
-impl std::fmt::Display for RangeRole {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
+crate::canonical::names! {
+    RangeRole {
+        CrcField => "crc-field",
+        DynaioEntry => "dynaio-entry",
+        MappedField => "mapped-field",
+        MappedRange => "mapped-range",
+        DerivedChecksum => "derived-checksum",
+        Other => "other",
     }
 }
 
 /// How a differential ended; only `Reproduced` means B was rebuilt exactly.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Verdict {
     /// B was rebuilt exactly from A and the source change.
     Reproduced,
     /// Step 1: A1 and A2 are not byte-identical.
-    #[serde(rename = "a1-differs-from-a2")]
     A1DiffersFromA2,
     /// Step 2: A and B differ in size or layout descriptors.
     LayoutDiffers,
@@ -257,25 +245,16 @@ pub enum Verdict {
     ReplayMismatch,
 }
 
-impl Verdict {
-    /// The verdict's name as in the JSON report.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Reproduced => "reproduced",
-            Verdict::A1DiffersFromA2 => "a1-differs-from-a2",
-            Verdict::LayoutDiffers => "layout-differs",
-            Verdict::NoChange => "no-change",
-            Verdict::MultiRegionUnresolved => "multi-region-unresolved",
-            Verdict::SourceNotFound => "source-not-found",
-            Verdict::SourceMismatch => "source-mismatch",
-            Verdict::ReplayMismatch => "replay-mismatch",
-        }
-    }
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.pad(self.as_str())
+crate::canonical::names! {
+    Verdict {
+        Reproduced => "reproduced",
+        A1DiffersFromA2 => "a1-differs-from-a2",
+        LayoutDiffers => "layout-differs",
+        NoChange => "no-change",
+        MultiRegionUnresolved => "multi-region-unresolved",
+        SourceNotFound => "source-not-found",
+        SourceMismatch => "source-mismatch",
+        ReplayMismatch => "replay-mismatch",
     }
 }
 

@@ -56,8 +56,7 @@ impl Outcome {
 }
 
 /// An outcome's kind alone, as the byte maps and their runs name it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum OutcomeClass {
     /// A parse failure or the CRC check caught the flip.
     Detected,
@@ -67,14 +66,11 @@ pub enum OutcomeClass {
     Undetected,
 }
 
-impl OutcomeClass {
-    /// The class's name as in the sweep runs and the byte map's legend.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OutcomeClass::Detected => "detected",
-            OutcomeClass::Tolerated => "tolerated",
-            OutcomeClass::Undetected => "undetected",
-        }
+crate::canonical::names! {
+    OutcomeClass {
+        Detected => "detected",
+        Tolerated => "tolerated",
+        Undetected => "undetected",
     }
 }
 

@@ -140,8 +140,7 @@ impl Default for Limits {
 }
 
 /// Which ONNX type a graph input or output declares (the `TypeProto` case).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ValueKind {
     /// A dense tensor.
     Tensor,
@@ -159,18 +158,15 @@ pub enum ValueKind {
     Unknown,
 }
 
-impl ValueKind {
-    /// The kind's name as in the JSON signature and audit.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ValueKind::Tensor => "tensor",
-            ValueKind::SparseTensor => "sparse_tensor",
-            ValueKind::Sequence => "sequence",
-            ValueKind::Map => "map",
-            ValueKind::Optional => "optional",
-            ValueKind::Opaque => "opaque",
-            ValueKind::Unknown => "unknown",
-        }
+crate::canonical::names! {
+    ValueKind {
+        Tensor => "tensor",
+        SparseTensor => "sparse_tensor",
+        Sequence => "sequence",
+        Map => "map",
+        Optional => "optional",
+        Opaque => "opaque",
+        Unknown => "unknown",
     }
 }
 

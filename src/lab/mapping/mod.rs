@@ -95,8 +95,7 @@ pub enum Status {
 }
 
 /// A check's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The replay rebuilt B exactly.
     Proved,
@@ -106,14 +105,11 @@ pub enum Outcome {
     Inapplicable,
 }
 
-impl Outcome {
-    /// The verdict's name as in the JSON check document.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Proved => "proved",
-            Outcome::Refuted => "refuted",
-            Outcome::Inapplicable => "inapplicable",
-        }
+crate::canonical::names! {
+    Outcome {
+        Proved => "proved",
+        Refuted => "refuted",
+        Inapplicable => "inapplicable",
     }
 }
 
@@ -647,8 +643,7 @@ pub struct Unexplained {
 }
 
 /// Why the replay wrote a byte range.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WriteRole {
     /// The mapping's target: B's source value, encoded.
     Target,
@@ -658,14 +653,11 @@ pub enum WriteRole {
     FileCrc,
 }
 
-impl WriteRole {
-    /// The role's name as in the JSON check document (also the image's change label).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WriteRole::Target => "target",
-            WriteRole::SectionChecksum => "section-checksum",
-            WriteRole::FileCrc => "file-crc",
-        }
+crate::canonical::names! {
+    WriteRole {
+        Target => "target",
+        SectionChecksum => "section-checksum",
+        FileCrc => "file-crc",
     }
 }
 
