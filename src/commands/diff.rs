@@ -1,13 +1,10 @@
 //! `nbg diff A B [--json] [--hexdump]`.
 
 use super::{failed, print, print_json, status, usage_error};
-use nbg_lab::image::NbgImage;
-use nbg_lab::open::parse_source;
+use nbg_lab::open::open_image;
 use nbg_lab::report::{json, text};
-use nbg_lab::stream::FileSource;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -25,16 +22,7 @@ pub fn exec(args: Args) -> ExitCode {
     // Streamed: both files are parsed with positioned reads and compared owner by owner in
     // bounded pieces; neither is held in memory. I/O errors, wherever met, exit 2 as usage
     // errors (A's first), before any parse failure they may have caused.
-    let (sa, sb) = match (FileSource::open(a), FileSource::open(b)) {
-        (Ok(x), Ok(y)) => (Arc::new(x), Arc::new(y)),
-        (Err(e), _) | (_, Err(e)) => return usage_error(e),
-    };
-    let load = |source: &Arc<FileSource>| {
-        parse_source(Arc::clone(source), Default::default()).map(|parsed| {
-            parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(source)).map(|i| (g, i)))
-        })
-    };
-    let (la, lb) = match (load(&sa), load(&sb)) {
+    let ((sa, la), (sb, lb)) = match (open_image(a), open_image(b)) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return usage_error(e),
     };

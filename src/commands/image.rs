@@ -1,12 +1,9 @@
 //! `nbg image FILE [--json] [--svg OUT.svg] [--force]`.
 
 use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
-use nbg_lab::image::NbgImage;
 use nbg_lab::report::{svg, text};
-use nbg_lab::stream::FileSource;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,16 +26,12 @@ pub fn exec(args: Args) -> ExitCode {
     };
     // Streamed: the structure with positioned reads, the payload hashed once, the ledger over
     // ranges; emission reads the file again range by range. Memory does not grow with the file.
-    let source = match FileSource::open(file) {
-        Ok(s) => Arc::new(s),
+    let (source, built) = match nbg_lab::open::open_image(file) {
+        Ok(x) => x,
         Err(e) => return usage_error(e),
     };
-    let parsed = match nbg_lab::open::parse_source(Arc::clone(&source), Default::default()) {
-        Ok(p) => p,
-        Err(e) => return usage_error(e),
-    };
-    let image = match parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source))) {
-        Ok(i) => i,
+    let image = match built {
+        Ok((_, i)) => i,
         Err(f) => return report_failure(&f, args.json),
     };
     let recon = image.reconstruction();

@@ -2,12 +2,9 @@
 //! the re-encoding of every decoded record through the field map.
 
 use super::{print, print_json, status, usage_error};
-use nbg_lab::image::NbgImage;
 use nbg_lab::output::Outputs;
-use nbg_lab::stream::FileSource;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -51,17 +48,11 @@ pub fn exec(args: Args) -> ExitCode {
     for file in files {
         // Streamed: the ledger holds ranges; records are read back one by one to compare, and
         // emission copies the owned ranges from the file, so memory does not grow with it.
-        let source = match FileSource::open(file) {
-            Ok(s) => Arc::new(s),
-            Err(e) => return usage_error(e),
-        };
-        let parsed = match nbg_lab::open::parse_source(Arc::clone(&source), Default::default()) {
-            Ok(p) => p,
+        let (source, built) = match nbg_lab::open::open_image(file) {
+            Ok(x) => x,
             Err(e) => return usage_error(e),
         };
         let name = file.display();
-        let built =
-            parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source)).map(|i| (g, i)));
         let (graph, image) = match built {
             Ok(x) => x,
             Err(f) => {

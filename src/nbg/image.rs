@@ -10,8 +10,9 @@
 //! Emission concatenates the owned ranges of the source and verifies length and SHA-256 (and,
 //! for an image in memory, every byte). An image over a file (`NbgImage::from_file`) holds
 //! ranges, never the payload: padding is checked and emission streamed with positioned reads
-//! of at most 1 MiB, and its SHA-256 is compared with the parse's own streamed pass. A semantic change turns the image into a `ChangedImage`, a different type that can
-//! be hashed and compared but has no way to produce bytes for a file: its `emit` always returns
+//! of at most 1 MiB, and its SHA-256 is compared with the parse's own streamed pass. A semantic
+//! change turns the image into a `ChangedImage`, a different type that can be hashed and
+//! compared but has no way to produce bytes for a file: its `emit` always returns
 //! `EmitError::SemanticChange`.
 //!
 //! Gap convention: in the gap before a section with a declared alignment `a > 1` whose offset
@@ -207,9 +208,9 @@ impl std::error::Error for EmitError {}
 pub struct NbgImage<'data> {
     /// The bytes in memory, or the file they are read from.
     source: Data<'data>,
-    /// SHA-256 of the whole file from the parse's streamed pass (file images only; an image in
-    /// memory hashes its bytes when asked).
-    streamed_sha256: Option<Hash256>,
+    /// SHA-256 of the whole file: the parse's streamed pass for a file image, set when built;
+    /// hashed once, when first asked, for an image in memory.
+    sha256: OnceLock<Hash256>,
     format: &'static str,
     owners: Vec<Owner>,
     views: Vec<View>,
@@ -220,7 +221,7 @@ pub struct NbgImage<'data> {
 impl<'data> NbgImage<'data> {
     /// Build and prove the ledger of a graph parsed from bytes in memory.
     pub fn new(graph: &Graph<'data>) -> Result<Self, Failure> {
-        Self::build(graph, Data::new(graph.bytes()), None)
+        Self::build(graph, Data::new(graph.bytes()))
     }
 
     /// Build and prove the ledger of a graph parsed from `file` (`open::parse_source`): the
@@ -230,15 +231,13 @@ impl<'data> NbgImage<'data> {
         graph: &Graph<'_>,
         file: Arc<FileSource>,
     ) -> Result<NbgImage<'static>, Failure> {
-        let sha256 = graph.file().sha256;
-        NbgImage::build(graph, Data::file(file), Some(sha256))
+        let image = NbgImage::build(graph, Data::file(file))?;
+        // Invariant: `build` left the cell empty, so setting it cannot fail.
+        let _ = image.sha256.set(graph.file().sha256);
+        Ok(image)
     }
 
-    fn build(
-        graph: &Graph<'_>,
-        source: Data<'data>,
-        streamed_sha256: Option<Hash256>,
-    ) -> Result<Self, Failure> {
+    fn build(graph: &Graph<'_>, source: Data<'data>) -> Result<Self, Failure> {
         let (format, claims, mut views) = match graph {
             Graph::V1(g) => (g.format, claims_v1(g), views_v1(g)),
             Graph::V2(g) => (g.format, claims_v2(g), views_v2(graph)),
@@ -251,7 +250,7 @@ impl<'data> NbgImage<'data> {
         views.sort_by(|a, b| (a.start, a.end, &a.label).cmp(&(b.start, b.end, &b.label)));
         Ok(NbgImage {
             source,
-            streamed_sha256,
+            sha256: OnceLock::new(),
             format,
             owners,
             views,
@@ -293,17 +292,14 @@ impl<'data> NbgImage<'data> {
 
     /// SHA-256 of the whole source file.
     pub fn sha256(&self) -> Hash256 {
-        match self.streamed_sha256 {
-            Some(h) => h,
-            None => {
-                let mut sha = Sha256::new();
-                let _ = self.source.visit(0, self.len(), 1, |_, piece| {
-                    sha.update(piece);
-                    Ok::<(), ()>(())
-                });
-                Hash256(sha.finalize().into())
-            }
-        }
+        *self.sha256.get_or_init(|| {
+            let mut sha = Sha256::new();
+            let _ = self.source.visit(0, self.len(), 1, |_, piece| {
+                sha.update(piece);
+                Ok::<(), ()>(())
+            });
+            Hash256(sha.finalize().into())
+        })
     }
 
     /// The owner of an in-file byte (binary search over the proved ledger). Infallible: the

@@ -3,6 +3,7 @@
 
 use crate::failure::Failure;
 use crate::files::InputError;
+use crate::image::NbgImage;
 use crate::parse::{Graph, Options};
 use crate::read::Data;
 use crate::stream::FileSource;
@@ -29,4 +30,20 @@ pub fn parse_source(
         Some(e) => Err(e),
         None => Ok(parsed),
     }
+}
+
+/// A graph parsed from a file and its ledger over the file's ranges, or why the file is not a
+/// valid NBG.
+pub type Built = Result<(Graph<'static>, NbgImage<'static>), Failure>;
+
+/// Open `path`, parse it with positioned reads and build its ledger over ranges
+/// (`NbgImage::from_file`): what `nbg image`, `roundtrip` and `diff` work on, without holding
+/// the file. The source comes back too: reads made later (emission, diffs) keep their I/O
+/// errors there, for the caller to check with `FileSource::error` once it is done reading.
+/// `Err` is an input error (exit 2).
+pub fn open_image(path: &Path) -> Result<(Arc<FileSource>, Built), InputError> {
+    let source = Arc::new(FileSource::open(path)?);
+    let built = parse_source(Arc::clone(&source), Options::default())?
+        .and_then(|g| NbgImage::from_file(&g, Arc::clone(&source)).map(|i| (g, i)));
+    Ok((source, built))
 }
