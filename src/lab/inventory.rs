@@ -133,7 +133,7 @@ pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileR
 }
 
 /// Stream one file: its structure with positioned reads, its payload once in chunks (memory
-/// per file is `stream::BUFFERS x stream::CHUNK`, whatever its size).
+/// per file is a few `stream::CHUNK`s, whatever its size).
 fn scan_one(entry: &Entry) -> FileResult {
     let unreadable = |e: InputError| FileResult {
         entry: entry.clone(),

@@ -16,3 +16,4 @@ pub mod parse;
 pub mod read;
 pub mod reencode;
 pub mod stream;
+pub(crate) mod window;

@@ -3,13 +3,16 @@
 //!
 //! The parser reads the header, directory and decoded records through `read::Data` (bounded
 //! reads of exactly the bytes it decodes) and hands this module the ranges to fingerprint. One
-//! reader fills chunks of `CHUNK` bytes while two workers consume the previous chunk: one hashes
-//! the whole file and CRCs every range, the other hashes every range; then both count the byte
-//! histograms, taking pieces of the chunk in turn, so both cores carry the same load. Memory is `BUFFERS x CHUNK` per file,
-//! whatever the file size. Small files run the same consumers on the calling thread.
+//! thread maps the file a chunk of `CHUNK` bytes at a time (`window`: no copy out of the page
+//! cache; a reader that is not a file is read into buffers instead) while two workers consume
+//! the chunk before: one hashes the whole file and CRCs every range, the other hashes every
+//! range; then both count the byte histograms, taking pieces of the chunk in turn, so both
+//! cores carry the same load. Memory is a few chunks per file, whatever the file size. Small
+//! files run the same consumers on the calling thread.
 
 use crate::files::{InputError, open_regular};
 use crate::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes};
+use crate::nbg::window::Window;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
@@ -17,9 +20,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
 
-/// Bytes read and handed to the consumers at once.
+/// Bytes mapped (or read) and handed to the consumers at once.
 pub const CHUNK: usize = 2 << 20;
-/// Chunk buffers per pipelined file: one being read, two being hashed.
+/// Chunks queued per worker of a pipelined file, and buffers per file when chunks are read
+/// rather than mapped: at most `BUFFERS + 2` chunks are in memory at once.
 pub const BUFFERS: usize = 3;
 /// Chunk buffers kept for the next file: enough for two files in flight. Reusing them spares
 /// every file the page faults of fresh buffers; memory stays `POOLED x CHUNK` at most.
@@ -49,11 +53,21 @@ const PIECES: usize = 16;
 pub trait ReadAt: Send + Sync {
     /// Fill `buf` from file offset `offset`, or fail (a short read is an error).
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()>;
+
+    /// The file itself, when this reader is one: its payload is then mapped window by window
+    /// instead of copied.
+    fn as_file(&self) -> Option<&std::fs::File> {
+        None
+    }
 }
 
 impl ReadAt for std::fs::File {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
         FileExt::read_exact_at(self, buf, offset)
+    }
+
+    fn as_file(&self) -> Option<&std::fs::File> {
+        Some(self)
     }
 }
 
@@ -325,11 +339,40 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
     }
 }
 
-/// A chunk in flight: its file offset, length, buffer and next histogram piece to count.
-type Job = (u64, usize, Arc<Vec<u8>>, Arc<AtomicUsize>);
+/// A chunk's bytes: a mapped window of the file, or a buffer they were read into (a reader
+/// that is not a file, or a window that could not be mapped).
+enum Bytes {
+    Mapped(Window),
+    Read(Vec<u8>),
+}
 
-/// Read chunks on the calling thread while one worker runs `a` and another `b` over the chunk
-/// before. Buffers come back when both workers have dropped them.
+impl Bytes {
+    fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Mapped(window) => window.bytes(),
+            Bytes::Read(buffer) => buffer,
+        }
+    }
+
+    /// Note, after a worker has read the chunk at `at`, a window whose file shrank under it.
+    fn check(&self, file: &FileSource, at: u64) {
+        if let Bytes::Mapped(window) = self
+            && window.faulted()
+        {
+            file.note(&std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("the file shrank while it was read (the chunk at offset {at})"),
+            ));
+        }
+    }
+}
+
+/// A chunk in flight: its file offset, length, bytes and next histogram piece to count.
+type Job = (u64, usize, Arc<Bytes>, Arc<AtomicUsize>);
+
+/// Map (or read) chunks on the calling thread while one worker runs `a` and another `b` over the
+/// chunk before. Windows are unmapped, and buffers come back, when both workers have dropped
+/// them; the bounded channels keep at most `BUFFERS` chunks in flight per worker.
 fn pipeline(
     file: &FileSource,
     ranges: &[(u64, u64)],
@@ -339,14 +382,15 @@ fn pipeline(
 ) {
     // Unbounded, so a worker never waits for the reader to collect a signal.
     let (done_tx, done_rx) = channel::<()>();
-    let mut pool: Vec<Arc<Vec<u8>>> = Vec::with_capacity(BUFFERS);
+    let mut pool: Vec<Arc<Bytes>> = Vec::with_capacity(BUFFERS);
     std::thread::scope(|scope| {
         let (tx_a, rx_a) = sync_channel::<Job>(BUFFERS);
         let (tx_b, rx_b) = sync_channel::<Job>(BUFFERS);
         let done_a = done_tx.clone();
         scope.spawn(move || {
             for (at, len, buf, next) in rx_a {
-                a.consume(ranges, hashed, at, &buf[..len], &next);
+                a.consume(ranges, hashed, at, &buf.get()[..len], &next);
+                buf.check(file, at);
                 drop(buf);
                 let _ = done_a.send(());
             }
@@ -354,7 +398,8 @@ fn pipeline(
         let done_b = done_tx.clone();
         scope.spawn(move || {
             for (at, len, buf, next) in rx_b {
-                b.consume(ranges, hashed, at, &buf[..len], &next);
+                b.consume(ranges, hashed, at, &buf.get()[..len], &next);
+                buf.check(file, at);
                 drop(buf);
                 let _ = done_b.send(());
             }
@@ -362,33 +407,19 @@ fn pipeline(
         let mut at = 0u64;
         while at < file.len() {
             let len = (file.len() - at).min(CHUNK as u64) as usize;
-            let slot = loop {
-                if let Some(i) = pool.iter_mut().position(|p| Arc::get_mut(p).is_some()) {
-                    break i;
-                }
-                if pool.len() < BUFFERS {
-                    pool.push(Arc::new(take_buffer()));
-                    break pool.len() - 1;
-                }
-                if done_rx.recv().is_err() {
-                    return;
-                }
+            let mapped = file.file.as_file().and_then(|f| Window::map(f, at, len));
+            let job = match mapped {
+                Some(window) => Arc::new(Bytes::Mapped(window)),
+                None => match read_into_pool(file, &mut pool, &done_rx, at, len) {
+                    Some(slot) => Arc::clone(&pool[slot]),
+                    None => break,
+                },
             };
-            // The slot was found free, and workers never take a dropped handle back.
-            let read = match Arc::get_mut(&mut pool[slot]) {
-                Some(buf) => file.file.read_exact_at(&mut buf[..len], at),
-                None => Err(std::io::Error::other("chunk buffer still in use")),
-            };
-            if let Err(e) = read {
-                file.note(&e);
-                break;
-            }
-            let job = &pool[slot];
             let next = Arc::new(AtomicUsize::new(0));
             if tx_a
-                .send((at, len, Arc::clone(job), Arc::clone(&next)))
+                .send((at, len, Arc::clone(&job), Arc::clone(&next)))
                 .is_err()
-                || tx_b.send((at, len, Arc::clone(job), next)).is_err()
+                || tx_b.send((at, len, job, next)).is_err()
             {
                 break;
             }
@@ -398,7 +429,43 @@ fn pipeline(
         drop(tx_b);
     });
     // The workers have ended, so every buffer is ours again.
-    for buffer in pool.into_iter().filter_map(|b| Arc::try_unwrap(b).ok()) {
-        give_back(buffer);
+    for bytes in pool.into_iter().filter_map(|b| Arc::try_unwrap(b).ok()) {
+        if let Bytes::Read(buffer) = bytes {
+            give_back(buffer);
+        }
+    }
+}
+
+/// Read `len` bytes at `at` into a free buffer of `pool` (adding one while fewer than
+/// `BUFFERS`, else waiting for the workers to drop one) and return its index; `None` when
+/// the read failed (the error is noted) or the workers are gone.
+fn read_into_pool(
+    file: &FileSource,
+    pool: &mut Vec<Arc<Bytes>>,
+    done: &std::sync::mpsc::Receiver<()>,
+    at: u64,
+    len: usize,
+) -> Option<usize> {
+    let slot = loop {
+        if let Some(i) = pool.iter_mut().position(|p| Arc::get_mut(p).is_some()) {
+            break i;
+        }
+        if pool.len() < BUFFERS {
+            pool.push(Arc::new(Bytes::Read(take_buffer())));
+            break pool.len() - 1;
+        }
+        done.recv().ok()?;
+    };
+    // The slot was found free, and workers never take a dropped handle back.
+    let read = match Arc::get_mut(&mut pool[slot]) {
+        Some(Bytes::Read(buf)) => file.file.read_exact_at(&mut buf[..len], at),
+        _ => Err(std::io::Error::other("chunk buffer still in use")),
+    };
+    match read {
+        Ok(()) => Some(slot),
+        Err(e) => {
+            file.note(&e);
+            None
+        }
     }
 }

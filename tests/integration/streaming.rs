@@ -151,8 +151,46 @@ fn large_file_pipelined_like_memory() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("bulk.nb");
     std::fs::write(&path, &bytes).unwrap();
+    // From the file, the payload is mapped window by window instead of read into buffers.
+    let from_file = nbg_lab::open::parse_file(&path, Options::default())
+        .expect("readable")
+        .map(|g| g.to_json());
+    assert_eq!(Ok(memory), from_file);
+    let file = FileSource::open(&path).unwrap();
+    assert_eq!(
+        stream::sha256(&file).unwrap(),
+        nbg_lab::fingerprint::Hash256::of(&bytes)
+    );
     assert_crc_explain_same(&path, &bytes);
     assert_image_same(&path, &bytes);
+}
+
+/// A file that shrinks after it was opened is an I/O error naming the chunk, never a crash
+/// (a mapped page past a file's new end raises SIGBUS) and never a hash of missing bytes.
+#[test]
+fn a_file_truncated_while_streamed_is_an_io_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("shrinking.nb");
+    let bytes = nbg_lab::synth::bulk(5, 3 * stream::CHUNK as u64 + 777).emit();
+    std::fs::write(&path, &bytes).unwrap();
+    let file = FileSource::open(&path).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(stream::CHUNK as u64 + 4096 + 17)
+        .unwrap();
+    let error = stream::sha256(&file).expect_err("the file shrank");
+    let message = error.to_string();
+    assert!(message.contains("shrinking.nb"), "{message}");
+    // The second chunk is the first one mapped past the new end.
+    assert!(
+        message.contains(&format!(
+            "shrank while it was read (the chunk at offset {})",
+            stream::CHUNK
+        )),
+        "{message}"
+    );
 }
 
 /// A reader that can be broken after the parse, as a file that fails between two reads.
