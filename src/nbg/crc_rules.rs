@@ -213,10 +213,19 @@ fn slug(label: &str) -> String {
         .collect()
 }
 
-/// CRC of a hypothesis, combined from segment CRCs: the file is hashed once.
+/// CRC of a hypothesis, combined from segment CRCs: the file is hashed once, and each
+/// hypothesis costs a few CRC combinations, however many segments it covers.
 pub struct Evaluator {
     cuts: Vec<u64>,
-    crcs: Vec<u32>,
+    /// `prefix[k]`: CRC-32 of `[0, cuts[k])`.
+    prefix: Vec<u32>,
+}
+
+/// CRC-32 of `a` followed by `len` bytes whose CRC-32 is `b`.
+fn concat(a: u32, b: u32, len: u64) -> u32 {
+    let mut h = crc32fast::Hasher::new_with_initial(a);
+    h.combine(&crc32fast::Hasher::new_with_initial_len(b, len));
+    h.finalize()
 }
 
 impl Evaluator {
@@ -234,36 +243,44 @@ impl Evaluator {
         }
         cuts.sort_unstable();
         cuts.dedup();
-        let crcs = cuts.windows(2).map(|w| crc_of(w[0], w[1])).collect();
-        Evaluator { cuts, crcs }
+        let mut prefix = Vec::with_capacity(cuts.len());
+        prefix.push(0);
+        for w in cuts.windows(2) {
+            let last = prefix[prefix.len() - 1];
+            prefix.push(concat(last, crc_of(w[0], w[1]), w[1] - w[0]));
+        }
+        Evaluator { cuts, prefix }
     }
 
-    /// The segments between cuts that make up `r`; `None` when `r` does not start and end at
-    /// cuts (a hypothesis the evaluator was not built with).
-    fn segments(&self, r: [u64; 2]) -> Option<std::ops::Range<usize>> {
+    /// CRC-32 of `r`, from the prefix CRCs: CRC(A B) is CRC(A) shifted over B's length, XOR
+    /// CRC(B), so CRC(B) is CRC(A B) XOR CRC(A) shifted. `None` when `r` does not start and end
+    /// at cuts (a hypothesis the evaluator was not built with).
+    fn span(&self, r: [u64; 2]) -> Option<u32> {
         let start = self.cuts.binary_search(&r[0]).ok()?;
         let end = self.cuts.binary_search(&r[1]).ok()?;
-        Some(start..end)
+        if start == 0 {
+            return Some(self.prefix[end]);
+        }
+        Some(self.prefix[end] ^ concat(self.prefix[start], 0, r[1] - r[0]))
     }
 
-    /// The CRC-32 `h` computes, from the segment CRCs; `None` for a hypothesis the evaluator
+    /// The CRC-32 `h` computes, from the prefix CRCs; `None` for a hypothesis the evaluator
     /// was not built with (its ranges do not fall on the cuts).
     pub fn crc(&self, h: &Hypothesis) -> Option<u32> {
         let mut pieces: Vec<([u64; 2], bool)> = h.ranges.iter().map(|&r| (r, false)).collect();
         pieces.extend(h.zeroed.iter().map(|&z| (z, true)));
         pieces.sort_by_key(|p| p.0[0]);
-        let mut total = crc32fast::Hasher::new();
+        let mut total = None;
         for (r, zero) in pieces {
-            if zero {
-                total.update(&vec![0; (r[1] - r[0]) as usize]);
-                continue;
-            }
-            for i in self.segments(r)? {
-                let len = self.cuts[i + 1] - self.cuts[i];
-                total.combine(&crc32fast::Hasher::new_with_initial_len(self.crcs[i], len));
-            }
+            let len = r[1] - r[0];
+            let piece = if zero {
+                crc32fast::hash(&vec![0; len as usize])
+            } else {
+                self.span(r)?
+            };
+            total = Some(total.map_or(piece, |t| concat(t, piece, len)));
         }
-        Some(total.finalize())
+        Some(total.unwrap_or(0))
     }
 }
 
@@ -349,5 +366,50 @@ pub fn finish(
         stored,
         hypotheses_evaluated: evaluated,
         matches,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The CRC a hypothesis describes, by hashing its pieces' bytes directly.
+    fn direct(bytes: &[u8], h: &Hypothesis) -> u32 {
+        let mut pieces: Vec<([u64; 2], bool)> = h.ranges.iter().map(|&r| (r, false)).collect();
+        pieces.extend(h.zeroed.iter().map(|&z| (z, true)));
+        pieces.sort_by_key(|p| p.0[0]);
+        let mut crc = crc32fast::Hasher::new();
+        for (r, zero) in pieces {
+            let (s, e) = (r[0] as usize, r[1] as usize);
+            if zero {
+                crc.update(&vec![0; e - s]);
+            } else {
+                crc.update(&bytes[s..e]);
+            }
+        }
+        crc.finalize()
+    }
+
+    proptest! {
+        /// Combining prefix CRCs gives every registry hypothesis the CRC of its bytes.
+        #[test]
+        fn evaluator_matches_direct_hashing(
+            bytes in proptest::collection::vec(any::<u8>(), 8..600),
+            field in 0u64..600,
+            cuts in proptest::collection::vec(0u64..600, 0..12),
+        ) {
+            let len = bytes.len() as u64;
+            let field = field % (len - 4);
+            let boundaries: Vec<(u64, String)> =
+                cuts.iter().map(|&c| (c % len, format!("cut {c}"))).collect();
+            let hypotheses = registry(len, field, &boundaries);
+            let eval = Evaluator::with_crcs(len, &hypotheses, |s, e| {
+                crc32fast::hash(&bytes[s as usize..e as usize])
+            });
+            for h in &hypotheses {
+                prop_assert_eq!(eval.crc(h), Some(direct(&bytes, h)), "{}", h.rule);
+            }
+        }
     }
 }

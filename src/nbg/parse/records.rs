@@ -256,7 +256,8 @@ pub struct Patch {
 /// Patch records through the field map: the 28-byte public record (or its older 24-byte form)
 /// or the 40-bit-VA 40-byte record, whose first seven words are the same fields.
 fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
-    let mut by_source_type = BTreeMap::new();
+    // Counted by number, named once per kind: a patch table has thousands of records.
+    let mut by_kind: BTreeMap<u32, u64> = BTreeMap::new();
     let mut records = Vec::with_capacity(p.count() as usize);
     let wide = p.record_size == fp::SIZE as u64;
     for (_, offset, r) in p.records() {
@@ -266,9 +267,7 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
             super::view(&fm::patch::RECORD, r, offset)?
         };
         let kind = v.u32(&fp::source_type);
-        let name =
-            source_type::name(kind).map_or_else(|| format!("unknown-{kind}"), str::to_string);
-        *by_source_type.entry(name).or_insert(0) += 1;
+        *by_kind.entry(kind).or_insert(0) += 1;
         records.push(Patch {
             kind: v.u32(&fp::kind),
             dest_offset: v.u32(&fp::dest_offset),
@@ -285,6 +284,12 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
                 ]
             }),
         });
+    }
+    let mut by_source_type = BTreeMap::new();
+    for (kind, n) in by_kind {
+        let name =
+            source_type::name(kind).map_or_else(|| format!("unknown-{kind}"), str::to_string);
+        *by_source_type.entry(name).or_insert(0) += n;
     }
     Ok(PatchSummary {
         count: p.count(),
