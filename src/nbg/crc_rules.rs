@@ -223,9 +223,7 @@ pub struct Evaluator {
 
 /// CRC-32 of `a` followed by `len` bytes whose CRC-32 is `b`.
 fn concat(a: u32, b: u32, len: u64) -> u32 {
-    let mut h = crc32fast::Hasher::new_with_initial(a);
-    h.combine(&crc32fast::Hasher::new_with_initial_len(b, len));
-    h.finalize()
+    zlib_rs::crc32::crc32_combine(a, b, len)
 }
 
 impl Evaluator {
@@ -233,7 +231,7 @@ impl Evaluator {
     pub fn with_crcs(
         len: u64,
         hypotheses: &[Hypothesis],
-        mut crc_of: impl FnMut(u64, u64) -> u32,
+        crc_of: impl FnMut(u64, u64) -> u32,
     ) -> Self {
         let mut cuts: Vec<u64> = vec![0, len];
         for h in hypotheses {
@@ -241,6 +239,13 @@ impl Evaluator {
                 cuts.extend_from_slice(r);
             }
         }
+        Evaluator::over_cuts(cuts, crc_of)
+    }
+
+    /// The evaluator of every range between two of `cuts` (0 is added): the bytes from 0 to
+    /// the last cut are hashed once, one segment at a time through `crc_of`.
+    pub fn over_cuts(mut cuts: Vec<u64>, mut crc_of: impl FnMut(u64, u64) -> u32) -> Self {
+        cuts.push(0);
         cuts.sort_unstable();
         cuts.dedup();
         let mut prefix = Vec::with_capacity(cuts.len());
@@ -250,6 +255,11 @@ impl Evaluator {
             prefix.push(concat(last, crc_of(w[0], w[1]), w[1] - w[0]));
         }
         Evaluator { cuts, prefix }
+    }
+
+    /// CRC-32 of `[start, end)`, or `None` when either is not a cut.
+    pub fn range(&self, start: u64, end: u64) -> Option<u32> {
+        self.span([start, end])
     }
 
     /// CRC-32 of `r`, from the prefix CRCs: CRC(A B) is CRC(A) shifted over B's length, XOR

@@ -661,11 +661,18 @@ impl<'a> View<'a> {
 
     /// An integer field as u64 (little-endian), zero when absent.
     pub fn uint(&self, f: &Field) -> u64 {
-        let mut buf = [0u8; 8];
-        let b = self.bytes(f);
-        let n = b.len().min(8);
-        buf[..n].copy_from_slice(&b[..n]);
-        u64::from_le_bytes(buf)
+        // The common widths without a variable-length copy: parsing reads millions of them.
+        match *self.bytes(f) {
+            [a, b, c, d] => u64::from(u32::from_le_bytes([a, b, c, d])),
+            [a, b] => u64::from(u16::from_le_bytes([a, b])),
+            [a] => u64::from(a),
+            ref b => {
+                let mut buf = [0u8; 8];
+                let n = b.len().min(8);
+                buf[..n].copy_from_slice(&b[..n]);
+                u64::from_le_bytes(buf)
+            }
+        }
     }
 
     /// A u32 field, zero when absent.

@@ -429,6 +429,30 @@ pub(crate) fn fingerprint_ranges(
         }
     };
     let slice = |&(s, e): &(u64, u64)| &bytes[s as usize..e as usize];
+    if !opts.fingerprints {
+        // Only CRCs: one pass over the segments between every range's ends, each range's CRC
+        // combined from them (ranges overlap: tables inside the file around a field).
+        let cuts = full
+            .iter()
+            .chain(crc_only)
+            .flat_map(|&(s, e)| [s, e])
+            .collect();
+        let eval = crate::crc_rules::Evaluator::over_cuts(cuts, |s, e| {
+            crate::fingerprint::crc32(slice(&(s, e)))
+        });
+        let crc = |r: &(u64, u64)| {
+            eval.range(r.0, r.1)
+                .unwrap_or_else(|| crate::fingerprint::crc32(slice(r)))
+        };
+        return Fingerprints {
+            file_sha256: Hash256::default(),
+            ranges: full
+                .iter()
+                .map(|r| crate::fingerprint::Fingerprint::crc_only(crc(r)))
+                .collect(),
+            crcs: crc_only.iter().map(crc).collect(),
+        };
+    }
     let one =
         |r: &(u64, u64)| crate::fingerprint::Fingerprint::compute(slice(r), opts.fingerprints);
     let crcs = crc_only

@@ -496,6 +496,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     );
     let crc = crc_field(
         &data,
+        (fingerprints.crcs[0], fingerprints.crcs[1]),
         zeroed,
         &feature_database,
         &tables,
@@ -733,8 +734,11 @@ fn nested_tables(data: &Data<'_>, tables: &[Table]) -> Result<Vec<NestedTable>, 
     Ok(out)
 }
 
+/// The CRC field's class. `around` is the CRC-32 of the bytes before and after the field, and
+/// with the tables' CRCs it spares the hypothesis registry a pass over the file.
 fn crc_field(
     data: &Data<'_>,
+    around: (u32, u32),
     computed: u32,
     db: &FeatureDatabase,
     tables: &[Table],
@@ -751,7 +755,16 @@ fn crc_field(
         )
     } else {
         let boundaries = boundaries(tables, fixed_end, extension_end);
-        let crc_of = |s, e| data.crc32(s, e);
+        let field = f::OFF_CRC as u64;
+        let known: Vec<((u64, u64), u32)> = tables
+            .iter()
+            .filter_map(|t| Some(((t.offset, t.end()), t.fingerprint.as_ref()?.crc32)))
+            .chain([((0, field), around.0), ((field + 4, data.len()), around.1)])
+            .collect();
+        let crc_of = |s, e| match known.iter().find(|k| k.0 == (s, e)) {
+            Some(&(_, crc)) => crc,
+            None => data.crc32(s, e),
+        };
         let found =
             crc_rules::explain_v1_with(data.len(), f::OFF_CRC as u64, stored, &boundaries, crc_of);
         match found.first() {
