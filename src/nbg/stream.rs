@@ -16,7 +16,6 @@ use crate::nbg::window::Window;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
 
@@ -42,13 +41,11 @@ fn give_back(buffer: Vec<u8>) {
     }
 }
 
+/// Percent of each chunk whose histograms the file-side worker counts (it also runs the
+/// CRCs); the range-side worker counts the rest.
+const SHARE_A: u64 = 45;
 /// Files at least this large are hashed by two workers while the next chunk is read.
 const PIPELINE_BYTES: u64 = CHUNK as u64;
-/// Pieces each chunk's histogram work is cut into. Each worker takes pieces once its hashing of
-/// the chunk is done, until none is left: whichever core has slack (the other one may be busy
-/// with another process) counts more, and the counts are the same whoever counts them.
-const PIECES: usize = 16;
-
 /// Positioned reads: a file (`pread`), or bytes in memory that tests stream as if they were one.
 pub trait ReadAt: Send + Sync {
     /// Fill `buf` from file offset `offset`, or fail (a short read is an error).
@@ -89,6 +86,7 @@ impl ReadAt for Vec<u8> {
 pub struct FileSource {
     file: Box<dyn ReadAt>,
     len: u64,
+    one_core: bool,
     shown: String,
     error: Mutex<Option<(std::io::ErrorKind, String)>>,
 }
@@ -115,6 +113,7 @@ impl FileSource {
         FileSource {
             file,
             len,
+            one_core: false,
             shown,
             error: Mutex::new(None),
         }
@@ -124,6 +123,14 @@ impl FileSource {
     pub fn from_bytes(bytes: Vec<u8>) -> Self {
         let len = bytes.len() as u64;
         FileSource::new(Box::new(bytes), len, "(memory)".into())
+    }
+
+    /// Hash this file on the calling thread only (`true`), or, when it is large enough, on two
+    /// (the default): a caller that hashes several files at once keeps every core busy with
+    /// files, and one thread interleaving both hashes spends less CPU per byte.
+    pub fn on_one_core(mut self, one_core: bool) -> Self {
+        self.one_core = one_core;
+        self
     }
 
     /// The file size in bytes, as stated when opened.
@@ -205,69 +212,167 @@ fn clip(range: (u64, u64), at: u64, len: usize) -> Option<(usize, usize)> {
     (s < e).then(|| ((s - at) as usize, (e - at) as usize))
 }
 
-/// Count the histograms of the pieces of `chunk` not yet taken (`next`: the next piece).
-fn count_pieces(
-    histograms: &mut [[u64; 256]],
-    ranges: &[(u64, u64)],
-    at: u64,
-    chunk: &[u8],
-    next: &AtomicUsize,
-) {
-    let piece = chunk.len().div_ceil(PIECES).max(1);
-    loop {
-        let start = next.fetch_add(1, Ordering::Relaxed).saturating_mul(piece);
-        if start >= chunk.len() {
-            return;
-        }
-        let end = (start + piece).min(chunk.len());
-        for (i, &r) in ranges.iter().enumerate() {
-            let Some((s, e)) = clip(r, at, chunk.len()) else {
-                continue;
-            };
-            let (s, e) = (s.max(start), e.min(end));
-            if s < e {
-                count_bytes(&chunk[s..e], &mut histograms[i]);
+/// Which hashed ranges cover a cut of a chunk.
+#[derive(Clone, Copy)]
+enum Cover {
+    None,
+    One(usize),
+    Many,
+}
+
+/// Cut `[at, end)` where hashed ranges start and end, and call `f(start, end, cover)` for each
+/// cut in order.
+fn cuts(ranges: &[(u64, u64)], at: u64, end: u64, mut f: impl FnMut(u64, u64, Cover)) {
+    let mut pos = at;
+    while pos < end {
+        let (mut cover, mut next) = (Cover::None, end);
+        for (i, &(s, e)) in ranges.iter().enumerate() {
+            if s <= pos && pos < e {
+                cover = match cover {
+                    Cover::None => Cover::One(i),
+                    _ => Cover::Many,
+                };
+                next = next.min(e);
+            } else if pos < s {
+                next = next.min(s);
             }
+        }
+        f(pos, next, cover);
+        pos = next;
+    }
+}
+
+/// Count `bytes` into the histogram of every hashed range covering `pos`.
+fn count_covering(histograms: &mut [[u64; 256]], ranges: &[(u64, u64)], pos: u64, bytes: &[u8]) {
+    for (i, &(s, e)) in ranges.iter().enumerate() {
+        if s <= pos && pos < e {
+            count_bytes(bytes, &mut histograms[i]);
         }
     }
 }
 
 impl FileSide {
-    fn consume(
-        &mut self,
-        ranges: &[(u64, u64)],
-        hashed: usize,
-        at: u64,
-        chunk: &[u8],
-        next: &AtomicUsize,
-    ) {
-        if let Some(sha) = &mut self.sha {
-            sha.update(chunk);
-        }
+    /// The chunk at `at`: the file's SHA-256 and every range's CRC-32, and the histograms of
+    /// the bytes before offset `mid`, counted between the hash's blocks.
+    fn consume(&mut self, ranges: &[(u64, u64)], hashed: usize, at: u64, chunk: &[u8], mid: u64) {
+        let FileSide {
+            sha,
+            crcs,
+            histograms,
+        } = self;
         for (i, &r) in ranges.iter().enumerate() {
             if let Some((s, e)) = clip(r, at, chunk.len()) {
-                self.crcs[i].update(&chunk[s..e]);
+                crcs[i].update(&chunk[s..e]);
             }
         }
-        count_pieces(&mut self.histograms, &ranges[..hashed], at, chunk, next);
+        let Some(sha) = sha else {
+            return;
+        };
+        let hashed = &ranges[..hashed];
+        cuts(hashed, at, at + chunk.len() as u64, |s, e, cover| {
+            let bytes = &chunk[(s - at) as usize..(e - at) as usize];
+            let (counted, rest) = bytes.split_at(bytes.len().min(mid.saturating_sub(s) as usize));
+            match cover {
+                Cover::One(i) => interleave(sha, s, None, &mut histograms[i], counted),
+                Cover::None => sha.update(counted),
+                Cover::Many => {
+                    sha.update(counted);
+                    count_covering(histograms, hashed, s, counted);
+                }
+            }
+            sha.update(rest);
+        });
     }
 }
 
 impl RangeSide {
-    fn consume(
-        &mut self,
-        ranges: &[(u64, u64)],
-        hashed: usize,
-        at: u64,
-        chunk: &[u8],
-        next: &AtomicUsize,
-    ) {
-        for (i, &r) in ranges[..hashed].iter().enumerate() {
-            if let (Some((s, e)), Some(sha)) = (clip(r, at, chunk.len()), &mut self.shas[i]) {
-                sha.update(&chunk[s..e]);
+    /// The chunk at `at`: every hashed range's SHA-256, and the histograms of the bytes from
+    /// offset `mid` on, counted between the hashes' blocks.
+    fn consume(&mut self, ranges: &[(u64, u64)], at: u64, chunk: &[u8], mid: u64) {
+        let RangeSide { shas, histograms } = self;
+        cuts(ranges, at, at + chunk.len() as u64, |s, e, cover| {
+            let bytes = &chunk[(s - at) as usize..(e - at) as usize];
+            let split = bytes.len().min(mid.saturating_sub(s) as usize);
+            match cover {
+                Cover::One(i) => {
+                    let (plain, counted) = bytes.split_at(split);
+                    if let Some(sha) = &mut shas[i] {
+                        sha.update(plain);
+                        let done = s + split as u64 - ranges[i].0;
+                        interleave(sha, done, None, &mut histograms[i], counted);
+                    }
+                }
+                Cover::None => {}
+                Cover::Many => {
+                    for (i, &(rs, re)) in ranges.iter().enumerate() {
+                        if let (true, Some(sha)) = (rs <= s && s < re, &mut shas[i]) {
+                            sha.update(bytes);
+                        }
+                    }
+                    count_covering(histograms, ranges, s, &bytes[split..]);
+                }
+            }
+        });
+    }
+}
+
+/// SHA-256 streams and a byte histogram over `bytes`, interleaved 64 bytes at a time: a block
+/// for `first` (which has hashed `done` bytes), the same block for `second`, then its count.
+/// SHA-NI is bound by the latency of one block's rounds, so the core overlaps one chain with
+/// another independent chain and with the counting's loads and stores. Measured alone on this
+/// project's machine over 2 MiB: two hashes and the count 1.34 s per GB interleaved against
+/// 1.78 s one after the other; one hash and the count 0.81-0.93 s against 1.05 s.
+fn interleave(
+    first: &mut Sha256,
+    done: u64,
+    second: Option<&mut Sha256>,
+    histogram: &mut [u64; 256],
+    bytes: &[u8],
+) {
+    // `first` takes whole blocks from here on, without copying them into its buffer.
+    let lead = ((BLOCK as u64 - done % BLOCK as u64) % BLOCK as u64) as usize;
+    let (head, rest) = bytes.split_at(lead.min(bytes.len()));
+    first.update(head);
+    count_bytes(head, histogram);
+    match second {
+        Some(second) => {
+            second.update(head);
+            counted_blocks(rest, histogram, |block| {
+                first.update(block);
+                second.update(block);
+            });
+        }
+        None => counted_blocks(rest, histogram, |block| first.update(block)),
+    }
+}
+
+/// SHA-256 block size.
+const BLOCK: usize = 64;
+
+/// Call `hash` on each 64-byte block of `bytes` (the last may be shorter) and count the block
+/// into `histogram` right after, in four lanes of u32 flushed every 16 MiB (far below a lane's
+/// overflow).
+#[inline(always)]
+fn counted_blocks(bytes: &[u8], histogram: &mut [u64; 256], mut hash: impl FnMut(&[u8])) {
+    const FLUSH: usize = 1 << 24;
+    for span in bytes.chunks(FLUSH) {
+        let mut lanes = [[0u32; 256]; 4];
+        for block in span.chunks(BLOCK) {
+            hash(block);
+            let mut quads = block.chunks_exact(4);
+            for q in &mut quads {
+                lanes[0][q[0] as usize] += 1;
+                lanes[1][q[1] as usize] += 1;
+                lanes[2][q[2] as usize] += 1;
+                lanes[3][q[3] as usize] += 1;
+            }
+            for &x in quads.remainder() {
+                lanes[0][x as usize] += 1;
             }
         }
-        count_pieces(&mut self.histograms, &ranges[..hashed], at, chunk, next);
+        for (i, total) in histogram.iter_mut().enumerate() {
+            *total += u64::from(lanes[0][i] + lanes[1][i] + lanes[2][i] + lanes[3][i]);
+        }
     }
 }
 
@@ -289,14 +394,8 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
         shas: (0..hashed).map(|_| Some(Sha256::new())).collect(),
         histograms: vec![[0; 256]; hashed],
     };
-    if file.len() < PIPELINE_BYTES {
-        let mut buf = take_buffer();
-        let len = file.len() as usize;
-        file.read_at_or_note(0, &mut buf[..len]);
-        let next = AtomicUsize::new(0);
-        a.consume(&ranges, hashed, 0, &buf[..len], &next);
-        b.consume(&ranges, hashed, 0, &buf[..len], &next);
-        give_back(buf);
+    if file.len() < PIPELINE_BYTES || file.one_core {
+        serial(file, &ranges, hashed, &mut a, &mut b);
     } else {
         pipeline(file, &ranges, hashed, &mut a, &mut b);
     }
@@ -339,6 +438,91 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
     }
 }
 
+/// Bytes both sides consume at once in `serial`: small enough to stay in this core's caches
+/// between the two passes.
+const PIECE: usize = 256 << 10;
+
+/// Run both sides on the calling thread, chunk by chunk and piece by piece, so every byte is
+/// read from memory once and then found in cache by the other consumers.
+fn serial(
+    file: &FileSource,
+    ranges: &[(u64, u64)],
+    hashed: usize,
+    a: &mut FileSide,
+    b: &mut RangeSide,
+) {
+    let mut buffer = None;
+    let mut at = 0u64;
+    while at < file.len() {
+        let len = (file.len() - at).min(CHUNK as u64) as usize;
+        let window = file.file.as_file().and_then(|f| Window::map(f, at, len));
+        let bytes = match &window {
+            Some(window) => window.bytes(),
+            None => {
+                let buf = buffer.get_or_insert_with(take_buffer);
+                if let Err(e) = file.file.read_exact_at(&mut buf[..len], at) {
+                    file.note(&e);
+                    break;
+                }
+                &buf[..len]
+            }
+        };
+        for (i, piece) in bytes.chunks(PIECE).enumerate() {
+            consume_both(a, b, ranges, hashed, at + (i * PIECE) as u64, piece);
+        }
+        if window.as_ref().is_some_and(Window::faulted) {
+            note_shrunk(file, at);
+        }
+        at += len as u64;
+    }
+    if let Some(buf) = buffer {
+        give_back(buf);
+    }
+}
+
+/// Both sides over `piece` (at file offset `at`) on this thread: every range's CRC-32, then
+/// the file's SHA-256, each range's SHA-256 and its histogram, interleaved where one range
+/// covers the bytes.
+fn consume_both(
+    a: &mut FileSide,
+    b: &mut RangeSide,
+    ranges: &[(u64, u64)],
+    hashed: usize,
+    at: u64,
+    piece: &[u8],
+) {
+    let end = at + piece.len() as u64;
+    let Some(file) = &mut a.sha else {
+        a.consume(ranges, hashed, at, piece, end);
+        return;
+    };
+    for (i, &r) in ranges.iter().enumerate() {
+        if let Some((s, e)) = clip(r, at, piece.len()) {
+            a.crcs[i].update(&piece[s..e]);
+        }
+    }
+    let hashed = &ranges[..hashed];
+    let RangeSide { shas, histograms } = b;
+    cuts(hashed, at, end, |s, e, cover| {
+        let bytes = &piece[(s - at) as usize..(e - at) as usize];
+        match cover {
+            Cover::One(i) => {
+                interleave(file, s, shas[i].as_mut(), &mut histograms[i], bytes);
+            }
+            Cover::None => file.update(bytes),
+            Cover::Many => {
+                file.update(bytes);
+                for (i, &(rs, re)) in hashed.iter().enumerate() {
+                    if let (true, Some(sha)) = (rs <= s && s < re, &mut shas[i]) {
+                        sha.update(bytes);
+                    }
+                }
+                count_covering(histograms, hashed, s, bytes);
+            }
+        }
+    });
+}
+
 /// A chunk's bytes: a mapped window of the file, or a buffer they were read into (a reader
 /// that is not a file, or a window that could not be mapped).
 enum Bytes {
@@ -359,16 +543,21 @@ impl Bytes {
         if let Bytes::Mapped(window) = self
             && window.faulted()
         {
-            file.note(&std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                format!("the file shrank while it was read (the chunk at offset {at})"),
-            ));
+            note_shrunk(file, at);
         }
     }
 }
 
-/// A chunk in flight: its file offset, length, bytes and next histogram piece to count.
-type Job = (u64, usize, Arc<Bytes>, Arc<AtomicUsize>);
+/// The I/O error of a mapped chunk at `at` read past the file's new end.
+fn note_shrunk(file: &FileSource, at: u64) {
+    file.note(&std::io::Error::new(
+        std::io::ErrorKind::UnexpectedEof,
+        format!("the file shrank while it was read (the chunk at offset {at})"),
+    ));
+}
+
+/// A chunk in flight: its file offset, length and bytes.
+type Job = (u64, usize, Arc<Bytes>);
 
 /// Map (or read) chunks on the calling thread while one worker runs `a` and another `b` over the
 /// chunk before. Windows are unmapped, and buffers come back, when both workers have dropped
@@ -388,8 +577,9 @@ fn pipeline(
         let (tx_b, rx_b) = sync_channel::<Job>(BUFFERS);
         let done_a = done_tx.clone();
         scope.spawn(move || {
-            for (at, len, buf, next) in rx_a {
-                a.consume(ranges, hashed, at, &buf.get()[..len], &next);
+            for (at, len, buf) in rx_a {
+                let mid = at + (len as u64 * SHARE_A) / 100;
+                a.consume(ranges, hashed, at, &buf.get()[..len], mid);
                 buf.check(file, at);
                 drop(buf);
                 let _ = done_a.send(());
@@ -397,8 +587,9 @@ fn pipeline(
         });
         let done_b = done_tx.clone();
         scope.spawn(move || {
-            for (at, len, buf, next) in rx_b {
-                b.consume(ranges, hashed, at, &buf.get()[..len], &next);
+            for (at, len, buf) in rx_b {
+                let mid = at + (len as u64 * SHARE_A) / 100;
+                b.consume(&ranges[..hashed], at, &buf.get()[..len], mid);
                 buf.check(file, at);
                 drop(buf);
                 let _ = done_b.send(());
@@ -415,11 +606,7 @@ fn pipeline(
                     None => break,
                 },
             };
-            let next = Arc::new(AtomicUsize::new(0));
-            if tx_a
-                .send((at, len, Arc::clone(&job), Arc::clone(&next)))
-                .is_err()
-                || tx_b.send((at, len, job, next)).is_err()
+            if tx_a.send((at, len, Arc::clone(&job))).is_err() || tx_b.send((at, len, job)).is_err()
             {
                 break;
             }
@@ -466,6 +653,54 @@ fn read_into_pool(
         Err(e) => {
             file.note(&e);
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::crc32;
+
+    /// Both engines (two workers, one thread) give every range the fingerprint of its bytes in
+    /// memory, with ranges that overlap, nest, are empty, and cross chunks and the workers'
+    /// histogram split at unaligned offsets.
+    #[test]
+    fn both_engines_fingerprint_like_memory() {
+        for len in [3 * CHUNK + 12_345, 70_001] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| (i.wrapping_mul(7919) % 251) as u8 ^ (i >> 13) as u8)
+                .collect();
+            let n = len as u64;
+            let full = [
+                (0, 100),
+                (50, 3 * 64 + 7),
+                (1000, n / 2 + 999),
+                (n / 3 - 5, n),
+                (10, 10),
+                (77, n - 1),
+                (n - 1, n),
+            ];
+            let crc_only = [(3, n - 3), (0, n)];
+            for one_core in [false, true] {
+                let file = FileSource::from_bytes(bytes.clone()).on_one_core(one_core);
+                let plan = Plan {
+                    full: &full,
+                    crc_only: &crc_only,
+                    fingerprints: true,
+                };
+                let out = run(&file, &plan);
+                assert_eq!(out.file_sha256, Hash256::of(&bytes), "{len} {one_core}");
+                for (f, &(s, e)) in out.full.iter().zip(&full) {
+                    let expected = Fingerprint::of(&bytes[s as usize..e as usize]);
+                    assert_eq!(*f, expected, "{len} {one_core} [{s}, {e})");
+                }
+                let crcs: Vec<u32> = crc_only
+                    .iter()
+                    .map(|&(s, e)| crc32(&bytes[s as usize..e as usize]))
+                    .collect();
+                assert_eq!(out.crc_only, crcs, "{len} {one_core}");
+            }
         }
     }
 }

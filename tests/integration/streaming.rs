@@ -161,6 +161,12 @@ fn large_file_pipelined_like_memory() {
         stream::sha256(&file).unwrap(),
         nbg_lab::fingerprint::Hash256::of(&bytes)
     );
+    // On one thread (both hashes interleaved), as `nbg inventory` hashes a file among many.
+    let one_core = Arc::new(FileSource::open(&path).unwrap().on_one_core(true));
+    let from_one_core = nbg_lab::open::parse_source(one_core, Options::default())
+        .expect("readable")
+        .map(|g| g.to_json());
+    assert_eq!(from_file, from_one_core);
     assert_crc_explain_same(&path, &bytes);
     assert_image_same(&path, &bytes);
 }
@@ -172,25 +178,27 @@ fn a_file_truncated_while_streamed_is_an_io_error() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("shrinking.nb");
     let bytes = nbg_lab::synth::bulk(5, 3 * stream::CHUNK as u64 + 777).emit();
-    std::fs::write(&path, &bytes).unwrap();
-    let file = FileSource::open(&path).unwrap();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&path)
-        .unwrap()
-        .set_len(stream::CHUNK as u64 + 4096 + 17)
-        .unwrap();
-    let error = stream::sha256(&file).expect_err("the file shrank");
-    let message = error.to_string();
-    assert!(message.contains("shrinking.nb"), "{message}");
-    // The second chunk is the first one mapped past the new end.
-    assert!(
-        message.contains(&format!(
-            "shrank while it was read (the chunk at offset {})",
-            stream::CHUNK
-        )),
-        "{message}"
-    );
+    for one_core in [false, true] {
+        std::fs::write(&path, &bytes).unwrap();
+        let file = FileSource::open(&path).unwrap().on_one_core(one_core);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(stream::CHUNK as u64 + 4096 + 17)
+            .unwrap();
+        let error = stream::sha256(&file).expect_err("the file shrank");
+        let message = error.to_string();
+        assert!(message.contains("shrinking.nb"), "{message}");
+        // The second chunk is the first one mapped past the new end.
+        assert!(
+            message.contains(&format!(
+                "shrank while it was read (the chunk at offset {})",
+                stream::CHUNK
+            )),
+            "{one_core}: {message}"
+        );
+    }
 }
 
 /// A reader that can be broken after the parse, as a file that fails between two reads.
