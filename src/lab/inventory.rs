@@ -112,19 +112,15 @@ pub const MAX_JOBS: usize = 64;
 /// Read, hash and parse every entry, `jobs` (at most `MAX_JOBS`) at a time; `tick` is called
 /// once per file.
 pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileResult> {
-    let jobs = jobs.clamp(1, MAX_JOBS);
-    let total = corpus
-        .entries
-        .iter()
-        .map(|e| e.size)
-        .fold(0, u64::saturating_add);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.clamp(1, MAX_JOBS))
+        .build();
     let work = || {
         corpus
             .entries
             .par_iter()
             .map(|e| {
-                let r = scan_one(e, Cores::for_file(e.size, total, jobs));
+                let r = scan_one(e);
                 tick();
                 r
             })
@@ -136,32 +132,9 @@ pub fn scan(corpus: &Corpus, jobs: usize, tick: &(dyn Fn() + Sync)) -> Vec<FileR
     }
 }
 
-/// Which cores hash one file of a corpus.
-#[derive(Clone, Copy)]
-enum Cores {
-    /// Both hashes of every byte on one thread, interleaved: the least CPU per byte, for a
-    /// file among others that keep the other workers busy.
-    One,
-    /// The file's hash and the sections' on two threads: a file that is a large share of the
-    /// corpus would otherwise leave the other cores idle at the end.
-    Two,
-}
-
-impl Cores {
-    /// `One` when `jobs` workers have other files to hash while this one is: its pinned `size`
-    /// is at most a `jobs`-th of the corpus's `total`.
-    fn for_file(size: u64, total: u64, jobs: usize) -> Cores {
-        if jobs > 1 && size.saturating_mul(jobs as u64) <= total {
-            Cores::One
-        } else {
-            Cores::Two
-        }
-    }
-}
-
 /// Stream one file: its structure with positioned reads, its payload once in chunks (memory
 /// per file is a few `stream::CHUNK`s, whatever its size).
-fn scan_one(entry: &Entry, cores: Cores) -> FileResult {
+fn scan_one(entry: &Entry) -> FileResult {
     let unreadable = |e: InputError| FileResult {
         entry: entry.clone(),
         size: 0,
@@ -170,7 +143,7 @@ fn scan_one(entry: &Entry, cores: Cores) -> FileResult {
         facts: Err((FailureCode::Unreadable, 0, e.to_string())),
     };
     let file = match FileSource::open(&entry.full_path) {
-        Ok(f) => Arc::new(f.on_one_core(matches!(cores, Cores::One))),
+        Ok(f) => Arc::new(f),
         Err(e) => return unreadable(e),
     };
     let parsed = match crate::open::parse_source(Arc::clone(&file), Options::default()) {
@@ -546,19 +519,15 @@ pub fn inventory(
         len: 0,
         error: None,
     });
-    let jobs = jobs.clamp(1, MAX_JOBS);
-    let total = corpus
-        .entries
-        .iter()
-        .map(|e| e.size)
-        .fold(0, u64::saturating_add);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.clamp(1, MAX_JOBS))
+        .build();
     let work = || {
         corpus
             .entries
             .par_iter()
             .map(|e| {
-                let mut r = scan_one(e, Cores::for_file(e.size, total, jobs));
+                let mut r = scan_one(e);
                 let facts = std::mem::replace(&mut r.facts, Ok(Value::Null));
                 let row = row(&r, facts);
                 let text = indent(

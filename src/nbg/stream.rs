@@ -6,9 +6,10 @@
 //! thread maps the file a chunk of `CHUNK` bytes at a time (`window`: no copy out of the page
 //! cache; a reader that is not a file is read into buffers instead) while two workers consume
 //! the chunk before: one hashes the whole file and CRCs every range, the other hashes every
-//! range; then both count the byte histograms, taking pieces of the chunk in turn, so both
-//! cores carry the same load. Memory is a few chunks per file, whatever the file size. Small
-//! files run the same consumers on the calling thread.
+//! range. Each worker counts the byte histograms of the pieces of the chunk it reaches first,
+//! 64 bytes at a time between its hash's blocks (`interleave`), so the counting fills the
+//! SHA-NI latency and both cores carry the same load. Memory is a few chunks per file, whatever
+//! the file size. Files under one chunk run on the calling thread, both hashes interleaved.
 
 use crate::files::{InputError, open_regular};
 use crate::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes};
@@ -16,6 +17,7 @@ use crate::nbg::window::Window;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, sync_channel};
 use std::sync::{Arc, Mutex};
 
@@ -41,9 +43,9 @@ fn give_back(buffer: Vec<u8>) {
     }
 }
 
-/// Percent of each chunk whose histograms the file-side worker counts (it also runs the
-/// CRCs); the range-side worker counts the rest.
-const SHARE_A: u64 = 45;
+/// Pieces each chunk's histogram work is cut into, claimed by whichever worker reaches a
+/// piece first (`claim_pieces`).
+const PIECES: usize = 16;
 /// Files at least this large are hashed by two workers while the next chunk is read.
 const PIPELINE_BYTES: u64 = CHUNK as u64;
 /// Positioned reads: a file (`pread`), or bytes in memory that tests stream as if they were one.
@@ -86,7 +88,6 @@ impl ReadAt for Vec<u8> {
 pub struct FileSource {
     file: Box<dyn ReadAt>,
     len: u64,
-    one_core: bool,
     shown: String,
     error: Mutex<Option<(std::io::ErrorKind, String)>>,
 }
@@ -113,7 +114,6 @@ impl FileSource {
         FileSource {
             file,
             len,
-            one_core: false,
             shown,
             error: Mutex::new(None),
         }
@@ -123,14 +123,6 @@ impl FileSource {
     pub fn from_bytes(bytes: Vec<u8>) -> Self {
         let len = bytes.len() as u64;
         FileSource::new(Box::new(bytes), len, "(memory)".into())
-    }
-
-    /// Hash this file on the calling thread only (`true`), or, when it is large enough, on two
-    /// (the default): a caller that hashes several files at once keeps every core busy with
-    /// files, and one thread interleaving both hashes spends less CPU per byte.
-    pub fn on_one_core(mut self, one_core: bool) -> Self {
-        self.one_core = one_core;
-        self
     }
 
     /// The file size in bytes, as stated when opened.
@@ -252,25 +244,26 @@ fn count_covering(histograms: &mut [[u64; 256]], ranges: &[(u64, u64)], pos: u64
 }
 
 impl FileSide {
-    /// The chunk at `at`: the file's SHA-256 and every range's CRC-32, and the histograms of
-    /// the bytes before offset `mid`, counted between the hash's blocks.
-    fn consume(&mut self, ranges: &[(u64, u64)], hashed: usize, at: u64, chunk: &[u8], mid: u64) {
-        let FileSide {
-            sha,
-            crcs,
-            histograms,
-        } = self;
+    /// Every range's CRC-32 over the chunk at `at`.
+    fn crc(&mut self, ranges: &[(u64, u64)], at: u64, chunk: &[u8]) {
         for (i, &r) in ranges.iter().enumerate() {
             if let Some((s, e)) = clip(r, at, chunk.len()) {
-                crcs[i].update(&chunk[s..e]);
+                self.crcs[i].update(&chunk[s..e]);
             }
         }
+    }
+
+    /// The file's SHA-256 over `piece` at `at`, and the histograms of its bytes before offset
+    /// `mid`, counted between the hash's blocks.
+    fn hash(&mut self, hashed: &[(u64, u64)], at: u64, piece: &[u8], mid: u64) {
+        let FileSide {
+            sha, histograms, ..
+        } = self;
         let Some(sha) = sha else {
             return;
         };
-        let hashed = &ranges[..hashed];
-        cuts(hashed, at, at + chunk.len() as u64, |s, e, cover| {
-            let bytes = &chunk[(s - at) as usize..(e - at) as usize];
+        cuts(hashed, at, at + piece.len() as u64, |s, e, cover| {
+            let bytes = &piece[(s - at) as usize..(e - at) as usize];
             let (counted, rest) = bytes.split_at(bytes.len().min(mid.saturating_sub(s) as usize));
             match cover {
                 Cover::One(i) => interleave(sha, s, None, &mut histograms[i], counted),
@@ -282,6 +275,20 @@ impl FileSide {
             }
             sha.update(rest);
         });
+    }
+}
+
+/// Cut the chunk at `at` into `PIECES` pieces and call `f(offset, piece, counted)` on each in
+/// order, where `counted` says whether this worker claimed the piece's histograms: the first
+/// worker to reach a piece counts it, so the one ahead counts more and the other catches up
+/// (both must hash every piece, in order).
+fn claim_pieces(at: u64, chunk: &[u8], claimed: &AtomicUsize, mut f: impl FnMut(u64, &[u8], bool)) {
+    let size = chunk.len().div_ceil(PIECES).max(1);
+    for (k, piece) in chunk.chunks(size).enumerate() {
+        let mine = claimed
+            .compare_exchange(k, k + 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        f(at + (k * size) as u64, piece, mine);
     }
 }
 
@@ -394,7 +401,7 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
         shas: (0..hashed).map(|_| Some(Sha256::new())).collect(),
         histograms: vec![[0; 256]; hashed],
     };
-    if file.len() < PIPELINE_BYTES || file.one_core {
+    if file.len() < PIPELINE_BYTES {
         serial(file, &ranges, hashed, &mut a, &mut b);
     } else {
         pipeline(file, &ranges, hashed, &mut a, &mut b);
@@ -492,15 +499,10 @@ fn consume_both(
     piece: &[u8],
 ) {
     let end = at + piece.len() as u64;
+    a.crc(ranges, at, piece);
     let Some(file) = &mut a.sha else {
-        a.consume(ranges, hashed, at, piece, end);
         return;
     };
-    for (i, &r) in ranges.iter().enumerate() {
-        if let Some((s, e)) = clip(r, at, piece.len()) {
-            a.crcs[i].update(&piece[s..e]);
-        }
-    }
     let hashed = &ranges[..hashed];
     let RangeSide { shas, histograms } = b;
     cuts(hashed, at, end, |s, e, cover| {
@@ -556,8 +558,9 @@ fn note_shrunk(file: &FileSource, at: u64) {
     ));
 }
 
-/// A chunk in flight: its file offset, length and bytes.
-type Job = (u64, usize, Arc<Bytes>);
+/// A chunk in flight: its file offset, length, bytes and how many of its pieces' histograms
+/// a worker has claimed.
+type Job = (u64, usize, Arc<Bytes>, Arc<AtomicUsize>);
 
 /// Map (or read) chunks on the calling thread while one worker runs `a` and another `b` over the
 /// chunk before. Windows are unmapped, and buffers come back, when both workers have dropped
@@ -577,9 +580,13 @@ fn pipeline(
         let (tx_b, rx_b) = sync_channel::<Job>(BUFFERS);
         let done_a = done_tx.clone();
         scope.spawn(move || {
-            for (at, len, buf) in rx_a {
-                let mid = at + (len as u64 * SHARE_A) / 100;
-                a.consume(ranges, hashed, at, &buf.get()[..len], mid);
+            for (at, len, buf, claimed) in rx_a {
+                let chunk = &buf.get()[..len];
+                a.crc(ranges, at, chunk);
+                claim_pieces(at, chunk, &claimed, |at, piece, mine| {
+                    let mid = at + if mine { piece.len() as u64 } else { 0 };
+                    a.hash(&ranges[..hashed], at, piece, mid);
+                });
                 buf.check(file, at);
                 drop(buf);
                 let _ = done_a.send(());
@@ -587,9 +594,12 @@ fn pipeline(
         });
         let done_b = done_tx.clone();
         scope.spawn(move || {
-            for (at, len, buf) in rx_b {
-                let mid = at + (len as u64 * SHARE_A) / 100;
-                b.consume(&ranges[..hashed], at, &buf.get()[..len], mid);
+            for (at, len, buf, claimed) in rx_b {
+                let chunk = &buf.get()[..len];
+                claim_pieces(at, chunk, &claimed, |at, piece, mine| {
+                    let mid = at + if mine { 0 } else { piece.len() as u64 };
+                    b.consume(&ranges[..hashed], at, piece, mid);
+                });
                 buf.check(file, at);
                 drop(buf);
                 let _ = done_b.send(());
@@ -606,7 +616,11 @@ fn pipeline(
                     None => break,
                 },
             };
-            if tx_a.send((at, len, Arc::clone(&job))).is_err() || tx_b.send((at, len, job)).is_err()
+            let claimed = Arc::new(AtomicUsize::new(0));
+            if tx_a
+                .send((at, len, Arc::clone(&job), Arc::clone(&claimed)))
+                .is_err()
+                || tx_b.send((at, len, job, claimed)).is_err()
             {
                 break;
             }
@@ -682,24 +696,29 @@ mod tests {
                 (n - 1, n),
             ];
             let crc_only = [(3, n - 3), (0, n)];
-            for one_core in [false, true] {
-                let file = FileSource::from_bytes(bytes.clone()).on_one_core(one_core);
+            {
+                let engine = if len < PIPELINE_BYTES as usize {
+                    "one thread"
+                } else {
+                    "two workers"
+                };
+                let file = FileSource::from_bytes(bytes.clone());
                 let plan = Plan {
                     full: &full,
                     crc_only: &crc_only,
                     fingerprints: true,
                 };
                 let out = run(&file, &plan);
-                assert_eq!(out.file_sha256, Hash256::of(&bytes), "{len} {one_core}");
+                assert_eq!(out.file_sha256, Hash256::of(&bytes), "{len} {engine}");
                 for (f, &(s, e)) in out.full.iter().zip(&full) {
                     let expected = Fingerprint::of(&bytes[s as usize..e as usize]);
-                    assert_eq!(*f, expected, "{len} {one_core} [{s}, {e})");
+                    assert_eq!(*f, expected, "{len} {engine} [{s}, {e})");
                 }
                 let crcs: Vec<u32> = crc_only
                     .iter()
                     .map(|&(s, e)| crc32(&bytes[s as usize..e as usize]))
                     .collect();
-                assert_eq!(out.crc_only, crcs, "{len} {one_core}");
+                assert_eq!(out.crc_only, crcs, "{len} {engine}");
             }
         }
     }
