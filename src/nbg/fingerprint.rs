@@ -50,7 +50,7 @@ pub fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Bytes hashed between histogram updates; keeps SHA and CRC on long runs.
+/// Bytes hashed and counted between CRC updates.
 const CHUNK: usize = 64 * 1024;
 /// Width of the edge fingerprints.
 pub const EDGE: usize = 64;
@@ -85,10 +85,11 @@ impl Fingerprint {
         let mut sha = Sha256::new();
         let mut crc = crc32fast::Hasher::new();
         let mut histogram = [0u64; 256];
+        let mut done = 0;
         for chunk in bytes.chunks(CHUNK) {
-            sha.update(chunk);
             crc.update(chunk);
-            count_bytes(chunk, &mut histogram);
+            interleave(&mut sha, done, None, &mut histogram, chunk);
+            done += chunk.len() as u64;
         }
         let edge = EDGE.min(bytes.len());
         Fingerprint::from_parts(
@@ -134,23 +135,68 @@ impl Fingerprint {
     }
 }
 
-/// Byte histogram with four interleaved tables, which avoids store-to-load stalls on runs.
-/// (An eight-table variant with one 8-byte load per step measured no faster inside the
-/// two-worker pipeline: `notebooks/performance.md`.)
-pub(crate) fn count_bytes(chunk: &[u8], histogram: &mut [u64; 256]) {
-    let mut lanes = [[0u32; 256]; 4];
-    let mut quads = chunk.chunks_exact(4);
-    for q in &mut quads {
-        lanes[0][q[0] as usize] += 1;
-        lanes[1][q[1] as usize] += 1;
-        lanes[2][q[2] as usize] += 1;
-        lanes[3][q[3] as usize] += 1;
+/// Byte histogram of `bytes` (four interleaved tables: `counted_blocks`).
+pub(crate) fn count_bytes(bytes: &[u8], histogram: &mut [u64; 256]) {
+    counted_blocks(bytes, histogram, |_| {});
+}
+
+/// SHA-256 streams and a byte histogram over `bytes`, interleaved 64 bytes at a time: a block
+/// for `first` (which has hashed `done` bytes), the same block for `second`, then its count.
+/// SHA-NI is bound by the latency of one block's rounds, so the core overlaps one chain with
+/// another independent chain and with the counting's loads and stores. Measured alone on this
+/// project's machine over 2 MiB: two hashes and the count 1.34 s per GB interleaved against
+/// 1.78 s one after the other; one hash and the count 0.81-0.93 s against 1.05 s.
+pub(crate) fn interleave(
+    first: &mut Sha256,
+    done: u64,
+    second: Option<&mut Sha256>,
+    histogram: &mut [u64; 256],
+    bytes: &[u8],
+) {
+    // `first` takes whole blocks from here on, without copying them into its buffer.
+    let lead = ((BLOCK as u64 - done % BLOCK as u64) % BLOCK as u64) as usize;
+    let (head, rest) = bytes.split_at(lead.min(bytes.len()));
+    first.update(head);
+    count_bytes(head, histogram);
+    match second {
+        Some(second) => {
+            second.update(head);
+            counted_blocks(rest, histogram, |block| {
+                first.update(block);
+                second.update(block);
+            });
+        }
+        None => counted_blocks(rest, histogram, |block| first.update(block)),
     }
-    for &b in quads.remainder() {
-        lanes[0][b as usize] += 1;
-    }
-    for (i, total) in histogram.iter_mut().enumerate() {
-        *total += u64::from(lanes[0][i] + lanes[1][i] + lanes[2][i] + lanes[3][i]);
+}
+
+/// SHA-256 block size.
+const BLOCK: usize = 64;
+
+/// Call `hash` on each 64-byte block of `bytes` (the last may be shorter) and count the block
+/// into `histogram` right after, in four lanes of u32 flushed every 16 MiB (far below a lane's
+/// overflow).
+#[inline(always)]
+fn counted_blocks(bytes: &[u8], histogram: &mut [u64; 256], mut hash: impl FnMut(&[u8])) {
+    const FLUSH: usize = 1 << 24;
+    for span in bytes.chunks(FLUSH) {
+        let mut lanes = [[0u32; 256]; 4];
+        for block in span.chunks(BLOCK) {
+            hash(block);
+            let mut quads = block.chunks_exact(4);
+            for q in &mut quads {
+                lanes[0][q[0] as usize] += 1;
+                lanes[1][q[1] as usize] += 1;
+                lanes[2][q[2] as usize] += 1;
+                lanes[3][q[3] as usize] += 1;
+            }
+            for &x in quads.remainder() {
+                lanes[0][x as usize] += 1;
+            }
+        }
+        for (i, total) in histogram.iter_mut().enumerate() {
+            *total += u64::from(lanes[0][i] + lanes[1][i] + lanes[2][i] + lanes[3][i]);
+        }
     }
 }
 

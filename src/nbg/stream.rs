@@ -12,7 +12,7 @@
 //! the file size. Files under one chunk run on the calling thread, both hashes interleaved.
 
 use crate::files::{InputError, open_regular};
-use crate::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes};
+use crate::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes, interleave};
 use crate::nbg::window::Window;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;
@@ -320,66 +320,6 @@ impl RangeSide {
                 }
             }
         });
-    }
-}
-
-/// SHA-256 streams and a byte histogram over `bytes`, interleaved 64 bytes at a time: a block
-/// for `first` (which has hashed `done` bytes), the same block for `second`, then its count.
-/// SHA-NI is bound by the latency of one block's rounds, so the core overlaps one chain with
-/// another independent chain and with the counting's loads and stores. Measured alone on this
-/// project's machine over 2 MiB: two hashes and the count 1.34 s per GB interleaved against
-/// 1.78 s one after the other; one hash and the count 0.81-0.93 s against 1.05 s.
-fn interleave(
-    first: &mut Sha256,
-    done: u64,
-    second: Option<&mut Sha256>,
-    histogram: &mut [u64; 256],
-    bytes: &[u8],
-) {
-    // `first` takes whole blocks from here on, without copying them into its buffer.
-    let lead = ((BLOCK as u64 - done % BLOCK as u64) % BLOCK as u64) as usize;
-    let (head, rest) = bytes.split_at(lead.min(bytes.len()));
-    first.update(head);
-    count_bytes(head, histogram);
-    match second {
-        Some(second) => {
-            second.update(head);
-            counted_blocks(rest, histogram, |block| {
-                first.update(block);
-                second.update(block);
-            });
-        }
-        None => counted_blocks(rest, histogram, |block| first.update(block)),
-    }
-}
-
-/// SHA-256 block size.
-const BLOCK: usize = 64;
-
-/// Call `hash` on each 64-byte block of `bytes` (the last may be shorter) and count the block
-/// into `histogram` right after, in four lanes of u32 flushed every 16 MiB (far below a lane's
-/// overflow).
-#[inline(always)]
-fn counted_blocks(bytes: &[u8], histogram: &mut [u64; 256], mut hash: impl FnMut(&[u8])) {
-    const FLUSH: usize = 1 << 24;
-    for span in bytes.chunks(FLUSH) {
-        let mut lanes = [[0u32; 256]; 4];
-        for block in span.chunks(BLOCK) {
-            hash(block);
-            let mut quads = block.chunks_exact(4);
-            for q in &mut quads {
-                lanes[0][q[0] as usize] += 1;
-                lanes[1][q[1] as usize] += 1;
-                lanes[2][q[2] as usize] += 1;
-                lanes[3][q[3] as usize] += 1;
-            }
-            for &x in quads.remainder() {
-                lanes[0][x as usize] += 1;
-            }
-        }
-        for (i, total) in histogram.iter_mut().enumerate() {
-            *total += u64::from(lanes[0][i] + lanes[1][i] + lanes[2][i] + lanes[3][i]);
-        }
     }
 }
 
