@@ -294,6 +294,93 @@ impl Evaluator {
     }
 }
 
+/// Whether any hypothesis of `registry(len, field, boundaries)` reproduces `stored`, given only
+/// the boundaries' offsets and the CRC-32 of any `[start, end)`. The registry's values are
+/// carried along the segments between boundaries (the file's CRC so far, and the same with the
+/// field zeroed or skipped), so nothing is named or allocated per hypothesis and each segment
+/// costs one x^(8n) power: a mutation sweep asks this for every flipped byte. `None` when the
+/// field does not lie inside the file (the caller evaluates the registry itself).
+pub fn registry_matches(
+    len: u64,
+    field: u64,
+    boundaries: &[u64],
+    stored: u32,
+    crc_of: impl FnMut(u64, u64) -> u32,
+) -> Option<bool> {
+    Some(registry_values(len, field, boundaries, crc_of)?.contains(&stored))
+}
+
+/// The CRC-32 of every hypothesis of the registry, in no particular order (see
+/// `registry_matches`).
+pub fn registry_values(
+    len: u64,
+    field: u64,
+    boundaries: &[u64],
+    mut crc_of: impl FnMut(u64, u64) -> u32,
+) -> Option<Vec<u32>> {
+    use zlib_rs::crc32::{crc32_combine, crc32_combine_gen, crc32_combine_op};
+    let fe = field.checked_add(4).filter(|&fe| fe <= len)?;
+    let mut cuts: Vec<u64> = boundaries
+        .iter()
+        .copied()
+        .filter(|&b| b > 0 && b < len)
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    // Cuts inside the field start no hypothesis; the field stays one segment.
+    let mut points: Vec<u64> = cuts
+        .iter()
+        .copied()
+        .filter(|&b| b <= field || b >= fe)
+        .collect();
+    points.extend([0, field, fe, len]);
+    points.sort_unstable();
+    points.dedup();
+    // At every point p: the CRC of [0, p) and, from the field's end on, of [0, p) with the
+    // field read as zeros and left out.
+    let mut prefix: Vec<(u32, u32, u32)> = Vec::with_capacity(points.len());
+    let (mut plain, mut zeroed, mut skipped) = (0u32, 0u32, 0u32);
+    prefix.push((plain, zeroed, skipped));
+    for w in points.windows(2) {
+        let (s, e) = (w[0], w[1]);
+        let op = crc32_combine_gen(e - s);
+        if s == field {
+            // The field is its own segment: [field, fe).
+            zeroed = crc32_combine_op(plain, crc32fast::hash(&[0; 4]), op);
+            skipped = plain;
+            plain = crc32_combine_op(plain, crc_of(s, e), op);
+        } else {
+            let crc = crc_of(s, e);
+            plain = crc32_combine_op(plain, crc, op);
+            if s >= fe {
+                zeroed = crc32_combine_op(zeroed, crc, op);
+                skipped = crc32_combine_op(skipped, crc, op);
+            }
+        }
+        prefix.push((plain, zeroed, skipped));
+    }
+    let at = |p: u64| points.binary_search(&p).map(|i| prefix[i]).ok();
+    let (whole, whole_zeroed, whole_skipped) = at(len)?;
+    let mut values = vec![whole_zeroed, whole_skipped];
+    for &b in cuts.iter().filter(|&&b| b <= field || b >= fe) {
+        let (plain_b, zeroed_b, skipped_b) = at(b)?;
+        if b >= fe {
+            values.extend([
+                zeroed_b,
+                skipped_b,
+                whole ^ crc32_combine(plain_b, 0, len - b),
+            ]);
+        }
+        if b <= field {
+            values.extend([
+                whole_zeroed ^ crc32_combine(plain_b, 0, len - b),
+                whole_skipped ^ crc32_combine(plain_b, 0, len - b - 4),
+            ]);
+        }
+    }
+    Some(values)
+}
+
 /// Every registry hypothesis that reproduces `stored`.
 pub fn explain_v1(
     bytes: &[u8],
@@ -402,6 +489,31 @@ mod tests {
     }
 
     proptest! {
+        /// The registry's values carried along the segments are exactly its hypotheses' CRCs.
+        #[test]
+        fn registry_values_are_the_hypotheses_crcs(
+            bytes in proptest::collection::vec(any::<u8>(), 8..600),
+            field in 0u64..600,
+            cuts in proptest::collection::vec(0u64..700, 0..12),
+        ) {
+            let len = bytes.len() as u64;
+            let field = field % (len - 3);
+            let boundaries: Vec<(u64, String)> =
+                cuts.iter().map(|&c| (c, format!("cut {c}"))).collect();
+            let mut expected: Vec<u32> = registry(len, field, &boundaries)
+                .iter()
+                .map(|h| direct(&bytes, h))
+                .collect();
+            let offsets: Vec<u64> = cuts.clone();
+            let mut values = registry_values(len, field, &offsets, |s, e| {
+                crc32fast::hash(&bytes[s as usize..e as usize])
+            })
+            .expect("the field lies inside the file");
+            expected.sort_unstable();
+            values.sort_unstable();
+            prop_assert_eq!(values, expected);
+        }
+
         /// Combining prefix CRCs gives every registry hypothesis the CRC of its bytes.
         #[test]
         fn evaluator_matches_direct_hashing(

@@ -754,19 +754,29 @@ fn crc_field(
             Some(crc_rules::WHOLE_FILE_FIELD_ZEROED.to_string()),
         )
     } else {
-        let boundaries = boundaries(tables, fixed_end, extension_end);
         let field = f::OFF_CRC as u64;
         let known: Vec<((u64, u64), u32)> = tables
             .iter()
             .filter_map(|t| Some(((t.offset, t.end()), t.fingerprint.as_ref()?.crc32)))
             .chain([((0, field), around.0), ((field + 4, data.len()), around.1)])
             .collect();
-        let crc_of = |s, e| match known.iter().find(|k| k.0 == (s, e)) {
+        let mut crc_of = |s, e| match known.iter().find(|k| k.0 == (s, e)) {
             Some(&(_, crc)) => crc,
             None => data.crc32(s, e),
         };
-        let found =
-            crc_rules::explain_v1_with(data.len(), f::OFF_CRC as u64, stored, &boundaries, crc_of);
+        // Whether any hypothesis matches, without building the registry (the common answer
+        // in a mutation sweep is no); its first match is named only when there is one.
+        let offsets: Vec<u64> = boundary_points(tables, fixed_end, extension_end)
+            .map(|(offset, _)| offset)
+            .collect();
+        let any = crc_rules::registry_matches(data.len(), field, &offsets, stored, &mut crc_of);
+        let found = match any {
+            Some(false) => Vec::new(),
+            _ => {
+                let boundaries = boundaries(tables, fixed_end, extension_end);
+                crc_rules::explain_v1_with(data.len(), field, stored, &boundaries, crc_of)
+            }
+        };
         match found.first() {
             Some(h) => (CrcClass::Matches, Some(h.rule.clone())),
             None => (CrcClass::Unexplained, None),
@@ -783,20 +793,47 @@ fn crc_field(
 
 /// Every structural boundary the parser knows, for the CRC hypothesis registry.
 pub fn boundaries(tables: &[Table], fixed_end: u64, extension_end: u64) -> Vec<(u64, String)> {
-    let mut b = vec![
-        (FIXED_HEADER_END, "end of header counts".to_string()),
+    boundary_points(tables, fixed_end, extension_end)
+        .map(|(offset, label)| {
+            let label = match label {
+                Label::Named(name) => name.to_string(),
+                Label::Start(table) => format!("start of {table} table"),
+                Label::End(table) => format!("end of {table} table"),
+            };
+            (offset, label)
+        })
+        .collect()
+}
+
+/// How a boundary is named, built only when a hypothesis is reported.
+enum Label {
+    Named(&'static str),
+    Start(&'static str),
+    End(&'static str),
+}
+
+/// The offsets of `boundaries`, with the labels still unbuilt.
+fn boundary_points(
+    tables: &[Table],
+    fixed_end: u64,
+    extension_end: u64,
+) -> impl Iterator<Item = (u64, Label)> + '_ {
+    [
+        (FIXED_HEADER_END, Label::Named("end of header counts")),
         (
             f::OFF_MEMORY_POOL as u64,
-            "end of feature database".to_string(),
+            Label::Named("end of feature database"),
         ),
-        (fixed_end, "end of fixed part".to_string()),
-        (extension_end, "end of opaque fixed extension".to_string()),
-    ];
-    for t in tables.iter().filter(|t| t.size > 0) {
-        b.push((t.offset, format!("start of {} table", t.name)));
-        b.push((t.end(), format!("end of {} table", t.name)));
-    }
-    b
+        (fixed_end, Label::Named("end of fixed part")),
+        (extension_end, Label::Named("end of opaque fixed extension")),
+    ]
+    .into_iter()
+    .chain(tables.iter().filter(|t| t.size > 0).flat_map(|t| {
+        [
+            (t.offset, Label::Start(t.name)),
+            (t.end(), Label::End(t.name)),
+        ]
+    }))
 }
 
 fn structural_signature(g: &NbgV1<'_>) -> Hash256 {
