@@ -318,21 +318,18 @@ pub fn registry_values(
     boundaries: &[u64],
     mut crc_of: impl FnMut(u64, u64) -> u32,
 ) -> Option<Vec<u32>> {
-    use zlib_rs::crc32::{crc32_combine, crc32_combine_gen, crc32_combine_op};
+    use zlib_rs::crc32::{crc32_combine_gen, crc32_combine_op};
     let fe = field.checked_add(4).filter(|&fe| fe <= len)?;
+    // The registry's cuts; those inside the field start no hypothesis (and the field stays
+    // one segment).
     let mut cuts: Vec<u64> = boundaries
         .iter()
         .copied()
-        .filter(|&b| b > 0 && b < len)
+        .filter(|&b| b > 0 && b < len && (b <= field || b >= fe))
         .collect();
     cuts.sort_unstable();
     cuts.dedup();
-    // Cuts inside the field start no hypothesis; the field stays one segment.
-    let mut points: Vec<u64> = cuts
-        .iter()
-        .copied()
-        .filter(|&b| b <= field || b >= fe)
-        .collect();
+    let mut points = cuts.clone();
     points.extend([0, field, fe, len]);
     points.sort_unstable();
     points.dedup();
@@ -362,19 +359,14 @@ pub fn registry_values(
     let at = |p: u64| points.binary_search(&p).map(|i| prefix[i]).ok();
     let (whole, whole_zeroed, whole_skipped) = at(len)?;
     let mut values = vec![whole_zeroed, whole_skipped];
-    for &b in cuts.iter().filter(|&&b| b <= field || b >= fe) {
+    for &b in &cuts {
         let (plain_b, zeroed_b, skipped_b) = at(b)?;
         if b >= fe {
+            values.extend([zeroed_b, skipped_b, whole ^ concat(plain_b, 0, len - b)]);
+        } else {
             values.extend([
-                zeroed_b,
-                skipped_b,
-                whole ^ crc32_combine(plain_b, 0, len - b),
-            ]);
-        }
-        if b <= field {
-            values.extend([
-                whole_zeroed ^ crc32_combine(plain_b, 0, len - b),
-                whole_skipped ^ crc32_combine(plain_b, 0, len - b - 4),
+                whole_zeroed ^ concat(plain_b, 0, len - b),
+                whole_skipped ^ concat(plain_b, 0, len - b - 4),
             ]);
         }
     }

@@ -234,6 +234,15 @@ fn cuts(ranges: &[(u64, u64)], at: u64, end: u64, mut f: impl FnMut(u64, u64, Co
     }
 }
 
+/// Feed `bytes` to the SHA-256 of every hashed range covering `pos`.
+fn hash_covering(shas: &mut [Option<Sha256>], ranges: &[(u64, u64)], pos: u64, bytes: &[u8]) {
+    for (sha, &(s, e)) in shas.iter_mut().zip(ranges) {
+        if let (true, Some(sha)) = (s <= pos && pos < e, sha) {
+            sha.update(bytes);
+        }
+    }
+}
+
 /// Count `bytes` into the histogram of every hashed range covering `pos`.
 fn count_covering(histograms: &mut [[u64; 256]], ranges: &[(u64, u64)], pos: u64, bytes: &[u8]) {
     for (i, &(s, e)) in ranges.iter().enumerate() {
@@ -311,11 +320,7 @@ impl RangeSide {
                 }
                 Cover::None => {}
                 Cover::Many => {
-                    for (i, &(rs, re)) in ranges.iter().enumerate() {
-                        if let (true, Some(sha)) = (rs <= s && s < re, &mut shas[i]) {
-                            sha.update(bytes);
-                        }
-                    }
+                    hash_covering(shas, ranges, s, bytes);
                     count_covering(histograms, ranges, s, &bytes[split..]);
                 }
             }
@@ -389,8 +394,8 @@ pub(crate) fn run(file: &FileSource, plan: &Plan<'_>) -> Streamed {
 /// between the two passes.
 const PIECE: usize = 256 << 10;
 
-/// Run both sides on the calling thread, chunk by chunk and piece by piece, so every byte is
-/// read from memory once and then found in cache by the other consumers.
+/// Run both sides on the calling thread over a file of less than one chunk, piece by piece, so
+/// every byte is read from memory once and then found in cache by the other consumers.
 fn serial(
     file: &FileSource,
     ranges: &[(u64, u64)],
@@ -398,29 +403,22 @@ fn serial(
     a: &mut FileSide,
     b: &mut RangeSide,
 ) {
+    let len = file.len() as usize;
+    let window = file.file.as_file().and_then(|f| Window::map(f, 0, len));
     let mut buffer = None;
-    let mut at = 0u64;
-    while at < file.len() {
-        let len = (file.len() - at).min(CHUNK as u64) as usize;
-        let window = file.file.as_file().and_then(|f| Window::map(f, at, len));
-        let bytes = match &window {
-            Some(window) => window.bytes(),
-            None => {
-                let buf = buffer.get_or_insert_with(take_buffer);
-                if let Err(e) = file.file.read_exact_at(&mut buf[..len], at) {
-                    file.note(&e);
-                    break;
-                }
-                &buf[..len]
-            }
-        };
-        for (i, piece) in bytes.chunks(PIECE).enumerate() {
-            consume_both(a, b, ranges, hashed, at + (i * PIECE) as u64, piece);
+    let bytes = match &window {
+        Some(window) => window.bytes(),
+        None => {
+            let buf = buffer.insert(take_buffer());
+            file.read_at_or_note(0, &mut buf[..len]);
+            &buf[..len]
         }
-        if window.as_ref().is_some_and(Window::faulted) {
-            note_shrunk(file, at);
-        }
-        at += len as u64;
+    };
+    for (i, piece) in bytes.chunks(PIECE).enumerate() {
+        consume_both(a, b, ranges, hashed, (i * PIECE) as u64, piece);
+    }
+    if window.as_ref().is_some_and(Window::faulted) {
+        note_shrunk(file, 0);
     }
     if let Some(buf) = buffer {
         give_back(buf);
@@ -454,11 +452,7 @@ fn consume_both(
             Cover::None => file.update(bytes),
             Cover::Many => {
                 file.update(bytes);
-                for (i, &(rs, re)) in hashed.iter().enumerate() {
-                    if let (true, Some(sha)) = (rs <= s && s < re, &mut shas[i]) {
-                        sha.update(bytes);
-                    }
-                }
+                hash_covering(shas, hashed, s, bytes);
                 count_covering(histograms, hashed, s, bytes);
             }
         }

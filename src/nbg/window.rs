@@ -90,9 +90,8 @@ impl Window {
 
 impl Drop for Window {
     fn drop(&mut self) {
-        // Unregistered before `map` unmaps: nothing reads the window any more.
-        TABLE[self.slot].start.store(usize::MAX, Ordering::Release);
-        TABLE[self.slot].end.store(0, Ordering::Release);
+        // Unregistered before `map` unmaps: nothing reads the window any more. The next
+        // `map` of this slot writes `end` before `start`, so `end` needs no reset.
         TABLE[self.slot].start.store(0, Ordering::Release);
     }
 }
