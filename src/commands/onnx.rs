@@ -203,7 +203,8 @@ fn prepared(
 ) -> Result<(Vec<u8>, audit::Audit, audit::Limits, Vec<npz::Tensor>), Stop> {
     let (bytes, a, limits) = admitted(model, policy_path)?;
     let archive = nbg_lab::files::read_regular(input).map_err(|e| Stop::Usage(usage_error(e)))?;
-    let tensors = npz::read(&archive, limits.tensor_bytes).map_err(Stop::Refused)?;
+    let tensors =
+        npz::read_inputs(&archive, &a.inputs, limits.tensor_bytes).map_err(Stop::Refused)?;
     Ok((bytes, a, limits, tensors))
 }
 

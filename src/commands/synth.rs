@@ -27,10 +27,10 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let bytes = match synth::profile(profile, args.seed) {
-        Some(layout) => layout.emit(),
-        None => match nbg_lab::synth_v1::profile(profile) {
-            Some(bytes) => bytes,
+    let built = match synth::profile(profile, args.seed) {
+        Ok(layout) => layout.emit(),
+        Err(synth::BuildError::Unknown(_)) => match nbg_lab::synth_v1::profile(profile) {
+            Some(bytes) => bytes.map_err(synth::BuildError::from),
             None => {
                 let v1 = nbg_lab::synth_v1::PROFILES.map(|p| p.0);
                 return usage_error(format!(
@@ -40,6 +40,11 @@ pub fn exec(args: Args) -> ExitCode {
                 ));
             }
         },
+        Err(e) => Err(e),
+    };
+    let bytes = match built {
+        Ok(bytes) => bytes,
+        Err(e) => return usage_error(format!("profile {profile}: {e}")),
     };
     match outputs.stage(out, &bytes).and_then(|_| outputs.commit()) {
         Ok(()) => {

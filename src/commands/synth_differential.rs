@@ -18,12 +18,16 @@ pub struct Args {
 }
 
 pub fn exec(args: Args) -> ExitCode {
-    let Some(set) = captures::build(&args.name) else {
-        return usage_error(format!(
-            "unknown capture set {:?}; known: {}",
-            args.name,
-            captures::all_names().join(", ")
-        ));
+    let set = match captures::build(&args.name) {
+        Ok(set) => set,
+        Err(nbg_lab::synth::BuildError::Unknown(_)) => {
+            return usage_error(format!(
+                "unknown capture set {:?}; known: {}",
+                args.name,
+                captures::all_names().join(", ")
+            ));
+        }
+        Err(e) => return usage_error(format!("capture set {}: {e}", args.name)),
     };
     if let Err(e) = nbg_lab::capture::write(&set.a, &set.b, &set.spec, &args.out) {
         return usage_error(e);

@@ -444,8 +444,12 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
     }
     let model = read("spectral_mask_conv.onnx")?;
     let a = audit::audit(&model, &limits, &policy).map_err(|r| r.to_string())?;
-    let inputs = npz::read(&read("spectral_mask_input.npz")?, limits.tensor_bytes)
-        .map_err(|r| r.to_string())?;
+    let inputs = npz::read_inputs(
+        &read("spectral_mask_input.npz")?,
+        &a.inputs,
+        limits.tensor_bytes,
+    )
+    .map_err(|r| r.to_string())?;
     for (mode, name) in [(run::Mode::Cpu, "cpu"), (run::Mode::Hybrid, "hybrid")] {
         let mut engines = run::Engines::for_audit(&a);
         let (report, _) = run::run(&a, &model, mode, &inputs, &limits, &mut engines)

@@ -387,12 +387,18 @@ pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), InputEr
     let mut entries = Vec::new();
     for i in 0..files {
         // Streamed: the payload is generated while it is written and hashed, never held.
-        let (layout, generated) = crate::synth::bulk_streamed(u64::from(i), bytes);
         let name = format!("bulk-{i:04}.nb");
+        let (layout, generated) =
+            crate::synth::bulk_streamed(u64::from(i), bytes).map_err(|e| InputError::Io {
+                path: out.join(&name),
+                source: e.into_io(),
+            })?;
         let mut digest = (Hash256::default(), 0);
         crate::files::write_atomic_with(&out.join(&name), false, |w| {
             let mut hashed = crate::fingerprint::HashingWriter::new(w);
-            layout.write(&mut hashed, Some(&generated))?;
+            layout
+                .write(&mut hashed, Some(&generated))
+                .map_err(crate::synth::BuildError::into_io)?;
             digest = hashed.finish();
             Ok(())
         })?;

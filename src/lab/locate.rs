@@ -646,7 +646,7 @@ pub const PAIR_OFFSET: usize = 64;
 /// The test pair nobody tuned: a Conv model whose [8, 3, 3, 3] weight and [8] bias come from
 /// SplitMix64 (uniform in [-1, 1)), and a v2 graph the builder writes with the weight placed in
 /// COEF_DATA at `PAIR_OFFSET` as fp16 in OHWI order (the bias is not placed).
-pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
+pub fn synthetic_pair() -> Result<(Vec<u8>, Vec<u8>), crate::synth::BuildError> {
     use crate::onnx::fixtures::{float_tensor, model, node, tensor_value};
     use crate::synth::{GraphSpec, Rng, TensorSpec};
     use prost::Message;
@@ -689,7 +689,7 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         vip_sram_bytes: 262_144,
         dynaio: None,
     };
-    let mut layout = spec.layout(&mut Rng::new(PAIR_SEED));
+    let mut layout = spec.layout(&mut Rng::new(PAIR_SEED))?;
     let coef = layout
         .sections
         .iter_mut()
@@ -697,12 +697,12 @@ pub fn synthetic_pair() -> (Vec<u8>, Vec<u8>) {
         // Invariant: `GraphSpec::layout` always emits COEF_DATA (`coef_bytes` is 1024 here).
         .expect("coefficients");
     coef.payload[PAIR_OFFSET..PAIR_OFFSET + placed.len()].copy_from_slice(&placed);
-    (onnx, layout.emit())
+    Ok((onnx, layout.emit()?))
 }
 
 /// `evidence/locate/synthetic-pair.json`: the locator on the synthetic pair.
 pub fn evidence() -> Result<Vec<crate::canonical::Generated>, String> {
-    let (m, n) = synthetic_pair();
+    let (m, n) = synthetic_pair().map_err(|e| e.to_string())?;
     let doc = locate(&m, &n).map_err(|e| e.to_string())?;
     Ok(vec![crate::canonical::Generated {
         path: "evidence/locate/synthetic-pair.json".into(),

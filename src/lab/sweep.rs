@@ -26,7 +26,7 @@ pub const PATTERNS: [u8; 3] = [0x01, 0x80, 0xff];
 pub const EXHAUSTIVE_LIMIT: u64 = 256 * 1024;
 
 /// What happened to one offset under its worst pattern.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Outcome {
     /// The code that caught the flip (a failure code, or `crc-field-unexplained`).
     Detected(&'static str),
@@ -71,6 +71,74 @@ crate::canonical::names! {
         Detected => "detected",
         Tolerated => "tolerated",
         Undetected => "undetected",
+    }
+}
+
+/// The outcome of every offset, two bytes each: an index into the few distinct outcomes a
+/// sweep meets (failure codes, reasons, undetected), so memory is the file size twice, not the
+/// 24 bytes an `Outcome` takes (a 32 MiB file held 768 MiB of outcomes that way).
+#[derive(Clone, Debug, Default)]
+pub struct Outcomes {
+    distinct: Vec<Outcome>,
+    ids: Vec<u16>,
+}
+
+impl Outcomes {
+    /// Offsets covered.
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether no offset is covered (an empty file cannot be swept, so never in a report).
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    /// Every offset's outcome, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &Outcome> {
+        self.ids.iter().map(|&i| &self.distinct[usize::from(i)])
+    }
+}
+
+impl std::ops::Index<usize> for Outcomes {
+    type Output = Outcome;
+    fn index(&self, offset: usize) -> &Outcome {
+        &self.distinct[usize::from(self.ids[offset])]
+    }
+}
+
+impl<'a> IntoIterator for &'a Outcomes {
+    type Item = &'a Outcome;
+    type IntoIter = Box<dyn Iterator<Item = &'a Outcome> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl PartialEq for Outcomes {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+/// The distinct outcomes met so far, shared by the workers (one lock per block of offsets).
+#[derive(Default)]
+struct Interner {
+    ids: std::collections::HashMap<Outcome, u16>,
+    distinct: Vec<Outcome>,
+}
+
+impl Interner {
+    fn id(&mut self, o: Outcome) -> u16 {
+        if let Some(&i) = self.ids.get(&o) {
+            return i;
+        }
+        // Invariant: outcomes are failure codes, tolerated reasons and `Undetected`, a few
+        // hundred at most, far below 65,536.
+        let i = u16::try_from(self.distinct.len()).expect("fewer than 65,536 distinct outcomes");
+        self.distinct.push(o.clone());
+        self.ids.insert(o, i);
+        i
     }
 }
 
@@ -126,7 +194,10 @@ pub struct Report {
 
 /// Sweep a file; returns the report and the outcome of every offset. Files larger than
 /// `exhaustive_limit` classify payload and gap bytes from checksum coverage.
-pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Vec<Outcome>), Failure> {
+///
+/// Memory: the file, one working copy of it per worker and two bytes per offset (5 x the file
+/// on two workers), plus the parsed graph and its ledger.
+pub fn sweep(bytes: &[u8], exhaustive_limit: u64) -> Result<(Report, Outcomes), Failure> {
     sweep_with_progress(bytes, exhaustive_limit, &|_| {})
 }
 
@@ -135,7 +206,7 @@ pub fn sweep_with_progress(
     bytes: &[u8],
     exhaustive_limit: u64,
     progress: &(dyn Fn(u64) + Sync),
-) -> Result<(Report, Vec<Outcome>), Failure> {
+) -> Result<(Report, Outcomes), Failure> {
     let graph = parse(bytes)?;
     let image = NbgImage::new(&graph)?;
     let base_crc = graph.crc_class();
@@ -148,32 +219,35 @@ pub fn sweep_with_progress(
                 OwnerClass::PreservedOpaque | OwnerClass::Padding | OwnerClass::Alignment
             )
     };
-    // One working copy per worker (not per chunk): memory is the file, one copy per worker
-    // and one `Outcome` (24 bytes) per offset.
+    // One working copy per worker (not per block), each block's outcomes written in place as
+    // two-byte ids.
     let chunk = 4096usize;
-    let outcomes: Vec<Outcome> = (0..bytes.len())
-        .step_by(chunk)
-        .collect::<Vec<_>>()
-        .par_iter()
-        .map_init(
-            || bytes.to_vec(),
-            |buf, &start| {
-                let end = (start + chunk).min(bytes.len());
-                let done = (start..end)
-                    .map(|o| {
-                        if derived(o as u64) {
-                            derive(&graph, &image, o as u64)
-                        } else {
-                            flip(buf, &graph, &image, base_crc, o)
-                        }
-                    })
-                    .collect::<Vec<_>>();
-                progress((end - start) as u64);
-                done
-            },
-        )
-        .flatten_iter()
-        .collect();
+    let interner = std::sync::Mutex::new(Interner::default());
+    let mut ids = vec![0u16; bytes.len()];
+    ids.par_chunks_mut(chunk).enumerate().for_each_init(
+        || (bytes.to_vec(), Vec::with_capacity(chunk)),
+        |(buf, local), (k, out)| {
+            let start = k * chunk;
+            local.clear();
+            local.extend((start..start + out.len()).map(|o| {
+                if derived(o as u64) {
+                    derive(&graph, &image, o as u64)
+                } else {
+                    flip(buf, &graph, &image, base_crc, o)
+                }
+            }));
+            // A worker that panicked while holding the lock left a consistent map (the
+            // interner is only ever appended to), so a poisoned lock is still usable.
+            let mut table = interner.lock().unwrap_or_else(|p| p.into_inner());
+            for (slot, o) in out.iter_mut().zip(local.drain(..)) {
+                *slot = table.id(o);
+            }
+            drop(table);
+            progress(out.len() as u64);
+        },
+    );
+    let Interner { distinct, .. } = interner.into_inner().unwrap_or_else(|p| p.into_inner());
+    let outcomes = Outcomes { distinct, ids };
     let mut report = Report {
         format: image.format(),
         patterns: PATTERNS.to_vec(),

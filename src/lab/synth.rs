@@ -11,9 +11,34 @@
 //! instruction payloads stay opaque seeded bytes.
 
 use crate::crc_rules::{combine_v2_file_crc, v2_normalized_checksum_payload};
-use crate::fieldmap::{self as fm, Writer};
+use crate::fieldmap::{self as fm, Overflow, Writer};
 use crate::format::records::{self as rec, operation_type as op_type, source_type};
 use crate::format::{MAGIC, V2_VERSION, section, v2 as f};
+
+/// Why a build did not give an image: an unknown name, or a value that does not fit its field
+/// (the field map's writer refuses it; the builder never truncates or zeroes it).
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// No profile or capture set of that name.
+    #[error("no builder profile or capture set is named `{0}`")]
+    Unknown(String),
+    /// A value the field map refused.
+    #[error(transparent)]
+    Overflow(#[from] Overflow),
+    /// The writer failed (a streamed image only).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl BuildError {
+    /// As an I/O error, for a caller that writes the image (a writer's own error unchanged).
+    pub fn into_io(self) -> std::io::Error {
+        match self {
+            BuildError::Io(e) => e,
+            e => std::io::Error::new(std::io::ErrorKind::InvalidInput, e),
+        }
+    }
+}
 
 /// SplitMix64: tiny, fast and fixed forever, which is what a committed control needs.
 #[derive(Clone, Debug)]
@@ -115,13 +140,10 @@ impl Generated {
 
 impl Layout {
     /// Write the image in producer order and return its bytes.
-    pub fn emit(&self) -> Vec<u8> {
+    pub fn emit(&self) -> Result<Vec<u8>, BuildError> {
         let mut out = Vec::new();
-        // Invariant: a `Vec<u8>` writer never fails, and without a generated payload `write`
-        // has no other source of error.
-        self.write(&mut out, None)
-            .expect("writing to memory cannot fail");
-        out
+        self.write(&mut out, None)?;
+        Ok(out)
     }
 
     /// Write the image in producer order to `w`, streaming: memory is the header, directory
@@ -130,7 +152,7 @@ impl Layout {
         &self,
         w: &mut impl std::io::Write,
         generated: Option<&Generated>,
-    ) -> std::io::Result<()> {
+    ) -> Result<(), BuildError> {
         let n = self.sections.len();
         let is_generated = |i: usize| generated.filter(|g| g.section == i);
         let len =
@@ -173,7 +195,7 @@ impl Layout {
             w.put_u32(&sh::section_headers_offset, dir_offset)
                 .put_u32(&sh::section_header_size, f::SECTION_HEADER_SIZE)
                 .put_u32(&sh::section_header_count, n as u32);
-            w.into_bytes()
+            w.finish()?
         };
         for (i, s) in self.sections.iter().enumerate() {
             use fm::v2_section_header as sh;
@@ -183,7 +205,7 @@ impl Layout {
                 .put_uint(&sh::size, len(i))
                 .put_u32(&sh::alignment, s.alignment)
                 .put_u32(&sh::entry_size, s.entry_size);
-            image.extend_from_slice(&w.into_bytes());
+            image.extend_from_slice(&w.finish()?);
         }
         // Producer order: header CRC over normalized payloads, then the section-40 values.
         let listing: Vec<_> = (0..n)
@@ -207,7 +229,7 @@ impl Layout {
                 .put_u32(&h::sub_header_offset, f::HEADER_SIZE as u32)
                 .put_u32(&h::sub_header_size, f::SUB_HEADER_SIZE)
                 .put_u32(&h::sub_header_count, f::SUB_HEADER_COUNT);
-            w.into_bytes()
+            w.finish()?
         };
         w.write_all(&header)?;
         w.write_all(&sub)?;
@@ -238,7 +260,7 @@ impl Layout {
             }
             written = offsets[i] + len(i);
         }
-        w.write_all(&self.tail)
+        Ok(w.write_all(&self.tail)?)
     }
 }
 
@@ -282,7 +304,7 @@ impl TensorSpec {
         }
     }
 
-    fn record(&self) -> Vec<u8> {
+    fn record(&self) -> Result<Vec<u8>, Overflow> {
         use fm::v2_io_record as io;
         let mut w = Writer::new(io::SIZE);
         w.put_u32(&io::dimension_count, self.dims.len() as u32)
@@ -292,7 +314,7 @@ impl TensorSpec {
             .put_u32(&io::quant_format, self.quant_format)
             .put_words(&io::quant_words, &self.quant_words)
             .put_str(&io::name, &self.name);
-        w.into_bytes()
+        w.finish()
     }
 }
 
@@ -337,7 +359,7 @@ pub const CHECKSUMMED: [u32; 5] = [
 
 impl GraphSpec {
     /// Sections in directory (type) order with seeded opaque payloads.
-    pub fn layout(&self, rng: &mut Rng) -> Layout {
+    pub fn layout(&self, rng: &mut Rng) -> Result<Layout, Overflow> {
         let mut sections = Vec::new();
         let mut add = |kind, alignment, entry_size, payload: Vec<u8>| {
             sections.push(SectionSpec {
@@ -347,20 +369,25 @@ impl GraphSpec {
                 payload,
             });
         };
-        let io = |t: &[TensorSpec]| t.iter().flat_map(TensorSpec::record).collect::<Vec<u8>>();
+        let io = |t: &[TensorSpec]| -> Result<Vec<u8>, Overflow> {
+            Ok(t.iter()
+                .map(TensorSpec::record)
+                .collect::<Result<Vec<_>, _>>()?
+                .concat())
+        };
         let plan = self.plan();
-        add(section::INPUT, 0, 112, io(&self.inputs));
-        add(section::OUTPUT, 0, 112, io(&self.outputs));
-        add(section::LAYER, 0, 76, plan.layer_records());
-        add(section::OPERATIONS, 0, 32, plan.operation_records());
+        add(section::INPUT, 0, 112, io(&self.inputs)?);
+        add(section::OUTPUT, 0, 112, io(&self.outputs)?);
+        add(section::LAYER, 0, 76, plan.layer_records()?);
+        add(section::OPERATIONS, 0, 32, plan.operation_records()?);
         add(section::NN, 0, 192, rng.bytes(192 * plan.nn as usize));
         add(section::TP, 0, 192, rng.bytes(192 * plan.tp as usize));
-        add(section::SH, 0, 8, plan.sh_records());
-        add(section::PATCH, 0, 28, plan.patch_records());
+        add(section::SH, 0, 8, plan.sh_records()?);
+        add(section::PATCH, 0, 28, plan.patch_records()?);
         add(section::PPU_INSTR, 256, 1, rng.bytes(self.ppu_bytes));
         // DYNAIO, when present, sits in type order: the region after the PPU instructions, its
         // table after the PPU instruction table.
-        let dynaio = self.dynaio.as_deref().map(dynaio_region);
+        let dynaio = self.dynaio.as_deref().map(dynaio_region).transpose()?;
         if let Some((region, _)) = &dynaio {
             add(section::DYNAIO, 64, 1, region.clone());
         }
@@ -369,14 +396,14 @@ impl GraphSpec {
             section::COEF_DATA_TABLE,
             0,
             8,
-            split_table(self.coef_bytes, plan.nn.max(1)),
+            split_table(self.coef_bytes, plan.nn.max(1))?,
         );
         add(section::COEF_DATA, 64, 1, rng.bytes(self.coef_bytes));
         add(
             section::PPU_INSTR_TABLE,
             0,
             8,
-            split_table(self.ppu_bytes, plan.sh + 1),
+            split_table(self.ppu_bytes, plan.sh + 1)?,
         );
         if let Some((_, table)) = dynaio {
             add(section::DYNAIO_TABLE, 0, 8, table);
@@ -385,9 +412,14 @@ impl GraphSpec {
             section::LOADSTATE_TABLE,
             0,
             8,
-            split_table(self.loadstate_bytes, plan.operations.len().max(1) as u32),
+            split_table(self.loadstate_bytes, plan.operations.len().max(1) as u32)?,
         );
-        add(section::NETWORK_INFO, 0, 220, self.network_info(&plan, rng));
+        add(
+            section::NETWORK_INFO,
+            0,
+            220,
+            self.network_info(&plan, rng)?,
+        );
         let mut pool = self.memory_pool_bytes.to_le_bytes().to_vec();
         pool.truncate(8);
         add(section::MEMORY_POOL, 0, 8, pool);
@@ -404,19 +436,19 @@ impl GraphSpec {
             table_of(
                 &fm::v2_checksum_record::RECORD,
                 &CHECKSUMMED.map(|k| (k, 0)),
-            ),
+            )?,
         );
         let n = sections.len();
-        Layout {
+        Ok(Layout {
             target: self.target,
             sections,
             file_order: (0..n).collect(),
             extra_gap: vec![0; n],
             tail: Vec::new(),
-        }
+        })
     }
 
-    fn network_info(&self, plan: &Plan, rng: &mut Rng) -> Vec<u8> {
+    fn network_info(&self, plan: &Plan, rng: &mut Rng) -> Result<Vec<u8>, Overflow> {
         let ops = plan.operations.len() as u32;
         use fm::v2_network_info as ni;
         let mut w = Writer::new(ni::SIZE);
@@ -434,7 +466,7 @@ impl GraphSpec {
             .put_parts(&ni::attribute, &[0, 1, 1, 0, 0])
             // One vendor-reserved word, as the corpus shows 1-2 nonzero words.
             .put_words(&ni::vsi_reserved, &[rng.next_u64() as u32 | 1]);
-        w.into_bytes()
+        w.finish()
     }
 }
 
@@ -596,7 +628,7 @@ impl GraphSpec {
 }
 
 impl Plan {
-    fn layer_records(&self) -> Vec<u8> {
+    fn layer_records(&self) -> Result<Vec<u8>, Overflow> {
         use fm::layer as l;
         let mut out = Vec::new();
         for (name, id, count, uid) in &self.layers {
@@ -605,12 +637,12 @@ impl Plan {
                 .put_u32(&l::id, *id)
                 .put_u32(&l::operation_count, *count)
                 .put_u32(&l::uid, *uid);
-            out.extend_from_slice(&w.into_bytes());
+            out.extend_from_slice(&w.finish()?);
         }
-        out
+        Ok(out)
     }
 
-    fn operation_records(&self) -> Vec<u8> {
+    fn operation_records(&self) -> Result<Vec<u8>, Overflow> {
         use fm::operation as o;
         let mut out = Vec::new();
         for op in &self.operations {
@@ -622,26 +654,26 @@ impl Plan {
                 .put_u32(&o::patch_index, op.patch_index)
                 .put_u32(&o::patch_count, op.patch_count)
                 .put_u32(&o::abs_op_id, op.abs_op_id);
-            out.extend_from_slice(&w.into_bytes());
+            out.extend_from_slice(&w.finish()?);
         }
-        out
+        Ok(out)
     }
 
     /// SH record j indexes PPU instruction-table entry j + 1 (entry 0 is a program no SH
     /// operation uses, so no SH record is all zero: a zero record beside zero gap bytes would let
     /// a moved section offset read identical bytes); no PPU parameter section exists.
-    fn sh_records(&self) -> Vec<u8> {
+    fn sh_records(&self) -> Result<Vec<u8>, Overflow> {
         use fm::sh_operation as sh;
         let mut out = Vec::new();
         for j in 0..self.sh {
             let mut w = Writer::new(sh::SIZE);
             w.put_u32(&sh::instr_index, j + 1);
-            out.extend_from_slice(&w.into_bytes());
+            out.extend_from_slice(&w.finish()?);
         }
-        out
+        Ok(out)
     }
 
-    fn patch_records(&self) -> Vec<u8> {
+    fn patch_records(&self) -> Result<Vec<u8>, Overflow> {
         use fm::patch as p;
         let mut out = Vec::new();
         for patch in &self.patches {
@@ -650,15 +682,15 @@ impl Plan {
                 .put_u32(&p::source_type, patch.source_type)
                 .put_u32(&p::index, patch.index as u32)
                 .put_u32(&p::src_offset, patch.src_offset);
-            out.extend_from_slice(&w.into_bytes());
+            out.extend_from_slice(&w.finish()?);
         }
-        out
+        Ok(out)
     }
 }
 
 /// `n` (offset, size) records splitting `bytes` in order, in 8-byte multiples (command
 /// streams are word pairs); the last takes the remainder.
-fn split_table(bytes: usize, n: u32) -> Vec<u8> {
+fn split_table(bytes: usize, n: u32) -> Result<Vec<u8>, Overflow> {
     let chunk = (bytes as u32 / n) & !7;
     table_of(
         &fm::v1_entry::RECORD,
@@ -678,20 +710,19 @@ fn split_table(bytes: usize, n: u32) -> Vec<u8> {
 /// Records of a two-word layout of the field map (checksum record, DYNAIO entry, the (offset,
 /// size) entry both public headers define), each (first field, second field), written through
 /// it.
-fn table_of(record: &fm::Record, records: &[(u32, u32)]) -> Vec<u8> {
+fn table_of(record: &fm::Record, records: &[(u32, u32)]) -> Result<Vec<u8>, Overflow> {
     let [first, second] = [&record.fields[0], &record.fields[1]];
-    records
-        .iter()
-        .flat_map(|&(a, b)| {
-            let mut w = Writer::new(record.size);
-            w.put_u32(first, a).put_u32(second, b);
-            w.into_bytes()
-        })
-        .collect()
+    let mut out = Vec::with_capacity(records.len() * record.size);
+    for &(a, b) in records {
+        let mut w = Writer::new(record.size);
+        w.put_u32(first, a).put_u32(second, b);
+        out.extend_from_slice(&w.finish()?);
+    }
+    Ok(out)
 }
 
 /// The DYNAIO region (entries at 64-byte offsets, zero padding) and its table.
-pub fn dynaio_region(entries: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
+pub fn dynaio_region(entries: &[Vec<u8>]) -> Result<(Vec<u8>, Vec<u8>), Overflow> {
     let mut region = Vec::new();
     let mut records = Vec::new();
     for e in entries {
@@ -699,7 +730,7 @@ pub fn dynaio_region(entries: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
         region.extend_from_slice(e);
         region.resize(region.len().next_multiple_of(64), 0);
     }
-    (region, table_of(&fm::v2_dynaio_entry::RECORD, &records))
+    Ok((region, table_of(&fm::v2_dynaio_entry::RECORD, &records)?))
 }
 
 /// Named profiles of the committed controls.
@@ -712,7 +743,7 @@ pub const PROFILES: [&str; 5] = [
 ];
 
 /// The `GraphSpec` and file placement of a named profile.
-pub fn profile(name: &str, seed: u64) -> Option<Layout> {
+pub fn profile(name: &str, seed: u64) -> Result<Layout, BuildError> {
     let mut rng = Rng::new(seed);
     let base = |name: &str, inputs, outputs| GraphSpec {
         target: 0x1000_000e,
@@ -738,7 +769,7 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
             );
             g.outputs[0].quant_format = 2;
             g.outputs[0].quant_words = [(1.0f32 / 255.0).to_bits(), 128];
-            g.layout(&mut rng)
+            g.layout(&mut rng)?
         }
         "ctc-like" => {
             let mut g = base(
@@ -755,7 +786,7 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
             g.memory_pool_bytes = 167_680;
             g.coef_bytes = 8192;
             g.dynaio = Some(dynaio_entries(&mut rng, 50));
-            g.layout(&mut rng)
+            g.layout(&mut rng)?
         }
         "zipformer-like" => {
             let io = |prefix: &str, n: usize| -> Vec<TensorSpec> {
@@ -774,7 +805,7 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
             g.layers = 40;
             g.operations = 64;
             g.dynaio = Some(dynaio_entries(&mut rng, 150));
-            g.layout(&mut rng)
+            g.layout(&mut rng)?
         }
         "tail-gap" => {
             let g = base(
@@ -782,7 +813,7 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
                 u8_481(),
                 vec![TensorSpec::new("output_0", &[481], 2)],
             );
-            let mut l = g.layout(&mut rng);
+            let mut l = g.layout(&mut rng)?;
             // More than 512 unowned bytes, so no section covers the connection region.
             l.tail = rng.bytes(640);
             l
@@ -796,14 +827,14 @@ pub fn profile(name: &str, seed: u64) -> Option<Layout> {
             g.inputs[0].quant_format = 1;
             g.inputs[0].quant_words = [7, 0];
             g.dynaio = Some(dynaio_entries(&mut rng, 8));
-            let mut l = g.layout(&mut rng);
+            let mut l = g.layout(&mut rng)?;
             shuffle(&mut rng, &mut l.file_order);
             l.extra_gap = (0..l.sections.len()).map(|_| rng.range(0, 3) * 4).collect();
             l
         }
-        _ => return None,
+        _ => return Err(BuildError::Unknown(name.into())),
     };
-    Some(layout)
+    Ok(layout)
 }
 
 /// `n` DYNAIO entries; entry 0 is the 4-byte constant `[0, 1, 2, 3]` of the spec's differential.
@@ -853,8 +884,9 @@ pub const TRIOS: [&str; 4] = [
 /// Seed of the `ctc-like` base graph every trio starts from.
 pub const TRIO_SEED: u64 = 12;
 
-/// Build a named trio; `None` for an unknown name.
-pub fn trio(name: &str) -> Option<Trio> {
+/// Build a named trio.
+pub fn trio(name: &str) -> Result<Trio, BuildError> {
+    let unknown = || BuildError::Unknown(name.into());
     let base = profile("ctc-like", TRIO_SEED)?;
     // (entry, [(source index, new value)], also change an NN byte)
     let (entry, changes, outside): (usize, &[(usize, u8)], bool) = match name {
@@ -862,32 +894,36 @@ pub fn trio(name: &str) -> Option<Trio> {
         "dynaio-later-entry" => (17, &[(5, 0x5a)], false),
         "dynaio-multi-byte" => (3, &[(0, 0xee), (2, 0x00), (7, 0x80)], false),
         "negative-outside-dynaio" => (0, &[(3, 4)], true),
-        _ => return None,
+        _ => return Err(unknown()),
     };
-    let (start, len) = entry_range(&base, entry)?;
+    // The entries and bytes below exist in the ctc-like base (50 entries); a miss is reported
+    // as the trio being unknown to this base rather than a panic.
+    let (start, len) = entry_range(&base, entry).ok_or_else(unknown)?;
     let region = |l: &Layout| -> Option<Vec<u8>> {
         let r = l.sections.iter().find(|s| s.kind == section::DYNAIO)?;
         r.payload.get(start..start + len).map(<[u8]>::to_vec)
     };
-    let a_source = region(&base)?;
+    let a_source = region(&base).ok_or_else(unknown)?;
     let mut changed = base.clone();
     {
         let r = changed
             .sections
             .iter_mut()
-            .find(|s| s.kind == section::DYNAIO)?;
+            .find(|s| s.kind == section::DYNAIO)
+            .ok_or_else(unknown)?;
         for &(i, v) in changes {
-            *r.payload.get_mut(start + i)? = v;
+            *r.payload.get_mut(start + i).ok_or_else(unknown)? = v;
         }
     }
     if outside {
         let nn = changed
             .sections
             .iter_mut()
-            .find(|s| s.kind == section::NN)?;
-        *nn.payload.first_mut()? ^= 0x01;
+            .find(|s| s.kind == section::NN)
+            .ok_or_else(unknown)?;
+        *nn.payload.first_mut().ok_or_else(unknown)? ^= 0x01;
     }
-    let b_source = region(&changed)?;
+    let b_source = region(&changed).ok_or_else(unknown)?;
     let what = changes
         .iter()
         .map(|(i, v)| format!("[{i}]=0x{v:02x}"))
@@ -901,9 +937,9 @@ pub fn trio(name: &str) -> Option<Trio> {
             ""
         }
     );
-    Some(Trio {
-        a: base.emit(),
-        b: changed.emit(),
+    Ok(Trio {
+        a: base.emit()?,
+        b: changed.emit()?,
         a_source,
         b_source,
         provenance,
@@ -927,10 +963,10 @@ fn entry_range(l: &Layout, entry: usize) -> Option<(usize, usize)> {
 
 /// A large graph for benchmarks: the `ctc-like` shape with a coefficient section of about
 /// `bytes` bytes (payload from SplitMix64 seeded by `seed`), at most `MAX_BULK_BYTES`.
-pub fn bulk(seed: u64, bytes: u64) -> Layout {
-    let (mut l, g) = bulk_streamed(seed, bytes);
+pub fn bulk(seed: u64, bytes: u64) -> Result<Layout, BuildError> {
+    let (mut l, g) = bulk_streamed(seed, bytes)?;
     l.sections[g.section].payload = g.bytes();
-    l
+    Ok(l)
 }
 
 /// Bytes of the largest bulk graph: its coefficient table records sizes in 32 bits.
@@ -938,10 +974,9 @@ pub const MAX_BULK_BYTES: u64 = u32::MAX as u64 + BULK_OTHER_BYTES;
 const BULK_OTHER_BYTES: u64 = 20_000;
 
 /// `bulk` with the coefficient payload left to generate while writing (`Layout::write`).
-pub fn bulk_streamed(seed: u64, bytes: u64) -> (Layout, Generated) {
-    // Invariant: `ctc-like` is a built-in profile (`profile` matches it by name), and every
-    // `GraphSpec::layout` adds COEF_DATA and COEF_DATA_TABLE unconditionally.
-    let mut l = profile("ctc-like", seed).expect("ctc-like exists");
+pub fn bulk_streamed(seed: u64, bytes: u64) -> Result<(Layout, Generated), BuildError> {
+    // Invariant: every `GraphSpec::layout` adds COEF_DATA and COEF_DATA_TABLE unconditionally.
+    let mut l = profile("ctc-like", seed)?;
     let section = l
         .sections
         .iter()
@@ -960,6 +995,6 @@ pub fn bulk_streamed(seed: u64, bytes: u64) -> (Layout, Generated) {
         // Invariant: see above; COEF_DATA_TABLE is always added.
         .find(|s| s.kind == section::COEF_DATA_TABLE)
         .expect("table");
-    table.payload = table_of(&fm::v1_entry::RECORD, &[(0, len)]);
-    (l, generated)
+    table.payload = table_of(&fm::v1_entry::RECORD, &[(0, len)])?;
+    Ok((l, generated))
 }

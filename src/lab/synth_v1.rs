@@ -7,7 +7,7 @@
 //! then find the layout bound and the CRC rule on its own: nothing here is shared with it but
 //! the public offsets in `format::v1`.
 
-use crate::fieldmap::{self as fm, Writer};
+use crate::fieldmap::{self as fm, Overflow, Writer};
 use crate::format::v1 as f;
 
 /// Coverage of the CRC field the builder writes.
@@ -38,19 +38,19 @@ pub const PROFILES: [(&str, u32, usize, V1Crc); 3] = [
     ("v1-0009-no-crc", 0x0001_0009, 0, V1Crc::Absent),
 ];
 
-/// The graph of a named profile.
-pub fn profile(name: &str) -> Option<Vec<u8>> {
+/// The graph of a named profile; `None` for an unknown name.
+pub fn profile(name: &str) -> Option<Result<Vec<u8>, Overflow>> {
     PROFILES
         .iter()
         .find(|p| p.0 == name)
-        .map(|&(_, version, extension, crc)| graph(version, extension, crc))
+        .map(|&(_, version, extension, crc)| V1Spec::new(version, extension, crc).build())
 }
 
 const COMMAND_BYTES: usize = 192;
 
 /// One I/O record of the version's layout (108 or 116 bytes): four dimensions, UINT8, affine
 /// quantization (fixed point, scale, zero point), a name.
-fn io_record(version: u32, name: &str, dims: [u32; 4], scale: f32) -> Vec<u8> {
+fn io_record(version: u32, name: &str, dims: [u32; 4], scale: f32) -> Result<Vec<u8>, Overflow> {
     let l = crate::parse::v1::io_layout(version);
     let mut w = Writer::new(l.size());
     w.put_u32(&l.dim_count, 4)
@@ -65,34 +65,65 @@ fn io_record(version: u32, name: &str, dims: [u32; 4], scale: f32) -> Vec<u8> {
     if let Some(n) = &l.name {
         w.put_str(n, name);
     }
-    w.into_bytes()
+    w.finish()
 }
 
 /// A v1 graph of `version` with `extension` bytes between the public entries and the tables.
-pub fn graph(version: u32, extension: usize, crc: V1Crc) -> Vec<u8> {
-    graph_with_scales(version, extension, crc, [0.5, 0.5])
+pub fn graph(version: u32, extension: usize, crc: V1Crc) -> Result<Vec<u8>, Overflow> {
+    V1Spec::new(version, extension, crc).build()
 }
 
-/// `graph` with the input and output quantization scales given (capture sets of the mapping
-/// registry change them).
-pub fn graph_with_scales(version: u32, extension: usize, crc: V1Crc, scales: [f32; 2]) -> Vec<u8> {
-    graph_with_tables(version, extension, crc, scales, Vec::new())
+/// What the v1 builder writes; `V1Spec::new` gives the defaults.
+#[derive(Clone, Debug, PartialEq)]
+pub struct V1Spec {
+    /// The version word.
+    pub version: u32,
+    /// Bytes between the public entries and the tables.
+    pub extension: usize,
+    /// Coverage of the CRC field.
+    pub crc: V1Crc,
+    /// The input and output quantization scales (capture sets of the mapping registry change
+    /// them).
+    pub scales: [f32; 2],
+    /// The header's network name.
+    pub network_name: String,
+    /// Further tables appended after the command payload, each (entry name, payload): the v1
+    /// tables the builder does not fill (SW operation, hardware-init and PPU parameter
+    /// records), for tests that build them through the field map.
+    pub extra: Vec<(&'static str, Vec<u8>)>,
 }
 
-/// `graph_with_scales` with further tables appended after the command payload, each (entry
-/// name, payload): the v1 tables the builder does not fill (SW operation, hardware-init and PPU
-/// parameter records), for tests that build them through the field map.
-///
-/// # Panics
-///
-/// When an `extra` name is not an entry name of `format::v1::ENTRIES`.
-pub fn graph_with_tables(
-    version: u32,
-    extension: usize,
-    crc: V1Crc,
-    scales: [f32; 2],
-    extra: Vec<(&'static str, Vec<u8>)>,
-) -> Vec<u8> {
+impl V1Spec {
+    /// Scales 0.5, the name `synthetic-v1-<version>`, no further tables.
+    pub fn new(version: u32, extension: usize, crc: V1Crc) -> Self {
+        V1Spec {
+            version,
+            extension,
+            crc,
+            scales: [0.5, 0.5],
+            network_name: format!("synthetic-v1-{version:08x}"),
+            extra: Vec::new(),
+        }
+    }
+
+    /// The graph's bytes, or the first field whose value did not fit.
+    ///
+    /// # Panics
+    ///
+    /// When an `extra` name is not an entry name of `format::v1::ENTRIES`.
+    pub fn build(&self) -> Result<Vec<u8>, Overflow> {
+        build(self)
+    }
+}
+
+fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
+    let V1Spec {
+        version,
+        extension,
+        crc,
+        scales,
+        ..
+    } = *spec;
     let entries = f::entries_offset(version);
     // Every entry the version's layout has (public, plus the proved extensions of a known
     // version); the ones the builder does not fill stay (0, 0).
@@ -103,7 +134,7 @@ pub fn graph_with_tables(
         w.put_bytes(&fx::magic, b"VPMN")
             .put_u32(&fx::version, version)
             .put_u32(&fx::target, 0x1000_0099)
-            .put_str(&fx::network_name, &format!("synthetic-v1-{version:08x}"))
+            .put_str(&fx::network_name, &spec.network_name)
             .put_u32(&fx::layer_count, 1)
             .put_u32(&fx::operation_count, 1)
             .put_u32(&fx::input_count, 1)
@@ -115,7 +146,7 @@ pub fn graph_with_tables(
         if version >= f::VIP_SRAM_SINCE {
             w.put_words(&fx::vip_sram, &[0, 0x4_0000]);
         }
-        w.into_bytes()
+        w.finish()?
     };
     let mut b = fixed;
     b.resize(fixed_end + extension, 0);
@@ -131,16 +162,16 @@ pub fn graph_with_tables(
     let tables: [(&str, Vec<u8>); 5] = [
         (
             "input",
-            io_record(version, "input_0", [16, 16, 3, 1], scales[0]),
+            io_record(version, "input_0", [16, 16, 3, 1], scales[0])?,
         ),
         (
             "output",
-            io_record(version, "output_0", [10, 1, 1, 1], scales[1]),
+            io_record(version, "output_0", [10, 1, 1, 1], scales[1])?,
         ),
         ("layer", {
             let mut w = Writer::new(fm::layer::RECORD.size_at(version));
             w.put_str(&fm::layer::name, "layer_0");
-            w.into_bytes()
+            w.finish()?
         }),
         // An INIT operation attached to no layer: consistent with every cross-check whatever
         // tables the version has.
@@ -148,11 +179,11 @@ pub fn graph_with_tables(
             let mut w = Writer::new(operation_record);
             w.put_u32(&fm::operation::kind, 0xffff)
                 .put_u32(&fm::operation::layer_id, 0xffff);
-            w.into_bytes()
+            w.finish()?
         }),
         ("nn", (0..COMMAND_BYTES).map(|i| (i as u8) ^ 0x5a).collect()),
     ];
-    for (name, payload) in tables.into_iter().chain(extra) {
+    for (name, payload) in tables.into_iter().chain(spec.extra.iter().cloned()) {
         // Invariant: the five tables above are public entries; an `extra` name outside
         // `format::v1::ENTRIES` breaks this function's documented contract.
         let index = f::ENTRIES
@@ -163,7 +194,7 @@ pub fn graph_with_tables(
         let mut w = Writer::new(fm::v1_entry::SIZE);
         w.put_u32(&fm::v1_entry::offset, b.len() as u32)
             .put_u32(&fm::v1_entry::size, payload.len() as u32);
-        b[at..at + fm::v1_entry::SIZE].copy_from_slice(&w.into_bytes());
+        b[at..at + fm::v1_entry::SIZE].copy_from_slice(&w.finish()?);
         b.extend_from_slice(&payload);
     }
     let field = f::OFF_CRC;
@@ -173,5 +204,5 @@ pub fn graph_with_tables(
         V1Crc::SuffixFromFixedEnd => crc32fast::hash(&b[fixed_end..]),
     };
     b[field..field + 4].copy_from_slice(&value.to_le_bytes());
-    b
+    Ok(b)
 }

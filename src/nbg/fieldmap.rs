@@ -700,6 +700,14 @@ impl<'a> View<'a> {
     }
 }
 
+/// A value that does not fit its field: refused, never truncated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the value of field `{field}` does not fit it")]
+pub struct Overflow {
+    /// The field's name in the field map.
+    pub field: &'static str,
+}
+
 /// A record being written: zero-filled at the instance size, fields set through the map.
 /// Values that do not fit their field are refused, never truncated.
 #[derive(Clone, Debug)]
@@ -787,17 +795,25 @@ impl Writer {
         self.put_bytes(f, text.as_bytes())
     }
 
-    /// The bytes, or the name of the first field whose value did not fit.
-    pub fn finish(self) -> Result<Vec<u8>, &'static str> {
-        match self.overflow {
-            Some(name) => Err(name),
-            None => Ok(self.bytes),
+    /// A decoded name field as it was: the text, its NUL, then the bytes that followed the NUL
+    /// (what does not fit the width is refused).
+    pub fn put_name(&mut self, f: &Field, text: &str, tail: &crate::read::NameTail) -> &mut Self {
+        if text.len() + 1 + tail.0.len() > f.width {
+            return self.refuse(f);
         }
+        let mut bytes = Vec::with_capacity(f.width);
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(&tail.0);
+        self.put_bytes(f, &bytes)
     }
 
-    /// The bytes whatever happened (for builders whose values are known to fit).
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.bytes
+    /// The bytes, or the first field whose value did not fit.
+    pub fn finish(self) -> Result<Vec<u8>, Overflow> {
+        match self.overflow {
+            Some(field) => Err(Overflow { field }),
+            None => Ok(self.bytes),
+        }
     }
 }
 

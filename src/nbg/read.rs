@@ -152,8 +152,29 @@ pub fn compose64(low: u32, high: u32) -> u64 {
     (u64::from(high) << 32) | u64::from(low)
 }
 
-/// A NUL-terminated strict UTF-8 name inside a fixed field; `None` when invalid.
-pub fn fixed_name(field: &[u8]) -> Option<&str> {
+/// A NUL-terminated strict UTF-8 name inside a fixed field and the bytes after its NUL;
+/// `None` when invalid.
+pub fn fixed_name(field: &[u8]) -> Option<(&str, NameTail)> {
     let nul = field.iter().position(|&b| b == 0)?;
-    std::str::from_utf8(&field[..nul]).ok()
+    let text = std::str::from_utf8(&field[..nul]).ok()?;
+    Some((text, NameTail(field[nul + 1..].to_vec())))
+}
+
+/// The bytes a fixed-width name field holds after its terminating NUL. Producers leave old
+/// bytes there (a real Realtek 0x0001000e network name does), so they are kept whole and
+/// re-encoded exactly; JSON shows them as lowercase hex, only when one is non-zero.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NameTail(pub Vec<u8>);
+
+impl NameTail {
+    /// Whether every byte after the NUL is zero (the usual NUL padding).
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|&b| b == 0)
+    }
+}
+
+impl serde::Serialize for NameTail {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::fingerprint::hex(&self.0))
+    }
 }

@@ -209,7 +209,7 @@ fn piece(at: u64, record: Record, prefix: String, w: Writer) -> Piece {
         record,
         skip: 0,
         prefix,
-        bytes: w.finish(),
+        bytes: w.finish().map_err(|o| o.field),
     }
 }
 
@@ -234,7 +234,7 @@ fn io_piece(r: &IoRecord, layout: &IoLayout, prefix: String) -> Piece {
     }
     match (&layout.name, &r.name) {
         (Some(f), Some(name)) => {
-            w.put_str(f, name);
+            w.put_name(f, name, &r.name_trailing_bytes);
         }
         (Some(f), None) => {
             w.refuse(f);
@@ -260,7 +260,7 @@ fn layer_pieces(layers: &[Layer], size: usize, name: &str) -> Vec<Piece> {
         .iter()
         .map(|x| {
             let mut w = Writer::new(size);
-            w.put_str(&l::name, &x.name)
+            w.put_name(&l::name, &x.name, &x.name_trailing_bytes)
                 .put_u32(&l::id, x.id)
                 .put_u32(&l::operation_count, x.operation_count)
                 .put_opt_u32(&l::uid, (size > l::uid.offset).then_some(x.uid));
@@ -342,7 +342,7 @@ fn sw_pieces(sw: &[SwOperation], size: usize, name: &str) -> Vec<Piece> {
             let mut w = Writer::new(size);
             w.put_u32(&s::sw_operation_type, x.kind);
             match &x.name {
-                Some(n) => w.put_str(&s::name, n),
+                Some(n) => w.put_name(&s::name, n, &x.name_trailing_bytes),
                 None => w.put_opt_u32(&s::name, None),
             };
             piece(x.offset, s::RECORD, format!("{name}[{}]", x.index), w)
@@ -548,7 +548,7 @@ fn network_info(g: &NbgV2<'_>) -> Option<Writer> {
     use fm::v2_network_info as ni;
     let n = g.network_info.as_ref()?;
     let mut w = Writer::new(ni::SIZE);
-    w.put_str(&ni::name, &n.name)
+    w.put_name(&ni::name, &n.name, &n.name_trailing_bytes)
         .put_u32(&ni::input_count, n.input_count)
         .put_u32(&ni::output_count, n.output_count)
         .put_u32(&ni::layer_count, n.layer_count)
@@ -571,7 +571,11 @@ fn v1_fixed(g: &NbgV1<'_>) -> Writer {
     w.put_bytes(&fx::magic, h.magic.as_bytes())
         .put_u32(&fx::version, h.version)
         .put_u32(&fx::target, h.target)
-        .put_str(&fx::network_name, &h.network_name)
+        .put_name(
+            &fx::network_name,
+            &h.network_name,
+            &h.network_name_trailing_bytes,
+        )
         .put_u32(&fx::layer_count, h.layer_count)
         .put_u32(&fx::operation_count, h.operation_count)
         .put_u32(&fx::input_count, h.input_count)
@@ -620,10 +624,13 @@ pub(crate) fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
     match o.origin {
         Origin::Structure if o.end <= entries => {
             // One fixed record; each structure owner is compared over its own range.
-            let bytes = v1_fixed(g).finish().map(|b| {
-                b.get(o.start as usize..o.end as usize)
-                    .map_or_else(Vec::new, <[u8]>::to_vec)
-            });
+            let bytes = v1_fixed(g)
+                .finish()
+                .map(|b| {
+                    b.get(o.start as usize..o.end as usize)
+                        .map_or_else(Vec::new, <[u8]>::to_vec)
+                })
+                .map_err(|o| o.field);
             Some(vec![Piece {
                 at: o.start,
                 record: fm::v1_fixed::RECORD,

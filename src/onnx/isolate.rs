@@ -261,7 +261,8 @@ fn child(
     super::ort_engine::bound_tensors_or_exit(EXIT_FAILED);
     let policy = super::policy::embedded().map_err(ChildFailure::Refused)?;
     let a = super::audit::audit(&bytes, &limits, &policy).map_err(ChildFailure::Refused)?;
-    let inputs = npz::read(&archive, limits.tensor_bytes).map_err(ChildFailure::Refused)?;
+    let inputs = npz::read_inputs(&archive, &a.inputs, limits.tensor_bytes)
+        .map_err(ChildFailure::Refused)?;
     let mut engines = super::run::Engines::with_engine(&a, engine);
     let mut session = contained(|| engines.cpu(&bytes, &inputs)).map_err(|c| match c {
         Contained::Error(e) => ChildFailure::Unsupported(e),

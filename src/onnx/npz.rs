@@ -308,6 +308,44 @@ const MAX_HEADER: usize = 65_536;
 /// shape needs (at most `max_tensor_bytes`). Refuses Fortran order, big-endian and unsupported
 /// dtypes, and data shorter or longer than the shape.
 pub fn read(bytes: &[u8], max_tensor_bytes: u64) -> Result<Vec<Tensor>, Refusal> {
+    read_bounded(bytes, |_| Ok(max_tensor_bytes))
+}
+
+/// Read a model's input archive: `read`, and before anything is inflated every member must
+/// name an input of `inputs` (a member the model does not name is refused, never inflated), and
+/// each member inflates no further than its input's declared shape allows (the elements times
+/// the element size when every dimension is fixed; `max_tensor_bytes` otherwise), so the total
+/// inflated is bounded by the declared shapes.
+pub fn read_inputs(
+    bytes: &[u8],
+    inputs: &[super::types::ValueType],
+    max_tensor_bytes: u64,
+) -> Result<Vec<Tensor>, Refusal> {
+    read_bounded(bytes, |name| {
+        let Some(input) = inputs.iter().find(|i| i.name == name) else {
+            return Err(bad(format!(
+                "{name}: the model has no input of that name (refused before it is inflated)"
+            )));
+        };
+        let size = input
+            .elem_type
+            .and_then(Dtype::from_onnx)
+            .map(|d| d.size() as u64);
+        let declared = input.static_dims().and_then(|dims| {
+            dims.iter()
+                .try_fold(1u64, |a, &d| a.checked_mul(u64::try_from(d).ok()?))?
+                .checked_mul(size?)
+        });
+        Ok(declared.map_or(max_tensor_bytes, |b| b.min(max_tensor_bytes)))
+    })
+}
+
+/// `read` with a per-member bound on the data bytes, decided from the member's name before
+/// any member is inflated.
+fn read_bounded(
+    bytes: &[u8],
+    bound: impl Fn(&str) -> Result<u64, Refusal>,
+) -> Result<Vec<Tensor>, Refusal> {
     let declared = end_of_central_directory(bytes)?;
     let mut archive =
         zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| bad(e.to_string()))?;
@@ -339,18 +377,19 @@ pub fn read(bytes: &[u8], max_tensor_bytes: u64) -> Result<Vec<Tensor>, Refusal>
         let Some(name) = entry.name().strip_suffix(".npy").map(str::to_string) else {
             return Err(bad(format!("{}: not an .npy entry", entry.name())));
         };
-        if names.contains(&name) {
+        if names.iter().any(|(n, _)| n == &name) {
             return Err(bad(format!("{name}: the archive holds it twice")));
         }
-        if entry.size() > max_tensor_bytes + MAX_HEADER as u64 + 16 {
-            return Err(too_large(&name, max_tensor_bytes));
+        let max = bound(&name)?;
+        if entry.size() > max.saturating_add(MAX_HEADER as u64 + 16) {
+            return Err(too_large(&name, max));
         }
-        names.push(name);
+        names.push((name, max));
     }
     let mut out = Vec::with_capacity(names.len());
-    for (i, name) in names.into_iter().enumerate() {
+    for (i, (name, max)) in names.into_iter().enumerate() {
         let entry = archive.by_index(i).map_err(|e| bad(e.to_string()))?;
-        out.push(member(name, entry, max_tensor_bytes)?);
+        out.push(member(name, entry, max)?);
     }
     Ok(out)
 }

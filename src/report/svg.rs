@@ -167,7 +167,7 @@ pub fn owner_map(title: &str, image: &crate::image::NbgImage<'_>) -> String {
 }
 
 /// `nbg sweep --svg`: runs of offsets with the same outcome class.
-pub fn sweep_map(title: &str, size: u64, outcomes: &[crate::sweep::Outcome]) -> String {
+pub fn sweep_map(title: &str, size: u64, outcomes: &crate::sweep::Outcomes) -> String {
     let mut runs = Vec::new();
     let mut start = 0usize;
     for i in 1..=outcomes.len() {

@@ -253,8 +253,8 @@ fn public_pairs_stream_like_memory() {
 #[test]
 fn large_pair_streams_like_memory() {
     use nbg_lab::diff::PIECE;
-    let mut layout = nbg_lab::synth::bulk(11, 3 * nbg_lab::stream::CHUNK as u64 + 12_345);
-    let a = layout.emit();
+    let mut layout = nbg_lab::synth::bulk(11, 3 * nbg_lab::stream::CHUNK as u64 + 12_345).unwrap();
+    let a = layout.emit().unwrap();
     let g = parse(&a).unwrap();
     let image = NbgImage::new(&g).unwrap();
     let coef = image
@@ -284,7 +284,7 @@ fn large_pair_streams_like_memory() {
             *x ^= 0x5a;
         }
     }
-    let b = layout.emit();
+    let b = layout.emit().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let (pa, pb) = (tmp.path().join("a.nb"), tmp.path().join("b.nb"));
     std::fs::write(&pa, &a).unwrap();

@@ -252,8 +252,8 @@ fn differential_evidence_regenerates_byte_for_byte() {
 /// bounded by the cap, not by the number of changed bytes.
 #[test]
 fn changed_ranges_are_capped_and_counted() {
-    let a = synth::bulk(3, 60_000);
-    let mut b = synth::bulk(3, 60_000);
+    let a = synth::bulk(3, 60_000).unwrap();
+    let mut b = synth::bulk(3, 60_000).unwrap();
     let coef = b
         .sections
         .iter_mut()
@@ -263,7 +263,7 @@ fn changed_ranges_are_capped_and_counted() {
         *byte ^= 0xff;
     }
     let runs = coef.payload.len().div_ceil(2) as u64;
-    let (a, b) = (a.emit(), b.emit());
+    let (a, b) = (a.emit().unwrap(), b.emit().unwrap());
     let set = differential::CaptureSet {
         a1: a.clone(),
         a2: a,

@@ -215,19 +215,21 @@ fn writer_refuses_what_does_not_fit() {
     let mut w = Writer::new(fm::layer::SIZE);
     w.put_u32(&fm::layer::id, 1)
         .put_str(&fm::layer::name, &"n".repeat(64));
-    assert_eq!(w.finish(), Err("name"));
+    assert_eq!(w.finish(), Err(fm::Overflow { field: "name" }));
     let mut w = Writer::new(fm::operation::RECORD.size_at(0x0001_0011));
     w.put_opt_u32(&fm::operation::abs_op_id, Some(1));
     assert_eq!(
         w.finish(),
-        Err("abs_op_id"),
+        Err(fm::Overflow { field: "abs_op_id" }),
         "a field the 28-byte record does not hold"
     );
     let mut w = Writer::new(fm::v2_header::SIZE);
     w.put_parts(&fm::v2_header::class_word, &[2, 0]);
     assert_eq!(
         w.finish(),
-        Err("class_word"),
+        Err(fm::Overflow {
+            field: "class_word"
+        }),
         "2 does not fit the 1-bit class"
     );
     assert_eq!(
@@ -305,7 +307,7 @@ proptest! {
         };
         spec.inputs[0].quant_format = quant_format;
         spec.inputs[0].quant_words = words;
-        let bytes = spec.layout(&mut nbg_lab::synth::Rng::new(1)).emit();
+        let bytes = spec.layout(&mut nbg_lab::synth::Rng::new(1)).unwrap().emit().unwrap();
         let graph = parse(&bytes).expect("valid");
         let image = NbgImage::new(&graph).expect("ledger");
         let r = reencode(&graph, &image);

@@ -150,9 +150,10 @@ fn public_ledgers_match_their_snapshot() {
             json!({ "owners": owners, "totals": image.totals(), "views": image.views().len() }),
         );
     }
-    common::snapshot(
+    common::snapshot_per_file(
         common::snapshot_file!("v1_images.json"),
-        &Value::Object(all),
+        "v1_images.json",
+        all,
     );
 }
 
@@ -187,7 +188,7 @@ proptest! {
         }
         layout.extra_gap = gaps[..n].to_vec();
         layout.tail = rng.bytes(tail);
-        let bytes = layout.emit();
+        let bytes = layout.emit().unwrap();
         let graph = parse(&bytes).map_err(|f| TestCaseError::fail(f.to_string()))?;
         let image = NbgImage::new(&graph).map_err(|f| TestCaseError::fail(f.to_string()))?;
         check_invariants(&image, &bytes);

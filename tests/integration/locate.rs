@@ -14,7 +14,7 @@ fn nbg(args: &[&str]) -> Output {
 }
 
 fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let (m, n) = nbg_lab::locate::synthetic_pair();
+    let (m, n) = nbg_lab::locate::synthetic_pair().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (mp, np) = (dir.path().join("pair.onnx"), dir.path().join("pair.nb"));
     std::fs::write(&mp, m).unwrap();
@@ -24,7 +24,7 @@ fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 #[test]
 fn locator_finds_the_placed_weight_under_its_one_transform_only() {
-    let (m, n) = nbg_lab::locate::synthetic_pair();
+    let (m, n) = nbg_lab::locate::synthetic_pair().unwrap();
     let doc = nbg_lab::locate::locate(&m, &n).unwrap();
     assert_eq!(doc["schema"], "nbg-locate/1");
     assert_eq!(
@@ -53,7 +53,7 @@ fn locator_finds_the_placed_weight_under_its_one_transform_only() {
 fn locator_finds_a_quantized_weight_computed_independently() {
     use nbg_lab::synth::{GraphSpec, Rng, TensorSpec};
     // The pair's model, and a graph holding its weight as uint8 (min-max affine, stored order).
-    let (m, _) = nbg_lab::locate::synthetic_pair();
+    let (m, _) = nbg_lab::locate::synthetic_pair().unwrap();
     let model = <nbg_lab::onnx::proto::ModelProto as prost::Message>::decode(&m[..]).unwrap();
     let t = &model.graph.as_ref().unwrap().initializer[0];
     let w: Vec<f32> = t
@@ -86,14 +86,14 @@ fn locator_finds_a_quantized_weight_computed_independently() {
         vip_sram_bytes: 262_144,
         dynaio: None,
     };
-    let mut layout = spec.layout(&mut Rng::new(7));
+    let mut layout = spec.layout(&mut Rng::new(7)).unwrap();
     let nn = layout
         .sections
         .iter_mut()
         .find(|s| s.kind == nbg_lab::format::section::NN)
         .unwrap();
     nn.payload[100..100 + q.len()].copy_from_slice(&q);
-    let doc = nbg_lab::locate::locate(&m, &layout.emit()).unwrap();
+    let doc = nbg_lab::locate::locate(&m, &layout.emit().unwrap()).unwrap();
     let w = &doc["initializers"][0];
     assert_eq!(w["result"], "found");
     let hit = w["matches"]

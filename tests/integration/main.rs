@@ -16,6 +16,7 @@ mod kaitai;
 mod locate;
 mod mappings;
 mod mutations;
+mod names;
 #[cfg(feature = "onnx")]
 mod onnx;
 #[cfg(feature = "onnx")]

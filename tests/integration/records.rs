@@ -4,6 +4,7 @@
 
 use crate::common;
 use nbg_lab::NbgFamily;
+use std::io::Write as _;
 
 use common::{le32, put32};
 use nbg_lab::parse::Graph;
@@ -41,16 +42,29 @@ fn public_v1_records_decode_and_match_their_snapshot() {
         let Graph::V1(v1) = &g else {
             panic!("{name} is v1")
         };
-        let ops = v1.records.operations.as_ref().expect("proved version");
-        let layers = v1.records.layers.as_ref().expect("proved version");
+        // A version without a proved record layout keeps its tables opaque; say so, and
+        // only for such a version.
+        let (Some(ops), Some(layers)) = (&v1.records.operations, &v1.records.layers) else {
+            assert!(
+                !nbg_lab::parse::records::v1_decodes("layer", v1.header.version),
+                "{name}: a proved version left its layers undecoded"
+            );
+            let _ = writeln!(
+                std::io::stderr(),
+                "note: {name}: layers and operations not decoded (version 0x{:08x} has no proved layout)",
+                v1.header.version
+            );
+            continue;
+        };
         assert_eq!(ops.len() as u32, v1.header.operation_count, "{name}");
         assert_eq!(layers.len() as u32, v1.header.layer_count, "{name}");
         assert_eq!(ops[0].type_name, Some("INIT"), "{name}");
         all.insert(name, records_of(&g));
     }
-    common::snapshot(
+    common::snapshot_per_file(
         common::snapshot_file!("v1_records.json"),
-        &Value::Object(all),
+        "v1_records.json",
+        all,
     );
 }
 

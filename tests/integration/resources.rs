@@ -51,6 +51,12 @@ static ALLOCATOR: Counting = Counting;
 /// (peak bytes above the starting point, allocation calls) while parsing `bytes`. The parse runs
 /// in a one-thread pool, so its parallel hashing happens on the one thread that counts.
 fn measure(bytes: &[u8]) -> (usize, usize) {
+    measure_with(|| drop(parse(bytes)))
+}
+
+/// (peak bytes, allocation calls) while `f` runs in a one-thread pool; what `f` returns is
+/// dropped inside it, so only the peak counts.
+fn measure_with(f: impl FnOnce() + Send) -> (usize, usize) {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -60,11 +66,103 @@ fn measure(bytes: &[u8]) -> (usize, usize) {
         PEAK.set(0);
         CALLS.set(0);
         COUNTING.set(true);
-        let result = parse(bytes);
+        f();
         COUNTING.set(false);
-        drop(result);
         (PEAK.get() as usize, CALLS.get())
     })
+}
+
+/// The sweep holds the file, one working copy per worker and two bytes per offset: on one
+/// worker about 3 x the file plus a constant (24 bytes per offset before: 27 x).
+#[test]
+fn sweep_memory_is_a_small_multiple_of_the_file() {
+    let bytes = nbg_lab::synth::bulk(9, 4 << 20).unwrap().emit().unwrap();
+    let n = bytes.len();
+    let (peak, _) = measure_with(|| {
+        let (report, outcomes) =
+            nbg_lab::sweep::sweep(&bytes, nbg_lab::sweep::EXHAUSTIVE_LIMIT).unwrap();
+        assert_eq!(outcomes.len(), n);
+        assert_eq!(report.undetected, 0);
+    });
+    assert!(
+        peak < 3 * n + (4 << 20),
+        "sweep of {n} bytes peaked at {peak} bytes"
+    );
+}
+
+/// A deflated member the model does not name is refused before it is inflated, and a named
+/// member inflates no further than the input's declared shape.
+#[cfg(feature = "onnx")]
+#[test]
+fn npz_members_are_bounded_by_the_model_before_inflation() {
+    use nbg_lab::onnx::npz::{self, Tensor};
+    use nbg_lab::onnx::types::{ValueKind, ValueType};
+    let input = ValueType {
+        name: "x".into(),
+        kind: ValueKind::Tensor,
+        elem_type: Some(1),
+        elem_type_name: Some("FLOAT"),
+        shape: Some(vec![1.into(), 8.into()]),
+    };
+    let good = npz::write(&[Tensor::from_f32("x", &[1, 8], &[0.5; 8])]);
+    let deflate = |members: &[(&str, Vec<u8>)]| {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for (name, data) in members {
+            w.start_file(*name, opts).unwrap();
+            std::io::Write::write_all(&mut w, data).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    };
+    let x_npy = {
+        let mut a = zip::ZipArchive::new(std::io::Cursor::new(&good)).unwrap();
+        let mut f = a.by_index(0).unwrap();
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut f, &mut v).unwrap();
+        v
+    };
+    // 64 MiB of zeros behind an NPY header, deflated to about 64 KB.
+    let big = || {
+        let mut npy = Vec::new();
+        let header = format!(
+            "{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}",
+            16 << 20
+        );
+        let pad = 64 - (10 + header.len() + 1) % 64;
+        npy.extend_from_slice(b"\x93NUMPY\x01\x00");
+        npy.extend_from_slice(&((header.len() + pad + 1) as u16).to_le_bytes());
+        npy.extend_from_slice(header.as_bytes());
+        npy.extend(std::iter::repeat_n(b' ', pad));
+        npy.push(b'\n');
+        npy.resize(npy.len() + (64 << 20), 0);
+        npy
+    };
+    let extra = deflate(&[("x.npy", x_npy.clone()), ("unnamed.npy", big())]);
+    assert!(extra.len() < 1 << 20);
+    let (peak, _) = measure_with(|| {
+        let r = npz::read_inputs(&extra, &[input.clone()], 1 << 30).unwrap_err();
+        assert_eq!(r.code.as_str(), "TENSOR_ARCHIVE_INVALID");
+        assert!(
+            r.message.contains("unnamed: the model has no input"),
+            "{}",
+            r.message
+        );
+    });
+    assert!(
+        peak < 1 << 20,
+        "refusing the unnamed member took {peak} bytes"
+    );
+    // A member named like the input whose NPY header claims far more than [1, 8] floats.
+    let oversized = deflate(&[("x.npy", big())]);
+    let (peak, _) = measure_with(|| {
+        let r = npz::read_inputs(&oversized, &[input.clone()], 1 << 30).unwrap_err();
+        assert_eq!(r.code.as_str(), "TENSOR_TOO_LARGE");
+    });
+    assert!(peak < 1 << 20, "the oversized member took {peak} bytes");
+    // The declared input itself reads.
+    let ok = deflate(&[("x.npy", x_npy)]);
+    assert_eq!(npz::read_inputs(&ok, &[input], 1 << 30).unwrap().len(), 1);
 }
 
 fn adversarial() -> Vec<(&'static str, Vec<u8>)> {
@@ -141,8 +239,11 @@ fn allocation_is_bounded_by_the_input_never_by_a_count() {
 
     // Parse memory follows the structure, not the payload: a 16x larger coefficient section
     // costs no more heap.
-    let small = nbg_lab::synth::bulk(1, 256 * 1024).emit();
-    let large = nbg_lab::synth::bulk(1, 4 * 1024 * 1024).emit();
+    let small = nbg_lab::synth::bulk(1, 256 * 1024).unwrap().emit().unwrap();
+    let large = nbg_lab::synth::bulk(1, 4 * 1024 * 1024)
+        .unwrap()
+        .emit()
+        .unwrap();
     let (ps, cs) = measure(&small);
     let (pl, cl) = measure(&large);
     assert!(parse(&large).is_ok());

@@ -118,7 +118,7 @@ fn every_control_streams_like_memory() {
 
 #[test]
 fn every_public_file_streams_like_memory() {
-    // All 22 when ../shared is there (a visible skip line otherwise), and always the 15 the
+    // Every listed file when ../shared is there (a visible skip line otherwise), and always the 15 the
     // repository carries.
     let shared = common::root().join("../shared/corpus/v1");
     let all = common::corpus_files().unwrap_or_default();
@@ -134,7 +134,10 @@ fn every_public_file_streams_like_memory() {
 /// A file large enough for the pipelined engine (two workers, several chunks, a short last one).
 #[test]
 fn large_file_pipelined_like_memory() {
-    let bytes = nbg_lab::synth::bulk(7, 3 * stream::CHUNK as u64 + 12_345).emit();
+    let bytes = nbg_lab::synth::bulk(7, 3 * stream::CHUNK as u64 + 12_345)
+        .unwrap()
+        .emit()
+        .unwrap();
     assert!(bytes.len() > 3 * stream::CHUNK);
     let (memory, streamed) = both(&bytes);
     let memory = memory.expect("bulk graph is valid");
@@ -171,7 +174,10 @@ fn large_file_pipelined_like_memory() {
 fn a_file_truncated_while_streamed_is_an_io_error() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("shrinking.nb");
-    let bytes = nbg_lab::synth::bulk(5, 3 * stream::CHUNK as u64 + 777).emit();
+    let bytes = nbg_lab::synth::bulk(5, 3 * stream::CHUNK as u64 + 777)
+        .unwrap()
+        .emit()
+        .unwrap();
     {
         std::fs::write(&path, &bytes).unwrap();
         let file = FileSource::open(&path).unwrap();
@@ -349,7 +355,7 @@ fn refuses_before_reading_payloads() {
 
     // A large graph whose input record is invalid: header, directory and that record, no
     // payload (the 12 MiB coefficient section is never read).
-    let mut bytes = nbg_lab::synth::bulk(3, 12 << 20).emit();
+    let mut bytes = nbg_lab::synth::bulk(3, 12 << 20).unwrap().emit().unwrap();
     let len = bytes.len() as u64;
     let graph = parse(&bytes).expect("valid");
     let nbg_lab::parse::Graph::V2(g) = graph else {
@@ -363,7 +369,7 @@ fn refuses_before_reading_payloads() {
     assert!(read < 64 << 10, "{read} bytes read to refuse a record");
 
     // A valid large graph is read once, plus the small structure and edge reads.
-    let bytes = nbg_lab::synth::bulk(3, 12 << 20).emit();
+    let bytes = nbg_lab::synth::bulk(3, 12 << 20).unwrap().emit().unwrap();
     let len = bytes.len() as u64;
     let (parsed, read) = counted(bytes, len);
     assert!(parsed.is_ok());

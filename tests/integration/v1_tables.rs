@@ -12,7 +12,7 @@ use nbg_lab::image::{NbgImage, OwnerClass};
 use nbg_lab::parse::records::V1_PROVED_VERSIONS;
 use nbg_lab::parse::{Graph, NbgV1, parse};
 use nbg_lab::reencode::{rebuild, reencode};
-use nbg_lab::synth_v1::{V1Crc, graph_with_tables};
+use nbg_lab::synth_v1::{V1Crc, V1Spec};
 
 fn v1<'a>(g: &'a Graph<'a>) -> &'a NbgV1<'a> {
     match g {
@@ -78,7 +78,17 @@ fn public_hw_init_records_decode_and_reencode() {
     for (name, bytes, _) in files {
         let graph = parse(&bytes).unwrap_or_else(|f| panic!("{name}: {f}"));
         let g = v1(&graph);
-        assert!(V1_PROVED_VERSIONS.contains(&g.header.version), "{name}");
+        if !V1_PROVED_VERSIONS.contains(&g.header.version) {
+            assert!(
+                g.records.layers.is_none(),
+                "{name}: an unproved version decoded"
+            );
+            eprintln!(
+                "note: {name}: tables not decoded (version 0x{:08x} has no proved layout)",
+                g.header.version
+            );
+            continue;
+        }
         let r = &g.records;
         for (table, decoded) in [
             ("sw", r.sw_operations.as_ref().map(Vec::len)),
@@ -184,13 +194,12 @@ fn ppu_record(base: u32) -> Vec<u8> {
 /// public enum) and one PPU parameter record.
 fn synthetic() -> Vec<u8> {
     let sw = [sw_record(1, "rpn_0"), sw_record(9, "custom")].concat();
-    graph_with_tables(
-        0x0001_001e,
-        0,
-        V1Crc::WholeFileFieldZeroed,
-        [0.5, 0.5],
-        vec![("sw", sw), ("ppu_param", ppu_record(100))],
-    )
+    V1Spec {
+        extra: vec![("sw", sw), ("ppu_param", ppu_record(100))],
+        ..V1Spec::new(0x0001_001e, 0, V1Crc::WholeFileFieldZeroed)
+    }
+    .build()
+    .unwrap()
 }
 
 #[test]
@@ -224,17 +233,17 @@ fn sw_and_ppu_param_records_decode_and_reencode_field_by_field() {
     // A byte the decoded value does not keep (after the name's NUL) is caught and named.
     let sw_at = g.table("sw").unwrap().offset as usize;
     let name_at = sw_at + fm::v1_sw_operation::name.offset;
+    // A byte after the name's NUL is kept: decoded as the name's trailing bytes and
+    // re-encoded exactly.
     let mut b = bytes.clone();
     b[name_at + 60] = 0x7f;
     let graph = parse(&b).expect("still valid");
     let image = NbgImage::new(&graph).unwrap();
     let r = reencode(&graph, &image);
-    let m = r.first_mismatch.expect("caught");
-    assert_eq!(
-        (m.field.as_str(), m.offset),
-        ("sw[0].name", name_at as u64 + 60)
-    );
-    assert_eq!(r.records_reencoded + 1, r.records_total);
+    assert!(r.exact(), "{:?}", r.first_mismatch);
+    let sw0 = &v1(&graph).records.sw_operations.as_ref().unwrap()[0];
+    assert_eq!(sw0.name.as_deref(), Some("rpn_0"));
+    assert_eq!(sw0.name_trailing_bytes.0[60 - "rpn_0".len() - 1], 0x7f);
 
     // A name without a NUL is refused where it starts.
     let mut b = bytes.clone();

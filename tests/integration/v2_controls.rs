@@ -17,7 +17,10 @@ fn every_control_regenerates_byte_for_byte() {
         let name = c["name"].as_str().unwrap();
         let profile = c["profile"].as_str().unwrap();
         let seed = c["seed"].as_u64().unwrap();
-        let built = synth::profile(profile, seed).expect("known profile").emit();
+        let built = synth::profile(profile, seed)
+            .expect("known profile")
+            .emit()
+            .unwrap();
         let committed = control(name);
         assert_eq!(
             built.len() as u64,
@@ -190,16 +193,16 @@ fn json_is_deterministic_and_has_the_contract_keys() {
 #[test]
 fn structural_signature_ignores_payload_bytes() {
     let mut l = synth::profile("erf-u8", 1).unwrap();
-    let a = l.emit();
+    let a = l.emit().unwrap();
     // Same layout, different opaque payload bytes: same signature, different file hash.
     let nn = l.sections.iter_mut().find(|s| s.kind == 7).unwrap();
     nn.payload[0] ^= 0xff;
-    let b = l.emit();
+    let b = l.emit().unwrap();
     let (ga, gb) = (parse(&a).unwrap(), parse(&b).unwrap());
     assert_eq!(ga.structural_signature(), gb.structural_signature());
     assert_ne!(ga.file().sha256, gb.file().sha256);
     // A layout change does move it.
-    let c = synth::profile("tail-gap", 1).unwrap().emit();
+    let c = synth::profile("tail-gap", 1).unwrap().emit().unwrap();
     assert_ne!(
         ga.structural_signature(),
         parse(&c).unwrap().structural_signature()

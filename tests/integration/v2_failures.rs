@@ -41,7 +41,7 @@ fn layout(profile: &str) -> Layout {
 fn with_layout(profile: &str, f: impl FnOnce(&mut Layout)) -> Code {
     let mut l = layout(profile);
     f(&mut l);
-    code_of(&l.emit())
+    code_of(&l.emit().unwrap())
 }
 
 fn spec(l: &mut Layout, kind: u32) -> &mut SectionSpec {
@@ -436,7 +436,7 @@ fn failure_offsets_point_at_the_field() {
     assert_eq!(f.code, Code::FileChecksumMismatch);
     let mut l = layout("ctc-like");
     spec(&mut l, section::DYNAIO).payload[5] = 7;
-    let built = l.emit();
+    let built = l.emit().unwrap();
     let f = parse(&built).unwrap_err();
     assert_eq!(f.code, Code::DynaioPaddingNonzero);
     assert_eq!(

@@ -72,7 +72,7 @@ proptest! {
         tail in 0usize..900,
     ) {
         let mut rng = Rng::new(seed);
-        let mut layout = spec.layout(&mut rng);
+        let mut layout = spec.layout(&mut rng).unwrap();
         for (s, a) in layout.sections.iter_mut().zip(&alignments) {
             s.alignment = *a;
         }
@@ -81,7 +81,7 @@ proptest! {
         }
         layout.extra_gap = gaps[..layout.sections.len()].to_vec();
         layout.tail = rng.bytes(tail);
-        let bytes = layout.emit();
+        let bytes = layout.emit().unwrap();
         let g = match parse(&bytes) {
             Ok(Graph::V2(g)) => g,
             Ok(Graph::V1(_)) => return Err(TestCaseError::fail("built v2, parsed v1")),

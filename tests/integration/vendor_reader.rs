@@ -69,7 +69,7 @@ fn files() -> Vec<(String, PathBuf)> {
             out.push((format!("differentials/{name}/{f}"), set.join(f)));
         }
     }
-    // All 22 public files when ../shared is there, else the 15 the repository carries.
+    // Every public file when ../shared is there, else the 15 the repository carries.
     let (dir, files) = match common::corpus_files() {
         Some(files) => (root.join("../shared/corpus/v1"), files),
         None => (root.join("controls/public/v1"), common::public_controls()),
@@ -400,13 +400,31 @@ type Tally = [(usize, usize); 5];
 /// Compare one file: every field nbinfo prints (except by-design ones) must equal nbg's, and
 /// every record nbg decodes must be printed (its identifying field). Returns the tally, the
 /// number of by-design fields and the disagreements.
-fn compare(label: &str, nbinfo: &Fields, nbg: &Fields, v2: bool) -> (Tally, usize, Vec<String>) {
+///
+/// Where nbg keeps a version's layer and operation tables opaque (`records_decoded` false: the
+/// version has no proved record layout), the layer and operation fields nbinfo prints are
+/// counted as not decoded and named on stderr, not compared.
+fn compare(
+    label: &str,
+    nbinfo: &Fields,
+    nbg: &Fields,
+    v2: bool,
+    records_decoded: bool,
+) -> (Tally, usize, Vec<String>) {
     let mut problems = Vec::new();
     let mut tally: Tally = [(0, 0); 5];
     let mut skipped = 0;
+    let mut undecoded = 0;
     for (field, theirs) in nbinfo {
         if by_design(field) || (v2 && field == "overall.Memory Pool Alignment") {
             skipped += 1;
+            continue;
+        }
+        if !records_decoded
+            && (matches!(GROUPS[group(field)], "layer" | "operation")
+                || matches!(field.as_str(), "records.layers" | "records.operations"))
+        {
+            undecoded += 1;
             continue;
         }
         let g = &mut tally[group(field)];
@@ -420,6 +438,11 @@ fn compare(label: &str, nbinfo: &Fields, nbg: &Fields, v2: bool) -> (Tally, usiz
                 "{label}: {field}: nbinfo {theirs:?}, nbg has no such field"
             )),
         }
+    }
+    if undecoded > 0 {
+        eprintln!(
+            "note: {label}: {undecoded} layer/operation fields nbinfo prints are not decoded by nbg (no proved record layout for this version)"
+        );
     }
     // nbinfo prints preempt / share / absolute ids only for some versions; a decoded record
     // must still appear, through its identifying field.
@@ -462,7 +485,8 @@ fn check_file(peer: &Path, label: &str, path: &Path) -> (String, Vec<String>) {
         .to_json();
     let theirs = read_nbinfo(&run(peer, path));
     let ours = nbg_fields(&doc);
-    let (tally, skipped, p) = compare(label, &theirs, &ours, doc["format"] == "nbg-v2");
+    let decoded = doc["format"] == "nbg-v2" || !doc["layers"].is_null();
+    let (tally, skipped, p) = compare(label, &theirs, &ours, doc["format"] == "nbg-v2", decoded);
     let cells: Vec<String> = tally.iter().map(|(n, ok)| format!("{ok}/{n}")).collect();
     (
         format!("| {label} | {} | {skipped} |", cells.join(" | ")),
@@ -480,14 +504,20 @@ fn nbinfo_reads_every_synth_profile_and_corpus_file() {
     let mut built = Vec::new();
     for profile in nbg_lab::synth::PROFILES {
         for seed in [1u64, 2, 99] {
-            let bytes = nbg_lab::synth::profile(profile, seed).unwrap().emit();
+            let bytes = nbg_lab::synth::profile(profile, seed)
+                .unwrap()
+                .emit()
+                .unwrap();
             built.push((format!("synth {profile} seed {seed}"), bytes));
         }
     }
     for seed in 0..2 {
         built.push((
             format!("synth-corpus bulk seed {seed}"),
-            nbg_lab::synth::bulk(seed, 96 * 1024).emit(),
+            nbg_lab::synth::bulk(seed, 96 * 1024)
+                .unwrap()
+                .emit()
+                .unwrap(),
         ));
     }
     for (i, (label, bytes)) in built.iter().enumerate() {
@@ -538,7 +568,7 @@ fn nbinfo_blocks_are_read_as_printed() {
     // A disagreement names the file, the field and both values.
     let mut ours = f.clone();
     ours.insert("layer[1].Layer Name".into(), "other".into());
-    let (tally, _, p) = compare("x.nb", &f, &ours, true);
+    let (tally, _, p) = compare("x.nb", &f, &ours, true, true);
     assert_eq!(tally[1], (4, 3));
     assert_eq!(
         p,

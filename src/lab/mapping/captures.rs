@@ -7,8 +7,8 @@
 use super::{Quantity, Value};
 use crate::differential::CaptureSpec;
 use crate::format::section;
-use crate::synth::{self, GraphSpec, Rng, TensorSpec};
-use crate::synth_v1::{V1Crc, graph_with_scales};
+use crate::synth::{self, BuildError, GraphSpec, Rng, TensorSpec};
+use crate::synth_v1::{V1Crc, V1Spec};
 use std::collections::BTreeMap;
 
 /// A capture set before it is written: A (captured twice), B and `differential.json`.
@@ -39,10 +39,11 @@ pub fn all_names() -> Vec<&'static str> {
     synth::TRIOS.iter().chain(NAMES.iter()).copied().collect()
 }
 
-/// Build a named capture set (the DYNAIO trios included); `None` for an unknown name.
-pub fn build(name: &str) -> Option<Built> {
-    if let Some(t) = synth::trio(name) {
-        return Some(Built {
+/// Build a named capture set (the DYNAIO trios included).
+pub fn build(name: &str) -> Result<Built, BuildError> {
+    if synth::TRIOS.contains(&name) {
+        let t = synth::trio(name)?;
+        return Ok(Built {
             a: t.a,
             b: t.b,
             spec: CaptureSpec {
@@ -54,16 +55,16 @@ pub fn build(name: &str) -> Option<Built> {
         });
     }
     match name {
-        "v2-output-scale-64" => Some(v2_scale(name, 1.0 / 64.0, 128)),
-        "v2-output-scale-256" => Some(v2_scale(name, 1.0 / 256.0, 128)),
-        "v2-output-scale-with-zero-point" => Some(v2_scale(name, 1.0 / 256.0, 127)),
-        "v1-input-scale-quarter" => Some(v1_scale(0.25, 0.5)),
-        "v1-input-scale-eighth" => Some(v1_scale(0.125, 0.5)),
-        "v1-input-scale-with-output" => Some(v1_scale(0.25, 0.25)),
-        "coef-word-a" => Some(coef(0x0000_0000, false)),
-        "coef-word-b" => Some(coef(0x3f80_0000, false)),
-        "coef-word-and-tp" => Some(coef(0x3f80_0000, true)),
-        _ => None,
+        "v2-output-scale-64" => v2_scale(name, 1.0 / 64.0, 128),
+        "v2-output-scale-256" => v2_scale(name, 1.0 / 256.0, 128),
+        "v2-output-scale-with-zero-point" => v2_scale(name, 1.0 / 256.0, 127),
+        "v1-input-scale-quarter" => v1_scale(0.25, 0.5),
+        "v1-input-scale-eighth" => v1_scale(0.125, 0.5),
+        "v1-input-scale-with-output" => v1_scale(0.25, 0.25),
+        "coef-word-a" => coef(0x0000_0000, false),
+        "coef-word-b" => coef(0x3f80_0000, false),
+        "coef-word-and-tp" => coef(0x3f80_0000, true),
+        _ => Err(BuildError::Unknown(name.into())),
     }
 }
 
@@ -77,7 +78,7 @@ const QUANT_SEED: u64 = 15;
 const QUANT_A: (f32, u32) = (1.0 / 128.0, 128);
 
 /// A small affine-quantized U8 graph (`erf-u8`'s shape) with the output's scale and zero point.
-fn quant_graph(scale: f32, zero_point: u32) -> Vec<u8> {
+fn quant_graph(scale: f32, zero_point: u32) -> Result<Vec<u8>, BuildError> {
     let mut output = TensorSpec::new("output_0", &[481], 2);
     output.quant_format = 2;
     output.quant_words = [scale.to_bits(), zero_point];
@@ -95,19 +96,19 @@ fn quant_graph(scale: f32, zero_point: u32) -> Vec<u8> {
         vip_sram_bytes: 262_144,
         dynaio: None,
     };
-    g.layout(&mut Rng::new(QUANT_SEED)).emit()
+    g.layout(&mut Rng::new(QUANT_SEED))?.emit()
 }
 
-fn v2_scale(name: &str, scale: f32, zero_point: u32) -> Built {
+fn v2_scale(name: &str, scale: f32, zero_point: u32) -> Result<Built, BuildError> {
     let source = |s: f32| s.to_le_bytes().to_vec();
     let also = if zero_point != QUANT_A.1 {
         format!(" and zero point {} -> {zero_point}", QUANT_A.1)
     } else {
         String::new()
     };
-    Built {
-        a: quant_graph(QUANT_A.0, QUANT_A.1),
-        b: quant_graph(scale, zero_point),
+    Ok(Built {
+        a: quant_graph(QUANT_A.0, QUANT_A.1)?,
+        b: quant_graph(scale, zero_point)?,
         spec: CaptureSpec {
             a_source: source(QUANT_A.0),
             b_source: source(scale),
@@ -121,20 +122,26 @@ fn v2_scale(name: &str, scale: f32, zero_point: u32) -> Built {
                 Value::Float(f64::from(scale)),
             ),
         },
-    }
+    })
 }
 
 /// The v1 graph of the whole-file CRC profile (0x00010030), A with input and output scale 0.5.
-fn v1_scale(input: f32, output: f32) -> Built {
-    let graph = |s: [f32; 2]| graph_with_scales(0x0001_0030, 24, V1Crc::WholeFileFieldZeroed, s);
+fn v1_scale(input: f32, output: f32) -> Result<Built, BuildError> {
+    let graph = |scales: [f32; 2]| {
+        V1Spec {
+            scales,
+            ..V1Spec::new(0x0001_0030, 24, V1Crc::WholeFileFieldZeroed)
+        }
+        .build()
+    };
     let also = if output != 0.5 {
         format!("; B also sets output 0 scale 0.5 -> {output}")
     } else {
         String::new()
     };
-    Built {
-        a: graph([0.5, 0.5]),
-        b: graph([input, output]),
+    Ok(Built {
+        a: graph([0.5, 0.5])?,
+        b: graph([input, output])?,
         spec: CaptureSpec {
             a_source: 0.5f32.to_le_bytes().to_vec(),
             b_source: input.to_le_bytes().to_vec(),
@@ -147,7 +154,7 @@ fn v1_scale(input: f32, output: f32) -> Built {
                 Value::Float(f64::from(input)),
             ),
         },
-    }
+    })
 }
 
 /// Offset of the coefficient word the `coef-word` sets change, in the COEF_DATA payload.
@@ -155,9 +162,9 @@ const COEF_AT: usize = 16;
 
 /// `ctc-like` seed 12 (the DYNAIO trios' graph) with one coefficient word set to `word`;
 /// `tp` also changes a TP command byte in B (the refuting set).
-fn coef(word: u32, tp: bool) -> Built {
-    // Invariant: `ctc-like` is a built-in profile of `synth`, with COEF_DATA and TP sections.
-    let base = synth::profile("ctc-like", synth::TRIO_SEED).expect("ctc-like");
+fn coef(word: u32, tp: bool) -> Result<Built, BuildError> {
+    // Invariant: `ctc-like` has COEF_DATA and TP sections.
+    let base = synth::profile("ctc-like", synth::TRIO_SEED)?;
     let payload = |l: &mut synth::Layout, kind: u32| -> usize {
         l.sections
             .iter()
@@ -179,9 +186,9 @@ fn coef(word: u32, tp: bool) -> Built {
         let t = payload(&mut b, section::TP);
         b.sections[t].payload[0] ^= 0x01;
     }
-    Built {
-        a: a.emit(),
-        b: b.emit(),
+    Ok(Built {
+        a: a.emit()?,
+        b: b.emit()?,
         spec: CaptureSpec {
             a_source: a_word.to_le_bytes().to_vec(),
             b_source: word.to_le_bytes().to_vec(),
@@ -200,5 +207,5 @@ fn coef(word: u32, tp: bool) -> Built {
                 Value::Unsigned(u64::from(word)),
             ),
         },
-    }
+    })
 }

@@ -224,6 +224,9 @@ pub struct IoRecord {
     pub offset: u64,
     /// `None` for record layouts without a name field (v1 before 0x00010004).
     pub name: Option<String>,
+    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
+    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::read::NameTail,
     /// Dimension count as stored.
     pub dimension_count: u32,
     /// The dimensions (the first `dimension_count` words).
@@ -339,9 +342,9 @@ pub fn decode_io(
             ),
         );
     }
-    let name = match &layout.name {
+    let (name, name_trailing_bytes) = match &layout.name {
         Some(f) => match fixed_name(v.bytes(f)) {
-            Some(n) => Some(n.to_string()),
+            Some((n, tail)) => (Some(n.to_string()), tail),
             None => {
                 return fail(
                     Code::InvalidName,
@@ -353,11 +356,12 @@ pub fn decode_io(
                 );
             }
         },
-        None => None,
+        None => (None, Default::default()),
     };
     Ok(IoRecord {
         index,
         offset,
+        name_trailing_bytes,
         name,
         dimension_count,
         dimensions,

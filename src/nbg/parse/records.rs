@@ -13,7 +13,7 @@
 //! `hw-init-patch-out-of-range`; state id `hw-init-state-out-of-range` against the ICD table,
 //! which the public runtime indexes with it), then the layers' declared operation counts
 //! (`layer-operation-count`: together at most the operations that name a layer). Every rule
-//! holds on the 22 public v1 files. An SW operation type outside the public enum is reported
+//! holds on every public v1 file whose layout is proved. An SW operation type outside the public enum is reported
 //! (`type_name` null), never refused. A single layer's declared count is not a rule: public files
 //! split one layer across several engine operations (declared 1, named 11) and end with a layer
 //! no operation names (declared 1, named 0); `named_operations` reports the derived count.
@@ -122,6 +122,9 @@ pub struct SwOperation {
     pub type_name: Option<&'static str>,
     /// Absent in 4-byte records (v1 before 0x00010009).
     pub name: Option<String>,
+    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
+    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::read::NameTail,
 }
 
 /// One `nbg_section_hw_init_operation` record.
@@ -165,6 +168,9 @@ pub struct Layer {
     pub offset: u64,
     /// The layer's NUL-terminated name.
     pub name: String,
+    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
+    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::read::NameTail,
     /// Public name `node_id`.
     pub id: u32,
     /// The record's `uid` word (zero where the record is too short to hold it).
@@ -312,7 +318,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         .records()
         .map(|(index, offset, r)| {
             let v = super::view(&fl::RECORD, r, offset)?;
-            let Some(name) = fixed_name(v.bytes(&fl::name)) else {
+            let Some((name, name_trailing_bytes)) = fixed_name(v.bytes(&fl::name)) else {
                 return fail(
                     Code::InvalidName,
                     offset,
@@ -325,6 +331,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 index,
                 offset,
                 name: name.to_string(),
+                name_trailing_bytes,
                 id: v.u32(&fl::id),
                 uid: v.u32(&fl::uid),
                 operation_count: v.u32(&fl::operation_count),
@@ -523,8 +530,8 @@ fn decode_sw(s: Slice<'_>) -> Result<Vec<SwOperation>, Failure> {
         .map(|(index, offset, r)| {
             let v = super::view(&fsw::RECORD, r, offset)?;
             let kind = v.u32(&fsw::sw_operation_type);
-            let name = if v.has(&fsw::name) {
-                let Some(name) = fixed_name(v.bytes(&fsw::name)) else {
+            let (name, name_trailing_bytes) = if v.has(&fsw::name) {
+                let Some((name, tail)) = fixed_name(v.bytes(&fsw::name)) else {
                     return fail(
                         Code::InvalidName,
                         offset + fsw::name.offset as u64,
@@ -533,13 +540,14 @@ fn decode_sw(s: Slice<'_>) -> Result<Vec<SwOperation>, Failure> {
                         ),
                     );
                 };
-                Some(name.to_string())
+                (Some(name.to_string()), tail)
             } else {
-                None
+                (None, Default::default())
             };
             Ok(SwOperation {
                 index,
                 offset,
+                name_trailing_bytes,
                 kind,
                 type_name: sw_operation_type::name(kind),
                 name,

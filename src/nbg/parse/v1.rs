@@ -89,6 +89,9 @@ pub struct Header {
     pub product: u32,
     /// The NUL-terminated network name.
     pub network_name: String,
+    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
+    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
+    pub network_name_trailing_bytes: crate::read::NameTail,
     /// Declared layers, checked against the layer table.
     pub layer_count: u32,
     /// Declared operations, checked against the operation table.
@@ -295,7 +298,8 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let fixed_end = entries_offset + 8 * entry_count as u64;
     let fixed = &*data.slice(0, fixed_end, "the v1 fixed part")?;
     let v = super::view(&fx::RECORD, &fixed[..entries_offset as usize], 0)?;
-    let Some(network_name) = fixed_name(v.bytes(&fx::network_name)) else {
+    let Some((network_name, network_name_trailing_bytes)) = fixed_name(v.bytes(&fx::network_name))
+    else {
         return fail(
             Code::InvalidName,
             f::OFF_NETWORK_NAME as u64,
@@ -309,6 +313,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         target,
         product: target,
         network_name: network_name.to_string(),
+        network_name_trailing_bytes,
         layer_count: v.u32(&fx::layer_count),
         operation_count: v.u32(&fx::operation_count),
         input_count: v.u32(&fx::input_count),

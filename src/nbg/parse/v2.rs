@@ -169,6 +169,9 @@ pub struct NetworkInfo {
     pub offset: u64,
     /// The NUL-terminated network name (+0x00, 64 bytes).
     pub name: String,
+    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
+    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::read::NameTail,
     /// Declared inputs (+0x40).
     pub input_count: u32,
     /// Declared outputs (+0x44).
@@ -857,7 +860,7 @@ fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<NetworkInfo, Fail
     use fm::v2_network_info as ni;
     let p = &*data.range(s.offset, s.end());
     let v = super::view(&ni::RECORD, p, s.offset)?;
-    let Some(name) = fixed_name(v.bytes(&ni::name)) else {
+    let Some((name, name_trailing_bytes)) = fixed_name(v.bytes(&ni::name)) else {
         return fail(
             Code::InvalidName,
             s.offset,
@@ -868,6 +871,7 @@ fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<NetworkInfo, Fail
     Ok(NetworkInfo {
         offset: s.offset,
         name: name.to_string(),
+        name_trailing_bytes,
         input_count: v.u32(&ni::input_count),
         output_count: v.u32(&ni::output_count),
         layer_count: v.u32(&ni::layer_count),
