@@ -154,11 +154,11 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, o: &Outcome) {
+    fn add(&mut self, o: &Outcome, n: u64) {
         match o {
-            Outcome::Detected(_) => self.detected += 1,
-            Outcome::Tolerated(_) => self.tolerated += 1,
-            Outcome::Undetected => self.undetected += 1,
+            Outcome::Detected(_) => self.detected += n,
+            Outcome::Tolerated(_) => self.tolerated += n,
+            Outcome::Undetected => self.undetected += n,
         }
     }
 }
@@ -211,11 +211,12 @@ pub fn sweep_with_progress(
     let image = NbgImage::new(&graph)?;
     let base_crc = graph.crc_class();
     let large = bytes.len() as u64 > exhaustive_limit;
-    let derived = |o: u64| {
-        let owner = image.owner_of(o);
+    // Payload and gap bytes of a large file: their outcome follows from their owner (the
+    // checksum that covers it, or the gap's reason), the same for every byte of the owner.
+    let derived = |class: OwnerClass| {
         large
             && matches!(
-                owner.class,
+                class,
                 OwnerClass::PreservedOpaque | OwnerClass::Padding | OwnerClass::Alignment
             )
     };
@@ -229,9 +230,20 @@ pub fn sweep_with_progress(
         |(buf, local), (k, out)| {
             let start = k * chunk;
             local.clear();
+            // The derived outcome of the owner last met: [start, end) and its outcome.
+            let mut owner_outcome: Option<(u64, u64, Outcome)> = None;
             local.extend((start..start + out.len()).map(|o| {
-                if derived(o as u64) {
-                    derive(&graph, &image, o as u64)
+                let at = o as u64;
+                if let Some((s, e, outcome)) = &owner_outcome
+                    && (*s..*e).contains(&at)
+                {
+                    return outcome.clone();
+                }
+                let owner = image.owner_of(at);
+                if derived(owner.class) {
+                    let outcome = derive(&graph, &image, at);
+                    owner_outcome = Some((owner.start, owner.end, outcome.clone()));
+                    outcome
                 } else {
                     flip(buf, &graph, &image, base_crc, o)
                 }
@@ -239,8 +251,16 @@ pub fn sweep_with_progress(
             // A worker that panicked while holding the lock left a consistent map (the
             // interner is only ever appended to), so a poisoned lock is still usable.
             let mut table = interner.lock().unwrap_or_else(|p| p.into_inner());
+            let mut last: Option<(Outcome, u16)> = None;
             for (slot, o) in out.iter_mut().zip(local.drain(..)) {
-                *slot = table.id(o);
+                *slot = match &last {
+                    Some((l, id)) if *l == o => *id,
+                    _ => {
+                        let id = table.id(o.clone());
+                        last = Some((o, id));
+                        id
+                    }
+                };
             }
             drop(table);
             progress(out.len() as u64);
@@ -262,37 +282,46 @@ pub fn sweep_with_progress(
         exhaustive_offsets: 0,
         derived_offsets: 0,
     };
-    for (o, outcome) in outcomes.iter().enumerate() {
-        let owner = image.owner_of(o as u64);
-        report
-            .by_owner
-            .entry(owner.class.as_str())
-            .or_default()
-            .add(outcome);
-        if derived(o as u64) {
-            report.derived_offsets += 1;
+    // Owner by owner (they cover the file contiguously), counting runs of one outcome id.
+    for owner in image.owners() {
+        let counts = report.by_owner.entry(owner.class.as_str()).or_default();
+        let range = owner.start as usize..owner.end as usize;
+        let n = (owner.end - owner.start) as u64;
+        if derived(owner.class) {
+            report.derived_offsets += n;
         } else {
-            report.exhaustive_offsets += 1;
+            report.exhaustive_offsets += n;
         }
-        match outcome {
-            Outcome::Detected(code) => {
-                report.detected += 1;
-                *report.by_code.entry(code.to_string()).or_insert(0) += 1;
-            }
-            Outcome::Tolerated(reason) => {
-                report.tolerated += 1;
-                *report.tolerated_reasons.entry(reason).or_insert(0) += 1;
-            }
-            Outcome::Undetected => {
-                report.undetected += 1;
-                let ranges = &mut report.undetected_ranges;
-                let full = ranges.len() >= 64;
-                match ranges.last_mut() {
-                    Some(r) if r.1 == o as u64 && r.2 == owner.label => r.1 += 1,
-                    _ if full => {}
-                    _ => ranges.push((o as u64, o as u64 + 1, owner.label.clone())),
+        let mut o = range.start;
+        while o < range.end {
+            let id = outcomes.ids[o];
+            let run_end = (o..range.end)
+                .find(|&i| outcomes.ids[i] != id)
+                .unwrap_or(range.end);
+            let run = (run_end - o) as u64;
+            let outcome = &outcomes.distinct[usize::from(id)];
+            counts.add(outcome, run);
+            match outcome {
+                Outcome::Detected(code) => {
+                    report.detected += run;
+                    *report.by_code.entry(code.to_string()).or_insert(0) += run;
+                }
+                Outcome::Tolerated(reason) => {
+                    report.tolerated += run;
+                    *report.tolerated_reasons.entry(reason).or_insert(0) += run;
+                }
+                Outcome::Undetected => {
+                    report.undetected += run;
+                    let ranges = &mut report.undetected_ranges;
+                    let full = ranges.len() >= 64;
+                    match ranges.last_mut() {
+                        Some(r) if r.1 == o as u64 && r.2 == owner.label => r.1 = run_end as u64,
+                        _ if full => {}
+                        _ => ranges.push((o as u64, run_end as u64, owner.label.clone())),
+                    }
                 }
             }
+            o = run_end;
         }
     }
     Ok((report, outcomes))
