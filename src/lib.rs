@@ -11,6 +11,8 @@ pub mod onnx;
 pub mod output;
 pub mod progress;
 pub mod report;
+#[cfg(feature = "onnx")]
+pub mod vendor;
 
 // The core's modules keep their paths at the crate root (`nbg_lab::parse`, ...).
 pub use nbg::{

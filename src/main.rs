@@ -58,6 +58,14 @@ enum Command {
     /// transform) or `not-found`. Exit 0 when it ran, 1 an invalid NBG or refused model, 2 I/O.
     #[cfg(feature = "onnx")]
     Locate(cmd::locate::Args),
+    /// The vendor's x86-64 OpenVX simulator driver (installed by `bash .ci/setup`), run in a
+    /// contained child process: its configurations, its serializer (compile, capture) and its
+    /// loader (load, from memory by default).
+    #[cfg(feature = "onnx")]
+    Vendor {
+        #[command(subcommand)]
+        command: cmd::vendor::Command,
+    },
     /// Inventory a hash-pinned corpus config (nbg-corpus/1 or nbg-public-corpus/1): parse
     /// every file in parallel, verify pins, print canonical JSON (or write it with --out).
     /// Exit 1 when any file fails its pin or its parse; the inventory still completes.
@@ -106,6 +114,8 @@ fn main() -> ExitCode {
         Command::Mapping { command } => cmd::mapping::exec(command),
         #[cfg(feature = "onnx")]
         Command::Locate(a) => cmd::locate::exec(a),
+        #[cfg(feature = "onnx")]
+        Command::Vendor { command } => cmd::vendor::exec(command),
         Command::Inventory(a) => cmd::inventory::exec(a),
         Command::VerifyGenerated(a) => cmd::verify_generated::exec(a),
         Command::Lab(a) => cmd::lab::exec(a),

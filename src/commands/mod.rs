@@ -22,6 +22,8 @@ pub mod sweep;
 pub mod synth;
 pub mod synth_corpus;
 pub mod synth_differential;
+#[cfg(feature = "onnx")]
+pub mod vendor;
 pub mod verify_generated;
 
 use nbg_lab::Failure;

@@ -345,6 +345,12 @@ pub mod data_type {
     ];
     /// 32-bit IEEE float.
     pub const FLOAT: i32 = 1;
+    /// 8-bit unsigned integer.
+    pub const UINT8: i32 = 2;
+    /// 8-bit signed integer.
+    pub const INT8: i32 = 3;
+    /// 32-bit signed integer.
+    pub const INT32: i32 = 6;
     /// 64-bit signed integer.
     pub const INT64: i32 = 7;
 

@@ -1,0 +1,421 @@
+//! `nbg vendor targets|compile|capture|load|models`: the vendor's simulator driver as a peer.
+
+use super::{plan_outputs, print, print_json, usage_error};
+use nbg_lab::vendor::{self, Image, LoadVerdict, VendorError};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Subcommand)]
+pub enum Command {
+    /// The configurations the driver carries (name, PID); with FILE, the one its target word
+    /// selects.
+    Targets {
+        /// An NBG whose target word (offset 8) selects a configuration.
+        file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Admit MODEL.onnx with the ONNX audit, build it through OpenVX and have the driver save
+    /// it as OUT.nb (float32 models as float16, QDQ models quantized). Exit 0 written, 1 the
+    /// model or the driver refused, 2 usage or a missing driver.
+    Compile {
+        model: PathBuf,
+        /// A configuration name, or 0xPID.
+        #[arg(long)]
+        target: String,
+        #[arg(short, long, value_name = "OUT.nb")]
+        out: PathBuf,
+        /// The embedded network name (VIV_VX_NBG_NAME); the driver's default otherwise.
+        #[arg(long)]
+        name: Option<String>,
+        /// Replace an existing OUT.nb.
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compile A twice (A1, A2) and B once into the new folder DIR with a differential.json
+    /// naming the one source quantity that differs (refused when A and B differ in more).
+    Capture {
+        a: PathBuf,
+        b: PathBuf,
+        #[arg(long)]
+        target: String,
+        #[arg(short, long, value_name = "DIR")]
+        out: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Import FILE with the vendor's loader in a child process (from memory: the bytes are
+    /// handed over on a pipe, never written): accepted with its parameters, or refused with
+    /// its status; nbg's I/O records are compared with the loader's. Exit 0 when the loader
+    /// accepts, nbg parses and their I/O agree; 1 when the loader refuses or crashes, nbg
+    /// refuses, or the I/O differs; 2 usage or a missing driver.
+    Load {
+        file: PathBuf,
+        /// A configuration name or 0xPID; the file's own target word by default.
+        #[arg(long)]
+        target: Option<String>,
+        /// Import from the path (`vx_vivante_file`) instead of from memory.
+        #[arg(long)]
+        from_file: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the project's tiny ONNX models into the new folder DIR.
+    Models {
+        #[arg(short, long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// The driver child (internal): one request on stdin, the answer written to RESULT.
+    #[command(hide = true)]
+    Child { result: PathBuf },
+}
+
+fn fail(e: &VendorError, json: bool) -> ExitCode {
+    if json {
+        print_json(&json!({"error": {"code": e.code(), "message": e.to_string()}}));
+    } else {
+        eprintln!("nbg: {}: {e}", e.code());
+    }
+    ExitCode::from(e.exit_status())
+}
+
+fn setup() -> Result<(vendor::Sdk, Vec<vendor::Config>), VendorError> {
+    let sdk = vendor::sdk::locate()?;
+    let configs = vendor::configs(&sdk)?;
+    Ok((sdk, configs))
+}
+
+fn target_word(bytes: &[u8]) -> Option<u32> {
+    bytes
+        .get(8..12)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+}
+
+pub fn exec(command: Command) -> ExitCode {
+    match command {
+        Command::Child { result } => vendor::driver::child_main(&result),
+        Command::Targets { file, json } => targets(file.as_deref(), json),
+        Command::Compile {
+            model,
+            target,
+            out,
+            name,
+            force,
+            json,
+        } => compile(&model, &target, &out, name.as_deref(), force, json),
+        Command::Capture {
+            a,
+            b,
+            target,
+            out,
+            json,
+        } => capture(&a, &b, &target, &out, json),
+        Command::Load {
+            file,
+            target,
+            from_file,
+            json,
+        } => load(&file, target.as_deref(), from_file, json),
+        Command::Models { out } => models(&out),
+    }
+}
+
+fn targets(file: Option<&Path>, json: bool) -> ExitCode {
+    let (_, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, json),
+    };
+    let selected = match file {
+        Some(f) => {
+            let bytes = match nbg_lab::files::read_regular(f) {
+                Ok(b) => b,
+                Err(e) => return usage_error(e),
+            };
+            let Some(pid) = target_word(&bytes) else {
+                return usage_error(format!("{}: shorter than a header", f.display()));
+            };
+            Some((pid, vendor::targets::for_pid(&configs, pid).cloned()))
+        }
+        None => None,
+    };
+    if json {
+        let mut doc = json!({ "configs": configs });
+        if let Some((pid, c)) = &selected {
+            doc["file_target"] = json!(format!("0x{pid:08x}"));
+            doc["selected"] = json!(c);
+        }
+        print_json(&doc);
+    } else {
+        let mut text = String::new();
+        match &selected {
+            Some((pid, Some(c))) => text.push_str(&format!("target 0x{pid:08x}: {}\n", c.name)),
+            Some((pid, None)) => text.push_str(&format!(
+                "target 0x{pid:08x}: no configuration of the driver has this PID\n"
+            )),
+            None => {
+                for c in &configs {
+                    text.push_str(&format!("{:<48} 0x{:08x}\n", c.name, c.pid));
+                }
+                text.push_str(&format!("{} configurations\n", configs.len()));
+            }
+        }
+        print(&text);
+    }
+    match selected {
+        Some((_, None)) => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+fn compile(
+    model: &Path,
+    target: &str,
+    out: &Path,
+    name: Option<&str>,
+    force: bool,
+    json: bool,
+) -> ExitCode {
+    let mut outputs = match plan_outputs(&[model], force, &[Some(out)]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let bytes = match nbg_lab::files::read_regular(model) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let (sdk, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, json),
+    };
+    let config = match vendor::targets::resolve(&configs, target) {
+        Ok(c) => c.clone(),
+        Err(m) => return fail(&VendorError::Target(m), json),
+    };
+    let compiled = match vendor::compile(&sdk, &config, &bytes, name) {
+        Ok(c) => c,
+        Err(e) => return fail(&e, json),
+    };
+    if let Err(e) = outputs
+        .stage(out, &compiled.nbg)
+        .and_then(|_| outputs.commit())
+    {
+        return usage_error(e);
+    }
+    let verdict = match nbg_lab::parse(&compiled.nbg) {
+        Ok(_) => json!("valid"),
+        Err(f) => json!({"code": f.code.to_string(), "offset": f.offset}),
+    };
+    if json {
+        let mut doc = serde_json::to_value(&compiled).unwrap_or_default();
+        doc["driver"] = sdk.to_json();
+        doc["model"] = json!(model.display().to_string());
+        doc["out"] = json!(out.display().to_string());
+        doc["nbg_parse"] = verdict;
+        print_json(&doc);
+    } else {
+        eprintln!(
+            "wrote {} ({} bytes, version {}, sha256 {}) for {} in {:.1} s",
+            out.display(),
+            compiled.nbg_bytes,
+            compiled.nbg_version,
+            compiled.nbg_sha256,
+            config.name,
+            compiled.seconds
+        );
+    }
+    ExitCode::SUCCESS
+}
+
+fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode {
+    let read = |p: &Path| nbg_lab::files::read_regular(p);
+    let (ma, mb) = match (read(a), read(b)) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return usage_error(e),
+    };
+    let quantity = match vendor::capture::difference(&ma, &mb) {
+        Ok(q) => q,
+        Err(m) => {
+            eprintln!("nbg: capture-refused: {m}");
+            return ExitCode::from(1);
+        }
+    };
+    let (sdk, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, json),
+    };
+    let config = match vendor::targets::resolve(&configs, target) {
+        Ok(c) => c.clone(),
+        Err(m) => return fail(&VendorError::Target(m), json),
+    };
+    let mut compiled = Vec::new();
+    for m in [&ma, &ma, &mb] {
+        match vendor::compile(&sdk, &config, m, None) {
+            Ok(c) => compiled.push(c),
+            Err(e) => return fail(&e, json),
+        }
+    }
+    let spec = vendor::capture::spec(&quantity, &compiled[0], &compiled[2], &config, &sdk);
+    if let Err(e) = nbg_lab::capture::write(&compiled[0].nbg, &compiled[2].nbg, &spec, out) {
+        return usage_error(e);
+    }
+    let a2_same = compiled[0].nbg == compiled[1].nbg;
+    if json {
+        print_json(&json!({
+            "out": out.display().to_string(),
+            "config": config,
+            "quantity": quantity.key,
+            "a1_sha256": compiled[0].nbg_sha256,
+            "a2_sha256": compiled[1].nbg_sha256,
+            "b_sha256": compiled[2].nbg_sha256,
+            "a1_equals_a2": a2_same,
+        }));
+    } else {
+        eprintln!(
+            "wrote capture set {} ({}; A1 {} A2)",
+            out.display(),
+            quantity.key,
+            if a2_same { "=" } else { "!=" }
+        );
+    }
+    if a2_same {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitCode {
+    let bytes = match nbg_lab::files::read_regular(file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let (sdk, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, json),
+    };
+    let config = match target {
+        Some(t) => vendor::targets::resolve(&configs, t).cloned(),
+        None => {
+            let pid = target_word(&bytes).unwrap_or(0);
+            vendor::targets::for_pid(&configs, pid)
+                .cloned()
+                .ok_or(format!(
+                    "no configuration of the driver has the file's PID 0x{pid:x}; pass --target"
+                ))
+        }
+    };
+    let config = match config {
+        Ok(c) => c,
+        Err(m) => return fail(&VendorError::Target(m), json),
+    };
+    let image = if from_file {
+        Image::File(file)
+    } else {
+        Image::Memory(&bytes)
+    };
+    let (verdict, seconds) = match vendor::load(&sdk, &config, image) {
+        Ok(v) => v,
+        Err(e) => return fail(&e, json),
+    };
+    let parsed = nbg_lab::parse(&bytes);
+    let (nbg_verdict, differences) = match (&parsed, &verdict) {
+        (Ok(g), LoadVerdict::Accepted { parameters, .. }) => {
+            let (i, o) = io_of(g);
+            (json!("valid"), vendor::compare_io(i, o, parameters))
+        }
+        (Ok(_), _) => (json!("valid"), vec![]),
+        (Err(f), _) => (
+            json!({"code": f.code.to_string(), "offset": f.offset}),
+            vec![],
+        ),
+    };
+    let accepted = matches!(verdict, LoadVerdict::Accepted { .. });
+    if json {
+        print_json(&json!({
+            "file": file.display().to_string(),
+            "config": config,
+            "driver": sdk.to_json(),
+            "loader": verdict,
+            "seconds": seconds,
+            "nbg": nbg_verdict,
+            "io_differences": differences,
+        }));
+    } else {
+        let mut t = format!("{} under {}: ", file.display(), config.name);
+        match &verdict {
+            LoadVerdict::Accepted {
+                import_type,
+                parameters,
+            } => {
+                t.push_str(&format!(
+                    "accepted ({import_type}), {} parameters\n",
+                    parameters.len()
+                ));
+                for (i, p) in parameters.iter().enumerate() {
+                    t.push_str(&format!(
+                        "  {i} {:<6} {:?} {} scale {:?} zero point {:?}\n",
+                        p.direction,
+                        p.dims.clone().unwrap_or_default(),
+                        p.data_type.as_deref().unwrap_or("?"),
+                        p.scale,
+                        p.zero_point
+                    ));
+                }
+            }
+            LoadVerdict::Refused {
+                step,
+                status,
+                status_name,
+            } => t.push_str(&format!(
+                "refused at {step}: status {status} ({status_name})\n"
+            )),
+            LoadVerdict::Crashed { failure } => t.push_str(&format!("crashed: {failure}\n")),
+        }
+        t.push_str(&format!("nbg: {nbg_verdict}\n"));
+        for d in &differences {
+            t.push_str(&format!("differs: {d}\n"));
+        }
+        print(&t);
+    }
+    if accepted && differences.is_empty() && parsed.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// nbg's I/O records of a parsed graph.
+fn io_of<'a>(
+    g: &'a nbg_lab::Graph<'_>,
+) -> (
+    &'a [nbg_lab::parse::IoRecord],
+    &'a [nbg_lab::parse::IoRecord],
+) {
+    match g {
+        nbg_lab::Graph::V1(v) => (&v.inputs, &v.outputs),
+        nbg_lab::Graph::V2(v) => (&v.inputs, &v.outputs),
+    }
+}
+
+fn models(out: &Path) -> ExitCode {
+    let folder = match nbg_lab::output::new_dir(out) {
+        Ok(f) => f,
+        Err(e) => return usage_error(e),
+    };
+    for (name, _, bytes) in vendor::models::all() {
+        let path = out.join(format!("{name}.onnx"));
+        if let Err(e) = nbg_lab::files::write_atomic_with(&path, false, |w| w.write_all(&bytes)) {
+            return usage_error(e);
+        }
+    }
+    folder.keep();
+    eprintln!(
+        "wrote {} models into {}",
+        vendor::models::all().len(),
+        out.display()
+    );
+    ExitCode::SUCCESS
+}

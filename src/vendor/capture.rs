@@ -1,0 +1,243 @@
+//! A controlled differential on the real serializer: the one source quantity two ONNX models
+//! differ in (an initializer element, a node attribute, a Q/DQ scale or zero point, a tensor
+//! name), found by comparing the models, never declared by hand; two models that differ in
+//! more than one are refused. The capture set's `differential.json` names it with its A and B
+//! values and the bytes the source holds (`a_source`, `b_source`: the element as the graph
+//! stores it, float16 for a float weight of a float graph).
+
+use super::{Compiled, Config, Sdk};
+use crate::differential::CaptureSpec;
+use crate::mapping::{Quantity, Value};
+use crate::onnx::proto::{ModelProto, TensorProto, data_type};
+use prost::Message as _;
+use std::collections::BTreeMap;
+
+/// The one quantity two models differ in.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    /// Its key (`initializer:w[37]`, `scale:x`, `zero-point:y`, `attribute:conv_y.strides[0]`,
+    /// `name:y->z`).
+    pub key: String,
+    /// Value in A.
+    pub a: Value,
+    /// Value in B.
+    pub b: Value,
+    /// The source bytes in A and B, as the compiled graph stores them.
+    pub a_source: Vec<u8>,
+    /// See `a_source`.
+    pub b_source: Vec<u8>,
+}
+
+fn elements(t: &TensorProto) -> Option<(usize, Vec<Vec<u8>>)> {
+    let width = match t.data_type? {
+        data_type::FLOAT | data_type::INT32 => 4,
+        data_type::UINT8 | data_type::INT8 => 1,
+        data_type::INT64 => 8,
+        _ => return None,
+    };
+    let raw: Vec<u8> = match &t.raw_data {
+        Some(r) => r.clone(),
+        None => t.float_data.iter().flat_map(|f| f.to_le_bytes()).collect(),
+    };
+    Some((width, raw.chunks(width).map(<[u8]>::to_vec).collect()))
+}
+
+fn value_of(dt: i32, bytes: &[u8]) -> Value {
+    let w4 = || [bytes[0], bytes[1], bytes[2], bytes[3]];
+    match dt {
+        data_type::FLOAT => Value::Float(f64::from(f32::from_le_bytes(w4()))),
+        data_type::INT32 => Value::Signed(i64::from(i32::from_le_bytes(w4()))),
+        data_type::UINT8 => Value::Unsigned(u64::from(bytes[0])),
+        data_type::INT8 => Value::Signed(i64::from(bytes[0] as i8)),
+        _ => Value::Bytes(bytes.to_vec()),
+    }
+}
+
+/// The difference between models `a` and `b`, or why there is not exactly one.
+pub fn difference(a: &[u8], b: &[u8]) -> Result<Difference, String> {
+    let decode = |m: &[u8], which: &str| {
+        ModelProto::decode(m).map_err(|e| format!("model {which} is not ONNX: {e}"))
+    };
+    let (ma, mb) = (decode(a, "A")?, decode(b, "B")?);
+    let (Some(ga), Some(gb)) = (&ma.graph, &mb.graph) else {
+        return Err("a model has no graph".into());
+    };
+    let mut found: Vec<Difference> = Vec::new();
+    // Initializers, element by element.
+    let ia: BTreeMap<_, _> = ga.initializer.iter().map(|t| (t.name.clone(), t)).collect();
+    let ib: BTreeMap<_, _> = gb.initializer.iter().map(|t| (t.name.clone(), t)).collect();
+    if ia.keys().ne(ib.keys()) {
+        return Err("the models hold different initializers".into());
+    }
+    let quantized = ga.node.iter().any(|n| {
+        matches!(
+            n.op_type.as_deref(),
+            Some("QuantizeLinear" | "DequantizeLinear")
+        )
+    });
+    for (name, ta) in &ia {
+        let tb = ib[name];
+        if ta.dims != tb.dims || ta.data_type != tb.data_type {
+            return Err(format!("initializer {name:?} changes shape or type"));
+        }
+        let name = name.clone().unwrap_or_default();
+        let (Some((width, ea)), Some((_, eb))) = (elements(ta), elements(tb)) else {
+            if *ta != tb {
+                return Err(format!(
+                    "initializer {name:?} has a type the comparison does not read"
+                ));
+            }
+            continue;
+        };
+        let dt = ta.data_type.unwrap_or(0);
+        // What a Q/DQ node reads this initializer as.
+        let role = ga.node.iter().find_map(|n| {
+            let q = matches!(
+                n.op_type.as_deref(),
+                Some("QuantizeLinear" | "DequantizeLinear")
+            );
+            let at = n.input.iter().position(|i| *i == name)?;
+            match (q, at) {
+                (true, 1) => Some(format!("scale:{}", n.input[0])),
+                (true, 2) => Some(format!("zero-point:{}", n.input[0])),
+                _ => None,
+            }
+        });
+        for (i, (x, y)) in ea.iter().zip(&eb).enumerate() {
+            if x == y {
+                continue;
+            }
+            let key = match &role {
+                Some(r) => r.clone(),
+                None => format!("initializer:{name}[{i}]"),
+            };
+            // A float weight of a float graph is stored as float16.
+            let stored = |bytes: &[u8]| -> Vec<u8> {
+                if dt == data_type::FLOAT && !quantized && role.is_none() && width == 4 {
+                    let f = f32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+                    super::lower::f16_bits(f).to_le_bytes().to_vec()
+                } else {
+                    bytes.to_vec()
+                }
+            };
+            found.push(Difference {
+                key,
+                a: value_of(dt, x),
+                b: value_of(dt, y),
+                a_source: stored(x),
+                b_source: stored(y),
+            });
+        }
+    }
+    // Node attributes.
+    if ga.node.len() != gb.node.len() {
+        return Err("the models have different node counts".into());
+    }
+    for (na, nb) in ga.node.iter().zip(&gb.node) {
+        if na.op_type != nb.op_type || na.attribute.len() != nb.attribute.len() {
+            return Err(format!(
+                "node {:?} changes its operator or attributes",
+                na.name
+            ));
+        }
+        for (x, y) in na.attribute.iter().zip(&nb.attribute) {
+            if x == y {
+                continue;
+            }
+            let node = na.name.clone().unwrap_or_default();
+            let attr = x.name.clone().unwrap_or_default();
+            let diffs: Vec<usize> = (0..x.ints.len().max(y.ints.len()))
+                .filter(|&k| x.ints.get(k) != y.ints.get(k))
+                .collect();
+            match (diffs.as_slice(), x.i, y.i) {
+                ([k], _, _) if x.ints.len() == y.ints.len() => found.push(Difference {
+                    key: format!("attribute:{node}.{attr}[{k}]"),
+                    a: Value::Signed(x.ints[*k]),
+                    b: Value::Signed(y.ints[*k]),
+                    a_source: x.ints[*k].to_le_bytes().to_vec(),
+                    b_source: y.ints[*k].to_le_bytes().to_vec(),
+                }),
+                ([], Some(p), Some(q)) if p != q => found.push(Difference {
+                    key: format!("attribute:{node}.{attr}"),
+                    a: Value::Signed(p),
+                    b: Value::Signed(q),
+                    a_source: p.to_le_bytes().to_vec(),
+                    b_source: q.to_le_bytes().to_vec(),
+                }),
+                _ => {
+                    return Err(format!(
+                        "attribute {attr:?} of {node:?} changes in more than one value"
+                    ));
+                }
+            }
+        }
+        if na.input != nb.input || na.output != nb.output {
+            found.push(rename(
+                na.input.iter().chain(&na.output),
+                nb.input.iter().chain(&nb.output),
+            )?);
+        }
+    }
+    // Graph input and output names (a rename shows in the nodes too: one difference).
+    let names = |g: &crate::onnx::proto::GraphProto| -> Vec<String> {
+        g.input
+            .iter()
+            .chain(&g.output)
+            .filter_map(|v| v.name.clone())
+            .collect()
+    };
+    if names(ga) != names(gb) && !found.iter().any(|d| d.key.starts_with("name:")) {
+        found.push(rename(names(ga).iter(), names(gb).iter())?);
+    }
+    found.dedup_by(|x, y| x.key == y.key && x.key.starts_with("name:"));
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err("the models do not differ in any quantity the comparison reads".into()),
+        n => Err(format!(
+            "the models differ in {n} quantities ({}); a capture changes exactly one",
+            found
+                .iter()
+                .map(|d| d.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// One value renamed from `a` to `b` (the lists differ at positions that all hold the same
+/// old and new name).
+fn rename<'x>(
+    a: impl Iterator<Item = &'x String>,
+    b: impl Iterator<Item = &'x String>,
+) -> Result<Difference, String> {
+    let pairs: Vec<(&String, &String)> = a.zip(b).filter(|(x, y)| x != y).collect();
+    match pairs.first() {
+        Some(&(x, y)) if pairs.iter().all(|p| *p == (x, y)) => Ok(Difference {
+            key: format!("name:{x}->{y}"),
+            a: Value::Bytes(x.as_bytes().to_vec()),
+            b: Value::Bytes(y.as_bytes().to_vec()),
+            a_source: x.as_bytes().to_vec(),
+            b_source: y.as_bytes().to_vec(),
+        }),
+        _ => Err("more than one value is renamed".into()),
+    }
+}
+
+/// The capture set's `differential.json`.
+pub fn spec(d: &Difference, a: &Compiled, b: &Compiled, config: &Config, sdk: &Sdk) -> CaptureSpec {
+    CaptureSpec {
+        a_source: d.a_source.clone(),
+        b_source: d.b_source.clone(),
+        provenance: Some(format!(
+            "nbg vendor capture: {} ({}), {}; model A sha256 {}, model B sha256 {}; B changes {}",
+            sdk.wheel, sdk.build, config.name, a.model_sha256, b.model_sha256, d.key
+        )),
+        quantities: BTreeMap::from([(
+            d.key.clone(),
+            Quantity {
+                a: d.a.clone(),
+                b: d.b.clone(),
+            },
+        )]),
+    }
+}

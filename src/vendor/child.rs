@@ -1,0 +1,244 @@
+//! Every driver call runs in a child `nbg vendor child` process: under address-space, CPU and
+//! wall-clock limits, one at a time on the machine (an exclusive lock: one simulated compile
+//! holds about 4.5 GB), with a private temporary folder for its answer and the file the
+//! driver writes. A crash, hang or out-of-memory is a `ChildFailure`, never a crash of `nbg`;
+//! the temporary folder (and any partial file in it) is removed whatever happens.
+
+use super::driver::{Request, Response};
+use super::sdk::Sdk;
+use std::io::Write as _;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::time::{Duration, Instant};
+
+/// The child's limits.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// RLIMIT_AS in bytes: the simulator maps about 4.3 GB resident and reserves more.
+    pub address_space: u64,
+    /// RLIMIT_CPU in seconds.
+    pub cpu_seconds: u64,
+    /// Killed after this long (waiting for the machine-wide lock not included).
+    pub wall: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            address_space: 16 << 30,
+            cpu_seconds: 120,
+            wall: Duration::from_secs(180),
+        }
+    }
+}
+
+/// How a child ended without an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildFailure {
+    /// It could not be started.
+    #[error("the driver child could not start: {0}")]
+    Start(String),
+    /// A signal ended it before it answered (SIGSEGV, SIGABRT, SIGBUS, SIGKILL for memory).
+    #[error("the vendor driver crashed with signal {signal} ({name}) before answering")]
+    Signal {
+        /// The signal number.
+        signal: i32,
+        /// Its name.
+        name: &'static str,
+    },
+    /// It exited without writing an answer.
+    #[error("the driver child exited with status {0} without answering")]
+    NoAnswer(i32),
+    /// It ran past the wall-clock limit and was killed.
+    #[error("the driver child ran longer than {0:?} and was killed")]
+    Timeout(Duration),
+    /// Its answer was not valid.
+    #[error("the driver child's answer is not valid: {0}")]
+    BadAnswer(String),
+    /// The parent's own files (temporary folder, lock) failed.
+    #[error("{0}")]
+    Io(String),
+}
+
+/// What a child said, and how it ended after answering.
+#[derive(Debug)]
+pub struct Answer {
+    /// The response.
+    pub response: Response,
+    /// A signal that ended the child after it answered (the driver's teardown), if any.
+    pub teardown_signal: Option<i32>,
+    /// The file the driver wrote into the child's folder (`out.nb`), read back, if any.
+    pub written: Option<Vec<u8>>,
+    /// Wall-clock time of the child, lock wait excluded.
+    pub seconds: f64,
+}
+
+fn signal_name(s: i32) -> &'static str {
+    match s {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGILL => "SIGILL",
+        libc::SIGXCPU => "SIGXCPU",
+        _ => "other",
+    }
+}
+
+/// The machine-wide lock held while a driver child runs: two simulated compiles at once would
+/// not fit many machines.
+struct Lock(std::fs::File);
+
+impl Lock {
+    fn take() -> Result<Lock, ChildFailure> {
+        let path = std::env::temp_dir().join("nbg-vendor-driver.lock");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| ChildFailure::Io(format!("{}: {e}", path.display())))?;
+        // SAFETY: flock on a descriptor this process owns.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) } != 0 {
+            return Err(ChildFailure::Io(format!(
+                "{}: {}",
+                path.display(),
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(Lock(f))
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // SAFETY: unlocking the descriptor locked in `take`.
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&self.0), libc::LOCK_UN) };
+    }
+}
+
+/// Run one request in a driver child simulating `config`. `extra_env` adds variables (the
+/// save-network-binary ones for a compile; `{dir}` in a value is the child's folder). `image`
+/// follows the request on stdin (a load from memory); it is never written to disk.
+pub fn run(
+    sdk: &Sdk,
+    config: &str,
+    request: &Request,
+    image: &[u8],
+    extra_env: &[(&str, String)],
+    limits: Limits,
+) -> Result<Answer, ChildFailure> {
+    let exe = std::env::current_exe().map_err(|e| ChildFailure::Start(e.to_string()))?;
+    let dir = tempfile::Builder::new()
+        .prefix("nbg-vendor-")
+        .tempdir()
+        .map_err(|e| ChildFailure::Io(format!("temporary folder: {e}")))?;
+    let result = dir.path().join("result.json");
+    let line = serde_json::to_vec(request).map_err(|e| ChildFailure::Io(e.to_string()))?;
+    let _lock = Lock::take()?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["vendor", "child"])
+        .arg(&result)
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(if std::env::var_os("NBG_VENDOR_DEBUG").is_some() {
+            // The driver's own messages, for whoever debugs a refusal.
+            std::process::Stdio::inherit()
+        } else {
+            std::process::Stdio::null()
+        });
+    for (k, v) in sdk.child_env(config) {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra_env {
+        cmd.env(k, v.replace("{dir}", &dir.path().display().to_string()));
+    }
+    // SAFETY: between fork and exec only async-signal-safe calls: setrlimit.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (resource, value) in [
+                (libc::RLIMIT_AS, limits.address_space),
+                (libc::RLIMIT_CPU, limits.cpu_seconds),
+                (libc::RLIMIT_CORE, 0),
+            ] {
+                let r = libc::rlimit {
+                    rlim_cur: value as libc::rlim_t,
+                    rlim_max: value as libc::rlim_t,
+                };
+                if libc::setrlimit(resource, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    let start = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ChildFailure::Start(e.to_string()))?;
+    // The request and the image go in from a thread, so a child that stops reading cannot
+    // block the parent's wait.
+    let mut stdin = child.stdin.take();
+    let feed = std::thread::scope(|s| {
+        let writer = s.spawn(move || {
+            if let Some(w) = stdin.as_mut() {
+                let _ = w
+                    .write_all(&line)
+                    .and_then(|_| w.write_all(b"\n"))
+                    .and_then(|_| w.write_all(image));
+            }
+            drop(stdin);
+        });
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(s)) => break Ok(s),
+                Ok(None) if start.elapsed() > limits.wall => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break Err(ChildFailure::Timeout(limits.wall));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => break Err(ChildFailure::Io(format!("wait: {e}"))),
+            }
+        };
+        let _ = writer.join();
+        status
+    });
+    let status = feed?;
+    let seconds = start.elapsed().as_secs_f64();
+    let answer = std::fs::read(&result).ok();
+    let written = std::fs::read(dir.path().join("out.nb")).ok();
+    match (answer, status.signal()) {
+        (Some(bytes), signal) => {
+            let response: Response = serde_json::from_slice(&bytes)
+                .map_err(|e| ChildFailure::BadAnswer(e.to_string()))?;
+            Ok(Answer {
+                response,
+                teardown_signal: signal,
+                written,
+                seconds,
+            })
+        }
+        (None, Some(signal)) => Err(ChildFailure::Signal {
+            signal,
+            name: signal_name(signal),
+        }),
+        (None, None) => Err(ChildFailure::NoAnswer(status.code().unwrap_or(-1))),
+    }
+}
+
+/// The child's folder is private; this says where the driver is told to write.
+pub fn save_env(name: Option<&str>) -> Vec<(&'static str, String)> {
+    let mut v = vec![
+        ("VIV_VX_ENABLE_SAVE_NETWORK_BINARY", "1".to_string()),
+        (
+            "VIV_VX_SAVE_NETWORK_BINARY_PATH",
+            "{dir}/out.nb".to_string(),
+        ),
+    ];
+    if let Some(n) = name {
+        v.push(("VIV_VX_NBG_NAME", n.to_string()));
+    }
+    v
+}

@@ -1,0 +1,586 @@
+//! The driver child: the only code that calls the vendor's library. `nbg vendor child RESULT`
+//! reads one request from stdin (a JSON line, then the image bytes for a load from memory),
+//! performs it through OpenVX and writes its response to RESULT (written whole, then renamed)
+//! before anything is released, so a crash in the driver's teardown cannot lose the answer.
+
+use super::ffi::{self, Api, Ref, Status};
+use super::plan::{self, Node, Plan, Role};
+use serde::{Deserialize, Serialize};
+use std::ffi::{CString, c_void};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// What the parent asks.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "kebab-case")]
+pub enum Request {
+    /// Build the plan's graph, verify and process it: the driver saves the NBG where the
+    /// parent's environment says.
+    Compile {
+        /// The graph.
+        plan: Plan,
+    },
+    /// Import an NBG with `vxImportKernelFromURL`: from a file (`vx_vivante_file`) or, when
+    /// `path` is absent, from the `len` bytes that follow the request on stdin
+    /// (`vx_vivante_pointer`).
+    Load {
+        /// The file, or none for memory.
+        path: Option<PathBuf>,
+        /// Bytes that follow on stdin when `path` is none.
+        len: u64,
+    },
+}
+
+/// One kernel parameter as the loader reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Parameter {
+    /// `input` or `output` (or the raw enum when neither).
+    pub direction: String,
+    /// Tensor dimensions, innermost first, when the meta format answers.
+    pub dims: Option<Vec<u64>>,
+    /// Element type name (`vx_type_e`), when known.
+    pub data_type: Option<String>,
+    /// Raw `vx_type_e`.
+    pub data_type_code: Option<i32>,
+    /// `vx_quantized_format_e`.
+    pub quant_format: Option<i32>,
+    /// Affine scale (quant format 2).
+    pub scale: Option<f32>,
+    /// Affine zero point (quant format 2).
+    pub zero_point: Option<i32>,
+    /// Fixed-point position (quant format 1).
+    pub fixed_point_position: Option<i8>,
+}
+
+/// What the child answers.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "kebab-case")]
+pub enum Response {
+    /// The graph was verified and processed (the driver wrote its NBG).
+    Compiled {
+        /// `VX_CONTEXT_IMPLEMENTATION`.
+        implementation: String,
+        /// `VX_CONTEXT_VERSION` (0x0103 is OpenVX 1.3).
+        version: u16,
+    },
+    /// The loader accepted the file.
+    Accepted {
+        /// `vx_vivante_file` or `vx_vivante_pointer`.
+        import_type: String,
+        /// Its parameters, in index order.
+        parameters: Vec<Parameter>,
+    },
+    /// A call returned an error status (the step and the status).
+    Refused {
+        /// The call that failed.
+        step: String,
+        /// Its status code.
+        status: i32,
+        /// The status's name.
+        status_name: String,
+    },
+    /// The child could not do what was asked (the library did not load, bad request).
+    Error {
+        /// Why.
+        message: String,
+    },
+}
+
+fn refused(step: &str, status: Status) -> Response {
+    Response::Refused {
+        step: step.into(),
+        status,
+        status_name: ffi::status_name(status).into(),
+    }
+}
+
+/// The child's main: read the request, run it, write the response to `result` (before the
+/// driver tears down: its teardown can crash after the work is done).
+pub fn child_main(result: &Path) -> std::process::ExitCode {
+    let answer = |response: &Response| -> bool {
+        let tmp = result.with_extension("partial");
+        let text = serde_json::to_vec(response).unwrap_or_default();
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, result))
+            .is_ok()
+    };
+    let written = match read_request() {
+        Ok((request, image)) => run(&request, &image, &answer),
+        Err(message) => answer(&Response::Error { message }),
+    };
+    if written {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(2)
+    }
+}
+
+/// Bytes of an image handed over from memory, at most (the parser's own file bound).
+const MAX_IMAGE: u64 = 4 << 30;
+
+fn read_request() -> Result<(Request, Vec<u8>), String> {
+    let mut stdin = std::io::stdin().lock();
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    // The request line is bounded: a plan with its constants (1 GiB of hex at most).
+    while line.len() < 1 << 30 {
+        match stdin.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) => line.push(byte[0]),
+            Err(e) => return Err(format!("stdin: {e}")),
+        }
+    }
+    let request: Request =
+        serde_json::from_slice(&line).map_err(|e| format!("the request is not valid: {e}"))?;
+    let mut image = Vec::new();
+    if let Request::Load { path: None, len } = &request {
+        if *len > MAX_IMAGE {
+            return Err(format!("an image of {len} bytes (at most {MAX_IMAGE})"));
+        }
+        image.reserve_exact(*len as usize);
+        stdin
+            .take(*len)
+            .read_to_end(&mut image)
+            .map_err(|e| format!("stdin: {e}"))?;
+        if image.len() as u64 != *len {
+            return Err(format!("{} image bytes of {len}", image.len()));
+        }
+    }
+    Ok((request, image))
+}
+
+fn library() -> Result<Api, String> {
+    let dir = std::env::var_os("VIVANTE_SDK_DIR")
+        .ok_or("VIVANTE_SDK_DIR is not set in the driver child")?;
+    let path = Path::new(&dir).join("lib/libOpenVX.so.1.3.0");
+    // SAFETY: the vendor's driver, loaded only in this contained child.
+    unsafe { Api::load(&path) }
+}
+
+/// Run the request and hand the response to `answer` before the context is released.
+fn run(request: &Request, image: &[u8], answer: &dyn Fn(&Response) -> bool) -> bool {
+    let api = match library() {
+        Ok(a) => a,
+        Err(message) => return answer(&Response::Error { message }),
+    };
+    // SAFETY: every call below follows the OpenVX contract: handles come from the library,
+    // buffers outlive the calls that read them, sizes are the structures' own.
+    unsafe {
+        let ctx = (api.create_context)();
+        let s = (api.get_status)(ctx);
+        if s != ffi::SUCCESS {
+            return answer(&refused("vxCreateContext", s));
+        }
+        let response = match request {
+            Request::Compile { plan } => compile(&api, ctx, plan),
+            Request::Load { path, .. } => load(&api, ctx, path.as_deref(), image),
+        };
+        let written = answer(&response);
+        let mut ctx = ctx;
+        (api.release_context)(&mut ctx);
+        written
+    }
+}
+
+/// `vx_tensor_create_params_t` for a tensor of the plan.
+fn params(t: &plan::Tensor, sizes: &[u32]) -> ffi::TensorCreateParams {
+    let mut quant_data = [0u64; 5];
+    let quant_format = match t.quant {
+        Some(q) => {
+            quant_data[0] = u64::from(q.scale.to_bits()) | (u64::from(q.zero_point as u32) << 32);
+            ffi::quant::AFFINE_SCALE
+        }
+        None => ffi::quant::NONE,
+    };
+    ffi::TensorCreateParams {
+        num_of_dims: sizes.len() as u32,
+        sizes: sizes.as_ptr(),
+        data_format: t.elem.vx(),
+        quant_format,
+        quant_data,
+        sparsity_type: 0,
+    }
+}
+
+unsafe fn compile(api: &Api, ctx: Ref, plan: &Plan) -> Response {
+    unsafe {
+        let mut implementation = [0u8; 64];
+        (api.query_context)(
+            ctx,
+            ffi::attr::CONTEXT_IMPLEMENTATION,
+            implementation.as_mut_ptr().cast(),
+            implementation.len(),
+        );
+        let mut version = 0u16;
+        (api.query_context)(
+            ctx,
+            ffi::attr::CONTEXT_VERSION,
+            (&raw mut version).cast(),
+            2,
+        );
+        let graph = (api.create_graph)(ctx);
+        let s = (api.get_status)(graph);
+        if s != ffi::SUCCESS {
+            return refused("vxCreateGraph", s);
+        }
+        let mut tensors: Vec<Ref> = Vec::with_capacity(plan.tensors.len());
+        for t in &plan.tensors {
+            let p = params(t, &t.dims);
+            let size = std::mem::size_of::<ffi::TensorCreateParams>();
+            let handle = match t.role {
+                Role::Virtual => (api.create_virtual_tensor2)(graph, &p, size),
+                _ => (api.create_tensor2)(ctx, &p, size),
+            };
+            let s = (api.get_status)(handle);
+            if s != ffi::SUCCESS {
+                return refused(&format!("vxCreateTensor2 {}", t.name), s);
+            }
+            if let Role::Constant(data) = &t.role {
+                let n = t.dims.len();
+                let start = vec![0usize; n];
+                let end: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
+                let mut stride = vec![t.elem.size(); n];
+                for i in 1..n {
+                    stride[i] = stride[i - 1] * end[i - 1];
+                }
+                let mut data = data.clone();
+                let s = (api.copy_tensor_patch)(
+                    handle,
+                    n,
+                    start.as_ptr(),
+                    end.as_ptr(),
+                    stride.as_ptr(),
+                    data.as_mut_ptr().cast::<c_void>(),
+                    ffi::WRITE_ONLY,
+                    ffi::MEMORY_TYPE_HOST,
+                );
+                if s != ffi::SUCCESS {
+                    return refused(&format!("vxCopyTensorPatch {}", t.name), s);
+                }
+            }
+            tensors.push(handle);
+        }
+        let null = std::ptr::null_mut();
+        let at = |i: usize| tensors[i];
+        for (k, node) in plan.nodes.iter().enumerate() {
+            let (what, handle) = match node {
+                Node::Conv {
+                    input,
+                    weights,
+                    bias,
+                    pads,
+                    strides,
+                    dilation,
+                    depth_multiplier,
+                    output,
+                } => {
+                    let p = ffi::ConvParamsExt2 {
+                        padding_x: pads[0] as usize,
+                        padding_x_right: pads[1] as usize,
+                        padding_y: pads[2] as usize,
+                        padding_y_bottom: pads[3] as usize,
+                        overflow_policy: ffi::CONVERT_POLICY_SATURATE,
+                        rounding_policy: ffi::ROUND_POLICY_TO_NEAREST_EVEN,
+                        down_scale_size_rounding: ffi::DS_SIZE_ROUNDING_FLOOR,
+                        dilation_x: dilation[0] as usize,
+                        dilation_y: dilation[1] as usize,
+                        pad_mode: 0,
+                        pad_const: null,
+                        stride_x: strides[0],
+                        stride_y: strides[1],
+                        depth_multiplier: *depth_multiplier as i32,
+                    };
+                    let b = bias.map_or(null, at);
+                    let n = (api.convolution_layer)(
+                        graph,
+                        at(*input),
+                        at(*weights),
+                        b,
+                        &p,
+                        std::mem::size_of::<ffi::ConvParamsExt2>(),
+                        at(*output),
+                    );
+                    ("vxConvolutionLayer", n)
+                }
+                Node::FullyConnected {
+                    input,
+                    weights,
+                    bias,
+                    output,
+                } => (
+                    "vxFullyConnectedLayer",
+                    (api.fully_connected_layer)(
+                        graph,
+                        at(*input),
+                        at(*weights),
+                        bias.map_or(null, at),
+                        ffi::CONVERT_POLICY_SATURATE,
+                        ffi::ROUND_POLICY_TO_NEAREST_EVEN,
+                        at(*output),
+                    ),
+                ),
+                Node::Pool {
+                    kind,
+                    input,
+                    size,
+                    pads,
+                    strides,
+                    output,
+                } => {
+                    let p = ffi::PoolingParamsExt {
+                        pool_type: match kind {
+                            plan::PoolKind::Max => ffi::POOLING_MAX,
+                            plan::PoolKind::Avg => ffi::POOLING_AVG,
+                        },
+                        pool_size_x: size[0],
+                        pool_size_y: size[1],
+                        pool_pad_x_left: pads[0],
+                        pool_pad_x_right: pads[1],
+                        pool_pad_y_top: pads[2],
+                        pool_pad_y_bottom: pads[3],
+                        rounding: ffi::DS_SIZE_ROUNDING_FLOOR,
+                        stride_x: strides[0],
+                        stride_y: strides[1],
+                    };
+                    (
+                        "vxPoolingLayer2",
+                        (api.pooling_layer2)(
+                            graph,
+                            at(*input),
+                            &p,
+                            std::mem::size_of::<ffi::PoolingParamsExt>(),
+                            at(*output),
+                        ),
+                    )
+                }
+                Node::Activation {
+                    function,
+                    input,
+                    output,
+                } => {
+                    let f = match function {
+                        plan::Activation::Relu => ffi::ACTIVATION_RELU,
+                        plan::Activation::Logistic => ffi::ACTIVATION_LOGISTIC,
+                        plan::Activation::Tanh => ffi::ACTIVATION_HYPERBOLIC_TAN,
+                    };
+                    // tanh is a * tanh(b * x) in OpenVX.
+                    let (a, b) = match function {
+                        plan::Activation::Tanh => (1.0, 1.0),
+                        _ => (0.0, 0.0),
+                    };
+                    (
+                        "vxActivationLayer",
+                        (api.activation_layer)(graph, at(*input), f, a, b, at(*output)),
+                    )
+                }
+                Node::Softmax { input, output } => (
+                    "vxSoftmaxLayer",
+                    (api.softmax_layer)(graph, at(*input), at(*output)),
+                ),
+                Node::Add { a, b, output } => (
+                    "vxTensorAddNode",
+                    (api.tensor_add_node)(
+                        graph,
+                        at(*a),
+                        at(*b),
+                        ffi::CONVERT_POLICY_SATURATE,
+                        at(*output),
+                    ),
+                ),
+                Node::Mul { a, b, output } => {
+                    let one = 1.0f32;
+                    let scale = (api.create_scalar)(ctx, ffi::ty::FLOAT32, (&raw const one).cast());
+                    (
+                        "vxTensorMultiplyNode",
+                        (api.tensor_multiply_node)(
+                            graph,
+                            at(*a),
+                            at(*b),
+                            scale,
+                            ffi::CONVERT_POLICY_SATURATE,
+                            ffi::ROUND_POLICY_TO_NEAREST_EVEN,
+                            at(*output),
+                        ),
+                    )
+                }
+                Node::Concat {
+                    inputs,
+                    axis,
+                    output,
+                } => {
+                    let mut list: Vec<Ref> = inputs.iter().map(|&i| at(i)).collect();
+                    let array =
+                        (api.create_tensor_object_array)(ctx, list.len() as u32, list.as_mut_ptr());
+                    let p = ffi::ConcatParams { axis: *axis };
+                    (
+                        "vxConcatIndefiniteLayer",
+                        (api.concat_indefinite_layer)(
+                            graph,
+                            array,
+                            &p,
+                            std::mem::size_of::<ffi::ConcatParams>(),
+                            at(*output),
+                        ),
+                    )
+                }
+                Node::Reshape {
+                    input,
+                    shape,
+                    output,
+                } => {
+                    let p = ffi::ReshapeParams { dims: at(*shape) };
+                    (
+                        "vxTensorReshapeNode",
+                        (api.tensor_reshape_node)(
+                            graph,
+                            at(*input),
+                            &p,
+                            std::mem::size_of::<ffi::ReshapeParams>(),
+                            at(*output),
+                        ),
+                    )
+                }
+            };
+            let s = (api.get_status)(handle);
+            if s != ffi::SUCCESS {
+                return refused(&format!("{what} (node {k})"), s);
+            }
+        }
+        let mut ins: Vec<Ref> = plan.inputs.iter().map(|&i| tensors[i]).collect();
+        let mut outs: Vec<Ref> = plan.outputs.iter().map(|&i| tensors[i]).collect();
+        let s = (api.identify_graph_inputs_and_outputs)(
+            graph,
+            ins.len() as u32,
+            ins.as_mut_ptr(),
+            outs.len() as u32,
+            outs.as_mut_ptr(),
+        );
+        if s != ffi::SUCCESS {
+            return refused("vxIdentifyGraphInputsAndOutputs", s);
+        }
+        let s = (api.verify_graph)(graph);
+        if s != ffi::SUCCESS {
+            return refused("vxVerifyGraph", s);
+        }
+        // The driver writes the network binary while it processes the graph.
+        let s = (api.process_graph)(graph);
+        if s != ffi::SUCCESS {
+            return refused("vxProcessGraph", s);
+        }
+        let end = implementation.iter().position(|&b| b == 0).unwrap_or(64);
+        Response::Compiled {
+            implementation: String::from_utf8_lossy(&implementation[..end]).into_owned(),
+            version,
+        }
+    }
+}
+
+unsafe fn load(api: &Api, ctx: Ref, path: Option<&Path>, image: &[u8]) -> Response {
+    unsafe {
+        let (kind, url) = match path {
+            Some(p) => {
+                let Ok(c) = CString::new(p.as_os_str().as_encoded_bytes()) else {
+                    return Response::Error {
+                        message: "the path holds a NUL byte".into(),
+                    };
+                };
+                ("vx_vivante_file", UrlArg::Path(c))
+            }
+            None => ("vx_vivante_pointer", UrlArg::Memory(image.as_ptr())),
+        };
+        let ty = CString::new(kind).unwrap_or_default();
+        let url_ptr = match &url {
+            UrlArg::Path(c) => c.as_ptr(),
+            UrlArg::Memory(p) => p.cast(),
+        };
+        let kernel = (api.import_kernel_from_url)(ctx, ty.as_ptr(), url_ptr);
+        let s = (api.get_status)(kernel);
+        if kernel.is_null() || s != ffi::SUCCESS {
+            return refused("vxImportKernelFromURL", if s == 0 { -1 } else { s });
+        }
+        let mut count = 0u32;
+        let s = (api.query_kernel)(
+            kernel,
+            ffi::attr::KERNEL_PARAMETERS,
+            (&raw mut count).cast(),
+            4,
+        );
+        if s != ffi::SUCCESS {
+            return refused("vxQueryKernel(VX_KERNEL_PARAMETERS)", s);
+        }
+        // A kernel declares at most a few hundred parameters; bound the loop all the same.
+        let mut parameters = Vec::new();
+        for i in 0..count.min(4096) {
+            let p = (api.get_kernel_parameter_by_index)(kernel, i);
+            if (api.get_status)(p) != ffi::SUCCESS {
+                return refused("vxGetKernelParameterByIndex", (api.get_status)(p));
+            }
+            parameters.push(parameter(api, p));
+        }
+        Response::Accepted {
+            import_type: kind.into(),
+            parameters,
+        }
+    }
+}
+
+enum UrlArg {
+    Path(CString),
+    Memory(*const u8),
+}
+
+unsafe fn parameter(api: &Api, p: Ref) -> Parameter {
+    unsafe {
+        let mut dir = -1i32;
+        (api.query_parameter)(p, ffi::attr::PARAMETER_DIRECTION, (&raw mut dir).cast(), 4);
+        let mut meta: Ref = std::ptr::null_mut();
+        let has_meta = (api.query_parameter)(
+            p,
+            ffi::attr::PARAMETER_META_FORMAT,
+            (&raw mut meta).cast(),
+            std::mem::size_of::<Ref>(),
+        ) == ffi::SUCCESS
+            && !meta.is_null();
+        let q = |attr: i32, ptr: *mut c_void, size: usize| {
+            has_meta && (api.query_meta_format_attribute)(meta, attr, ptr, size) == ffi::SUCCESS
+        };
+        let mut n = 0usize;
+        let dims = (q(ffi::attr::TENSOR_NUMBER_OF_DIMS, (&raw mut n).cast(), 8) && n <= 8)
+            .then(|| {
+                let mut d = [0usize; 8];
+                q(ffi::attr::TENSOR_DIMS, d.as_mut_ptr().cast(), 8 * n)
+                    .then(|| d[..n].iter().map(|&x| x as u64).collect())
+            })
+            .flatten();
+        let mut dt = 0i32;
+        let data_type_code = q(ffi::attr::TENSOR_DATA_TYPE, (&raw mut dt).cast(), 4).then_some(dt);
+        let mut qf = 0i32;
+        let quant_format = q(ffi::attr::TENSOR_QUANT_FORMAT, (&raw mut qf).cast(), 4).then_some(qf);
+        let (mut scale, mut zp, mut fpp) = (0f32, 0i32, 0i8);
+        let affine = quant_format == Some(ffi::quant::AFFINE_SCALE);
+        let dfp = quant_format == Some(ffi::quant::DYNAMIC_FIXED_POINT);
+        Parameter {
+            direction: match dir {
+                ffi::INPUT => "input".into(),
+                ffi::OUTPUT => "output".into(),
+                d => format!("0x{d:x}"),
+            },
+            dims,
+            data_type: data_type_code.and_then(ffi::type_name).map(str::to_string),
+            data_type_code,
+            quant_format,
+            scale: (affine && q(ffi::attr::TENSOR_SCALE, (&raw mut scale).cast(), 4))
+                .then_some(scale),
+            zero_point: (affine && q(ffi::attr::TENSOR_ZERO_POINT, (&raw mut zp).cast(), 4))
+                .then_some(zp),
+            fixed_point_position: (dfp
+                && q(
+                    ffi::attr::TENSOR_FIXED_POINT_POSITION,
+                    (&raw mut fpp).cast(),
+                    1,
+                ))
+            .then_some(fpp),
+        }
+    }
+}

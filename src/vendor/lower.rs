@@ -1,0 +1,757 @@
+//! An admitted ONNX model lowered to an OpenVX plan (`vendor::plan`), for the vendor's
+//! serializer. Float32 models become float16 tensors (biases float32); quantized models in the
+//! usual QDQ form (QuantizeLinear/DequantizeLinear pairs, per-tensor scale and zero point,
+//! uint8 or int8) become affine-quantized tensors: each Q/DQ pair is folded away and its
+//! parameters attach to the value it quantizes. Dimensions are ONNX's reversed (OpenVX counts
+//! from the innermost), so element order is unchanged; anything outside the covered operators
+//! and attributes is refused naming the node.
+
+use super::plan::{self, Affine, Elem, Node, Plan, Role};
+use crate::onnx::checker;
+use crate::onnx::proto::{self, AttributeProto, ModelProto, NodeProto, TensorProto, data_type};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Why a model cannot be lowered.
+#[derive(Debug, thiserror::Error)]
+#[error("{node}: {reason}")]
+pub struct Unsupported {
+    /// The node (or value) that cannot be lowered.
+    pub node: String,
+    /// Why.
+    pub reason: String,
+}
+
+fn refuse<T>(node: &str, reason: impl Into<String>) -> Result<T, Unsupported> {
+    Err(Unsupported {
+        node: node.into(),
+        reason: reason.into(),
+    })
+}
+
+/// Operators the lowering covers (besides QuantizeLinear/DequantizeLinear).
+pub const COVERED: [&str; 16] = [
+    "Conv",
+    "Gemm",
+    "MatMul",
+    "Add",
+    "Mul",
+    "Relu",
+    "Sigmoid",
+    "Tanh",
+    "MaxPool",
+    "AveragePool",
+    "GlobalAveragePool",
+    "Softmax",
+    "Concat",
+    "Reshape",
+    "Flatten",
+    "Identity",
+];
+
+fn label(n: &NodeProto) -> String {
+    format!(
+        "{} node {:?}",
+        n.op_type.as_deref().unwrap_or("?"),
+        n.name.as_deref().unwrap_or("")
+    )
+}
+
+fn attr<'a>(n: &'a NodeProto, name: &str) -> Option<&'a AttributeProto> {
+    n.attribute.iter().find(|a| a.name.as_deref() == Some(name))
+}
+
+fn ints(n: &NodeProto, name: &str) -> Option<Vec<i64>> {
+    attr(n, name).map(|a| a.ints.clone())
+}
+
+fn int(n: &NodeProto, name: &str, default: i64) -> i64 {
+    attr(n, name).and_then(|a| a.i).unwrap_or(default)
+}
+
+/// An initializer's elements as f64, whatever its numeric type (raw data or typed fields).
+fn values(t: &TensorProto) -> Option<Vec<f64>> {
+    let dt = t.data_type?;
+    let raw = t.raw_data.as_deref();
+    let width = match dt {
+        data_type::FLOAT | data_type::INT32 => 4,
+        data_type::UINT8 | data_type::INT8 => 1,
+        data_type::INT64 => 8,
+        _ => return None,
+    };
+    Some(match (dt, raw) {
+        (_, Some(r)) if r.len() % width == 0 => r
+            .chunks_exact(width)
+            .map(|c| match dt {
+                data_type::FLOAT => f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                data_type::INT32 => f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                data_type::UINT8 => f64::from(c[0]),
+                data_type::INT8 => f64::from(c[0] as i8),
+                _ => i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f64,
+            })
+            .collect(),
+        (_, Some(_)) => return None,
+        (data_type::FLOAT, None) => t.float_data.iter().map(|&v| f64::from(v)).collect(),
+        (data_type::INT64, None) => t.int64_data.iter().map(|&v| v as f64).collect(),
+        (_, None) => t.int32_data.iter().map(|&v| f64::from(v)).collect(),
+    })
+}
+
+/// Round-to-nearest-even float32 to float16 bits.
+pub fn f16_bits(v: f32) -> u16 {
+    half::f16::from_f32(v).to_bits()
+}
+
+/// The per-tensor quantization a Q/DQ node states (scale and zero-point initializers).
+fn qdq(
+    n: &NodeProto,
+    inits: &BTreeMap<String, Cow<'_, TensorProto>>,
+) -> Result<(Affine, Elem), Unsupported> {
+    let l = label(n);
+    if attr(n, "axis").is_some()
+        && n.input
+            .get(1)
+            .and_then(|s| inits.get(s))
+            .is_some_and(|t| t.dims.iter().product::<i64>() > 1)
+    {
+        return refuse(&l, "per-axis quantization is not covered (per-tensor only)");
+    }
+    let scalar = |i: usize| -> Result<Option<(f64, i32)>, Unsupported> {
+        let Some(name) = n.input.get(i).filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        let Some(t) = inits.get(name) else {
+            return refuse(&l, format!("{name} is not an initializer"));
+        };
+        match values(t).as_deref() {
+            Some([v]) => Ok(Some((*v, t.data_type.unwrap_or(0)))),
+            _ => refuse(&l, format!("{name} is not one element (per-tensor only)")),
+        }
+    };
+    let Some((scale, _)) = scalar(1)? else {
+        return refuse(&l, "no scale");
+    };
+    let (zero_point, elem) = match scalar(2)? {
+        None => (0, Elem::Uint8),
+        Some((z, data_type::UINT8)) => (z as i32, Elem::Uint8),
+        Some((z, data_type::INT8)) => (z as i32, Elem::Int8),
+        Some((z, data_type::INT32)) => (z as i32, Elem::Int32),
+        Some(_) => return refuse(&l, "zero point is not uint8, int8 or int32"),
+    };
+    if !(scale.is_finite() && scale > 0.0) {
+        return refuse(&l, format!("scale {scale} is not a positive finite number"));
+    }
+    Ok((
+        Affine {
+            scale: scale as f32,
+            zero_point,
+        },
+        elem,
+    ))
+}
+
+/// Union-find over value names: a folded Q/DQ pair makes its input and output one tensor.
+#[derive(Default)]
+struct Classes {
+    parent: BTreeMap<String, String>,
+}
+
+impl Classes {
+    fn find(&mut self, v: &str) -> String {
+        let p = self.parent.get(v).cloned();
+        match p {
+            Some(p) if p != v => {
+                let root = self.find(&p);
+                self.parent.insert(v.to_string(), root.clone());
+                root
+            }
+            _ => v.to_string(),
+        }
+    }
+
+    fn union(&mut self, a: &str, b: &str) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent.insert(rb, ra);
+        }
+    }
+}
+
+/// What the lowering knows of each value class.
+struct Lowering<'m> {
+    inits: BTreeMap<String, Cow<'m, TensorProto>>,
+    shapes: BTreeMap<String, Vec<i64>>,
+    classes: Classes,
+    quant: BTreeMap<String, (Affine, Elem)>,
+    graph_inputs: BTreeSet<String>,
+    graph_outputs: BTreeSet<String>,
+    plan: Plan,
+    made: BTreeMap<String, usize>,
+    quantized: bool,
+}
+
+impl Lowering<'_> {
+    /// The static shape of `v`, or of another value of its class (a folded Q/DQ keeps it).
+    fn shape(&mut self, node: &str, v: &str) -> Result<Vec<i64>, Unsupported> {
+        let class = self.classes.find(v);
+        let known: Vec<(String, Vec<i64>)> = self
+            .shapes
+            .iter()
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect();
+        let found = std::iter::once(self.shapes.get(v).cloned())
+            .chain(
+                known
+                    .into_iter()
+                    .filter(|(k, _)| self.classes.find(k) == class)
+                    .map(|(_, s)| Some(s)),
+            )
+            .flatten()
+            .find(|s| s.iter().all(|&d| d > 0));
+        match found {
+            Some(s) => {
+                self.shapes.insert(v.to_string(), s.clone());
+                Ok(s)
+            }
+            None => refuse(node, format!("the shape of {v} is not static")),
+        }
+    }
+
+    /// The plan tensor of value `v` (created on first use), `bias` for a Conv/Gemm bias.
+    fn tensor(&mut self, node: &str, v: &str, bias: bool) -> Result<usize, Unsupported> {
+        let class = self.classes.find(v);
+        if let Some(&i) = self.made.get(&class) {
+            return Ok(i);
+        }
+        let shape = self.shape(node, v)?;
+        let dims: Vec<u32> = shape.iter().rev().map(|&d| d as u32).collect();
+        let q = self.quant.get(&class).copied();
+        let names: Vec<String> = self
+            .shapes
+            .keys()
+            .chain(self.inits.keys())
+            .cloned()
+            .collect();
+        let members: Vec<String> = names
+            .into_iter()
+            .filter(|m| self.classes.find(m) == class)
+            .collect();
+        let init = members.iter().find_map(|m| self.inits.get(m)).cloned();
+        let role = if let Some(t) = &init {
+            let vals = values(t).ok_or(Unsupported {
+                node: node.into(),
+                reason: format!("initializer {v} has an element type the lowering does not read"),
+            })?;
+            Role::Constant(match (q, t.data_type) {
+                (Some((_, Elem::Uint8)), Some(data_type::UINT8)) => {
+                    vals.iter().map(|&x| x as u8).collect()
+                }
+                (Some((_, Elem::Int8)), Some(data_type::INT8)) => {
+                    vals.iter().map(|&x| x as i8 as u8).collect()
+                }
+                (Some((_, Elem::Int32)), Some(data_type::INT32)) => vals
+                    .iter()
+                    .flat_map(|&x| (x as i32).to_le_bytes())
+                    .collect(),
+                (None, Some(data_type::FLOAT)) if !self.quantized && bias => vals
+                    .iter()
+                    .flat_map(|&x| (x as f32).to_le_bytes())
+                    .collect(),
+                (None, Some(data_type::FLOAT)) if !self.quantized => vals
+                    .iter()
+                    .flat_map(|&x| f16_bits(x as f32).to_le_bytes())
+                    .collect(),
+                _ => {
+                    return refuse(
+                        node,
+                        format!(
+                            "initializer {v} is not stored as its graph needs (float in a float graph, quantized through DequantizeLinear in a QDQ graph)"
+                        ),
+                    );
+                }
+            })
+        } else if members.iter().any(|m| self.graph_inputs.contains(m)) {
+            Role::Input
+        } else if members.iter().any(|m| self.graph_outputs.contains(m)) {
+            Role::Output
+        } else {
+            Role::Virtual
+        };
+        let elem = match (q, self.quantized) {
+            (Some((_, e)), _) => e,
+            (None, false) if bias && init.is_some() => Elem::Float32,
+            (None, false) => Elem::Float16,
+            (None, true) => return refuse(node, format!("{v} has no quantization in a QDQ graph")),
+        };
+        let i = self.plan.tensors.len();
+        self.plan.tensors.push(plan::Tensor {
+            name: class.clone(),
+            dims,
+            elem,
+            quant: q.map(|(a, _)| a),
+            role: role.clone(),
+        });
+        self.made.insert(class, i);
+        match role {
+            Role::Input => self.plan.inputs.push(i),
+            Role::Output => self.plan.outputs.push(i),
+            _ => {}
+        }
+        Ok(i)
+    }
+
+    /// Whether `v`'s class holds an initializer.
+    fn is_constant(&mut self, v: &str) -> bool {
+        let class = self.classes.find(v);
+        let names: Vec<String> = self.inits.keys().cloned().collect();
+        names.iter().any(|k| self.classes.find(k) == class)
+    }
+
+    /// An INT32 constant of dimensions (innermost first), for a reshape.
+    fn dims_constant(&mut self, name: &str, dims: &[u32]) -> usize {
+        let i = self.plan.tensors.len();
+        self.plan.tensors.push(plan::Tensor {
+            name: format!("{name}/shape"),
+            dims: vec![dims.len() as u32],
+            elem: Elem::Int32,
+            quant: None,
+            role: Role::Constant(
+                dims.iter()
+                    .flat_map(|&d| (d as i32).to_le_bytes())
+                    .collect(),
+            ),
+        });
+        i
+    }
+
+    /// A float initializer transposed from [K, N] to [N, K] (Gemm without transB, MatMul):
+    /// OpenVX's fully connected weights are [K, N] innermost K, ONNX's [N, K] row-major.
+    fn transposed(&mut self, node: &str, v: &str) -> Result<(), Unsupported> {
+        let Some(t) = self.inits.get(v).cloned() else {
+            return refuse(
+                node,
+                format!("{v} is not an initializer (weights must be constant)"),
+            );
+        };
+        let [k, n] = t.dims[..] else {
+            return refuse(node, format!("{v} is not two-dimensional"));
+        };
+        let (k, n) = (k as usize, n as usize);
+        let width = match t.data_type {
+            Some(data_type::FLOAT) => 4,
+            Some(data_type::UINT8 | data_type::INT8) => 1,
+            _ => return refuse(node, format!("{v}: unsupported weight type")),
+        };
+        let raw: Vec<u8> = match &t.raw_data {
+            Some(r) => r.clone(),
+            None => t.float_data.iter().flat_map(|f| f.to_le_bytes()).collect(),
+        };
+        if raw.len() != k * n * width {
+            return refuse(node, format!("{v}: data does not match its shape"));
+        }
+        let mut out = vec![0u8; raw.len()];
+        for r in 0..k {
+            for c in 0..n {
+                let (from, to) = ((r * n + c) * width, (c * k + r) * width);
+                out[to..to + width].copy_from_slice(&raw[from..from + width]);
+            }
+        }
+        let transposed = TensorProto {
+            dims: vec![n as i64, k as i64],
+            raw_data: Some(out),
+            float_data: vec![],
+            ..t.into_owned()
+        };
+        self.inits.insert(v.to_string(), Cow::Owned(transposed));
+        self.shapes.insert(v.to_string(), vec![n as i64, k as i64]);
+        Ok(())
+    }
+}
+
+/// Lower `model` (already admitted by the ONNX audit).
+pub fn lower(model: &ModelProto) -> Result<Plan, Unsupported> {
+    let Some(graph) = model.graph.as_ref() else {
+        return refuse("model", "no graph");
+    };
+    let mut shapes = BTreeMap::new();
+    let dims_of = |v: &proto::ValueInfoProto| -> Option<Vec<i64>> {
+        let crate::onnx::proto::TypeValue::TensorType(t) = v.r#type.as_ref()?.value.as_ref()?
+        else {
+            return None;
+        };
+        t.shape
+            .as_ref()?
+            .dim
+            .iter()
+            .map(|d| match d.value {
+                Some(proto::DimensionValue::DimValue(n)) => Some(n),
+                _ => None,
+            })
+            .collect()
+    };
+    for v in graph
+        .input
+        .iter()
+        .chain(&graph.output)
+        .chain(&graph.value_info)
+    {
+        if let (Some(name), Some(d)) = (&v.name, dims_of(v)) {
+            shapes.insert(name.clone(), d);
+        }
+    }
+    let inferred = checker::infer(model).map_err(|r| Unsupported {
+        node: "model".into(),
+        reason: r.to_string(),
+    })?;
+    for i in inferred {
+        if let Some(s) = i.shape
+            && let Some(d) = s.into_iter().collect::<Option<Vec<i64>>>()
+        {
+            shapes.entry(i.value).or_insert(d);
+        }
+    }
+    let inits: BTreeMap<String, Cow<'_, TensorProto>> = graph
+        .initializer
+        .iter()
+        .filter_map(|t| Some((t.name.clone()?, Cow::Borrowed(t))))
+        .collect();
+    for (name, t) in &inits {
+        shapes.insert(name.clone(), t.dims.clone());
+    }
+    let mut l = Lowering {
+        quantized: graph.node.iter().any(|n| {
+            matches!(
+                n.op_type.as_deref(),
+                Some("QuantizeLinear" | "DequantizeLinear")
+            )
+        }),
+        inits,
+        shapes,
+        classes: Classes::default(),
+        quant: BTreeMap::new(),
+        graph_inputs: graph.input.iter().filter_map(|v| v.name.clone()).collect(),
+        graph_outputs: graph.output.iter().filter_map(|v| v.name.clone()).collect(),
+        plan: Plan {
+            tensors: vec![],
+            nodes: vec![],
+            inputs: vec![],
+            outputs: vec![],
+        },
+        made: BTreeMap::new(),
+    };
+    // Fold Q/DQ (and Identity): each joins its input and output into one tensor.
+    let mut stated: Vec<(String, Affine, Elem, String)> = Vec::new();
+    for n in &graph.node {
+        let op = n.op_type.as_deref().unwrap_or("");
+        if !matches!(op, "QuantizeLinear" | "DequantizeLinear" | "Identity") {
+            continue;
+        }
+        let (Some(x), Some(y)) = (n.input.first(), n.output.first()) else {
+            return refuse(&label(n), "missing input or output");
+        };
+        l.classes.union(x, y);
+        if op != "Identity" {
+            let (a, e) = qdq(n, &l.inits)?;
+            stated.push((x.clone(), a, e, label(n)));
+        }
+    }
+    for (v, a, e, node) in stated {
+        let class = l.classes.find(&v);
+        match l.quant.get(&class) {
+            Some(&(b, f)) if (b, f) != (a, e) => {
+                return refuse(
+                    &node,
+                    format!("{v} is quantized twice, differently ({b:?} and {a:?})"),
+                );
+            }
+            _ => {
+                l.quant.insert(class, (a, e));
+            }
+        }
+    }
+    // Graph inputs first, in the model's order (so `Plan::inputs` follows it).
+    for v in &graph.input {
+        let Some(name) = &v.name else { continue };
+        if !l.inits.contains_key(name) {
+            l.tensor("graph input", name, false)?;
+        }
+    }
+    for n in &graph.node {
+        lower_node(&mut l, n)?;
+    }
+    // Outputs in the model's order.
+    let mut outputs = Vec::new();
+    for v in &graph.output {
+        let Some(name) = &v.name else { continue };
+        let class = l.classes.find(name);
+        match l.made.get(&class) {
+            Some(&i) => outputs.push(i),
+            None => return refuse(name, "the graph output is not computed by a covered node"),
+        }
+    }
+    l.plan.outputs = outputs;
+    Ok(l.plan)
+}
+
+fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
+    let op = n.op_type.as_deref().unwrap_or("");
+    let node = label(n);
+    if matches!(op, "QuantizeLinear" | "DequantizeLinear" | "Identity") {
+        return Ok(());
+    }
+    if !n.domain.as_deref().unwrap_or("").is_empty() {
+        return refuse(
+            &node,
+            "operators outside the default ONNX domain are not covered",
+        );
+    }
+    let input = |k: usize| -> Result<String, Unsupported> {
+        n.input
+            .get(k)
+            .filter(|s| !s.is_empty())
+            .cloned()
+            .ok_or(Unsupported {
+                node: node.clone(),
+                reason: format!("input {k} is missing"),
+            })
+    };
+    let Some(out) = n.output.first().cloned() else {
+        return refuse(&node, "no output");
+    };
+    let rank = |l: &mut Lowering<'_>, v: &str| l.shape("", v).map_or(0, |s| s.len());
+    let spatial = |name: &str, default: [i64; 2]| -> Result<[u32; 2], Unsupported> {
+        match ints(n, name).as_deref() {
+            None => Ok([default[1] as u32, default[0] as u32]),
+            Some([h, w]) if *h > 0 && *w > 0 => Ok([*w as u32, *h as u32]),
+            Some(_) => refuse(&node, format!("{name} must be two positive values")),
+        }
+    };
+    let pads = || -> Result<[u32; 4], Unsupported> {
+        if let Some(a) = attr(n, "auto_pad").and_then(|a| a.s.as_deref())
+            && a != b"NOTSET"
+        {
+            return refuse(&node, "auto_pad other than NOTSET is not covered");
+        }
+        match ints(n, "pads").as_deref() {
+            None => Ok([0; 4]),
+            // ONNX: begin H, begin W, end H, end W; OpenVX: left, right, top, bottom.
+            Some([t, lft, b, r]) if [t, lft, b, r].iter().all(|&&p| p >= 0) => {
+                Ok([*lft as u32, *r as u32, *t as u32, *b as u32])
+            }
+            Some(_) => refuse(&node, "pads must be four non-negative values"),
+        }
+    };
+    let four_d = |l: &mut Lowering<'_>, v: &str| -> Result<(), Unsupported> {
+        if rank(l, v) == 4 {
+            Ok(())
+        } else {
+            refuse(&node, format!("{v} must be 4-D (NCHW)"))
+        }
+    };
+    let lowered = match op {
+        "Conv" => {
+            let (x, w) = (input(0)?, input(1)?);
+            four_d(l, &x)?;
+            if int(n, "group", 1) != 1 {
+                return refuse(&node, "grouped and depthwise convolutions are not covered");
+            }
+            if !l.is_constant(&w) {
+                return refuse(&node, "the weight is not constant");
+            }
+            let dil = spatial("dilations", [1, 1])?;
+            let (pads, strides) = (pads()?, spatial("strides", [1, 1])?);
+            let input = l.tensor(&node, &x, false)?;
+            let weights = l.tensor(&node, &w, false)?;
+            let bias = match n.input.get(2).filter(|s| !s.is_empty()) {
+                Some(b) => Some(l.tensor(&node, b, true)?),
+                None => None,
+            };
+            let output = l.tensor(&node, &out, false)?;
+            Node::Conv {
+                input,
+                weights,
+                bias,
+                pads,
+                strides,
+                dilation: [dil[0] - 1, dil[1] - 1],
+                depth_multiplier: 0,
+                output,
+            }
+        }
+        "Gemm" | "MatMul" => {
+            let (x, w) = (input(0)?, input(1)?);
+            if rank(l, &x) != 2 {
+                return refuse(&node, format!("{x} must be 2-D [batch, features]"));
+            }
+            if op == "Gemm"
+                && (int(n, "transA", 0) != 0
+                    || attr(n, "alpha").and_then(|a| a.f).is_some_and(|v| v != 1.0)
+                    || attr(n, "beta").and_then(|a| a.f).is_some_and(|v| v != 1.0))
+            {
+                return refuse(&node, "only transA = 0, alpha = 1, beta = 1 are covered");
+            }
+            if op == "MatMul" || int(n, "transB", 0) == 0 {
+                if l.quantized {
+                    return refuse(
+                        &node,
+                        "a quantized weight must be stored [N, K] (transB = 1)",
+                    );
+                }
+                l.transposed(&node, &w)?;
+            }
+            let input = l.tensor(&node, &x, false)?;
+            let weights = l.tensor(&node, &w, false)?;
+            let bias = match n.input.get(2).filter(|s| !s.is_empty() && op == "Gemm") {
+                Some(b) => Some(l.tensor(&node, b, true)?),
+                None => None,
+            };
+            let output = l.tensor(&node, &out, false)?;
+            Node::FullyConnected {
+                input,
+                weights,
+                bias,
+                output,
+            }
+        }
+        "Add" | "Mul" => {
+            let (a, b) = (input(0)?, input(1)?);
+            if l.shape(&node, &a)? != l.shape(&node, &b)? {
+                return refuse(
+                    &node,
+                    "operands of different shapes (broadcasting) are not covered",
+                );
+            }
+            let a = l.tensor(&node, &a, false)?;
+            let b = l.tensor(&node, &b, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            if op == "Add" {
+                Node::Add { a, b, output }
+            } else {
+                Node::Mul { a, b, output }
+            }
+        }
+        "Relu" | "Sigmoid" | "Tanh" => {
+            let input = l.tensor(&node, &input(0)?, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            Node::Activation {
+                function: match op {
+                    "Relu" => plan::Activation::Relu,
+                    "Sigmoid" => plan::Activation::Logistic,
+                    _ => plan::Activation::Tanh,
+                },
+                input,
+                output,
+            }
+        }
+        "MaxPool" | "AveragePool" => {
+            let x = input(0)?;
+            four_d(l, &x)?;
+            if int(n, "ceil_mode", 0) != 0 || n.output.len() > 1 {
+                return refuse(&node, "ceil_mode and the indices output are not covered");
+            }
+            let pads = pads()?;
+            if op == "AveragePool" && int(n, "count_include_pad", 0) != 0 && pads != [0; 4] {
+                return refuse(&node, "count_include_pad with padding is not covered");
+            }
+            let Some(k) = ints(n, "kernel_shape").filter(|k| k.len() == 2) else {
+                return refuse(&node, "kernel_shape must hold two values");
+            };
+            let size = [k[1] as u32, k[0] as u32];
+            let strides = spatial("strides", [1, 1])?;
+            if l.shape(&node, &out).is_err() {
+                // Floor rounding: (in + pads - kernel) / stride + 1 on H and W.
+                let s = l.shape(&node, &x)?;
+                let dim = |i: usize, k: u32, p: u32, st: u32| {
+                    (s[i] + i64::from(p) - i64::from(k)) / i64::from(st) + 1
+                };
+                let h = dim(2, size[1], pads[2] + pads[3], strides[1]);
+                let w = dim(3, size[0], pads[0] + pads[1], strides[0]);
+                l.shapes.insert(out.clone(), vec![s[0], s[1], h, w]);
+            }
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            Node::Pool {
+                kind: if op == "MaxPool" {
+                    plan::PoolKind::Max
+                } else {
+                    plan::PoolKind::Avg
+                },
+                input,
+                size,
+                pads,
+                strides,
+                output,
+            }
+        }
+        "GlobalAveragePool" => {
+            let x = input(0)?;
+            four_d(l, &x)?;
+            let s = l.shape(&node, &x)?;
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            Node::Pool {
+                kind: plan::PoolKind::Avg,
+                input,
+                size: [s[3] as u32, s[2] as u32],
+                pads: [0; 4],
+                strides: [1, 1],
+                output,
+            }
+        }
+        "Softmax" => {
+            let x = input(0)?;
+            let r = rank(l, &x) as i64;
+            let axis = int(n, "axis", -1);
+            if axis != -1 && axis != r - 1 {
+                return refuse(
+                    &node,
+                    "softmax over an axis other than the last is not covered",
+                );
+            }
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            Node::Softmax { input, output }
+        }
+        "Concat" => {
+            let r = rank(l, &out) as i64;
+            let axis = int(n, "axis", 0);
+            let axis = if axis < 0 { axis + r } else { axis };
+            if !(0..r).contains(&axis) {
+                return refuse(&node, "axis out of range");
+            }
+            let mut inputs = Vec::new();
+            for v in n.input.iter().filter(|s| !s.is_empty()) {
+                inputs.push(l.tensor(&node, v, false)?);
+            }
+            let output = l.tensor(&node, &out, false)?;
+            Node::Concat {
+                inputs,
+                axis: (r - 1 - axis) as u32,
+                output,
+            }
+        }
+        "Reshape" | "Flatten" => {
+            let x = input(0)?;
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            let dims = l.plan.tensors[output].dims.clone();
+            let shape = l.dims_constant(&node, &dims);
+            Node::Reshape {
+                input,
+                shape,
+                output,
+            }
+        }
+        _ => {
+            return refuse(
+                &node,
+                format!(
+                    "not covered by the lowering (covered: {}, QuantizeLinear, DequantizeLinear)",
+                    COVERED.join(", ")
+                ),
+            );
+        }
+    };
+    l.plan.nodes.push(lowered);
+    Ok(())
+}

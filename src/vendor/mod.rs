@@ -1,0 +1,352 @@
+//! The vendor's own toolchain as a measured peer: VeriSilicon's x86-64 OpenVX simulator driver
+//! (VIP SDK 6.4.x, from the PyPI wheel `acuitylite`, installed by `.ci/setup`, never
+//! committed), loaded at run time in a contained child process. Its serializer writes real NBG
+//! files from the project's own ONNX models (`compile`, `capture`); its loader imports NBG
+//! files from a path or from memory (`load`), and what it reports is compared with nbg's parse.
+
+pub mod capture;
+mod child;
+pub mod driver;
+mod ffi;
+pub mod lower;
+pub mod models;
+pub mod plan;
+pub mod sdk;
+pub mod targets;
+
+pub use child::{ChildFailure, Limits};
+pub use driver::{Parameter, Response};
+pub use sdk::{Sdk, SdkError};
+pub use targets::Config;
+
+use crate::fingerprint::Hash256;
+use serde::Serialize;
+
+/// Why a vendor command could not give its result.
+#[derive(Debug, thiserror::Error)]
+pub enum VendorError {
+    /// The driver is not installed or not the pinned build (exit 2).
+    #[error(transparent)]
+    Sdk(#[from] SdkError),
+    /// The target is not one of the driver's configurations (exit 2).
+    #[error("{0}")]
+    Target(String),
+    /// The model failed the ONNX admission audit (exit 1).
+    #[error("the model is refused by the ONNX admission audit: {0}")]
+    Admission(String),
+    /// The model holds something the lowering does not cover (exit 1).
+    #[error("the model cannot be built for the driver: {0}")]
+    Unsupported(#[from] lower::Unsupported),
+    /// The driver child crashed, hung or could not run (exit 1).
+    #[error(transparent)]
+    Child(#[from] ChildFailure),
+    /// A driver call returned an error status (exit 1).
+    #[error("the driver refused the graph at {step}: status {status} ({status_name})")]
+    DriverRefused {
+        /// The call.
+        step: String,
+        /// Its status.
+        status: i32,
+        /// The status's name.
+        status_name: String,
+    },
+    /// The child could not do what was asked (exit 1).
+    #[error("the driver child failed: {0}")]
+    ChildError(String),
+    /// The graph was processed but the driver wrote no network binary (exit 1).
+    #[error("the driver processed the graph but wrote no network binary")]
+    NoBinary,
+}
+
+impl VendorError {
+    /// The exit status: 2 for set-up and usage problems, 1 for a refusal or failure.
+    pub fn exit_status(&self) -> u8 {
+        match self {
+            VendorError::Sdk(_) | VendorError::Target(_) => 2,
+            _ => 1,
+        }
+    }
+
+    /// A stable kebab-case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            VendorError::Sdk(SdkError::Missing { .. }) => "vendor-driver-missing",
+            VendorError::Sdk(_) => "vendor-driver-mismatch",
+            VendorError::Target(_) => "vendor-unknown-target",
+            VendorError::Admission(_) => "model-refused",
+            VendorError::Unsupported(_) => "model-not-covered",
+            VendorError::Child(ChildFailure::Signal { .. }) => "vendor-driver-crashed",
+            VendorError::Child(ChildFailure::Timeout(_)) => "vendor-driver-timeout",
+            VendorError::Child(_) => "vendor-child-failed",
+            VendorError::DriverRefused { .. } => "vendor-driver-refused",
+            VendorError::ChildError(_) => "vendor-child-failed",
+            VendorError::NoBinary => "vendor-no-binary",
+        }
+    }
+}
+
+/// The driver's configurations, read from its emulator library.
+pub fn configs(sdk: &Sdk) -> Result<Vec<Config>, VendorError> {
+    let path = sdk.emulator();
+    let bytes = std::fs::read(&path).map_err(|source| SdkError::Io { path, source })?;
+    Ok(targets::table(&bytes))
+}
+
+/// A compiled network binary and how it was made.
+#[derive(Clone, Debug, Serialize)]
+pub struct Compiled {
+    /// The NBG bytes the driver wrote.
+    #[serde(skip)]
+    pub nbg: Vec<u8>,
+    /// The configuration simulated.
+    pub config: Config,
+    /// SHA-256 of the ONNX model.
+    pub model_sha256: Hash256,
+    /// SHA-256 of the NBG.
+    pub nbg_sha256: Hash256,
+    /// NBG size in bytes.
+    pub nbg_bytes: u64,
+    /// The version word at offset 4.
+    pub nbg_version: String,
+    /// `VX_CONTEXT_IMPLEMENTATION` and version.
+    pub implementation: String,
+    /// Seconds the child ran.
+    pub seconds: f64,
+    /// A signal that ended the child after the file was written (the driver's teardown).
+    pub teardown_signal: Option<i32>,
+}
+
+fn driver_response(r: Response) -> Result<Response, VendorError> {
+    match r {
+        Response::Refused {
+            step,
+            status,
+            status_name,
+        } => Err(VendorError::DriverRefused {
+            step,
+            status,
+            status_name,
+        }),
+        Response::Error { message } => Err(VendorError::ChildError(message)),
+        other => Ok(other),
+    }
+}
+
+/// Admit `model` with the ONNX audit, lower it and have the driver compile it for `config`.
+/// `network_name` sets the embedded name (`VIV_VX_NBG_NAME`).
+pub fn compile(
+    sdk: &Sdk,
+    config: &Config,
+    model: &[u8],
+    network_name: Option<&str>,
+) -> Result<Compiled, VendorError> {
+    use prost::Message as _;
+    let limits = crate::onnx::audit::Limits::default();
+    let policy =
+        crate::onnx::policy::embedded().map_err(|e| VendorError::Admission(e.to_string()))?;
+    crate::onnx::audit::audit(model, &limits, &policy)
+        .map_err(|r| VendorError::Admission(r.to_string()))?;
+    let proto = crate::onnx::proto::ModelProto::decode(model)
+        .map_err(|e| VendorError::Admission(e.to_string()))?;
+    let plan = lower::lower(&proto)?;
+    let answer = child::run(
+        sdk,
+        &config.name,
+        &driver::Request::Compile { plan },
+        &[],
+        &child::save_env(network_name),
+        Limits::default(),
+    )?;
+    let Response::Compiled {
+        implementation,
+        version,
+    } = driver_response(answer.response)?
+    else {
+        return Err(VendorError::ChildError("an unexpected answer".into()));
+    };
+    let nbg = answer
+        .written
+        .filter(|b| !b.is_empty())
+        .ok_or(VendorError::NoBinary)?;
+    let version_word = nbg
+        .get(4..8)
+        .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    Ok(Compiled {
+        config: config.clone(),
+        model_sha256: Hash256::of(model),
+        nbg_sha256: Hash256::of(&nbg),
+        nbg_bytes: nbg.len() as u64,
+        nbg_version: format!("0x{version_word:08x}"),
+        implementation: format!("{implementation} OpenVX 0x{version:04x}"),
+        seconds: answer.seconds,
+        teardown_signal: answer.teardown_signal,
+        nbg,
+    })
+}
+
+/// Where the loader reads the image from.
+pub enum Image<'a> {
+    /// A file path (`vx_vivante_file`).
+    File(&'a std::path::Path),
+    /// Bytes in memory (`vx_vivante_pointer`), handed to the child on a pipe, never written.
+    Memory(&'a [u8]),
+}
+
+/// The loader's verdict on one file.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum LoadVerdict {
+    /// `vxImportKernelFromURL` gave a kernel.
+    Accepted {
+        /// `vx_vivante_file` or `vx_vivante_pointer`.
+        import_type: String,
+        /// What it reports, in index order.
+        parameters: Vec<Parameter>,
+    },
+    /// It returned an error status.
+    Refused {
+        /// The call.
+        step: String,
+        /// Its status.
+        status: i32,
+        /// The status's name.
+        status_name: String,
+    },
+    /// The loader crashed or hung on it (contained).
+    Crashed {
+        /// What happened.
+        failure: String,
+    },
+}
+
+/// Import `image` with the loader under `config`.
+pub fn load(
+    sdk: &Sdk,
+    config: &Config,
+    image: Image<'_>,
+) -> Result<(LoadVerdict, f64), VendorError> {
+    let (request, bytes) = match image {
+        Image::File(p) => (
+            driver::Request::Load {
+                path: Some(p.canonicalize().unwrap_or_else(|_| p.to_path_buf())),
+                len: 0,
+            },
+            &[][..],
+        ),
+        Image::Memory(b) => (
+            driver::Request::Load {
+                path: None,
+                len: b.len() as u64,
+            },
+            b,
+        ),
+    };
+    let answer = match child::run(sdk, &config.name, &request, bytes, &[], Limits::default()) {
+        Ok(a) => a,
+        Err(
+            f
+            @ (ChildFailure::Signal { .. } | ChildFailure::Timeout(_) | ChildFailure::NoAnswer(_)),
+        ) => {
+            return Ok((
+                LoadVerdict::Crashed {
+                    failure: f.to_string(),
+                },
+                0.0,
+            ));
+        }
+        Err(f) => return Err(f.into()),
+    };
+    let verdict = match answer.response {
+        Response::Accepted {
+            import_type,
+            parameters,
+        } => LoadVerdict::Accepted {
+            import_type,
+            parameters,
+        },
+        Response::Refused {
+            step,
+            status,
+            status_name,
+        } => LoadVerdict::Refused {
+            step,
+            status,
+            status_name,
+        },
+        Response::Error { message } => return Err(VendorError::ChildError(message)),
+        Response::Compiled { .. } => {
+            return Err(VendorError::ChildError("an unexpected answer".into()));
+        }
+    };
+    Ok((verdict, answer.seconds))
+}
+
+/// The `vx_type_e` name of an NBG buffer format name (`vip_buffer_format_e`).
+pub fn vx_type_of_format(format: &str) -> Option<&'static str> {
+    Some(match format {
+        "FP32" => "FLOAT32",
+        "FP16" => "FLOAT16",
+        "UINT8" => "UINT8",
+        "INT8" => "INT8",
+        "UINT16" => "UINT16",
+        "INT16" => "INT16",
+        "INT32" => "INT32",
+        "UINT32" => "UINT32",
+        "BFP16" => "BFLOAT16",
+        _ => return None,
+    })
+}
+
+/// nbg's I/O records against the loader's parameters: one line per difference (count,
+/// direction, dimensions, element type, scale and zero point), empty when they agree.
+pub fn compare_io(
+    inputs: &[crate::parse::IoRecord],
+    outputs: &[crate::parse::IoRecord],
+    parameters: &[Parameter],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let ours: Vec<(&str, &crate::parse::IoRecord)> = inputs
+        .iter()
+        .map(|r| ("input", r))
+        .chain(outputs.iter().map(|r| ("output", r)))
+        .collect();
+    if ours.len() != parameters.len() {
+        out.push(format!(
+            "nbg has {} I/O records ({} in, {} out), the loader {} parameters",
+            ours.len(),
+            inputs.len(),
+            outputs.len(),
+            parameters.len()
+        ));
+    }
+    for (i, ((dir, r), p)) in ours.iter().zip(parameters).enumerate() {
+        if *dir != p.direction {
+            out.push(format!("parameter {i}: nbg {dir}, loader {}", p.direction));
+        }
+        let dims: Vec<u64> = r.dimensions.iter().map(|&d| u64::from(d)).collect();
+        if let Some(d) = &p.dims
+            && *d != dims
+        {
+            out.push(format!(
+                "parameter {i}: dimensions nbg {dims:?}, loader {d:?}"
+            ));
+        }
+        let nbg_type = r.data_format_name.and_then(vx_type_of_format);
+        if let (Some(a), Some(b)) = (nbg_type, p.data_type.as_deref())
+            && a != b
+        {
+            out.push(format!("parameter {i}: element type nbg {a}, loader {b}"));
+        }
+        if let (Some(a), Some(b)) = (r.quantization.scale, p.scale)
+            && a != b
+        {
+            out.push(format!("parameter {i}: scale nbg {a}, loader {b}"));
+        }
+        if let (Some(a), Some(b)) = (r.quantization.zero_point, p.zero_point)
+            && a != b
+        {
+            out.push(format!("parameter {i}: zero point nbg {a}, loader {b}"));
+        }
+    }
+    out
+}

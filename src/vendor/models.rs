@@ -1,0 +1,409 @@
+//! The project's own tiny ONNX models for the vendor's serializer: one per covered operator
+//! family, float32 (compiled to float16) and QDQ uint8/int8, one and several inputs and
+//! outputs. Weights come from the builder's SplitMix64, so every model is fixed forever;
+//! `nbg vendor models -o DIR` writes them.
+
+use crate::onnx::proto::*;
+use crate::synth::Rng;
+use prost::Message as _;
+
+fn s(v: &str) -> Option<String> {
+    Some(v.to_string())
+}
+
+fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
+    ValueInfoProto {
+        name: s(name),
+        r#type: Some(TypeProto {
+            value: Some(TypeValue::TensorType(TensorTypeProto {
+                elem_type: Some(data_type::FLOAT),
+                shape: Some(TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|&d| Dimension {
+                            value: Some(DimensionValue::DimValue(d)),
+                            denotation: None,
+                        })
+                        .collect(),
+                }),
+            })),
+            denotation: None,
+        }),
+        doc_string: None,
+        metadata_props: vec![],
+    }
+}
+
+fn tensor(name: &str, dt: i32, dims: &[i64], raw: Vec<u8>) -> TensorProto {
+    TensorProto {
+        dims: dims.to_vec(),
+        data_type: Some(dt),
+        name: s(name),
+        raw_data: Some(raw),
+        ..Default::default()
+    }
+}
+
+/// A float initializer of pseudo-random values in [-1, 1).
+fn floats(rng: &mut Rng, name: &str, dims: &[i64]) -> TensorProto {
+    let n: i64 = dims.iter().product();
+    let raw = (0..n)
+        .flat_map(|_| {
+            let v = ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
+            v.to_le_bytes()
+        })
+        .collect();
+    tensor(name, data_type::FLOAT, dims, raw)
+}
+
+fn scalar_f32(name: &str, v: f32) -> TensorProto {
+    tensor(name, data_type::FLOAT, &[], v.to_le_bytes().to_vec())
+}
+
+fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
+    AttributeProto {
+        name: s(name),
+        ints: v.to_vec(),
+        r#type: Some(attribute_type::INTS),
+        ..Default::default()
+    }
+}
+
+fn attr_int(name: &str, v: i64) -> AttributeProto {
+    AttributeProto {
+        name: s(name),
+        i: Some(v),
+        r#type: Some(attribute_type::INT),
+        ..Default::default()
+    }
+}
+
+fn node(op: &str, inputs: &[&str], outputs: &[&str], attribute: Vec<AttributeProto>) -> NodeProto {
+    NodeProto {
+        input: inputs.iter().map(|x| x.to_string()).collect(),
+        output: outputs.iter().map(|x| x.to_string()).collect(),
+        name: s(&format!("{}_{}", op.to_lowercase(), outputs[0])),
+        op_type: s(op),
+        attribute,
+        domain: s(""),
+        ..Default::default()
+    }
+}
+
+fn model(
+    name: &str,
+    nodes: Vec<NodeProto>,
+    inits: Vec<TensorProto>,
+    inputs: &[(&str, &[i64])],
+    outputs: &[(&str, &[i64])],
+) -> Vec<u8> {
+    ModelProto {
+        ir_version: Some(8),
+        producer_name: s("nbg-lab"),
+        producer_version: s("vendor-models/1"),
+        graph: Some(GraphProto {
+            node: nodes,
+            name: s(name),
+            initializer: inits,
+            input: inputs.iter().map(|(n, d)| value(n, d)).collect(),
+            output: outputs.iter().map(|(n, d)| value(n, d)).collect(),
+            ..Default::default()
+        }),
+        opset_import: vec![OperatorSetIdProto {
+            domain: s(""),
+            version: Some(13),
+        }],
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+/// Quantize-dequantize parameters of one value: its scale and zero point initializers and the
+/// two nodes (`x` -> `x_q` -> `x_dq`).
+fn qdq(x: &str, scale: f32, zero_point: u8, signed: bool) -> (Vec<TensorProto>, Vec<NodeProto>) {
+    let (sn, zn) = (format!("{x}_scale"), format!("{x}_zp"));
+    let zp = if signed {
+        tensor(&zn, data_type::INT8, &[], vec![zero_point])
+    } else {
+        tensor(&zn, data_type::UINT8, &[], vec![zero_point])
+    };
+    (
+        vec![scalar_f32(&sn, scale), zp],
+        vec![
+            node(
+                "QuantizeLinear",
+                &[x, &sn, &zn],
+                &[&format!("{x}_q")],
+                vec![],
+            ),
+            node(
+                "DequantizeLinear",
+                &[&format!("{x}_q"), &sn, &zn],
+                &[&format!("{x}_dq")],
+                vec![],
+            ),
+        ],
+    )
+}
+
+/// A quantized constant: `name_q` (uint8/int8 elements) dequantized to `name_dq`.
+fn quantized_const(
+    rng: &mut Rng,
+    name: &str,
+    dims: &[i64],
+    scale: f32,
+    zero_point: u8,
+) -> (Vec<TensorProto>, NodeProto) {
+    let n: i64 = dims.iter().product();
+    let q: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
+    let (sn, zn) = (format!("{name}_scale"), format!("{name}_zp"));
+    (
+        vec![
+            tensor(&format!("{name}_q"), data_type::UINT8, dims, q),
+            scalar_f32(&sn, scale),
+            tensor(&zn, data_type::UINT8, &[], vec![zero_point]),
+        ],
+        node(
+            "DequantizeLinear",
+            &[&format!("{name}_q"), &sn, &zn],
+            &[&format!("{name}_dq")],
+            vec![],
+        ),
+    )
+}
+
+/// The models, by name: (name, what it covers, ONNX bytes).
+pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    let mut rng = Rng::new(0x5e71);
+    let r = &mut rng;
+    let x4: &[i64] = &[1, 4, 8, 8];
+    let mut out = Vec::new();
+    out.push((
+        "add-const-fp16",
+        "Add of the input and a constant (float32 -> float16)",
+        model(
+            "add_const",
+            vec![node("Add", &["x", "c"], &["y"], vec![])],
+            vec![floats(r, "c", &[1, 2, 4, 4])],
+            &[("x", &[1, 2, 4, 4])],
+            &[("y", &[1, 2, 4, 4])],
+        ),
+    ));
+    out.push((
+        "conv-fp16",
+        "Conv 3x3 pad 1 with bias",
+        model(
+            "conv",
+            vec![node(
+                "Conv",
+                &["x", "w", "b"],
+                &["y"],
+                vec![
+                    attr_ints("kernel_shape", &[3, 3]),
+                    attr_ints("pads", &[1, 1, 1, 1]),
+                ],
+            )],
+            vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
+            &[("x", x4)],
+            &[("y", &[1, 8, 8, 8])],
+        ),
+    ));
+    out.push((
+        "conv-relu-maxpool-fp16",
+        "Conv, Relu, MaxPool 2x2 stride 2",
+        model(
+            "conv_relu_maxpool",
+            vec![
+                node(
+                    "Conv",
+                    &["x", "w", "b"],
+                    &["c"],
+                    vec![
+                        attr_ints("kernel_shape", &[3, 3]),
+                        attr_ints("pads", &[1, 1, 1, 1]),
+                    ],
+                ),
+                node("Relu", &["c"], &["r"], vec![]),
+                node(
+                    "MaxPool",
+                    &["r"],
+                    &["y"],
+                    vec![
+                        attr_ints("kernel_shape", &[2, 2]),
+                        attr_ints("strides", &[2, 2]),
+                    ],
+                ),
+            ],
+            vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
+            &[("x", x4)],
+            &[("y", &[1, 8, 4, 4])],
+        ),
+    ));
+    out.push((
+        "gemm-softmax-fp16",
+        "Gemm (transB = 1) with bias, Softmax",
+        model(
+            "gemm_softmax",
+            vec![
+                node(
+                    "Gemm",
+                    &["x", "w", "b"],
+                    &["g"],
+                    vec![attr_int("transB", 1)],
+                ),
+                node("Softmax", &["g"], &["y"], vec![attr_int("axis", -1)]),
+            ],
+            vec![floats(r, "w", &[8, 16]), floats(r, "b", &[8])],
+            &[("x", &[1, 16])],
+            &[("y", &[1, 8])],
+        ),
+    ));
+    out.push((
+        "matmul-fp16",
+        "MatMul with a constant [K, N]",
+        model(
+            "matmul",
+            vec![node("MatMul", &["x", "w"], &["y"], vec![])],
+            vec![floats(r, "w", &[16, 8])],
+            &[("x", &[1, 16])],
+            &[("y", &[1, 8])],
+        ),
+    ));
+    out.push((
+        "mul-sigmoid-tanh-fp16",
+        "Mul by a constant, Sigmoid, Tanh",
+        model(
+            "mul_sigmoid_tanh",
+            vec![
+                node("Mul", &["x", "c"], &["m"], vec![]),
+                node("Sigmoid", &["m"], &["s"], vec![]),
+                node("Tanh", &["s"], &["y"], vec![]),
+            ],
+            vec![floats(r, "c", &[1, 2, 4, 4])],
+            &[("x", &[1, 2, 4, 4])],
+            &[("y", &[1, 2, 4, 4])],
+        ),
+    ));
+    out.push((
+        "avgpool-global-fp16",
+        "AveragePool 2x2 stride 2, then GlobalAveragePool",
+        model(
+            "avgpool_global",
+            vec![
+                node(
+                    "AveragePool",
+                    &["x"],
+                    &["a"],
+                    vec![
+                        attr_ints("kernel_shape", &[2, 2]),
+                        attr_ints("strides", &[2, 2]),
+                    ],
+                ),
+                node("GlobalAveragePool", &["a"], &["y"], vec![]),
+            ],
+            vec![],
+            &[("x", x4)],
+            &[("y", &[1, 4, 1, 1])],
+        ),
+    ));
+    out.push((
+        "concat-two-in-two-out-fp16",
+        "Concat of two inputs on the channel axis; two outputs (the concat and a Relu of it)",
+        model(
+            "concat_two",
+            vec![
+                node("Concat", &["a", "b"], &["y0"], vec![attr_int("axis", 1)]),
+                node("Relu", &["y0"], &["y1"], vec![]),
+            ],
+            vec![],
+            &[("a", &[1, 2, 4, 4]), ("b", &[1, 2, 4, 4])],
+            &[("y0", &[1, 4, 4, 4]), ("y1", &[1, 4, 4, 4])],
+        ),
+    ));
+    out.push((
+        "flatten-gemm-fp16",
+        "Flatten then Gemm",
+        model(
+            "flatten_gemm",
+            vec![
+                node("Flatten", &["x"], &["f"], vec![attr_int("axis", 1)]),
+                node(
+                    "Gemm",
+                    &["f", "w", "b"],
+                    &["y"],
+                    vec![attr_int("transB", 1)],
+                ),
+            ],
+            vec![floats(r, "w", &[10, 32]), floats(r, "b", &[10])],
+            &[("x", &[1, 2, 4, 4])],
+            &[("y", &[1, 10])],
+        ),
+    ));
+    // QDQ uint8 conv: input scale 0.5 zp 128, weights 0.25 zp 10, int32 bias, output 2.0 zp 5.
+    {
+        let (mut inits, mut nodes) = qdq("x", 0.5, 128, false);
+        let (w, wn) = quantized_const(r, "w", &[8, 4, 3, 3], 0.25, 10);
+        inits.extend(w);
+        nodes.push(wn);
+        let bias: Vec<u8> = (0..8)
+            .flat_map(|_| ((r.next_u64() % 512) as i32 - 256).to_le_bytes())
+            .collect();
+        inits.push(tensor("b_q", data_type::INT32, &[8], bias));
+        inits.push(scalar_f32("b_scale", 0.125));
+        inits.push(tensor(
+            "b_zp",
+            data_type::INT32,
+            &[],
+            0i32.to_le_bytes().to_vec(),
+        ));
+        nodes.push(node(
+            "DequantizeLinear",
+            &["b_q", "b_scale", "b_zp"],
+            &["b_dq"],
+            vec![],
+        ));
+        nodes.push(node(
+            "Conv",
+            &["x_dq", "w_dq", "b_dq"],
+            &["y"],
+            vec![attr_ints("kernel_shape", &[3, 3])],
+        ));
+        let (o, on) = qdq("y", 2.0, 5, false);
+        inits.extend(o);
+        nodes.extend(on);
+        out.push((
+            "conv-qdq-u8",
+            "QDQ uint8 Conv 3x3 (input 0.5/128, weights 0.25/10, int32 bias, output 2/5)",
+            model(
+                "conv_qdq_u8",
+                nodes,
+                inits,
+                &[("x", &[1, 4, 8, 8])],
+                &[("y_dq", &[1, 8, 6, 6])],
+            ),
+        ));
+    }
+    // QDQ int8 Add of two inputs.
+    {
+        let (mut inits, mut nodes) = qdq("a", 0.05, 0, true);
+        let (bi, bn) = qdq("b", 0.05, 0, true);
+        inits.extend(bi);
+        nodes.extend(bn);
+        nodes.push(node("Add", &["a_dq", "b_dq"], &["y"], vec![]));
+        let (o, on) = qdq("y", 0.1, 0, true);
+        inits.extend(o);
+        nodes.extend(on);
+        out.push((
+            "add-qdq-i8",
+            "QDQ int8 Add of two inputs",
+            model(
+                "add_qdq_i8",
+                nodes,
+                inits,
+                &[("a", &[1, 2, 4, 4]), ("b", &[1, 2, 4, 4])],
+                &[("y_dq", &[1, 2, 4, 4])],
+            ),
+        ));
+    }
+    out
+}
