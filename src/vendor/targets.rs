@@ -58,9 +58,11 @@ pub fn table(library: &[u8]) -> Vec<Config> {
         let longest = (hit.saturating_sub(NAME - 1)..=hit)
             .filter(|&start| record(library, start).is_some())
             .map(|start| walk(library, start))
-            .max_by_key(|(_, t)| t.len());
+            // Equally long walks from shifted starts: the earliest is the aligned one (a
+            // shifted name starts inside the real one).
+            .max_by_key(|(first, _, t)| (t.len(), std::cmp::Reverse(*first)));
         from = hit + needle.len();
-        if let Some((end, t)) = longest {
+        if let Some((_, end, t)) = longest {
             // A table's records are not searched again.
             from = from.max(end);
             if t.len() > best.len() {
@@ -71,8 +73,8 @@ pub fn table(library: &[u8]) -> Vec<Config> {
     best
 }
 
-/// The valid records before and after the one at `start`, in order, and where they end.
-fn walk(library: &[u8], start: usize) -> (usize, Vec<Config>) {
+/// Where the valid records around the one at `start` begin and end, and the records in order.
+fn walk(library: &[u8], start: usize) -> (usize, usize, Vec<Config>) {
     let mut first = start;
     while first >= RECORD && record(library, first - RECORD).is_some() {
         first -= RECORD;
@@ -83,7 +85,7 @@ fn walk(library: &[u8], start: usize) -> (usize, Vec<Config>) {
         out.push(c);
         at += RECORD;
     }
-    (at, out)
+    (first, at, out)
 }
 
 /// The configuration a file's target word selects: the one whose name ends in `_PID0X<pid>`

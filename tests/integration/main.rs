@@ -32,4 +32,6 @@ mod v1_tables;
 mod v2_controls;
 mod v2_failures;
 mod v2_properties;
+#[cfg(feature = "onnx")]
+mod vendor;
 mod vendor_reader;

@@ -1,0 +1,334 @@
+//! The vendor's simulator driver as a real component: its configuration table, the lowering of
+//! the project's tiny ONNX models, and (with the driver installed by `.ci/setup`) real
+//! compiles on three targets, determinism across processes and output paths, and its loader
+//! on every compiled file, control and public control. Without the driver the driver tests
+//! print `skipped:` on stderr; under `CI=true` a missing driver fails them.
+
+use crate::common;
+use nbg_lab::vendor::{self, lower, models, plan};
+use serde_json::Value;
+use std::path::Path;
+
+/// The installed driver, or `None` with a visible skip (a failure under `CI=true`).
+fn driver() -> Option<vendor::Sdk> {
+    match vendor::sdk::locate() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true: the vendor driver is missing: {e}"
+            );
+            eprintln!(
+                "skipped: {e} ({})",
+                std::thread::current().name().unwrap_or("test")
+            );
+            None
+        }
+    }
+}
+
+fn model(name: &str) -> Vec<u8> {
+    models::all()
+        .into_iter()
+        .find(|m| m.0 == name)
+        .unwrap_or_else(|| panic!("model {name}"))
+        .2
+}
+
+fn decode(bytes: &[u8]) -> nbg_lab::onnx::proto::ModelProto {
+    prost::Message::decode(bytes).unwrap()
+}
+
+#[test]
+fn every_tiny_model_lowers_with_dimensions_reversed() {
+    for (name, _, bytes) in models::all() {
+        let p = lower::lower(&decode(&bytes)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!p.nodes.is_empty(), "{name}");
+        assert!(!p.inputs.is_empty() && !p.outputs.is_empty(), "{name}");
+    }
+    let p = lower::lower(&decode(&model("conv-fp16"))).unwrap();
+    let t = |n: &str| p.tensors.iter().find(|t| t.name == n).unwrap();
+    assert_eq!(t("x").dims, [8, 8, 4, 1]);
+    assert_eq!(t("w").dims, [3, 3, 4, 8]);
+    assert_eq!(t("w").elem, plan::Elem::Float16);
+    assert_eq!(t("b").elem, plan::Elem::Float32);
+    let plan::Role::Constant(w) = &t("w").role else {
+        panic!("w is constant")
+    };
+    assert_eq!(w.len(), 8 * 4 * 3 * 3 * 2);
+    // QDQ: each Q/DQ pair folds into its value, which carries the scale and zero point.
+    let p = lower::lower(&decode(&model("conv-qdq-u8"))).unwrap();
+    let find = |n: &str| p.tensors.iter().find(|t| t.name == n).unwrap();
+    let q = |n: &str| find(n).quant.map(|a| (a.scale, a.zero_point));
+    assert_eq!(
+        (find("x").elem, q("x")),
+        (plan::Elem::Uint8, Some((0.5, 128)))
+    );
+    assert_eq!(
+        (find("w_q").elem, q("w_q")),
+        (plan::Elem::Uint8, Some((0.25, 10)))
+    );
+    assert_eq!(
+        (find("b_q").elem, q("b_q")),
+        (plan::Elem::Int32, Some((0.125, 0)))
+    );
+    assert_eq!(
+        (find("y").elem, q("y")),
+        (plan::Elem::Uint8, Some((2.0, 5)))
+    );
+    assert_eq!(p.nodes.len(), 1, "only the Conv remains");
+}
+
+#[test]
+fn an_uncovered_operator_is_refused_naming_the_node() {
+    let mut m = decode(&model("mul-sigmoid-tanh-fp16"));
+    m.graph.as_mut().unwrap().node[1].op_type = Some("Sin".into());
+    let e = lower::lower(&m).unwrap_err();
+    assert!(e.node.contains("Sin node \"sigmoid_s\""), "{e}");
+    assert!(e.reason.contains("not covered"), "{e}");
+}
+
+#[test]
+fn a_capture_names_its_one_difference_and_refuses_two() {
+    use nbg_lab::onnx::proto::ModelProto;
+    use prost::Message as _;
+    let a = model("conv-fp16");
+    let edit = |f: &dyn Fn(&mut ModelProto)| {
+        let mut m = decode(&a);
+        f(&mut m);
+        m.encode_to_vec()
+    };
+    let set = |m: &mut ModelProto, i: usize, v: f32| {
+        let w = &mut m.graph.as_mut().unwrap().initializer[0];
+        w.raw_data.as_mut().unwrap()[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+    };
+    let b = edit(&|m| set(m, 37, 0.75));
+    let d = vendor::capture::difference(&a, &b).unwrap();
+    assert_eq!(d.key, "initializer:w[37]");
+    assert_eq!(d.b_source, lower::f16_bits(0.75).to_le_bytes());
+    let two = edit(&|m| {
+        set(m, 1, 0.5);
+        set(m, 2, 0.5);
+    });
+    let e = vendor::capture::difference(&a, &two).unwrap_err();
+    assert!(e.contains("differ in 2 quantities"), "{e}");
+    assert!(vendor::capture::difference(&a, &a).is_err());
+    // A Q/DQ scale is named as such.
+    let q = model("conv-qdq-u8");
+    let mut m = decode(&q);
+    let s = m
+        .graph
+        .as_mut()
+        .unwrap()
+        .initializer
+        .iter_mut()
+        .find(|t| t.name.as_deref() == Some("y_scale"))
+        .unwrap();
+    s.raw_data = Some(4.0f32.to_le_bytes().to_vec());
+    let d = vendor::capture::difference(&q, &m.encode_to_vec()).unwrap();
+    assert_eq!(d.key, "scale:y");
+}
+
+/// A missing driver is a clear usage failure naming the setup command (exit 2).
+#[test]
+fn a_missing_driver_names_the_setup_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(["vendor", "targets"])
+        .env("NBG_VIVANTE_SDK", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("vendor-driver-missing") && err.contains("bash .ci/setup"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_driver_carries_the_spec_target() {
+    let Some(sdk) = driver() else { return };
+    let configs = vendor::configs(&sdk).unwrap();
+    assert!(configs.len() > 400, "{} configurations", configs.len());
+    let c = vendor::targets::for_pid(&configs, 0x1000_000e).unwrap();
+    assert_eq!(c.name, "VIP9000NANOS_PID0X1000000E");
+    let o = common::nbg(
+        &common::root(),
+        &["vendor", "targets", "controls/erf-u8.nb"],
+    );
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("VIP9000NANOS_PID0X1000000E"));
+}
+
+fn json(o: &std::process::Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Compile through the CLI; the JSON record.
+fn compile(dir: &Path, model: &Path, target: &str, out: &str) -> Value {
+    let o = common::nbg(
+        dir,
+        &[
+            "vendor",
+            "compile",
+            model.to_str().unwrap(),
+            "--target",
+            target,
+            "-o",
+            out,
+            "--json",
+        ],
+    );
+    let v = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    v
+}
+
+/// Four tiny models (float and QDQ, one and two inputs and outputs) on three targets: the NN
+/// target of the spec, a GC part and a ULSI part. Each is compiled twice, in two processes to
+/// two paths (A1 = A2), and the loader accepts it with the model's I/O.
+#[test]
+fn compiles_are_deterministic_and_the_loader_takes_them() {
+    let Some(_) = driver() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for name in [
+        "add-const-fp16",
+        "gemm-softmax-fp16",
+        "concat-two-in-two-out-fp16",
+        "conv-qdq-u8",
+    ] {
+        let m = d.join(format!("{name}.onnx"));
+        std::fs::write(&m, model(name)).unwrap();
+        let p = lower::lower(&decode(&model(name))).unwrap();
+        for target in ["0x1000000e", "0x15", "0xba"] {
+            let a = compile(d, &m, target, &format!("{name}-{target}-1.nb"));
+            let b = compile(d, &m, target, &format!("sub-{name}-{target}-2.nb"));
+            assert_eq!(a["nbg_sha256"], b["nbg_sha256"], "{name} {target}: A1 = A2");
+            assert_eq!(a["nbg_version"], "0x00020005", "{name} {target}");
+            let file = format!("{name}-{target}-1.nb");
+            let bytes = std::fs::read(d.join(&file)).unwrap();
+            assert_eq!(&bytes[..4], b"VPMN");
+            let l = json(&common::nbg(d, &["vendor", "load", &file, "--json"]));
+            assert_eq!(l["loader"]["verdict"], "accepted", "{name} {target}: {l}");
+            let params = l["loader"]["parameters"].as_array().unwrap();
+            assert_eq!(
+                params.len(),
+                p.inputs.len() + p.outputs.len(),
+                "{name} {target}"
+            );
+            for (k, &t) in p.inputs.iter().chain(&p.outputs).enumerate() {
+                let dims: Vec<u64> = p.tensors[t].dims.iter().map(|&x| u64::from(x)).collect();
+                assert_eq!(
+                    params[k]["dims"],
+                    serde_json::json!(dims),
+                    "{name} {target} {k}"
+                );
+            }
+        }
+    }
+}
+
+/// The loader accepts every committed control and every public file under the configuration
+/// its target word selects, and where nbg parses the file its I/O records equal the loader's.
+#[test]
+fn the_loader_accepts_every_control_and_public_file() {
+    let Some(_) = driver() else { return };
+    let root = common::root();
+    let mut files: Vec<std::path::PathBuf> = common::control_names()
+        .iter()
+        .map(|n| root.join("controls").join(n))
+        .collect();
+    let public = common::corpus_files().map_or_else(
+        || {
+            common::public_controls()
+                .into_iter()
+                .map(|(n, _, _)| root.join("controls/public/v1").join(n))
+                .collect::<Vec<_>>()
+        },
+        |f| {
+            f.into_iter()
+                .map(|(n, _, _)| root.join("../shared/corpus/v1").join(n))
+                .collect()
+        },
+    );
+    files.extend(public);
+    let mut problems = Vec::new();
+    for f in &files {
+        let o = common::nbg(&root, &["vendor", "load", f.to_str().unwrap(), "--json"]);
+        let v = json(&o);
+        if v["loader"]["verdict"] != "accepted" || v["nbg"] != "valid" || o.status.code() != Some(0)
+        {
+            problems.push(format!("{}: {v}", f.display()));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `nbg vendor capture` writes A1, A2 (two compiles), B and a differential.json naming the
+/// one quantity, in the format `nbg differential` reads.
+#[test]
+fn capture_writes_a_set_naming_its_quantity() {
+    let Some(_) = driver() else { return };
+    use prost::Message as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = model("add-const-fp16");
+    let mut m = decode(&a);
+    let c = &mut m.graph.as_mut().unwrap().initializer[0];
+    c.raw_data.as_mut().unwrap()[..4].copy_from_slice(&0.5f32.to_le_bytes());
+    std::fs::write(d.join("a.onnx"), &a).unwrap();
+    std::fs::write(d.join("b.onnx"), m.encode_to_vec()).unwrap();
+    let o = common::nbg(
+        d,
+        &[
+            "vendor",
+            "capture",
+            "a.onnx",
+            "b.onnx",
+            "--target",
+            "0x1000000e",
+            "-o",
+            "set",
+            "--json",
+        ],
+    );
+    let v = json(&o);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    assert_eq!(v["quantity"], "initializer:c[0]");
+    assert_eq!(v["a1_equals_a2"], true);
+    let spec: nbg_lab::differential::CaptureSpec =
+        serde_json::from_slice(&std::fs::read(d.join("set/differential.json")).unwrap()).unwrap();
+    assert_eq!(spec.b_source, lower::f16_bits(0.5).to_le_bytes());
+    assert!(spec.quantities.contains_key("initializer:c[0]"));
+    let a1 = std::fs::read(d.join("set/A1.nb")).unwrap();
+    let b = std::fs::read(d.join("set/B.nb")).unwrap();
+    assert_ne!(a1, b);
+    // Two quantities at once are refused before anything is compiled.
+    let mut two = decode(&a);
+    let c = &mut two.graph.as_mut().unwrap().initializer[0];
+    c.raw_data.as_mut().unwrap()[..8].copy_from_slice(&[0, 0, 0, 63, 0, 0, 0, 63]);
+    std::fs::write(d.join("two.onnx"), two.encode_to_vec()).unwrap();
+    let o = common::nbg(
+        d,
+        &[
+            "vendor",
+            "capture",
+            "a.onnx",
+            "two.onnx",
+            "--target",
+            "0x1000000e",
+            "-o",
+            "set2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!d.join("set2").exists());
+}
