@@ -286,7 +286,7 @@ pub fn sweep_with_progress(
     for owner in image.owners() {
         let counts = report.by_owner.entry(owner.class.as_str()).or_default();
         let range = owner.start as usize..owner.end as usize;
-        let n = (owner.end - owner.start) as u64;
+        let n = owner.end - owner.start;
         if derived(owner.class) {
             report.derived_offsets += n;
         } else {

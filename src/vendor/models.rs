@@ -177,168 +177,169 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let mut rng = Rng::new(0x5e71);
     let r = &mut rng;
     let x4: &[i64] = &[1, 4, 8, 8];
-    let mut out = Vec::new();
-    out.push((
-        "add-const-fp16",
-        "Add of the input and a constant (float32 -> float16)",
-        model(
-            "add_const",
-            vec![node("Add", &["x", "c"], &["y"], vec![])],
-            vec![floats(r, "c", &[1, 2, 4, 4])],
-            &[("x", &[1, 2, 4, 4])],
-            &[("y", &[1, 2, 4, 4])],
+    let mut out = vec![
+        (
+            "add-const-fp16",
+            "Add of the input and a constant (float32 -> float16)",
+            model(
+                "add_const",
+                vec![node("Add", &["x", "c"], &["y"], vec![])],
+                vec![floats(r, "c", &[1, 2, 4, 4])],
+                &[("x", &[1, 2, 4, 4])],
+                &[("y", &[1, 2, 4, 4])],
+            ),
         ),
-    ));
-    out.push((
-        "conv-fp16",
-        "Conv 3x3 pad 1 with bias",
-        model(
-            "conv",
-            vec![node(
-                "Conv",
-                &["x", "w", "b"],
-                &["y"],
-                vec![
-                    attr_ints("kernel_shape", &[3, 3]),
-                    attr_ints("pads", &[1, 1, 1, 1]),
-                ],
-            )],
-            vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
-            &[("x", x4)],
-            &[("y", &[1, 8, 8, 8])],
-        ),
-    ));
-    out.push((
-        "conv-relu-maxpool-fp16",
-        "Conv, Relu, MaxPool 2x2 stride 2",
-        model(
-            "conv_relu_maxpool",
-            vec![
-                node(
+        (
+            "conv-fp16",
+            "Conv 3x3 pad 1 with bias",
+            model(
+                "conv",
+                vec![node(
                     "Conv",
                     &["x", "w", "b"],
-                    &["c"],
+                    &["y"],
                     vec![
                         attr_ints("kernel_shape", &[3, 3]),
                         attr_ints("pads", &[1, 1, 1, 1]),
                     ],
-                ),
-                node("Relu", &["c"], &["r"], vec![]),
-                node(
-                    "MaxPool",
-                    &["r"],
-                    &["y"],
-                    vec![
-                        attr_ints("kernel_shape", &[2, 2]),
-                        attr_ints("strides", &[2, 2]),
-                    ],
-                ),
-            ],
-            vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
-            &[("x", x4)],
-            &[("y", &[1, 8, 4, 4])],
+                )],
+                vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
+                &[("x", x4)],
+                &[("y", &[1, 8, 8, 8])],
+            ),
         ),
-    ));
-    out.push((
-        "gemm-softmax-fp16",
-        "Gemm (transB = 1) with bias, Softmax",
-        model(
-            "gemm_softmax",
-            vec![
-                node(
-                    "Gemm",
-                    &["x", "w", "b"],
-                    &["g"],
-                    vec![attr_int("transB", 1)],
-                ),
-                node("Softmax", &["g"], &["y"], vec![attr_int("axis", -1)]),
-            ],
-            vec![floats(r, "w", &[8, 16]), floats(r, "b", &[8])],
-            &[("x", &[1, 16])],
-            &[("y", &[1, 8])],
+        (
+            "conv-relu-maxpool-fp16",
+            "Conv, Relu, MaxPool 2x2 stride 2",
+            model(
+                "conv_relu_maxpool",
+                vec![
+                    node(
+                        "Conv",
+                        &["x", "w", "b"],
+                        &["c"],
+                        vec![
+                            attr_ints("kernel_shape", &[3, 3]),
+                            attr_ints("pads", &[1, 1, 1, 1]),
+                        ],
+                    ),
+                    node("Relu", &["c"], &["r"], vec![]),
+                    node(
+                        "MaxPool",
+                        &["r"],
+                        &["y"],
+                        vec![
+                            attr_ints("kernel_shape", &[2, 2]),
+                            attr_ints("strides", &[2, 2]),
+                        ],
+                    ),
+                ],
+                vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
+                &[("x", x4)],
+                &[("y", &[1, 8, 4, 4])],
+            ),
         ),
-    ));
-    out.push((
-        "matmul-fp16",
-        "MatMul with a constant [K, N]",
-        model(
-            "matmul",
-            vec![node("MatMul", &["x", "w"], &["y"], vec![])],
-            vec![floats(r, "w", &[16, 8])],
-            &[("x", &[1, 16])],
-            &[("y", &[1, 8])],
+        (
+            "gemm-softmax-fp16",
+            "Gemm (transB = 1) with bias, Softmax",
+            model(
+                "gemm_softmax",
+                vec![
+                    node(
+                        "Gemm",
+                        &["x", "w", "b"],
+                        &["g"],
+                        vec![attr_int("transB", 1)],
+                    ),
+                    node("Softmax", &["g"], &["y"], vec![attr_int("axis", -1)]),
+                ],
+                vec![floats(r, "w", &[8, 16]), floats(r, "b", &[8])],
+                &[("x", &[1, 16])],
+                &[("y", &[1, 8])],
+            ),
         ),
-    ));
-    out.push((
-        "mul-sigmoid-tanh-fp16",
-        "Mul by a constant, Sigmoid, Tanh",
-        model(
-            "mul_sigmoid_tanh",
-            vec![
-                node("Mul", &["x", "c"], &["m"], vec![]),
-                node("Sigmoid", &["m"], &["s"], vec![]),
-                node("Tanh", &["s"], &["y"], vec![]),
-            ],
-            vec![floats(r, "c", &[1, 2, 4, 4])],
-            &[("x", &[1, 2, 4, 4])],
-            &[("y", &[1, 2, 4, 4])],
+        (
+            "matmul-fp16",
+            "MatMul with a constant [K, N]",
+            model(
+                "matmul",
+                vec![node("MatMul", &["x", "w"], &["y"], vec![])],
+                vec![floats(r, "w", &[16, 8])],
+                &[("x", &[1, 16])],
+                &[("y", &[1, 8])],
+            ),
         ),
-    ));
-    out.push((
-        "avgpool-global-fp16",
-        "AveragePool 2x2 stride 2, then GlobalAveragePool",
-        model(
-            "avgpool_global",
-            vec![
-                node(
-                    "AveragePool",
-                    &["x"],
-                    &["a"],
-                    vec![
-                        attr_ints("kernel_shape", &[2, 2]),
-                        attr_ints("strides", &[2, 2]),
-                    ],
-                ),
-                node("GlobalAveragePool", &["a"], &["y"], vec![]),
-            ],
-            vec![],
-            &[("x", x4)],
-            &[("y", &[1, 4, 1, 1])],
+        (
+            "mul-sigmoid-tanh-fp16",
+            "Mul by a constant, Sigmoid, Tanh",
+            model(
+                "mul_sigmoid_tanh",
+                vec![
+                    node("Mul", &["x", "c"], &["m"], vec![]),
+                    node("Sigmoid", &["m"], &["s"], vec![]),
+                    node("Tanh", &["s"], &["y"], vec![]),
+                ],
+                vec![floats(r, "c", &[1, 2, 4, 4])],
+                &[("x", &[1, 2, 4, 4])],
+                &[("y", &[1, 2, 4, 4])],
+            ),
         ),
-    ));
-    out.push((
-        "concat-two-in-two-out-fp16",
-        "Concat of two inputs on the channel axis; two outputs (the concat and a Relu of it)",
-        model(
-            "concat_two",
-            vec![
-                node("Concat", &["a", "b"], &["y0"], vec![attr_int("axis", 1)]),
-                node("Relu", &["y0"], &["y1"], vec![]),
-            ],
-            vec![],
-            &[("a", &[1, 2, 4, 4]), ("b", &[1, 2, 4, 4])],
-            &[("y0", &[1, 4, 4, 4]), ("y1", &[1, 4, 4, 4])],
+        (
+            "avgpool-global-fp16",
+            "AveragePool 2x2 stride 2, then GlobalAveragePool",
+            model(
+                "avgpool_global",
+                vec![
+                    node(
+                        "AveragePool",
+                        &["x"],
+                        &["a"],
+                        vec![
+                            attr_ints("kernel_shape", &[2, 2]),
+                            attr_ints("strides", &[2, 2]),
+                        ],
+                    ),
+                    node("GlobalAveragePool", &["a"], &["y"], vec![]),
+                ],
+                vec![],
+                &[("x", x4)],
+                &[("y", &[1, 4, 1, 1])],
+            ),
         ),
-    ));
-    out.push((
-        "flatten-gemm-fp16",
-        "Flatten then Gemm",
-        model(
-            "flatten_gemm",
-            vec![
-                node("Flatten", &["x"], &["f"], vec![attr_int("axis", 1)]),
-                node(
-                    "Gemm",
-                    &["f", "w", "b"],
-                    &["y"],
-                    vec![attr_int("transB", 1)],
-                ),
-            ],
-            vec![floats(r, "w", &[10, 32]), floats(r, "b", &[10])],
-            &[("x", &[1, 2, 4, 4])],
-            &[("y", &[1, 10])],
+        (
+            "concat-two-in-two-out-fp16",
+            "Concat of two inputs on the channel axis; two outputs (the concat and a Relu of it)",
+            model(
+                "concat_two",
+                vec![
+                    node("Concat", &["a", "b"], &["y0"], vec![attr_int("axis", 1)]),
+                    node("Relu", &["y0"], &["y1"], vec![]),
+                ],
+                vec![],
+                &[("a", &[1, 2, 4, 4]), ("b", &[1, 2, 4, 4])],
+                &[("y0", &[1, 4, 4, 4]), ("y1", &[1, 4, 4, 4])],
+            ),
         ),
-    ));
+        (
+            "flatten-gemm-fp16",
+            "Flatten then Gemm",
+            model(
+                "flatten_gemm",
+                vec![
+                    node("Flatten", &["x"], &["f"], vec![attr_int("axis", 1)]),
+                    node(
+                        "Gemm",
+                        &["f", "w", "b"],
+                        &["y"],
+                        vec![attr_int("transB", 1)],
+                    ),
+                ],
+                vec![floats(r, "w", &[10, 32]), floats(r, "b", &[10])],
+                &[("x", &[1, 2, 4, 4])],
+                &[("y", &[1, 10])],
+            ),
+        ),
+    ];
     // QDQ uint8 conv: input scale 0.5 zp 128, weights 0.25 zp 10, int32 bias, output 2.0 zp 5.
     {
         let (mut inits, mut nodes) = qdq("x", 0.5, 128, false);

@@ -60,12 +60,12 @@ pub fn v1_with_trailing_names() -> Vec<u8> {
     }
     .build()
     .unwrap();
-    let places: Vec<(usize, &fm::Field)> = {
+    let places: Vec<(usize, fm::Field)> = {
         let g = parse(&b).unwrap();
         let Graph::V1(g) = &g else { panic!("v1") };
         let io = nbg_lab::parse::v1::io_layout(g.header.version);
-        let io_name: &'static fm::Field = Box::leak(Box::new(io.name.clone().unwrap()));
-        let mut p = vec![(0usize, &fm::v1_fixed::network_name)];
+        let io_name = io.name.unwrap();
+        let mut p = vec![(0usize, fm::v1_fixed::network_name)];
         p.extend(
             g.inputs
                 .iter()
@@ -78,7 +78,7 @@ pub fn v1_with_trailing_names() -> Vec<u8> {
                 .as_ref()
                 .unwrap()
                 .iter()
-                .map(|l| (l.offset as usize, &fm::layer::name)),
+                .map(|l| (l.offset as usize, fm::layer::name)),
         );
         p.extend(
             g.records
@@ -86,7 +86,7 @@ pub fn v1_with_trailing_names() -> Vec<u8> {
                 .as_ref()
                 .unwrap()
                 .iter()
-                .map(|s| (s.offset as usize, &fm::v1_sw_operation::name)),
+                .map(|s| (s.offset as usize, fm::v1_sw_operation::name)),
         );
         p
     };
@@ -95,7 +95,7 @@ pub fn v1_with_trailing_names() -> Vec<u8> {
         "network, input, output, layer, two SW names"
     );
     for (i, (at, f)) in places.into_iter().enumerate() {
-        fill_tail(&mut b, at, f, 3 + 11 * i as u8);
+        fill_tail(&mut b, at, &f, 3 + 11 * i as u8);
     }
     reseal_v1(&mut b);
     b

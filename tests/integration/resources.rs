@@ -141,7 +141,7 @@ fn npz_members_are_bounded_by_the_model_before_inflation() {
     let extra = deflate(&[("x.npy", x_npy.clone()), ("unnamed.npy", big())]);
     assert!(extra.len() < 1 << 20);
     let (peak, _) = measure_with(|| {
-        let r = npz::read_inputs(&extra, &[input.clone()], 1 << 30).unwrap_err();
+        let r = npz::read_inputs(&extra, std::slice::from_ref(&input), 1 << 30).unwrap_err();
         assert_eq!(r.code.as_str(), "TENSOR_ARCHIVE_INVALID");
         assert!(
             r.message.contains("unnamed: the model has no input"),
@@ -156,7 +156,7 @@ fn npz_members_are_bounded_by_the_model_before_inflation() {
     // A member named like the input whose NPY header claims far more than [1, 8] floats.
     let oversized = deflate(&[("x.npy", big())]);
     let (peak, _) = measure_with(|| {
-        let r = npz::read_inputs(&oversized, &[input.clone()], 1 << 30).unwrap_err();
+        let r = npz::read_inputs(&oversized, std::slice::from_ref(&input), 1 << 30).unwrap_err();
         assert_eq!(r.code.as_str(), "TENSOR_TOO_LARGE");
     });
     assert!(peak < 1 << 20, "the oversized member took {peak} bytes");
