@@ -63,6 +63,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// controls/serializer: recompile every control (each model for eight targets) and compare
+    /// with the committed files, or with --write regenerate them. Exit 0 identical or written,
+    /// 1 a difference, 2 a missing driver.
+    Controls {
+        #[arg(long)]
+        write: bool,
+    },
     /// Write the project's tiny ONNX models into the new folder DIR.
     Models {
         #[arg(short, long, value_name = "DIR")]
@@ -120,6 +127,7 @@ pub fn exec(command: Command) -> ExitCode {
             json,
         } => load(&file, target.as_deref(), from_file, json),
         Command::Models { out } => models(&out),
+        Command::Controls { write } => controls(write),
     }
 }
 
@@ -397,6 +405,43 @@ fn io_of<'a>(
     match g {
         nbg_lab::Graph::V1(v) => (&v.inputs, &v.outputs),
         nbg_lab::Graph::V2(v) => (&v.inputs, &v.outputs),
+    }
+}
+
+fn controls(write: bool) -> ExitCode {
+    let (sdk, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, false),
+    };
+    let root = nbg_lab::evidence::steps::project_root();
+    let start = std::time::Instant::now();
+    if write {
+        return match vendor::controls::write(&root, &sdk, &configs) {
+            Ok(n) => {
+                eprintln!(
+                    "wrote {n} controls into {} in {:.0} s",
+                    vendor::controls::DIR,
+                    start.elapsed().as_secs_f64()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e, false),
+        };
+    }
+    match vendor::controls::verify(&root, &sdk, &configs) {
+        Ok((n, problems)) if problems.is_empty() => {
+            print(&format!(
+                "{}: {n} controls recompiled byte-identically in {:.0} s\n",
+                vendor::controls::DIR,
+                start.elapsed().as_secs_f64()
+            ));
+            ExitCode::SUCCESS
+        }
+        Ok((_, problems)) => {
+            print(&(problems.join("\n") + "\n"));
+            ExitCode::from(1)
+        }
+        Err(e) => fail(&e, false),
     }
 }
 

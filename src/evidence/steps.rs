@@ -98,8 +98,13 @@ pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
     Report { steps, inventories }
 }
 
-/// The pinned controls the repository holds: synthetic v2 and redistributable public v1.
-pub const CONTROL_CONFIGS: [&str; 2] = ["controls/corpus.json", "controls/public/corpus.json"];
+/// The pinned controls the repository holds: synthetic v2, redistributable public v1 and the
+/// vendor serializer's real v2 files.
+pub const CONTROL_CONFIGS: [&str; 3] = [
+    "controls/corpus.json",
+    "controls/public/corpus.json",
+    "controls/serializer/corpus.json",
+];
 
 fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
     let mut rows = Vec::new();

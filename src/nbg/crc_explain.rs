@@ -63,7 +63,7 @@ pub(crate) fn explain_v2(g: &NbgV2<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32)
         .map(|s| (s.kind, s.offset, s.size))
         .collect();
     let v2_rule = v2_rule_hypothesis(&listing);
-    let computed = g.file_checksum.computed_crc32;
+    let computed = g.file_checksum.directory_order_crc32;
     finish(
         "nbg-v2",
         g.file.size,

@@ -8,8 +8,63 @@
 /// ASCII `VPMN`, the first four bytes of every NBG.
 pub const MAGIC: [u8; 4] = *b"VPMN";
 
-/// The one v2 version the field map resolves.
+/// The v2 version the spec describes (the builder writes it).
 pub const V2_VERSION: u32 = 0x0002_0000;
+
+/// How a v2 version computes its header `crc_sum`; each rule is a hypothesis of the CRC
+/// registry (`crc_rules`), and `nbg crc-explain` shows which one reproduces a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderCrc {
+    /// The spec's recovered rule: section payloads in directory order, the section-40 value
+    /// words read as zero (`v2-directory-order-payloads`).
+    SectionPayloads,
+    /// CRC-32 of the whole file with the four field bytes read as zero
+    /// (`whole-file-field-zeroed`).
+    WholeFileFieldZeroed,
+}
+
+/// What differs between the v2 versions nbg reads: one row per version, each with the
+/// evidence it was measured on. Everything else (the header, sub-header, directory and record
+/// layouts of `crate::fieldmap`) is shared.
+#[derive(Clone, Copy, Debug)]
+pub struct V2Rules {
+    /// The version word.
+    pub version: u32,
+    /// The header CRC rule.
+    pub header_crc: HeaderCrc,
+    /// The layer id an INIT or END operation holds for "no layer".
+    pub no_layer: u32,
+    /// Whether the layers together declare at most the operations the table holds. The
+    /// vendor's 0x00020005 files break it: on GC parts a layer counts a hardware-init
+    /// operation (section 13) the table does not list, on LQ parts two extra
+    /// `ConvolutionReluPoolingLayer2` layers each declare an operation no record names.
+    pub layer_operations_bounded: bool,
+    /// Where the rules were measured.
+    pub evidence: &'static str,
+}
+
+/// The v2 versions nbg parses.
+pub const V2_VERSIONS: [V2Rules; 2] = [
+    V2Rules {
+        version: V2_VERSION,
+        header_crc: HeaderCrc::SectionPayloads,
+        no_layer: 0xffff,
+        layer_operations_bounded: true,
+        evidence: "nbg-field-map.txt: 137 stock files of one firmware (the spec's corpus)",
+    },
+    V2Rules {
+        version: 0x0002_0005,
+        header_crc: HeaderCrc::WholeFileFieldZeroed,
+        no_layer: 0xffff_ffff,
+        layer_operations_bounded: false,
+        evidence: "controls/serializer: files written by the vendor's simulator driver (acuitylite 6.57.1); crc-explain finds whole-file-field-zeroed on every one and the directory-order rule on none (notebooks/real-v2.md)",
+    },
+];
+
+/// The rules of a v2 version nbg parses.
+pub fn v2_rules(version: u32) -> Option<&'static V2Rules> {
+    V2_VERSIONS.iter().find(|r| r.version == version)
+}
 /// The v1 family: `version >> 16 == 1`.
 pub const V1_MAJOR: u32 = 0x0001;
 

@@ -6,6 +6,7 @@
 
 pub mod capture;
 mod child;
+pub mod controls;
 pub mod driver;
 mod ffi;
 pub mod lower;

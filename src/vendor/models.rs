@@ -384,6 +384,55 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             ),
         ));
     }
+    // QDQ uint8 fully connected: [1, 16] x [8, 16]^T (transB = 1), int32 bias, two outputs
+    // (the logits and a Relu of them).
+    {
+        let (mut inits, mut nodes) = qdq("x", 0.02, 128, false);
+        let (w, wn) = quantized_const(r, "w", &[8, 16], 0.01, 128);
+        inits.extend(w);
+        nodes.push(wn);
+        let bias: Vec<u8> = (0..8)
+            .flat_map(|_| ((r.next_u64() % 2048) as i32 - 1024).to_le_bytes())
+            .collect();
+        inits.push(tensor("b_q", data_type::INT32, &[8], bias));
+        inits.push(scalar_f32("b_scale", 0.0002));
+        inits.push(tensor(
+            "b_zp",
+            data_type::INT32,
+            &[],
+            0i32.to_le_bytes().to_vec(),
+        ));
+        nodes.push(node(
+            "DequantizeLinear",
+            &["b_q", "b_scale", "b_zp"],
+            &["b_dq"],
+            vec![],
+        ));
+        nodes.push(node(
+            "Gemm",
+            &["x_dq", "w_dq", "b_dq"],
+            &["g"],
+            vec![attr_int("transB", 1)],
+        ));
+        let (g, gn) = qdq("g", 0.1, 128, false);
+        inits.extend(g);
+        nodes.extend(gn);
+        nodes.push(node("Relu", &["g_dq"], &["r"], vec![]));
+        let (o, on) = qdq("r", 0.1, 128, false);
+        inits.extend(o);
+        nodes.extend(on);
+        out.push((
+            "gemm-relu-qdq-u8",
+            "QDQ uint8 Gemm (transB = 1) with int32 bias, then Relu; two outputs",
+            model(
+                "gemm_relu_qdq_u8",
+                nodes,
+                inits,
+                &[("x", &[1, 16])],
+                &[("g_dq", &[1, 8]), ("r_dq", &[1, 8])],
+            ),
+        ));
+    }
     // QDQ int8 Add of two inputs.
     {
         let (mut inits, mut nodes) = qdq("a", 0.05, 0, true);

@@ -21,6 +21,7 @@ mod names;
 mod onnx;
 #[cfg(feature = "onnx")]
 mod onnx_shapes;
+mod real_v2;
 mod records;
 mod report;
 mod resources;

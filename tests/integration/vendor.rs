@@ -236,8 +236,9 @@ fn compiles_are_deterministic_and_the_loader_takes_them() {
     }
 }
 
-/// The loader accepts every committed control and every public file under the configuration
-/// its target word selects, and where nbg parses the file its I/O records equal the loader's.
+/// The loader accepts every committed control (synthetic and serializer) and every public file
+/// under the configuration its target word selects; nbg parses each, and its I/O records equal
+/// the loader's.
 #[test]
 fn the_loader_accepts_every_control_and_public_file() {
     let Some(_) = driver() else { return };
@@ -260,6 +261,14 @@ fn the_loader_accepts_every_control_and_public_file() {
         },
     );
     files.extend(public);
+    // The serializer's own real v2 controls, each under its own target's configuration.
+    let mut real: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("controls/serializer"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "nb"))
+        .collect();
+    real.sort();
+    files.extend(real);
     let mut problems = Vec::new();
     for f in &files {
         let o = common::nbg(&root, &["vendor", "load", f.to_str().unwrap(), "--json"]);

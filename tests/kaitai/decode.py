@@ -249,7 +249,7 @@ def main():
     with open(path, "rb") as fh:
         head = fh.read(8)
     version = struct.unpack("<I", head[4:8])[0]
-    if version == 0x00020000:
+    if version >> 16 == 2:
         doc = v2(path)
     else:
         doc = v1(path, sys.argv[3] == "records" if len(sys.argv) > 3 else False)

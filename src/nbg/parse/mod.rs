@@ -71,8 +71,8 @@ pub fn parse_data(data: Data<'_>, opts: Options) -> Result<Graph<'_>, Failure> {
         );
     }
     let version = data.u32(4, "version")?;
-    if version == format::V2_VERSION {
-        return v2::parse(data, opts).map(Graph::V2);
+    if let Some(rules) = format::v2_rules(version) {
+        return v2::parse(data, rules, opts).map(Graph::V2);
     }
     if version >> 16 == format::V1_MAJOR {
         return v1::parse(data, version, opts).map(Graph::V1);

@@ -23,7 +23,7 @@ use crate::fieldmap::{
     self as fm, layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs,
     v1_hw_init_operation as fh, v1_ppu_param as fpp, v1_sw_operation as fsw,
 };
-use crate::format::records::{self as rec, operation_type, source_type, sw_operation_type};
+use crate::format::records::{operation_type, source_type, sw_operation_type};
 use crate::read::fixed_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -84,6 +84,11 @@ pub struct Tables<'a> {
     /// Whether SH records' `ppu_param_index` references the PPU parameter table (the v1
     /// feature database's `change_ppu_param`).
     pub ppu_params_referenced: bool,
+    /// The layer id of an INIT or END operation that belongs to no layer (the version's).
+    pub no_layer: u32,
+    /// Whether the layers' declared counts are bounded by the operation table (false where
+    /// the version's files break it: `format::V2Rules::layer_operations_bounded`).
+    pub layer_operations_unbounded: bool,
 }
 
 /// The decoded records, flattened into the parse document.
@@ -385,7 +390,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     for o in &operations {
         let at = |field: usize| o.offset + field as u64;
         let unattached = matches!(o.kind, operation_type::INIT | operation_type::END);
-        if unattached && o.layer_id == rec::NO_LAYER {
+        if unattached && o.layer_id == t.no_layer {
             // INIT and END belong to no layer.
         } else if let Some(n) = per_layer.get_mut(o.layer_id as usize) {
             *n += 1;
@@ -497,7 +502,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     // declare more operations than the table holds.
     let declared: u64 = layers.iter().map(|l| u64::from(l.operation_count)).sum();
     let attached: u64 = per_layer.iter().sum();
-    if declared > attached {
+    if declared > attached && !t.layer_operations_unbounded {
         return fail(
             Code::LayerOperationCount,
             layer.offset,

@@ -909,5 +909,7 @@ fn records(
         ppu_param: as_slice(&ppu_param),
         icd_entries: find("icd_table").map(|t| t.size / 8),
         ppu_params_referenced,
+        no_layer: crate::format::records::NO_LAYER,
+        layer_operations_unbounded: false,
     })
 }

@@ -14,6 +14,7 @@ use crate::crc_rules;
 use crate::failure::{Code, Failure, fail};
 use crate::fieldmap as fm;
 use crate::fingerprint::{Fingerprint, Hash256};
+use crate::format::HeaderCrc;
 use crate::format::{attribute, section, v2 as f};
 use crate::read::{Data, compose64, fixed_name, le32};
 use serde::Serialize;
@@ -285,7 +286,8 @@ pub struct FileChecksum {
     pub algorithm: &'static str,
     /// `zero`.
     pub initial_value: &'static str,
-    /// What the CRC covers: `section-payloads-in-directory-order`.
+    /// What the CRC covers, by the version's rule: `section-payloads-in-directory-order`
+    /// (0x00020000) or `whole-file-field-zeroed` (0x00020005).
     pub scope: &'static str,
     /// Bytes presented to the CRC, normalized section 40 included.
     pub covered_section_bytes: u64,
@@ -295,8 +297,11 @@ pub struct FileChecksum {
     pub normalized_checksum_value_words: u64,
     /// The header's `crc_sum`.
     pub recorded_crc32: u32,
-    /// The CRC-32 by the recovered rule.
+    /// The CRC-32 by the version's rule.
     pub computed_crc32: u32,
+    /// The CRC-32 by the spec's directory-order rule, whatever the version's rule (what
+    /// `crc-explain` compares).
+    pub directory_order_crc32: u32,
     /// Whether the two agree (a parsed graph always has them equal).
     pub matches: bool,
 }
@@ -356,7 +361,11 @@ impl<'data> NbgV2<'data> {
 
 const HEADER_END: u64 = f::HEADER_SIZE as u64;
 
-pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure> {
+pub(super) fn parse<'d>(
+    data: Data<'d>,
+    rules: &'static crate::format::V2Rules,
+    opts: Options,
+) -> Result<NbgV2<'d>, Failure> {
     let file_size = data.len();
 
     // Envelope and header.
@@ -570,18 +579,32 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
     }
 
     // Layers, operations, SH operations, patches and their references.
-    let records = records(&data, &sections, network_info.as_ref())?;
+    let records = records(&data, &sections, network_info.as_ref(), rules)?;
 
-    // Payload fingerprints, one pass over the file; their CRCs feed every checksum below.
+    // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
+    // (with the bytes around the CRC field where the version's rule covers the whole file).
+    let field = f::OFF_CRC_SUM as u64;
+    let around_field: Vec<(u64, u64)> = match rules.header_crc {
+        HeaderCrc::WholeFileFieldZeroed => vec![(0, field), (field + 4, file_size)],
+        HeaderCrc::SectionPayloads => vec![],
+    };
     let fingerprints = super::fingerprint_ranges(
         &data,
         &sections
             .iter()
             .map(|s| (s.offset, s.end()))
             .collect::<Vec<_>>(),
-        &[],
+        &around_field,
         opts,
     );
+    let whole_file = match fingerprints.crcs[..] {
+        [before, after] => Some(crc_rules::field_zeroed_from_parts(
+            before,
+            after,
+            file_size - field - 4,
+        )),
+        _ => None,
+    };
     let file_sha256 = fingerprints.file_sha256;
     for (s, f) in sections.iter_mut().zip(fingerprints.ranges) {
         s.fingerprint = f;
@@ -595,7 +618,7 @@ pub(super) fn parse(data: Data<'_>, opts: Options) -> Result<NbgV2<'_>, Failure>
 
     // File checksum.
     let structure_bytes = HEADER_END + u64::from(f::SUB_HEADER_SIZE) + dir_len;
-    let file_checksum = file_checksum(&data, &header, &sections, structure_bytes)?;
+    let file_checksum = file_checksum(&data, &header, &sections, structure_bytes, whole_file)?;
 
     // DYNAIO.
     let dynamic_io = decode_dynaio(
@@ -973,18 +996,21 @@ fn check_record(
     Ok(())
 }
 
+/// The header CRC by the version's rule: `whole_file` is the whole-file-field-zeroed CRC where
+/// the rule is that one.
 fn file_checksum(
     data: &Data<'_>,
     header: &Header,
     sections: &[Section],
     structure_bytes: u64,
+    whole_file: Option<u32>,
 ) -> Result<FileChecksum, Failure> {
     let listing: Vec<_> = sections
         .iter()
         .map(|s| (s.kind, s.offset, s.size, s.fingerprint.crc32))
         .collect();
     // Section checksums passed, so section 40 holds at most one record per section.
-    let computed = crc_rules::combine_v2_file_crc(&listing, |offset, size| {
+    let directory_order = crc_rules::combine_v2_file_crc(&listing, |offset, size| {
         crate::fingerprint::crc32(&crc_rules::v2_normalized_checksum_payload(
             &data.range(offset, offset + size),
         ))
@@ -994,25 +1020,42 @@ fn file_checksum(
         .iter()
         .find(|s| s.kind == section::CHECKSUM)
         .map_or(0, |s| s.size / f::CHECKSUM_RECORD_SIZE);
+    let (computed, scope, what) = match whole_file {
+        Some(c) => (
+            c,
+            crc_rules::WHOLE_FILE_FIELD_ZEROED,
+            "whole-file CRC (field read as zero)",
+        ),
+        None => (
+            directory_order,
+            "section-payloads-in-directory-order",
+            "directory-order section CRC",
+        ),
+    };
     if computed != header.crc_sum {
         return fail(
             Code::FileChecksumMismatch,
             f::OFF_CRC_SUM as u64,
             format!(
-                "header crc_sum is 0x{:08x} but the directory-order section CRC is 0x{computed:08x}",
+                "header crc_sum is 0x{:08x} but the {what} is 0x{computed:08x}",
                 header.crc_sum
             ),
         );
     }
+    let (covered, gaps, normalized) = match whole_file {
+        Some(_) => (data.len() - 4, 0, 0),
+        None => (covered, data.len() - covered - structure_bytes, normalized),
+    };
     Ok(FileChecksum {
         algorithm: "crc32-ieee",
         initial_value: "zero",
-        scope: "section-payloads-in-directory-order",
+        scope,
         covered_section_bytes: covered,
-        excluded_alignment_gap_bytes: data.len() - covered - structure_bytes,
+        excluded_alignment_gap_bytes: gaps,
         normalized_checksum_value_words: normalized,
         recorded_crc32: header.crc_sum,
         computed_crc32: computed,
+        directory_order_crc32: directory_order,
         matches: true,
     })
 }
@@ -1274,6 +1317,7 @@ fn records(
     data: &crate::read::Data<'_>,
     sections: &[Section],
     info: Option<&NetworkInfo>,
+    rules: &crate::format::V2Rules,
 ) -> Result<super::records::Records, Failure> {
     use super::records::{Tables, as_slice, decode};
     use crate::format::section;
@@ -1325,6 +1369,8 @@ fn records(
         tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
         state_table: entries(section::LOADSTATE_TABLE).map(|n| ("load-state table", n)),
         ppu_instr_entries: entries(section::PPU_INSTR_TABLE),
+        no_layer: rules.no_layer,
+        layer_operations_unbounded: !rules.layer_operations_bounded,
         ..Tables::default()
     })
 }
