@@ -95,6 +95,15 @@ fn setup() -> Result<(vendor::Sdk, Vec<vendor::Config>), VendorError> {
     Ok((sdk, configs))
 }
 
+/// The driver and the configuration `target` names, or the exit status saying why not.
+fn driver_for(target: &str, json: bool) -> Result<(vendor::Sdk, vendor::Config), ExitCode> {
+    let (sdk, configs) = setup().map_err(|e| fail(&e, json))?;
+    let config = vendor::targets::resolve(&configs, target)
+        .map_err(|m| fail(&VendorError::Target(m), json))?
+        .clone();
+    Ok((sdk, config))
+}
+
 fn target_word(bytes: &[u8]) -> Option<u32> {
     bytes
         .get(8..12)
@@ -194,13 +203,9 @@ fn compile(
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
-    let (sdk, configs) = match setup() {
-        Ok(s) => s,
-        Err(e) => return fail(&e, json),
-    };
-    let config = match vendor::targets::resolve(&configs, target) {
-        Ok(c) => c.clone(),
-        Err(m) => return fail(&VendorError::Target(m), json),
+    let (sdk, config) = match driver_for(target, json) {
+        Ok(d) => d,
+        Err(code) => return code,
     };
     let compiled = match vendor::compile(&sdk, &config, &bytes, name) {
         Ok(c) => c,
@@ -250,13 +255,9 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
             return ExitCode::from(1);
         }
     };
-    let (sdk, configs) = match setup() {
-        Ok(s) => s,
-        Err(e) => return fail(&e, json),
-    };
-    let config = match vendor::targets::resolve(&configs, target) {
-        Ok(c) => c.clone(),
-        Err(m) => return fail(&VendorError::Target(m), json),
+    let (sdk, config) = match driver_for(target, json) {
+        Ok(d) => d,
+        Err(code) => return code,
     };
     let mut compiled = Vec::new();
     for m in [&ma, &ma, &mb] {

@@ -13,6 +13,12 @@ use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots
 use crate::crc_rules;
 use crate::failure::{Code, Failure, fail};
 use crate::fieldmap as fm;
+
+/// Field offsets inside a directory entry and the sub-header, from the field map: where a
+/// failure about one of those words points.
+const ENTRY_OFFSET: u64 = fm::v2_section_header::offset.offset as u64;
+const ENTRY_SIZE_WORD: u64 = fm::v2_section_header::size.offset as u64;
+const ENTRY_RECORD_SIZE: u64 = fm::v2_section_header::entry_size.offset as u64;
 use crate::fingerprint::{Fingerprint, Hash256};
 use crate::format::HeaderCrc;
 use crate::format::{attribute, section, v2 as f};
@@ -426,7 +432,7 @@ pub(super) fn parse<'d>(
     if sub_header.section_header_size != f::SECTION_HEADER_SIZE {
         return fail(
             Code::SectionHeaderSize,
-            sub_offset + 4,
+            sub_offset + fm::v2_sub_header::section_header_size.offset as u64,
             format!(
                 "section header size is {}; v2 section headers are {} bytes",
                 sub_header.section_header_size,
@@ -438,7 +444,7 @@ pub(super) fn parse<'d>(
     if count > f::MAX_SECTIONS {
         return fail(
             Code::SectionCountLimit,
-            sub_offset + 8,
+            sub_offset + fm::v2_sub_header::section_header_count.offset as u64,
             format!(
                 "{count} section headers; at most {} are allowed",
                 f::MAX_SECTIONS
@@ -476,7 +482,7 @@ pub(super) fn parse<'d>(
         {
             return fail(
                 Code::SectionOutOfBounds,
-                s.header_offset + 4,
+                s.header_offset + ENTRY_OFFSET,
                 format!(
                     "section {} ({}) spans [0x{:x}, +0x{:x}) beyond the {file_size}-byte file",
                     s.index, s.type_name, s.offset, s.size
@@ -550,7 +556,7 @@ pub(super) fn parse<'d>(
         if s.size % f::CHECKSUM_RECORD_SIZE != 0 {
             return fail(
                 Code::ChecksumRecordSize,
-                s.header_offset + 12,
+                s.header_offset + ENTRY_SIZE_WORD,
                 format!(
                     "checksum section is {} bytes, not a multiple of {}",
                     s.size,
@@ -563,13 +569,23 @@ pub(super) fn parse<'d>(
     // Cross-checks.
     if let Some(n) = &network_info {
         for (declared, actual, at, what) in [
-            (n.input_count, inputs.len(), 0x40, "input"),
-            (n.output_count, outputs.len(), 0x44, "output"),
+            (
+                n.input_count,
+                inputs.len(),
+                fm::v2_network_info::input_count.offset,
+                "input",
+            ),
+            (
+                n.output_count,
+                outputs.len(),
+                fm::v2_network_info::output_count.offset,
+                "output",
+            ),
         ] {
             if declared as usize != actual {
                 return fail(
                     Code::MetadataCountMismatch,
-                    n.offset + at,
+                    n.offset + at as u64,
                     format!(
                         "network info declares {declared} {what}s but the {what} section holds {actual} records"
                     ),
@@ -795,7 +811,7 @@ fn check_overlap(
         if b.0 < a.1 {
             // Report at the header of a section involved (the later one when both are); two
             // structural ranges, which the header checks keep apart, at the later one's start.
-            let at = b.2.or(a.2).map_or(b.0, |s| s.header_offset + 4);
+            let at = b.2.or(a.2).map_or(b.0, |s| s.header_offset + ENTRY_OFFSET);
             return fail(
                 Code::SectionOverlap,
                 at,
@@ -838,7 +854,7 @@ fn decode_io_section(s: &Section, data: &Data<'_>) -> Result<Vec<IoRecord>, Fail
     if s.size % f::IO_RECORD_SIZE != 0 || u64::from(s.entry_size) != f::IO_RECORD_SIZE {
         return fail(
             Code::IoRecordSize,
-            s.header_offset + 12,
+            s.header_offset + ENTRY_SIZE_WORD,
             format!(
                 "{} is {} bytes with entry size {}; I/O records are {} bytes",
                 s.type_name,
@@ -852,7 +868,7 @@ fn decode_io_section(s: &Section, data: &Data<'_>) -> Result<Vec<IoRecord>, Fail
     if count > f::IO_MAX_RECORDS {
         return fail(
             Code::IoCountLimit,
-            s.header_offset + 12,
+            s.header_offset + ENTRY_SIZE_WORD,
             format!(
                 "{} holds {count} records; at most {} are allowed",
                 s.type_name,
@@ -872,7 +888,7 @@ fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<NetworkInfo, Fail
     if s.size != f::NETWORK_INFO_SIZE {
         return fail(
             Code::NetworkInfoSize,
-            s.header_offset + 12,
+            s.header_offset + ENTRY_SIZE_WORD,
             format!(
                 "network info is {} bytes; it must be {}",
                 s.size,
@@ -920,7 +936,7 @@ fn memory_record<'a>(
     if s.size != expected {
         return fail(
             Code::MemoryRecordSize,
-            s.header_offset + 12,
+            s.header_offset + ENTRY_SIZE_WORD,
             format!("{} is {} bytes; it must be {expected}", s.type_name, s.size),
         );
     }
@@ -978,7 +994,7 @@ fn check_record(
     if computed != stored {
         return fail(
             Code::SectionChecksumMismatch,
-            offset + 4,
+            offset + fm::v2_checksum_record::checksum_value.offset as u64,
             format!(
                 "checksum for {} is 0x{stored:08x} but the section's CRC-32 is 0x{computed:08x}",
                 target.type_name
@@ -1082,7 +1098,7 @@ fn decode_dynaio(
     if table.size == 0 || table.size % f::DYNAIO_RECORD_SIZE != 0 {
         return fail(
             Code::DynaioTableSize,
-            table.header_offset + 12,
+            table.header_offset + ENTRY_SIZE_WORD,
             format!(
                 "DYNAIO table is {} bytes; it must be a positive multiple of {}",
                 table.size,
@@ -1093,7 +1109,7 @@ fn decode_dynaio(
     if region.size % f::DYNAIO_ALIGN != 0 {
         return fail(
             Code::DynaioRegionSize,
-            region.header_offset + 12,
+            region.header_offset + ENTRY_SIZE_WORD,
             format!(
                 "DYNAIO region is {} bytes, not a multiple of {}",
                 region.size,
@@ -1332,7 +1348,7 @@ fn records(
         if !sizes.contains(&record_size) || s.size % record_size != 0 {
             return fail(
                 Code::TableRecordSize,
-                s.header_offset + 0x20,
+                s.header_offset + ENTRY_RECORD_SIZE,
                 format!(
                     "{} is {} bytes with entry size {}; its records are {sizes:?} bytes",
                     s.type_name, s.size, s.entry_size
