@@ -16,8 +16,8 @@ pub mod vendor;
 
 // The core's modules keep their paths at the crate root (`nbg_lab::parse`, ...).
 pub use nbg::{
-    crc_explain, crc_rules, failure, family, fieldmap, files, fingerprint, format, image, open,
-    parse, read, reencode, stream,
+    crc_explain, crc_rules, failure, family, fieldmap, files, fingerprint, format, holds, image,
+    open, parse, read, reencode, stream,
 };
 
 // The lab's modules, likewise (`nbg_lab::diff`, ...).

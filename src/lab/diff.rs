@@ -8,7 +8,8 @@
 
 use crate::family::NbgFamily;
 use crate::fieldmap::{self as fm, Record};
-use crate::format::{section, v2 as f2};
+use crate::format::v2 as f2;
+use crate::holds::Holds;
 use crate::image::{NbgImage, Origin, Owner, OwnerClass};
 use crate::parse::{Graph, NbgV1, NbgV2};
 use serde::Serialize;
@@ -141,23 +142,6 @@ impl At<'_> {
     }
 }
 
-/// The shared layer, operation, SH and patch records (and the v1 SW, hardware-init and PPU
-/// parameter records), by table role and record size.
-fn shared(role: &str, size: u64) -> Option<Record> {
-    Some(match role {
-        "layer" => fm::layer::RECORD,
-        "operation" => fm::operation::RECORD,
-        "sh" => fm::sh_operation::RECORD,
-        "patch" if size == fm::patch_40bit::SIZE as u64 => fm::patch_40bit::RECORD,
-        "patch" => fm::patch::RECORD,
-        "sw" => fm::v1_sw_operation::RECORD,
-        "hw_init" => fm::v1_hw_init_operation::RECORD,
-        "ppu_param" => fm::v1_ppu_param::RECORD,
-        _ => return None,
-    })
-    .filter(|r| size > 0 && r.has_size(size as usize))
-}
-
 impl Naming for NbgV2<'_> {
     fn payload_name(&self, origin: Origin) -> Option<&str> {
         match origin {
@@ -195,30 +179,25 @@ impl Naming for NbgV2<'_> {
                     return at.opaque(&o.label);
                 };
                 let name = s.type_name;
-                match s.kind {
-                    section::INPUT | section::OUTPUT => at.records(name, fm::v2_io_record::RECORD),
-                    section::NETWORK_INFO => {
-                        at.named(name.into(), fm::v2_network_info::RECORD, o.start)
-                    }
-                    section::CHECKSUM => at.records(name, fm::v2_checksum_record::RECORD),
-                    section::DYNAIO_TABLE => at.records(name, fm::v2_dynaio_entry::RECORD),
-                    section::MEMORY_POOL | section::VIP_SRAM | section::AXI_SRAM => {
+                let Some(kind) = crate::holds::v2(s.kind) else {
+                    return at.opaque(name);
+                };
+                let first = kind.records.first().copied();
+                match (kind.holds, first) {
+                    (Holds::NetworkInfo, Some(r)) => at.named(name.into(), r, o.start),
+                    (Holds::MemoryPool | Holds::VipSram | Holds::AxiSram, _) => {
                         Located::whole((name.into(), o.start))
                     }
-                    section::LAYER | section::OPERATIONS | section::SH | section::PATCH => {
-                        let role = match s.kind {
-                            section::LAYER => "layer",
-                            section::OPERATIONS => "operation",
-                            section::SH => "sh",
-                            _ => "patch",
-                        };
+                    (Holds::Io | Holds::Checksums | Holds::DynaioEntries, Some(r)) => {
+                        at.records(name, r)
+                    }
+                    _ => {
                         let size = u64::from(s.entry_size);
-                        match shared(role, size) {
+                        match kind.record(size) {
                             Some(record) => at.sized(name, record, size),
                             None => at.opaque(name),
                         }
                     }
-                    _ => at.opaque(name),
                 }
             }
             _ => at.opaque(&o.label),
@@ -259,10 +238,10 @@ impl Naming for NbgV1<'_> {
                 let Some(t) = self.tables.get(k) else {
                     return at.opaque(&o.label);
                 };
-                let layout = t
-                    .record_size
-                    .filter(|_| t.decoded)
-                    .and_then(|size| shared(t.name, size).map(|record| (record, size)));
+                let layout = t.record_size.filter(|_| t.decoded).and_then(|size| {
+                    let record = crate::holds::v1(t.name)?.record(size)?;
+                    Some((record, size))
+                });
                 if let Some((record, size)) = layout {
                     return at.sized(t.name, record, size);
                 }

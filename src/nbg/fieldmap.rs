@@ -1182,18 +1182,9 @@ pub fn to_ksy(family: Family) -> String {
 
 /// The Kaitai type of a v1 table whose records the field map lays out.
 fn v1_table_type(name: &str, nested: bool) -> Option<&'static str> {
-    Some(match name {
-        "input" | "output" => "v1_io_any_table",
-        "layer" => "layer_table",
-        "operation" => "operation_table",
-        "sh" => "sh_operation_table",
-        "patch" => "v1_patch_any_table",
-        "sw" => "v1_sw_operation_table",
-        "hw_init" => "v1_hw_init_operation_table",
-        "ppu_param" => "v1_ppu_param_table",
-        _ if nested => "v1_entry_table",
-        _ => return None,
-    })
+    crate::holds::v1(name)
+        .and_then(|k| k.ksy)
+        .or(nested.then_some("v1_entry_table"))
 }
 
 /// `format::v1::entry_count` as a Kaitai expression over `fixed.version`.

@@ -230,25 +230,6 @@ pub mod section {
     pub fn name(id: u32) -> Option<&'static str> {
         NAMES.get(id as usize).copied()
     }
-
-    /// Sections whose records the v2 parser decodes (the rest are named, bounded and opaque).
-    pub fn is_decoded(id: u32) -> bool {
-        matches!(
-            id,
-            INPUT
-                | OUTPUT
-                | LAYER
-                | OPERATIONS
-                | SH
-                | PATCH
-                | DYNAIO_TABLE
-                | NETWORK_INFO
-                | MEMORY_POOL
-                | VIP_SRAM
-                | AXI_SRAM
-                | CHECKSUM
-        )
-    }
 }
 
 /// Public buffer formats (`vip_buffer_format_e`) with their element width in bits.

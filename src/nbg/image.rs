@@ -560,7 +560,7 @@ fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
         ),
     ];
     for s in g.sections.iter().filter(|s| s.size > 0) {
-        let class = if section::is_decoded(s.kind) {
+        let class = if crate::holds::v2(s.kind).is_some() {
             OwnerClass::DecodedRecord
         } else {
             OwnerClass::PreservedOpaque

@@ -10,6 +10,7 @@ pub mod fieldmap;
 pub mod files;
 pub mod fingerprint;
 pub mod format;
+pub mod holds;
 pub mod image;
 pub mod open;
 pub mod parse;

@@ -11,6 +11,7 @@
 use crate::family::NbgFamily;
 use crate::fieldmap::{self as fm, Record, Writer};
 use crate::format::{section, v1 as f1};
+use crate::holds::{Holds, Kind};
 use crate::image::{NbgImage, Origin, Owner, OwnerClass};
 use crate::parse::records::{
     HwInitOperation, Layer, Operation, Patch, PpuParam, Records, ShOperation, SwOperation,
@@ -307,13 +308,9 @@ fn sh_pieces(sh: &[ShOperation], at: u64, size: usize, name: &str) -> Vec<Piece>
         .collect()
 }
 
-fn patch_pieces(patches: &[Patch], at: u64, size: usize, name: &str) -> Vec<Piece> {
+fn patch_pieces(patches: &[Patch], record: Record, at: u64, size: usize, name: &str) -> Vec<Piece> {
+    // The 40-byte layout's fields are a superset: each is written where the record has it.
     use fm::patch_40bit as p;
-    let record = if size == p::SIZE {
-        p::RECORD
-    } else {
-        fm::patch::RECORD
-    };
     patches
         .iter()
         .enumerate()
@@ -398,16 +395,19 @@ fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<P
 }
 
 /// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
-/// of a table at `at` with `size`-byte records.
-fn record_pieces(r: &Records, what: &str, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
-    Some(match what {
-        "layer" => layer_pieces(r.layers.as_deref()?, size, name),
-        "operation" => operation_pieces(r.operations.as_deref()?, size, name),
-        "sh" => sh_pieces(r.sh_operations.as_deref()?, at, size, name),
-        "patch" => patch_pieces(&r.patches.as_ref()?.records, at, size, name),
-        "sw" => sw_pieces(r.sw_operations.as_deref()?, size, name),
-        "hw_init" => hw_init_pieces(r.hw_init_operations.as_deref()?, size, name),
-        "ppu_param" => ppu_param_pieces(r.ppu_params.as_deref()?, size, name),
+/// of a table at `at` with `size`-byte records, as `holds` says the table holds them.
+fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
+    Some(match kind.holds {
+        Holds::Layers => layer_pieces(r.layers.as_deref()?, size, name),
+        Holds::Operations => operation_pieces(r.operations.as_deref()?, size, name),
+        Holds::ShOperations => sh_pieces(r.sh_operations.as_deref()?, at, size, name),
+        Holds::Patches => {
+            let record = kind.record(size as u64)?;
+            patch_pieces(&r.patches.as_ref()?.records, record, at, size, name)
+        }
+        Holds::SwOperations => sw_pieces(r.sw_operations.as_deref()?, size, name),
+        Holds::HwInitOperations => hw_init_pieces(r.hw_init_operations.as_deref()?, size, name),
+        Holds::PpuParams => ppu_param_pieces(r.ppu_params.as_deref()?, size, name),
         _ => return None,
     })
 }
@@ -477,23 +477,13 @@ pub(crate) fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                         name,
                     ))
                 }
-                section::LAYER => {
-                    record_pieces(&g.records, "layer", s.offset, s.entry_size as usize, name)
-                }
-                section::OPERATIONS => record_pieces(
+                kind => record_pieces(
                     &g.records,
-                    "operation",
+                    crate::holds::v2(kind)?,
                     s.offset,
                     s.entry_size as usize,
                     name,
                 ),
-                section::SH => {
-                    record_pieces(&g.records, "sh", s.offset, s.entry_size as usize, name)
-                }
-                section::PATCH => {
-                    record_pieces(&g.records, "patch", s.offset, s.entry_size as usize, name)
-                }
-                _ => None,
             }
         }
         _ => None,
@@ -662,9 +652,6 @@ pub(crate) fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     &crate::parse::v1::io_layout(g.header.version),
                     t.name,
                 )),
-                "layer" | "operation" | "sh" | "patch" | "sw" | "hw_init" | "ppu_param" => {
-                    record_pieces(&g.records, t.name, t.offset, size, t.name)
-                }
                 _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {
                     let n = g.nested_tables.iter().find(|n| n.table == t.name)?;
                     Some(pair_pieces(
@@ -674,7 +661,13 @@ pub(crate) fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
                         t.name,
                     ))
                 }
-                _ => None,
+                _ => record_pieces(
+                    &g.records,
+                    crate::holds::v1(t.name)?,
+                    t.offset,
+                    size,
+                    t.name,
+                ),
             }
         }
         _ => None,

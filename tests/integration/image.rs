@@ -179,7 +179,7 @@ proptest! {
             // Empty opaque sections (never the decoded ones, whose sizes are rules, nor the
             // NN/TP commands and load-state / PPU-instruction tables operations index).
             let indexed = matches!(s.kind, 7 | 8 | 25 | 27);
-            if empty[i] && !nbg_lab::format::section::is_decoded(s.kind) && !indexed && s.kind != 20 {
+            if empty[i] && nbg_lab::holds::v2(s.kind).is_none() && !indexed && s.kind != 20 {
                 s.payload.clear();
             }
         }

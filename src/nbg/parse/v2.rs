@@ -740,7 +740,7 @@ impl RawSection {
             entry_size: self.entry_size,
             stride: self.entry_size,
             reserved_words: self.reserved_words,
-            decoded: section::is_decoded(self.kind),
+            decoded: crate::holds::v2(self.kind).is_some(),
             fingerprint,
         }
     }

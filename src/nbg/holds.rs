@@ -1,0 +1,192 @@
+//! Which records each v2 section and v1 table holds, decided here once: the parsers' `decoded`
+//! flags, the diff's field naming, the re-encoder and the Kaitai export all read this table,
+//! and a record with two layouts (the 28- and 40-byte patch records) is chosen by size here
+//! only. A new record kind is one row.
+
+use crate::fieldmap::{self as fm, Record};
+use crate::format::section;
+
+/// What a section or table holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holds {
+    /// Input or output records (their layout is the version's `IoLayout`).
+    Io,
+    /// The v2 network-info record.
+    NetworkInfo,
+    /// The v2 memory-pool record.
+    MemoryPool,
+    /// The v2 VIP SRAM record.
+    VipSram,
+    /// The v2 AXI SRAM record.
+    AxiSram,
+    /// The v2 section-40 checksum records.
+    Checksums,
+    /// The v2 DYNAIO table's (offset, size) records.
+    DynaioEntries,
+    /// Layer records.
+    Layers,
+    /// Operation records.
+    Operations,
+    /// SH operation records.
+    ShOperations,
+    /// Patch records (28 or 40 bytes).
+    Patches,
+    /// v1 SW operation records.
+    SwOperations,
+    /// v1 hardware-init operation records.
+    HwInitOperations,
+    /// v1 PPU parameter records.
+    PpuParams,
+}
+
+/// One row: what it holds, where (v2 section type, v1 table names), its layouts and the
+/// Kaitai type the v1 export reads it with.
+pub struct Kind {
+    /// What it holds.
+    pub holds: Holds,
+    /// The v2 section type that holds it, if any.
+    pub v2_section: Option<u32>,
+    /// The v1 tables that hold it.
+    pub v1_tables: &'static [&'static str],
+    /// Its record layouts (several only where the size selects one).
+    pub records: &'static [Record],
+    /// The Kaitai type of a v1 table of it.
+    pub ksy: Option<&'static str>,
+}
+
+/// Every kind.
+pub const KINDS: [Kind; 16] = [
+    Kind {
+        holds: Holds::Io,
+        v2_section: None,
+        v1_tables: &["input", "output"],
+        records: &[],
+        ksy: Some("v1_io_any_table"),
+    },
+    Kind {
+        holds: Holds::Io,
+        v2_section: Some(section::INPUT),
+        v1_tables: &[],
+        records: &[fm::v2_io_record::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::Io,
+        v2_section: Some(section::OUTPUT),
+        v1_tables: &[],
+        records: &[fm::v2_io_record::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::NetworkInfo,
+        v2_section: Some(section::NETWORK_INFO),
+        v1_tables: &[],
+        records: &[fm::v2_network_info::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::MemoryPool,
+        v2_section: Some(section::MEMORY_POOL),
+        v1_tables: &[],
+        records: &[fm::v2_memory_pool::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::VipSram,
+        v2_section: Some(section::VIP_SRAM),
+        v1_tables: &[],
+        records: &[fm::v2_vip_sram::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::AxiSram,
+        v2_section: Some(section::AXI_SRAM),
+        v1_tables: &[],
+        records: &[fm::v2_axi_sram::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::Checksums,
+        v2_section: Some(section::CHECKSUM),
+        v1_tables: &[],
+        records: &[fm::v2_checksum_record::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::DynaioEntries,
+        v2_section: Some(section::DYNAIO_TABLE),
+        v1_tables: &[],
+        records: &[fm::v2_dynaio_entry::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::Layers,
+        v2_section: Some(section::LAYER),
+        v1_tables: &["layer"],
+        records: &[fm::layer::RECORD],
+        ksy: Some("layer_table"),
+    },
+    Kind {
+        holds: Holds::Operations,
+        v2_section: Some(section::OPERATIONS),
+        v1_tables: &["operation"],
+        records: &[fm::operation::RECORD],
+        ksy: Some("operation_table"),
+    },
+    Kind {
+        holds: Holds::ShOperations,
+        v2_section: Some(section::SH),
+        v1_tables: &["sh"],
+        records: &[fm::sh_operation::RECORD],
+        ksy: Some("sh_operation_table"),
+    },
+    Kind {
+        holds: Holds::Patches,
+        v2_section: Some(section::PATCH),
+        v1_tables: &["patch"],
+        records: &[fm::patch::RECORD, fm::patch_40bit::RECORD],
+        ksy: Some("v1_patch_any_table"),
+    },
+    Kind {
+        holds: Holds::SwOperations,
+        v2_section: None,
+        v1_tables: &["sw"],
+        records: &[fm::v1_sw_operation::RECORD],
+        ksy: Some("v1_sw_operation_table"),
+    },
+    Kind {
+        holds: Holds::HwInitOperations,
+        v2_section: None,
+        v1_tables: &["hw_init"],
+        records: &[fm::v1_hw_init_operation::RECORD],
+        ksy: Some("v1_hw_init_operation_table"),
+    },
+    Kind {
+        holds: Holds::PpuParams,
+        v2_section: None,
+        v1_tables: &["ppu_param"],
+        records: &[fm::v1_ppu_param::RECORD],
+        ksy: Some("v1_ppu_param_table"),
+    },
+];
+
+/// What a v2 section type holds; `None` for an opaque payload.
+pub fn v2(section_type: u32) -> Option<&'static Kind> {
+    KINDS.iter().find(|k| k.v2_section == Some(section_type))
+}
+
+/// What a v1 table holds; `None` for payloads and index tables.
+pub fn v1(table: &str) -> Option<&'static Kind> {
+    KINDS.iter().find(|k| k.v1_tables.contains(&table))
+}
+
+impl Kind {
+    /// The layout of `size`-byte records (a record whose later fields are gated by version
+    /// matches each of its sizes); `None` when no layout has that size.
+    pub fn record(&self, size: u64) -> Option<Record> {
+        self.records
+            .iter()
+            .find(|r| size > 0 && r.has_size(size as usize))
+            .copied()
+    }
+}
