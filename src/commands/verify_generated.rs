@@ -30,6 +30,10 @@ pub fn exec(args: Args) -> ExitCode {
             }
         };
     }
+    // The serializer controls are binaries a driver rebuilds, 96 compiles: their own command.
+    eprintln!(
+        "not rebuilt here: controls/serializer (96 compiles by the vendor driver, about 5 minutes): `nbg vendor controls` recompiles and compares them (the tests run it)"
+    );
     match nbg_lab::evidence::verify(root) {
         Ok((n, mismatches)) if mismatches.is_empty() => {
             print(&format!("{n} evidence files rebuilt; all identical\n"));

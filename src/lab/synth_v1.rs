@@ -156,8 +156,13 @@ fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
     // A newer version has no proved operation record size: the newest known one is written.
     // Invariant: `record_size` answers `None` for "operation" only under a bounded-unknown
     // layout, and `MAX_KNOWN_VERSION` is a known one.
-    let operation_record = f::record_size("operation", version, 1, 1)
-        .or(f::record_size("operation", f::MAX_KNOWN_VERSION, 1, 1))
+    let operation_record = crate::holds::v1_record_size("operation", version, 1, 1)
+        .or(crate::holds::v1_record_size(
+            "operation",
+            f::MAX_KNOWN_VERSION,
+            1,
+            1,
+        ))
         .expect("the newest known operation record size") as usize;
     let tables: [(&str, Vec<u8>); 5] = [
         (

@@ -482,34 +482,6 @@ pub mod v1 {
             .count()
     }
 
-    /// Record size of a table for a version, where the public sources or corpus establish it.
-    /// A version newer than any with evidence keeps only the I/O record size (the newest
-    /// known one, checked against the table size); its other tables stay opaque.
-    pub fn record_size(name: &str, version: u32, nn_code: u32, tp_code: u32) -> Option<u64> {
-        if Layout::of(version) == Layout::BoundedUnknown && !matches!(name, "input" | "output") {
-            return None;
-        }
-        use crate::fieldmap as fm;
-        let sized = |r: &fm::Record| r.size_at(version) as u64;
-        Some(match name {
-            "input" | "output" => io_record_size(version),
-            "layer" => sized(&fm::layer::RECORD),
-            "operation" => sized(&fm::operation::RECORD),
-            "nn" => return command_bytes(nn_code),
-            "tp" => return command_bytes(tp_code),
-            "sh" => sized(&fm::sh_operation::RECORD),
-            // 40-byte records are observed in every 0x00010014+ file; the gate is not public.
-            "patch" if version >= PATCH_40BIT_SINCE => fm::patch_40bit::SIZE as u64,
-            "patch" => sized(&fm::patch::RECORD),
-            "sw" => sized(&fm::v1_sw_operation::RECORD),
-            "hw_init" => fm::v1_hw_init_operation::SIZE as u64,
-            "ppu_param" => fm::v1_ppu_param::SIZE as u64,
-            "lcd_table" | "icd_table" | "coeff_data_table" | "ppu_instr_table"
-            | "dyna_io_table" | "load_states_table" => fm::v1_entry::SIZE as u64,
-            _ => return None,
-        })
-    }
-
     /// First v1 version whose patch records are 40 bytes (corpus-proved, not public).
     pub const PATCH_40BIT_SINCE: u32 = 0x0001_0014;
 

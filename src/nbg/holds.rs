@@ -180,6 +180,34 @@ pub fn v1(table: &str) -> Option<&'static Kind> {
     KINDS.iter().find(|k| k.v1_tables.contains(&table))
 }
 
+/// Record size of a v1 table for a version, where the public sources or corpus establish it:
+/// the row's layout (the 40-byte patch layout from `format::v1::PATCH_40BIT_SINCE`) at the
+/// version, an I/O table's version layout, a command table's size code, or an index table's
+/// (offset, size) entry. A version newer than any with evidence keeps only the I/O record size
+/// (the newest known one, checked against the table size); its other tables stay opaque.
+pub fn v1_record_size(name: &str, version: u32, nn_code: u32, tp_code: u32) -> Option<u64> {
+    use crate::format::v1 as f1;
+    if f1::Layout::of(version) == f1::Layout::BoundedUnknown && !matches!(name, "input" | "output")
+    {
+        return None;
+    }
+    match name {
+        "input" | "output" => return Some(f1::io_record_size(version)),
+        "nn" => return f1::command_bytes(nn_code),
+        "tp" => return f1::command_bytes(tp_code),
+        "lcd_table" | "icd_table" | "coeff_data_table" | "ppu_instr_table" | "dyna_io_table"
+        | "load_states_table" => return Some(fm::v1_entry::SIZE as u64),
+        _ => {}
+    }
+    let kind = v1(name)?;
+    let record = match kind.holds {
+        // 40-byte records are observed in every 0x00010014+ file; the gate is not public.
+        Holds::Patches if version >= f1::PATCH_40BIT_SINCE => kind.records.get(1)?,
+        _ => kind.records.first()?,
+    };
+    Some(record.size_at(version) as u64)
+}
+
 impl Kind {
     /// The layout of `size`-byte records (a record whose later fields are gated by version
     /// matches each of its sizes); `None` when no layout has that size.

@@ -155,3 +155,43 @@ fn serializer_controls_regenerate_byte_identically() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `nbg diff` on a real file and a copy with one DYNAIO byte changed (its whole-file CRC
+/// re-sealed, as the serializer would): the change and the header CRC, named by owner and field.
+#[test]
+fn diff_names_a_change_in_a_real_file() {
+    let files = controls();
+    let (_, a) = files
+        .iter()
+        .find(|(n, _)| n == "add-const-fp16-1000000e.nb")
+        .unwrap();
+    let g = parse(a).unwrap();
+    let Graph::V2(v) = &g else { panic!("v2") };
+    let dynaio = v.dynamic_io.as_ref().unwrap();
+    let region = (dynaio.region_offset + dynaio.entries[0].offset) as usize;
+    let mut b = a.clone();
+    b[region] ^= 0x01;
+    b[12..16].fill(0);
+    let crc = crc32fast::hash(&b);
+    b[12..16].copy_from_slice(&crc.to_le_bytes());
+    assert!(parse(&b).is_ok(), "the re-sealed copy is valid");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.nb"), a).unwrap();
+    std::fs::write(dir.path().join("b.nb"), &b).unwrap();
+    let o = common::nbg(dir.path(), &["diff", "--json", "a.nb", "b.nb"]);
+    assert_eq!(o.status.code(), Some(1));
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let fields: Vec<&str> = d["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|o| o["ranges"].as_array().unwrap())
+        .map(|r| r["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(d["changed_bytes"], 5, "{d}");
+    assert!(fields.contains(&"header.crc_sum"), "{fields:?}");
+    assert!(
+        fields.iter().any(|f| f.starts_with("NBG_SECTION_DYNAIO")),
+        "{fields:?}"
+    );
+}

@@ -270,13 +270,18 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
     // Counted by number, named once per kind: a patch table has thousands of records.
     let mut by_kind: BTreeMap<u32, u64> = BTreeMap::new();
     let mut records = Vec::with_capacity(p.count() as usize);
-    let wide = p.record_size == fp::SIZE as u64;
+    // The layout of this record size (`holds`); the 40-byte layout's fields are a superset.
+    let layout = crate::holds::v1("patch").and_then(|k| k.record(p.record_size));
+    let Some(layout) = layout else {
+        return fail(
+            Code::TableRecordSize,
+            p.offset,
+            format!("patch records of {} bytes have no layout", p.record_size),
+        );
+    };
+    let wide = layout.size == fp::SIZE;
     for (_, offset, r) in p.records() {
-        let v = if wide {
-            super::view(&fp::RECORD, r, offset)?
-        } else {
-            super::view(&fm::patch::RECORD, r, offset)?
-        };
+        let v = super::view(&layout, r, offset)?;
         let kind = v.u32(&fp::source_type);
         *by_kind.entry(kind).or_insert(0) += 1;
         records.push(Patch {

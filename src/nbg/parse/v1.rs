@@ -347,7 +347,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
                 &fixed[at..at + fm::v1_entry::SIZE],
                 at as u64,
             )?;
-            let record_size = f::record_size(spec.name, version, nn_code, tp_code);
+            let record_size = crate::holds::v1_record_size(spec.name, version, nn_code, tp_code);
             Ok(Table {
                 index: k,
                 name: spec.name,
@@ -422,7 +422,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
                 };
                 return fail(
                     code,
-                    t.entry_offset + 4,
+                    t.entry_offset + fm::v1_entry::size.offset as u64,
                     format!(
                         "{} table is {} bytes, not a multiple of its {r}-byte records",
                         t.name, t.size
@@ -678,13 +678,13 @@ fn decode_io_table(
     t: &Table,
     layout: &IoLayout,
 ) -> Result<Vec<IoRecord>, Failure> {
-    // Invariant: `format::v1::record_size` is `Some` for input and output at every version, so
+    // Invariant: `holds::v1_record_size` is `Some` for input and output at every version, so
     // the record loop above set `record_count` of both (or returned a failure).
     let count = t.record_count.expect("I/O record size is always known");
     if count > IO_MAX_RECORDS {
         return fail(
             Code::IoCountLimit,
-            t.entry_offset + 4,
+            t.entry_offset + fm::v1_entry::size.offset as u64,
             format!(
                 "{} table holds {count} records; at most {IO_MAX_RECORDS} are allowed",
                 t.name
