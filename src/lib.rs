@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod canonical;
+pub mod contain;
 pub mod evidence;
 pub mod lab;
 pub mod nbg;

@@ -85,7 +85,7 @@ pub(crate) fn node(
     }
 }
 
-fn ints(name: &str, v: &[i64]) -> AttributeProto {
+pub(crate) fn ints(name: &str, v: &[i64]) -> AttributeProto {
     AttributeProto {
         name: s(name),
         ints: v.to_vec(),

@@ -9,9 +9,9 @@ use super::error::OnnxError;
 use super::npz::{self, Tensor};
 use super::refusal::Refusal;
 use super::run::{Engine, Factory, Session};
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Exit status of a child whose engine refused the model at construction.
 pub const EXIT_UNSUPPORTED: i32 = 3;
@@ -100,40 +100,12 @@ impl Factory for ChildEngines {
             .stdout(file("stdout")?)
             .stderr(file("stderr")?);
         let limits = self.limits;
-        // SAFETY: between fork and exec only async-signal-safe calls: setrlimit.
-        unsafe {
-            cmd.pre_exec(move || {
-                for (resource, value) in [
-                    (libc::RLIMIT_AS, limits.address_space),
-                    (libc::RLIMIT_CPU, limits.cpu_seconds),
-                ] {
-                    let r = libc::rlimit {
-                        rlim_cur: value as libc::rlim_t,
-                        rlim_max: value as libc::rlim_t,
-                    };
-                    if libc::setrlimit(resource, &r) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(())
-            });
-        }
+        crate::contain::set_limits(&mut cmd, limits.address_space, limits.cpu_seconds, false);
         let mut child = cmd
             .spawn()
             .map_err(|e| OnnxError::ChildStart(e.to_string()))?;
-        let start = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if start.elapsed() > limits.wall => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break None;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(OnnxError::ChildWait(e.to_string())),
-            }
-        };
+        let status = crate::contain::wait(&mut child, limits.wall)
+            .map_err(|e| OnnxError::ChildWait(e.to_string()))?;
         let read = |n: &str| {
             String::from_utf8_lossy(&std::fs::read(p(n)).unwrap_or_default()).into_owned()
         };
@@ -155,7 +127,7 @@ impl Factory for ChildEngines {
             Some(s) => match s.signal() {
                 Some(sig) => Err(OnnxError::ChildSignal {
                     signal: sig,
-                    name: signal_name(sig),
+                    name: crate::contain::signal_name(sig),
                     address_gib: limits.address_space >> 30,
                     cpu_seconds: limits.cpu_seconds,
                 }),
@@ -174,19 +146,6 @@ impl Factory for ChildEngines {
 
     fn providers(&self) -> Vec<String> {
         self.providers.clone()
-    }
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGXCPU => "SIGXCPU",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        _ => "signal",
     }
 }
 

@@ -28,18 +28,10 @@ pub struct Difference {
     pub b_source: Vec<u8>,
 }
 
+/// An initializer's element width and elements, one byte vector each.
 fn elements(t: &TensorProto) -> Option<(usize, Vec<Vec<u8>>)> {
-    let width = match t.data_type? {
-        data_type::FLOAT | data_type::INT32 => 4,
-        data_type::UINT8 | data_type::INT8 => 1,
-        data_type::INT64 => 8,
-        _ => return None,
-    };
-    let raw: Vec<u8> = match &t.raw_data {
-        Some(r) => r.clone(),
-        None => t.float_data.iter().flat_map(|f| f.to_le_bytes()).collect(),
-    };
-    Some((width, raw.chunks(width).map(<[u8]>::to_vec).collect()))
+    let (width, bytes) = super::lower::elements(t)?;
+    Some((width, bytes.chunks(width).map(<[u8]>::to_vec).collect()))
 }
 
 fn value_of(dt: i32, bytes: &[u8]) -> Value {

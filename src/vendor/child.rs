@@ -7,7 +7,7 @@
 use super::driver::{Request, Response};
 use super::sdk::Sdk;
 use std::io::Write as _;
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::os::unix::process::ExitStatusExt as _;
 use std::time::{Duration, Instant};
 
 /// The child's limits.
@@ -70,19 +70,6 @@ pub struct Answer {
     pub written: Option<Vec<u8>>,
     /// Wall-clock time of the child, lock wait excluded.
     pub seconds: f64,
-}
-
-fn signal_name(s: i32) -> &'static str {
-    match s {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGILL => "SIGILL",
-        libc::SIGXCPU => "SIGXCPU",
-        _ => "other",
-    }
 }
 
 /// The machine-wide lock held while a driver child runs: two simulated compiles at once would
@@ -154,25 +141,7 @@ pub fn run(
     for (k, v) in extra_env {
         cmd.env(k, v.replace("{dir}", &dir.path().display().to_string()));
     }
-    // SAFETY: between fork and exec only async-signal-safe calls: setrlimit.
-    unsafe {
-        cmd.pre_exec(move || {
-            for (resource, value) in [
-                (libc::RLIMIT_AS, limits.address_space),
-                (libc::RLIMIT_CPU, limits.cpu_seconds),
-                (libc::RLIMIT_CORE, 0),
-            ] {
-                let r = libc::rlimit {
-                    rlim_cur: value as libc::rlim_t,
-                    rlim_max: value as libc::rlim_t,
-                };
-                if libc::setrlimit(resource, &r) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
+    crate::contain::set_limits(&mut cmd, limits.address_space, limits.cpu_seconds, true);
     let start = Instant::now();
     let mut child = cmd
         .spawn()
@@ -190,17 +159,10 @@ pub fn run(
             }
             drop(stdin);
         });
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break Ok(s),
-                Ok(None) if start.elapsed() > limits.wall => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break Err(ChildFailure::Timeout(limits.wall));
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => break Err(ChildFailure::Io(format!("wait: {e}"))),
-            }
+        let status = match crate::contain::wait(&mut child, limits.wall) {
+            Ok(Some(s)) => Ok(s),
+            Ok(None) => Err(ChildFailure::Timeout(limits.wall)),
+            Err(e) => Err(ChildFailure::Io(format!("wait: {e}"))),
         };
         let _ = writer.join();
         status
@@ -222,7 +184,7 @@ pub fn run(
         }
         (None, Some(signal)) => Err(ChildFailure::Signal {
             signal,
-            name: signal_name(signal),
+            name: crate::contain::signal_name(signal),
         }),
         (None, None) => Err(ChildFailure::NoAnswer(status.code().unwrap_or(-1))),
     }

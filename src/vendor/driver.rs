@@ -121,16 +121,9 @@ const MAX_IMAGE: u64 = 4 << 30;
 fn read_request() -> Result<(Request, Vec<u8>), String> {
     let mut stdin = std::io::stdin().lock();
     let mut line = Vec::new();
-    let mut byte = [0u8; 1];
     // The request line is bounded: a plan with its constants (1 GiB of hex at most).
-    while line.len() < 1 << 30 {
-        match stdin.read(&mut byte) {
-            Ok(0) => break,
-            Ok(_) if byte[0] == b'\n' => break,
-            Ok(_) => line.push(byte[0]),
-            Err(e) => return Err(format!("stdin: {e}")),
-        }
-    }
+    std::io::BufRead::read_until(&mut (&mut stdin).take(1 << 30), b'\n', &mut line)
+        .map_err(|e| format!("stdin: {e}"))?;
     let request: Request =
         serde_json::from_slice(&line).map_err(|e| format!("the request is not valid: {e}"))?;
     let mut image = Vec::new();

@@ -69,18 +69,34 @@ fn int(n: &NodeProto, name: &str, default: i64) -> i64 {
     attr(n, name).and_then(|a| a.i).unwrap_or(default)
 }
 
-/// An initializer's elements as f64, whatever its numeric type (raw data or typed fields).
-fn values(t: &TensorProto) -> Option<Vec<f64>> {
+/// An initializer's element width and its elements as little-endian bytes, from `raw_data` or
+/// the typed field of its type; `None` for other types or a raw length off the width.
+pub(super) fn elements(t: &TensorProto) -> Option<(usize, Vec<u8>)> {
     let dt = t.data_type?;
-    let raw = t.raw_data.as_deref();
     let width = match dt {
         data_type::FLOAT | data_type::INT32 => 4,
         data_type::UINT8 | data_type::INT8 => 1,
         data_type::INT64 => 8,
         _ => return None,
     };
-    Some(match (dt, raw) {
-        (_, Some(r)) if r.len() % width == 0 => r
+    let bytes = match (&t.raw_data, dt) {
+        (Some(r), _) if r.len() % width == 0 => r.clone(),
+        (Some(_), _) => return None,
+        (None, data_type::FLOAT) => t.float_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        (None, data_type::INT64) => t.int64_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        (None, data_type::INT32) => t.int32_data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        // 8-bit elements travel one per int32_data word.
+        (None, _) => t.int32_data.iter().map(|&v| v as u8).collect(),
+    };
+    Some((width, bytes))
+}
+
+/// An initializer's elements as f64, whatever its numeric type.
+fn values(t: &TensorProto) -> Option<Vec<f64>> {
+    let dt = t.data_type?;
+    let (width, bytes) = elements(t)?;
+    Some(
+        bytes
             .chunks_exact(width)
             .map(|c| match dt {
                 data_type::FLOAT => f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
@@ -90,11 +106,7 @@ fn values(t: &TensorProto) -> Option<Vec<f64>> {
                 _ => i64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f64,
             })
             .collect(),
-        (_, Some(_)) => return None,
-        (data_type::FLOAT, None) => t.float_data.iter().map(|&v| f64::from(v)).collect(),
-        (data_type::INT64, None) => t.int64_data.iter().map(|&v| v as f64).collect(),
-        (_, None) => t.int32_data.iter().map(|&v| f64::from(v)).collect(),
-    })
+    )
 }
 
 /// Round-to-nearest-even float32 to float16 bits.
@@ -337,14 +349,13 @@ impl Lowering<'_> {
             return refuse(node, format!("{v} is not two-dimensional"));
         };
         let (k, n) = (k as usize, n as usize);
-        let width = match t.data_type {
-            Some(data_type::FLOAT) => 4,
-            Some(data_type::UINT8 | data_type::INT8) => 1,
-            _ => return refuse(node, format!("{v}: unsupported weight type")),
-        };
-        let raw: Vec<u8> = match &t.raw_data {
-            Some(r) => r.clone(),
-            None => t.float_data.iter().flat_map(|f| f.to_le_bytes()).collect(),
+        let Some((width, raw)) = elements(&t).filter(|_| {
+            matches!(
+                t.data_type,
+                Some(data_type::FLOAT | data_type::UINT8 | data_type::INT8)
+            )
+        }) else {
+            return refuse(node, format!("{v}: unsupported weight type"));
         };
         if raw.len() != k * n * width {
             return refuse(node, format!("{v}: data does not match its shape"));

@@ -3,6 +3,7 @@
 //! outputs. Weights come from the builder's SplitMix64, so every model is fixed forever;
 //! `nbg vendor models -o DIR` writes them.
 
+use crate::onnx::fixtures;
 use crate::onnx::proto::*;
 use crate::synth::Rng;
 use prost::Message as _;
@@ -11,27 +12,10 @@ fn s(v: &str) -> Option<String> {
     Some(v.to_string())
 }
 
+/// A float32 graph input or output of a static shape (the fixtures' value builder).
 fn value(name: &str, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: s(name),
-        r#type: Some(TypeProto {
-            value: Some(TypeValue::TensorType(TensorTypeProto {
-                elem_type: Some(data_type::FLOAT),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|&d| Dimension {
-                            value: Some(DimensionValue::DimValue(d)),
-                            denotation: None,
-                        })
-                        .collect(),
-                }),
-            })),
-            denotation: None,
-        }),
-        doc_string: None,
-        metadata_props: vec![],
-    }
+    let dims: Vec<Option<i64>> = dims.iter().copied().map(Some).collect();
+    fixtures::tensor_value(name, data_type::FLOAT, &dims, &[])
 }
 
 fn tensor(name: &str, dt: i32, dims: &[i64], raw: Vec<u8>) -> TensorProto {
@@ -47,26 +31,14 @@ fn tensor(name: &str, dt: i32, dims: &[i64], raw: Vec<u8>) -> TensorProto {
 /// A float initializer of pseudo-random values in [-1, 1).
 fn floats(rng: &mut Rng, name: &str, dims: &[i64]) -> TensorProto {
     let n: i64 = dims.iter().product();
-    let raw = (0..n)
-        .flat_map(|_| {
-            let v = ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0;
-            v.to_le_bytes()
-        })
+    let values: Vec<f32> = (0..n)
+        .map(|_| ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0)
         .collect();
-    tensor(name, data_type::FLOAT, dims, raw)
+    fixtures::float_tensor(name, dims, &values)
 }
 
 fn scalar_f32(name: &str, v: f32) -> TensorProto {
-    tensor(name, data_type::FLOAT, &[], v.to_le_bytes().to_vec())
-}
-
-fn attr_ints(name: &str, v: &[i64]) -> AttributeProto {
-    AttributeProto {
-        name: s(name),
-        ints: v.to_vec(),
-        r#type: Some(attribute_type::INTS),
-        ..Default::default()
-    }
+    fixtures::float_tensor(name, &[], &[v])
 }
 
 fn attr_int(name: &str, v: i64) -> AttributeProto {
@@ -78,16 +50,10 @@ fn attr_int(name: &str, v: i64) -> AttributeProto {
     }
 }
 
+/// A node named after its operator and first output (the fixtures' node builder).
 fn node(op: &str, inputs: &[&str], outputs: &[&str], attribute: Vec<AttributeProto>) -> NodeProto {
-    NodeProto {
-        input: inputs.iter().map(|x| x.to_string()).collect(),
-        output: outputs.iter().map(|x| x.to_string()).collect(),
-        name: s(&format!("{}_{}", op.to_lowercase(), outputs[0])),
-        op_type: s(op),
-        attribute,
-        domain: s(""),
-        ..Default::default()
-    }
+    let name = format!("{}_{}", op.to_lowercase(), outputs[0]);
+    fixtures::node(op, &name, inputs, outputs, attribute)
 }
 
 fn model(
@@ -97,25 +63,16 @@ fn model(
     inputs: &[(&str, &[i64])],
     outputs: &[(&str, &[i64])],
 ) -> Vec<u8> {
-    ModelProto {
-        ir_version: Some(8),
-        producer_name: s("nbg-lab"),
-        producer_version: s("vendor-models/1"),
-        graph: Some(GraphProto {
-            node: nodes,
-            name: s(name),
-            initializer: inits,
-            input: inputs.iter().map(|(n, d)| value(n, d)).collect(),
-            output: outputs.iter().map(|(n, d)| value(n, d)).collect(),
-            ..Default::default()
-        }),
-        opset_import: vec![OperatorSetIdProto {
-            domain: s(""),
-            version: Some(13),
-        }],
+    let mut m = fixtures::model(GraphProto {
+        node: nodes,
+        name: s(name),
+        initializer: inits,
+        input: inputs.iter().map(|(n, d)| value(n, d)).collect(),
+        output: outputs.iter().map(|(n, d)| value(n, d)).collect(),
         ..Default::default()
-    }
-    .encode_to_vec()
+    });
+    m.producer_version = s("vendor-models/1");
+    m.encode_to_vec()
 }
 
 /// Quantize-dequantize parameters of one value: its scale and zero point initializers and the
@@ -199,8 +156,8 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
                     &["x", "w", "b"],
                     &["y"],
                     vec![
-                        attr_ints("kernel_shape", &[3, 3]),
-                        attr_ints("pads", &[1, 1, 1, 1]),
+                        fixtures::ints("kernel_shape", &[3, 3]),
+                        fixtures::ints("pads", &[1, 1, 1, 1]),
                     ],
                 )],
                 vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
@@ -219,8 +176,8 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
                         &["x", "w", "b"],
                         &["c"],
                         vec![
-                            attr_ints("kernel_shape", &[3, 3]),
-                            attr_ints("pads", &[1, 1, 1, 1]),
+                            fixtures::ints("kernel_shape", &[3, 3]),
+                            fixtures::ints("pads", &[1, 1, 1, 1]),
                         ],
                     ),
                     node("Relu", &["c"], &["r"], vec![]),
@@ -229,8 +186,8 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
                         &["r"],
                         &["y"],
                         vec![
-                            attr_ints("kernel_shape", &[2, 2]),
-                            attr_ints("strides", &[2, 2]),
+                            fixtures::ints("kernel_shape", &[2, 2]),
+                            fixtures::ints("strides", &[2, 2]),
                         ],
                     ),
                 ],
@@ -295,8 +252,8 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
                         &["x"],
                         &["a"],
                         vec![
-                            attr_ints("kernel_shape", &[2, 2]),
-                            attr_ints("strides", &[2, 2]),
+                            fixtures::ints("kernel_shape", &[2, 2]),
+                            fixtures::ints("strides", &[2, 2]),
                         ],
                     ),
                     node("GlobalAveragePool", &["a"], &["y"], vec![]),
@@ -367,7 +324,7 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             "Conv",
             &["x_dq", "w_dq", "b_dq"],
             &["y"],
-            vec![attr_ints("kernel_shape", &[3, 3])],
+            vec![fixtures::ints("kernel_shape", &[3, 3])],
         ));
         let (o, on) = qdq("y", 2.0, 5, false);
         inits.extend(o);

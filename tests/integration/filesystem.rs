@@ -2,17 +2,10 @@
 //! corpus root are refused with exit 2; an interrupted write never leaves a half-written file.
 
 use crate::common;
+use common::nbg;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn nbg(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nbg"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
+use std::process::{Command, Stdio};
 
 fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")

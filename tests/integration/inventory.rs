@@ -1,18 +1,10 @@
 //! Corpus configs, the inventory, verify-generated and the lab.
 
 use crate::common;
+use common::nbg;
 
 use nbg_lab::{corpus, evidence, inventory};
 use std::path::Path;
-use std::process::Command;
-
-fn nbg(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_nbg"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap()
-}
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
     let p = dir.join("corpus.json");
