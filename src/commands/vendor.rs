@@ -1,4 +1,5 @@
-//! `nbg vendor targets|compile|capture|load|models`: the vendor's simulator driver as a peer.
+//! `nbg vendor targets|compile|capture|capture-sets|load|controls|models`: the vendor's
+//! simulator driver as a peer.
 
 use super::{plan_outputs, print, print_json, usage_error};
 use nbg_lab::vendor::{self, Image, LoadVerdict, VendorError};
@@ -36,7 +37,10 @@ pub enum Command {
         json: bool,
     },
     /// Compile A twice (A1, A2) and B once into the new folder DIR with a differential.json
-    /// naming the one source quantity that differs (refused when A and B differ in more).
+    /// naming the one source quantity that differs (refused when A and B differ in more) and
+    /// the model's other Q/DQ parameters as context; each model's graph name is compiled in as
+    /// the network name. Exit 0 written with A1 = A2, 1 refused or A1 != A2, 2 usage or a
+    /// missing driver.
     Capture {
         a: PathBuf,
         b: PathBuf,
@@ -67,6 +71,14 @@ pub enum Command {
     /// with the committed files, or with --write regenerate them. Exit 0 identical or written,
     /// 1 a difference, 2 a missing driver.
     Controls {
+        #[arg(long)]
+        write: bool,
+    },
+    /// differentials/serializer: recompile every capture set (conv and add models on an
+    /// NN-engine and a shader-only part, a Gemm + Relu on a part that runs the Relu as an NN
+    /// command; one quantity changed per B; 87 compiles, about 15 minutes) and compare with the committed files, or with --write regenerate them. Exit
+    /// 0 identical or written, 1 a difference, 2 a missing driver.
+    CaptureSets {
         #[arg(long)]
         write: bool,
     },
@@ -137,6 +149,7 @@ pub fn exec(command: Command) -> ExitCode {
         } => load(&file, target.as_deref(), from_file, json),
         Command::Models { out } => models(&out),
         Command::Controls { write } => controls(write),
+        Command::CaptureSets { write } => capture_sets(write),
     }
 }
 
@@ -255,19 +268,44 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
             return ExitCode::from(1);
         }
     };
+    // The folder is checked before the compiles, which take seconds each.
+    if out.symlink_metadata().is_ok() {
+        return usage_error(format!("{}: already exists", out.display()));
+    }
+    if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            return usage_error(format!("{}: no such folder", parent.display()));
+        }
+    }
     let (sdk, config) = match driver_for(target, json) {
         Ok(d) => d,
         Err(code) => return code,
     };
     let mut compiled = Vec::new();
     for m in [&ma, &ma, &mb] {
-        match vendor::compile(&sdk, &config, m, None) {
+        let name = vendor::capture::graph_name(&prost_decode(m));
+        match vendor::compile(
+            &sdk,
+            &config,
+            m,
+            Some(name.as_str()).filter(|n| !n.is_empty()),
+        ) {
             Ok(c) => compiled.push(c),
             Err(e) => return fail(&e, json),
         }
     }
-    let spec = vendor::capture::spec(&quantity, &compiled[0], &compiled[2], &config, &sdk);
-    if let Err(e) = nbg_lab::capture::write(&compiled[0].nbg, &compiled[2].nbg, &spec, out) {
+    let mut spec = vendor::capture::spec(&quantity, &compiled[0], &compiled[2], &config, &sdk);
+    spec.context = vendor::capture::context(&ma)
+        .into_iter()
+        .filter(|(k, _)| *k != quantity.key)
+        .collect();
+    if let Err(e) = nbg_lab::capture::write_set(
+        &compiled[0].nbg,
+        &compiled[1].nbg,
+        &compiled[2].nbg,
+        &spec,
+        out,
+    ) {
         return usage_error(e);
     }
     let a2_same = compiled[0].nbg == compiled[1].nbg;
@@ -443,6 +481,53 @@ fn controls(write: bool) -> ExitCode {
             ExitCode::from(1)
         }
         Err(e) => fail(&e, false),
+    }
+}
+
+/// A model already admitted by `capture::difference` (so it decodes).
+fn prost_decode(m: &[u8]) -> nbg_lab::onnx::proto::ModelProto {
+    use prost::Message as _;
+    nbg_lab::onnx::proto::ModelProto::decode(m).unwrap_or_default()
+}
+
+fn capture_sets(write: bool) -> ExitCode {
+    let (sdk, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, false),
+    };
+    let root = nbg_lab::evidence::steps::project_root();
+    let start = std::time::Instant::now();
+    let built = match vendor::capture_sets::build(&sdk, &configs, &mut |d| {
+        eprintln!("  {d} ({:.0} s)", start.elapsed().as_secs_f64())
+    }) {
+        Ok(b) => b,
+        Err(e) => return fail(&e, false),
+    };
+    let files = vendor::capture_sets::files(&sdk, &built);
+    let dir = vendor::capture_sets::DIR;
+    let seconds = start.elapsed().as_secs_f64();
+    if write {
+        return match vendor::capture_sets::write(&root, &files) {
+            Ok(n) => {
+                eprintln!(
+                    "wrote {} capture sets ({n} files) into {dir} in {seconds:.0} s",
+                    built.len()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(&e, false),
+        };
+    }
+    let problems = vendor::capture_sets::compare(&root, &files);
+    if problems.is_empty() {
+        print(&format!(
+            "{dir}: {} capture sets recompiled byte-identically in {seconds:.0} s\n",
+            built.len()
+        ));
+        ExitCode::SUCCESS
+    } else {
+        print(&(problems.join("\n") + "\n"));
+        ExitCode::from(1)
     }
 }
 

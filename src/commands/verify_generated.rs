@@ -5,9 +5,14 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Rewrite the evidence files instead of comparing them.
+    /// Rewrite the evidence files instead of comparing them (the vendor-compiled files are
+    /// rewritten by `nbg vendor controls --write` and `nbg vendor capture-sets --write`).
     #[arg(long)]
     write: bool,
+    /// Do not recompile controls/serializer and differentials/serializer with the vendor
+    /// driver (about 15 minutes); said on stderr.
+    #[arg(long)]
+    skip_vendor: bool,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -30,14 +35,26 @@ pub fn exec(args: Args) -> ExitCode {
             }
         };
     }
-    // The serializer controls are binaries a driver rebuilds, 96 compiles: their own command.
-    eprintln!(
-        "not rebuilt here: controls/serializer (96 compiles by the vendor driver, about 5 minutes): `nbg vendor controls` recompiles and compares them (the tests run it)"
-    );
+    let vendor_ok = if args.skip_vendor {
+        eprintln!(
+            "skipped (--skip-vendor): recompiling {} and {} with the vendor driver",
+            nbg_lab::vendor::controls::DIR,
+            nbg_lab::vendor::capture_sets::DIR
+        );
+        true
+    } else {
+        vendor_files(root)
+    };
     match nbg_lab::evidence::verify(root) {
-        Ok((n, mismatches)) if mismatches.is_empty() => {
+        Ok((n, mismatches)) if mismatches.is_empty() && vendor_ok => {
             print(&format!("{n} evidence files rebuilt; all identical\n"));
             ExitCode::SUCCESS
+        }
+        Ok((n, mismatches)) if mismatches.is_empty() => {
+            print(&format!(
+                "{n} evidence files rebuilt; all identical; the vendor-compiled files differ\n"
+            ));
+            failed()
         }
         Ok((n, mismatches)) => {
             for m in &mismatches {
@@ -58,4 +75,58 @@ pub fn exec(args: Args) -> ExitCode {
             failed()
         }
     }
+}
+
+/// Recompile the vendor-compiled files when the driver is installed and compare them: true
+/// when identical, or when the driver is missing outside CI (said on stderr).
+fn vendor_files(root: &std::path::Path) -> bool {
+    use nbg_lab::vendor;
+    let setup = vendor::sdk::locate()
+        .map_err(vendor::VendorError::from)
+        .and_then(|sdk| vendor::configs(&sdk).map(|c| (sdk, c)));
+    let (sdk, configs) = match setup {
+        Ok(s) => s,
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            eprintln!("nbg: CI=true and the vendor driver is needed: {e}");
+            return false;
+        }
+        Err(e) => {
+            eprintln!(
+                "skipped: recompiling {} and {} ({e})",
+                vendor::controls::DIR,
+                vendor::capture_sets::DIR
+            );
+            return true;
+        }
+    };
+    let start = std::time::Instant::now();
+    let mut problems = match vendor::controls::verify(root, &sdk, &configs) {
+        Ok((n, p)) => {
+            eprintln!(
+                "{}: {n} controls recompiled in {:.0} s",
+                vendor::controls::DIR,
+                start.elapsed().as_secs_f64()
+            );
+            p
+        }
+        Err(e) => vec![format!("{}: {e}", vendor::controls::DIR)],
+    };
+    let start = std::time::Instant::now();
+    match vendor::capture_sets::build(&sdk, &configs, &mut |_| {}) {
+        Ok(built) => {
+            let files = vendor::capture_sets::files(&sdk, &built);
+            problems.extend(vendor::capture_sets::compare(root, &files));
+            eprintln!(
+                "{}: {} capture sets recompiled in {:.0} s",
+                vendor::capture_sets::DIR,
+                built.len(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+        Err(e) => problems.push(format!("{}: {e}", vendor::capture_sets::DIR)),
+    }
+    for p in &problems {
+        print(&format!("{p}\n"));
+    }
+    problems.is_empty()
 }

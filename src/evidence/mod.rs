@@ -71,17 +71,38 @@ pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
 
 /// The capture directories under `dir`, sorted.
 fn capture_names(dir: &Path) -> Result<Vec<String>, EvidenceError> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map_err(|source| EvidenceError::Read {
-            path: dir.to_path_buf(),
-            source,
-        })?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    Ok(names)
+    let subdirs = |d: &Path| -> Result<Vec<String>, EvidenceError> {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .map_err(|source| EvidenceError::Read {
+                path: d.to_path_buf(),
+                source,
+            })?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().map(|t| t.is_dir()).unwrap_or(false))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        Ok(names)
+    };
+    // A folder without a `differential.json` is a group of sets (`serializer/`, the vendor
+    // serializer's own), one level deep.
+    let mut out = Vec::new();
+    for name in subdirs(dir)? {
+        if dir
+            .join(&name)
+            .join(crate::differential::SPEC_FILE)
+            .is_file()
+        {
+            out.push(name);
+        } else {
+            out.extend(
+                subdirs(&dir.join(&name))?
+                    .into_iter()
+                    .map(|n| format!("{name}/{n}")),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
@@ -179,6 +200,18 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let rows = mapping::check_all(&all, &captures)?;
     let text = registry.canonical();
     let sha = crate::fingerprint::Hash256::of(text.as_bytes());
+    // The grouped sets (the vendor serializer's) are checked against every mapping too, but
+    // only the rows that apply are kept: most pairs are another target's or kind's.
+    let (grouped, top): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.capture.contains('/'));
+    let mut applied = mapping::check_document(
+        &sha,
+        &grouped
+            .iter()
+            .filter(|r| r.outcome != mapping::Outcome::Inapplicable)
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    applied["summary"] = serde_json::json!(mapping::summary(&grouped));
     Ok(vec![
         Generated {
             path: mapping::COMMITTED.into(),
@@ -186,7 +219,11 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
         },
         Generated {
             path: "evidence/mappings/check.json".into(),
-            text: canonical(&mapping::check_document(&sha, &rows)),
+            text: canonical(&mapping::check_document(&sha, &top)),
+        },
+        Generated {
+            path: "evidence/mappings/serializer-check.json".into(),
+            text: canonical(&applied),
         },
     ])
 }

@@ -53,6 +53,10 @@ pub struct CaptureSpec {
     /// B value; the source keys of `mapping` registries name them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub quantities: std::collections::BTreeMap<String, crate::mapping::Quantity>,
+    /// Quantities held fixed in A and B (the other scales and zero points of the model), by
+    /// key: the inputs of computed values read them.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub context: std::collections::BTreeMap<String, crate::mapping::Value>,
 }
 
 /// Largest `differential.json` read.
@@ -174,7 +178,7 @@ pub fn load(dir: &Path) -> Result<CaptureSet, LoadError> {
             b: spec.b_source.len(),
         });
     }
-    if spec.quantities.len() > crate::mapping::MAX_QUANTITIES {
+    if spec.quantities.len() + spec.context.len() > crate::mapping::MAX_QUANTITIES {
         return Err(LoadError::TooManyQuantities(spec_path));
     }
     Ok(CaptureSet {
@@ -417,12 +421,12 @@ fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place
     let entries = g.dynaio_ranges();
     let mut out = Vec::new();
     for (k, m) in registry.mappings.iter().enumerate() {
-        let role = match m.target {
-            Target::DynaioEntry { .. } => RangeRole::DynaioEntry,
-            Target::Field { .. } => RangeRole::MappedField,
-            Target::SectionRange { .. } => RangeRole::MappedRange,
-        };
-        for (start, end) in crate::mapping::places(m, g, image) {
+        for (target, start, end) in crate::mapping::places(m, g, image) {
+            let role = match target {
+                Target::DynaioEntry { .. } => RangeRole::DynaioEntry,
+                Target::Field { .. } => RangeRole::MappedField,
+                Target::SectionRange { .. } => RangeRole::MappedRange,
+            };
             let entry = if role == RangeRole::DynaioEntry {
                 entries.iter().position(|r| *r == (start, end))
             } else {
@@ -528,7 +532,12 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         return Ok(report);
     };
     let mapping = &registry.mappings[k];
-    if !matches!(mapping.target, Target::DynaioEntry { .. }) {
+    // The DYNAIO constant kind localizes its entry below; every other mapping is its check.
+    let dynaio_constant = matches!(mapping.target, Some(Target::DynaioEntry { .. }))
+        && !mapping.is_element_map()
+        && mapping.also.is_empty()
+        && mapping.computed.is_empty();
+    if !dynaio_constant {
         // Steps 4 and 5 are the mapping's check: its source quantity, the replay, B's SHA-256.
         let row = crate::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
         report.result = match row.outcome {

@@ -41,8 +41,9 @@ pub const ADMITTED_V2: [u32; 4] = [
 /// v1 tables searched.
 pub const ADMITTED_V1: [&str; 4] = ["coeff_data", "nn", "tp", "dyna_io"];
 
-/// Element orders: as stored (OIHW weights, NCHW data), and for 4-D tensors the channels-last
-/// permutation (OHWI / NHWC).
+/// Element orders: as stored (OIHW weights, NCHW data), for 4-D tensors the channels-last
+/// permutation (OHWI / NHWC), for 2-D tensors the transpose (a MatMul's [K, N] constant as the
+/// fully connected layer's [N, K] weights).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Order {
@@ -50,6 +51,8 @@ pub enum Order {
     AsStored,
     /// Channels-last order (OHWI), for 4-D tensors.
     Ohwi,
+    /// The transpose, for 2-D tensors.
+    Transposed,
 }
 
 /// Element encodings; the quantized ones use per-tensor affine parameters.
@@ -71,7 +74,7 @@ pub enum Encoding {
 }
 
 /// Every element order tried.
-pub const ORDERS: [Order; 2] = [Order::AsStored, Order::Ohwi];
+pub const ORDERS: [Order; 3] = [Order::AsStored, Order::Ohwi, Order::Transposed];
 /// Every encoding tried.
 pub const ENCODINGS: [Encoding; 6] = [
     Encoding::Raw,
@@ -129,6 +132,8 @@ pub struct Match {
     pub occurrences: Vec<Occurrence>,
     /// The encoded bytes take fewer than two distinct values: a match says little.
     pub degenerate: bool,
+    /// Length of the encoded tensor.
+    pub bytes: u64,
 }
 
 /// The locator's verdict on one initializer.
@@ -230,10 +235,11 @@ fn admitted(g: &Graph<'_>) -> Vec<Region> {
         .collect()
 }
 
-/// Element values of an initializer: f32 values, or the raw int8/uint8 bytes.
+/// Element values of an initializer: f32 values, or the raw int8/uint8/int32 bytes with the
+/// element width.
 enum Values {
     F32(Vec<f32>),
-    Bytes(Vec<u8>),
+    Bytes(Vec<u8>, usize),
 }
 
 /// Why an initializer's values are not searched (a skipped row's reason).
@@ -242,8 +248,8 @@ enum ValuesError {
     /// The stored values do not match the element count.
     #[error("{found} values for {elements} elements")]
     Count { found: usize, elements: u64 },
-    /// The element type is not float, uint8 or int8; its ONNX name.
-    #[error("data type {0} is outside the registry (float, uint8, int8)")]
+    /// The element type is not float, uint8, int8 or int32; its ONNX name.
+    #[error("data type {0} is outside the registry (float, uint8, int8, int32)")]
     DataType(&'static str),
 }
 
@@ -279,12 +285,38 @@ fn values(t: &TensorProto, elements: u64) -> Result<Values, ValuesError> {
                     elements,
                 });
             }
-            Ok(Values::Bytes(v))
+            Ok(Values::Bytes(v, 1))
+        }
+        data_type::INT32 => {
+            let v: Vec<u8> = match raw {
+                Some(r) => r.to_vec(),
+                None => t.int32_data.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            };
+            if v.len() as u64 != elements * 4 {
+                return Err(ValuesError::Count {
+                    found: v.len() / 4,
+                    elements,
+                });
+            }
+            Ok(Values::Bytes(v, 4))
         }
         _ => Err(ValuesError::DataType(
             data_type::name(dt).unwrap_or("unknown"),
         )),
     }
+}
+
+/// [R, C] -> [C, R] for a 2-D tensor of `n`-byte elements.
+fn transposed(bytes: &[u8], dims: &[i64], n: usize) -> Option<Vec<u8>> {
+    let [r, c] = <[i64; 2]>::try_from(dims).ok()?.map(|d| d as usize);
+    let mut out = Vec::with_capacity(bytes.len());
+    for cc in 0..c {
+        for rr in 0..r {
+            let at = (rr * c + cc) * n;
+            out.extend_from_slice(bytes.get(at..at + n)?);
+        }
+    }
+    Some(out)
 }
 
 /// OIHW -> OHWI (also NCHW -> NHWC) for a 4-D tensor of `n`-byte elements.
@@ -319,7 +351,7 @@ fn quantize_linear(g: &GraphProto, name: &str) -> Option<(f32, i32, bool)> {
     let scale = init(node.input.get(1)?)?;
     let scale = match values(scale, 1).ok()? {
         Values::F32(v) => v[0],
-        Values::Bytes(_) => return None,
+        Values::Bytes(..) => return None,
     };
     let (zp, signed) = match node.input.get(2) {
         None => (0, false),
@@ -327,7 +359,7 @@ fn quantize_linear(g: &GraphProto, name: &str) -> Option<(f32, i32, bool)> {
             let t = init(z)?;
             let signed = t.data_type == Some(INT8);
             match values(t, 1).ok()? {
-                Values::Bytes(b) => (
+                Values::Bytes(b, 1) => (
                     if signed {
                         b[0] as i8 as i32
                     } else {
@@ -335,7 +367,7 @@ fn quantize_linear(g: &GraphProto, name: &str) -> Option<(f32, i32, bool)> {
                     },
                     signed,
                 ),
-                Values::F32(_) => return None,
+                _ => return None,
             }
         }
     };
@@ -357,8 +389,8 @@ fn quantize(v: &[f32], scale: f32, zp: i32, signed: bool) -> Vec<u8> {
 /// encoding does not apply (no QuantizeLinear, an all-zero tensor, bytes not floats).
 fn encode(v: &Values, encoding: Encoding, q: Option<(f32, i32, bool)>) -> Option<(Vec<u8>, usize)> {
     match (v, encoding) {
-        (Values::Bytes(b), Encoding::Raw) => Some((b.clone(), 1)),
-        (Values::Bytes(_), _) => None,
+        (Values::Bytes(b, n), Encoding::Raw) => Some((b.clone(), *n)),
+        (Values::Bytes(..), _) => None,
         (Values::F32(f), Encoding::Raw) => {
             Some((f.iter().flat_map(|x| x.to_le_bytes()).collect(), 4))
         }
@@ -485,7 +517,9 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
         };
         let q = quantize_linear(graph, &row.name);
         for order in ORDERS {
-            if order == Order::Ohwi && dims.len() != 4 {
+            if (order == Order::Ohwi && dims.len() != 4)
+                || (order == Order::Transposed && dims.len() != 2)
+            {
                 continue;
             }
             for encoding in ENCODINGS {
@@ -498,6 +532,10 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
                         Some(b) => b,
                         None => continue,
                     },
+                    Order::Transposed => match transposed(&stored, &dims, n) {
+                        Some(b) => b,
+                        None => continue,
+                    },
                 };
                 row.transforms_tried += 1;
                 let mut distinct = [false; 256];
@@ -507,6 +545,7 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
                     count: 0,
                     occurrences: Vec::new(),
                     degenerate: distinct.iter().filter(|&&d| d).count() < 2,
+                    bytes: needle.len() as u64,
                 };
                 for r in &regions {
                     let hay = &nbg[r.start as usize..r.end as usize];
@@ -535,6 +574,7 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
         rows.push(row);
     }
     let count = |o: Outcome| rows.iter().filter(|r| r.result == o).count();
+    let coverage = coverage(&regions, &rows);
     Ok(json!({
         "schema": SCHEMA,
         "model": {
@@ -546,6 +586,7 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
             "format": g.format(),
             "sha256": g.file().sha256,
             "admitted": regions,
+            "coverage": coverage,
         },
         "registry": registry(),
         "registry_sha256": registry_sha256(),
@@ -556,6 +597,52 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
             "skipped": count(Outcome::Skipped),
         },
     }))
+}
+
+/// How much of one admitted region the found initializers explain.
+#[derive(Clone, Debug, Serialize)]
+pub struct Coverage {
+    /// The region's name.
+    pub owner: String,
+    /// Its size.
+    pub bytes: u64,
+    /// Bytes inside a listed, non-degenerate occurrence of some initializer.
+    pub covered_bytes: u64,
+    /// The initializers found there (with their transforms), in model order.
+    pub found: Vec<String>,
+}
+
+/// Per admitted region, the bytes the listed non-degenerate occurrences cover: what is left
+/// is content the registry's transforms do not explain (a COEF_DATA of computed tables, a
+/// packed kernel layout).
+fn coverage(regions: &[Region], rows: &[Initializer]) -> Vec<Coverage> {
+    regions
+        .iter()
+        .map(|r| {
+            let mut covered = vec![false; (r.end - r.start) as usize];
+            let mut found = Vec::new();
+            for row in rows {
+                for m in row.matches.iter().filter(|m| !m.degenerate) {
+                    let mut here = false;
+                    for o in m.occurrences.iter().filter(|o| o.owner == r.owner) {
+                        let s = o.offset_in_owner as usize;
+                        let e = (s + m.bytes as usize).min(covered.len());
+                        covered[s..e].iter_mut().for_each(|c| *c = true);
+                        here = true;
+                    }
+                    if here {
+                        found.push(format!("{} ({})", row.name, m.transform));
+                    }
+                }
+            }
+            Coverage {
+                owner: r.owner.clone(),
+                bytes: r.end - r.start,
+                covered_bytes: covered.iter().filter(|&&c| c).count() as u64,
+                found,
+            }
+        })
+        .collect()
 }
 
 /// Text or canonical JSON of a run, and its exit status: 0 ran (found or not), 1 an invalid
@@ -623,6 +710,21 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
                     ));
                 }
             }
+        }
+        for c in doc["graph"]["coverage"].as_array().into_iter().flatten() {
+            let (bytes, covered) = (
+                c["bytes"].as_u64().unwrap_or(0),
+                c["covered_bytes"].as_u64().unwrap_or(0),
+            );
+            s.push_str(&format!(
+                "region {:<28} {bytes:>8} bytes, {covered:>8} covered by initializers{}\n",
+                c["owner"].as_str().unwrap_or(""),
+                if covered == 0 {
+                    " (content not found under any transform)"
+                } else {
+                    ""
+                }
+            ));
         }
         let sum = &doc["summary"];
         s.push_str(&format!(

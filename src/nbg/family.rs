@@ -18,7 +18,7 @@ use crate::crc_explain;
 use crate::crc_rules::{self, CrcClass, Explanation};
 use crate::fieldmap as fm;
 use crate::fingerprint::{Hash256, crc32};
-use crate::format::{section, v1 as f1, v2 as f2};
+use crate::format::{HeaderCrc, section, v1 as f1, v2 as f2};
 use crate::image::Owner;
 use crate::parse::{FileFacts, Graph, NbgV1, NbgV2};
 use crate::reencode::{self, Piece};
@@ -291,6 +291,15 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     }
 }
 
+impl NbgV2<'_> {
+    /// The header CRC rule of this file's version (the spec's rule for a version nbg does not
+    /// list, which the parser refuses before a graph exists).
+    fn header_crc(&self) -> HeaderCrc {
+        crate::format::v2_rules(self.header.version)
+            .map_or(HeaderCrc::SectionPayloads, |r| r.header_crc)
+    }
+}
+
 impl<'data> NbgFamily<'data> for NbgV2<'data> {
     fn family(&self) -> Family {
         Family::V2
@@ -353,7 +362,10 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     fn crc_rule(&self) -> CrcRule {
         CrcRule {
             field: f2::OFF_CRC_SUM as u64,
-            rule: "v2-directory-order",
+            rule: match self.header_crc() {
+                HeaderCrc::SectionPayloads => "v2-directory-order",
+                HeaderCrc::WholeFileFieldZeroed => crc_rules::WHOLE_FILE_FIELD_ZEROED,
+            },
             field_name: "header crc_sum",
         }
     }
@@ -365,6 +377,12 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     fn file_crc(&self, bytes: &[u8]) -> Option<u32> {
         if bytes.len() as u64 != self.file.size {
             return None;
+        }
+        if self.header_crc() == HeaderCrc::WholeFileFieldZeroed {
+            return Some(crc_rules::whole_file_field_zeroed(
+                bytes,
+                f2::OFF_CRC_SUM as u64,
+            ));
         }
         // The parser bounded every section inside the file, which has `bytes`' length.
         let listing = self

@@ -47,6 +47,24 @@ fn value_of(dt: i32, bytes: &[u8]) -> Value {
 
 /// The difference between models `a` and `b`, or why there is not exactly one.
 pub fn difference(a: &[u8], b: &[u8]) -> Result<Difference, String> {
+    let mut found = differences(a, b)?;
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err("the models do not differ in any quantity the comparison reads".into()),
+        n => Err(format!(
+            "the models differ in {n} quantities ({}); a capture changes exactly one",
+            found
+                .iter()
+                .map(|d| d.key.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// Every quantity models `a` and `b` differ in (initializer elements, Q/DQ scales and zero
+/// points, attributes, value names, the graph name), or why they cannot be compared.
+pub fn differences(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, String> {
     let decode = |m: &[u8], which: &str| {
         ModelProto::decode(m).map_err(|e| format!("model {which} is not ONNX: {e}"))
     };
@@ -83,18 +101,7 @@ pub fn difference(a: &[u8], b: &[u8]) -> Result<Difference, String> {
         };
         let dt = ta.data_type.unwrap_or(0);
         // What a Q/DQ node reads this initializer as.
-        let role = ga.node.iter().find_map(|n| {
-            let q = matches!(
-                n.op_type.as_deref(),
-                Some("QuantizeLinear" | "DequantizeLinear")
-            );
-            let at = n.input.iter().position(|i| *i == name)?;
-            match (q, at) {
-                (true, 1) => Some(format!("scale:{}", n.input[0])),
-                (true, 2) => Some(format!("zero-point:{}", n.input[0])),
-                _ => None,
-            }
-        });
+        let role = qdq_role(ga, &name);
         for (i, (x, y)) in ea.iter().zip(&eb).enumerate() {
             if x == y {
                 continue;
@@ -182,18 +189,77 @@ pub fn difference(a: &[u8], b: &[u8]) -> Result<Difference, String> {
         found.push(rename(names(ga).iter(), names(gb).iter())?);
     }
     found.dedup_by(|x, y| x.key == y.key && x.key.starts_with("name:"));
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => Err("the models do not differ in any quantity the comparison reads".into()),
-        n => Err(format!(
-            "the models differ in {n} quantities ({}); a capture changes exactly one",
-            found
-                .iter()
-                .map(|d| d.key.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+    // The graph name: a capture compiles it in as the network name.
+    if ga.name != gb.name {
+        let (x, y) = (graph_name(&ma), graph_name(&mb));
+        // The source bytes as a fixed name field holds them: NUL-padded to one length.
+        let n = x.len().max(y.len());
+        let padded = |s: &str| {
+            let mut v = s.as_bytes().to_vec();
+            v.resize(n, 0);
+            v
+        };
+        found.push(Difference {
+            key: GRAPH_NAME_KEY.into(),
+            a: Value::Bytes(x.as_bytes().to_vec()),
+            b: Value::Bytes(y.as_bytes().to_vec()),
+            a_source: padded(&x),
+            b_source: padded(&y),
+        });
     }
+    Ok(found)
+}
+
+/// The key of a graph-name difference.
+pub const GRAPH_NAME_KEY: &str = "graph-name";
+
+/// A model's graph name (empty when it has none or is not ONNX): the network name a capture
+/// compiles in.
+pub fn graph_name(m: &ModelProto) -> String {
+    m.graph
+        .as_ref()
+        .and_then(|g| g.name.clone())
+        .unwrap_or_default()
+}
+
+/// The quantities a model holds fixed that computed values read: every per-tensor Q/DQ scale
+/// (`scale:x`) and zero point (`zero-point:x`), each initializer once under the key
+/// `difference` gives it (named after the first Q/DQ node that reads it).
+pub fn context(model: &[u8]) -> BTreeMap<String, Value> {
+    let Ok(m) = ModelProto::decode(model) else {
+        return BTreeMap::new();
+    };
+    let Some(g) = &m.graph else {
+        return BTreeMap::new();
+    };
+    let mut out = BTreeMap::new();
+    for t in &g.initializer {
+        let Some(name) = &t.name else { continue };
+        let Some(key) = qdq_role(g, name) else {
+            continue;
+        };
+        if let Some((_, e)) = elements(t).filter(|(_, e)| e.len() == 1) {
+            out.insert(key, value_of(t.data_type.unwrap_or(0), &e[0]));
+        }
+    }
+    out
+}
+
+/// What the first Q/DQ node reading initializer `name` reads it as: `scale:X` or
+/// `zero-point:X`, X the node's first input.
+fn qdq_role(g: &crate::onnx::proto::GraphProto, name: &str) -> Option<String> {
+    g.node.iter().find_map(|n| {
+        let q = matches!(
+            n.op_type.as_deref(),
+            Some("QuantizeLinear" | "DequantizeLinear")
+        );
+        let at = n.input.iter().position(|i| i == name)?;
+        match (q, at) {
+            (true, 1) => Some(format!("scale:{}", n.input[0])),
+            (true, 2) => Some(format!("zero-point:{}", n.input[0])),
+            _ => None,
+        }
+    })
 }
 
 /// One value renamed from `a` to `b` (the lists differ at positions that all hold the same
@@ -218,6 +284,7 @@ fn rename<'x>(
 /// The capture set's `differential.json`.
 pub fn spec(d: &Difference, a: &Compiled, b: &Compiled, config: &Config, sdk: &Sdk) -> CaptureSpec {
     CaptureSpec {
+        context: BTreeMap::new(),
         a_source: d.a_source.clone(),
         b_source: d.b_source.clone(),
         provenance: Some(format!(

@@ -5,6 +5,7 @@
 //! files from a path or from memory (`load`), and what it reports is compared with nbg's parse.
 
 pub mod capture;
+pub mod capture_sets;
 mod child;
 pub mod controls;
 pub mod driver;
@@ -57,13 +58,16 @@ pub enum VendorError {
     /// The graph was processed but the driver wrote no network binary (exit 1).
     #[error("the driver processed the graph but wrote no network binary")]
     NoBinary,
+    /// A file the command writes could not be written (exit 2).
+    #[error(transparent)]
+    Write(#[from] crate::files::InputError),
 }
 
 impl VendorError {
     /// The exit status: 2 for set-up and usage problems, 1 for a refusal or failure.
     pub fn exit_status(&self) -> u8 {
         match self {
-            VendorError::Sdk(_) | VendorError::Target(_) => 2,
+            VendorError::Sdk(_) | VendorError::Target(_) | VendorError::Write(_) => 2,
             _ => 1,
         }
     }
@@ -82,6 +86,7 @@ impl VendorError {
             VendorError::DriverRefused { .. } => "vendor-driver-refused",
             VendorError::ChildError(_) => "vendor-child-failed",
             VendorError::NoBinary => "vendor-no-binary",
+            VendorError::Write(_) => "output-unwritable",
         }
     }
 }

@@ -193,13 +193,14 @@ fn verify_generated_reports_a_changed_file() {
     copy_tree(&common::root().join("evidence"), &proj.join("evidence"));
     copy_tree(&common::root().join("onnx"), &proj.join("onnx"));
     copy_tree(&common::root().join("policy"), &proj.join("policy"));
-    let o = nbg(&proj, &["verify-generated"]);
+    let o = nbg(&proj, &["verify-generated", "--skip-vendor"]);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stdout)
     );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("skipped (--skip-vendor)"));
 
     let target = proj.join("evidence/images/erf-u8.json");
     let text =
@@ -208,7 +209,7 @@ fn verify_generated_reports_a_changed_file() {
             .replacen("\"decoded-record\"", "\"padding\"", 1);
     std::fs::write(&target, text).unwrap();
     std::fs::write(proj.join("evidence/stray.json"), "{}\n").unwrap();
-    let o = nbg(&proj, &["verify-generated"]);
+    let o = nbg(&proj, &["verify-generated", "--skip-vendor"]);
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -226,7 +227,12 @@ fn verify_generated_reports_a_changed_file() {
     let o = nbg(&proj, &["verify-generated", "--write"]);
     assert_eq!(o.status.code(), Some(0));
     std::fs::remove_file(proj.join("evidence/stray.json")).unwrap();
-    assert_eq!(nbg(&proj, &["verify-generated"]).status.code(), Some(0));
+    assert_eq!(
+        nbg(&proj, &["verify-generated", "--skip-vendor"])
+            .status
+            .code(),
+        Some(0)
+    );
 }
 
 fn copy_tree(from: &Path, to: &Path) {

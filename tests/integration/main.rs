@@ -25,6 +25,7 @@ mod real_v2;
 mod records;
 mod report;
 mod resources;
+mod serializer_mappings;
 mod streaming;
 mod sweep;
 mod v1_corpus;

@@ -340,4 +340,34 @@ fn capture_writes_a_set_naming_its_quantity() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(!d.join("set2").exists());
+    // An existing folder, or a missing parent, is refused before the compiles.
+    for (out, why) in [
+        ("set", "already exists"),
+        ("no/such/parent", "no such folder"),
+    ] {
+        let o = common::nbg(
+            d,
+            &[
+                "vendor",
+                "capture",
+                "a.onnx",
+                "b.onnx",
+                "--target",
+                "0x1000000e",
+                "-o",
+                out,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{out}");
+        assert!(String::from_utf8_lossy(&o.stderr).contains(why), "{out}");
+    }
+    // The graph name is compiled in as the network name.
+    use nbg_lab::NbgFamily as _;
+    let g = nbg_lab::parse(&a1).unwrap();
+    let name = g.to_json()["network_info"]["name"].clone();
+    assert_eq!(
+        name,
+        decode(&a).graph.unwrap().name.unwrap().as_str(),
+        "{name}"
+    );
 }

@@ -50,6 +50,19 @@ fn files() -> Vec<(String, PathBuf)> {
         .collect();
     sets.sort();
     for set in sets {
+        // A group of sets (differentials/serializer) holds the vendor serializer's 0x00020005
+        // files, which nbinfo refuses ("fail to init parser", exit 255): outside its versions.
+        if !set.join("differential.json").is_file() {
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!(
+                    "skipped: {}: 0x00020005 capture sets, a version nbinfo does not read\n",
+                    set.display()
+                )
+                .as_bytes(),
+            );
+            continue;
+        }
         // The small v1 builder's graphs are of version 0x00010030, which the vendor reader
         // refuses by version (status -6), like the `v1-*` synth profiles this test leaves out.
         let spec = std::fs::read_to_string(set.join("differential.json")).unwrap_or_default();

@@ -110,6 +110,7 @@ fn v2_scale(name: &str, scale: f32, zero_point: u32) -> Result<Built, BuildError
         a: quant_graph(QUANT_A.0, QUANT_A.1)?,
         b: quant_graph(scale, zero_point)?,
         spec: CaptureSpec {
+            context: BTreeMap::new(),
             a_source: source(QUANT_A.0),
             b_source: source(scale),
             provenance: Some(format!(
@@ -143,6 +144,7 @@ fn v1_scale(input: f32, output: f32) -> Result<Built, BuildError> {
         a: graph([0.5, 0.5])?,
         b: graph([input, output])?,
         spec: CaptureSpec {
+            context: BTreeMap::new(),
             a_source: 0.5f32.to_le_bytes().to_vec(),
             b_source: input.to_le_bytes().to_vec(),
             provenance: Some(format!(
@@ -190,6 +192,7 @@ fn coef(word: u32, tp: bool) -> Result<Built, BuildError> {
         a: a.emit()?,
         b: b.emit()?,
         spec: CaptureSpec {
+            context: BTreeMap::new(),
             a_source: a_word.to_le_bytes().to_vec(),
             b_source: word.to_le_bytes().to_vec(),
             provenance: Some(format!(

@@ -12,6 +12,7 @@
 //! Nothing here writes an NBG; `promote` writes only the mappings file, atomically.
 
 pub mod captures;
+pub mod computed;
 pub mod numeric;
 
 use super::Exit;
@@ -63,12 +64,19 @@ pub enum Encoding {
     Le32,
     /// Little-endian 64-bit integer.
     Le64,
-    /// IEEE 754 half precision, little-endian.
+    /// IEEE 754 half precision, little-endian (the value must be exactly a half).
     F16,
+    /// A number rounded to the nearest IEEE half (ties to even), little-endian: how the
+    /// serializer stores a float32 weight of a float graph.
+    F16Nearest,
+    /// bfloat16 (the high half of an f32; the value must be exactly one), little-endian.
+    Bf16,
     /// IEEE 754 single precision, little-endian.
     F32,
     /// The source bytes as they are.
     Raw,
+    /// The source bytes, then NULs to the end of the field (a name in a fixed-size field).
+    Text,
 }
 
 /// A value the producer recomputes after the substitution.
@@ -121,6 +129,8 @@ pub enum Reason {
     ReplayReproducesB,
     /// The capture set is of another family than the mapping.
     FamilyDiffers,
+    /// The capture set's target word is not the mapping's `pid`.
+    TargetDiffers,
     /// `differential.json` lacks the mapping's source key.
     SourceKeyAbsent,
     /// A1 and A2 differ: the serializer is not deterministic.
@@ -172,9 +182,41 @@ pub struct Quantity {
 pub struct Source {
     /// What the quantity is, in words.
     pub text: String,
-    /// `source` (the `a_source`/`b_source` bytes) or a key of `quantities`.
+    /// `source` (the `a_source`/`b_source` bytes) or a key of `quantities`; a key ending in
+    /// `[*]` (`initializer:w_q[*]`) is an element map: it matches `initializer:w_q[37]`, and
+    /// element `i` lands `i` encoded widths after the target.
     pub key: String,
 }
+
+/// The suffix of an element-map source key.
+pub const ELEMENT_KEY: &str = "[*]";
+
+/// A further place the source value is written, `repeat` times in a row (a zero point filling
+/// a table).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Placement {
+    /// Where.
+    pub target: Target,
+    /// How the value is written.
+    pub encoding: Encoding,
+    /// How many copies, back to back; 1 when absent.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub repeat: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
+}
+
+/// Most copies one placement writes.
+pub const MAX_REPEAT: u32 = 4096;
+/// Most further placements and computed values of one mapping.
+pub const MAX_PLACEMENTS: usize = 32;
 
 /// Where the encoded value lands in A and B.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,12 +277,24 @@ pub struct Mapping {
     pub name: String,
     /// The family it is written for.
     pub family: Family,
+    /// The target word (`0x1000000e`) of the graphs it is about: its places are one compiled
+    /// graph's, so a capture set of another target is outside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<String>,
     /// The quantity written.
     pub source: Source,
-    /// Where it lands.
-    pub target: Target,
-    /// How it is encoded.
-    pub encoding: Encoding,
+    /// Where it lands (absent when it lands only through `computed` values).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<Target>,
+    /// How it is encoded there (with `target`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<Encoding>,
+    /// Further places the same value is written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Placement>,
+    /// Values computed from this quantity and others (`computed::Computed`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub computed: Vec<computed::Computed>,
     /// Checksums recomputed after the write.
     pub derived: Vec<Derived>,
     /// How far it has been established.
@@ -425,6 +479,21 @@ pub enum RegistryProblem {
     /// A field target has no name or an offset past 1 MiB; the mapping's name.
     #[error("{0}: field target needs a name and a small offset")]
     FieldTarget(String),
+    /// The `pid` is not `0x` and eight hex digits; the mapping's name.
+    #[error("{0}: pid is 0x and eight hex digits")]
+    Pid(String),
+    /// The placements are out of bounds; the mapping's name.
+    #[error(
+        "{0}: a mapping needs a target with its encoding, further placements or computed values (at most {MAX_PLACEMENTS} of each, each repeated 1 to {MAX_REPEAT} times)"
+    )]
+    Placements(String),
+    /// A computed value is out of bounds; the mapping's name.
+    #[error(
+        "{0}: a computed value reads 1 to {inputs} inputs with 1 to {candidates} candidates, the kept one among them, and lands at a target or in 1 to 8 bit fields of 32-bit words",
+        inputs = computed::MAX_INPUTS,
+        candidates = computed::MAX_CANDIDATES
+    )]
+    Computed(String),
 }
 
 /// Why a value has no bytes under an encoding (`encode`).
@@ -447,6 +516,9 @@ pub enum EncodeError {
     /// The number has no exact f16.
     #[error("{0} is not exactly an f16")]
     NotF16(f32),
+    /// The number has no exact bfloat16.
+    #[error("{0} is not exactly a bfloat16")]
+    NotBf16(f32),
     /// A raw value is empty, longer than `MAX_VALUE_BYTES` or not bytes.
     #[error("raw values are 1 to {MAX_VALUE_BYTES} bytes, not {0:?}")]
     Raw(Value),
@@ -524,11 +596,13 @@ fn validate(r: &Registry) -> Result<(), RegistryProblem> {
                     capture: e.capture.clone(),
                 });
             }
-            for v in [&e.a, &e.b] {
-                encode(m.encoding, v).map_err(|source| RegistryProblem::Value {
-                    name: n.clone(),
-                    source,
-                })?;
+            if let Some(encoding) = m.value_encoding() {
+                for v in [&e.a, &e.b] {
+                    encode(encoding, v).map_err(|source| RegistryProblem::Value {
+                        name: n.clone(),
+                        source,
+                    })?;
+                }
             }
         }
         if m.status == Status::Promoted && m.evidence.len() < 2 {
@@ -546,23 +620,83 @@ fn validate(r: &Registry) -> Result<(), RegistryProblem> {
         if d.len() != m.derived.len() {
             return Err(RegistryProblem::DerivedTwice(n.clone()));
         }
-        match &m.target {
-            Target::SectionRange { start, end, .. }
-                if end <= start || end - start > MAX_VALUE_BYTES as u64 =>
+        if m.pid.as_deref().is_some_and(|p| parse_pid(p).is_none()) {
+            return Err(RegistryProblem::Pid(n.clone()));
+        }
+        if m.target.is_some() != m.encoding.is_some()
+            || (m.target.is_none() && m.also.is_empty() && m.computed.is_empty())
+            || m.also.len() > MAX_PLACEMENTS
+            || m.computed.len() > MAX_PLACEMENTS
+            || m.also
+                .iter()
+                .any(|p| p.repeat == 0 || p.repeat > MAX_REPEAT)
+        {
+            return Err(RegistryProblem::Placements(n.clone()));
+        }
+        for c in &m.computed {
+            if c.inputs.is_empty()
+                || c.inputs.len() > computed::MAX_INPUTS
+                || c.inputs.iter().any(|k| k.is_empty() || k.len() > 128)
+                || c.candidates.is_empty()
+                || c.candidates.len() > computed::MAX_CANDIDATES
+                || c.kept.is_some_and(|k| !c.candidates.contains(&k))
+                || c.target.is_some() != c.bits.is_empty()
+                || c.bits.len() > computed::MAX_BITS
+                || c.bits.iter().any(|b| !b.is_valid())
             {
-                return Err(RegistryProblem::SectionRange {
-                    name: n.clone(),
-                    start: *start,
-                    end: *end,
-                });
+                return Err(RegistryProblem::Computed(n.clone()));
             }
-            Target::Field { field, offset } if field.is_empty() || *offset > 1 << 20 => {
-                return Err(RegistryProblem::FieldTarget(n.clone()));
+        }
+        for t in m.targets() {
+            match t {
+                Target::SectionRange { start, end, .. }
+                    if end <= start || end - start > MAX_VALUE_BYTES as u64 =>
+                {
+                    return Err(RegistryProblem::SectionRange {
+                        name: n.clone(),
+                        start: *start,
+                        end: *end,
+                    });
+                }
+                Target::Field { field, offset } if field.is_empty() || *offset > 1 << 20 => {
+                    return Err(RegistryProblem::FieldTarget(n.clone()));
+                }
+                _ => {}
             }
-            _ => {}
         }
     }
     Ok(())
+}
+
+/// A target word written `0x` and eight hex digits.
+fn parse_pid(p: &str) -> Option<u32> {
+    let hex = p.strip_prefix("0x").filter(|h| h.len() == 8)?;
+    u32::from_str_radix(hex, 16).ok()
+}
+
+impl Mapping {
+    /// Every target: the primary one, the further placements, the computed values.
+    pub fn targets(&self) -> impl Iterator<Item = &Target> {
+        self.target
+            .iter()
+            .chain(self.also.iter().map(|p| &p.target))
+            .chain(
+                self.computed
+                    .iter()
+                    .flat_map(|c| c.target.iter().chain(c.bits.iter().map(|b| &b.target))),
+            )
+    }
+
+    /// The encoding the source value itself is written in (the primary's, else the first
+    /// placement's); none when it lands only through computed values.
+    pub fn value_encoding(&self) -> Option<Encoding> {
+        self.encoding.or(self.also.first().map(|p| p.encoding))
+    }
+
+    /// An element map: the source key ends in `[*]`.
+    pub fn is_element_map(&self) -> bool {
+        self.source.key.ends_with(ELEMENT_KEY)
+    }
 }
 
 /// The bytes of `value` under `encoding`; integers must fit, floats must be exact.
@@ -607,6 +741,23 @@ pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, EncodeError>
         Encoding::Le32 => int(32),
         Encoding::Le64 => int(64),
         Encoding::F32 => Ok(float()?.to_le_bytes().to_vec()),
+        Encoding::Bf16 => {
+            let x = float()?;
+            if x.to_bits() & 0xffff == 0 {
+                Ok(((x.to_bits() >> 16) as u16).to_le_bytes().to_vec())
+            } else {
+                Err(EncodeError::NotBf16(x))
+            }
+        }
+        Encoding::F16Nearest => match value {
+            Value::Float(f) if f.is_finite() => {
+                Ok(numeric::f32_to_f16(*f as f32).to_le_bytes().to_vec())
+            }
+            Value::Unsigned(_) | Value::Signed(_) => {
+                Ok(numeric::f32_to_f16(float()?).to_le_bytes().to_vec())
+            }
+            _ => Err(EncodeError::NotNumber(value.clone())),
+        },
         Encoding::F16 => {
             let x = float()?;
             let h = numeric::f32_to_f16(x);
@@ -616,7 +767,7 @@ pub fn encode(encoding: Encoding, value: &Value) -> Result<Vec<u8>, EncodeError>
                 Err(EncodeError::NotF16(x))
             }
         }
-        Encoding::Raw => match value {
+        Encoding::Raw | Encoding::Text => match value {
             Value::Bytes(b) if !b.is_empty() && b.len() <= MAX_VALUE_BYTES => Ok(b.clone()),
             _ => Err(EncodeError::Raw(value.clone())),
         },
@@ -645,8 +796,10 @@ pub struct Unexplained {
 /// Why the replay wrote a byte range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum WriteRole {
-    /// The mapping's target: B's source value, encoded.
+    /// The mapping's target or a further placement: B's source value, encoded.
     Target,
+    /// A value computed from several quantities (`computed::Computed`).
+    Computed,
     /// A v2 section-40 value recomputed over a section the target touches.
     SectionChecksum,
     /// The header's file CRC, recomputed.
@@ -656,6 +809,7 @@ pub enum WriteRole {
 crate::canonical::names! {
     WriteRole {
         Target => "target",
+        Computed => "computed",
         SectionChecksum => "section-checksum",
         FileCrc => "file-crc",
     }
@@ -686,6 +840,12 @@ pub struct CheckRow {
     /// The source quantity, when the capture set has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Quantity>,
+    /// An element map's element index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element: Option<u64>,
+    /// Each computed value's candidates: kept or refuted by this capture set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<computed::CandidateRow>,
     /// Bytes of A that differ in B.
     pub changed_bytes: u64,
     /// Bytes where the replay differs from B.
@@ -725,7 +885,7 @@ impl Capture {
     }
 }
 
-/// The quantity `key` of a capture set: `source` is `a_source`/`b_source`.
+/// The controlled quantity `key` of a capture set: `source` is `a_source`/`b_source`.
 fn quantity(set: &CaptureSet, key: &str) -> Option<Quantity> {
     if key == SOURCE_KEY {
         return Some(Quantity {
@@ -734,6 +894,34 @@ fn quantity(set: &CaptureSet, key: &str) -> Option<Quantity> {
         });
     }
     set.spec.quantities.get(key).cloned()
+}
+
+/// A quantity a computed value reads: a controlled one, or one the capture set held fixed
+/// (`context`, A = B). A mapping's own source is never read from the context: a set that does
+/// not change it cannot test it.
+fn input_quantity(set: &CaptureSet, key: &str) -> Option<Quantity> {
+    quantity(set, key).or_else(|| {
+        set.spec.context.get(key).map(|v| Quantity {
+            a: v.clone(),
+            b: v.clone(),
+        })
+    })
+}
+
+/// The mapping's source quantity in a capture set, with the element index of an element map
+/// (the one quantity whose key is the pattern with an index in place of `*`).
+fn source_quantity(m: &Mapping, set: &CaptureSet) -> Option<(Quantity, u64)> {
+    let Some(prefix) = m.source.key.strip_suffix("*]") else {
+        return quantity(set, &m.source.key).map(|q| (q, 0));
+    };
+    let mut found = set.spec.quantities.iter().filter_map(|(k, q)| {
+        let index = k.strip_prefix(prefix)?.strip_suffix(']')?;
+        let i: u64 = index.parse().ok()?;
+        (i.to_string() == index).then(|| (q.clone(), i))
+    });
+    let first = found.next()?;
+    // Two elements of the same tensor changed: not one element's capture.
+    found.next().is_none().then_some(first)
 }
 
 /// The registry compiled into the binary: the committed `differentials/mappings.json` (the
@@ -752,49 +940,78 @@ pub fn builtin() -> &'static Registry {
     })
 }
 
-/// Where a mapping may write in A, whatever the source value: (start, end) file ranges.
-/// The DYNAIO kind without an entry index covers every entry; a field target runs from its
-/// offset for the encoding's width (a raw value to the field's end).
-pub fn places(m: &Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<(u64, u64)> {
-    if g.family() != m.family {
-        return Vec::new();
-    }
-    let width = match m.encoding {
+/// The width in bytes of one encoded value (none for raw bytes).
+fn width(encoding: Encoding) -> Option<u64> {
+    match encoding {
         Encoding::U8 => Some(1),
-        Encoding::Le16 | Encoding::F16 => Some(2),
+        Encoding::Le16 | Encoding::F16 | Encoding::F16Nearest | Encoding::Bf16 => Some(2),
         Encoding::Le32 | Encoding::F32 => Some(4),
         Encoding::Le64 => Some(8),
-        Encoding::Raw => None,
-    };
-    match &m.target {
-        Target::Field { field, offset } => crate::diff::field_range(g, image, field)
-            .map(|(s, e)| {
-                let start = s + offset;
-                (start, width.map_or(e, |w| (start + w).min(e)))
-            })
-            .filter(|(s, e)| s < e)
-            .into_iter()
-            .collect(),
-        Target::SectionRange {
-            section,
-            start,
-            end,
-        } => {
-            let payload = payload_of(g, section);
-            payload
-                .filter(|(_, size)| end <= size)
-                .map(|(o, _)| (o + start, o + end))
-                .into_iter()
-                .collect()
-        }
-        Target::DynaioEntry { entry, .. } => {
-            let entries = g.dynaio_ranges();
-            match entry {
-                Some(i) => entries.get(*i as usize).copied().into_iter().collect(),
-                None => entries,
+        Encoding::Raw | Encoding::Text => None,
+    }
+}
+
+/// Where a mapping may write in A, whatever the source value: (target, start, end) file
+/// ranges in `Mapping::targets` order. The DYNAIO kind without an entry index covers
+/// every entry, as does an element map's primary target; a field target runs from its offset
+/// for the encoding's width times the repeat count (a raw value to the field's end).
+pub fn places<'m>(
+    m: &'m Mapping,
+    g: &Graph<'_>,
+    image: &NbgImage<'_>,
+) -> Vec<(&'m Target, u64, u64)> {
+    let word = g
+        .bytes()
+        .get(8..12)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    if g.family() != m.family || m.pid.as_deref().is_some_and(|p| parse_pid(p) != word) {
+        return Vec::new();
+    }
+    let mut spans: Vec<(&Target, Option<u64>)> = Vec::new();
+    if let (Some(t), Some(e)) = (&m.target, m.encoding) {
+        spans.push((t, width(e).filter(|_| !m.is_element_map())));
+    }
+    for p in &m.also {
+        spans.push((
+            &p.target,
+            width(p.encoding).map(|w| w * u64::from(p.repeat)),
+        ));
+    }
+    for c in &m.computed {
+        spans.extend(c.target.iter().map(|t| (t, width(c.encoding))));
+        spans.extend(c.bits.iter().map(|b| (&b.target, Some(4))));
+    }
+    let mut out = Vec::new();
+    for (target, width) in spans {
+        match target {
+            Target::Field { field, offset } => out.extend(
+                crate::diff::field_range(g, image, field)
+                    .map(|(s, e)| {
+                        let start = s + offset;
+                        (target, start, width.map_or(e, |w| (start + w).min(e)))
+                    })
+                    .filter(|(_, s, e)| s < e),
+            ),
+            Target::SectionRange {
+                section,
+                start,
+                end,
+            } => out.extend(
+                payload_of(g, section)
+                    .filter(|(_, size)| end <= size)
+                    .map(|(o, _)| (target, o + start, o + end)),
+            ),
+            Target::DynaioEntry { entry, .. } => {
+                let entries = g.dynaio_ranges();
+                let all = entries.iter().map(|&(s, e)| (target, s, e));
+                match entry {
+                    Some(i) => out.extend(all.skip(*i as usize).take(1)),
+                    None => out.extend(all),
+                }
             }
         }
     }
+    out
 }
 
 /// A capture set whose NBG does not parse: which file, and the failure.
@@ -840,6 +1057,16 @@ pub fn check_all(
     Ok(rows)
 }
 
+/// One write of a replay before it is made: where, the bytes A must hold there, the bytes
+/// written, and why.
+#[derive(Clone)]
+struct Planned {
+    at: u64,
+    a: Vec<u8>,
+    b: Vec<u8>,
+    role: WriteRole,
+}
+
 /// Check one mapping against one parsed capture set (A1 parsed as `ga` with ledger `ia`).
 pub fn check_one(
     m: &Mapping,
@@ -856,6 +1083,8 @@ pub fn check_one(
         outcome: Outcome::Inapplicable,
         reason: Reason::FamilyDiffers,
         source: None,
+        element: None,
+        candidates: Vec::new(),
         changed_bytes: a.iter().zip(b.iter()).filter(|(x, y)| x != y).count() as u64
             + a.len().abs_diff(b.len()) as u64,
         unexplained_bytes: 0,
@@ -867,11 +1096,22 @@ pub fn check_one(
     if ga.family() != m.family || gb.family() != m.family {
         return row;
     }
-    let Some(q) = quantity(set, &m.source.key) else {
+    let word = |x: &[u8]| {
+        x.get(8..12)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    if let Some(pid) = m.pid.as_deref().and_then(parse_pid) {
+        if word(a) != Some(pid) || word(b) != Some(pid) {
+            row.reason = Reason::TargetDiffers;
+            return row;
+        }
+    }
+    let Some((q, index)) = source_quantity(m, set) else {
         row.reason = Reason::SourceKeyAbsent;
         return row;
     };
     row.source = Some(q.clone());
+    row.element = m.is_element_map().then_some(index);
     if set.a1 != set.a2 {
         row.reason = Reason::A1DiffersFromA2;
         return row;
@@ -881,30 +1121,116 @@ pub fn check_one(
         row.reason = Reason::SizeDiffers;
         return row;
     }
-    let (Ok(enc_a), Ok(enc_b)) = (encode(m.encoding, &q.a), encode(m.encoding, &q.b)) else {
-        row.reason = Reason::SourceNotEncodable;
-        return row;
-    };
-    if enc_a.len() != enc_b.len() {
-        row.reason = Reason::SourceNotEncodable;
-        return row;
-    }
-    let candidates = match resolve(&m.target, ga, ia, a, &enc_a) {
-        Ok(c) => c,
-        Err(reason) => {
-            // A graph without the target place is outside the mapping, not against it.
-            if reason == Reason::TargetNotFound {
-                row.outcome = Outcome::Inapplicable;
-            }
-            row.reason = reason;
-            return row;
+    let stop = |mut row: CheckRow, reason: Reason| {
+        // A graph without the target place is outside the mapping, not against it.
+        if matches!(reason, Reason::TargetNotFound | Reason::SourceKeyAbsent) {
+            row.outcome = Outcome::Inapplicable;
         }
+        row.reason = reason;
+        row
     };
-    // The first candidate that holds the A value and reproduces B; else the first's account.
+    let encoded = |encoding: Encoding, repeat: u32| -> Option<(Vec<u8>, Vec<u8>)> {
+        let (x, y) = (encode(encoding, &q.a).ok()?, encode(encoding, &q.b).ok()?);
+        (x.len() == y.len()).then(|| (x.repeat(repeat as usize), y.repeat(repeat as usize)))
+    };
+    // The further placements and the computed values: one place each.
+    let mut fixed: Vec<Planned> = Vec::new();
+    for p in &m.also {
+        let Some((x, y)) = encoded(p.encoding, p.repeat) else {
+            return stop(row, Reason::SourceNotEncodable);
+        };
+        match resolve(&p.target, ga, ia, a, &x, 0) {
+            Ok(at) => fixed.push(Planned {
+                at: at[0],
+                a: x,
+                b: y,
+                role: WriteRole::Target,
+            }),
+            Err(reason) => return stop(row, reason),
+        }
+    }
+    for (k, c) in m.computed.iter().enumerate() {
+        let Some((xa, xb)) = computed::inputs(&c.inputs, |key| input_quantity(set, key)) else {
+            return stop(row, Reason::SourceKeyAbsent);
+        };
+        let tried: Vec<computed::Candidate> = match c.kept {
+            Some(kept) => vec![kept],
+            None => c.candidates.clone(),
+        };
+        // The first kept candidate's writes; else the first candidate's, whose account then
+        // shows where it fails.
+        let mut chosen: Option<(Vec<Planned>, bool)> = None;
+        for cand in tried {
+            let w = candidate_writes(c, &cand, &xa, &xb, ga, ia, a, b);
+            let kept = w.as_ref().is_some_and(|(_, k)| *k);
+            row.candidates.push(computed::CandidateRow {
+                computed: k,
+                formula: cand.text(c.inputs.len()),
+                candidate: cand,
+                kept,
+            });
+            if w.is_some() && (chosen.is_none() || (kept && !chosen.as_ref().is_some_and(|x| x.1)))
+            {
+                chosen = w;
+            }
+        }
+        match chosen {
+            Some((writes, _)) => fixed.extend(writes),
+            None => return stop(row, Reason::SourceNotEncodable),
+        }
+    }
+    // The primary target: every candidate place, the first that reproduces B wins.
+    let primary: Vec<Option<Planned>> = match (&m.target, m.encoding) {
+        (Some(Target::Field { field, offset }), Some(Encoding::Text)) => {
+            // Both names, NUL-padded to the field's end.
+            let Some((s, e)) = crate::diff::field_range(ga, ia, field) else {
+                return stop(row, Reason::TargetNotFound);
+            };
+            let width = e.saturating_sub(s + offset) as usize;
+            let pad = |v: &Value| match encode(Encoding::Text, v) {
+                Ok(mut b) if b.len() <= width => {
+                    b.resize(width, 0);
+                    Some(b)
+                }
+                _ => None,
+            };
+            let (Some(x), Some(y)) = (pad(&q.a), pad(&q.b)) else {
+                return stop(row, Reason::SourceNotEncodable);
+            };
+            vec![Some(Planned {
+                at: s + offset,
+                a: x,
+                b: y,
+                role: WriteRole::Target,
+            })]
+        }
+        (Some(t), Some(e)) => {
+            let Some((x, y)) = encoded(e, 1) else {
+                return stop(row, Reason::SourceNotEncodable);
+            };
+            let shift = index * x.len() as u64;
+            match resolve(t, ga, ia, a, &x, shift) {
+                Ok(places) => places
+                    .into_iter()
+                    .map(|at| {
+                        Some(Planned {
+                            at,
+                            a: x.clone(),
+                            b: y.clone(),
+                            role: WriteRole::Target,
+                        })
+                    })
+                    .collect(),
+                Err(reason) => return stop(row, reason),
+            }
+        }
+        _ => vec![None],
+    };
     let mut first: Option<CheckRow> = None;
-    for at in candidates {
+    for p in primary {
         let mut r = row.clone();
-        replay_at(m, ga, ia, a, b, at, &enc_a, &enc_b, &mut r);
+        let writes: Vec<Planned> = p.into_iter().chain(fixed.iter().cloned()).collect();
+        replay_at(m, ga, ia, a, b, &writes, &mut r);
         if r.outcome == Outcome::Proved {
             return r;
         }
@@ -913,19 +1239,69 @@ pub fn check_one(
     first.unwrap_or(row)
 }
 
-/// File offsets where the encoded value may start.
+/// The writes of one candidate of computed value `c` (A's bytes where it lands, the bytes it
+/// writes for B), and whether it is kept: its A value is A's bytes and its B value B's bytes.
+#[allow(clippy::too_many_arguments)]
+fn candidate_writes(
+    c: &computed::Computed,
+    cand: &computed::Candidate,
+    xa: &[f64],
+    xb: &[f64],
+    ga: &Graph<'_>,
+    ia: &NbgImage<'_>,
+    a: &[u8],
+    b: &[u8],
+) -> Option<(Vec<Planned>, bool)> {
+    let planned = |at: u64, x: Vec<u8>, y: Vec<u8>| Planned {
+        at,
+        a: x,
+        b: y,
+        role: WriteRole::Computed,
+    };
+    let range = |at: u64, n: usize| at as usize..at as usize + n;
+    if let Some(target) = &c.target {
+        let x = computed::encoded(cand, c.encoding, xa)?;
+        let y = computed::encoded(cand, c.encoding, xb)?;
+        let at = resolve(target, ga, ia, a, &x, 0).ok()?[0];
+        let kept =
+            x.len() == y.len() && a[range(at, x.len())] == x[..] && b[range(at, y.len())] == y[..];
+        return (x.len() == y.len()).then(|| (vec![planned(at, x, y)], kept));
+    }
+    let (va, vb) = (computed::integer(cand, xa)?, computed::integer(cand, xb)?);
+    let mut writes = Vec::new();
+    let mut kept = true;
+    for f in &c.bits {
+        let at = resolve(&f.target, ga, ia, a, &[0; 4], 0).ok()?[0];
+        let word =
+            |bytes: &[u8]| u32::from_le_bytes(bytes[range(at, 4)].try_into().unwrap_or([0; 4]));
+        let (wa, wb) = (word(a), word(b));
+        let replayed = f.set(wa, vb);
+        kept &= f.holds(wa, va) && replayed == wb;
+        // A's word as A holds it (the field's A bits are checked through `kept`), B's from it.
+        writes.push(planned(
+            at,
+            wa.to_le_bytes().to_vec(),
+            replayed.to_le_bytes().to_vec(),
+        ));
+    }
+    Some((writes, kept))
+}
+
+/// File offsets where the encoded value may start, `shift` bytes past the target's start (an
+/// element map's element).
 fn resolve(
     target: &Target,
     g: &Graph<'_>,
     image: &NbgImage<'_>,
     a: &[u8],
     enc_a: &[u8],
+    shift: u64,
 ) -> Result<Vec<u64>, Reason> {
     let len = enc_a.len() as u64;
     match target {
         Target::Field { field, offset } => {
             let (s, e) = crate::diff::field_range(g, image, field).ok_or(Reason::TargetNotFound)?;
-            let at = s + offset;
+            let at = s + offset + shift;
             if at + len > e {
                 return Err(Reason::TargetNotFound);
             }
@@ -941,25 +1317,28 @@ fn resolve(
             if *end > size {
                 return Err(Reason::TargetNotFound);
             }
-            if end - start != len {
+            if shift == 0 && end - start != len {
                 return Err(Reason::SourceNotEncodable);
             }
-            Ok(vec![offset + start])
+            if start + shift + len > *end {
+                return Err(Reason::TargetNotFound);
+            }
+            Ok(vec![offset + start + shift])
         }
         Target::DynaioEntry { entry, offset } => {
             let entries = g.dynaio_ranges();
-            let fits = |&(s, e): &(u64, u64)| s + offset + len <= e;
+            let fits = |&(s, e): &(u64, u64)| s + offset + shift + len <= e;
             match entry {
                 Some(i) => {
                     let r = entries.get(*i as usize).filter(|r| fits(r));
-                    r.map(|(s, _)| vec![s + offset])
+                    r.map(|(s, _)| vec![s + offset + shift])
                         .ok_or(Reason::TargetNotFound)
                 }
                 None => {
                     let found: Vec<u64> = entries
                         .iter()
                         .filter(|r| fits(r))
-                        .map(|(s, _)| s + offset)
+                        .map(|(s, _)| s + offset + shift)
                         .filter(|&at| a[at as usize..(at + len) as usize] == *enc_a)
                         .take(MAX_CANDIDATES + 1)
                         .collect();
@@ -974,8 +1353,8 @@ fn resolve(
     }
 }
 
-/// Replay the substitution at `at` plus the derived values on A in memory, then account for
-/// every byte against B.
+/// Replay the planned writes plus the derived values on A in memory, then account for every
+/// byte against B.
 #[allow(clippy::too_many_arguments)]
 fn replay_at(
     m: &Mapping,
@@ -983,20 +1362,16 @@ fn replay_at(
     image: &NbgImage<'_>,
     a: &[u8],
     b: &[u8],
-    at: u64,
-    enc_a: &[u8],
-    enc_b: &[u8],
+    planned: &[Planned],
     row: &mut CheckRow,
 ) {
-    let len = enc_a.len() as u64;
-    let target = at as usize..(at + len) as usize;
-    if a[target.clone()] != *enc_a {
-        let i = (0..enc_a.len())
-            .find(|&i| a[at as usize + i] != enc_a[i])
-            .unwrap_or(0) as u64;
-        row.reason = Reason::TargetHoldsOtherValue;
-        row.first_unexplained = Some(unexplained(g, image, a, b, at + i, enc_a[i as usize]));
-        return;
+    for p in planned {
+        let at = p.at as usize;
+        if let Some(i) = (0..p.a.len()).find(|&i| a[at + i] != p.a[i]) {
+            row.reason = Reason::TargetHoldsOtherValue;
+            row.first_unexplained = Some(unexplained(g, image, a, b, p.at + i as u64, p.a[i]));
+            return;
+        }
     }
     let mut changed = image.change(format!("mapping {}: replay", m.name));
     // `writes` mirrors every byte written, so the account below needs no copy of the image.
@@ -1010,17 +1385,17 @@ fn replay_at(
             writes.push((offset, bytes, role));
         }
     };
-    write(
-        &mut changed,
-        &mut writes,
-        at,
-        enc_b.to_vec(),
-        WriteRole::Target,
-    );
+    for p in planned {
+        write(&mut changed, &mut writes, p.at, p.b.clone(), p.role);
+    }
+    let touched: Vec<(u64, u64)> = planned
+        .iter()
+        .map(|p| (p.at, p.at + p.b.len() as u64))
+        .collect();
     if m.derived.contains(&Derived::SectionChecksums) {
         for c in g.derived_checksums() {
             let (start, end) = c.target;
-            if start < at + len && at < end {
+            if touched.iter().any(|&(s, e)| start < e && s < end) {
                 let v = changed.crc32_range(start, end);
                 write(
                     &mut changed,
@@ -1205,6 +1580,22 @@ fn text_row(r: &CheckRow) -> String {
             u.offset, u.field, u.class.as_str(), u.a, u.b, u.replayed, r.unexplained_bytes, r.changed_bytes
         ));
     }
+    let computed: std::collections::BTreeSet<usize> =
+        r.candidates.iter().map(|c| c.computed).collect();
+    for k in computed {
+        let of = |kept: bool| -> Vec<&str> {
+            r.candidates
+                .iter()
+                .filter(|c| c.computed == k && c.kept == kept)
+                .map(|c| c.formula.as_str())
+                .collect()
+        };
+        s.push_str(&format!(
+            "\n    computed {k}: kept [{}], refuted [{}]",
+            of(true).join(", "),
+            of(false).join(", ")
+        ));
+    }
     if let (Outcome::Proved, Some(sha)) = (r.outcome, &r.replay_sha256) {
         s.push_str(&format!("\n    replay sha256 {sha} = B"));
     }
@@ -1327,12 +1718,69 @@ pub fn promote(
     if evidence.len() > MAX_EVIDENCE {
         return refuse(format!("at most {MAX_EVIDENCE} evidence entries"), rows);
     }
+    let proving: Vec<&CheckRow> = rows
+        .iter()
+        .filter(|r| r.outcome == Outcome::Proved)
+        .collect();
+    if m.is_element_map() {
+        let indices: std::collections::BTreeSet<u64> =
+            proving.iter().filter_map(|r| r.element).collect();
+        if indices.len() < 2 {
+            return refuse(
+                format!(
+                    "{name}: an element map needs proving capture sets of at least 2 different elements, not {}",
+                    indices.len()
+                ),
+                rows,
+            );
+        }
+    }
+    // Each computed value keeps the one candidate every proving set keeps.
+    let mut kept = Vec::new();
+    for (k, c) in m.computed.iter().enumerate() {
+        let survivors: Vec<computed::Candidate> = c
+            .candidates
+            .iter()
+            .filter(|cand| {
+                proving.iter().all(|r| {
+                    r.candidates
+                        .iter()
+                        .any(|x| x.computed == k && x.candidate == **cand && x.kept)
+                })
+            })
+            .copied()
+            .collect();
+        match survivors.as_slice() {
+            [one] => kept.push(*one),
+            [] => {
+                return refuse(
+                    format!(
+                        "{name}: computed value {k}: no candidate reproduces every proving set"
+                    ),
+                    rows,
+                );
+            }
+            many => {
+                let texts: Vec<String> = many.iter().map(|x| x.text(c.inputs.len())).collect();
+                return refuse(
+                    format!(
+                        "{name}: computed value {k}: {} all reproduce every proving set; a capture set that separates them is needed",
+                        texts.join(", ")
+                    ),
+                    rows,
+                );
+            }
+        }
+    }
     let mut out = registry.clone();
     let Some(target) = out.mappings.iter_mut().find(|x| x.name == name) else {
         return refuse(format!("no mapping {name} in the registry"), rows);
     };
     target.status = Status::Promoted;
     target.evidence = evidence;
+    for (c, k) in target.computed.iter_mut().zip(kept) {
+        c.kept = Some(k);
+    }
     Ok((out, rows))
 }
 

@@ -1,0 +1,284 @@
+//! Field mappings on the vendor serializer's own capture sets (`differentials/serializer`):
+//! every kind proved by its sets and promoted, every refuting set refused at the byte of its
+//! undeclared change, computed values keeping one candidate, and the locator on real compiles.
+
+use super::common;
+use nbg_lab::mapping::{self, Capture, Outcome, Reason, Status};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn dir() -> PathBuf {
+    common::root().join("differentials/serializer")
+}
+
+/// The manifest's rows: (set, declared key, undeclared keys).
+fn sets() -> Vec<(String, String, Vec<String>)> {
+    let text = std::fs::read(dir().join("serializer.json")).expect("committed manifest");
+    let doc: Value = serde_json::from_slice(&text).unwrap();
+    doc["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["set"].as_str().unwrap().to_string(),
+                s["declared"].as_str().unwrap().to_string(),
+                s["undeclared"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|u| u.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn serializer_mappings(r: &mapping::Registry) -> Vec<&mapping::Mapping> {
+    r.mappings
+        .iter()
+        .filter(|m| m.name.starts_with("serializer-"))
+        .collect()
+}
+
+fn registry() -> mapping::Registry {
+    mapping::load(&common::root().join(mapping::COMMITTED)).unwrap()
+}
+
+#[test]
+fn every_set_proves_one_mapping_or_is_refused_at_its_undeclared_byte() {
+    let registry = registry();
+    let mappings = serializer_mappings(&registry);
+    assert!(mappings.len() >= 20, "{}", mappings.len());
+    let all = sets();
+    // Two NN-engine targets and a shader-only one, each with proving and refuting sets.
+    for pid in ["1000000e", "15", "1000001e"] {
+        assert!(all.iter().any(|(s, _, u)| s.ends_with(pid) && u.is_empty()));
+        assert!(
+            all.iter()
+                .any(|(s, _, u)| s.ends_with(pid) && !u.is_empty())
+        );
+    }
+    for (set, declared, undeclared) in &all {
+        let c = Capture::load(&dir().join(set), set.clone()).unwrap();
+        assert_eq!(c.set.a1, c.set.a2, "{set}: the serializer is deterministic");
+        let rows = mapping::check_all(&mappings, std::slice::from_ref(&c)).unwrap();
+        let proved: Vec<&str> = rows
+            .iter()
+            .filter(|r| r.outcome == Outcome::Proved)
+            .map(|r| r.mapping.as_str())
+            .collect();
+        let refuted: Vec<&mapping::CheckRow> = rows
+            .iter()
+            .filter(|r| r.outcome == Outcome::Refuted)
+            .collect();
+        if undeclared.is_empty() {
+            assert_eq!(proved.len(), 1, "{set} ({declared}): proved by {proved:?}");
+            assert!(refuted.is_empty(), "{set}: {:?}", refuted[0]);
+            let r = rows.iter().find(|r| r.outcome == Outcome::Proved).unwrap();
+            assert_eq!(r.replay_sha256, Some(r.b_sha256), "{set}");
+        } else {
+            assert!(proved.is_empty(), "{set}: {proved:?}");
+            assert_eq!(refuted.len(), 1, "{set}");
+            let r = refuted[0];
+            assert_eq!(r.reason, Reason::ReplayDiffersFromB, "{set}");
+            // Every undeclared change is a weight, bias or constant element: in DYNAIO.
+            let u = r.first_unexplained.as_ref().unwrap();
+            assert!(
+                u.field.starts_with("NBG_SECTION_DYNAIO"),
+                "{set}: {}",
+                u.field
+            );
+            assert_ne!(u.b, u.replayed, "{set}");
+        }
+    }
+}
+
+#[test]
+fn every_serializer_mapping_is_promoted_on_its_own_sets() {
+    let registry = registry();
+    for m in serializer_mappings(&registry) {
+        assert_eq!(m.status, Status::Promoted, "{}", m.name);
+        assert!(m.evidence.len() >= 2, "{}", m.name);
+        let pid = m.pid.as_deref().unwrap().trim_start_matches("0x");
+        let pid = pid.trim_start_matches('0');
+        for e in &m.evidence {
+            assert!(e.capture.starts_with("serializer/"), "{}", e.capture);
+            assert!(e.capture.ends_with(&format!("-{pid}")), "{}", e.capture);
+        }
+        let distinct: std::collections::BTreeSet<String> = m
+            .evidence
+            .iter()
+            .map(|e| serde_json::to_string(&e.b).unwrap())
+            .collect();
+        assert!(distinct.len() >= 2, "{}", m.name);
+        for c in &m.computed {
+            assert!(c.kept.is_some(), "{}: computed value not decided", m.name);
+        }
+    }
+    // The requantization factor: input x weight / output is kept, the other formulas refuted.
+    let m = registry
+        .get("serializer-conv-weight-scale-1000000e")
+        .unwrap();
+    assert_eq!(m.computed[0].kept.unwrap().op, mapping::computed::Op::Ratio);
+}
+
+#[test]
+fn a_computed_value_names_the_kept_and_the_refuted_candidates() {
+    let registry = registry();
+    let mut m = registry
+        .get("serializer-conv-input-scale-1000000e")
+        .unwrap()
+        .clone();
+    // As a hypothesis, every candidate is tried.
+    m.computed[0].kept = None;
+    m.status = Status::Hypothesis;
+    let c = Capture::load(
+        &dir().join("input-scale-quarter-1000000e"),
+        "input-scale-quarter-1000000e".into(),
+    )
+    .unwrap();
+    let rows = mapping::check_all(&[&m], std::slice::from_ref(&c)).unwrap();
+    assert_eq!(rows[0].outcome, Outcome::Proved);
+    let kept: Vec<&str> = rows[0]
+        .candidates
+        .iter()
+        .filter(|x| x.kept)
+        .map(|x| x.formula.as_str())
+        .collect();
+    assert_eq!(kept, ["x0*x1/x2"]);
+    assert_eq!(rows[0].candidates.len(), m.computed[0].candidates.len());
+
+    // With only wrong formulas, the set refutes the mapping at the computed word.
+    m.computed[0]
+        .candidates
+        .retain(|x| x.op != mapping::computed::Op::Ratio);
+    let rows = mapping::check_all(&[&m], std::slice::from_ref(&c)).unwrap();
+    assert_eq!(rows[0].outcome, Outcome::Refuted);
+    assert!(rows[0].candidates.iter().all(|x| !x.kept));
+}
+
+#[test]
+fn an_element_map_is_promoted_only_on_two_elements() {
+    let registry = registry();
+    let mut r = registry.clone();
+    let m = r
+        .mappings
+        .iter_mut()
+        .find(|m| m.name == "serializer-conv-weight-element-15")
+        .unwrap();
+    m.status = Status::Hypothesis;
+    m.evidence.clear();
+    let load = |s: &str| Capture::load(&dir().join(s), format!("serializer/{s}")).unwrap();
+    let one = [load("weight-37-15")];
+    let e = mapping::promote(&r, "serializer-conv-weight-element-15", &one).unwrap_err();
+    assert!(
+        e.message.contains("promotion needs at least 2"),
+        "{}",
+        e.message
+    );
+    let two = [load("weight-0-15"), load("weight-287-15")];
+    let (promoted, _) = mapping::promote(&r, "serializer-conv-weight-element-15", &two).unwrap();
+    assert_eq!(
+        promoted
+            .get("serializer-conv-weight-element-15")
+            .unwrap()
+            .status,
+        Status::Promoted
+    );
+    // The refuting set is refused at the bias byte B also changed.
+    let three = [load("weight-0-15"), load("weight-37-and-bias-15")];
+    let e = mapping::promote(&r, "serializer-conv-weight-element-15", &three).unwrap_err();
+    assert!(e.message.contains("refutes"), "{}", e.message);
+    assert!(e.message.contains("NBG_SECTION_DYNAIO"), "{}", e.message);
+}
+
+#[test]
+fn registry_bounds_placements_and_computed_values() {
+    let registry = registry();
+    let base = registry
+        .get("serializer-conv-input-zero-point-1000000e")
+        .unwrap()
+        .clone();
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: Vec<(mapping::Mapping, &str)> = vec![
+        {
+            let mut m = base.clone();
+            m.also[0].repeat = 0;
+            (m, "further placements")
+        },
+        {
+            let mut m = base.clone();
+            m.computed[0].kept = Some(mapping::computed::Candidate {
+                op: mapping::computed::Op::InverseRatio,
+                factor: 3,
+                offset: 0,
+                part: None,
+            });
+            (m, "the kept one among them")
+        },
+        {
+            let mut m = base.clone();
+            m.pid = Some("0x15".into());
+            (m, "eight hex digits")
+        },
+        {
+            let mut m = base.clone();
+            m.target = None;
+            (m, "further placements")
+        },
+    ];
+    for (m, want) in cases {
+        let r = mapping::Registry {
+            schema: mapping::SCHEMA.into(),
+            mappings: vec![m],
+        };
+        let path = tmp.path().join("m.json");
+        std::fs::write(&path, r.canonical()).unwrap();
+        let e = mapping::load(&path).unwrap_err();
+        assert!(e.to_string().contains(want), "{e}");
+    }
+}
+
+/// Every weight and bias initializer of every serializer control is found where the
+/// serializer put it; COEF_DATA, which no initializer explains, is reported as not covered.
+#[cfg(feature = "onnx")]
+#[test]
+fn the_locator_finds_every_initializer_of_the_compiled_models() {
+    let controls = common::root().join("controls/serializer");
+    let mut files = 0;
+    let mut coef = 0;
+    for e in std::fs::read_dir(&controls).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("nb") {
+            continue;
+        }
+        let stem = p.file_stem().unwrap().to_str().unwrap();
+        let model = stem.rsplit_once('-').unwrap().0;
+        let onnx = std::fs::read(controls.join(format!("models/{model}.onnx"))).unwrap();
+        let doc = nbg_lab::locate::locate(&onnx, &std::fs::read(&p).unwrap()).unwrap();
+        for r in doc["initializers"].as_array().unwrap() {
+            if r["elements"].as_u64().unwrap() >= nbg_lab::locate::MIN_ELEMENTS as u64 {
+                assert_eq!(r["result"], "found", "{stem}: {}", r["name"]);
+                assert!(
+                    r["matches"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|m| m["occurrences"][0]["owner"] == "NBG_SECTION_DYNAIO"),
+                    "{stem}: {}",
+                    r["name"]
+                );
+            }
+        }
+        for c in doc["graph"]["coverage"].as_array().unwrap() {
+            if c["owner"] == "NBG_SECTION_COEF_DATA" {
+                assert_eq!(c["covered_bytes"], 0, "{stem}");
+                coef += 1;
+            }
+        }
+        files += 1;
+    }
+    assert_eq!(files, 96);
+    assert!(coef > 0);
+}
