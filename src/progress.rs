@@ -10,6 +10,8 @@ pub enum Unit {
     Files,
     /// Counts bytes.
     Bytes,
+    /// Counts mutated images.
+    Mutations,
 }
 
 /// A bar of `len` units, or `None` when stderr is not a terminal.
@@ -20,6 +22,7 @@ pub fn bar(len: u64, unit: Unit) -> Option<ProgressBar> {
     let template = match unit {
         Unit::Files => "{bar:40} {pos}/{len} files {elapsed}",
         Unit::Bytes => "{bar:40} {bytes}/{total_bytes} {elapsed} (eta {eta})",
+        Unit::Mutations => "{bar:40} {pos}/{len} mutations {elapsed} (eta {eta})",
     };
     let b = ProgressBar::new(len);
     // Invariant: the templates are constants of this module and parse.

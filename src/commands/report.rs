@@ -1,4 +1,5 @@
-//! `nbg report (FILE | A B | --differential DIR) -o OUT.html [--sweep] [--force]`.
+//! `nbg report (FILE | A B | --differential DIR) -o OUT.html [--sweep | --vendor-sweep JSON]
+//! [--force]`.
 
 use super::usage_error;
 use nbg_lab::report::{ReportError, Request};
@@ -18,6 +19,10 @@ pub struct Args {
     /// One graph only: add the mutation sweep's protection map.
     #[arg(long)]
     sweep: bool,
+    /// One graph only: show the loader's verdicts of a `nbg sweep FILE --vendor --json` run
+    /// (saved as SWEEP.json; it must be of the same file) on the byte map, with its tables.
+    #[arg(long, value_name = "SWEEP.json", conflicts_with = "sweep")]
+    vendor_sweep: Option<PathBuf>,
     /// Replace an existing OUT (never an input).
     #[arg(long)]
     force: bool,
@@ -29,13 +34,18 @@ pub fn exec(args: Args) -> ExitCode {
         differential,
         out,
         sweep,
+        vendor_sweep,
         force,
     } = args;
+    if vendor_sweep.is_some() && (differential.is_some() || files.len() != 1) {
+        return usage_error("--vendor-sweep needs exactly one FILE");
+    }
     let request = match (differential, files.len(), sweep) {
         (Some(dir), 0, false) => Request::Capture { dir },
         (None, 1, _) => Request::Graph {
             file: files.remove(0),
             sweep,
+            vendor_sweep,
         },
         (None, 2, false) => Request::Pair {
             b: files.remove(1),

@@ -1,4 +1,5 @@
-//! `nbg sweep FILE [--json] [--svg OUT.svg] [--force] [--exhaustive]`.
+//! `nbg sweep FILE [--json] [--svg OUT.svg] [--force] [--exhaustive]`, and with `--vendor
+//! [--target T] [--stride N]` the same flips judged by the vendor's loader too.
 
 use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
 use nbg_lab::files::read_regular;
@@ -21,9 +22,35 @@ pub struct Args {
     /// Flip and parse every offset even in large files (no coverage-derived payload bytes).
     #[arg(long)]
     exhaustive: bool,
+    /// Also hand every flipped image to the vendor's loader (from memory, in contained
+    /// children, 128 images each) and tabulate nbg's and the loader's verdicts per owner
+    /// class and field (both refuse, only nbg, only the loader, both accept; crashes, hangs).
+    /// Exit 0 when the loader neither crashed, hung nor refused what nbg accepts.
+    #[cfg(feature = "onnx")]
+    #[arg(long)]
+    vendor: bool,
+    /// With --vendor: the configuration (name or 0xPID); the file's own target word by default.
+    #[cfg(feature = "onnx")]
+    #[arg(long, requires = "vendor")]
+    target: Option<String>,
+    /// With --vendor: flip every N-th offset only (the sampling is reported).
+    #[cfg(feature = "onnx")]
+    #[arg(long, requires = "vendor", default_value_t = 1)]
+    stride: u64,
 }
 
 pub fn exec(args: Args) -> ExitCode {
+    #[cfg(feature = "onnx")]
+    if args.vendor {
+        return super::vendor::sweep(
+            &args.file,
+            args.target.as_deref(),
+            args.stride,
+            args.json,
+            args.svg.as_deref(),
+            args.force,
+        );
+    }
     let file = args.file.as_path();
     let mut outputs = match plan_outputs(&[file], args.force, &[args.svg.as_deref()]) {
         Ok(o) => o,

@@ -82,6 +82,33 @@ pub enum Command {
         #[arg(long)]
         write: bool,
     },
+    /// Every NBG the project holds (controls/, differentials/) and, with --corpus, the public
+    /// files: nbg's verdict beside the vendor loader's under the configuration the file's
+    /// target word selects (from memory, one batch per configuration). Exit 0 when they agree
+    /// on every file, 1 when a file is listed as a disagreement, 2 a missing driver.
+    Agreement {
+        /// A folder of further NBG files (../shared/corpus/v1).
+        #[arg(long, value_name = "DIR")]
+        corpus: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Which configurations and version words the loader accepts FILE... under: each file
+    /// under each --target (default: each file's own), as it is and with each --version word
+    /// put in its place in memory (never written). Exit 0 when it ran, 2 usage or a missing
+    /// driver.
+    Compat {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Configuration names or 0xPIDs.
+        #[arg(long = "target", value_name = "T")]
+        targets: Vec<String>,
+        /// Version words to try (0x00010003, ...).
+        #[arg(long = "version", value_name = "0xVERSION")]
+        versions: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the project's tiny ONNX models into the new folder DIR.
     Models {
         #[arg(short, long, value_name = "DIR")]
@@ -150,6 +177,13 @@ pub fn exec(command: Command) -> ExitCode {
         Command::Models { out } => models(&out),
         Command::Controls { write } => controls(write),
         Command::CaptureSets { write } => capture_sets(write),
+        Command::Agreement { corpus, json } => agreement(corpus.as_deref(), json),
+        Command::Compat {
+            files,
+            targets,
+            versions,
+            json,
+        } => compat(&files, &targets, &versions, json),
     }
 }
 
@@ -548,5 +582,205 @@ fn models(out: &Path) -> ExitCode {
         vendor::models::all().len(),
         out.display()
     );
+    ExitCode::SUCCESS
+}
+
+/// `nbg sweep FILE --vendor`: nbg's and the loader's verdicts on every flip.
+pub fn sweep(
+    file: &Path,
+    target: Option<&str>,
+    stride: u64,
+    json: bool,
+    svg: Option<&Path>,
+    force: bool,
+) -> ExitCode {
+    let mut outputs = match plan_outputs(&[file], force, &[svg]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let bytes = match nbg_lab::files::read_regular(file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let target = match target {
+        Some(t) => t.to_string(),
+        None => match target_word(&bytes) {
+            Some(w) => format!("0x{w:x}"),
+            None => return usage_error(format!("{}: no target word", file.display())),
+        },
+    };
+    let (sdk, config) = match driver_for(&target, json) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let bar = if json {
+        None
+    } else {
+        nbg_lab::progress::bar(0, nbg_lab::progress::Unit::Mutations)
+    };
+    let run = vendor::sweep::run(&bytes, &sdk, &config, stride, &mut |done, total| {
+        if let Some(b) = &bar {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    });
+    nbg_lab::progress::clear(bar);
+    let report = match run {
+        Ok(r) => r,
+        Err(vendor::sweep::SweepError::Invalid(f)) => return super::report_failure(&f, json),
+        Err(vendor::sweep::SweepError::Vendor(e)) => return fail(&e, json),
+    };
+    if let Some(path) = svg {
+        let title = format!(
+            "vendor sweep of {} ({}, stride {})",
+            file.display(),
+            config.name,
+            report.stride
+        );
+        let map = nbg_lab::report::svg::vendor_sweep_map(&title, bytes.len() as u64, &report);
+        if let Err(e) = outputs
+            .stage(path, map.as_bytes())
+            .and_then(|_| outputs.commit())
+        {
+            return usage_error(e);
+        }
+    }
+    if json {
+        let mut v = serde_json::to_value(&report).unwrap_or_default();
+        v["schema"] = json!(vendor::sweep::SCHEMA);
+        print_json(&v);
+    } else {
+        print(&nbg_lab::report::text::vendor_sweep(
+            &file.display().to_string(),
+            &report,
+        ));
+    }
+    let t = &report.total;
+    super::status(t.loader_crashed == 0 && t.loader_hung == 0 && t.only_loader_refuses == 0)
+}
+
+fn agreement(corpus: Option<&Path>, json: bool) -> ExitCode {
+    let (sdk, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, json),
+    };
+    let root = nbg_lab::evidence::steps::project_root();
+    let files = vendor::agreement::files(&root, corpus);
+    let rows = match vendor::agreement::run(&sdk, &configs, &files) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, json),
+    };
+    let disagreements = rows.iter().filter(|r| r.disagree).count();
+    if json {
+        let unjudged = rows.iter().filter(|r| r.loader.is_none()).count();
+        print_json(
+            &json!({"rows": rows, "files": rows.len(), "disagreements": disagreements, "not_loaded": unjudged}),
+        );
+    } else {
+        let mut s = String::new();
+        for r in &rows {
+            let loader = match &r.loader {
+                None => "no configuration for its target".to_string(),
+                Some(v) => serde_json::to_value(v)
+                    .ok()
+                    .map(|v| match (v["verdict"].as_str(), v["status"].as_i64()) {
+                        (Some(k), Some(st)) => format!("{k} {st}"),
+                        (Some(k), None) => k.to_string(),
+                        _ => String::new(),
+                    })
+                    .unwrap_or_default(),
+            };
+            s.push_str(&format!(
+                "{} {:<60} {} {} nbg {:<24} loader {}\n",
+                if r.disagree { "!" } else { " " },
+                r.file,
+                r.version,
+                r.target,
+                r.nbg,
+                loader
+            ));
+        }
+        let unjudged = rows.iter().filter(|r| r.loader.is_none()).count();
+        s.push_str(&format!(
+            "{} files: {} judged by both, {} agree, {disagreements} disagree; {unjudged} not loaded (no configuration for their target)\n",
+            rows.len(),
+            rows.len() - unjudged,
+            rows.len() - unjudged - disagreements
+        ));
+        print(&s);
+    }
+    super::status(disagreements == 0)
+}
+
+fn compat(files: &[PathBuf], targets: &[String], versions: &[String], json: bool) -> ExitCode {
+    let (sdk, configs) = match setup() {
+        Ok(s) => s,
+        Err(e) => return fail(&e, json),
+    };
+    let mut versions_n = Vec::new();
+    for v in versions {
+        match u32::from_str_radix(v.trim_start_matches("0x"), 16) {
+            Ok(n) => versions_n.push(n),
+            Err(_) => return usage_error(format!("--version {v}: not a hex word")),
+        }
+    }
+    let mut loaded = Vec::new();
+    for f in files {
+        match nbg_lab::files::read_regular(f) {
+            Ok(b) => loaded.push((f.display().to_string(), b)),
+            Err(e) => return usage_error(e),
+        }
+    }
+    let mut chosen: Vec<&vendor::Config> = Vec::new();
+    if targets.is_empty() {
+        for (_, b) in &loaded {
+            match target_word(b).and_then(|t| vendor::targets::for_pid(&configs, t)) {
+                Some(c) if !chosen.iter().any(|x| x.name == c.name) => chosen.push(c),
+                Some(_) => {}
+                None => {
+                    return fail(
+                        &VendorError::Target(format!(
+                            "no configuration for target 0x{:08x}",
+                            target_word(b).unwrap_or(0)
+                        )),
+                        json,
+                    );
+                }
+            }
+        }
+    }
+    for t in targets {
+        match vendor::targets::resolve(&configs, t) {
+            Ok(c) => chosen.push(c),
+            Err(m) => return fail(&VendorError::Target(m), json),
+        }
+    }
+    let trials = match vendor::compat::run(&sdk, &chosen, &loaded, &versions_n) {
+        Ok(t) => t,
+        Err(e) => return fail(&e, json),
+    };
+    if json {
+        print_json(&json!({"trials": trials}));
+    } else {
+        let mut s = String::new();
+        for t in &trials {
+            let v = serde_json::to_value(&t.loader).unwrap_or_default();
+            s.push_str(&format!(
+                "{:<56} version {} (own {}) target {} under {:<34} nbg {:<24} loader {} {}\n",
+                t.file,
+                t.version,
+                t.own_version,
+                t.own_target,
+                t.config,
+                t.nbg,
+                v["verdict"].as_str().unwrap_or(""),
+                v["status"]
+                    .as_i64()
+                    .map(|x| x.to_string())
+                    .unwrap_or_default()
+            ));
+        }
+        print(&s);
+    }
     ExitCode::SUCCESS
 }

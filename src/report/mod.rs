@@ -58,6 +58,9 @@ pub enum ReportError {
     /// The two graphs of a pair cannot be compared.
     #[error(transparent)]
     Diff(#[from] DiffError),
+    /// A `--vendor-sweep` document is not a vendor sweep of this file: which file, and why.
+    #[error("{0}: {1}")]
+    VendorSweep(String, String),
 }
 
 impl ReportError {
@@ -65,7 +68,9 @@ impl ReportError {
     pub fn exit_status(&self) -> Exit {
         match self {
             ReportError::Invalid(..) => Exit::Failure,
-            ReportError::Input(_) | ReportError::Capture(_) => Exit::Usage,
+            ReportError::Input(_) | ReportError::Capture(_) | ReportError::VendorSweep(..) => {
+                Exit::Usage
+            }
             ReportError::Diff(e) => e.exit_status(),
         }
     }
@@ -79,6 +84,8 @@ pub enum Request {
         file: PathBuf,
         /// Whether to include its mutation sweep.
         sweep: bool,
+        /// A `nbg sweep --vendor --json` document of the same file, shown on the byte map.
+        vendor_sweep: Option<PathBuf>,
     },
     /// The diff page of two graphs.
     Pair {
@@ -98,7 +105,11 @@ impl Request {
     /// Every file the request reads (outputs may never be one of them).
     pub fn inputs(&self) -> Vec<PathBuf> {
         match self {
-            Request::Graph { file, .. } => vec![file.clone()],
+            Request::Graph {
+                file, vendor_sweep, ..
+            } => std::iter::once(file.clone())
+                .chain(vendor_sweep.iter().cloned())
+                .collect(),
             Request::Pair { a, b } => vec![a.clone(), b.clone()],
             Request::Capture { dir } => ["A1.nb", "A2.nb", "B.nb", "differential.json"]
                 .iter()
@@ -110,9 +121,17 @@ impl Request {
     /// Read the inputs and render the page.
     pub fn render(&self) -> Result<String, ReportError> {
         match self {
-            Request::Graph { file, sweep } => {
+            Request::Graph {
+                file,
+                sweep,
+                vendor_sweep,
+            } => {
                 let bytes = crate::files::read_regular(file)?;
-                graph_page(&display_name(file), &bytes, *sweep)
+                let vendor = match vendor_sweep {
+                    Some(p) => Some(read_vendor_sweep(p, &bytes)?),
+                    None => None,
+                };
+                graph_page_with(&display_name(file), &bytes, *sweep, vendor.as_ref())
                     .map_err(|f| ReportError::Invalid(file.display().to_string(), f))
             }
             Request::Pair { a, b } => {
@@ -161,6 +180,7 @@ pub fn committed() -> Vec<(&'static str, Request)> {
             Request::Graph {
                 file: "controls/erf-u8.nb".into(),
                 sweep: true,
+                vendor_sweep: None,
             },
         ),
         (
@@ -168,6 +188,7 @@ pub fn committed() -> Vec<(&'static str, Request)> {
             Request::Graph {
                 file: "controls/public/v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb".into(),
                 sweep: true,
+                vendor_sweep: None,
             },
         ),
         (
@@ -189,9 +210,14 @@ pub fn committed() -> Vec<(&'static str, Request)> {
 /// The request with its paths resolved against `root`.
 pub fn rooted(request: &Request, root: &Path) -> Request {
     match request {
-        Request::Graph { file, sweep } => Request::Graph {
+        Request::Graph {
+            file,
+            sweep,
+            vendor_sweep,
+        } => Request::Graph {
             file: root.join(file),
             sweep: *sweep,
+            vendor_sweep: vendor_sweep.as_ref().map(|p| root.join(p)),
         },
         Request::Pair { a, b } => Request::Pair {
             a: root.join(a),
@@ -207,8 +233,66 @@ pub fn rooted(request: &Request, root: &Path) -> Request {
 // Single graph
 // ---------------------------------------------------------------------------------------------
 
+/// Largest `--vendor-sweep` document read.
+pub const MAX_VENDOR_SWEEP: u64 = 64 << 20;
+
+/// The cells of a vendor sweep, as its runs name them, worst first.
+pub const VENDOR_CELLS: [&str; 6] = [
+    "loader-crashed",
+    "loader-hung",
+    "only-loader-refuses",
+    "only-nbg-refuses",
+    "both-accept",
+    "both-refuse",
+];
+
+/// Read a `nbg sweep --vendor --json` document and check it is of `bytes`.
+fn read_vendor_sweep(path: &Path, bytes: &[u8]) -> Result<Value, ReportError> {
+    let bad = |why: String| ReportError::VendorSweep(path.display().to_string(), why);
+    let mut text = Vec::new();
+    crate::files::read_regular_limited(path, &mut text, MAX_VENDOR_SWEEP + 1)?;
+    if text.len() as u64 > MAX_VENDOR_SWEEP {
+        return Err(bad(format!("larger than {MAX_VENDOR_SWEEP} bytes")));
+    }
+    let v: Value = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
+    if v["schema"] != "nbg-vendor-sweep/1" {
+        return Err(bad("not an nbg-vendor-sweep/1 document".into()));
+    }
+    let sha = crate::fingerprint::Hash256::of(bytes).hex();
+    if v["sha256"].as_str() != Some(sha.as_str()) {
+        return Err(bad(format!(
+            "a sweep of {}, not of this file ({sha})",
+            v["sha256"].as_str().unwrap_or("?")
+        )));
+    }
+    let runs_ok = v["runs"].as_array().is_some_and(|r| {
+        r.iter().all(|x| {
+            x[0].as_u64()
+                .zip(x[1].as_u64())
+                .is_some_and(|(s, e)| s < e && e <= bytes.len() as u64)
+                && x[2].as_str().is_some_and(|c| VENDOR_CELLS.contains(&c))
+        })
+    });
+    if !runs_ok {
+        return Err(bad(
+            "its runs are not [start, end, cell] inside the file".into()
+        ));
+    }
+    Ok(v)
+}
+
 /// The report of one graph; with `sweep`, the protection map too.
 pub fn graph_page(name: &str, bytes: &[u8], sweep: bool) -> Result<String, Failure> {
+    graph_page_with(name, bytes, sweep, None)
+}
+
+/// `graph_page`, with a vendor sweep's verdicts as the byte map's other layer.
+pub fn graph_page_with(
+    name: &str,
+    bytes: &[u8],
+    sweep: bool,
+    vendor: Option<&Value>,
+) -> Result<String, Failure> {
     let graph = parse(bytes)?;
     let image = NbgImage::new(&graph)?;
     let doc = graph.to_json();
@@ -248,6 +332,8 @@ pub fn graph_page(name: &str, bytes: &[u8], sweep: bool) -> Result<String, Failu
 "#,
         if sweep.is_some() {
             r#"<label><input type="checkbox" id="show-sweep"> protection map (sweep)</label>"#
+        } else if vendor.is_some() {
+            r#"<label><input type="checkbox" id="show-sweep"> loader verdicts (vendor sweep)</label>"#
         } else {
             ""
         },
@@ -276,6 +362,9 @@ pub fn graph_page(name: &str, bytes: &[u8], sweep: bool) -> Result<String, Failu
         }
         data["sweep"] = json!({ "runs": runs });
         sweep_section(&mut p, report);
+    } else if let Some(v) = vendor {
+        data["sweep"] = json!({ "runs": v["runs"], "classes": VENDOR_CELLS });
+        vendor_section(&mut p, v);
     }
     p.data(&data);
     Ok(p.finish())
@@ -683,6 +772,79 @@ fn checks(p: &mut Page, doc: &Value) {
         ),
     ]);
     p.table("Checks", "checks", &["check", "result"], &rows);
+}
+
+/// The vendor sweep's tables: nbg's and the loader's verdicts per owner class, the findings.
+fn vendor_section(p: &mut Page, v: &Value) {
+    let _ = write!(
+        p.body,
+        r#"<section><h2>Loader verdicts (vendor sweep)</h2>
+<p class="note">{} mutations (every {} offset(s), patterns {}) handed from memory to the vendor's loader simulating {}; the unmutated file: {}. Tick "loader verdicts" above to colour the byte map by each offset's worst cell: the loader crashed or hung, only the loader refuses, only nbg refuses, both accept, both refuse.</p>
+"#,
+        v["mutations"],
+        v["stride"],
+        v["patterns"],
+        esc(v["config"]["name"].as_str().unwrap_or("")),
+        esc(&v["baseline"]["verdict"].to_string())
+    );
+    let cols = [
+        "both_refuse",
+        "only_nbg_refuses",
+        "only_loader_refuses",
+        "both_accept",
+        "loader_crashed",
+        "loader_hung",
+    ];
+    let mut rows: Vec<Vec<String>> = v["by_class"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(class, c)| {
+            std::iter::once(class.clone())
+                .chain(cols.iter().map(|k| c[*k].to_string()))
+                .collect()
+        })
+        .collect();
+    rows.push(
+        std::iter::once("all".to_string())
+            .chain(cols.iter().map(|k| v["total"][*k].to_string()))
+            .collect(),
+    );
+    p.table(
+        "By owner class",
+        "vendor-classes",
+        &[
+            "owner class",
+            "both refuse",
+            "only nbg refuses",
+            "only the loader refuses",
+            "both accept",
+            "loader crashed",
+            "loader hung",
+        ],
+        &rows,
+    );
+    let findings: Vec<Vec<String>> = v["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            vec![
+                format!("0x{:x}", f["offset"].as_u64().unwrap_or(0)),
+                format!("0x{:02x}", f["pattern"].as_u64().unwrap_or(0)),
+                f["field"].as_str().unwrap_or("").to_string(),
+                f["nbg"]["code"].as_str().unwrap_or("valid").to_string(),
+                f["loader"]["verdict"].as_str().unwrap_or("").to_string(),
+            ]
+        })
+        .collect();
+    p.table(
+        "Findings: crashes, hangs, refusals only the loader makes",
+        "vendor-findings",
+        &["offset", "pattern", "field", "nbg", "loader"],
+        &findings,
+    );
+    p.body.push_str("</section>\n");
 }
 
 fn sweep_section(p: &mut Page, r: &crate::sweep::Report) {

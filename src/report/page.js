@@ -201,10 +201,13 @@
     var LEFT = 92, TOP = 4, ROWS = 32, ROWH = 16, MAPW = W - LEFT - 8, MIN = 512;
     var size = D.size, owners = D.owners, samples = D.samples;
     var sweepRuns = D.sweep ? D.sweep.runs : null;
+    // The layer's classes: the sweep's three, or a vendor sweep's six cells.
+    var sweepClasses = D.sweep && D.sweep.classes ? D.sweep.classes : ['detected', 'tolerated', 'undetected'];
+    var LIGHT = { 'tolerated': true, 'both-accept': true, 'only-nbg-refuses': true };
     // Classes drawn dark enough for white text.
     var DARK = { 'decoded-record': true, 'preserved-opaque': true, 'connection-tail': false };
     var colours = {};
-    D.classes.concat(['detected', 'tolerated', 'undetected']).forEach(function (c) { colours[c] = cssVar(c); });
+    D.classes.concat(sweepClasses).forEach(function (c) { colours[c] = cssVar(c); });
     var connection = D.views.filter(function (v) { return v[2] === 'connection'; })
       .concat(owners.filter(function (o) { return o[2] === 'connection-tail'; }));
     var nested = D.views.filter(function (v) { return v[2] === 'nested'; });
@@ -291,7 +294,7 @@
           var x = LEFT + col / b * MAPW, y = TOP + row * ROWH, w = MAPW / b;
           ctx.strokeRect(x + 0.5, y + 0.5, w - 1, ROWH - 3);
           var oi = ownerIndex(off), v = byteAt(oi, off);
-          var dark = sweepOn ? sweepAt(off) !== 'tolerated' : DARK[owners[oi][2]];
+          var dark = sweepOn ? !LIGHT[sweepAt(off)] : DARK[owners[oi][2]];
           ctx.fillStyle = dark ? '#fff' : '#000';
           ctx.fillText(v === null ? '··' : h2(v), x + w / 2 - 7, y + ROWH / 2 - 1);
         }
@@ -331,7 +334,7 @@
     function legend(sweepOn) {
       var html = [];
       if (sweepOn) {
-        ['detected', 'tolerated', 'undetected'].forEach(function (c) {
+        sweepClasses.forEach(function (c) {
           var n = 0;
           sweepRuns.forEach(function (r) { if (r[2] === c) { n += r[1] - r[0]; } });
           html.push('<span><span class="sw c-' + c + '"></span>' + c + ': ' + n + ' bytes</span>');

@@ -555,3 +555,56 @@ pub fn lab_total(report: &lab::Report) -> String {
         failed
     )
 }
+
+/// `nbg sweep --vendor`: the 2x2 table of nbg's and the loader's verdicts, per owner class,
+/// then the findings.
+#[cfg(feature = "onnx")]
+pub fn vendor_sweep(name: &str, r: &crate::vendor::sweep::Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{name}: {} mutations ({} bytes, every {} offset{}, patterns {:?}) under {} (0x{:08x}); unmutated: {:?}; {} loader children, {:.0} s",
+        r.mutations,
+        r.bytes,
+        r.stride,
+        if r.stride == 1 { "" } else { "s: sampled" },
+        r.patterns,
+        r.config.name,
+        r.config.pid,
+        r.baseline,
+        r.children,
+        r.seconds
+    );
+    let row = |s: &mut String, label: &str, c: &crate::vendor::sweep::Cells| {
+        let _ = writeln!(
+            s,
+            "  {label:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            c.both_refuse,
+            c.only_nbg_refuses,
+            c.only_loader_refuses,
+            c.both_accept,
+            c.loader_crashed,
+            c.loader_hung
+        );
+    };
+    let _ = writeln!(
+        s,
+        "  {:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "owner class", "both-ref", "only-nbg", "only-ldr", "both-acc", "crashed", "hung"
+    );
+    for (class, c) in &r.by_class {
+        row(&mut s, class, c);
+    }
+    row(&mut s, "all", &r.total);
+    if !r.findings.is_empty() {
+        let _ = writeln!(s, "  findings (first {}):", r.findings.len());
+        for f in &r.findings {
+            let _ = writeln!(
+                s,
+                "    0x{:x} ^0x{:02x} {} ({}): nbg {:?}, loader {:?}",
+                f.offset, f.pattern, f.field, f.class, f.nbg, f.loader
+            );
+        }
+    }
+    s
+}

@@ -115,6 +115,29 @@ pub fn run(
     extra_env: &[(&str, String)],
     limits: Limits,
 ) -> Result<Answer, ChildFailure> {
+    run_keeping(
+        sdk,
+        config,
+        request,
+        image,
+        extra_env,
+        limits,
+        &mut Vec::new(),
+    )
+}
+
+/// `run`, also handing back in `batch` what the child appended to its batch file
+/// (`driver::BATCH_FILE`), however it ended: a crash in the middle of a batch keeps the
+/// verdicts before it.
+pub fn run_keeping(
+    sdk: &Sdk,
+    config: &str,
+    request: &Request,
+    image: &[u8],
+    extra_env: &[(&str, String)],
+    limits: Limits,
+    batch: &mut Vec<u8>,
+) -> Result<Answer, ChildFailure> {
     let exe = std::env::current_exe().map_err(|e| ChildFailure::Start(e.to_string()))?;
     let dir = tempfile::Builder::new()
         .prefix("nbg-vendor-")
@@ -167,6 +190,9 @@ pub fn run(
         let _ = writer.join();
         status
     });
+    if let Ok(b) = std::fs::read(dir.path().join(super::driver::BATCH_FILE)) {
+        *batch = b;
+    }
     let status = feed?;
     let seconds = start.elapsed().as_secs_f64();
     let answer = std::fs::read(&result).ok();

@@ -29,6 +29,27 @@ pub enum Request {
         /// Bytes that follow on stdin when `path` is none.
         len: u64,
     },
+    /// Import many images from memory, one after another in one context (`vx_vivante_pointer`):
+    /// images of these lengths follow the request on stdin, back to back. Each verdict is
+    /// appended to `BATCH_FILE` as it is known, so a crash loses only the image that caused it.
+    LoadBatch {
+        /// The images' lengths.
+        lens: Vec<u64>,
+    },
+}
+
+/// The file in the child's folder that a batch's verdicts are appended to, one JSON line each.
+pub const BATCH_FILE: &str = "batch.jsonl";
+/// Most images in one batch.
+pub const MAX_BATCH: usize = 4096;
+
+/// One image's verdict in a batch line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchLine {
+    /// Index of the image in the batch.
+    pub i: usize,
+    /// `vxImportKernelFromURL`'s status (0: accepted).
+    pub status: i32,
 }
 
 /// One kernel parameter as the loader reports it.
@@ -79,6 +100,11 @@ pub enum Response {
         /// The status's name.
         status_name: String,
     },
+    /// Every image of a batch was judged (the verdicts are in `BATCH_FILE`).
+    Batch {
+        /// Images judged.
+        done: usize,
+    },
     /// The child could not do what was asked (the library did not load, bad request).
     Error {
         /// Why.
@@ -127,6 +153,23 @@ fn read_request() -> Result<(Request, Vec<u8>), String> {
     let request: Request =
         serde_json::from_slice(&line).map_err(|e| format!("the request is not valid: {e}"))?;
     let mut image = Vec::new();
+    if let Request::LoadBatch { lens } = &request {
+        let total: u64 = lens.iter().sum();
+        if lens.len() > MAX_BATCH || total > MAX_IMAGE {
+            return Err(format!(
+                "a batch of {} images, {total} bytes (at most {MAX_BATCH}, {MAX_IMAGE})",
+                lens.len()
+            ));
+        }
+        image.reserve_exact(total as usize);
+        (&mut stdin)
+            .take(total)
+            .read_to_end(&mut image)
+            .map_err(|e| format!("stdin: {e}"))?;
+        if image.len() as u64 != total {
+            return Err(format!("{} batch bytes of {total}", image.len()));
+        }
+    }
     if let Request::Load { path: None, len } = &request {
         if *len > MAX_IMAGE {
             return Err(format!("an image of {len} bytes (at most {MAX_IMAGE})"));
@@ -168,6 +211,7 @@ fn run(request: &Request, image: &[u8], answer: &dyn Fn(&Response) -> bool) -> b
         let response = match request {
             Request::Compile { plan } => compile(&api, ctx, plan),
             Request::Load { path, .. } => load(&api, ctx, path.as_deref(), image),
+            Request::LoadBatch { lens } => batch(&api, ctx, lens, image),
         };
         let written = answer(&response);
         let mut ctx = ctx;
@@ -516,6 +560,51 @@ unsafe fn load(api: &Api, ctx: Ref, path: Option<&Path>, image: &[u8]) -> Respon
             parameters,
         }
     }
+}
+
+/// Import each image of a batch in turn, appending its status to `BATCH_FILE` (in the working
+/// folder, the child's own) before the next.
+unsafe fn batch(api: &Api, ctx: Ref, lens: &[u64], images: &[u8]) -> Response {
+    use std::io::Write as _;
+    let mut out = match std::fs::File::create(BATCH_FILE) {
+        Ok(f) => f,
+        Err(e) => {
+            return Response::Error {
+                message: format!("{BATCH_FILE}: {e}"),
+            };
+        }
+    };
+    let ty = CString::new("vx_vivante_pointer").unwrap_or_default();
+    let mut at = 0usize;
+    for (i, &len) in lens.iter().enumerate() {
+        let image = &images[at..at + len as usize];
+        at += len as usize;
+        // SAFETY: the image outlives the import; the kernel handle is the library's.
+        let status = unsafe {
+            let mut kernel = (api.import_kernel_from_url)(ctx, ty.as_ptr(), image.as_ptr().cast());
+            let s = (api.get_status)(kernel);
+            if kernel.is_null() {
+                if s == 0 { -1 } else { s }
+            } else {
+                if s == ffi::SUCCESS {
+                    (api.release_kernel)(&mut kernel);
+                }
+                s
+            }
+        };
+        let line = serde_json::to_vec(&BatchLine { i, status }).unwrap_or_default();
+        if out
+            .write_all(&line)
+            .and_then(|_| out.write_all(b"\n"))
+            .and_then(|_| out.flush())
+            .is_err()
+        {
+            return Response::Error {
+                message: format!("{BATCH_FILE}: write failed"),
+            };
+        }
+    }
+    Response::Batch { done: lens.len() }
 }
 
 enum UrlArg {

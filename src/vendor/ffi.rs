@@ -250,6 +250,7 @@ api! {
     process_graph = "vxProcessGraph": fn(Ref) -> Status;
     import_kernel_from_url = "vxImportKernelFromURL": fn(Ref, *const c_char, *const c_char) -> Ref;
     query_kernel = "vxQueryKernel": fn(Ref, i32, *mut c_void, usize) -> Status;
+    release_kernel = "vxReleaseKernel": fn(*mut Ref) -> Status;
     get_kernel_parameter_by_index = "vxGetKernelParameterByIndex": fn(Ref, u32) -> Ref;
     query_parameter = "vxQueryParameter": fn(Ref, i32, *mut c_void, usize) -> Status;
     query_meta_format_attribute = "vxQueryMetaFormatAttribute": fn(Ref, i32, *mut c_void, usize) -> Status;

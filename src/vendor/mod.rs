@@ -4,9 +4,11 @@
 //! files from the project's own ONNX models (`compile`, `capture`); its loader imports NBG
 //! files from a path or from memory (`load`), and what it reports is compared with nbg's parse.
 
+pub mod agreement;
 pub mod capture;
 pub mod capture_sets;
 mod child;
+pub mod compat;
 pub mod controls;
 pub mod driver;
 mod ffi;
@@ -14,6 +16,7 @@ pub mod lower;
 pub mod models;
 pub mod plan;
 pub mod sdk;
+pub mod sweep;
 pub mod targets;
 
 pub use child::{ChildFailure, Limits};
@@ -280,7 +283,7 @@ pub fn load(
             status_name,
         },
         Response::Error { message } => return Err(VendorError::ChildError(message)),
-        Response::Compiled { .. } => {
+        Response::Compiled { .. } | Response::Batch { .. } => {
             return Err(VendorError::ChildError("an unexpected answer".into()));
         }
     };
@@ -355,4 +358,121 @@ pub fn compare_io(
         }
     }
     out
+}
+
+/// The loader's verdict on one image of a batch.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "kebab-case")]
+pub enum BatchVerdict {
+    /// `vxImportKernelFromURL` accepted it.
+    Accepted,
+    /// It returned an error status.
+    Refused {
+        /// The status.
+        status: i32,
+        /// Its name.
+        status_name: String,
+    },
+    /// The loader crashed on it (the signal), contained in its child.
+    Crashed {
+        /// The signal number.
+        signal: i32,
+        /// Its name.
+        name: String,
+    },
+    /// It ran past the batch's time limit on this image.
+    Hung,
+}
+
+/// Images per loader child (a crash costs a restart, a hang the child's limit).
+pub const BATCH: usize = 128;
+/// RLIMIT_AS of a batch child. An import of a valid file stays under 40 MB resident, but a
+/// mutated size field makes the loader reserve gigabytes (12.7 GB resident measured under the
+/// compile limit); past this limit its allocation fails inside the child, reported as the
+/// crash it causes.
+pub const LOAD_ADDRESS_SPACE: u64 = 4 << 30;
+
+/// Hand every image to the loader simulating `config`, from memory, `BATCH` per contained
+/// child: each verdict, and how many children ran. A crash or hang is the verdict of the image
+/// the child was on; the batch goes on from the next image in a new child.
+pub fn load_batch(
+    sdk: &Sdk,
+    config: &Config,
+    images: &[Vec<u8>],
+) -> Result<(Vec<BatchVerdict>, u64), VendorError> {
+    let mut out: Vec<BatchVerdict> = Vec::with_capacity(images.len());
+    let mut children = 0u64;
+    while out.len() < images.len() {
+        let rest = &images[out.len()..images.len().min(out.len() + BATCH)];
+        let lens: Vec<u64> = rest.iter().map(|i| i.len() as u64).collect();
+        let payload: Vec<u8> = rest.concat();
+        // A few seconds to start, then a generous second per image: an import takes
+        // milliseconds, and a hung one must not hold the sweep for long.
+        let limits = Limits {
+            wall: std::time::Duration::from_secs(20 + rest.len() as u64),
+            address_space: LOAD_ADDRESS_SPACE,
+            ..Limits::default()
+        };
+        let mut lines = Vec::new();
+        let request = driver::Request::LoadBatch { lens };
+        let ended = child::run_keeping(
+            sdk,
+            &config.name,
+            &request,
+            &payload,
+            &[],
+            limits,
+            &mut lines,
+        );
+        children += 1;
+        let before = out.len();
+        for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let Ok(l) = serde_json::from_slice::<driver::BatchLine>(line) else {
+                break;
+            };
+            if l.i != out.len() - before {
+                break;
+            }
+            out.push(if l.status == ffi::SUCCESS {
+                BatchVerdict::Accepted
+            } else {
+                BatchVerdict::Refused {
+                    status: l.status,
+                    status_name: ffi::status_name(l.status).into(),
+                }
+            });
+        }
+        let judged = out.len() - before;
+        if judged == rest.len() {
+            continue;
+        }
+        // The child ended on image `judged`: that image is the finding.
+        out.push(match ended {
+            Err(ChildFailure::Signal { signal, name }) => BatchVerdict::Crashed {
+                signal,
+                name: name.into(),
+            },
+            Err(ChildFailure::Timeout(_)) => BatchVerdict::Hung,
+            Ok(child::Answer {
+                teardown_signal: Some(signal),
+                ..
+            }) => BatchVerdict::Crashed {
+                signal,
+                name: crate::contain::signal_name(signal).into(),
+            },
+            Err(ChildFailure::NoAnswer(code)) => BatchVerdict::Crashed {
+                signal: 0,
+                name: format!("exit status {code}"),
+            },
+            Err(f) => return Err(f.into()),
+            Ok(a) => {
+                return Err(VendorError::ChildError(format!(
+                    "the batch child answered {:?} after {judged} of {} images",
+                    a.response,
+                    rest.len()
+                )));
+            }
+        });
+    }
+    Ok((out, children))
 }

@@ -36,4 +36,6 @@ mod v2_failures;
 mod v2_properties;
 #[cfg(feature = "onnx")]
 mod vendor;
+#[cfg(feature = "onnx")]
+mod vendor_loader;
 mod vendor_reader;

@@ -248,7 +248,7 @@ fn cli_rebuilds_every_committed_report() {
         let _ = std::fs::remove_file(&out);
         let mut cmd = nbg();
         match request {
-            nbg_lab::report::Request::Graph { file, sweep } => {
+            nbg_lab::report::Request::Graph { file, sweep, .. } => {
                 cmd.arg("report").arg(file);
                 if sweep {
                     cmd.arg("--sweep");
