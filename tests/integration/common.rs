@@ -216,3 +216,34 @@ pub fn nbg(dir: &Path, args: &[&str]) -> std::process::Output {
         .output()
         .expect("nbg runs")
 }
+
+/// The installed vendor driver, or `None` with a visible `skipped:` line naming the test (a
+/// failure under `CI=true`).
+#[cfg(feature = "onnx")]
+pub fn vendor_driver() -> Option<nbg_lab::vendor::Sdk> {
+    match nbg_lab::vendor::sdk::locate() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI=true: the vendor driver is missing: {e}"
+            );
+            eprintln!(
+                "skipped: {e} ({})",
+                std::thread::current().name().unwrap_or("test")
+            );
+            None
+        }
+    }
+}
+
+/// A run's stdout as JSON, or a panic showing both streams.
+pub fn stdout_json(o: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}

@@ -139,12 +139,7 @@ fn a_sweep_of_a_real_file_leaves_nothing_undetected() {
 #[cfg(feature = "onnx")]
 #[test]
 fn vendor_compiled_files_regenerate_byte_identically() {
-    if let Err(e) = nbg_lab::vendor::sdk::locate() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true: the vendor driver is missing: {e}"
-        );
-        eprintln!("skipped: vendor-compiled files not regenerated: {e}");
+    if common::vendor_driver().is_none() {
         return;
     }
     let o = common::nbg(&common::root(), &["verify-generated"]);

@@ -9,22 +9,8 @@ use nbg_lab::vendor::{self, lower, models, plan};
 use serde_json::Value;
 use std::path::Path;
 
-/// The installed driver, or `None` with a visible skip (a failure under `CI=true`).
 fn driver() -> Option<vendor::Sdk> {
-    match vendor::sdk::locate() {
-        Ok(s) => Some(s),
-        Err(e) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true: the vendor driver is missing: {e}"
-            );
-            eprintln!(
-                "skipped: {e} ({})",
-                std::thread::current().name().unwrap_or("test")
-            );
-            None
-        }
-    }
+    common::vendor_driver()
 }
 
 fn model(name: &str) -> Vec<u8> {
@@ -162,13 +148,7 @@ fn the_driver_carries_the_spec_target() {
 }
 
 fn json(o: &std::process::Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
+    common::stdout_json(o)
 }
 
 /// Compile through the CLI; the JSON record.

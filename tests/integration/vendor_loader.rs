@@ -5,29 +5,12 @@
 use super::common;
 use serde_json::Value;
 
-/// The driver, or a visible skip (a failure under `CI=true`).
 fn driver() -> bool {
-    match nbg_lab::vendor::sdk::locate() {
-        Ok(_) => true,
-        Err(e) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true: the vendor driver is missing: {e}"
-            );
-            eprintln!("skipped: the vendor loader tests: {e}");
-            false
-        }
-    }
+    common::vendor_driver().is_some()
 }
 
 fn json(o: &std::process::Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
+    common::stdout_json(o)
 }
 
 #[test]
