@@ -240,7 +240,7 @@
       if (f) { lines.push('field  ' + f[2] + ' [' + hx(f[0]) + ', ' + hx(f[1]) + ')', 'value  ' + f[3]); }
       lines.push('byte   ' + (b === null ? 'not embedded (sample bound)' : h2(b)));
       var s = sweepAt(off);
-      if (s) { lines.push('sweep  ' + s); }
+      if (s) { lines.push((D.sweep.classes ? 'loader ' : 'sweep  ') + s); }
       return lines.join('\n');
     }
 
@@ -506,7 +506,7 @@
       if ($('hexpanel').getAttribute('data-owner') !== '1') { log.push('Show did not open owner 1'); }
       if (showSweep) {
         showSweep.click();
-        if (!/detected: /.test($('legend').textContent)) { log.push('the sweep toggle did not switch the legend'); }
+        if ($('legend').textContent.indexOf(sweepClasses[0] + ': ') < 0) { log.push('the sweep toggle did not switch the legend'); }
         showSweep.click();
       }
     }); }

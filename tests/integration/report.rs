@@ -600,3 +600,73 @@ fn maps_and_strips_work_with_the_keyboard() {
         assert_eq!(record, vec!["ok".to_string()], "{path}");
     }
 }
+
+/// A vendor sweep's cells (a document in the `nbg sweep --vendor --json` form, built here so no
+/// driver is needed) become the byte map's layer: its legend, the keyboard checks, its tables.
+#[test]
+fn a_vendor_sweep_is_a_layer_of_the_byte_map() {
+    let Some(chrome) = chromium() else { return };
+    let file = common::root().join("controls/erf-u8.nb");
+    let bytes = std::fs::read(&file).unwrap();
+    let n = bytes.len() as u64;
+    let cells = nbg_lab::report::VENDOR_CELLS;
+    // Six runs, one per cell, over the file.
+    let runs: Vec<serde_json::Value> = (0..6u64)
+        .map(|i| serde_json::json!([n * i / 6, n * (i + 1) / 6, cells[i as usize]]))
+        .collect();
+    let doc = serde_json::json!({
+        "schema": "nbg-vendor-sweep/1",
+        "sha256": nbg_lab::fingerprint::Hash256::of(&bytes).hex(),
+        "bytes": n, "stride": 1, "mutations": n * 3, "patterns": [1, 128, 255],
+        "config": {"name": "VIP9000NANOS_PID0X1000000E", "pid": 268435470u32},
+        "baseline": {"verdict": "accepted"},
+        "by_class": {"decoded-record": {"both_refuse": 1, "only_nbg_refuses": 2, "only_loader_refuses": 0,
+                     "both_accept": 3, "loader_crashed": 4, "loader_hung": 0}},
+        "total": {"both_refuse": 1, "only_nbg_refuses": 2, "only_loader_refuses": 0,
+                  "both_accept": 3, "loader_crashed": 4, "loader_hung": 0},
+        "findings": [{"offset": 64, "pattern": 1, "class": "decoded-record", "field": "directory[0](NBG_SECTION_INPUT).offset",
+                      "nbg": {"verdict": "refused", "code": "section-out-of-bounds"},
+                      "loader": {"verdict": "crashed", "signal": 11, "name": "SIGSEGV"}}],
+        "runs": runs,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("sweep.json");
+    std::fs::write(&sweep, doc.to_string()).unwrap();
+    let out = dir.path().join("r.html");
+    let o = nbg()
+        .arg("report")
+        .arg(&file)
+        .arg("--vendor-sweep")
+        .arg(&sweep)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let page = render(&chrome, &out, "#keys");
+    assert_eq!(
+        attr_values(&page.dom, r#"<canvas id="map""#, "data-keys"),
+        vec!["ok".to_string()]
+    );
+    let shown = render(&chrome, &out, "#sweep");
+    for c in cells {
+        assert!(shown.dom.contains(&format!("{c}: ")), "{c}");
+    }
+    assert!(shown.dom.contains("directory[0](NBG_SECTION_INPUT).offset"));
+    // A run past the file's end is refused before anything is written.
+    let mut bad = doc.clone();
+    bad["runs"][5][1] = serde_json::json!(n + 1);
+    std::fs::write(&sweep, bad.to_string()).unwrap();
+    let out2 = dir.path().join("r2.html");
+    let o = nbg()
+        .arg("report")
+        .arg(&file)
+        .arg("--vendor-sweep")
+        .arg(&sweep)
+        .arg("-o")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(!out2.exists());
+}
