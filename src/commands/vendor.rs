@@ -128,7 +128,8 @@ fn fail(e: &VendorError, json: bool) -> ExitCode {
     ExitCode::from(e.exit_status())
 }
 
-fn setup() -> Result<(vendor::Sdk, Vec<vendor::Config>), VendorError> {
+/// The installed driver and its configurations.
+pub(super) fn setup() -> Result<(vendor::Sdk, Vec<vendor::Config>), VendorError> {
     let sdk = vendor::sdk::locate()?;
     let configs = vendor::configs(&sdk)?;
     Ok((sdk, configs))
@@ -144,9 +145,7 @@ fn driver_for(target: &str, json: bool) -> Result<(vendor::Sdk, vendor::Config),
 }
 
 fn target_word(bytes: &[u8]) -> Option<u32> {
-    bytes
-        .get(8..12)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    nbg_lab::read::le32_at(bytes, nbg_lab::format::OFF_TARGET_WORD)
 }
 
 pub fn exec(command: Command) -> ExitCode {

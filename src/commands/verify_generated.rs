@@ -88,10 +88,7 @@ fn vendor_files(_root: &std::path::Path) -> bool {
 #[cfg(feature = "onnx")]
 fn vendor_files(root: &std::path::Path) -> bool {
     use nbg_lab::vendor;
-    let setup = vendor::sdk::locate()
-        .map_err(vendor::VendorError::from)
-        .and_then(|sdk| vendor::configs(&sdk).map(|c| (sdk, c)));
-    let (sdk, configs) = match setup {
+    let (sdk, configs) = match super::vendor::setup() {
         Ok(s) => s,
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
             eprintln!("nbg: CI=true and the vendor driver is needed: {e}");

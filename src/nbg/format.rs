@@ -8,6 +8,13 @@
 /// ASCII `VPMN`, the first four bytes of every NBG.
 pub const MAGIC: [u8; 4] = *b"VPMN";
 
+/// File offset of the version word, which selects the family (both families keep it here).
+pub const OFF_VERSION_WORD: usize = v2::OFF_VERSION;
+/// File offset of the target word: the same in both families' headers, and what a loader
+/// selects its configuration by.
+pub const OFF_TARGET_WORD: usize = v2::OFF_TARGET;
+const _: () = assert!(v1::OFF_TARGET == v2::OFF_TARGET);
+
 /// The v2 version the spec describes (the builder writes it).
 pub const V2_VERSION: u32 = 0x0002_0000;
 

@@ -137,6 +137,13 @@ impl<'data> Data<'data> {
     }
 }
 
+/// Little-endian u32 at `offset` of a buffer nobody has checked, when it holds one (a header
+/// word of a file nbg may refuse).
+pub fn le32_at(bytes: &[u8], offset: usize) -> Option<u32> {
+    let w = bytes.get(offset..offset.checked_add(4)?)?;
+    Some(le32(w, 0))
+}
+
 /// Little-endian u32 at `offset` inside an already bounds-checked record.
 pub fn le32(record: &[u8], offset: usize) -> u32 {
     u32::from_le_bytes([

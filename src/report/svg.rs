@@ -151,39 +151,32 @@ const SWEEP_PALETTE: [(&str, &str); 3] = [
     ("undetected", "#d7191c"),
 ];
 
-/// The loader-and-nbg cells of a vendor sweep, worst first.
+/// The colours of a vendor sweep's cells, in `report::VENDOR_CELLS` order (worst first).
 #[cfg(feature = "onnx")]
-const VENDOR_PALETTE: [(&str, &str); 6] = [
-    ("loader-crashed", "#000000"),
-    ("loader-hung", "#7b3294"),
-    ("only-loader-refuses", "#d7191c"),
-    ("only-nbg-refuses", "#fdae61"),
-    ("both-accept", "#abd9e9"),
-    ("both-refuse", "#1a9641"),
+const VENDOR_COLOURS: [&str; 6] = [
+    "#000000", "#7b3294", "#d7191c", "#fdae61", "#abd9e9", "#1a9641",
 ];
 
 /// `nbg sweep --vendor --svg`: each swept offset coloured by its worst cell (nbg's and the
 /// loader's verdicts together); a sampled offset stands for the `stride` bytes from it.
 #[cfg(feature = "onnx")]
 pub fn vendor_sweep_map(title: &str, size: u64, report: &crate::vendor::sweep::Report) -> String {
+    let palette: Vec<(&str, &str)> = super::VENDOR_CELLS
+        .iter()
+        .copied()
+        .zip(VENDOR_COLOURS)
+        .collect();
     let spans: Vec<Span> = report
         .runs
         .iter()
-        .map(|&(start, end, c)| {
-            let class = VENDOR_PALETTE[crate::vendor::sweep::Cell::ALL
-                .iter()
-                .position(|x| *x == c)
-                .unwrap_or(0)]
-            .0;
-            Span {
-                start,
-                end,
-                class,
-                label: class,
-            }
+        .map(|&(start, end, c)| Span {
+            start,
+            end,
+            class: c.as_str(),
+            label: c.as_str(),
         })
         .collect();
-    byte_map(title, size, &spans, &VENDOR_PALETTE)
+    byte_map(title, size, &spans, &palette)
 }
 
 /// `nbg image --svg`: every owner of the ledger coloured by its class.

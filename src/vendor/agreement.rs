@@ -4,6 +4,8 @@
 //! refuses is a disagreement, listed with both verdicts.
 
 use super::{BatchVerdict, Config, Sdk, VendorError};
+use crate::format::{OFF_TARGET_WORD, OFF_VERSION_WORD};
+use crate::read::le32_at;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,11 +74,6 @@ pub fn files(root: &Path, corpus: Option<&Path>) -> Vec<(String, PathBuf)> {
     out
 }
 
-fn word(b: &[u8], at: usize) -> Option<u32> {
-    b.get(at..at + 4)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-}
-
 /// Judge every file: nbg's parse, then the loader in one batch per configuration.
 pub fn run(
     sdk: &Sdk,
@@ -91,17 +88,18 @@ pub fn run(
             Ok(_) => "valid".to_string(),
             Err(f) => f.code.as_str().to_string(),
         };
-        let target = word(&bytes, 8);
+        let target = le32_at(&bytes, OFF_TARGET_WORD);
         let config = target.and_then(|t| super::targets::for_pid(configs, t));
+        let version = le32_at(&bytes, OFF_VERSION_WORD);
         if let Some(c) = config {
             by_config
                 .entry(c.name.clone())
                 .or_default()
-                .push((rows.len(), bytes.clone()));
+                .push((rows.len(), bytes));
         }
         rows.push(Row {
             file: label.clone(),
-            version: word(&bytes, 4).map_or("?".into(), |v| format!("0x{v:08x}")),
+            version: version.map_or("?".into(), |v| format!("0x{v:08x}")),
             target: target.map_or("?".into(), |t| format!("0x{t:08x}")),
             nbg,
             config: config.map(|c| c.name.clone()),
@@ -112,9 +110,9 @@ pub fn run(
     for (name, items) in by_config {
         // Invariant: the name came from `configs`.
         let config = configs.iter().find(|c| c.name == name).expect("config");
-        let images: Vec<Vec<u8>> = items.iter().map(|(_, b)| b.clone()).collect();
+        let (indices, images): (Vec<usize>, Vec<Vec<u8>>) = items.into_iter().unzip();
         let (verdicts, _) = super::load_batch(sdk, config, &images)?;
-        for ((i, _), v) in items.iter().zip(verdicts) {
+        for (i, v) in indices.iter().zip(verdicts) {
             let accepted = v == BatchVerdict::Accepted;
             rows[*i].disagree = accepted != (rows[*i].nbg == "valid");
             rows[*i].loader = Some(v);

@@ -3,6 +3,7 @@
 //! version word replaced in memory (the image is never written), with nbg's verdict beside.
 
 use super::{BatchVerdict, Config, Sdk, VendorError};
+use crate::format::{OFF_TARGET_WORD, OFF_VERSION_WORD};
 use serde::Serialize;
 
 /// One (file, configuration, version) trial.
@@ -37,29 +38,26 @@ pub fn run(
     files: &[(String, Vec<u8>)],
     versions: &[u32],
 ) -> Result<Vec<Trial>, VendorError> {
-    let word = |b: &[u8], at: usize| {
-        b.get(at..at + 4)
-            .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-    };
+    let word = |b: &[u8], at: usize| crate::read::le32_at(b, at).unwrap_or(0);
     let mut out = Vec::new();
     for config in configs {
         let mut images = Vec::new();
         let mut meta = Vec::new();
         for (name, bytes) in files {
-            let own = word(bytes, 4);
+            let own = word(bytes, OFF_VERSION_WORD);
             let mut tried = vec![own];
             tried.extend(versions.iter().copied().filter(|&v| v != own));
             for v in tried {
                 let mut b = bytes.clone();
-                if b.len() >= 8 {
-                    b[4..8].copy_from_slice(&v.to_le_bytes());
+                if let Some(w) = b.get_mut(OFF_VERSION_WORD..OFF_VERSION_WORD + 4) {
+                    w.copy_from_slice(&v.to_le_bytes());
                 }
                 let nbg = match crate::parse::parse(&b) {
                     Ok(_) => "valid".to_string(),
                     Err(f) => f.code.as_str().to_string(),
                 };
                 images.push(b);
-                meta.push((name.clone(), own, v, word(bytes, 8), nbg));
+                meta.push((name.clone(), own, v, word(bytes, OFF_TARGET_WORD), nbg));
             }
         }
         let (verdicts, _) = super::load_batch(sdk, config, &images)?;

@@ -177,9 +177,7 @@ pub fn compile(
         .written
         .filter(|b| !b.is_empty())
         .ok_or(VendorError::NoBinary)?;
-    let version_word = nbg
-        .get(4..8)
-        .map_or(0, |w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    let version_word = crate::read::le32_at(&nbg, crate::format::OFF_VERSION_WORD).unwrap_or(0);
     Ok(Compiled {
         config: config.clone(),
         model_sha256: Hash256::of(model),

@@ -59,16 +59,15 @@ impl Cell {
         Cell::BothRefuse,
     ];
 
-    /// The cell's name (`only-loader-refuses`).
+    /// The cell's name (`only-loader-refuses`): `report::VENDOR_CELLS`, in `ALL`'s order, which
+    /// is also how the cell serializes (the report reads the runs back by these names).
     pub fn as_str(self) -> &'static str {
-        match self {
-            Cell::BothRefuse => "both-refuse",
-            Cell::OnlyNbgRefuses => "only-nbg-refuses",
-            Cell::OnlyLoaderRefuses => "only-loader-refuses",
-            Cell::BothAccept => "both-accept",
-            Cell::LoaderCrashed => "loader-crashed",
-            Cell::LoaderHung => "loader-hung",
-        }
+        crate::report::VENDOR_CELLS[self.rank()]
+    }
+
+    /// Its place in `ALL`, worst first.
+    fn rank(self) -> usize {
+        Cell::ALL.iter().position(|x| *x == self).unwrap_or(0)
     }
 }
 
@@ -207,8 +206,7 @@ fn cell(nbg: &NbgVerdict, loader: &BatchVerdict) -> Cell {
 
 /// The worse of two cells for one offset: a crash or hang first, then a disagreement.
 fn worse(a: Cell, b: Cell) -> Cell {
-    let rank = |c: Cell| Cell::ALL.iter().position(|x| *x == c).unwrap_or(0);
-    if rank(b) < rank(a) { b } else { a }
+    if b.rank() < a.rank() { b } else { a }
 }
 
 /// Sweep `bytes` through nbg and the loader simulating `config`; `progress` hears the

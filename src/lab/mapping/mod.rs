@@ -960,10 +960,7 @@ pub fn places<'m>(
     g: &Graph<'_>,
     image: &NbgImage<'_>,
 ) -> Vec<(&'m Target, u64, u64)> {
-    let word = g
-        .bytes()
-        .get(8..12)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    let word = crate::read::le32_at(g.bytes(), crate::format::OFF_TARGET_WORD);
     if g.family() != m.family || m.pid.as_deref().is_some_and(|p| parse_pid(p) != word) {
         return Vec::new();
     }
@@ -1096,10 +1093,7 @@ pub fn check_one(
     if ga.family() != m.family || gb.family() != m.family {
         return row;
     }
-    let word = |x: &[u8]| {
-        x.get(8..12)
-            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-    };
+    let word = |x: &[u8]| crate::read::le32_at(x, crate::format::OFF_TARGET_WORD);
     if let Some(pid) = m.pid.as_deref().and_then(parse_pid) {
         if word(a) != Some(pid) || word(b) != Some(pid) {
             row.reason = Reason::TargetDiffers;
