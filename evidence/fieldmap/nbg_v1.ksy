@@ -10,7 +10,7 @@ seq:
   - id: entries
     type: v1_entry
     repeat: expr
-    repeat-expr: "fixed.version == 0x1001e ? 27 : fixed.version == 0x10016 ? 18 : fixed.version == 0x10014 ? 18 : fixed.version >= 0x1000e ? 16 : fixed.version >= 0x1000c ? 15 : 12"
+    repeat-expr: "fixed.version > 0x10020 ? 16 : fixed.version >= 0x10020 ? 34 : fixed.version >= 0x1001c ? 27 : fixed.version >= 0x1001b ? 22 : fixed.version >= 0x10018 ? 21 : fixed.version >= 0x10013 ? 18 : fixed.version >= 0x1000f ? 17 : fixed.version >= 0x1000e ? 16 : fixed.version >= 0x1000c ? 15 : 12"
 instances:
   version:
     value: fixed.version

@@ -22,11 +22,11 @@ pub enum V1Crc {
 }
 
 /// Profiles of `nbg synth` served by this builder: (name, version, extension bytes, CRC).
-pub const PROFILES: [(&str, u32, usize, V1Crc); 3] = [
+pub const PROFILES: [(&str, u32, usize, V1Crc); 4] = [
     (
         "v1-0020-suffix-crc",
         0x0001_0020,
-        144,
+        0,
         V1Crc::SuffixFromFixedEnd,
     ),
     (
@@ -36,6 +36,12 @@ pub const PROFILES: [(&str, u32, usize, V1Crc); 3] = [
         V1Crc::WholeFileFieldZeroed,
     ),
     ("v1-0009-no-crc", 0x0001_0009, 0, V1Crc::Absent),
+    (
+        "v1-001e-whole-file-crc",
+        0x0001_001e,
+        0,
+        V1Crc::WholeFileFieldZeroed,
+    ),
 ];
 
 /// The graph of a named profile; `None` for an unknown name.
@@ -47,6 +53,13 @@ pub fn profile(name: &str) -> Option<Result<Vec<u8>, Overflow>> {
 }
 
 const COMMAND_BYTES: usize = 192;
+
+/// Bytes of the state payload operation 0's state id points at.
+const STATE_BYTES: usize = 16;
+
+/// The target word: a PID the vendor's simulator driver carries a configuration for (its
+/// loader imports a v1 file only under the file's own PID).
+pub const TARGET: u32 = 0x1000_000e;
 
 /// One I/O record of the version's layout (108 or 116 bytes): four dimensions, UINT8, affine
 /// quantization (fixed point, scale, zero point), a name.
@@ -133,7 +146,7 @@ fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
         let mut w = Writer::new(entries);
         w.put_bytes(&fx::magic, b"VPMN")
             .put_u32(&fx::version, version)
-            .put_u32(&fx::target, 0x1000_0099)
+            .put_u32(&fx::target, TARGET)
             .put_str(&fx::network_name, &spec.network_name)
             .put_u32(&fx::layer_count, 1)
             .put_u32(&fx::operation_count, 1)
@@ -150,9 +163,8 @@ fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
     };
     let mut b = fixed;
     b.resize(fixed_end + extension, 0);
-    // The extension: what a newer version appends. The vendor's reader takes 0x00010020's as
-    // 18 further (offset, size) entries (144 bytes, 34 in all), so it is written as empty
-    // entries; the parser still only bounds it and keeps it opaque.
+    // The extension: what a version newer than any known appends; the parser only bounds it
+    // and keeps it opaque.
     // A newer version has no proved operation record size: the newest known one is written.
     // Invariant: `record_size` answers `None` for "operation" only under a bounded-unknown
     // layout, and `MAX_KNOWN_VERSION` is a known one.
@@ -188,13 +200,46 @@ fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
         }),
         ("nn", (0..COMMAND_BYTES).map(|i| (i as u8) ^ 0x5a).collect()),
     ];
-    for (name, payload) in tables.into_iter().chain(spec.extra.iter().cloned()) {
-        // Invariant: the five tables above are public entries; an `extra` name outside
+    // What the vendor's reader and loader require (measured, `notebooks/v1-public-corpus.md`):
+    // operation 0's state id 0 indexes a non-empty state table (`load_states_table` into the
+    // load states where the version has them, else `lcd_table` into `lcd`), and the `lcd`
+    // payload lies after every table (the loader reads the tables from the first `lcd.offset`
+    // bytes), with the load states after it.
+    let has = |name: &str| {
+        f::ENTRIES[..f::entry_count(version)]
+            .iter()
+            .any(|e| e.name == name)
+    };
+    let states: Vec<u8> = (0..STATE_BYTES).map(|i| i as u8).collect();
+    let in_load_states = has("load_states_table") && has("load_states");
+    let mut tables: Vec<(&str, Vec<u8>)> = tables.into();
+    let mut entry = Writer::new(fm::v1_entry::SIZE);
+    entry
+        .put_u32(&fm::v1_entry::offset, 0)
+        .put_u32(&fm::v1_entry::size, STATE_BYTES as u32);
+    let entry = entry.finish()?;
+    tables.push((
+        if in_load_states {
+            "load_states_table"
+        } else {
+            "lcd_table"
+        },
+        entry,
+    ));
+    tables.extend(spec.extra.iter().cloned());
+    if in_load_states {
+        tables.push(("lcd", Vec::new()));
+        tables.push(("load_states", states));
+    } else {
+        tables.push(("lcd", states));
+    }
+    for (name, payload) in tables {
+        // Invariant: the tables above are entries of the version; an `extra` name outside
         // `format::v1::ENTRIES` breaks this function's documented contract.
         let index = f::ENTRIES
             .iter()
             .position(|e| e.name == name)
-            .expect("a public entry name");
+            .expect("an entry name");
         let at = entries + fm::v1_entry::SIZE * index;
         let mut w = Writer::new(fm::v1_entry::SIZE);
         w.put_u32(&fm::v1_entry::offset, b.len() as u32)

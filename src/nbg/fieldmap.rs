@@ -1190,11 +1190,12 @@ fn v1_table_type(name: &str, nested: bool) -> Option<&'static str> {
 /// `format::v1::entry_count` as a Kaitai expression over `fixed.version`.
 fn v1_entry_count_expr() -> String {
     use crate::format::v1 as f1;
-    let mut expr = String::new();
-    for (v, n) in f1::PROVED_EXTENSIONS.iter().rev() {
-        expr.push_str(&format!("fixed.version == 0x{v:x} ? {n} : "));
-    }
-    let mut gates: Vec<u32> = f1::ENTRIES[..f1::PUBLIC_ENTRIES]
+    let mut expr = format!(
+        "fixed.version > 0x{:x} ? {} : ",
+        f1::MAX_KNOWN_VERSION,
+        f1::PUBLIC_ENTRIES
+    );
+    let mut gates: Vec<u32> = f1::ENTRIES
         .iter()
         .map(|e| e.since)
         .filter(|&s| s > 0)

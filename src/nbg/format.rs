@@ -305,15 +305,18 @@ pub mod attribute {
 pub mod v1 {
     /// Oldest version with the feature database (and the CRC field inside it).
     pub const MIN_VERSION: u32 = 0x0001_0003;
-    /// Newest version the project has evidence for (public files of it exist). Newer versions
-    /// of the family still parse when their fixed part can be bounded (`Layout::BoundedUnknown`).
-    pub const MAX_KNOWN_VERSION: u32 = 0x0001_001e;
+    /// Newest version the vendor's reader knows: `nbinfo` accepts every v1 version up to this
+    /// one (`nbg_parser_init` compares the version word with it) and refuses newer ones. Newer
+    /// versions of the family still parse when their fixed part can be bounded
+    /// (`Layout::BoundedUnknown`).
+    pub const MAX_KNOWN_VERSION: u32 = 0x0001_0020;
 
     /// How much of a version's fixed part the project knows.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
     #[serde(rename_all = "kebab-case")]
     pub enum Layout {
-        /// A version up to `MAX_KNOWN_VERSION`: public layout, corpus-proved extensions.
+        /// A version up to `MAX_KNOWN_VERSION`: every entry and record field gated by the
+        /// version it appears from.
         Known,
         /// A newer version: the public entries are read, the fixed part is bounded by the
         /// lowest referenced table, and everything between is an opaque extension.
@@ -367,21 +370,22 @@ pub mod v1 {
     pub enum Evidence {
         /// In the public TIM-VX / VIPLite v1 layout.
         Public,
-        /// Beyond that layout; bounds and semantics consistent across every corpus file of the
-        /// version (nested tables land inside their data, counts match records).
+        /// Beyond that layout; read by the vendor's reader `nbinfo` from the version its v1
+        /// reader gates it on (`nbg_fmt_read_fixed`), named as its DWARF names it, and bounds and
+        /// semantics consistent across every public file of a version that has it.
         Proved,
-        /// Beyond that layout; always empty in the corpus, so only the name is inferred (from
-        /// the append-only public section enum).
-        Inferred,
+        /// Beyond that layout; read by the vendor's reader from the version its v1 reader gates
+        /// it on and named as it names it, but empty (or absent) in every public file.
+        VendorReader,
     }
 
     impl Evidence {
-        /// The name used in reports (`public`, `proved`, `inferred`).
+        /// The name used in reports (`public`, `proved`, `vendor-reader`).
         pub fn as_str(self) -> &'static str {
             match self {
                 Evidence::Public => "public",
                 Evidence::Proved => "proved",
-                Evidence::Inferred => "inferred",
+                Evidence::VendorReader => "vendor-reader",
             }
         }
     }
@@ -414,8 +418,10 @@ pub mod v1 {
         }
     }
 
-    /// The entries in on-disk order; entry k is v2 section type k + 1.
-    pub const ENTRIES: [Entry; 27] = [
+    /// The entries in on-disk order; entry k is v2 section type k + 1 up to `load_states_table`.
+    /// Each `since` is the gate of the vendor reader's `nbg_fmt_read_fixed` (the compared
+    /// constants are in `notebooks/v1-public-corpus.md`); the public 16 agree with TIM-VX.
+    pub const ENTRIES: [Entry; 34] = [
         e("input", 0, Evidence::Public, None),
         e("output", 0, Evidence::Public, None),
         e("layer", 0, Evidence::Public, None),
@@ -432,64 +438,145 @@ pub mod v1 {
         e("icd_table", 0x0001_000c, Evidence::Public, Some("icd")),
         e("icd", 0x0001_000c, Evidence::Public, None),
         e("ppu_param", 0x0001_000e, Evidence::Public, None),
-        e("op_sync", 0x0001_0014, Evidence::Inferred, None),
-        e("dma_sbi_info", 0x0001_0014, Evidence::Inferred, None),
-        e("ppu_instr", 0x0001_001e, Evidence::Proved, None),
-        e("dyna_io", 0x0001_001e, Evidence::Proved, None),
-        e("load_states", 0x0001_001e, Evidence::Proved, None),
-        e("dma_sbi_addition", 0x0001_001e, Evidence::Inferred, None),
+        e("op_sync", 0x0001_000f, Evidence::VendorReader, None),
+        e("dma_sbi_info", 0x0001_0013, Evidence::VendorReader, None),
+        e("ppu_instr", 0x0001_0018, Evidence::Proved, None),
+        e("dyna_io", 0x0001_0018, Evidence::Proved, None),
+        e("load_states", 0x0001_0018, Evidence::Proved, None),
+        e(
+            "dma_sbi_addition",
+            0x0001_001b,
+            Evidence::VendorReader,
+            None,
+        ),
         e(
             "coeff_data_table",
-            0x0001_001e,
+            0x0001_001c,
             Evidence::Proved,
             Some("coeff_data"),
         ),
-        e("coeff_data", 0x0001_001e, Evidence::Proved, None),
+        e("coeff_data", 0x0001_001c, Evidence::Proved, None),
         e(
             "ppu_instr_table",
-            0x0001_001e,
+            0x0001_001c,
             Evidence::Proved,
             Some("ppu_instr"),
         ),
         e(
             "dyna_io_table",
-            0x0001_001e,
+            0x0001_001c,
             Evidence::Proved,
             Some("dyna_io"),
         ),
         e(
             "load_states_table",
-            0x0001_001e,
+            0x0001_001c,
             Evidence::Proved,
             Some("load_states"),
         ),
+        // The layer-dump entries: no public file has them, so their payloads stay opaque and
+        // no nesting is assumed.
+        e("ldump_operation", 0x0001_0020, Evidence::VendorReader, None),
+        e("ldump_outputs", 0x0001_0020, Evidence::VendorReader, None),
+        e(
+            "ldump_patch_data",
+            0x0001_0020,
+            Evidence::VendorReader,
+            None,
+        ),
+        e(
+            "ldump_instr_table",
+            0x0001_0020,
+            Evidence::VendorReader,
+            None,
+        ),
+        e("ldump_instr", 0x0001_0020, Evidence::VendorReader, None),
+        e(
+            "ldump_load_states_table",
+            0x0001_0020,
+            Evidence::VendorReader,
+            None,
+        ),
+        e(
+            "ldump_load_states",
+            0x0001_0020,
+            Evidence::VendorReader,
+            None,
+        ),
     ];
 
-    /// Entries of the public layout (TIM-VX reads these); the rest are corpus extensions.
+    const fn gates_ascend() -> bool {
+        let mut i = 1;
+        while i < ENTRIES.len() {
+            if ENTRIES[i].since < ENTRIES[i - 1].since {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+    // A version's entries are a prefix of `ENTRIES` (what `entry_count` counts).
+    const _: () = assert!(gates_ascend());
+
+    /// Entries of the public layout (TIM-VX reads these); a version newer than
+    /// `MAX_KNOWN_VERSION` reads only these.
     pub const PUBLIC_ENTRIES: usize = 16;
 
-    /// Versions whose entries beyond the public layout the corpus proves. Any other version
-    /// above 0x0001000e keeps the bytes after the public layout as an opaque extension.
-    pub const PROVED_EXTENSIONS: [(u32, usize); 3] =
-        [(0x0001_0014, 18), (0x0001_0016, 18), (0x0001_001e, 27)];
+    /// Versions a public file proves: one of the version parses, its layer, operation, SH,
+    /// patch and other decoded records re-encode exactly, and the vendor's reader agrees on
+    /// every field both print (`tests/integration/vendor_reader.rs`, `v1_corpus.rs`). Every other
+    /// known version's layout rests on the vendor reader's gates alone.
+    pub const PROVED_VERSIONS: [u32; 7] = [
+        0x0001_0009,
+        0x0001_000c,
+        0x0001_000e,
+        0x0001_000f,
+        0x0001_0014,
+        0x0001_0016,
+        0x0001_001e,
+    ];
+
+    /// Where a version's layout comes from.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+    #[serde(rename_all = "kebab-case")]
+    pub enum LayoutEvidence {
+        /// One of `PROVED_VERSIONS`.
+        Proved,
+        /// Another known version: the vendor reader's gates alone.
+        VendorReader,
+        /// Newer than `MAX_KNOWN_VERSION`.
+        BoundedUnknown,
+    }
+
+    /// The evidence of a version's layout.
+    pub fn layout_evidence(version: u32) -> LayoutEvidence {
+        if Layout::of(version) == Layout::BoundedUnknown {
+            LayoutEvidence::BoundedUnknown
+        } else if PROVED_VERSIONS.contains(&version) {
+            LayoutEvidence::Proved
+        } else {
+            LayoutEvidence::VendorReader
+        }
+    }
 
     /// Offset of entry 0 for a version (the fixed header shrinks before 0x00010008).
     pub fn entries_offset(version: u32) -> usize {
         fx::RECORD.size_at(version)
     }
 
-    /// Number of (offset, size) entries the parser decodes for a version.
+    /// Number of (offset, size) entries the parser decodes for a version: every entry gated
+    /// at or below a known version, the public ones for a newer version.
     pub fn entry_count(version: u32) -> usize {
-        if let Some(&(_, n)) = PROVED_EXTENSIONS.iter().find(|(v, _)| *v == version) {
-            return n;
-        }
-        ENTRIES[..PUBLIC_ENTRIES]
+        let known = Layout::of(version) == Layout::Known;
+        ENTRIES
             .iter()
-            .filter(|e| version >= e.since)
+            .enumerate()
+            .filter(|(i, e)| version >= e.since && (known || *i < PUBLIC_ENTRIES))
             .count()
     }
 
-    /// First v1 version whose patch records are 40 bytes (corpus-proved, not public).
+    /// First v1 version whose patch records are 40 bytes: the vendor reader's gate, proved by
+    /// every public 0x00010014+ file.
     pub const PATCH_40BIT_SINCE: u32 = 0x0001_0014;
 
     /// I/O record width: 116 (six dims, name) from 0x0001000b, 108 (four dims, name) from

@@ -44,10 +44,13 @@ fn summary_v1(g: &NbgV1<'_>) -> String {
     let _ = writeln!(
         s,
         "layout     {}",
-        match g.layout {
-            crate::format::v1::Layout::Known => "known (a version with evidence)",
-            crate::format::v1::Layout::BoundedUnknown =>
-                "bounded-unknown (newer than any version with evidence: public entries read, the rest opaque)",
+        match g.fixed_part.evidence {
+            crate::format::v1::LayoutEvidence::Proved =>
+                "known (proved: public files of this version round-trip and nbinfo agrees)",
+            crate::format::v1::LayoutEvidence::VendorReader =>
+                "known (vendor-reader: the gates of nbinfo's v1 reader; no public file of this version)",
+            crate::format::v1::LayoutEvidence::BoundedUnknown =>
+                "bounded-unknown (newer than any version the vendor's reader knows: public entries read, the rest opaque)",
         }
     );
     let _ = writeln!(s, "target     0x{:08x}", h.target);

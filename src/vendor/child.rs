@@ -151,13 +151,8 @@ pub fn run_keeping(
         .arg(&result)
         .current_dir(dir.path())
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(if std::env::var_os("NBG_VENDOR_DEBUG").is_some() {
-            // The driver's own messages, for whoever debugs a refusal.
-            std::process::Stdio::inherit()
-        } else {
-            std::process::Stdio::null()
-        });
+        .stdout(debug_stream())
+        .stderr(debug_stream());
     for (k, v) in sdk.child_env(config) {
         cmd.env(k, v);
     }
@@ -229,4 +224,14 @@ pub fn save_env(name: Option<&str>) -> Vec<(&'static str, String)> {
         v.push(("VIV_VX_NBG_NAME", n.to_string()));
     }
     v
+}
+
+/// Where the child's standard streams go: the driver prints its own messages (on both), which
+/// whoever debugs a refusal sees with `NBG_VENDOR_DEBUG` set; otherwise they are discarded.
+fn debug_stream() -> std::process::Stdio {
+    if std::env::var_os("NBG_VENDOR_DEBUG").is_some() {
+        std::process::Stdio::inherit()
+    } else {
+        std::process::Stdio::null()
+    }
 }

@@ -197,10 +197,10 @@ fn proved_extension_entries_hold_on_every_file() {
             cursor = e[0] + e[1];
         }
         assert!(cursor <= t("coeff_data").size);
-        // The inferred entries are empty in every file.
+        // The entries only the vendor's reader names are empty in every file.
         for n in ["op_sync", "dma_sbi_info", "dma_sbi_addition"] {
             assert_eq!(t(n).size, 0, "{name} {n}");
-            assert_eq!(t(n).evidence, "inferred");
+            assert_eq!(t(n).evidence, "vendor-reader");
         }
     }
 }
@@ -246,6 +246,13 @@ fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
     for (version, extension, crc, layout, rule) in [
         (
             0x0001_0020,
+            0,
+            V1Crc::SuffixFromFixedEnd,
+            Layout::Known,
+            Some("suffix@end-of-fixed-part"),
+        ),
+        (
+            0x0001_0021,
             144,
             V1Crc::SuffixFromFixedEnd,
             Layout::BoundedUnknown,
@@ -325,9 +332,32 @@ fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
         }
     }
     // The registry explains a suffix CRC only with the suffix boundary it came from.
-    let bytes = synth_v1::graph(0x0001_0020, 144, V1Crc::SuffixFromFixedEnd).unwrap();
+    let bytes = synth_v1::graph(0x0001_0021, 144, V1Crc::SuffixFromFixedEnd).unwrap();
     let e = nbg_lab::crc_explain::explain(&parse(&bytes).unwrap());
     let rules: Vec<&str> = e.matches.iter().map(|h| h.rule.as_str()).collect();
     assert_eq!(rules, ["suffix@end-of-fixed-part"]);
     assert!(e.hypotheses_evaluated > 20);
+}
+
+/// `format::v1::PROVED_VERSIONS` says what the corpus proves: every public file's version is in
+/// it (a new version is proved before it is claimed), and every version in it has a public file.
+#[test]
+fn proved_versions_are_the_versions_of_the_public_files() {
+    use nbg_lab::format::v1::{LayoutEvidence, PROVED_VERSIONS};
+    let Some(files) = common::corpus_files() else {
+        return;
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, bytes, _) in files {
+        let g = v1(&name, &bytes);
+        assert_eq!(g.fixed_part.evidence, LayoutEvidence::Proved, "{name}");
+        assert!(
+            g.records.layers.is_some() && g.records.operations.is_some(),
+            "{name}"
+        );
+        seen.insert(g.header.version);
+    }
+    for v in PROVED_VERSIONS {
+        assert!(seen.contains(&v), "0x{v:08x} has no public file");
+    }
 }

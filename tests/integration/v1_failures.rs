@@ -33,7 +33,7 @@ fn v1_failure_codes() {
     // A newer version whose public entries reference no table cannot be bounded.
     assert_eq!(
         m(&|b| {
-            put32(b, 4, 0x0001_001f);
+            put32(b, 4, 0x0001_0021);
             for k in 0..16 {
                 put32(b, entry(k) + 4, 0);
             }
@@ -43,7 +43,7 @@ fn v1_failure_codes() {
     // Nor one whose first table lies inside the public fixed part.
     assert_eq!(
         m(&|b| {
-            put32(b, 4, 0x0001_0020);
+            put32(b, 4, 0x0001_0021);
             put32(b, entry(0), 0x1f0);
         }),
         Code::UnsupportedVersion
@@ -175,20 +175,37 @@ fn v1_byte_flips_and_truncations_never_panic() {
     }
 }
 
-/// A version between the proved ones keeps the bytes after the public layout opaque.
+/// A known version no public file proves reads the entries the vendor reader gates on it: the
+/// 0x00010014 file relabelled 0x00010015 has the same 18 entries, no opaque extension, and says
+/// its layout rests on the vendor reader; relabelled past the newest known version it keeps
+/// the bytes after the public layout opaque.
 #[test]
-fn unproved_version_keeps_an_opaque_fixed_extension() {
-    let mut b = common::public_control("ameba-fer2013_cnn-0014.nb");
+fn a_version_without_a_public_file_reads_the_vendor_gated_entries() {
+    use nbg_lab::format::v1::LayoutEvidence;
+    let original = common::public_control("ameba-fer2013_cnn-0014.nb");
+    let mut b = original.clone();
     put32(&mut b, 4, 0x0001_0015);
+    let Graph::V1(g) = parse(&b).unwrap() else {
+        panic!("v1")
+    };
+    assert_eq!(g.fixed_part.entry_count, 18);
+    assert_eq!(g.fixed_part.extension_entries, ["op_sync", "dma_sbi_info"]);
+    assert_eq!(g.fixed_part.evidence, LayoutEvidence::VendorReader);
+    assert_eq!(g.opaque_fixed_extension.size, 0);
+    assert!(g.records.layers.is_some());
+    let mut b = original;
+    put32(&mut b, 4, 0x0001_0021);
     let Graph::V1(g) = parse(&b).unwrap() else {
         panic!("v1")
     };
     assert_eq!(g.fixed_part.entry_count, 16);
     assert!(g.fixed_part.extension_entries.is_empty());
+    assert_eq!(g.fixed_part.evidence, LayoutEvidence::BoundedUnknown);
     assert_eq!(g.opaque_fixed_extension.offset, 0x1f8);
     assert_eq!(g.opaque_fixed_extension.size, 16);
     assert_eq!(
         g.opaque_fixed_extension.fingerprint.sha256,
         nbg_lab::fingerprint::Hash256::of(&b[0x1f8..0x208])
     );
+    assert!(g.records.layers.is_none());
 }

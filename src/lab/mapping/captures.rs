@@ -126,12 +126,13 @@ fn v2_scale(name: &str, scale: f32, zero_point: u32) -> Result<Built, BuildError
     })
 }
 
-/// The v1 graph of the whole-file CRC profile (0x00010030), A with input and output scale 0.5.
+/// The v1 graph of the whole-file CRC profile (0x0001001e, a version the vendor's reader and
+/// loader read), A with input and output scale 0.5.
 fn v1_scale(input: f32, output: f32) -> Result<Built, BuildError> {
     let graph = |scales: [f32; 2]| {
         V1Spec {
             scales,
-            ..V1Spec::new(0x0001_0030, 24, V1Crc::WholeFileFieldZeroed)
+            ..V1Spec::new(0x0001_001e, 0, V1Crc::WholeFileFieldZeroed)
         }
         .build()
     };
@@ -148,7 +149,7 @@ fn v1_scale(input: f32, output: f32) -> Result<Built, BuildError> {
             a_source: 0.5f32.to_le_bytes().to_vec(),
             b_source: input.to_le_bytes().to_vec(),
             provenance: Some(format!(
-                "nbg-lab synth_v1: v1-0030-whole-file-crc; B sets input 0 scale 0.5 -> {input}{also}; a_source/b_source are the scale's f32 bytes"
+                "nbg-lab synth_v1: v1-001e-whole-file-crc; B sets input 0 scale 0.5 -> {input}{also}; a_source/b_source are the scale's f32 bytes"
             )),
             quantities: quantities(
                 "input0_scale",

@@ -598,22 +598,12 @@ fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
         .collect()
 }
 
-/// v1 versions whose layer, operation, sh and patch record sizes the public corpus proves
-/// (every reference check holds on every public file of the version). Their SW operation,
-/// hardware-init and PPU parameter tables are decoded too: the record sizes are public, and the
-/// hardware-init records of the 0x0001000c, 0x0001000e and 0x0001001e files pass every check;
-/// no public file holds an SW or PPU parameter record (those tables are empty in all 22).
-pub const V1_PROVED_VERSIONS: [u32; 5] = [
-    0x0001_000c,
-    0x0001_000e,
-    0x0001_0014,
-    0x0001_0016,
-    0x0001_001e,
-];
-
-/// Whether the v1 parser decodes the records of table `name` for `version`.
+/// Whether the v1 parser decodes the records of table `name` for `version`: every version
+/// whose layout is known (`format::v1::Layout::Known`) has its record layouts in the field map,
+/// each field gated by the version it appears from (`Field::since`, evidence per version in
+/// `format::v1::VERSIONS`).
 pub fn v1_decodes(name: &str, version: u32) -> bool {
-    V1_PROVED_VERSIONS.contains(&version)
+    crate::format::v1::Layout::of(version) == crate::format::v1::Layout::Known
         && matches!(
             name,
             "layer" | "operation" | "sh" | "patch" | "sw" | "hw_init" | "ppu_param"

@@ -1,8 +1,8 @@
 //! NBG v1 (`version >> 16 == 1`), the family of every public real file.
 //!
 //! The fixed part follows the public TIM-VX / VIPLite v1 layout; the (offset, size) entries that
-//! newer versions append are decoded only for versions whose layout the public corpus proves
-//! (`format::v1::PROVED_EXTENSIONS`), each labelled `public`, `proved` or `inferred`. Bytes
+//! newer versions append are decoded from the version the vendor's reader gates each on
+//! (`format::v1::ENTRIES`), each labelled `public`, `proved` or `vendor-reader`. Bytes
 //! between the decoded fixed part and the first referenced table are an
 //! `opaque_fixed_extension`: fingerprinted, never named. A version newer than any with evidence
 //! (`layout: bounded-unknown`) reads only the public entries and is bounded by the lowest
@@ -199,8 +199,11 @@ pub struct FixedPart {
     pub entry_count: usize,
     /// How many of them the public layout has.
     pub public_entry_count: usize,
-    /// Entries beyond the public layout that the corpus proves for this version.
+    /// Entries beyond the public layout that the version has (the vendor reader's gates).
     pub extension_entries: Vec<&'static str>,
+    /// Where the version's layout comes from (`format::v1::layout_evidence`): `proved`,
+    /// `vendor-reader` or `bounded-unknown`.
+    pub evidence: f::LayoutEvidence,
 }
 
 /// The opaque fixed extension: fingerprinted, never named.
@@ -223,7 +226,7 @@ pub struct Table {
     pub name: &'static str,
     /// The v2 section type with the same role (entry k is type k + 1).
     pub section_type: u32,
-    /// How far the entry is established: `public`, `proved` or `inferred`.
+    /// How far the entry is established: `public`, `proved` or `vendor-reader`.
     pub evidence: &'static str,
     /// File offset of the 8-byte (offset, size) entry.
     pub entry_offset: u64,
@@ -540,6 +543,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
                 .iter()
                 .map(|e| e.name)
                 .collect(),
+            evidence: f::layout_evidence(version),
         },
         opaque_fixed_extension: Extension {
             offset: fixed_end,
@@ -873,8 +877,8 @@ fn records(
     tables: &[Table],
     ppu_params_referenced: bool,
 ) -> Result<super::records::Records, Failure> {
-    use super::records::{Tables, V1_PROVED_VERSIONS, as_slice, decode, v1_decodes};
-    if !V1_PROVED_VERSIONS.contains(&version) {
+    use super::records::{Tables, as_slice, decode, v1_decodes};
+    if !v1_decodes("layer", version) {
         return Ok(super::records::Records::default());
     }
     let find = |name: &str| tables.iter().find(|t| t.name == name);
