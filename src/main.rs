@@ -23,8 +23,22 @@ struct Cli {
 enum Command {
     /// Parse one NBG strictly and print a summary, or the full JSON document with --json.
     Parse(cmd::parse::Args),
-    /// Check NBG files: one line per file, `ok` or the failure code; exit 1 if any fails.
+    /// Check NBG files: one line per file, `ok` or the failure code; with --target and
+    /// --runtime, whether each file loads on that device: `compatible`, `target-mismatch`,
+    /// `version-newer-than-runtime` or `unknown`, with the values and a hint. Exit 0 when every
+    /// file is valid (and compatible), 1 otherwise, 2 on a usage or I/O problem.
     Check(cmd::check::Args),
+    /// What a board user asks first, one screen per file: format and version, target and the
+    /// driver configurations with that PID, inputs and outputs (shape, type, scale, zero
+    /// point, bytes), operations per engine, bytes by content (commands, coefficients, states
+    /// and patches, I/O metadata, padding) and the CRC. Exit 0 all valid, 1 an invalid NBG.
+    Info(cmd::info::Args),
+    /// Find every NBG embedded in IMAGE (firmware, archive, container): each VPMN magic
+    /// bounded by its declared size (v2) or its tables (v1), parsed strictly, listed with its
+    /// offset, length and SHA-256 and (with -o) extracted when valid; near misses listed with
+    /// their failure code, never extracted. Streamed in constant memory. Exit 0 when at least
+    /// one valid NBG was found, 1 when none, 2 on a usage or I/O problem.
+    Carve(cmd::carve::Args),
     /// Evaluate the documented registry of CRC coverage hypotheses for each file's CRC field
     /// and print every hypothesis that reproduces the stored value.
     CrcExplain(cmd::crc_explain::Args),
@@ -104,6 +118,8 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Parse(a) => cmd::parse::exec(a),
         Command::Check(a) => cmd::check::exec(a),
+        Command::Info(a) => cmd::info::exec(a),
+        Command::Carve(a) => cmd::carve::exec(a),
         Command::CrcExplain(a) => cmd::crc_explain::exec(a),
         Command::Image(a) => cmd::image::exec(a),
         Command::Roundtrip(a) => cmd::roundtrip::exec(a),

@@ -1,6 +1,8 @@
-//! `nbg check FILE...`.
+//! `nbg check FILE... [--target 0xPID] [--runtime 0xVERSION] [--json]`.
 
-use super::{print, status, usage_error};
+use super::{print, print_json, status, usage_error};
+use nbg_lab::lab::compatibility::{self, Expect};
+use nbg_lab::report::board;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -8,24 +10,64 @@ use std::process::ExitCode;
 pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// The device's NPU PID (0x1000003b): each file's target word must be it.
+    #[arg(long, value_name = "0xPID", value_parser = hex)]
+    target: Option<u32>,
+    /// The newest NBG format version the device's runtime reads (0x00010020): no file may be
+    /// newer.
+    #[arg(long, value_name = "0xVERSION", value_parser = hex)]
+    runtime: Option<u32>,
+    /// One JSON document on stdout: {"files": [...]}.
+    #[arg(long)]
+    json: bool,
+}
+
+fn hex(s: &str) -> Result<u32, String> {
+    let digits = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .ok_or_else(|| format!("{s:?}: expected 0x followed by hex digits"))?;
+    u32::from_str_radix(digits, 16).map_err(|e| format!("{s:?}: {e}"))
 }
 
 pub fn exec(args: Args) -> ExitCode {
+    let expect = Expect {
+        target: args.target,
+        runtime: args.runtime,
+    };
     let mut ok = true;
+    let mut docs = Vec::new();
     for file in &args.files {
+        let shown = file.display().to_string();
         match nbg_lab::open::parse_file(file, Default::default()) {
             Err(e) => return usage_error(e),
-            Ok(Ok(_)) => print(&format!("{}: ok\n", file.display())),
+            Ok(Ok(g)) if expect.target.is_some() || expect.runtime.is_some() => {
+                let v = compatibility::verdict(&shown, &g, expect);
+                ok &= v.verdict == compatibility::Outcome::Compatible;
+                if args.json {
+                    docs.push(serde_json::json!(v));
+                } else {
+                    print(&board::verdict(&v));
+                }
+            }
+            Ok(Ok(_)) if args.json => {
+                docs.push(serde_json::json!({"file": shown, "verdict": "ok"}))
+            }
+            Ok(Ok(_)) => print(&format!("{shown}: ok\n")),
             Ok(Err(f)) => {
-                print(&format!(
-                    "{}: {} at 0x{:x}\n",
-                    file.display(),
-                    f.code,
-                    f.offset
-                ));
                 ok = false;
+                if args.json {
+                    let mut e = f.to_json();
+                    e["file"] = serde_json::json!(shown);
+                    docs.push(e);
+                } else {
+                    print(&format!("{shown}: {} at 0x{:x}\n", f.code, f.offset));
+                }
             }
         }
+    }
+    if args.json {
+        print_json(&serde_json::json!({ "files": docs }));
     }
     status(ok)
 }

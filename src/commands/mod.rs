@@ -2,12 +2,14 @@
 //! arguments (`Args`) and `exec`, which calls the library, prints what `nbg_lab::report`
 //! renders and maps the outcome to an exit status. These modules belong to the binary only.
 
+pub mod carve;
 pub mod check;
 pub mod crc_explain;
 pub mod diff;
 pub mod differential;
 pub mod fieldmap;
 pub mod image;
+pub mod info;
 pub mod inventory;
 pub mod lab;
 #[cfg(feature = "onnx")]

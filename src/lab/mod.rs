@@ -4,9 +4,12 @@
 //! run reports (`step`; the steps run in `evidence::steps`, above the report renderers).
 
 pub mod capture;
+pub mod carve;
+pub mod compatibility;
 pub mod corpus;
 pub mod diff;
 pub mod differential;
+pub mod info;
 pub mod inventory;
 #[cfg(feature = "onnx")]
 pub mod locate;

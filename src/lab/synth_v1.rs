@@ -100,6 +100,8 @@ pub struct V1Spec {
     pub scales: [f32; 2],
     /// The header's network name.
     pub network_name: String,
+    /// The target word.
+    pub target: u32,
     /// Further tables appended after the command payload, each (entry name, payload): the v1
     /// tables the builder does not fill (SW operation, hardware-init and PPU parameter
     /// records), for tests that build them through the field map.
@@ -107,7 +109,7 @@ pub struct V1Spec {
 }
 
 impl V1Spec {
-    /// Scales 0.5, the name `synthetic-v1-<version>`, no further tables.
+    /// Scales 0.5, the name `synthetic-v1-<version>`, target `TARGET`, no further tables.
     pub fn new(version: u32, extension: usize, crc: V1Crc) -> Self {
         V1Spec {
             version,
@@ -115,6 +117,7 @@ impl V1Spec {
             crc,
             scales: [0.5, 0.5],
             network_name: format!("synthetic-v1-{version:08x}"),
+            target: TARGET,
             extra: Vec::new(),
         }
     }
@@ -146,7 +149,7 @@ fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
         let mut w = Writer::new(entries);
         w.put_bytes(&fx::magic, b"VPMN")
             .put_u32(&fx::version, version)
-            .put_u32(&fx::target, TARGET)
+            .put_u32(&fx::target, spec.target)
             .put_str(&fx::network_name, &spec.network_name)
             .put_u32(&fx::layer_count, 1)
             .put_u32(&fx::operation_count, 1)

@@ -237,6 +237,85 @@ pub mod section {
     pub fn name(id: u32) -> Option<&'static str> {
         NAMES.get(id as usize).copied()
     }
+
+    /// What the bytes of each section ID are, by ID (`content`). v1 entry k holds what section
+    /// type k + 1 holds, so one table serves both families.
+    const CONTENTS: [super::Content; 41] = {
+        use super::Content::*;
+        [
+            Other,            // NONE
+            IoMetadata,       // INPUT
+            IoMetadata,       // OUTPUT
+            GraphRecords,     // LAYER
+            GraphRecords,     // OPERATIONS
+            Coefficients,     // COEF_HEADER_TABLE (v1 lcd_table)
+            Coefficients,     // COEF_HEADER (v1 lcd)
+            Commands,         // NN
+            Commands,         // TP
+            GraphRecords,     // SH
+            StatesAndPatches, // PATCH
+            GraphRecords,     // LAYER_PARAM
+            GraphRecords,     // SW
+            GraphRecords,     // HWINITOPERATIONS
+            Commands,         // ICDT (initial command data table)
+            Commands,         // ICD
+            GraphRecords,     // PPU_PARAM
+            GraphRecords,     // OPSYNC
+            GraphRecords,     // DMA_SBI_INFO
+            Commands,         // PPU_INSTR
+            StatesAndPatches, // DYNAIO
+            StatesAndPatches, // LOADSTATE
+            GraphRecords,     // DMA_SBI_ADDITION
+            Coefficients,     // COEF_DATA_TABLE
+            Coefficients,     // COEF_DATA
+            Commands,         // PPU_INSTR_TABLE
+            StatesAndPatches, // DYNAIO_TABLE
+            StatesAndPatches, // LOADSTATE_TABLE
+            GraphRecords,     // LAYER_DUMP_OPERATION
+            GraphRecords,     // LAYER_DUMP_OUTPUTS
+            StatesAndPatches, // LAYER_DUMP_PATCH_DATA
+            Commands,         // LAYER_DUMP_INSTR_TABLE
+            Commands,         // LAYER_DUMP_INSTR
+            StatesAndPatches, // LAYER_DUMP_LOADSTATE_TABLE
+            StatesAndPatches, // LAYER_DUMP_LOADSTATE
+            Structure,        // NETWORK_INFO
+            Other,            // CUSTOMER_DATA
+            Structure,        // MEMORY_POOL
+            Structure,        // VIP_SRAM
+            Structure,        // AXI_SRAM
+            Structure,        // CHECKSUM
+        ]
+    };
+
+    /// What a section of type `id` holds; `Other` outside 0..=40.
+    pub fn content(id: u32) -> super::Content {
+        CONTENTS
+            .get(id as usize)
+            .copied()
+            .unwrap_or(super::Content::Other)
+    }
+}
+
+/// What a file's bytes are, for a size breakdown (`nbg info`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Content {
+    /// NN, TP and shader command streams, initial commands and their index tables.
+    Commands,
+    /// Coefficients (weights, biases) and their headers and index tables.
+    Coefficients,
+    /// Load states, patches and the DYNAIO region: what the runtime rewrites or replays.
+    StatesAndPatches,
+    /// Input and output records.
+    IoMetadata,
+    /// Layer, operation and other per-operation records.
+    GraphRecords,
+    /// Headers, the directory or fixed part, network info and memory records, checksums.
+    Structure,
+    /// Alignment and padding between and after the owned ranges.
+    Padding,
+    /// Anything else: undeclared extensions and unnamed sections.
+    Other,
 }
 
 /// Public buffer formats (`vip_buffer_format_e`) with their element width in bits.

@@ -10,6 +10,7 @@
 //! owner (`DECODED_TOTAL_MAX` in all) and the first and last `SAMPLE_BYTES` of every other
 //! owner, never the whole payload.
 
+pub mod board;
 mod html;
 pub mod json;
 #[cfg(feature = "onnx")]

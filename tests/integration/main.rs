@@ -3,6 +3,7 @@
 
 mod common;
 
+mod board;
 mod cli;
 mod diff;
 mod differential;

@@ -1,0 +1,60 @@
+//! `nbg info FILE... [--json]`.
+
+use super::{print, print_json, report_failure, status, usage_error};
+use nbg_lab::lab::info::{self, Configuration};
+use nbg_lab::report::board;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// One JSON document on stdout: {"files": [...]}, each file's answers or its error.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The driver's configurations, when it is installed (it names the PIDs).
+fn configurations() -> Option<Vec<Configuration>> {
+    #[cfg(feature = "onnx")]
+    if let Ok((_, configs)) = super::vendor::setup() {
+        return Some(
+            configs
+                .into_iter()
+                .map(|c| Configuration {
+                    name: c.name,
+                    pid: c.pid,
+                })
+                .collect(),
+        );
+    }
+    None
+}
+
+pub fn exec(args: Args) -> ExitCode {
+    let configs = configurations();
+    let mut docs = Vec::new();
+    let mut ok = true;
+    for file in &args.files {
+        match info::info(file, configs.as_deref()) {
+            Err(e) => return usage_error(e),
+            Ok(Ok(i)) if args.json => docs.push(serde_json::json!(i)),
+            Ok(Ok(i)) => print(&board::info(&i)),
+            Ok(Err(f)) if args.json => {
+                ok = false;
+                let mut e = f.to_json();
+                e["file"] = serde_json::json!(file.display().to_string());
+                docs.push(e);
+            }
+            Ok(Err(f)) => {
+                ok = false;
+                let _ = report_failure(&f, false);
+            }
+        }
+    }
+    if args.json {
+        print_json(&serde_json::json!({ "files": docs }));
+    }
+    status(ok)
+}

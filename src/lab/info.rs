@@ -1,0 +1,300 @@
+//! What a board user asks of one file first (`nbg info`): which format and version, which
+//! chip, what goes in and out, where the time goes (operations per engine), where the bytes go
+//! (the byte-ownership ledger by content) and whether the CRC holds. Built from a parse with
+//! positioned reads and the ledger over file ranges, so a large file is streamed once.
+
+use crate::failure::Failure;
+use crate::family::NbgFamily as _;
+use crate::files::InputError;
+use crate::fingerprint::Hash256;
+use crate::format::{Content, section};
+use crate::image::{NbgImage, Origin, OwnerClass};
+use crate::parse::{Graph, IoRecord};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A driver configuration: its name and the PID it simulates.
+#[derive(Clone, Debug, Serialize)]
+pub struct Configuration {
+    /// The configuration's name (`VIP9000NANOS_PID0X1000000E`).
+    pub name: String,
+    /// Its PID.
+    pub pid: u32,
+}
+
+/// One file's answers.
+#[derive(Clone, Debug, Serialize)]
+pub struct Info {
+    /// The path as given.
+    pub file: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// SHA-256 of the file.
+    pub sha256: Hash256,
+    /// `nbg-v1` or `nbg-v2`.
+    pub format: &'static str,
+    /// The version word, `0x0001001e`.
+    pub version: String,
+    /// v1: where the version's layout comes from (`proved`, `vendor-reader`,
+    /// `bounded-unknown`); `None` for v2.
+    pub layout_evidence: Option<crate::format::v1::LayoutEvidence>,
+    /// The target word (the NPU's PID), `0x1000003b`.
+    pub target: String,
+    /// The driver configurations that carry the target's PID; `None` when the driver is not
+    /// installed (unknown, not none).
+    pub configurations: Option<Vec<String>>,
+    /// The network name.
+    pub network: String,
+    /// Inputs in order.
+    pub inputs: Vec<Tensor>,
+    /// Outputs in order.
+    pub outputs: Vec<Tensor>,
+    /// Operations per engine, most first; `None` when the operation table is not decoded.
+    pub engines: Option<Vec<Engine>>,
+    /// Bytes per content, from the ledger (every byte in exactly one).
+    pub size: Vec<SizeShare>,
+    /// What the runtime allocates beside the file: will it fit.
+    pub memory: Memory,
+    /// The CRC status.
+    pub crc: Crc,
+}
+
+/// An input or output.
+#[derive(Clone, Debug, Serialize)]
+pub struct Tensor {
+    /// Position.
+    pub index: usize,
+    /// Name, when the record has one.
+    pub name: Option<String>,
+    /// Dimensions as stored (innermost first, as the runtime lists them).
+    pub shape: Vec<u32>,
+    /// Element type (`UINT8`), or the raw format word when it has no public name.
+    pub element_type: String,
+    /// Quantization format (`AFFINE_ASYMMETRIC`, `DYNAMIC_FIXED_POINT`, `NONE`), or the raw
+    /// word when unnamed.
+    pub quantization: String,
+    /// Affine scale.
+    pub scale: Option<f32>,
+    /// Affine zero point.
+    pub zero_point: Option<i32>,
+    /// Dynamic fixed-point position.
+    pub fixed_point_position: Option<i32>,
+    /// Storage in bytes; `None` for a format without a public element width.
+    pub storage_bytes: Option<u64>,
+}
+
+/// Operations of one engine.
+#[derive(Clone, Debug, Serialize)]
+pub struct Engine {
+    /// `NN`, `TP`, `SH`, `SW`, `NN_LUT`, ..., or `type N` for an unnamed type.
+    pub engine: String,
+    /// Operation records of the engine.
+    pub operations: u64,
+    /// Its share of the engine operations (INIT and END records left out), in percent.
+    pub share_percent: f64,
+}
+
+/// The working memory the file declares.
+#[derive(Clone, Debug, Serialize)]
+pub struct Memory {
+    /// The memory pool (intermediate tensors), when declared.
+    pub pool_bytes: Option<u64>,
+    /// AXI SRAM used, when declared.
+    pub axi_sram_bytes: Option<u32>,
+    /// VIP SRAM used, when declared.
+    pub vip_sram_bytes: Option<u32>,
+}
+
+/// Bytes of one content.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizeShare {
+    /// What the bytes are.
+    pub content: Content,
+    /// How many.
+    pub bytes: u64,
+    /// Share of the file, in percent.
+    pub share_percent: f64,
+}
+
+/// Whether the file's CRC holds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Crc {
+    /// `matches`, `absent` (a v1 zero field) or `unexplained` for v1; `matches` for v2 (the
+    /// parser refuses a v2 file whose CRC does not hold).
+    pub status: crate::crc_rules::CrcClass,
+    /// The rule that reproduces it, when one does.
+    pub rule: Option<String>,
+    /// The stored value.
+    pub stored: u32,
+}
+
+/// Percent with two decimals, so the JSON is stable.
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        (part as f64 * 10_000.0 / whole as f64).round() / 100.0
+    }
+}
+
+fn tensor(r: &IoRecord) -> Tensor {
+    let q = &r.quantization;
+    Tensor {
+        index: r.index,
+        name: r.name.clone(),
+        shape: r.dimensions.clone(),
+        element_type: r
+            .data_format_name
+            .map_or_else(|| format!("format {}", r.data_format), str::to_string),
+        quantization: q
+            .format_name
+            .map_or_else(|| format!("format {}", q.format), str::to_string),
+        scale: q.scale,
+        zero_point: q.zero_point,
+        fixed_point_position: q.fixed_point_position,
+        storage_bytes: r.storage_bytes,
+    }
+}
+
+fn engines(ops: &[crate::parse::records::Operation]) -> Vec<Engine> {
+    use crate::format::records::operation_type::{END, INIT};
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for o in ops.iter().filter(|o| o.kind != INIT && o.kind != END) {
+        let name = o
+            .type_name
+            .map_or_else(|| format!("type {}", o.kind), str::to_string);
+        *counts.entry(name).or_default() += 1;
+    }
+    let total: u64 = counts.values().sum();
+    let mut out: Vec<Engine> = counts
+        .into_iter()
+        .map(|(engine, operations)| Engine {
+            share_percent: percent(operations, total),
+            engine,
+            operations,
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.operations
+            .cmp(&a.operations)
+            .then(a.engine.cmp(&b.engine))
+    });
+    out
+}
+
+/// The content of each ledger owner: structure for headers and fixed parts, the section
+/// type's content for sections and tables, padding for gaps and the unowned tail.
+fn size(graph: &Graph<'_>, image: &NbgImage<'_>) -> Vec<SizeShare> {
+    let mut bytes: BTreeMap<Content, u64> = BTreeMap::new();
+    for o in image.owners() {
+        let content = match (o.class, &o.origin) {
+            (OwnerClass::Alignment | OwnerClass::Padding | OwnerClass::ConnectionTail, _) => {
+                Content::Padding
+            }
+            (_, Origin::Structure) => Content::Structure,
+            (_, Origin::Section(i)) => match graph {
+                Graph::V2(g) => g
+                    .sections
+                    .get(*i)
+                    .map_or(Content::Other, |s| section::content(s.kind)),
+                Graph::V1(_) => Content::Other,
+            },
+            (_, Origin::Table(k)) => section::content(*k as u32 + 1),
+            (_, Origin::Extension | Origin::Gap | Origin::Tail) => Content::Other,
+        };
+        *bytes.entry(content).or_default() += o.len();
+    }
+    let total = image.owners().iter().map(|o| o.len()).sum();
+    bytes
+        .into_iter()
+        .map(|(content, b)| SizeShare {
+            content,
+            bytes: b,
+            share_percent: percent(b, total),
+        })
+        .collect()
+}
+
+/// The answers for `path`, given the driver's configurations when it is installed. `Err` is an
+/// input error; `Ok(Err)` an invalid NBG.
+pub fn info(
+    path: &Path,
+    configurations: Option<&[Configuration]>,
+) -> Result<Result<Info, Failure>, InputError> {
+    let (source, built) = crate::open::open_image(path)?;
+    let (graph, image) = match built {
+        Ok(b) => b,
+        Err(f) => return Ok(Err(f)),
+    };
+    if let Some(e) = source.error() {
+        return Err(e);
+    }
+    let memory = match &graph {
+        Graph::V1(g) => Memory {
+            pool_bytes: Some(g.memory_pool_bytes),
+            axi_sram_bytes: Some(g.axi_sram_bytes),
+            vip_sram_bytes: g.vip_sram_bytes,
+        },
+        Graph::V2(g) => Memory {
+            pool_bytes: g.memory_pool_bytes,
+            axi_sram_bytes: g.axi_sram_bytes,
+            vip_sram_bytes: g.vip_sram_bytes,
+        },
+    };
+    let (version, target, network, inputs, outputs, ops, layout_evidence, crc) = match &graph {
+        Graph::V1(g) => (
+            g.header.version,
+            g.header.target,
+            g.header.network_name.clone(),
+            &g.inputs,
+            &g.outputs,
+            &g.records.operations,
+            Some(g.fixed_part.evidence),
+            Crc {
+                status: g.crc.classification,
+                rule: g.crc.rule.clone(),
+                stored: g.crc.stored,
+            },
+        ),
+        Graph::V2(g) => (
+            g.header.version,
+            g.header.target,
+            g.network_info
+                .as_ref()
+                .map(|n| n.name.clone())
+                .unwrap_or_default(),
+            &g.inputs,
+            &g.outputs,
+            &g.records.operations,
+            None,
+            Crc {
+                status: crate::crc_rules::CrcClass::Matches,
+                rule: Some(g.file_checksum.scope.to_string()),
+                stored: g.file_checksum.recorded_crc32,
+            },
+        ),
+    };
+    Ok(Ok(Info {
+        file: path.display().to_string(),
+        bytes: graph.file().size,
+        sha256: graph.file().sha256,
+        format: graph.format(),
+        version: format!("0x{version:08x}"),
+        layout_evidence,
+        target: format!("0x{target:08x}"),
+        configurations: configurations.map(|c| {
+            c.iter()
+                .filter(|c| c.pid == target)
+                .map(|c| c.name.clone())
+                .collect()
+        }),
+        network,
+        inputs: inputs.iter().map(tensor).collect(),
+        outputs: outputs.iter().map(tensor).collect(),
+        engines: ops.as_deref().map(engines),
+        size: size(&graph, &image),
+        memory,
+        crc,
+    }))
+}

@@ -1,0 +1,191 @@
+//! Text of the board user's commands: `nbg info`, `nbg check --target/--runtime` and
+//! `nbg carve`.
+
+use crate::lab::carve::Carved;
+use crate::lab::compatibility::Verdict;
+use crate::lab::info::{Info, Tensor};
+use std::fmt::Write as _;
+
+/// The serialized name of a unit enum variant (`vendor-reader`, `states-and-patches`).
+fn kebab(v: &impl serde::Serialize) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+fn tensor_line(s: &mut String, t: &Tensor) {
+    let quant = match (t.scale, t.zero_point, t.fixed_point_position) {
+        (Some(scale), Some(zp), _) => format!("{} scale {scale} zero point {zp}", t.quantization),
+        (_, _, Some(fp)) => format!("{} fixed point {fp}", t.quantization),
+        _ => t.quantization.clone(),
+    };
+    let shape: Vec<String> = t.shape.iter().map(u32::to_string).collect();
+    let _ = writeln!(
+        s,
+        "  {:>3} {:<32} [{}] {} {}, {}",
+        t.index,
+        t.name.as_deref().unwrap_or("(no name)"),
+        shape.join(", "),
+        t.element_type,
+        quant,
+        t.storage_bytes
+            .map_or_else(|| "storage unknown".into(), |b| format!("{b} bytes"))
+    );
+}
+
+/// One screen per file.
+pub fn info(i: &Info) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", i.file);
+    let evidence = i
+        .layout_evidence
+        .map(|e| format!(", layout {}", kebab(&e)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "  format     {} version {}{evidence}",
+        i.format, i.version
+    );
+    let configs = match &i.configurations {
+        None => "driver configurations unknown (driver not installed)".to_string(),
+        Some(c) if c.is_empty() => "no driver configuration has this PID".to_string(),
+        Some(c) => c.join(", "),
+    };
+    let _ = writeln!(s, "  target     {} ({configs})", i.target);
+    let _ = writeln!(s, "  network    {:?}", i.network);
+    let _ = writeln!(s, "  file       {} bytes, sha256 {}", i.bytes, i.sha256);
+    let _ = writeln!(
+        s,
+        "  crc        {}{}",
+        kebab(&i.crc.status),
+        i.crc
+            .rule
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(s, "  inputs ({}):", i.inputs.len());
+    for t in &i.inputs {
+        tensor_line(&mut s, t);
+    }
+    let _ = writeln!(s, "  outputs ({}):", i.outputs.len());
+    for t in &i.outputs {
+        tensor_line(&mut s, t);
+    }
+    match &i.engines {
+        None => {
+            let _ = writeln!(s, "  operations: not decoded for this version");
+        }
+        Some(e) => {
+            let total: u64 = e.iter().map(|e| e.operations).sum();
+            let _ = writeln!(
+                s,
+                "  operations per engine ({total}, INIT and END left out):"
+            );
+            for e in e {
+                let _ = writeln!(
+                    s,
+                    "    {:<8} {:>6}  {:>6.2} %",
+                    e.engine, e.operations, e.share_percent
+                );
+            }
+        }
+    }
+    let _ = writeln!(s, "  size by content:");
+    for c in &i.size {
+        let _ = writeln!(
+            s,
+            "    {:<18} {:>12} bytes  {:>6.2} %",
+            kebab(&c.content),
+            c.bytes,
+            c.share_percent
+        );
+    }
+    let m = &i.memory;
+    let show =
+        |v: Option<u64>| v.map_or_else(|| "not declared".to_string(), |b| format!("{b} bytes"));
+    let _ = writeln!(
+        s,
+        "  memory     pool {}, AXI SRAM {}, VIP SRAM {} (beside the file's {} bytes)",
+        show(m.pool_bytes),
+        show(m.axi_sram_bytes.map(u64::from)),
+        show(m.vip_sram_bytes.map(u64::from)),
+        i.bytes
+    );
+    s
+}
+
+/// One line per file, and the hint of each check that does not pass.
+pub fn verdict(v: &Verdict) -> String {
+    let mut s = String::new();
+    let facts: Vec<String> = v
+        .checks
+        .iter()
+        .map(|c| {
+            let sim = c
+                .vendor_simulator
+                .map(|x| format!(" (vendor simulator {x})"))
+                .unwrap_or_default();
+            format!(
+                "{} {} against {}: {}{sim}",
+                c.check, c.file, c.expected, c.outcome
+            )
+        })
+        .collect();
+    let _ = writeln!(s, "{}: {}: {}", v.file, v.verdict, facts.join("; "));
+    for c in &v.checks {
+        if let Some(h) = &c.hint {
+            let _ = writeln!(s, "  hint ({}): {h}", c.check);
+        }
+    }
+    s
+}
+
+/// Every valid NBG and near miss, in image order.
+pub fn carve(c: &Carved) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} bytes, {} VPMN magic(s): {} valid NBG(s), {} near miss(es)",
+        c.image,
+        c.image_bytes,
+        c.magics,
+        c.found.len(),
+        c.near_miss_count
+    );
+    for f in &c.found {
+        let _ = writeln!(
+            s,
+            "  0x{:010x}  valid      {:>12} bytes  {} {} target {}  sha256 {}{}",
+            f.offset,
+            f.bytes,
+            f.format,
+            f.version,
+            f.target,
+            f.sha256,
+            f.extracted
+                .as_deref()
+                .map(|p| format!("  -> {p}"))
+                .unwrap_or_default()
+        );
+    }
+    for m in &c.near_misses {
+        let _ = writeln!(
+            s,
+            "  0x{:010x}  near-miss  {} at 0x{:x}: {}{}",
+            m.offset,
+            m.code.as_str(),
+            m.failure_offset,
+            m.message,
+            m.inside
+                .map(|o| format!(" (inside the NBG at 0x{o:x})"))
+                .unwrap_or_default()
+        );
+    }
+    let unlisted = c.near_miss_count - c.near_misses.len() as u64;
+    if unlisted > 0 {
+        let _ = writeln!(s, "  ... {unlisted} more near misses (not listed)");
+    }
+    s
+}
