@@ -11,21 +11,12 @@ pub mod nbg;
 pub mod onnx;
 pub mod output;
 pub mod progress;
+pub mod project;
 pub mod report;
 #[cfg(feature = "onnx")]
 pub mod vendor;
 
-// The core's modules keep their paths at the crate root (`nbg_lab::parse`, ...).
-pub use nbg::{
-    crc_explain, crc_rules, failure, family, fieldmap, files, fingerprint, format, holds, image,
-    open, parse, read, reencode, stream,
-};
-
-// The lab's modules, likewise (`nbg_lab::diff`, ...).
-#[cfg(feature = "onnx")]
-pub use lab::locate;
-pub use lab::{capture, corpus, diff, differential, inventory, mapping, sweep, synth, synth_v1};
-
-pub use failure::{Code, Failure};
-pub use family::{Family, NbgFamily};
-pub use parse::{Graph, parse};
+// Types, not modules, at the root (one path per module: `nbg_lab::nbg::parse`, `nbg_lab::lab::diff`).
+pub use nbg::failure::{Code, Failure};
+pub use nbg::family::{Family, NbgFamily};
+pub use nbg::parse::{Graph, parse};

@@ -39,7 +39,7 @@ pub fn exec(args: Args) -> ExitCode {
     let mut docs = Vec::new();
     for file in &args.files {
         let shown = file.display().to_string();
-        match nbg_lab::open::parse_file(file, Default::default()) {
+        match nbg_lab::nbg::open::parse_file(file, Default::default()) {
             Err(e) => return usage_error(e),
             Ok(Ok(g)) if expect.target.is_some() || expect.runtime.is_some() => {
                 let v = compatibility::verdict(&shown, &g, expect);

@@ -1,10 +1,10 @@
 //! `nbg crc-explain FILE... [--json]`: streamed, the file is never held whole.
 
 use super::{print, print_json, status, usage_error};
-use nbg_lab::parse::Options;
-use nbg_lab::read::Data;
+use nbg_lab::nbg::parse::Options;
+use nbg_lab::nbg::read::Data;
+use nbg_lab::nbg::stream::FileSource;
 use nbg_lab::report::{json, text};
-use nbg_lab::stream::FileSource;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -26,7 +26,8 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(f) => Arc::new(f),
             Err(e) => return usage_error(e),
         };
-        let parsed = match nbg_lab::open::parse_source(Arc::clone(&source), Options::default()) {
+        let parsed = match nbg_lab::nbg::open::parse_source(Arc::clone(&source), Options::default())
+        {
             Ok(p) => p,
             Err(e) => return usage_error(e),
         };
@@ -34,7 +35,7 @@ pub fn exec(args: Args) -> ExitCode {
         match parsed {
             Ok(graph) => {
                 let data = Data::file(Arc::clone(&source));
-                let e = nbg_lab::crc_explain::explain_with(&graph, |s, e| data.crc32(s, e));
+                let e = nbg_lab::nbg::crc_explain::explain_with(&graph, |s, e| data.crc32(s, e));
                 if let Some(error) = source.error() {
                     return usage_error(error);
                 }

@@ -1,7 +1,7 @@
 //! `nbg diff A B [--json] [--hexdump]`.
 
 use super::{failed, print, print_json, status, usage_error};
-use nbg_lab::open::open_image;
+use nbg_lab::nbg::open::open_image;
 use nbg_lab::report::{json, text};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,7 +41,7 @@ pub fn exec(args: Args) -> ExitCode {
             return failed();
         }
     };
-    let report = match nbg_lab::diff::diff(&ga, &ia, &gb, &ib) {
+    let report = match nbg_lab::lab::diff::diff(&ga, &ia, &gb, &ib) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("nbg: {e}");

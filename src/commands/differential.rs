@@ -26,14 +26,14 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let set = match nbg_lab::differential::load(dir) {
+    let set = match nbg_lab::lab::differential::load(dir) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("nbg: {e}");
             return ExitCode::from(e.exit_status());
         }
     };
-    let report = match nbg_lab::differential::run(&set) {
+    let report = match nbg_lab::lab::differential::run(&set) {
         Ok(r) => r,
         Err(e) => {
             if args.json {

@@ -26,7 +26,7 @@ pub fn exec(args: Args) -> ExitCode {
     };
     // Streamed: the structure with positioned reads, the payload hashed once, the ledger over
     // ranges; emission reads the file again range by range. Memory does not grow with the file.
-    let (source, built) = match nbg_lab::open::open_image(file) {
+    let (source, built) = match nbg_lab::nbg::open::open_image(file) {
         Ok(x) => x,
         Err(e) => return usage_error(e),
     };

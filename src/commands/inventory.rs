@@ -16,7 +16,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE.md")]
     summary: Option<PathBuf>,
     /// Worker threads (default: the machine's parallelism; at most 64).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=nbg_lab::inventory::MAX_JOBS as i64))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=nbg_lab::lab::inventory::MAX_JOBS as i64))]
     jobs: Option<u16>,
     /// Replace an existing output file (never an input of this run, never a non-regular file).
     #[arg(long)]
@@ -25,7 +25,7 @@ pub struct Args {
 
 pub fn exec(args: Args) -> ExitCode {
     let (config, out, summary) = (&args.config, args.out.as_deref(), args.summary.as_deref());
-    let corpus = match nbg_lab::corpus::load(config) {
+    let corpus = match nbg_lab::lab::corpus::load(config) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("nbg: {e}");
@@ -45,7 +45,7 @@ pub fn exec(args: Args) -> ExitCode {
         .map(usize::from)
         .unwrap_or_else(nbg_lab::evidence::default_jobs);
     // Each file's entry is written to a temporary file as soon as it is ready, then copied.
-    let inventory = nbg_lab::inventory::inventory(&corpus, jobs, &|| progress::inc(&bar, 1));
+    let inventory = nbg_lab::lab::inventory::inventory(&corpus, jobs, &|| progress::inc(&bar, 1));
     progress::clear(bar);
     let inventory = match inventory {
         Ok(i) => i,
@@ -58,9 +58,10 @@ pub fn exec(args: Args) -> ExitCode {
         .map(|path| outputs.stage_with(path, &mut |w| inventory.write(w)))
         .unwrap_or(Ok(()))
         .and_then(|_| match summary {
-            Some(path) => {
-                outputs.stage(path, nbg_lab::inventory::summary(&inventory.doc).as_bytes())
-            }
+            Some(path) => outputs.stage(
+                path,
+                nbg_lab::lab::inventory::summary(&inventory.doc).as_bytes(),
+            ),
             None => Ok(()),
         })
         .and_then(|_| outputs.commit());

@@ -20,7 +20,7 @@ pub struct Args {
 pub fn exec(args: Args) -> ExitCode {
     let mut corpora = Vec::new();
     for config in &args.corpus {
-        match nbg_lab::corpus::load(config) {
+        match nbg_lab::lab::corpus::load(config) {
             Ok(c) => corpora.push((config.display().to_string(), c)),
             Err(e) => {
                 eprintln!("nbg: {e}");
@@ -33,7 +33,7 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(format!("{}: already exists", dir.display()));
         }
     }
-    let report = nbg_lab::evidence::steps::run(&nbg_lab::evidence::steps::project_root(), &corpora);
+    let report = nbg_lab::evidence::steps::run(&nbg_lab::project::root(), &corpora);
     print(&text::lab_steps(&report));
     if let Some(dir) = &args.out {
         let files: Vec<(&str, &[u8])> = report

@@ -12,7 +12,7 @@ pub struct Args {
 }
 
 pub fn exec(args: Args) -> ExitCode {
-    let r = nbg_lab::locate::cli(&args.model, &args.graph, args.json);
+    let r = nbg_lab::lab::locate::cli(&args.model, &args.graph, args.json);
     super::print(&r.stdout);
     eprint!("{}", r.stderr);
     ExitCode::from(r.exit)

@@ -33,12 +33,12 @@ pub fn exec(command: Command) -> ExitCode {
             mappings,
             captures,
             json,
-        } => nbg_lab::mapping::cli_check(&mappings, &captures, json),
+        } => nbg_lab::lab::mapping::cli_check(&mappings, &captures, json),
         Command::Promote {
             mappings,
             name,
             evidence,
-        } => nbg_lab::mapping::cli_promote(&mappings, &name, &evidence),
+        } => nbg_lab::lab::mapping::cli_promote(&mappings, &name, &evidence),
     };
     super::print(&r.stdout);
     eprint!("{}", r.stderr);

@@ -1,7 +1,7 @@
 //! `nbg onnx audit|run|crosscheck|verify-fixtures` (and the hidden `engine-child`).
 
 use super::{failed, plan_outputs, print, print_json, status, usage_error};
-use nbg_lab::files::write_atomic;
+use nbg_lab::nbg::files::write_atomic;
 use nbg_lab::onnx::{audit, crosscheck, fixtures, npz, policy, run};
 use nbg_lab::report::{self, json};
 use std::path::{Path, PathBuf};
@@ -202,7 +202,8 @@ fn prepared(
     policy_path: Option<&Path>,
 ) -> Result<(Vec<u8>, audit::Audit, audit::Limits, Vec<npz::Tensor>), Stop> {
     let (bytes, a, limits) = admitted(model, policy_path)?;
-    let archive = nbg_lab::files::read_regular(input).map_err(|e| Stop::Usage(usage_error(e)))?;
+    let archive =
+        nbg_lab::nbg::files::read_regular(input).map_err(|e| Stop::Usage(usage_error(e)))?;
     let tensors =
         npz::read_inputs(&archive, &a.inputs, limits.tensor_bytes).map_err(Stop::Refused)?;
     Ok((bytes, a, limits, tensors))

@@ -16,7 +16,7 @@ pub struct Args {
 
 pub fn exec(args: Args) -> ExitCode {
     // Streamed: the structure first, the payload once, never the whole file in memory.
-    let parsed = match nbg_lab::open::parse_file(&args.file, Default::default()) {
+    let parsed = match nbg_lab::nbg::open::parse_file(&args.file, Default::default()) {
         Ok(p) => p,
         Err(e) => return usage_error(e),
     };

@@ -48,7 +48,7 @@ pub fn exec(args: Args) -> ExitCode {
     for file in files {
         // Streamed: the ledger holds ranges; records are read back one by one to compare, and
         // emission copies the owned ranges from the file, so memory does not grow with it.
-        let (source, built) = match nbg_lab::open::open_image(file) {
+        let (source, built) = match nbg_lab::nbg::open::open_image(file) {
             Ok(x) => x,
             Err(e) => return usage_error(e),
         };
@@ -57,7 +57,7 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(x) => x,
             Err(f) => {
                 if args.json {
-                    docs.push(nbg_lab::reencode::failed_json(&name.to_string(), &f));
+                    docs.push(nbg_lab::nbg::reencode::failed_json(&name.to_string(), &f));
                 } else {
                     print(&format!("{name}: {} at 0x{:x}\n", f.code, f.offset));
                 }
@@ -65,7 +65,7 @@ pub fn exec(args: Args) -> ExitCode {
                 continue;
             }
         };
-        let records = nbg_lab::reencode::reencode(&graph, &image);
+        let records = nbg_lab::nbg::reencode::reencode(&graph, &image);
         let emitted = image.reconstruction();
         if let Some(e) = source.error() {
             return usage_error(e);

@@ -2,7 +2,7 @@
 //! [--target T] [--stride N]` the same flips judged by the vendor's loader too.
 
 use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
-use nbg_lab::files::read_regular;
+use nbg_lab::nbg::files::read_regular;
 use nbg_lab::progress;
 use nbg_lab::report::{json, svg, text};
 use std::path::PathBuf;
@@ -68,9 +68,10 @@ pub fn exec(args: Args) -> ExitCode {
     let limit = if args.exhaustive {
         u64::MAX
     } else {
-        nbg_lab::sweep::EXHAUSTIVE_LIMIT
+        nbg_lab::lab::sweep::EXHAUSTIVE_LIMIT
     };
-    let swept = nbg_lab::sweep::sweep_with_progress(&bytes, limit, &|n| progress::inc(&bar, n));
+    let swept =
+        nbg_lab::lab::sweep::sweep_with_progress(&bytes, limit, &|n| progress::inc(&bar, n));
     progress::clear(bar);
     let (report, outcomes) = match swept {
         Ok(r) => r,

@@ -1,7 +1,7 @@
 //! `nbg synth --profile P --seed S -o OUT [--force]`.
 
 use super::{plan_outputs, usage_error};
-use nbg_lab::synth;
+use nbg_lab::lab::synth;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,10 +29,10 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let built = match synth::profile(profile, args.seed) {
         Ok(layout) => layout.emit(),
-        Err(synth::BuildError::Unknown(_)) => match nbg_lab::synth_v1::profile(profile) {
+        Err(synth::BuildError::Unknown(_)) => match nbg_lab::lab::synth_v1::profile(profile) {
             Some(bytes) => bytes.map_err(synth::BuildError::from),
             None => {
-                let v1 = nbg_lab::synth_v1::PROFILES.map(|p| p.0);
+                let v1 = nbg_lab::lab::synth_v1::PROFILES.map(|p| p.0);
                 return usage_error(format!(
                     "unknown profile {profile:?}; known: {}, {}",
                     synth::PROFILES.join(", "),

@@ -11,14 +11,14 @@ pub struct Args {
     files: u32,
     /// Approximate size of each file, 4 KiB to 4 GiB + 20,000 bytes (the coefficient table
     /// records sizes in 32 bits).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(4096..=nbg_lab::synth::MAX_BULK_BYTES))]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(4096..=nbg_lab::lab::synth::MAX_BULK_BYTES))]
     bytes: u64,
     #[arg(short, long)]
     out: PathBuf,
 }
 
 pub fn exec(args: Args) -> ExitCode {
-    match nbg_lab::corpus::write_synthetic(&args.out, args.files, args.bytes) {
+    match nbg_lab::lab::corpus::write_synthetic(&args.out, args.files, args.bytes) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => usage_error(e),
     }

@@ -1,7 +1,7 @@
 //! `nbg synth-differential --name NAME -o DIR`.
 
 use super::usage_error;
-use nbg_lab::mapping::captures;
+use nbg_lab::lab::mapping::captures;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -20,7 +20,7 @@ pub struct Args {
 pub fn exec(args: Args) -> ExitCode {
     let set = match captures::build(&args.name) {
         Ok(set) => set,
-        Err(nbg_lab::synth::BuildError::Unknown(_)) => {
+        Err(nbg_lab::lab::synth::BuildError::Unknown(_)) => {
             return usage_error(format!(
                 "unknown capture set {:?}; known: {}",
                 args.name,
@@ -29,7 +29,7 @@ pub fn exec(args: Args) -> ExitCode {
         }
         Err(e) => return usage_error(format!("capture set {}: {e}", args.name)),
     };
-    if let Err(e) = nbg_lab::capture::write(&set.a, &set.b, &set.spec, &args.out) {
+    if let Err(e) = nbg_lab::lab::capture::write(&set.a, &set.b, &set.spec, &args.out) {
         return usage_error(e);
     }
     eprintln!(

@@ -145,7 +145,7 @@ fn driver_for(target: &str, json: bool) -> Result<(vendor::Sdk, vendor::Config),
 }
 
 fn target_word(bytes: &[u8]) -> Option<u32> {
-    nbg_lab::read::le32_at(bytes, nbg_lab::format::OFF_TARGET_WORD)
+    nbg_lab::nbg::read::le32_at(bytes, nbg_lab::nbg::format::OFF_TARGET_WORD)
 }
 
 pub fn exec(command: Command) -> ExitCode {
@@ -193,7 +193,7 @@ fn targets(file: Option<&Path>, json: bool) -> ExitCode {
     };
     let selected = match file {
         Some(f) => {
-            let bytes = match nbg_lab::files::read_regular(f) {
+            let bytes = match nbg_lab::nbg::files::read_regular(f) {
                 Ok(b) => b,
                 Err(e) => return usage_error(e),
             };
@@ -245,7 +245,7 @@ fn compile(
         Ok(o) => o,
         Err(code) => return code,
     };
-    let bytes = match nbg_lab::files::read_regular(model) {
+    let bytes = match nbg_lab::nbg::files::read_regular(model) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -289,7 +289,7 @@ fn compile(
 }
 
 fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode {
-    let read = |p: &Path| nbg_lab::files::read_regular(p);
+    let read = |p: &Path| nbg_lab::nbg::files::read_regular(p);
     let (ma, mb) = match (read(a), read(b)) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return usage_error(e),
@@ -332,7 +332,7 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
         .into_iter()
         .filter(|(k, _)| *k != quantity.key)
         .collect();
-    if let Err(e) = nbg_lab::capture::write_set(
+    if let Err(e) = nbg_lab::lab::capture::write_set(
         &compiled[0].nbg,
         &compiled[1].nbg,
         &compiled[2].nbg,
@@ -368,7 +368,7 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
 }
 
 fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitCode {
-    let bytes = match nbg_lab::files::read_regular(file) {
+    let bytes = match nbg_lab::nbg::files::read_regular(file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -471,8 +471,8 @@ fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitC
 fn io_of<'a>(
     g: &'a nbg_lab::Graph<'_>,
 ) -> (
-    &'a [nbg_lab::parse::IoRecord],
-    &'a [nbg_lab::parse::IoRecord],
+    &'a [nbg_lab::nbg::parse::IoRecord],
+    &'a [nbg_lab::nbg::parse::IoRecord],
 ) {
     match g {
         nbg_lab::Graph::V1(v) => (&v.inputs, &v.outputs),
@@ -485,7 +485,7 @@ fn controls(write: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e, false),
     };
-    let root = nbg_lab::evidence::steps::project_root();
+    let root = nbg_lab::project::root();
     let start = std::time::Instant::now();
     if write {
         return match vendor::controls::write(&root, &sdk, &configs) {
@@ -528,7 +528,7 @@ fn capture_sets(write: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e, false),
     };
-    let root = nbg_lab::evidence::steps::project_root();
+    let root = nbg_lab::project::root();
     let start = std::time::Instant::now();
     let built = match vendor::capture_sets::build(&sdk, &configs, &mut |d| {
         eprintln!("  {d} ({:.0} s)", start.elapsed().as_secs_f64())
@@ -571,7 +571,9 @@ fn models(out: &Path) -> ExitCode {
     };
     for (name, _, bytes) in vendor::models::all() {
         let path = out.join(format!("{name}.onnx"));
-        if let Err(e) = nbg_lab::files::write_atomic_with(&path, false, |w| w.write_all(&bytes)) {
+        if let Err(e) =
+            nbg_lab::nbg::files::write_atomic_with(&path, false, |w| w.write_all(&bytes))
+        {
             return usage_error(e);
         }
     }
@@ -597,7 +599,7 @@ pub fn sweep(
         Ok(o) => o,
         Err(code) => return code,
     };
-    let bytes = match nbg_lab::files::read_regular(file) {
+    let bytes = match nbg_lab::nbg::files::read_regular(file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -663,7 +665,7 @@ fn agreement(corpus: Option<&Path>, json: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(&e, json),
     };
-    let root = nbg_lab::evidence::steps::project_root();
+    let root = nbg_lab::project::root();
     let files = vendor::agreement::files(&root, corpus);
     let rows = match vendor::agreement::run(&sdk, &configs, &files) {
         Ok(r) => r,
@@ -725,7 +727,7 @@ fn compat(files: &[PathBuf], targets: &[String], versions: &[String], json: bool
     }
     let mut loaded = Vec::new();
     for f in files {
-        match nbg_lab::files::read_regular(f) {
+        match nbg_lab::nbg::files::read_regular(f) {
             Ok(b) => loaded.push((f.display().to_string(), b)),
             Err(e) => return usage_error(e),
         }

@@ -22,7 +22,7 @@ pub fn exec(args: Args) -> ExitCode {
             nbg_lab::evidence::ONNX_EVIDENCE.join(" and ")
         );
     }
-    let root = &nbg_lab::evidence::steps::project_root();
+    let root = &nbg_lab::project::root();
     if args.write {
         return match nbg_lab::evidence::write_all(root) {
             Ok(n) => {

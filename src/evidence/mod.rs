@@ -5,15 +5,17 @@
 //! Every evidence file is canonical JSON (sorted keys, two-space indent, trailing newline, no
 //! timestamps, no absolute paths), so a rebuild can be compared byte for byte.
 
-use crate::corpus::ConfigError;
-use crate::differential::{CaptureError, LoadError};
-use crate::failure::Failure;
-use crate::files::InputError;
-use crate::image::NbgImage;
 use crate::lab::Exit;
-use crate::mapping::{CaptureFailure, MappingError};
-use crate::parse;
+use crate::lab::corpus::ConfigError;
+use crate::lab::differential::{CaptureError, LoadError};
+use crate::lab::mapping::{CaptureFailure, MappingError};
+use crate::nbg::failure::Failure;
+use crate::nbg::fieldmap::Family;
+use crate::nbg::files::InputError;
+use crate::nbg::image::NbgImage;
+use crate::nbg::parse::parse;
 use crate::report::ReportError;
+use crate::report::fieldmap::Export;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -55,7 +57,7 @@ pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let mut out = Vec::new();
     for name in control_names(root)? {
         let file = root.join("controls").join(&name);
-        let bytes = crate::files::read_regular(&file)?;
+        let bytes = crate::nbg::files::read_regular(&file)?;
         let doc = match image_document(&bytes) {
             Ok(d) => d,
             Err(failure) => return Err(EvidenceError::Control { name, failure }),
@@ -90,7 +92,7 @@ fn capture_names(dir: &Path) -> Result<Vec<String>, EvidenceError> {
     for name in subdirs(dir)? {
         if dir
             .join(&name)
-            .join(crate::differential::SPEC_FILE)
+            .join(crate::lab::differential::SPEC_FILE)
             .is_file()
         {
             out.push(name);
@@ -108,11 +110,11 @@ fn capture_names(dir: &Path) -> Result<Vec<String>, EvidenceError> {
 /// Rebuild `evidence/differentials/<name>.json` for every committed capture set.
 pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let dir = root.join("differentials");
-    let registry = crate::mapping::load(&root.join(crate::mapping::COMMITTED))?;
+    let registry = crate::lab::mapping::load(&root.join(crate::lab::mapping::COMMITTED))?;
     let mut out = Vec::new();
     for name in capture_names(&dir)? {
-        let set = crate::differential::load(&dir.join(&name))?;
-        let report = match crate::differential::run_with(&set, &registry) {
+        let set = crate::lab::differential::load(&dir.join(&name))?;
+        let report = match crate::lab::differential::run_with(&set, &registry) {
             Ok(r) => r,
             Err(source) => return Err(EvidenceError::Differential { name, source }),
         };
@@ -149,9 +151,9 @@ pub fn inventory_evidence(
     config: &str,
     stem: &str,
 ) -> Result<Vec<Generated>, EvidenceError> {
-    let corpus = crate::corpus::load(&root.join(config))?;
-    let results = crate::inventory::scan(&corpus, default_jobs(), &|| {});
-    let doc = crate::inventory::document(&corpus, &results);
+    let corpus = crate::lab::corpus::load(&root.join(config))?;
+    let results = crate::lab::inventory::scan(&corpus, default_jobs(), &|| {});
+    let doc = crate::lab::inventory::document(&corpus, &results);
     Ok(vec![
         Generated {
             path: format!("{stem}.json"),
@@ -159,7 +161,7 @@ pub fn inventory_evidence(
         },
         Generated {
             path: format!("{stem}.md"),
-            text: crate::inventory::summary(&doc),
+            text: crate::lab::inventory::summary(&doc),
         },
     ])
 }
@@ -174,14 +176,14 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let mut out = image_evidence(root)?;
     out.extend(differential_evidence(root)?);
     #[cfg(feature = "onnx")]
-    out.extend(onnx_evidence(root).map_err(EvidenceError::Onnx)?);
+    out.extend(onnx_evidence(root)?);
     for (config, stem) in INVENTORIES {
         out.extend(inventory_evidence(root, config, stem)?);
     }
     out.extend(report_evidence(root)?);
     out.extend(mapping_evidence(root)?);
     #[cfg(feature = "onnx")]
-    out.extend(crate::locate::evidence().map_err(EvidenceError::Onnx)?);
+    out.extend(locate_evidence()?);
     out.extend(fieldmap_evidence()?);
     Ok(out)
 }
@@ -189,7 +191,7 @@ pub fn all(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
 /// The mapping registry in canonical form, and `evidence/mappings/check.json`: every mapping
 /// checked against every committed capture set (the refuting sets included).
 pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
-    use crate::mapping;
+    use crate::lab::mapping;
     let registry = mapping::load(&root.join(mapping::COMMITTED))?;
     let dir = root.join("differentials");
     let captures = capture_names(&dir)?
@@ -199,7 +201,7 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let all: Vec<&mapping::Mapping> = registry.mappings.iter().collect();
     let rows = mapping::check_all(&all, &captures)?;
     let text = registry.canonical();
-    let sha = crate::fingerprint::Hash256::of(text.as_bytes());
+    let sha = crate::nbg::fingerprint::Hash256::of(text.as_bytes());
     // The grouped sets (the vendor serializer's) are checked against every mapping too, but
     // only the rows that apply are kept: most pairs are another target's or kind's.
     let (grouped, top): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.capture.contains('/'));
@@ -228,14 +230,30 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     ])
 }
 
+/// The committed exports of the field map: (path, family, format).
+pub const FIELDMAP_EXPORTS: [(&str, Family, Export); 4] = [
+    (
+        "evidence/fieldmap/fieldmap.json",
+        Family::Both,
+        Export::Json,
+    ),
+    (
+        "evidence/fieldmap/fieldmap.md",
+        Family::Both,
+        Export::Markdown,
+    ),
+    ("evidence/fieldmap/nbg_v1.ksy", Family::V1, Export::Ksy),
+    ("evidence/fieldmap/nbg_v2.ksy", Family::V2, Export::Ksy),
+];
+
 /// Rebuild `evidence/fieldmap/*`: the field map as JSON, Markdown and Kaitai Struct.
 pub fn fieldmap_evidence() -> Result<Vec<Generated>, EvidenceError> {
-    crate::fieldmap::EXPORTS
+    FIELDMAP_EXPORTS
         .iter()
         .map(|&(path, family, format)| {
             Ok(Generated {
                 path: path.to_string(),
-                text: crate::fieldmap::render(family, format).map_err(EvidenceError::FieldMap)?,
+                text: crate::report::fieldmap::render(family, format)?,
             })
         })
         .collect()
@@ -402,11 +420,24 @@ pub enum EvidenceError {
     },
     /// The field map could not be exported.
     #[error(transparent)]
-    FieldMap(#[from] crate::fieldmap::FieldMapError),
-    /// The evidence of the ONNX layer (audits, runs, the locator) could not be rebuilt; its
-    /// message.
-    #[error("{0}")]
-    Onnx(String),
+    FieldMap(#[from] crate::report::fieldmap::FieldMapError),
+    /// The evidence of the ONNX layer (audits, runs) could not be rebuilt: a committed model,
+    /// input or policy was refused.
+    #[cfg(feature = "onnx")]
+    #[error("{what}: {refusal}")]
+    Onnx {
+        /// Which piece of the evidence.
+        what: String,
+        /// The refusal.
+        refusal: crate::onnx::refusal::Refusal,
+    },
+    /// The locator's evidence could not be rebuilt.
+    #[cfg(feature = "onnx")]
+    #[error(transparent)]
+    Locate(#[from] crate::lab::locate::LocateError),
+    /// A builder refused the synthetic pair the locator's evidence is built from.
+    #[error(transparent)]
+    Build(#[from] crate::lab::synth::BuildError),
     /// A folder of the evidence tree could not be created.
     #[error("{}: {source}", .dir.display())]
     CreateDir {
@@ -435,8 +466,10 @@ impl EvidenceError {
             | EvidenceError::Config(_)
             | EvidenceError::Report { .. }
             | EvidenceError::FieldMap(_)
-            | EvidenceError::Onnx(_)
+            | EvidenceError::Build(_)
             | EvidenceError::CreateDir { .. } => Exit::Usage,
+            #[cfg(feature = "onnx")]
+            EvidenceError::Onnx { .. } | EvidenceError::Locate(_) => Exit::Usage,
         }
     }
 }
@@ -452,7 +485,7 @@ pub fn write_all(root: &Path) -> Result<usize, EvidenceError> {
                 source,
             })?;
         }
-        crate::files::write_atomic(&path, g.text.as_bytes(), true)?;
+        crate::nbg::files::write_atomic(&path, g.text.as_bytes(), true)?;
     }
     Ok(generated.len())
 }
@@ -464,42 +497,59 @@ pub const ONNX_EVIDENCE: [&str; 2] = ["evidence/onnx/", "evidence/locate/"];
 /// Rebuild `evidence/onnx/`: the audit of every committed ONNX fixture, and the CPU and hybrid
 /// runs of the spectral-mask control on its committed input.
 #[cfg(feature = "onnx")]
-pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, String> {
+pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     use crate::onnx::{audit, fixtures, npz, policy, run};
-    let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(|r| r.to_string())?;
+    let refused = |what: &str| {
+        let what = what.to_string();
+        move |refusal| EvidenceError::Onnx { what, refusal }
+    };
+    let serialize = |name: String| move |source| EvidenceError::Serialize { name, source };
+    let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(refused("policy"))?;
     let limits = audit::Limits::default();
     let dir = root.join(fixtures::DIR);
-    let read = |name: &str| crate::files::read_regular(&dir.join(name)).map_err(|e| e.to_string());
+    let read = |name: &str| crate::nbg::files::read_regular(&dir.join(name));
     let mut out = Vec::new();
     for (file, stem) in [
         ("spectral_mask_conv.onnx", "spectral-mask"),
         ("dynamic_identity.onnx", "dynamic-identity"),
         ("mixed_sin.onnx", "mixed-sin"),
     ] {
-        let a = audit::audit(&read(file)?, &limits, &policy).map_err(|r| format!("{file}: {r}"))?;
-        let value = serde_json::to_value(&a).map_err(|e| format!("{file}: {e}"))?;
+        let a = audit::audit(&read(file)?, &limits, &policy).map_err(refused(file))?;
+        let value = serde_json::to_value(&a).map_err(serialize(file.into()))?;
         out.push(Generated {
             path: format!("evidence/onnx/{stem}-audit.json"),
             text: canonical(&value),
         });
     }
     let model = read("spectral_mask_conv.onnx")?;
-    let a = audit::audit(&model, &limits, &policy).map_err(|r| r.to_string())?;
+    let a = audit::audit(&model, &limits, &policy).map_err(refused("spectral_mask_conv.onnx"))?;
     let inputs = npz::read_inputs(
         &read("spectral_mask_input.npz")?,
         &a.inputs,
         limits.tensor_bytes,
     )
-    .map_err(|r| r.to_string())?;
+    .map_err(refused("spectral_mask_input.npz"))?;
     for (mode, name) in [(run::Mode::Cpu, "cpu"), (run::Mode::Hybrid, "hybrid")] {
         let mut engines = run::Engines::for_audit(&a);
         let (report, _) = run::run(&a, &model, mode, &inputs, &limits, &mut engines)
-            .map_err(|(_, r)| r.to_string())?;
-        let value = serde_json::to_value(&report).map_err(|e| format!("{name} run: {e}"))?;
+            .map_err(|(_, r)| refused(name)(r))?;
+        let value = serde_json::to_value(&report).map_err(serialize(format!("{name} run")))?;
         out.push(Generated {
             path: format!("evidence/onnx/spectral-mask-{name}-run.json"),
             text: canonical(&value),
         });
     }
     Ok(out)
+}
+
+/// `evidence/locate/synthetic-pair.json`: the locator on the synthetic pair.
+#[cfg(feature = "onnx")]
+fn locate_evidence() -> Result<Vec<Generated>, EvidenceError> {
+    use crate::lab::locate::{locate, synthetic_pair};
+    let (m, n) = synthetic_pair()?;
+    let doc = locate(&m, &n)?;
+    Ok(vec![Generated {
+        path: "evidence/locate/synthetic-pair.json".into(),
+        text: canonical(&doc),
+    }])
 }

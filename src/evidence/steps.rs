@@ -6,19 +6,22 @@
 //! over a user's own hash-pinned corpus; its documents are returned, and written only when the
 //! caller asks.
 
-use crate::evidence;
-use crate::image::NbgImage;
-use crate::inventory;
+use crate::evidence::{self, EvidenceError};
+use crate::lab::inventory;
 use crate::lab::{Report, Row, Step};
-use crate::parse;
+use crate::nbg::image::NbgImage;
+use crate::nbg::parse::parse;
 use std::path::Path;
 use std::time::Instant;
 
-fn step(name: String, f: impl FnOnce() -> Result<(Vec<Row>, String), String>) -> Step {
+/// A step's rows and note, or why it could not run.
+type Outcome = Result<(Vec<Row>, String), EvidenceError>;
+
+fn step(name: String, f: impl FnOnce() -> Outcome) -> Step {
     let t = Instant::now();
     let (rows, note, ok) = match f() {
         Ok((rows, note)) => (rows, note, true),
-        Err(e) => (Vec::new(), e, false),
+        Err(e) => (Vec::new(), e.to_string(), false),
     };
     Step {
         name,
@@ -30,21 +33,9 @@ fn step(name: String, f: impl FnOnce() -> Result<(Vec<Row>, String), String>) ->
     }
 }
 
-/// The project root: the working directory when it is a project checkout, else the tree the
-/// binary was built from when that is still there (so `nbg lab` runs from any folder).
-pub fn project_root() -> std::path::PathBuf {
-    let marker = "controls/controls.json";
-    let built = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if !Path::new(marker).is_file() && built.join(marker).is_file() {
-        built.to_path_buf()
-    } else {
-        std::path::PathBuf::from(".")
-    }
-}
-
 /// Run every step from the project root, then one inventory step per added corpus, each given
 /// with the config path as the user wrote it.
-pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
+pub fn run(root: &Path, corpora: &[(String, crate::lab::corpus::Corpus)]) -> Report {
     let mut steps = vec![step("round-trip controls".into(), || {
         roundtrip_controls(root)
     })];
@@ -60,8 +51,9 @@ pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
             stem.trim_start_matches("evidence/inventory/")
         );
         steps.push(step(name, || {
-            let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.to_string())?;
-            inventory_step(&corpus).map(|(rows, note, _)| (rows, note))
+            let corpus = crate::lab::corpus::load(&root.join(config))?;
+            let (rows, note, _) = inventory_step(&corpus);
+            Ok((rows, note))
         }));
     }
     steps.push(step("verify evidence".into(), || verify_step(root)));
@@ -70,7 +62,7 @@ pub fn run(root: &Path, corpora: &[(String, crate::corpus::Corpus)]) -> Report {
     for (shown, corpus) in corpora {
         let mut documents = None;
         steps.push(step(format!("inventory {shown}"), || {
-            let (rows, note, docs) = inventory_step(corpus)?;
+            let (rows, note, docs) = inventory_step(corpus);
             documents = Some(docs);
             Ok((rows, note))
         }));
@@ -106,12 +98,12 @@ pub const CONTROL_CONFIGS: [&str; 3] = [
     "controls/serializer/corpus.json",
 ];
 
-fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
+fn roundtrip_controls(root: &Path) -> Outcome {
     let mut rows = Vec::new();
     for config in CONTROL_CONFIGS {
-        let corpus = crate::corpus::load(&root.join(config)).map_err(|e| e.to_string())?;
+        let corpus = crate::lab::corpus::load(&root.join(config))?;
         for e in &corpus.entries {
-            let bytes = crate::files::read_regular(&e.full_path).map_err(|e| e.to_string())?;
+            let bytes = crate::nbg::files::read_regular(&e.full_path)?;
             let detail = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
                 Err(f) => Err(format!("{} at 0x{:x}", f.code, f.offset)),
                 Ok(image) => match image.reconstruction() {
@@ -138,8 +130,8 @@ fn roundtrip_controls(root: &Path) -> Result<(Vec<Row>, String), String> {
     ))
 }
 
-fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let generated = evidence::differential_evidence(root).map_err(|e| e.to_string())?;
+fn replay_differentials(root: &Path) -> Outcome {
+    let generated = evidence::differential_evidence(root)?;
     let mut rows = Vec::new();
     for g in generated {
         let name = g
@@ -148,7 +140,10 @@ fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
             .trim_end_matches(".json")
             .to_string();
         let rebuilt: serde_json::Value =
-            serde_json::from_str(&g.text).map_err(|e| e.to_string())?;
+            serde_json::from_str(&g.text).map_err(|source| EvidenceError::Serialize {
+                name: g.path.clone(),
+                source,
+            })?;
         let committed = std::fs::read_to_string(root.join(&g.path))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
@@ -172,13 +167,13 @@ fn replay_differentials(root: &Path) -> Result<(Vec<Row>, String), String> {
     Ok((rows, "A1 = A2, localization, in-memory replay".into()))
 }
 
-fn promoted_mappings(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let rows: Vec<Row> = crate::mapping::recheck_promoted(root)?
+fn promoted_mappings(root: &Path) -> Outcome {
+    let rows: Vec<Row> = crate::lab::mapping::recheck_promoted(root)?
         .into_iter()
-        .map(|(mapping, capture, passed, detail)| Row {
-            item: format!("{mapping} <- {capture}"),
-            passed,
-            detail,
+        .map(|r| Row {
+            item: format!("{} <- {}", r.mapping, r.capture),
+            passed: r.passed,
+            detail: r.detail,
         })
         .collect();
     Ok((
@@ -189,9 +184,7 @@ fn promoted_mappings(root: &Path) -> Result<(Vec<Row>, String), String> {
 
 /// Inventory one corpus: a row per file, a note with the counts, and the canonical inventory
 /// JSON and Markdown summary.
-fn inventory_step(
-    corpus: &crate::corpus::Corpus,
-) -> Result<(Vec<Row>, String, [String; 2]), String> {
+fn inventory_step(corpus: &crate::lab::corpus::Corpus) -> (Vec<Row>, String, [String; 2]) {
     let bar = crate::progress::bar(corpus.entries.len() as u64, crate::progress::Unit::Files);
     let results = inventory::scan(corpus, evidence::default_jobs(), &|| {
         crate::progress::inc(&bar, 1)
@@ -221,11 +214,11 @@ fn inventory_step(
         id["inventory_sha256"].as_str().unwrap_or("")
     );
     let docs = [crate::canonical::canonical(&doc), inventory::summary(&doc)];
-    Ok((rows, note, docs))
+    (rows, note, docs)
 }
 
-fn verify_step(root: &Path) -> Result<(Vec<Row>, String), String> {
-    let (n, mismatches) = evidence::verify(root).map_err(|e| e.to_string())?;
+fn verify_step(root: &Path) -> Outcome {
+    let (n, mismatches) = evidence::verify(root)?;
     let rows = mismatches
         .iter()
         .map(|m| Row {

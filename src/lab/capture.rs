@@ -1,7 +1,7 @@
 //! Capture sets on disk: what `nbg synth-differential` and `nbg vendor capture` write.
 
-use crate::differential::{A1_FILE, A2_FILE, B_FILE, CaptureSpec, SPEC_FILE};
-use crate::files::{InputError, write_atomic};
+use crate::lab::differential::{A1_FILE, A2_FILE, B_FILE, CaptureSpec, SPEC_FILE};
+use crate::nbg::files::{InputError, write_atomic};
 use std::path::Path;
 
 /// Write a capture set (A twice, B and the spec) into the new folder `out`; a failure leaves no

@@ -5,14 +5,14 @@
 //! with its failure code and never extracted. The image is scanned in fixed chunks and each
 //! candidate streamed, so memory stays constant whatever the image size.
 
-use crate::failure::{Code, Failure};
-use crate::family::NbgFamily as _;
-use crate::fieldmap::v2_header;
-use crate::files::{InputError, open_regular};
-use crate::fingerprint::Hash256;
-use crate::format::v1 as f1;
-use crate::parse::Options;
-use crate::stream::{FileSource, ReadAt};
+use crate::nbg::failure::{Code, Failure};
+use crate::nbg::family::NbgFamily as _;
+use crate::nbg::fieldmap::v2_header;
+use crate::nbg::files::{InputError, open_regular};
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::format::v1 as f1;
+use crate::nbg::parse::Options;
+use crate::nbg::stream::{FileSource, ReadAt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::fs::File;
@@ -393,13 +393,13 @@ fn judge(
         bytes,
         format!("{}@0x{magic:x}", image.display()),
     ));
-    let g = match crate::open::parse_source(source, Options::default())? {
+    let g = match crate::nbg::open::parse_source(source, Options::default())? {
         Ok(g) => g,
         Err(f) => return Ok(Err(f)),
     };
-    use crate::crc_rules::CrcClass;
+    use crate::nbg::crc_rules::CrcClass;
     let (version, target, integrity) = match &g {
-        crate::parse::Graph::V1(g) => {
+        crate::nbg::parse::Graph::V1(g) => {
             let integrity = match g.crc.classification {
                 CrcClass::Matches => Integrity::Crc,
                 CrcClass::Absent => Integrity::StructureOnly,
@@ -416,7 +416,7 @@ fn judge(
             };
             (g.header.version, g.header.target, integrity)
         }
-        crate::parse::Graph::V2(g) => (g.header.version, g.header.target, Integrity::Crc),
+        crate::nbg::parse::Graph::V2(g) => (g.header.version, g.header.target, Integrity::Crc),
     };
     Ok(Ok(Found {
         offset: magic,

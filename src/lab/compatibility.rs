@@ -8,7 +8,7 @@
 //! v1 file under any other PID and ignores a v2 file's target word. The version verdict needs
 //! the runtime's newest version; a runtime of a newer family reading an older one is unknown.
 
-use crate::parse::Graph;
+use crate::nbg::parse::Graph;
 use serde::Serialize;
 
 /// The outcome of one check.
@@ -109,7 +109,7 @@ fn simulator(v1: bool, target: u32, device: u32) -> Simulator {
 
 /// The verdict on `graph` (a valid NBG at `file`).
 pub fn verdict(file: &str, graph: &Graph<'_>, expect: Expect) -> Verdict {
-    use crate::family::NbgFamily as _;
+    use crate::nbg::family::NbgFamily as _;
     let (version, target) = match graph {
         Graph::V1(g) => (g.header.version, g.header.target),
         Graph::V2(g) => (g.header.version, g.header.target),

@@ -8,8 +8,8 @@
 //! paths, no `..`, no symlink at any component and only regular files.
 
 use super::Exit;
-use crate::files::InputError;
-use crate::fingerprint::Hash256;
+use crate::nbg::files::InputError;
+use crate::nbg::fingerprint::Hash256;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::{Component, Path, PathBuf};
@@ -216,7 +216,7 @@ pub struct Corpus {
 /// Load and check a config of either schema.
 pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
     let mut bytes = Vec::new();
-    crate::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)?;
+    crate::nbg::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(ConfigError::TooLarge {
             config: config.display().to_string(),
@@ -389,16 +389,16 @@ pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), InputEr
         // Streamed: the payload is generated while it is written and hashed, never held.
         let name = format!("bulk-{i:04}.nb");
         let (layout, generated) =
-            crate::synth::bulk_streamed(u64::from(i), bytes).map_err(|e| InputError::Io {
+            crate::lab::synth::bulk_streamed(u64::from(i), bytes).map_err(|e| InputError::Io {
                 path: out.join(&name),
                 source: e.into_io(),
             })?;
         let mut digest = (Hash256::default(), 0);
-        crate::files::write_atomic_with(&out.join(&name), false, |w| {
-            let mut hashed = crate::fingerprint::HashingWriter::new(w);
+        crate::nbg::files::write_atomic_with(&out.join(&name), false, |w| {
+            let mut hashed = crate::nbg::fingerprint::HashingWriter::new(w);
             layout
                 .write(&mut hashed, Some(&generated))
-                .map_err(crate::synth::BuildError::into_io)?;
+                .map_err(crate::lab::synth::BuildError::into_io)?;
             digest = hashed.finish();
             Ok(())
         })?;
@@ -411,7 +411,7 @@ pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), InputEr
         }));
     }
     let config = serde_json::json!({ "schema": OWN_SCHEMA, "files": entries });
-    crate::files::write_atomic(
+    crate::nbg::files::write_atomic(
         &out.join("corpus.json"),
         crate::canonical::canonical(&config).as_bytes(),
         false,

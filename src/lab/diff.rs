@@ -6,12 +6,12 @@
 //! and field (`NBG_SECTION_INPUT[0].dimensions`, `header.crc_sum`); inside opaque payloads it is
 //! named by its offset in the payload (`NBG_SECTION_NN+0x1a4`).
 
-use crate::family::NbgFamily;
-use crate::fieldmap::{self as fm, Record};
-use crate::format::v2 as f2;
-use crate::holds::Holds;
-use crate::image::{NbgImage, Origin, Owner, OwnerClass};
-use crate::parse::{Graph, NbgV1, NbgV2};
+use crate::nbg::family::NbgFamily;
+use crate::nbg::fieldmap::{self as fm, Record};
+use crate::nbg::format::v2 as f2;
+use crate::nbg::holds::Holds;
+use crate::nbg::image::{NbgImage, Origin, Owner, OwnerClass};
+use crate::nbg::parse::{Graph, NbgV1, NbgV2};
 use serde::Serialize;
 
 /// Stable pairing key of an owner.
@@ -179,7 +179,7 @@ impl Naming for NbgV2<'_> {
                     return at.opaque(&o.label);
                 };
                 let name = s.type_name;
-                let Some(kind) = crate::holds::v2(s.kind) else {
+                let Some(kind) = crate::nbg::holds::v2(s.kind) else {
                     return at.opaque(name);
                 };
                 let first = kind.records.first().copied();
@@ -239,13 +239,13 @@ impl Naming for NbgV1<'_> {
                     return at.opaque(&o.label);
                 };
                 let layout = t.record_size.filter(|_| t.decoded).and_then(|size| {
-                    let record = crate::holds::v1(t.name)?.record(size)?;
+                    let record = crate::nbg::holds::v1(t.name)?.record(size)?;
                     Some((record, size))
                 });
                 if let Some((record, size)) = layout {
                     return at.sized(t.name, record, size);
                 }
-                let nests = crate::format::v1::ENTRIES
+                let nests = crate::nbg::format::v1::ENTRIES
                     .get(k)
                     .is_some_and(|e| e.nests_into.is_some());
                 match (t.name, t.record_size) {
@@ -381,9 +381,9 @@ pub struct DiffReport {
     /// The family's format tag (`NbgImage::format`), shared by A and B.
     pub format: &'static str,
     /// A's size and SHA-256.
-    pub a: crate::parse::FileFacts,
+    pub a: crate::nbg::parse::FileFacts,
     /// B's size and SHA-256.
-    pub b: crate::parse::FileFacts,
+    pub b: crate::nbg::parse::FileFacts,
     /// Whether A and B are byte for byte the same.
     pub identical: bool,
     /// Changed bytes summed over the owners.

@@ -17,14 +17,14 @@
 //! Nothing is ever written here; the caller may write the report.
 
 use super::Exit;
-use crate::diff::locate;
-use crate::failure::Failure;
-use crate::family::NbgFamily;
-use crate::files::{InputError, read_regular};
-use crate::fingerprint::Hash256;
-use crate::image::{ChangedImage, NbgImage, OwnerClass};
-use crate::mapping::{Outcome, Registry, Target};
-use crate::parse::{FileFacts, Graph, parse};
+use crate::lab::diff::locate;
+use crate::lab::mapping::{Outcome, Registry, Target};
+use crate::nbg::failure::Failure;
+use crate::nbg::family::NbgFamily;
+use crate::nbg::files::{InputError, read_regular};
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::image::{ChangedImage, NbgImage, OwnerClass};
+use crate::nbg::parse::{FileFacts, Graph, parse};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -52,11 +52,11 @@ pub struct CaptureSpec {
     /// Further controlled quantities by key (a quantization scale, say), each with its A and
     /// B value; the source keys of `mapping` registries name them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub quantities: std::collections::BTreeMap<String, crate::mapping::Quantity>,
+    pub quantities: std::collections::BTreeMap<String, crate::lab::mapping::Quantity>,
     /// Quantities held fixed in A and B (the other scales and zero points of the model), by
     /// key: the inputs of computed values read them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub context: std::collections::BTreeMap<String, crate::mapping::Value>,
+    pub context: std::collections::BTreeMap<String, crate::lab::mapping::Value>,
 }
 
 /// Largest `differential.json` read.
@@ -123,7 +123,7 @@ pub enum LoadError {
         b: usize,
     },
     /// More than `mapping::MAX_QUANTITIES` quantities.
-    #[error("{}: at most {} quantities", .0.display(), crate::mapping::MAX_QUANTITIES)]
+    #[error("{}: at most {} quantities", .0.display(), crate::lab::mapping::MAX_QUANTITIES)]
     TooManyQuantities(PathBuf),
 }
 
@@ -154,7 +154,7 @@ pub fn load(dir: &Path) -> Result<CaptureSet, LoadError> {
     }
     let spec_path = dir.join("differential.json");
     let mut json = Vec::new();
-    crate::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
+    crate::nbg::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
     if json.len() as u64 > MAX_SPEC_BYTES {
         return Err(LoadError::SpecTooLarge(spec_path));
     }
@@ -178,7 +178,7 @@ pub fn load(dir: &Path) -> Result<CaptureSet, LoadError> {
             b: spec.b_source.len(),
         });
     }
-    if spec.quantities.len() + spec.context.len() > crate::mapping::MAX_QUANTITIES {
+    if spec.quantities.len() + spec.context.len() > crate::lab::mapping::MAX_QUANTITIES {
         return Err(LoadError::TooManyQuantities(spec_path));
     }
     Ok(CaptureSet {
@@ -371,7 +371,7 @@ pub struct Report {
     pub replay: Option<Replay>,
     /// A mapping other than the DYNAIO kind explained the change: its check (the replay).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub mapping: Option<crate::mapping::CheckRow>,
+    pub mapping: Option<crate::lab::mapping::CheckRow>,
     /// How the experiment ended.
     pub result: Verdict,
 }
@@ -403,7 +403,7 @@ impl CaptureError {
 
 /// Run the five steps with the registry compiled into the binary (`mapping::builtin`).
 pub fn run(set: &CaptureSet) -> Result<Report, CaptureError> {
-    run_with(set, crate::mapping::builtin())
+    run_with(set, crate::lab::mapping::builtin())
 }
 
 /// One place of a registry mapping in A: changed bytes inside it take its role.
@@ -421,7 +421,7 @@ fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place
     let entries = g.dynaio_ranges();
     let mut out = Vec::new();
     for (k, m) in registry.mappings.iter().enumerate() {
-        for (target, start, end) in crate::mapping::places(m, g, image) {
+        for (target, start, end) in crate::lab::mapping::places(m, g, image) {
             let role = match target {
                 Target::DynaioEntry { .. } => RangeRole::DynaioEntry,
                 Target::Field { .. } => RangeRole::MappedField,
@@ -539,7 +539,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
         && mapping.computed.is_empty();
     if !dynaio_constant {
         // Steps 4 and 5 are the mapping's check: its source quantity, the replay, B's SHA-256.
-        let row = crate::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
+        let row = crate::lab::mapping::check_one(mapping, ".", set, &ga, &ia, &gb);
         report.result = match row.outcome {
             Outcome::Proved => Verdict::Reproduced,
             Outcome::Refuted => Verdict::ReplayMismatch,

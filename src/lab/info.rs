@@ -3,13 +3,13 @@
 //! (the byte-ownership ledger by content) and whether the CRC holds. Built from a parse with
 //! positioned reads and the ledger over file ranges, so a large file is streamed once.
 
-use crate::failure::Failure;
-use crate::family::NbgFamily as _;
-use crate::files::InputError;
-use crate::fingerprint::Hash256;
-use crate::format::{Content, section};
-use crate::image::{NbgImage, Origin, OwnerClass};
-use crate::parse::{Graph, IoRecord};
+use crate::nbg::failure::Failure;
+use crate::nbg::family::NbgFamily as _;
+use crate::nbg::files::InputError;
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::format::{Content, section};
+use crate::nbg::image::{NbgImage, Origin, OwnerClass};
+use crate::nbg::parse::{Graph, IoRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -38,7 +38,7 @@ pub struct Info {
     pub version: String,
     /// v1: where the version's layout comes from (`proved`, `vendor-reader`,
     /// `bounded-unknown`); `None` for v2.
-    pub layout_evidence: Option<crate::format::v1::LayoutEvidence>,
+    pub layout_evidence: Option<crate::nbg::format::v1::LayoutEvidence>,
     /// The target word (the NPU's PID), `0x1000003b`.
     pub target: String,
     /// The driver configurations that carry the target's PID; `None` when the driver is not
@@ -122,7 +122,7 @@ pub struct SizeShare {
 pub struct Crc {
     /// `matches`, `absent` (a v1 zero field) or `unexplained` for v1; `matches` for v2 (the
     /// parser refuses a v2 file whose CRC does not hold).
-    pub status: crate::crc_rules::CrcClass,
+    pub status: crate::nbg::crc_rules::CrcClass,
     /// The rule that reproduces it, when one does.
     pub rule: Option<String>,
     /// The stored value.
@@ -157,8 +157,8 @@ fn tensor(r: &IoRecord) -> Tensor {
     }
 }
 
-fn engines(ops: &[crate::parse::records::Operation]) -> Vec<Engine> {
-    use crate::format::records::operation_type::{END, INIT};
+fn engines(ops: &[crate::nbg::parse::records::Operation]) -> Vec<Engine> {
+    use crate::nbg::format::records::operation_type::{END, INIT};
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for o in ops.iter().filter(|o| o.kind != INIT && o.kind != END) {
         let name = o
@@ -222,7 +222,7 @@ pub fn info(
     path: &Path,
     configurations: Option<&[Configuration]>,
 ) -> Result<Result<Info, Failure>, InputError> {
-    let (source, built) = crate::open::open_image(path)?;
+    let (source, built) = crate::nbg::open::open_image(path)?;
     let (graph, image) = match built {
         Ok(b) => b,
         Err(f) => return Ok(Err(f)),
@@ -269,7 +269,7 @@ pub fn info(
             &g.records.operations,
             None,
             Crc {
-                status: crate::crc_rules::CrcClass::Matches,
+                status: crate::nbg::crc_rules::CrcClass::Matches,
                 rule: Some(g.file_checksum.scope.to_string()),
                 stored: g.file_checksum.recorded_crc32,
             },

@@ -6,13 +6,13 @@
 //! one field absent; it is then inserted.
 
 use crate::canonical::canonical;
-use crate::corpus::{Corpus, Entry};
-use crate::failure::Code;
-use crate::family::NbgFamily;
-use crate::files::InputError;
-use crate::fingerprint::Hash256;
-use crate::parse::{Graph, Options};
-use crate::stream::{self, FileSource};
+use crate::lab::corpus::{Corpus, Entry};
+use crate::nbg::failure::Code;
+use crate::nbg::family::NbgFamily;
+use crate::nbg::files::InputError;
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::parse::{Graph, Options};
+use crate::nbg::stream::{self, FileSource};
 use rayon::prelude::*;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
@@ -146,7 +146,7 @@ fn scan_one(entry: &Entry) -> FileResult {
         Ok(f) => Arc::new(f),
         Err(e) => return unreadable(e),
     };
-    let parsed = match crate::open::parse_source(Arc::clone(&file), Options::default()) {
+    let parsed = match crate::nbg::open::parse_source(Arc::clone(&file), Options::default()) {
         Ok(p) => p,
         Err(e) => return unreadable(e),
     };

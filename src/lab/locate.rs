@@ -8,15 +8,15 @@
 //! result, so a search can never broaden silently. A non-match is evidence, not an error.
 
 use super::Exit;
-use crate::failure::Failure;
-use crate::family::{Family, NbgFamily};
-use crate::fingerprint::Hash256;
-use crate::format::section;
-use crate::image::NbgImage;
-use crate::mapping::numeric::{f32_to_bf16, f32_to_f16};
+use crate::lab::mapping::numeric::{f32_to_bf16, f32_to_f16};
+use crate::nbg::failure::Failure;
+use crate::nbg::family::{Family, NbgFamily};
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::format::section;
+use crate::nbg::image::NbgImage;
+use crate::nbg::parse::{Graph, parse};
 use crate::onnx::audit::{self, Limits};
 use crate::onnx::proto::{GraphProto, TensorProto, data_type};
-use crate::parse::{Graph, parse};
 use serde::Serialize;
 use serde_json::json;
 
@@ -194,7 +194,7 @@ pub enum LocateError {
     },
     /// The NBG file could not be read.
     #[error(transparent)]
-    NbgUnreadable(#[from] crate::files::InputError),
+    NbgUnreadable(#[from] crate::nbg::files::InputError),
     /// The ONNX audit refuses the model (its `ONNX_*` code).
     #[error("{}: {}", .0.code, .0.message)]
     Model(crate::onnx::refusal::Refusal),
@@ -647,8 +647,12 @@ fn coverage(regions: &[Region], rows: &[Initializer]) -> Vec<Coverage> {
 
 /// Text or canonical JSON of a run, and its exit status: 0 ran (found or not), 1 an invalid
 /// NBG or a refused model, 2 unreadable input.
-pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate::mapping::Rendered {
-    use crate::mapping::Rendered;
+pub fn cli(
+    model: &std::path::Path,
+    nbg: &std::path::Path,
+    json: bool,
+) -> crate::lab::mapping::Rendered {
+    use crate::lab::mapping::Rendered;
     let fail = |e: LocateError| Rendered::stopped(&e, e.exit_status());
     let m = match audit::read_model(model, &Limits::default()) {
         Ok(b) => b,
@@ -659,7 +663,7 @@ pub fn cli(model: &std::path::Path, nbg: &std::path::Path, json: bool) -> crate:
             });
         }
     };
-    let n = match crate::files::read_regular(nbg) {
+    let n = match crate::nbg::files::read_regular(nbg) {
         Ok(b) => b,
         Err(e) => return fail(e.into()),
     };
@@ -748,9 +752,9 @@ pub const PAIR_OFFSET: usize = 64;
 /// The test pair nobody tuned: a Conv model whose [8, 3, 3, 3] weight and [8] bias come from
 /// SplitMix64 (uniform in [-1, 1)), and a v2 graph the builder writes with the weight placed in
 /// COEF_DATA at `PAIR_OFFSET` as fp16 in OHWI order (the bias is not placed).
-pub fn synthetic_pair() -> Result<(Vec<u8>, Vec<u8>), crate::synth::BuildError> {
+pub fn synthetic_pair() -> Result<(Vec<u8>, Vec<u8>), crate::lab::synth::BuildError> {
+    use crate::lab::synth::{GraphSpec, Rng, TensorSpec};
     use crate::onnx::fixtures::{float_tensor, model, node, tensor_value};
-    use crate::synth::{GraphSpec, Rng, TensorSpec};
     use prost::Message;
     let mut rng = Rng::new(PAIR_SEED);
     let mut uniform = |n: usize| -> Vec<f32> {
@@ -800,16 +804,6 @@ pub fn synthetic_pair() -> Result<(Vec<u8>, Vec<u8>), crate::synth::BuildError> 
         .expect("coefficients");
     coef.payload[PAIR_OFFSET..PAIR_OFFSET + placed.len()].copy_from_slice(&placed);
     Ok((onnx, layout.emit()?))
-}
-
-/// `evidence/locate/synthetic-pair.json`: the locator on the synthetic pair.
-pub fn evidence() -> Result<Vec<crate::canonical::Generated>, String> {
-    let (m, n) = synthetic_pair().map_err(|e| e.to_string())?;
-    let doc = locate(&m, &n).map_err(|e| e.to_string())?;
-    Ok(vec![crate::canonical::Generated {
-        path: "evidence/locate/synthetic-pair.json".into(),
-        text: crate::canonical::canonical(&doc),
-    }])
 }
 
 #[cfg(test)]

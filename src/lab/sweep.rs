@@ -11,11 +11,11 @@
 //! the checksums, are classified from the checksum coverage instead (`derived`); on smaller
 //! files both methods run in the tests and must agree.
 
-use crate::crc_rules::CrcClass;
-use crate::failure::Failure;
-use crate::family::{NbgFamily, Place};
-use crate::image::{NbgImage, Origin, OwnerClass};
-use crate::parse::{Graph, Options, parse, parse_with};
+use crate::nbg::crc_rules::CrcClass;
+use crate::nbg::failure::Failure;
+use crate::nbg::family::{NbgFamily, Place};
+use crate::nbg::image::{NbgImage, Origin, OwnerClass};
+use crate::nbg::parse::{Graph, Options, parse, parse_with};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -65,6 +65,18 @@ pub enum OutcomeClass {
     /// The parse succeeded and nothing explains it.
     Undetected,
 }
+
+/// The cells of a sweep against the vendor's loader (`vendor::sweep`), as its runs name them,
+/// worst first: here, below both the driver code and the report that reads a sweep document
+/// without the driver.
+pub const VENDOR_CELLS: [&str; 6] = [
+    "loader-crashed",
+    "loader-hung",
+    "only-loader-refuses",
+    "only-nbg-refuses",
+    "both-accept",
+    "both-refuse",
+];
 
 crate::canonical::names! {
     OutcomeClass {

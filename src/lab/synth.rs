@@ -10,10 +10,10 @@
 //! tables), so the vendor's own reader walks them; command, coefficient, load-state and PPU
 //! instruction payloads stay opaque seeded bytes.
 
-use crate::crc_rules::{combine_v2_file_crc, v2_normalized_checksum_payload};
-use crate::fieldmap::{self as fm, Overflow, Writer};
-use crate::format::records::{self as rec, operation_type as op_type, source_type};
-use crate::format::{MAGIC, V2_VERSION, section, v2 as f};
+use crate::nbg::crc_rules::{combine_v2_file_crc, v2_normalized_checksum_payload};
+use crate::nbg::fieldmap::{self as fm, Overflow, Writer};
+use crate::nbg::format::records::{self as rec, operation_type as op_type, source_type};
+use crate::nbg::format::{MAGIC, V2_VERSION, section, v2 as f};
 
 /// Why a build did not give an image: an unknown name, or a value that does not fit its field
 /// (the field map's writer refuses it; the builder never truncates or zeroes it).

@@ -7,8 +7,8 @@
 //! then find the layout bound and the CRC rule on its own: nothing here is shared with it but
 //! the public offsets in `format::v1`.
 
-use crate::fieldmap::{self as fm, Overflow, Writer};
-use crate::format::v1 as f;
+use crate::nbg::fieldmap::{self as fm, Overflow, Writer};
+use crate::nbg::format::v1 as f;
 
 /// Coverage of the CRC field the builder writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub const TARGET: u32 = 0x1000_000e;
 /// One I/O record of the version's layout (108 or 116 bytes): four dimensions, UINT8, affine
 /// quantization (fixed point, scale, zero point), a name.
 fn io_record(version: u32, name: &str, dims: [u32; 4], scale: f32) -> Result<Vec<u8>, Overflow> {
-    let l = crate::parse::v1::io_layout(version);
+    let l = crate::nbg::parse::v1::io_layout(version);
     let mut w = Writer::new(l.size());
     w.put_u32(&l.dim_count, 4)
         .put_words(&l.dims, &dims)
@@ -171,8 +171,8 @@ fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
     // A newer version has no proved operation record size: the newest known one is written.
     // Invariant: `record_size` answers `None` for "operation" only under a bounded-unknown
     // layout, and `MAX_KNOWN_VERSION` is a known one.
-    let operation_record = crate::holds::v1_record_size("operation", version, 1, 1)
-        .or(crate::holds::v1_record_size(
+    let operation_record = crate::nbg::holds::v1_record_size("operation", version, 1, 1)
+        .or(crate::nbg::holds::v1_record_size(
             "operation",
             f::MAX_KNOWN_VERSION,
             1,
@@ -253,7 +253,9 @@ fn build(spec: &V1Spec) -> Result<Vec<u8>, Overflow> {
     let field = f::OFF_CRC;
     let value = match crc {
         V1Crc::Absent => 0,
-        V1Crc::WholeFileFieldZeroed => crate::crc_rules::whole_file_field_zeroed(&b, field as u64),
+        V1Crc::WholeFileFieldZeroed => {
+            crate::nbg::crc_rules::whole_file_field_zeroed(&b, field as u64)
+        }
         V1Crc::SuffixFromFixedEnd => crc32fast::hash(&b[fixed_end..]),
     };
     b[field..field + 4].copy_from_slice(&value.to_le_bytes());

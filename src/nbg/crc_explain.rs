@@ -1,9 +1,9 @@
 //! `nbg crc-explain`: the CRC hypothesis registry (`crc_rules`, a leaf below the parser)
 //! evaluated against a parsed graph, with each family's structural boundaries.
 
-use crate::crc_rules::{Explanation, finish, registry, v2_rule_hypothesis};
-use crate::family::NbgFamily;
-use crate::parse::{Graph, NbgV1, NbgV2};
+use crate::nbg::crc_rules::{Explanation, finish, registry, v2_rule_hypothesis};
+use crate::nbg::family::NbgFamily;
+use crate::nbg::parse::{Graph, NbgV1, NbgV2};
 
 /// Evaluate the whole registry (plus the v2 rule for v2 files) against a graph parsed from
 /// bytes in memory.
@@ -24,9 +24,9 @@ pub fn explain_with(graph: &Graph<'_>, mut crc_of: impl FnMut(u64, u64) -> u32) 
 /// The v1 half of `NbgFamily::crc_explanation`: the registry over the table boundaries and the
 /// end of the fixed part's opaque extension.
 pub(crate) fn explain_v1(g: &NbgV1<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
-    let field = crate::format::v1::OFF_CRC as u64;
+    let field = crate::nbg::format::v1::OFF_CRC as u64;
     let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
-    let b = crate::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
+    let b = crate::nbg::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
     let hypotheses = registry(g.file.size, field, &b);
     finish(
         "nbg-v1",
@@ -42,7 +42,7 @@ pub(crate) fn explain_v1(g: &NbgV1<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32)
 /// The v2 half of `NbgFamily::crc_explanation`: the registry over the header, sub-header and
 /// section boundaries, plus the recovered directory-order rule.
 pub(crate) fn explain_v2(g: &NbgV2<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
-    use crate::format::v2 as f2;
+    use crate::nbg::format::v2 as f2;
     let field = f2::OFF_CRC_SUM as u64;
     let mut b = vec![
         (f2::HEADER_SIZE as u64, "end of header".to_string()),

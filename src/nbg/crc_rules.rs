@@ -38,7 +38,7 @@ pub fn combine_v2_file_crc(
 ) -> u32 {
     let mut crc = crc32fast::Hasher::new();
     for &(kind, offset, size, payload_crc) in sections {
-        let part = if kind == crate::format::section::CHECKSUM {
+        let part = if kind == crate::nbg::format::section::CHECKSUM {
             normalized_crc(offset, size)
         } else {
             payload_crc
@@ -50,7 +50,7 @@ pub fn combine_v2_file_crc(
 
 /// Section-40 bytes with every `checksum_value` word replaced by zero.
 pub fn v2_normalized_checksum_payload(payload: &[u8]) -> Vec<u8> {
-    use crate::fieldmap::v2_checksum_record as c;
+    use crate::nbg::fieldmap::v2_checksum_record as c;
     let mut normalized = payload.to_vec();
     for r in normalized.chunks_exact_mut(c::SIZE) {
         r[c::checksum_value.offset..c::checksum_value.end()].fill(0);
@@ -61,11 +61,11 @@ pub fn v2_normalized_checksum_payload(payload: &[u8]) -> Vec<u8> {
 /// The v2 rule as a registry hypothesis over the sections (type, offset, size) in directory
 /// order: covered ranges, and the section-40 value words fed as zeros.
 pub fn v2_rule_hypothesis(sections: &[(u32, u64, u64)]) -> Hypothesis {
-    use crate::fieldmap::v2_checksum_record as c;
+    use crate::nbg::fieldmap::v2_checksum_record as c;
     let (mut ranges, mut zeroed) = (Vec::new(), Vec::new());
     let value = c::checksum_value.offset as u64;
     for &(kind, offset, size) in sections.iter().filter(|s| s.2 > 0) {
-        if kind == crate::format::section::CHECKSUM {
+        if kind == crate::nbg::format::section::CHECKSUM {
             for r in (offset..offset + size).step_by(c::SIZE) {
                 ranges.push([r, r + value]);
                 zeroed.push([r + value, r + c::checksum_value.end() as u64]);

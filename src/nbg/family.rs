@@ -14,14 +14,14 @@
 //! re-encoding (`reencode`, which needs the ledger's owners) and of the CRC explanation
 //! (`crc_explain`) stay in their modules; the trait only dispatches them.
 
-use crate::crc_explain;
-use crate::crc_rules::{self, CrcClass, Explanation};
-use crate::fieldmap as fm;
-use crate::fingerprint::{Hash256, crc32};
-use crate::format::{HeaderCrc, section, v1 as f1, v2 as f2};
-use crate::image::Owner;
-use crate::parse::{FileFacts, Graph, NbgV1, NbgV2};
-use crate::reencode::{self, Piece};
+use crate::nbg::crc_explain;
+use crate::nbg::crc_rules::{self, CrcClass, Explanation};
+use crate::nbg::fieldmap as fm;
+use crate::nbg::fingerprint::{Hash256, crc32};
+use crate::nbg::format::{HeaderCrc, section, v1 as f1, v2 as f2};
+use crate::nbg::image::Owner;
+use crate::nbg::parse::{FileFacts, Graph, NbgV1, NbgV2};
+use crate::nbg::reencode::{self, Piece};
 use serde::{Deserialize, Serialize};
 
 /// The NBG family of a graph (or the family a mapping of the registry is written for).
@@ -295,7 +295,7 @@ impl NbgV2<'_> {
     /// The header CRC rule of this file's version (the spec's rule for a version nbg does not
     /// list, which the parser refuses before a graph exists).
     fn header_crc(&self) -> HeaderCrc {
-        crate::format::v2_rules(self.header.version)
+        crate::nbg::format::v2_rules(self.header.version)
             .map_or(HeaderCrc::SectionPayloads, |r| r.header_crc)
     }
 }

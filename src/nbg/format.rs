@@ -1,7 +1,7 @@
 //! The format's numbers and names, in one place.
 //!
 //! Limits, public enum names and per-version rules the parsers and the builders share. Record
-//! layouts (offsets, widths, sizes) are defined once in `crate::fieldmap`; the layout constants
+//! layouts (offsets, widths, sizes) are defined once in `crate::nbg::fieldmap`; the layout constants
 //! here are derived from it. Values come from the field map (`nbg-field-map.txt`) and the public
 //! VIPLite / TIM-VX headers.
 
@@ -32,7 +32,7 @@ pub enum HeaderCrc {
 
 /// What differs between the v2 versions nbg reads: one row per version, each with the
 /// evidence it was measured on. Everything else (the header, sub-header, directory and record
-/// layouts of `crate::fieldmap`) is shared.
+/// layouts of `crate::nbg::fieldmap`) is shared.
 #[derive(Clone, Copy, Debug)]
 pub struct V2Rules {
     /// The version word.
@@ -75,9 +75,9 @@ pub fn v2_rules(version: u32) -> Option<&'static V2Rules> {
 /// The v1 family: `version >> 16 == 1`.
 pub const V1_MAJOR: u32 = 0x0001;
 
-/// v2 layout numbers, derived from the field map (`crate::fieldmap`), plus the parser's limits.
+/// v2 layout numbers, derived from the field map (`crate::nbg::fieldmap`), plus the parser's limits.
 pub mod v2 {
-    use crate::fieldmap::{
+    use crate::nbg::fieldmap::{
         v2_axi_sram, v2_checksum_record, v2_dynaio_entry, v2_header as h, v2_io_record as io,
         v2_memory_pool, v2_network_info as ni, v2_section_header, v2_sub_header, v2_vip_sram,
     };
@@ -413,7 +413,7 @@ pub mod v1 {
         }
     }
 
-    use crate::fieldmap::v1_fixed as fx;
+    use crate::nbg::fieldmap::v1_fixed as fx;
     /// File offset of the fixed part's `target` word.
     pub const OFF_TARGET: usize = fx::target.offset;
     /// File offset of the network name field.
@@ -665,8 +665,8 @@ pub mod v1 {
     }
 
     /// The field-map I/O record of a version.
-    pub fn io_record(version: u32) -> crate::fieldmap::Record {
-        use crate::fieldmap as fm;
+    pub fn io_record(version: u32) -> crate::nbg::fieldmap::Record {
+        use crate::nbg::fieldmap as fm;
         match version {
             v if v >= 0x0001_000b => fm::v1_io_record::RECORD,
             v if v >= 0x0001_0004 => fm::v1_io_record_108::RECORD,

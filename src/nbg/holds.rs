@@ -3,8 +3,8 @@
 //! and a record with two layouts (the 28- and 40-byte patch records) is chosen by size here
 //! only. A new record kind is one row.
 
-use crate::fieldmap::{self as fm, Record};
-use crate::format::section;
+use crate::nbg::fieldmap::{self as fm, Record};
+use crate::nbg::format::section;
 
 /// What a section or table holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,7 +186,7 @@ pub fn v1(table: &str) -> Option<&'static Kind> {
 /// (offset, size) entry. A version newer than any with evidence keeps only the I/O record size
 /// (the newest known one, checked against the table size); its other tables stay opaque.
 pub fn v1_record_size(name: &str, version: u32, nn_code: u32, tp_code: u32) -> Option<u64> {
-    use crate::format::v1 as f1;
+    use crate::nbg::format::v1 as f1;
     if f1::Layout::of(version) == f1::Layout::BoundedUnknown && !matches!(name, "input" | "output")
     {
         return None;

@@ -20,13 +20,13 @@
 //! `alignment` (the minimum the declaration requires); every other unowned byte is `padding`.
 //! v1 declares no alignments, so its gaps are padding.
 
-use crate::failure::{Code, Failure, fail};
-use crate::family::NbgFamily;
-use crate::fingerprint::Hash256;
-use crate::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
-use crate::parse::{Graph, NbgV1, NbgV2};
-use crate::read::{Data, Source};
-use crate::stream::FileSource;
+use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::family::NbgFamily;
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
+use crate::nbg::parse::{Graph, NbgV1, NbgV2};
+use crate::nbg::read::{Data, Source};
+use crate::nbg::stream::FileSource;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -460,10 +460,10 @@ impl ChangedImage {
             .iter()
             .map(|&(kind, offset, size)| {
                 let payload = &self.bytes[offset as usize..(offset + size) as usize];
-                (kind, offset, size, crate::fingerprint::crc32(payload))
+                (kind, offset, size, crate::nbg::fingerprint::crc32(payload))
             })
             .collect();
-        crate::crc_rules::v2_file_crc(&self.bytes, &listing)
+        crate::nbg::crc_rules::v2_file_crc(&self.bytes, &listing)
     }
 
     /// The changed bytes, for the family's CRC rule (`NbgFamily::file_crc`).
@@ -473,12 +473,12 @@ impl ChangedImage {
 
     /// CRC-32 of a range of the changed bytes (a section-40 value's target).
     pub fn crc32_range(&self, start: u64, end: u64) -> u32 {
-        crate::fingerprint::crc32(&self.bytes[start as usize..end as usize])
+        crate::nbg::fingerprint::crc32(&self.bytes[start as usize..end as usize])
     }
 
     /// The v1 rule: CRC-32 of the whole changed image with the field read as zero.
     pub fn whole_file_field_zeroed(&self, field: u64) -> u32 {
-        crate::crc_rules::whole_file_field_zeroed(&self.bytes, field)
+        crate::nbg::crc_rules::whole_file_field_zeroed(&self.bytes, field)
     }
 
     /// SHA-256 of the changed bytes.
@@ -560,7 +560,7 @@ fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
         ),
     ];
     for s in g.sections.iter().filter(|s| s.size > 0) {
-        let class = if crate::holds::v2(s.kind).is_some() {
+        let class = if crate::nbg::holds::v2(s.kind).is_some() {
             OwnerClass::DecodedRecord
         } else {
             OwnerClass::PreservedOpaque

@@ -1,12 +1,12 @@
 //! Parsing a file on disk: the parser reads its structure with positioned reads and `stream`
 //! streams the payload once. Above both `parse` and `stream`, so neither imports the other back.
 
-use crate::failure::Failure;
-use crate::files::InputError;
-use crate::image::NbgImage;
-use crate::parse::{Graph, Options};
-use crate::read::Data;
-use crate::stream::FileSource;
+use crate::nbg::failure::Failure;
+use crate::nbg::files::InputError;
+use crate::nbg::image::NbgImage;
+use crate::nbg::parse::{Graph, Options};
+use crate::nbg::read::Data;
+use crate::nbg::stream::FileSource;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -25,7 +25,7 @@ pub fn parse_source(
     file: Arc<FileSource>,
     opts: Options,
 ) -> Result<Result<Graph<'static>, Failure>, InputError> {
-    let parsed = crate::parse::parse_data(Data::file(Arc::clone(&file)), opts);
+    let parsed = crate::nbg::parse::parse_data(Data::file(Arc::clone(&file)), opts);
     match file.error() {
         Some(e) => Err(e),
         None => Ok(parsed),

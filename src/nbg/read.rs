@@ -4,8 +4,8 @@
 //! exact place instead of panicking. Over a file, reads are positioned reads of exactly the
 //! bytes asked for, so the parser holds only what it decodes, never the payload.
 
-use crate::failure::{Code, Failure};
-use crate::stream::FileSource;
+use crate::nbg::failure::{Code, Failure};
+use crate::nbg::stream::FileSource;
 use std::borrow::Cow;
 use std::sync::Arc;
 
@@ -182,6 +182,6 @@ impl NameTail {
 
 impl serde::Serialize for NameTail {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::fingerprint::hex(&self.0))
+        s.serialize_str(&crate::nbg::fingerprint::hex(&self.0))
     }
 }

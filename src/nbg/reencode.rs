@@ -8,15 +8,15 @@
 //! re-encoding differ, and the first differing field is named. An owner without an encoder is
 //! reported as not re-encodable and never counted exact.
 
-use crate::family::NbgFamily;
-use crate::fieldmap::{self as fm, Record, Writer};
-use crate::format::{section, v1 as f1};
-use crate::holds::{Holds, Kind};
-use crate::image::{NbgImage, Origin, Owner, OwnerClass};
-use crate::parse::records::{
+use crate::nbg::family::NbgFamily;
+use crate::nbg::fieldmap::{self as fm, Record, Writer};
+use crate::nbg::format::{section, v1 as f1};
+use crate::nbg::holds::{Holds, Kind};
+use crate::nbg::image::{NbgImage, Origin, Owner, OwnerClass};
+use crate::nbg::parse::records::{
     HwInitOperation, Layer, Operation, Patch, PpuParam, Records, ShOperation, SwOperation,
 };
-use crate::parse::{Graph, IoLayout, IoRecord, NbgV1, NbgV2};
+use crate::nbg::parse::{Graph, IoLayout, IoRecord, NbgV1, NbgV2};
 use serde::Serialize;
 
 /// The first field whose re-encoding differs from the file.
@@ -56,7 +56,7 @@ impl Reencoding {
     pub fn to_json(
         &self,
         file: &str,
-        emission: Option<&crate::image::EmitError>,
+        emission: Option<&crate::nbg::image::EmitError>,
     ) -> serde_json::Value {
         // Invariant: `Reencoding` derives `Serialize` over integers, strings, a vector of
         // strings and an optional struct of strings and an integer, with no map and no custom
@@ -90,7 +90,7 @@ impl Reencoding {
 }
 
 /// The `nbg roundtrip --json` entry of a file that does not parse or has no ledger.
-pub fn failed_json(file: &str, f: &crate::failure::Failure) -> serde_json::Value {
+pub fn failed_json(file: &str, f: &crate::nbg::failure::Failure) -> serde_json::Value {
     serde_json::json!({
         "file": file,
         "failure": { "code": f.code.to_string(), "offset": f.offset, "message": f.message },
@@ -192,7 +192,7 @@ fn compare(image: &NbgImage<'_>, o: &Owner, pieces: &[Piece]) -> Option<Mismatch
         } else {
             std::borrow::Cow::Borrowed(&[][..])
         };
-        if let Some(i) = crate::image::first_difference(bytes, &original) {
+        if let Some(i) = crate::nbg::image::first_difference(bytes, &original) {
             let name = p
                 .record
                 .field_at(p.skip + i)
@@ -435,8 +435,16 @@ pub(crate) fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
             let one =
                 |record: Record, w: Writer| Some(vec![piece(s.offset, record, name.into(), w)]);
             match s.kind {
-                section::INPUT => Some(io_pieces(&g.inputs, crate::parse::v2::io_layout(), name)),
-                section::OUTPUT => Some(io_pieces(&g.outputs, crate::parse::v2::io_layout(), name)),
+                section::INPUT => Some(io_pieces(
+                    &g.inputs,
+                    crate::nbg::parse::v2::io_layout(),
+                    name,
+                )),
+                section::OUTPUT => Some(io_pieces(
+                    &g.outputs,
+                    crate::nbg::parse::v2::io_layout(),
+                    name,
+                )),
                 section::NETWORK_INFO => one(fm::v2_network_info::RECORD, network_info(g)?),
                 section::MEMORY_POOL => {
                     let mut w = Writer::new(fm::v2_memory_pool::SIZE);
@@ -479,7 +487,7 @@ pub(crate) fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                 }
                 kind => record_pieces(
                     &g.records,
-                    crate::holds::v2(kind)?,
+                    crate::nbg::holds::v2(kind)?,
                     s.offset,
                     s.entry_size as usize,
                     name,
@@ -644,12 +652,12 @@ pub(crate) fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
             match t.name {
                 "input" => Some(io_pieces(
                     &g.inputs,
-                    &crate::parse::v1::io_layout(g.header.version),
+                    &crate::nbg::parse::v1::io_layout(g.header.version),
                     t.name,
                 )),
                 "output" => Some(io_pieces(
                     &g.outputs,
-                    &crate::parse::v1::io_layout(g.header.version),
+                    &crate::nbg::parse::v1::io_layout(g.header.version),
                     t.name,
                 )),
                 _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {
@@ -663,7 +671,7 @@ pub(crate) fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
                 }
                 _ => record_pieces(
                     &g.records,
-                    crate::holds::v1(t.name)?,
+                    crate::nbg::holds::v1(t.name)?,
                     t.offset,
                     size,
                     t.name,

@@ -11,8 +11,8 @@
 //! SHA-NI latency and both cores carry the same load. Memory is a few chunks per file, whatever
 //! the file size. Files under one chunk run on the calling thread, both hashes interleaved.
 
-use crate::files::{InputError, open_regular};
-use crate::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes, interleave};
+use crate::nbg::files::{InputError, open_regular};
+use crate::nbg::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes, interleave};
 use crate::nbg::window::Window;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;
@@ -608,7 +608,7 @@ fn read_into_pool(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::crc32;
+    use crate::nbg::fingerprint::crc32;
 
     /// Both engines (two workers, one thread) give every range the fingerprint of its bytes in
     /// memory, with ranges that overlap, nest, are empty, and cross chunks and the workers'

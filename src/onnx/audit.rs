@@ -10,7 +10,7 @@ use super::proto::{self, AttributeProto, GraphProto, ModelProto, TensorProto, Va
 pub use super::refusal::{Refusal, RefusalCode};
 use super::signature;
 pub use super::types::{Classification, Device, Limits, MAX_TENSOR_BYTES, ValueType, value_type};
-use crate::fingerprint::Hash256;
+use crate::nbg::fingerprint::Hash256;
 use prost::Message;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -131,7 +131,7 @@ impl std::fmt::Display for Unreadable {
 /// Read at most `limit + 1` bytes of a regular file.
 pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
     let mut bytes = Vec::new();
-    crate::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
+    crate::nbg::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
         .map_err(|e| Unreadable(Refusal::new(RefusalCode::ModelUnreadable, e.to_string())))?;
     Ok(bytes)
 }
@@ -159,7 +159,7 @@ pub fn decode(bytes: &[u8], limits: &Limits) -> Result<ModelProto, Refusal> {
     })?;
     let again = model.encode_to_vec();
     if again != bytes {
-        let at = crate::image::first_difference(&again, bytes).unwrap_or(0);
+        let at = crate::nbg::image::first_difference(&again, bytes).unwrap_or(0);
         return Err(Refusal::new(
             RefusalCode::UnknownFields,
             format!(

@@ -3,7 +3,7 @@
 //! fixed 1980-01-01 timestamp) so that the same tensors always give the same bytes.
 
 use super::refusal::{Refusal, RefusalCode};
-use crate::fingerprint::Hash256;
+use crate::nbg::fingerprint::Hash256;
 use serde::Serialize;
 
 /// Element types the boundary accepts (every numeric tensor type ONNX Runtime's CPU provider

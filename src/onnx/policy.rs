@@ -8,7 +8,7 @@
 //! execution.
 
 use super::refusal::{Refusal, RefusalCode};
-use crate::fingerprint::Hash256;
+use crate::nbg::fingerprint::Hash256;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -98,7 +98,7 @@ pub fn load_or_embedded(path: Option<&Path>) -> Result<Policy, Refusal> {
 
 /// Load and validate a policy file; a bad file is a refusal.
 pub fn load(path: &Path) -> Result<Policy, Refusal> {
-    let bytes = crate::files::read_regular(path).map_err(|e| invalid(e.to_string()))?;
+    let bytes = crate::nbg::files::read_regular(path).map_err(|e| invalid(e.to_string()))?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -109,9 +109,9 @@ pub fn load(path: &Path) -> Result<Policy, Refusal> {
 /// Check policy text whose manifest path is relative to `dir`.
 pub fn from_bytes(bytes: &[u8], dir: &Path) -> Result<Policy, Refusal> {
     check(bytes, |path| {
-        let manifest_path = crate::corpus::resolve(dir, path)
+        let manifest_path = crate::lab::corpus::resolve(dir, path)
             .map_err(|m| invalid(format!("compiler_profile.path {path:?}: {m}")))?;
-        crate::files::read_regular(&manifest_path).map_err(|e| invalid(e.to_string()))
+        crate::nbg::files::read_regular(&manifest_path).map_err(|e| invalid(e.to_string()))
     })
 }
 

@@ -1,6 +1,6 @@
 //! JSON documents the commands print beside the library's own serialized values.
 
-use crate::failure::Failure;
+use crate::nbg::failure::Failure;
 use serde_json::Value;
 
 /// Any serializable report as a JSON value (`Null` for none: every report type here has string

@@ -11,6 +11,7 @@
 //! owner, never the whole payload.
 
 pub mod board;
+pub mod fieldmap;
 mod html;
 pub mod json;
 #[cfg(feature = "onnx")]
@@ -18,14 +19,14 @@ pub mod onnx;
 pub mod svg;
 pub mod text;
 
-use crate::diff::{DiffError, DiffReport, locate};
-use crate::differential::{CaptureSet, LoadError};
-use crate::failure::Failure;
-use crate::family::NbgFamily;
-use crate::files::InputError;
-use crate::image::{NbgImage, OwnerClass, ViewClass};
 use crate::lab::Exit;
-use crate::parse::{Graph, parse};
+use crate::lab::diff::{DiffError, DiffReport, locate};
+use crate::lab::differential::{CaptureSet, LoadError};
+use crate::nbg::failure::Failure;
+use crate::nbg::family::NbgFamily;
+use crate::nbg::files::InputError;
+use crate::nbg::image::{NbgImage, OwnerClass, ViewClass};
+use crate::nbg::parse::{Graph, parse};
 use html::{Page, esc, hex};
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -127,7 +128,7 @@ impl Request {
                 sweep,
                 vendor_sweep,
             } => {
-                let bytes = crate::files::read_regular(file)?;
+                let bytes = crate::nbg::files::read_regular(file)?;
                 let vendor = match vendor_sweep {
                     Some(p) => Some(read_vendor_sweep(p, &bytes)?),
                     None => None,
@@ -136,14 +137,14 @@ impl Request {
                     .map_err(|f| ReportError::Invalid(file.display().to_string(), f))
             }
             Request::Pair { a, b } => {
-                let ba = crate::files::read_regular(a)?;
-                let bb = crate::files::read_regular(b)?;
+                let ba = crate::nbg::files::read_regular(a)?;
+                let bb = crate::nbg::files::read_regular(b)?;
                 pair_page(&display_name(a), &ba, &display_name(b), &bb, |which| {
                     if which == 0 { a } else { b }.display().to_string()
                 })
             }
             Request::Capture { dir } => {
-                let set = crate::differential::load(dir)?;
+                let set = crate::lab::differential::load(dir)?;
                 capture_page(&display_name(dir), &set).map_err(|e| {
                     ReportError::Invalid(dir.join(e.file).display().to_string(), e.failure)
                 })
@@ -237,21 +238,13 @@ pub fn rooted(request: &Request, root: &Path) -> Request {
 /// Largest `--vendor-sweep` document read.
 pub const MAX_VENDOR_SWEEP: u64 = 64 << 20;
 
-/// The cells of a vendor sweep, as its runs name them, worst first.
-pub const VENDOR_CELLS: [&str; 6] = [
-    "loader-crashed",
-    "loader-hung",
-    "only-loader-refuses",
-    "only-nbg-refuses",
-    "both-accept",
-    "both-refuse",
-];
+use crate::lab::sweep::VENDOR_CELLS;
 
 /// Read a `nbg sweep --vendor --json` document and check it is of `bytes`.
 fn read_vendor_sweep(path: &Path, bytes: &[u8]) -> Result<Value, ReportError> {
     let bad = |why: String| ReportError::VendorSweep(path.display().to_string(), why);
     let mut text = Vec::new();
-    crate::files::read_regular_limited(path, &mut text, MAX_VENDOR_SWEEP + 1)?;
+    crate::nbg::files::read_regular_limited(path, &mut text, MAX_VENDOR_SWEEP + 1)?;
     if text.len() as u64 > MAX_VENDOR_SWEEP {
         return Err(bad(format!("larger than {MAX_VENDOR_SWEEP} bytes")));
     }
@@ -259,7 +252,7 @@ fn read_vendor_sweep(path: &Path, bytes: &[u8]) -> Result<Value, ReportError> {
     if v["schema"] != "nbg-vendor-sweep/1" {
         return Err(bad("not an nbg-vendor-sweep/1 document".into()));
     }
-    let sha = crate::fingerprint::Hash256::of(bytes).hex();
+    let sha = crate::nbg::fingerprint::Hash256::of(bytes).hex();
     if v["sha256"].as_str() != Some(sha.as_str()) {
         return Err(bad(format!(
             "a sweep of {}, not of this file ({sha})",
@@ -298,7 +291,10 @@ pub fn graph_page_with(
     let image = NbgImage::new(&graph)?;
     let doc = graph.to_json();
     let sweep = if sweep {
-        Some(crate::sweep::sweep(bytes, crate::sweep::EXHAUSTIVE_LIMIT)?)
+        Some(crate::lab::sweep::sweep(
+            bytes,
+            crate::lab::sweep::EXHAUSTIVE_LIMIT,
+        )?)
     } else {
         None
     };
@@ -848,7 +844,7 @@ fn vendor_section(p: &mut Page, v: &Value) {
     p.body.push_str("</section>\n");
 }
 
-fn sweep_section(p: &mut Page, r: &crate::sweep::Report) {
+fn sweep_section(p: &mut Page, r: &crate::lab::sweep::Report) {
     let _ = write!(
         p.body,
         r#"<section><h2>Protection map (sweep)</h2>
@@ -922,7 +918,7 @@ pub fn pair_page(
     let gb = parse(b).map_err(|f| ReportError::Invalid(which(1), f))?;
     let ia = NbgImage::new(&ga).map_err(|f| ReportError::Invalid(which(0), f))?;
     let ib = NbgImage::new(&gb).map_err(|f| ReportError::Invalid(which(1), f))?;
-    let report = crate::diff::diff(&ga, &ia, &gb, &ib)?;
+    let report = crate::lab::diff::diff(&ga, &ia, &gb, &ib)?;
     Ok(render_pair(name_a, a, &ga, &ia, name_b, b, &report))
 }
 
@@ -957,7 +953,7 @@ fn render_pair(
 <p id="where" aria-live="polite"></p>
 </section>
 "#,
-        crate::diff::MAX_RANGES
+        crate::lab::diff::MAX_RANGES
     );
     // Owners.
     let owner_rows: Vec<Vec<String>> = report
@@ -1000,7 +996,7 @@ fn render_pair(
 <p class="note">One row per changed range (at most {} per owner), named down to record and field; values decoded as the field map stores them. <strong>Hex</strong> opens A and B side by side with {HEX_CONTEXT} bytes of context, changed bytes marked.</p>
 <table id="fields"><thead><tr><th scope="col">#</th><th scope="col">owner</th><th scope="col">field</th><th scope="col">A</th><th scope="col">B</th><th scope="col">change</th><th scope="col"></th></tr></thead><tbody>
 "#,
-        crate::diff::MAX_RANGES
+        crate::lab::diff::MAX_RANGES
     );
     let mut row = 0usize;
     for o in &report.owners {
@@ -1079,7 +1075,7 @@ fn render_pair(
     p.finish()
 }
 
-fn status_str(s: &crate::diff::Status) -> String {
+fn status_str(s: &crate::lab::diff::Status) -> String {
     serde_json::to_value(s)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -1108,7 +1104,7 @@ fn describe_change(
     unit_name: &str,
     unit: u64,
     unit_end: u64,
-    c: &crate::diff::Change,
+    c: &crate::lab::diff::Change,
     a: &[u8],
     b: &[u8],
 ) -> String {
@@ -1177,8 +1173,8 @@ fn hex_window(bytes: &[u8], start: u64, end: u64) -> Value {
 pub fn capture_page(
     name: &str,
     set: &CaptureSet,
-) -> Result<String, crate::differential::CaptureError> {
-    let r = crate::differential::run(set)?;
+) -> Result<String, crate::lab::differential::CaptureError> {
+    let r = crate::lab::differential::run(set)?;
     // Invariant: the report has string keys and finite numbers only.
     let value = serde_json::to_value(&r).expect("report serializes");
     let mut p = Page::new(&format!("nbg capture report: {name}"), "capture");
@@ -1246,7 +1242,7 @@ pub fn capture_page(
         !r.changed_ranges.is_empty()
             && r.changed_ranges
                 .iter()
-                .all(|c| c.role != crate::differential::RangeRole::Other),
+                .all(|c| c.role != crate::lab::differential::RangeRole::Other),
         "Each run of changed bytes with its role, field and the bytes of A and B (evidence).",
     );
     let loc: Vec<Vec<String>> = r

@@ -151,7 +151,7 @@ const SWEEP_PALETTE: [(&str, &str); 3] = [
     ("undetected", "#d7191c"),
 ];
 
-/// The colours of a vendor sweep's cells, in `report::VENDOR_CELLS` order (worst first).
+/// The colours of a vendor sweep's cells, in `lab::sweep::VENDOR_CELLS` order (worst first).
 #[cfg(feature = "onnx")]
 const VENDOR_COLOURS: [&str; 6] = [
     "#000000", "#7b3294", "#d7191c", "#fdae61", "#abd9e9", "#1a9641",
@@ -161,7 +161,7 @@ const VENDOR_COLOURS: [&str; 6] = [
 /// loader's verdicts together); a sampled offset stands for the `stride` bytes from it.
 #[cfg(feature = "onnx")]
 pub fn vendor_sweep_map(title: &str, size: u64, report: &crate::vendor::sweep::Report) -> String {
-    let palette: Vec<(&str, &str)> = super::VENDOR_CELLS
+    let palette: Vec<(&str, &str)> = crate::lab::sweep::VENDOR_CELLS
         .iter()
         .copied()
         .zip(VENDOR_COLOURS)
@@ -180,7 +180,7 @@ pub fn vendor_sweep_map(title: &str, size: u64, report: &crate::vendor::sweep::R
 }
 
 /// `nbg image --svg`: every owner of the ledger coloured by its class.
-pub fn owner_map(title: &str, image: &crate::image::NbgImage<'_>) -> String {
+pub fn owner_map(title: &str, image: &crate::nbg::image::NbgImage<'_>) -> String {
     let spans: Vec<_> = image
         .owners()
         .iter()
@@ -195,7 +195,7 @@ pub fn owner_map(title: &str, image: &crate::image::NbgImage<'_>) -> String {
 }
 
 /// `nbg sweep --svg`: runs of offsets with the same outcome class.
-pub fn sweep_map(title: &str, size: u64, outcomes: &crate::sweep::Outcomes) -> String {
+pub fn sweep_map(title: &str, size: u64, outcomes: &crate::lab::sweep::Outcomes) -> String {
     let mut runs = Vec::new();
     let mut start = 0usize;
     for i in 1..=outcomes.len() {

@@ -1,13 +1,13 @@
 //! The text form of every command's result: what `nbg` prints on a terminal. Each function
 //! returns the whole text, lines ending in `\n`; the CLI only writes it out.
 
-use crate::crc_rules::Explanation;
-use crate::diff::DiffReport;
-use crate::differential;
-use crate::image::{EmitError, NbgImage, Reconstruction, ViewClass};
 use crate::lab;
-use crate::parse::{Graph, IoRecord, NbgV1, NbgV2};
-use crate::sweep;
+use crate::lab::diff::DiffReport;
+use crate::lab::differential;
+use crate::lab::sweep;
+use crate::nbg::crc_rules::Explanation;
+use crate::nbg::image::{EmitError, NbgImage, Reconstruction, ViewClass};
+use crate::nbg::parse::{Graph, IoRecord, NbgV1, NbgV2};
 use std::fmt::Write;
 
 /// Changed ranges `differential` lists before it summarises the rest.
@@ -45,11 +45,11 @@ fn summary_v1(g: &NbgV1<'_>) -> String {
         s,
         "layout     {}",
         match g.fixed_part.evidence {
-            crate::format::v1::LayoutEvidence::Proved =>
+            crate::nbg::format::v1::LayoutEvidence::Proved =>
                 "known (proved: public files of this version round-trip and nbinfo agrees)",
-            crate::format::v1::LayoutEvidence::VendorReader =>
+            crate::nbg::format::v1::LayoutEvidence::VendorReader =>
                 "known (vendor-reader: the gates of nbinfo's v1 reader; no public file of this version)",
-            crate::format::v1::LayoutEvidence::BoundedUnknown =>
+            crate::nbg::format::v1::LayoutEvidence::BoundedUnknown =>
                 "bounded-unknown (newer than any version the vendor's reader knows: public entries read, the rest opaque)",
         }
     );

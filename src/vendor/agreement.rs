@@ -4,8 +4,8 @@
 //! refuses is a disagreement, listed with both verdicts.
 
 use super::{BatchVerdict, Config, Sdk, VendorError};
-use crate::format::{OFF_TARGET_WORD, OFF_VERSION_WORD};
-use crate::read::le32_at;
+use crate::nbg::format::{OFF_TARGET_WORD, OFF_VERSION_WORD};
+use crate::nbg::read::le32_at;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -83,8 +83,8 @@ pub fn run(
     let mut rows = Vec::new();
     let mut by_config: BTreeMap<String, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
     for (label, path) in files {
-        let bytes = crate::files::read_regular(path)?;
-        let nbg = match crate::parse::parse(&bytes) {
+        let bytes = crate::nbg::files::read_regular(path)?;
+        let nbg = match crate::nbg::parse::parse(&bytes) {
             Ok(_) => "valid".to_string(),
             Err(f) => f.code.as_str().to_string(),
         };

@@ -6,8 +6,8 @@
 //! stores it, float16 for a float weight of a float graph).
 
 use super::{Compiled, Config, Sdk};
-use crate::differential::CaptureSpec;
-use crate::mapping::{Quantity, Value};
+use crate::lab::differential::CaptureSpec;
+use crate::lab::mapping::{Quantity, Value};
 use crate::onnx::proto::{ModelProto, TensorProto, data_type};
 use prost::Message as _;
 use std::collections::BTreeMap;

@@ -7,9 +7,9 @@
 
 use super::capture::{self, Difference};
 use super::{Compiled, Config, Sdk, VendorError};
-use crate::differential::CaptureSpec;
-use crate::fingerprint::Hash256;
-use crate::mapping::Quantity;
+use crate::lab::differential::CaptureSpec;
+use crate::lab::mapping::Quantity;
+use crate::nbg::fingerprint::Hash256;
 use crate::onnx::proto::{ModelProto, data_type};
 use prost::Message as _;
 use serde_json::json;
@@ -378,10 +378,10 @@ pub fn files(sdk: &Sdk, built: &[Built]) -> Vec<(String, Vec<u8>)> {
         // Invariant: a spec is byte lists, strings and numbers, which always serialize.
         let spec = crate::canonical::canonical(&serde_json::to_value(&x.spec).unwrap_or_default());
         for (file, bytes) in [
-            (crate::differential::A1_FILE, x.a1.nbg.clone()),
-            (crate::differential::A2_FILE, x.a2.nbg.clone()),
-            (crate::differential::B_FILE, x.b.nbg.clone()),
-            (crate::differential::SPEC_FILE, spec.into_bytes()),
+            (crate::lab::differential::A1_FILE, x.a1.nbg.clone()),
+            (crate::lab::differential::A2_FILE, x.a2.nbg.clone()),
+            (crate::lab::differential::B_FILE, x.b.nbg.clone()),
+            (crate::lab::differential::SPEC_FILE, spec.into_bytes()),
         ] {
             out.push((format!("{}/{file}", x.dir), bytes));
         }
@@ -438,12 +438,14 @@ pub fn write(root: &Path, files: &[(String, Vec<u8>)]) -> Result<usize, VendorEr
     for (path, bytes) in files {
         let p = dir.join(path);
         if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| crate::files::InputError::Io {
-                path: parent.to_path_buf(),
-                source,
+            std::fs::create_dir_all(parent).map_err(|source| {
+                crate::nbg::files::InputError::Io {
+                    path: parent.to_path_buf(),
+                    source,
+                }
             })?;
         }
-        crate::files::write_atomic(&p, bytes, true)?;
+        crate::nbg::files::write_atomic(&p, bytes, true)?;
     }
     Ok(files.len())
 }

@@ -3,7 +3,7 @@
 //! version word replaced in memory (the image is never written), with nbg's verdict beside.
 
 use super::{BatchVerdict, Config, Sdk, VendorError};
-use crate::format::{OFF_TARGET_WORD, OFF_VERSION_WORD};
+use crate::nbg::format::{OFF_TARGET_WORD, OFF_VERSION_WORD};
 use serde::Serialize;
 
 /// One (file, configuration, version) trial.
@@ -38,7 +38,7 @@ pub fn run(
     files: &[(String, Vec<u8>)],
     versions: &[u32],
 ) -> Result<Vec<Trial>, VendorError> {
-    let word = |b: &[u8], at: usize| crate::read::le32_at(b, at).unwrap_or(0);
+    let word = |b: &[u8], at: usize| crate::nbg::read::le32_at(b, at).unwrap_or(0);
     let mut out = Vec::new();
     for config in configs {
         let mut images = Vec::new();
@@ -52,7 +52,7 @@ pub fn run(
                 if let Some(w) = b.get_mut(OFF_VERSION_WORD..OFF_VERSION_WORD + 4) {
                     w.copy_from_slice(&v.to_le_bytes());
                 }
-                let nbg = match crate::parse::parse(&b) {
+                let nbg = match crate::nbg::parse::parse(&b) {
                     Ok(_) => "valid".to_string(),
                     Err(f) => f.code.as_str().to_string(),
                 };

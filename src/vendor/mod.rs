@@ -24,7 +24,7 @@ pub use driver::{Parameter, Response};
 pub use sdk::{Sdk, SdkError};
 pub use targets::Config;
 
-use crate::fingerprint::Hash256;
+use crate::nbg::fingerprint::Hash256;
 use serde::Serialize;
 
 /// Why a vendor command could not give its result.
@@ -63,7 +63,7 @@ pub enum VendorError {
     NoBinary,
     /// A file the command writes could not be written (exit 2).
     #[error(transparent)]
-    Write(#[from] crate::files::InputError),
+    Write(#[from] crate::nbg::files::InputError),
 }
 
 impl VendorError {
@@ -177,7 +177,8 @@ pub fn compile(
         .written
         .filter(|b| !b.is_empty())
         .ok_or(VendorError::NoBinary)?;
-    let version_word = crate::read::le32_at(&nbg, crate::format::OFF_VERSION_WORD).unwrap_or(0);
+    let version_word =
+        crate::nbg::read::le32_at(&nbg, crate::nbg::format::OFF_VERSION_WORD).unwrap_or(0);
     Ok(Compiled {
         config: config.clone(),
         model_sha256: Hash256::of(model),
@@ -307,12 +308,12 @@ pub fn vx_type_of_format(format: &str) -> Option<&'static str> {
 /// nbg's I/O records against the loader's parameters: one line per difference (count,
 /// direction, dimensions, element type, scale and zero point), empty when they agree.
 pub fn compare_io(
-    inputs: &[crate::parse::IoRecord],
-    outputs: &[crate::parse::IoRecord],
+    inputs: &[crate::nbg::parse::IoRecord],
+    outputs: &[crate::nbg::parse::IoRecord],
     parameters: &[Parameter],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    let ours: Vec<(&str, &crate::parse::IoRecord)> = inputs
+    let ours: Vec<(&str, &crate::nbg::parse::IoRecord)> = inputs
         .iter()
         .map(|r| ("input", r))
         .chain(outputs.iter().map(|r| ("output", r)))

@@ -3,9 +3,9 @@
 //! outputs. Weights come from the builder's SplitMix64, so every model is fixed forever;
 //! `nbg vendor models -o DIR` writes them.
 
+use crate::lab::synth::Rng;
 use crate::onnx::fixtures;
 use crate::onnx::proto::*;
-use crate::synth::Rng;
 use prost::Message as _;
 
 fn s(v: &str) -> Option<String> {

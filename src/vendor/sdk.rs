@@ -67,7 +67,7 @@ fn pin() -> serde_json::Value {
 pub fn dir() -> PathBuf {
     match std::env::var_os("NBG_VIVANTE_SDK").filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
-        None => crate::evidence::steps::project_root().join(".ci/vendor/x86_64_linux"),
+        None => crate::project::root().join(".ci/vendor/x86_64_linux"),
     }
 }
 
@@ -88,7 +88,7 @@ pub fn locate() -> Result<Sdk, SdkError> {
         path: lib.clone(),
         source,
     })?;
-    let found = crate::fingerprint::Hash256::of(&bytes).hex();
+    let found = crate::nbg::fingerprint::Hash256::of(&bytes).hex();
     let p = pin();
     let pinned = p["libraries"]["lib/libOpenVX.so.1.3.0"]
         .as_str()

@@ -6,11 +6,11 @@
 //! accept (and the loader's crashes and hangs beside it).
 
 use super::{BatchVerdict, Config, Sdk, VendorError};
-use crate::crc_rules::CrcClass;
-use crate::family::NbgFamily as _;
-use crate::fingerprint::Hash256;
-use crate::image::NbgImage;
-use crate::parse::{Options, parse, parse_with};
+use crate::nbg::crc_rules::CrcClass;
+use crate::nbg::family::NbgFamily as _;
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::image::NbgImage;
+use crate::nbg::parse::{Options, parse, parse_with};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -59,10 +59,10 @@ impl Cell {
         Cell::BothRefuse,
     ];
 
-    /// The cell's name (`only-loader-refuses`): `report::VENDOR_CELLS`, in `ALL`'s order, which
+    /// The cell's name (`only-loader-refuses`): `lab::sweep::VENDOR_CELLS`, in `ALL`'s order, which
     /// is also how the cell serializes (the report reads the runs back by these names).
     pub fn as_str(self) -> &'static str {
-        crate::report::VENDOR_CELLS[self.rank()]
+        crate::lab::sweep::VENDOR_CELLS[self.rank()]
     }
 
     /// Its place in `ALL`, worst first.
@@ -166,7 +166,7 @@ pub const SCHEMA: &str = "nbg-vendor-sweep/1";
 pub enum SweepError {
     /// The file is not a valid NBG for nbg: there is nothing to compare against.
     #[error("{}: at 0x{:x}: {}", .0.code, .0.offset, .0.message)]
-    Invalid(crate::failure::Failure),
+    Invalid(crate::nbg::failure::Failure),
     /// The driver could not run.
     #[error(transparent)]
     Vendor(#[from] VendorError),
@@ -223,7 +223,7 @@ pub fn run(
     let image = NbgImage::new(&graph).map_err(SweepError::Invalid)?;
     let base_crc = graph.crc_class();
     let stride = stride.max(1);
-    let patterns = crate::sweep::PATTERNS;
+    let patterns = crate::lab::sweep::PATTERNS;
     let offsets: Vec<u64> = (0..bytes.len() as u64).step_by(stride as usize).collect();
     let total = offsets.len() as u64 * patterns.len() as u64;
     let mut children = 0u64;
@@ -268,7 +268,7 @@ pub fn run(
             let c = cell(&nbg, &loader);
             let owner = image.owner_of(o);
             let class = owner.class.as_str().to_string();
-            let field = crate::diff::locate(&graph, owner, o).0;
+            let field = crate::lab::diff::locate(&graph, owner, o).0;
             report.total.add(c);
             report.by_class.entry(class.clone()).or_default().add(c);
             report.by_field.entry(field.clone()).or_default().add(c);

@@ -189,12 +189,12 @@ fn the_simulator_column_reproduces_the_vendor_loader() {
     let root = common::root();
     let dir = tempfile::tempdir().unwrap();
     let alias = dir.path().join("v1-0xae.nb");
-    let built = nbg_lab::synth_v1::V1Spec {
+    let built = nbg_lab::lab::synth_v1::V1Spec {
         target: 0xae,
-        ..nbg_lab::synth_v1::V1Spec::new(
+        ..nbg_lab::lab::synth_v1::V1Spec::new(
             0x0001_001e,
             0,
-            nbg_lab::synth_v1::V1Crc::WholeFileFieldZeroed,
+            nbg_lab::lab::synth_v1::V1Crc::WholeFileFieldZeroed,
         )
     }
     .build()
@@ -319,7 +319,7 @@ fn carve_finds_every_embedded_control_and_nothing_else() {
             .collect();
         let expected: Vec<(u64, String)> = embedded
             .iter()
-            .map(|(at, b)| (*at, nbg_lab::fingerprint::Hash256::of(b).to_string()))
+            .map(|(at, b)| (*at, nbg_lab::nbg::fingerprint::Hash256::of(b).to_string()))
             .collect();
         assert_eq!(found, expected, "seed {seed}");
         // Each extracted file is the control, byte for byte; nothing else was written.

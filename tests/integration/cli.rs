@@ -2,15 +2,7 @@
 
 use crate::common;
 
-use std::process::{Command, Output};
-
-fn nbg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nbg"))
-        .args(args)
-        .current_dir(common::root())
-        .output()
-        .expect("run nbg")
-}
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -22,14 +14,17 @@ fn stderr(o: &Output) -> String {
 
 #[test]
 fn parse_valid_control() {
-    let o = nbg(&["parse", "controls/ctc-like.nb"]);
+    let o = common::nbg(&common::root(), &["parse", "controls/ctc-like.nb"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(text.contains("nbg-v2"), "{text}");
     assert!(text.contains("NBG_SECTION_DYNAIO_TABLE"), "{text}");
     assert!(text.contains("uid_20000_sub_uid_1_out_0"), "{text}");
 
-    let o = nbg(&["parse", "--json", "controls/ctc-like.nb"]);
+    let o = common::nbg(
+        &common::root(),
+        &["parse", "--json", "controls/ctc-like.nb"],
+    );
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
     assert_eq!(v["format"], "nbg-v2");
@@ -46,7 +41,7 @@ fn parse_invalid_file_exits_1_with_code_and_offset() {
     std::fs::write(&path, &b).unwrap();
     let p = path.to_str().unwrap();
 
-    let o = nbg(&["parse", p]);
+    let o = common::nbg(&common::root(), &["parse", p]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stdout(&o).is_empty());
     assert!(
@@ -55,7 +50,7 @@ fn parse_invalid_file_exits_1_with_code_and_offset() {
         stderr(&o)
     );
 
-    let o = nbg(&["parse", "--json", p]);
+    let o = common::nbg(&common::root(), &["parse", "--json", p]);
     assert_eq!(o.status.code(), Some(1));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["error"]["code"], "sub-header-count");
@@ -70,28 +65,37 @@ fn parse_invalid_file_exits_1_with_code_and_offset() {
 
 #[test]
 fn usage_and_io_problems_exit_2() {
-    let o = nbg(&["parse", "no/such/file.nb"]);
+    let o = common::nbg(&common::root(), &["parse", "no/such/file.nb"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("no/such/file.nb"));
 
-    let o = nbg(&["parse", "controls"]);
+    let o = common::nbg(&common::root(), &["parse", "controls"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("directory"));
 
     let dir = tempfile::tempdir().unwrap();
     let link = dir.path().join("link.nb");
     std::os::unix::fs::symlink(common::root().join("controls/erf-u8.nb"), &link).unwrap();
-    let o = nbg(&["parse", link.to_str().unwrap()]);
+    let o = common::nbg(&common::root(), &["parse", link.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("symlink"));
 
-    assert_eq!(nbg(&["parse"]).status.code(), Some(2));
-    assert_eq!(nbg(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(
+        common::nbg(&common::root(), &["parse"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        common::nbg(&common::root(), &["frobnicate"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]
 fn check_lists_every_file_and_fails_if_any_fails() {
-    let o = nbg(&["check", "controls/erf-u8.nb", "controls/shuffled.nb"]);
+    let o = common::nbg(
+        &common::root(),
+        &["check", "controls/erf-u8.nb", "controls/shuffled.nb"],
+    );
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o).lines().filter(|l| l.ends_with(": ok")).count(),
@@ -103,7 +107,10 @@ fn check_lists_every_file_and_fails_if_any_fails() {
     let mut b = common::control("erf-u8.nb");
     b[0] = b'W';
     std::fs::write(&bad, &b).unwrap();
-    let o = nbg(&["check", "controls/erf-u8.nb", bad.to_str().unwrap()]);
+    let o = common::nbg(
+        &common::root(),
+        &["check", "controls/erf-u8.nb", bad.to_str().unwrap()],
+    );
     assert_eq!(o.status.code(), Some(1));
     let out = stdout(&o);
     assert!(out.contains("erf-u8.nb: ok"));
@@ -114,36 +121,45 @@ fn check_lists_every_file_and_fails_if_any_fails() {
 fn synth_writes_the_pinned_control_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("erf.nb");
-    let o = nbg(&[
-        "synth",
-        "--profile",
-        "erf-u8",
-        "--seed",
-        "11",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "synth",
+            "--profile",
+            "erf-u8",
+            "--seed",
+            "11",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(std::fs::read(&out).unwrap(), common::control("erf-u8.nb"));
-    let again = nbg(&[
-        "synth",
-        "--profile",
-        "erf-u8",
-        "--seed",
-        "11",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let again = common::nbg(
+        &common::root(),
+        &[
+            "synth",
+            "--profile",
+            "erf-u8",
+            "--seed",
+            "11",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
     assert_eq!(again.status.code(), Some(2));
-    let o = nbg(&[
-        "synth",
-        "--profile",
-        "nope",
-        "--seed",
-        "1",
-        "-o",
-        dir.path().join("x").to_str().unwrap(),
-    ]);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "synth",
+            "--profile",
+            "nope",
+            "--seed",
+            "1",
+            "-o",
+            dir.path().join("x").to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("erf-u8"));
 }
@@ -153,17 +169,20 @@ fn v1_parse_and_crc_explain() {
     let corpus = common::root().join("controls/public/v1");
     let timvx = corpus.join("timvx-conv2d_relu_maxpool2d_fp32-001e.nb");
     let lenet = corpus.join("a733-lenet-v2-0016.nb");
-    let o = nbg(&["parse", timvx.to_str().unwrap()]);
+    let o = common::nbg(&common::root(), &["parse", timvx.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stdout(&o).contains("nbg-v1 (version 0x0001001e)"));
 
-    let o = nbg(&[
-        "crc-explain",
-        "--json",
-        timvx.to_str().unwrap(),
-        lenet.to_str().unwrap(),
-        "controls/erf-u8.nb",
-    ]);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "crc-explain",
+            "--json",
+            timvx.to_str().unwrap(),
+            lenet.to_str().unwrap(),
+            "controls/erf-u8.nb",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v[0]["stored"], 0x4873_9b09u32);
@@ -181,7 +200,7 @@ fn v1_parse_and_crc_explain() {
     assert_eq!(v[2]["format"], "nbg-v2");
     assert_eq!(v[2]["matches"][0]["rule"], "v2-directory-order");
 
-    let o = nbg(&["crc-explain", timvx.to_str().unwrap()]);
+    let o = common::nbg(&common::root(), &["crc-explain", timvx.to_str().unwrap()]);
     assert!(
         stdout(&o).contains("whole-file-field-zeroed [0x0,0x6c) [0x70,0x23c0) zeroed [0x6c,0x70)"),
         "{}",
@@ -193,13 +212,16 @@ fn v1_parse_and_crc_explain() {
 fn image_json_svg_and_roundtrip() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("map.svg");
-    let o = nbg(&[
-        "image",
-        "--json",
-        "controls/ctc-like.nb",
-        "--svg",
-        svg.to_str().unwrap(),
-    ]);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "image",
+            "--json",
+            "controls/ctc-like.nb",
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     for key in ["owners", "views", "totals", "reconstruction"] {
@@ -213,16 +235,22 @@ fn image_json_svg_and_roundtrip() {
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("NBG_SECTION_COEF_DATA"));
     // The SVG is never overwritten.
-    let o = nbg(&[
-        "image",
-        "controls/ctc-like.nb",
-        "--svg",
-        svg.to_str().unwrap(),
-    ]);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "image",
+            "controls/ctc-like.nb",
+            "--svg",
+            svg.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(2));
 
     let before: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-    let o = nbg(&["roundtrip", "controls/erf-u8.nb", "controls/shuffled.nb"]);
+    let o = common::nbg(
+        &common::root(),
+        &["roundtrip", "controls/erf-u8.nb", "controls/shuffled.nb"],
+    );
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         stdout(&o),
@@ -239,12 +267,15 @@ fn image_json_svg_and_roundtrip() {
 
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
-    let o = nbg(&[
-        "roundtrip",
-        "--out",
-        out.to_str().unwrap(),
-        "controls/erf-u8.nb",
-    ]);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "roundtrip",
+            "--out",
+            out.to_str().unwrap(),
+            "controls/erf-u8.nb",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(
         std::fs::read(out.join("erf-u8.nb")).unwrap(),
@@ -256,13 +287,16 @@ fn image_json_svg_and_roundtrip() {
     let mut b = common::control("erf-u8.nb");
     b[0x10] ^= 1;
     std::fs::write(&bad, &b).unwrap();
-    let o = nbg(&[
-        "roundtrip",
-        "--out",
-        out.to_str().unwrap(),
-        "controls/tail-gap.nb",
-        bad.to_str().unwrap(),
-    ]);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "roundtrip",
+            "--out",
+            out.to_str().unwrap(),
+            "controls/tail-gap.nb",
+            bad.to_str().unwrap(),
+        ],
+    );
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stdout(&o).contains("bad.nb: declared-size-mismatch at 0x10"),

@@ -42,18 +42,26 @@ pub fn corpus_dir() -> Option<PathBuf> {
     if dir.join("corpus.json").is_file() {
         return Some(dir);
     }
-    assert!(
-        std::env::var("CI").map_or(true, |v| v != "true"),
-        "the public corpus is missing under CI=true: expected {} beside the project",
+    skip(&format!(
+        "../shared/corpus not present (expected {} beside the project)",
         dir.display()
+    ));
+    None
+}
+
+/// A component a test needs is missing: under `CI=true` (where everything is installed) that is
+/// a failure; otherwise one `skipped:` line on stderr, where it is seen (the harness captures
+/// `println!`), naming the test.
+pub fn skip(what: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true: {what}"
     );
-    // Straight to the stream, not through `println!`, which the test harness captures.
     let _ = writeln!(
         std::io::stderr(),
-        "skipped: ../shared/corpus not present ({})",
+        "skipped: {what} ({})",
         std::thread::current().name().unwrap_or("test")
     );
-    None
 }
 
 /// `(file name, bytes, pinned entry)` for every file of a `nbg-public-corpus/1` config, with the
@@ -94,7 +102,7 @@ fn pinned_files(dir: &Path) -> Vec<(String, Vec<u8>, serde_json::Value)> {
                 "{name} size"
             );
             assert_eq!(
-                nbg_lab::fingerprint::Hash256::of(&bytes).hex(),
+                nbg_lab::nbg::fingerprint::Hash256::of(&bytes).hex(),
                 f["sha256"].as_str().unwrap(),
                 "{name} sha256"
             );
@@ -210,11 +218,15 @@ pub fn onnx_verdicts(dir: &Path, check: &str) -> String {
 
 /// Run the built `nbg` with `args` in `dir`.
 pub fn nbg(dir: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("nbg runs")
+    nbg_command(dir).args(args).output().expect("nbg runs")
+}
+
+/// The `nbg` binary as a command run in `dir`, for a test that sets more than its arguments
+/// (standard input, the environment); `nbg` is this with the arguments and the output.
+pub fn nbg_command(dir: &Path) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"));
+    c.current_dir(dir);
+    c
 }
 
 /// The installed vendor driver, or `None` with a visible `skipped:` line naming the test (a
@@ -224,14 +236,7 @@ pub fn vendor_driver() -> Option<nbg_lab::vendor::Sdk> {
     match nbg_lab::vendor::sdk::locate() {
         Ok(s) => Some(s),
         Err(e) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true: the vendor driver is missing: {e}"
-            );
-            eprintln!(
-                "skipped: {e} ({})",
-                std::thread::current().name().unwrap_or("test")
-            );
+            skip(&format!("the vendor driver is missing: {e}"));
             None
         }
     }

@@ -2,8 +2,8 @@
 
 use crate::common;
 
-use nbg_lab::diff::{DiffReport, Status, diff};
-use nbg_lab::image::NbgImage;
+use nbg_lab::lab::diff::{DiffReport, Status, diff};
+use nbg_lab::nbg::image::NbgImage;
 use nbg_lab::parse;
 use serde_json::{Value, json};
 
@@ -94,7 +94,7 @@ fn identical_files_and_a_v2_change() {
     assert!(r.identical);
     assert!(r.owners.is_empty());
 
-    let t = nbg_lab::synth::trio("dynaio-constant").unwrap();
+    let t = nbg_lab::lab::synth::trio("dynaio-constant").unwrap();
     let r = run(&t.a, &t.b);
     let fields: Vec<(&str, &str)> = r
         .owners
@@ -185,11 +185,11 @@ fn in_memory(a: &[u8], b: &[u8]) -> Outputs {
 /// `nbg diff` streamed: both files parsed with positioned reads, images over the files.
 fn streamed(a: &std::path::Path, b: &std::path::Path) -> Outputs {
     use nbg_lab::NbgFamily;
-    use nbg_lab::stream::FileSource;
+    use nbg_lab::nbg::stream::FileSource;
     use std::sync::Arc;
     let load = |path: &std::path::Path| {
         let source = Arc::new(FileSource::open(path).unwrap());
-        let g = nbg_lab::open::parse_source(Arc::clone(&source), Default::default())
+        let g = nbg_lab::nbg::open::parse_source(Arc::clone(&source), Default::default())
             .unwrap()
             .unwrap();
         assert!(g.bytes().is_empty(), "a streamed graph holds no payload");
@@ -252,8 +252,9 @@ fn public_pairs_stream_like_memory() {
 /// the diff reads, reported as one range as when both files are compared whole.
 #[test]
 fn large_pair_streams_like_memory() {
-    use nbg_lab::diff::PIECE;
-    let mut layout = nbg_lab::synth::bulk(11, 3 * nbg_lab::stream::CHUNK as u64 + 12_345).unwrap();
+    use nbg_lab::lab::diff::PIECE;
+    let mut layout =
+        nbg_lab::lab::synth::bulk(11, 3 * nbg_lab::nbg::stream::CHUNK as u64 + 12_345).unwrap();
     let a = layout.emit().unwrap();
     let g = parse(&a).unwrap();
     let image = NbgImage::new(&g).unwrap();
@@ -275,7 +276,7 @@ fn large_pair_streams_like_memory() {
     let section = layout
         .sections
         .iter()
-        .position(|s| s.kind == nbg_lab::format::section::COEF_DATA)
+        .position(|s| s.kind == nbg_lab::nbg::format::section::COEF_DATA)
         .unwrap();
     for &(s, e) in &runs {
         for x in &mut layout.sections[section].payload

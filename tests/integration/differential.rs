@@ -2,8 +2,9 @@
 
 use crate::common;
 
-use nbg_lab::differential::{self, CaptureSpec, RangeRole, Verdict};
-use nbg_lab::{evidence, synth};
+use nbg_lab::evidence;
+use nbg_lab::lab::differential::{self, CaptureSpec, RangeRole, Verdict};
+use nbg_lab::lab::synth;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -72,7 +73,7 @@ fn canonical_trio_is_reproduced_like_the_spec() {
     assert_eq!(replay.recorded_crc32, replay.recomputed_crc32);
     assert_eq!(
         replay.sha256.hex(),
-        nbg_lab::fingerprint::Hash256::of(&set.b).hex()
+        nbg_lab::nbg::fingerprint::Hash256::of(&set.b).hex()
     );
     assert_eq!(replay.substitutions.len(), 1);
 }
@@ -248,7 +249,7 @@ fn differential_evidence_regenerates_byte_for_byte() {
     assert_eq!(
         generated.len(),
         synth::TRIOS.len()
-            + nbg_lab::mapping::captures::NAMES.len()
+            + nbg_lab::lab::mapping::captures::NAMES.len()
             + manifest["sets"].as_array().unwrap().len()
     );
     common::check_generated(generated);
@@ -264,7 +265,7 @@ fn changed_ranges_are_capped_and_counted() {
     let coef = b
         .sections
         .iter_mut()
-        .find(|s| s.kind == nbg_lab::format::section::COEF_DATA)
+        .find(|s| s.kind == nbg_lab::nbg::format::section::COEF_DATA)
         .unwrap();
     for byte in coef.payload.iter_mut().step_by(2) {
         *byte ^= 0xff;
@@ -293,30 +294,31 @@ fn changed_ranges_are_capped_and_counted() {
 
 #[test]
 fn verdicts_and_roles_serialize_as_their_names() {
+    // The names are a contract: pinned here, not read back from the enum.
     use Verdict::*;
-    for v in [
-        Reproduced,
-        A1DiffersFromA2,
-        LayoutDiffers,
-        NoChange,
-        MultiRegionUnresolved,
-        SourceNotFound,
-        SourceMismatch,
-        ReplayMismatch,
+    for (v, name) in [
+        (Reproduced, "reproduced"),
+        (A1DiffersFromA2, "a1-differs-from-a2"),
+        (LayoutDiffers, "layout-differs"),
+        (NoChange, "no-change"),
+        (MultiRegionUnresolved, "multi-region-unresolved"),
+        (SourceNotFound, "source-not-found"),
+        (SourceMismatch, "source-mismatch"),
+        (ReplayMismatch, "replay-mismatch"),
     ] {
-        assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
-        assert_eq!(format!("{v}"), v.as_str());
+        assert_eq!(serde_json::to_value(v).unwrap(), name);
+        assert_eq!(format!("{v}"), name);
     }
     use RangeRole::*;
-    for r in [
-        CrcField,
-        DynaioEntry,
-        MappedField,
-        MappedRange,
-        DerivedChecksum,
-        Other,
+    for (r, name) in [
+        (CrcField, "crc-field"),
+        (DynaioEntry, "dynaio-entry"),
+        (MappedField, "mapped-field"),
+        (MappedRange, "mapped-range"),
+        (DerivedChecksum, "derived-checksum"),
+        (Other, "other"),
     ] {
-        assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
-        assert_eq!(format!("{r}"), r.as_str());
+        assert_eq!(serde_json::to_value(r).unwrap(), name);
+        assert_eq!(format!("{r}"), name);
     }
 }

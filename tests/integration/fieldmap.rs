@@ -5,10 +5,10 @@
 use crate::common;
 use nbg_lab::NbgFamily;
 
-use nbg_lab::fieldmap::{self as fm, View, Writer};
-use nbg_lab::image::NbgImage;
-use nbg_lab::parse::{Graph, parse};
-use nbg_lab::reencode::{rebuild, reencode};
+use nbg_lab::nbg::fieldmap::{self as fm, View, Writer};
+use nbg_lab::nbg::image::NbgImage;
+use nbg_lab::nbg::parse::{Graph, parse};
+use nbg_lab::nbg::reencode::{rebuild, reencode};
 use proptest::prelude::*;
 use std::path::PathBuf;
 
@@ -69,7 +69,7 @@ fn a_changed_decoded_value_is_caught_and_named() {
         assert_eq!(m.field, field);
         assert_ne!(rebuild(&graph, &image).as_deref(), Some(&bytes[..]));
     };
-    let v2 = |f: fn(&mut nbg_lab::parse::NbgV2<'_>)| {
+    let v2 = |f: fn(&mut nbg_lab::nbg::parse::NbgV2<'_>)| {
         move |g: &mut Graph<'_>| {
             if let Graph::V2(g) = g {
                 f(g)
@@ -120,12 +120,12 @@ fn a_changed_decoded_value_is_caught_and_named() {
     let bytes = std::fs::read(public).expect("public file");
     for (change, field) in [
         (
-            (|g: &mut nbg_lab::parse::NbgV1<'_>| {
+            (|g: &mut nbg_lab::nbg::parse::NbgV1<'_>| {
                 *g.feature_database
                     .bits
                     .get_mut("nn_transpose_phase2")
                     .expect("bit") ^= 1
-            }) as fn(&mut nbg_lab::parse::NbgV1<'_>),
+            }) as fn(&mut nbg_lab::nbg::parse::NbgV1<'_>),
             "header.feature_database.bits",
         ),
         (
@@ -291,11 +291,11 @@ proptest! {
         name in "[a-z_/0-9]{0,63}",
     ) {
         prop_assume!(format != 15);
-        let mut spec = nbg_lab::synth::GraphSpec {
+        let mut spec = nbg_lab::lab::synth::GraphSpec {
             target: 0x1000_000e,
             network_name: "random".into(),
-            inputs: vec![nbg_lab::synth::TensorSpec::new(&name, &dims, format)],
-            outputs: vec![nbg_lab::synth::TensorSpec::new("out", &[4], 0)],
+            inputs: vec![nbg_lab::lab::synth::TensorSpec::new(&name, &dims, format)],
+            outputs: vec![nbg_lab::lab::synth::TensorSpec::new("out", &[4], 0)],
             layers: 2,
             operations: 3,
             ppu_bytes: 64,
@@ -307,7 +307,7 @@ proptest! {
         };
         spec.inputs[0].quant_format = quant_format;
         spec.inputs[0].quant_words = words;
-        let bytes = spec.layout(&mut nbg_lab::synth::Rng::new(1)).unwrap().emit().unwrap();
+        let bytes = spec.layout(&mut nbg_lab::lab::synth::Rng::new(1)).unwrap().emit().unwrap();
         let graph = parse(&bytes).expect("valid");
         let image = NbgImage::new(&graph).expect("ledger");
         let r = reencode(&graph, &image);
@@ -318,22 +318,23 @@ proptest! {
     }
 }
 
-fn nbg(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
-        .args(args)
-        .current_dir(common::root())
-        .output()
-        .expect("nbg runs")
-}
-
 #[test]
 fn cli_fieldmap_exports_and_roundtrip_json() {
-    for (path, family, format) in fm::EXPORTS {
+    use nbg_lab::nbg::fieldmap::Family;
+    use nbg_lab::report::fieldmap::Export;
+    for (path, family, format) in nbg_lab::evidence::FIELDMAP_EXPORTS {
+        let format = match format {
+            Export::Json => "json",
+            Export::Ksy => "ksy",
+            Export::Markdown => "md",
+        };
         let mut args = vec!["fieldmap", "--format", format];
-        if let Some(f) = family {
-            args.extend(["--family", f]);
+        match family {
+            Family::V1 => args.extend(["--family", "v1"]),
+            Family::V2 => args.extend(["--family", "v2"]),
+            Family::Both => {}
         }
-        let o = nbg(&args);
+        let o = common::nbg(&common::root(), &args);
         assert_eq!(o.status.code(), Some(0));
         let committed = std::fs::read(common::root().join(path)).expect("committed export");
         assert_eq!(o.stdout, committed, "{path}");
@@ -343,9 +344,16 @@ fn cli_fieldmap_exports_and_roundtrip_json() {
         &["fieldmap", "--family", "v3"],
         &["fieldmap", "--format", "yaml"],
     ] {
-        assert_eq!(nbg(bad).status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            common::nbg(&common::root(), bad).status.code(),
+            Some(2),
+            "{bad:?}"
+        );
     }
-    let o = nbg(&["roundtrip", "--json", "controls/ctc-like.nb"]);
+    let o = common::nbg(
+        &common::root(),
+        &["roundtrip", "--json", "controls/ctc-like.nb"],
+    );
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let f = &v["files"][0];

@@ -4,9 +4,9 @@ use crate::common;
 use nbg_lab::NbgFamily;
 
 use nbg_lab::evidence;
-use nbg_lab::image::{EmitError, NbgImage, OwnerClass};
+use nbg_lab::lab::synth::{Rng, shuffle};
+use nbg_lab::nbg::image::{EmitError, NbgImage, OwnerClass};
 use nbg_lab::parse;
-use nbg_lab::synth::{Rng, shuffle};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -172,14 +172,14 @@ proptest! {
     ) {
         let mut rng = Rng::new(seed);
         let profile = if dynaio { "ctc-like" } else { "erf-u8" };
-        let mut layout = nbg_lab::synth::profile(profile, seed).unwrap();
+        let mut layout = nbg_lab::lab::synth::profile(profile, seed).unwrap();
         let n = layout.sections.len();
         for (i, s) in layout.sections.iter_mut().enumerate() {
             s.alignment = alignments[i];
             // Empty opaque sections (never the decoded ones, whose sizes are rules, nor the
             // NN/TP commands and load-state / PPU-instruction tables operations index).
             let indexed = matches!(s.kind, 7 | 8 | 25 | 27);
-            if empty[i] && nbg_lab::holds::v2(s.kind).is_none() && !indexed && s.kind != 20 {
+            if empty[i] && nbg_lab::nbg::holds::v2(s.kind).is_none() && !indexed && s.kind != 20 {
                 s.payload.clear();
             }
         }

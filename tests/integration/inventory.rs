@@ -3,7 +3,8 @@
 use crate::common;
 use common::nbg;
 
-use nbg_lab::{corpus, evidence, inventory};
+use nbg_lab::evidence;
+use nbg_lab::lab::{corpus, inventory};
 use std::path::Path;
 
 fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
@@ -15,7 +16,7 @@ fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
 fn entry(path: &str, bytes: &[u8]) -> String {
     format!(
         r#"{{"path": "{path}", "role": "stock", "sha256": "{}", "size": {}}}"#,
-        nbg_lab::fingerprint::Hash256::of(bytes),
+        nbg_lab::nbg::fingerprint::Hash256::of(bytes),
         bytes.len()
     )
 }
@@ -87,7 +88,7 @@ fn controls_inventory_is_deterministic_and_self_hashed() {
         .unwrap();
     assert_eq!(
         recorded.as_str().unwrap(),
-        nbg_lab::fingerprint::Hash256::of(evidence::canonical(&without).as_bytes()).hex()
+        nbg_lab::nbg::fingerprint::Hash256::of(evidence::canonical(&without).as_bytes()).hex()
     );
     let text = evidence::canonical(&d1);
     assert!(
@@ -421,10 +422,10 @@ fn written_files_get_the_usual_permissions() {
 fn atomic_writes_leave_no_partial_files() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("out.json");
-    nbg_lab::files::write_atomic(&p, b"first", false).unwrap();
-    assert!(nbg_lab::files::write_atomic(&p, b"second", false).is_err());
+    nbg_lab::nbg::files::write_atomic(&p, b"first", false).unwrap();
+    assert!(nbg_lab::nbg::files::write_atomic(&p, b"second", false).is_err());
     assert_eq!(std::fs::read(&p).unwrap(), b"first");
-    nbg_lab::files::write_atomic(&p, b"third", true).unwrap();
+    nbg_lab::nbg::files::write_atomic(&p, b"third", true).unwrap();
     assert_eq!(std::fs::read(&p).unwrap(), b"third");
     let names: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
@@ -432,5 +433,5 @@ fn atomic_writes_leave_no_partial_files() {
         .collect();
     assert_eq!(names.len(), 1, "temporary files left behind: {names:?}");
     // A write into a missing folder fails cleanly.
-    assert!(nbg_lab::files::write_atomic(&tmp.path().join("no/such/x"), b"x", true).is_err());
+    assert!(nbg_lab::nbg::files::write_atomic(&tmp.path().join("no/such/x"), b"x", true).is_err());
 }

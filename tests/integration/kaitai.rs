@@ -308,11 +308,7 @@ fn kaitai_parsers_generated_from_the_export_agree_with_the_parser() {
     let modules = match prerequisites(&root) {
         Ok(m) => m,
         Err(why) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true: {why}"
-            );
-            eprintln!("skipped: {why}");
+            common::skip(&why);
             return;
         }
     };

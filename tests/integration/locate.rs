@@ -4,17 +4,9 @@
 use crate::common;
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn nbg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nbg"))
-        .args(args)
-        .output()
-        .expect("nbg runs")
-}
 
 fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
-    let (m, n) = nbg_lab::locate::synthetic_pair().unwrap();
+    let (m, n) = nbg_lab::lab::locate::synthetic_pair().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (mp, np) = (dir.path().join("pair.onnx"), dir.path().join("pair.nb"));
     std::fs::write(&mp, m).unwrap();
@@ -24,12 +16,12 @@ fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 #[test]
 fn locator_finds_the_placed_weight_under_its_one_transform_only() {
-    let (m, n) = nbg_lab::locate::synthetic_pair().unwrap();
-    let doc = nbg_lab::locate::locate(&m, &n).unwrap();
+    let (m, n) = nbg_lab::lab::locate::synthetic_pair().unwrap();
+    let doc = nbg_lab::lab::locate::locate(&m, &n).unwrap();
     assert_eq!(doc["schema"], "nbg-locate/1");
     assert_eq!(
         doc["registry_sha256"],
-        nbg_lab::locate::registry_sha256().hex()
+        nbg_lab::lab::locate::registry_sha256().hex()
     );
     let rows = doc["initializers"].as_array().unwrap();
     let w = rows.iter().find(|r| r["name"] == "w").unwrap();
@@ -40,7 +32,10 @@ fn locator_finds_the_placed_weight_under_its_one_transform_only() {
     assert_eq!(matches[0]["count"], 1);
     let o = &matches[0]["occurrences"][0];
     assert_eq!(o["owner"], "NBG_SECTION_COEF_DATA");
-    assert_eq!(o["offset_in_owner"], nbg_lab::locate::PAIR_OFFSET as u64);
+    assert_eq!(
+        o["offset_in_owner"],
+        nbg_lab::lab::locate::PAIR_OFFSET as u64
+    );
     // Every transform of the registry was tried on the 4-D weight.
     assert_eq!(w["transforms_tried"], 10);
     let b = rows.iter().find(|r| r["name"] == "b").unwrap();
@@ -51,9 +46,9 @@ fn locator_finds_the_placed_weight_under_its_one_transform_only() {
 
 #[test]
 fn locator_finds_a_quantized_weight_computed_independently() {
-    use nbg_lab::synth::{GraphSpec, Rng, TensorSpec};
+    use nbg_lab::lab::synth::{GraphSpec, Rng, TensorSpec};
     // The pair's model, and a graph holding its weight as uint8 (min-max affine, stored order).
-    let (m, _) = nbg_lab::locate::synthetic_pair().unwrap();
+    let (m, _) = nbg_lab::lab::locate::synthetic_pair().unwrap();
     let model = <nbg_lab::onnx::proto::ModelProto as prost::Message>::decode(&m[..]).unwrap();
     let t = &model.graph.as_ref().unwrap().initializer[0];
     let w: Vec<f32> = t
@@ -90,10 +85,10 @@ fn locator_finds_a_quantized_weight_computed_independently() {
     let nn = layout
         .sections
         .iter_mut()
-        .find(|s| s.kind == nbg_lab::format::section::NN)
+        .find(|s| s.kind == nbg_lab::nbg::format::section::NN)
         .unwrap();
     nn.payload[100..100 + q.len()].copy_from_slice(&q);
-    let doc = nbg_lab::locate::locate(&m, &layout.emit().unwrap()).unwrap();
+    let doc = nbg_lab::lab::locate::locate(&m, &layout.emit().unwrap()).unwrap();
     let w = &doc["initializers"][0];
     assert_eq!(w["result"], "found");
     let hit = w["matches"]
@@ -109,34 +104,49 @@ fn locator_finds_a_quantized_weight_computed_independently() {
 #[test]
 fn locate_cli_exit_codes_and_the_public_sample() {
     let (_dir, mp, np) = pair_files();
-    let out = nbg(&[
-        "locate",
-        mp.to_str().unwrap(),
-        np.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = common::nbg(
+        &common::root(),
+        &[
+            "locate",
+            mp.to_str().unwrap(),
+            np.to_str().unwrap(),
+            "--json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0));
     let committed =
         std::fs::read_to_string(common::root().join("evidence/locate/synthetic-pair.json"))
             .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), committed);
-    let out = nbg(&["locate", mp.to_str().unwrap(), np.to_str().unwrap()]);
+    let out = common::nbg(
+        &common::root(),
+        &["locate", mp.to_str().unwrap(), np.to_str().unwrap()],
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("ohwi/fp16 at 0x"), "{text}");
     // Not an NBG: exit 1; missing: exit 2.
-    let out = nbg(&["locate", mp.to_str().unwrap(), mp.to_str().unwrap()]);
+    let out = common::nbg(
+        &common::root(),
+        &["locate", mp.to_str().unwrap(), mp.to_str().unwrap()],
+    );
     assert_eq!(out.status.code(), Some(1));
-    let out = nbg(&["locate", mp.to_str().unwrap(), "/nonexistent.nb"]);
+    let out = common::nbg(
+        &common::root(),
+        &["locate", mp.to_str().unwrap(), "/nonexistent.nb"],
+    );
     assert_eq!(out.status.code(), Some(2));
     // The public TIM-VX sample holds none of the pair's (random) coefficients: a negative
     // control; its own weights are not published as source (notebooks/mappings.md).
     let sample = common::root().join("controls/public/v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb");
-    let out = nbg(&[
-        "locate",
-        mp.to_str().unwrap(),
-        sample.to_str().unwrap(),
-        "--json",
-    ]);
+    let out = common::nbg(
+        &common::root(),
+        &[
+            "locate",
+            mp.to_str().unwrap(),
+            sample.to_str().unwrap(),
+            "--json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["summary"]["found"], 0);

@@ -3,18 +3,10 @@
 
 use crate::common;
 
-use nbg_lab::differential::{self, RangeRole, Verdict};
-use nbg_lab::image::NbgImage;
-use nbg_lab::mapping::{self, Encoding, Outcome, Reason, Status, Value, WriteRole, captures};
+use nbg_lab::lab::differential::{self, RangeRole, Verdict};
+use nbg_lab::lab::mapping::{self, Encoding, Outcome, Reason, Status, Value, WriteRole, captures};
+use nbg_lab::nbg::image::NbgImage;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn nbg(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nbg"))
-        .args(args)
-        .output()
-        .expect("nbg runs")
-}
 
 fn capture(name: &str) -> PathBuf {
     common::root().join("differentials").join(name)
@@ -200,14 +192,17 @@ fn other_families_and_absent_keys_are_inapplicable() {
 fn check_cli_exit_codes_json_and_no_writes() {
     let m = committed();
     let before = std::fs::read(&m).unwrap();
-    let ok = nbg(&[
-        "mapping",
-        "check",
-        m.to_str().unwrap(),
-        capture("dynaio-constant").to_str().unwrap(),
-        capture("coef-word-b").to_str().unwrap(),
-        "--json",
-    ]);
+    let ok = common::nbg(
+        &common::root(),
+        &[
+            "mapping",
+            "check",
+            m.to_str().unwrap(),
+            capture("dynaio-constant").to_str().unwrap(),
+            capture("coef-word-b").to_str().unwrap(),
+            "--json",
+        ],
+    );
     assert_eq!(
         ok.status.code(),
         Some(0),
@@ -218,12 +213,15 @@ fn check_cli_exit_codes_json_and_no_writes() {
     assert_eq!(v["schema"], "nbg-mapping-check/1");
     assert_eq!(v["summary"]["proved"], 2);
     assert_eq!(v["summary"]["refuted"], 0);
-    let refuted = nbg(&[
-        "mapping",
-        "check",
-        m.to_str().unwrap(),
-        capture("v2-output-scale-with-zero-point").to_str().unwrap(),
-    ]);
+    let refuted = common::nbg(
+        &common::root(),
+        &[
+            "mapping",
+            "check",
+            m.to_str().unwrap(),
+            capture("v2-output-scale-with-zero-point").to_str().unwrap(),
+        ],
+    );
     assert_eq!(refuted.status.code(), Some(1));
     let text = String::from_utf8_lossy(&refuted.stdout);
     assert!(
@@ -233,12 +231,15 @@ fn check_cli_exit_codes_json_and_no_writes() {
         "{text}"
     );
     assert_eq!(std::fs::read(&m).unwrap(), before, "check writes nothing");
-    let missing = nbg(&[
-        "mapping",
-        "check",
-        m.to_str().unwrap(),
-        "/nonexistent-capture",
-    ]);
+    let missing = common::nbg(
+        &common::root(),
+        &[
+            "mapping",
+            "check",
+            m.to_str().unwrap(),
+            "/nonexistent-capture",
+        ],
+    );
     assert_eq!(missing.status.code(), Some(2));
 }
 
@@ -299,12 +300,15 @@ fn bad_mappings_files_exit_2_with_a_message() {
     for (needle, v) in cases {
         let path = dir.path().join("m.json");
         std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-        let out = nbg(&[
-            "mapping",
-            "check",
-            path.to_str().unwrap(),
-            capture.to_str().unwrap(),
-        ]);
+        let out = common::nbg(
+            &common::root(),
+            &[
+                "mapping",
+                "check",
+                path.to_str().unwrap(),
+                capture.to_str().unwrap(),
+            ],
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{needle}: {err}");
         assert!(err.contains(needle), "{needle}: {err}");
@@ -314,12 +318,15 @@ fn bad_mappings_files_exit_2_with_a_message() {
     let mut big = b"{\"schema\": \"".to_vec();
     big.resize(mapping::MAX_FILE_BYTES as usize + 10, b'a');
     std::fs::write(&path, big).unwrap();
-    let out = nbg(&[
-        "mapping",
-        "check",
-        path.to_str().unwrap(),
-        capture.to_str().unwrap(),
-    ]);
+    let out = common::nbg(
+        &common::root(),
+        &[
+            "mapping",
+            "check",
+            path.to_str().unwrap(),
+            capture.to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("at most"));
 }
@@ -349,7 +356,7 @@ fn promote_from_data_alone_writes_the_evidence_digests() {
         ];
         args.extend(extra.iter().map(|s| arg(s)));
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        nbg(&refs)
+        common::nbg(&common::root(), &refs)
     };
     let before = std::fs::read(&m).unwrap();
     // A refuting set refuses the promotion with the byte that breaks it; nothing is written.
@@ -383,7 +390,7 @@ fn promote_from_data_alone_writes_the_evidence_digests() {
     let a = std::fs::read(ws.path().join("coef-word-b/B.nb")).unwrap();
     assert_eq!(
         promoted.evidence[1].b_sha256,
-        nbg_lab::fingerprint::Hash256::of(&a).hex()
+        nbg_lab::nbg::fingerprint::Hash256::of(&a).hex()
     );
     assert_eq!(promoted.evidence[1].capture, "coef-word-b");
     assert_eq!(std::fs::read_to_string(&m).unwrap(), after.canonical());
@@ -407,15 +414,18 @@ fn promote_from_data_alone_writes_the_evidence_digests() {
 fn evidence_outside_the_mappings_folder_is_refused() {
     let ws = workspace(Some(&as_hypothesis("coef-word")), &[]);
     let m = ws.path().join("mappings.json");
-    let out = nbg(&[
-        "mapping",
-        "promote",
-        m.to_str().unwrap(),
-        "coef-word",
-        "--evidence",
-        capture("coef-word-a").to_str().unwrap(),
-        capture("coef-word-b").to_str().unwrap(),
-    ]);
+    let out = common::nbg(
+        &common::root(),
+        &[
+            "mapping",
+            "promote",
+            m.to_str().unwrap(),
+            "coef-word",
+            "--evidence",
+            capture("coef-word-a").to_str().unwrap(),
+            capture("coef-word-b").to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("inside the mappings file's folder"));
 }
@@ -435,7 +445,7 @@ fn lab_recheck_fails_when_evidence_no_longer_holds() {
     let ws = workspace(None, &sets);
     std::fs::rename(ws.path(), root.path().join("differentials")).unwrap();
     let rows = mapping::recheck_promoted(root.path()).unwrap();
-    assert!(rows.len() >= 8 && rows.iter().all(|r| r.2), "{rows:?}");
+    assert!(rows.len() >= 8 && rows.iter().all(|r| r.passed), "{rows:?}");
     // A changed capture file: its digest no longer matches.
     let b = root.path().join("differentials/coef-word-b/B.nb");
     let mut bytes = std::fs::read(&b).unwrap();
@@ -464,15 +474,15 @@ fn lab_recheck_fails_when_evidence_no_longer_holds() {
     }
     std::fs::write(&path, r.canonical()).unwrap();
     let rows = mapping::recheck_promoted(root.path()).unwrap();
-    let failed: Vec<_> = rows.iter().filter(|r| !r.2).collect();
+    let failed: Vec<_> = rows.iter().filter(|r| !r.passed).collect();
     assert!(
         failed
             .iter()
-            .any(|r| r.1 == "coef-word-b" && r.3.contains("no longer match")),
+            .any(|r| r.capture == "coef-word-b" && r.detail.contains("no longer match")),
         "{failed:?}"
     );
     assert!(
-        failed.iter().any(|r| r.0 == "v2-output-quant-scale"),
+        failed.iter().any(|r| r.mapping == "v2-output-quant-scale"),
         "{failed:?}"
     );
 }
@@ -539,26 +549,26 @@ fn field_range_inverts_the_naming() {
             name == f || name.starts_with(&format!("{f}[")) || name.starts_with(&format!("{f}."))
         };
         for f in fields {
-            let (s, e) = nbg_lab::diff::field_range(&g, &image, f).unwrap();
+            let (s, e) = nbg_lab::lab::diff::field_range(&g, &image, f).unwrap();
             for at in [s, e - 1] {
                 let o = image.owner_of(at);
-                assert!(of(&nbg_lab::diff::locate(&g, o, at).0, f), "{f}");
+                assert!(of(&nbg_lab::lab::diff::locate(&g, o, at).0, f), "{f}");
             }
             let after = image.owner_of(e);
-            assert!(!of(&nbg_lab::diff::locate(&g, after, e).0, f), "{f}");
+            assert!(!of(&nbg_lab::lab::diff::locate(&g, after, e).0, f), "{f}");
         }
         if name == "v2" {
             let whole = "NBG_SECTION_OUTPUT[0].quantization.raw_words";
-            let (s, e) = nbg_lab::diff::field_range(&g, &image, whole).unwrap();
+            let (s, e) = nbg_lab::lab::diff::field_range(&g, &image, whole).unwrap();
             assert_eq!(e - s, 8);
             let element = format!("{whole}[1]");
-            let (s1, e1) = nbg_lab::diff::field_range(&g, &image, &element).unwrap();
+            let (s1, e1) = nbg_lab::lab::diff::field_range(&g, &image, &element).unwrap();
             assert_eq!((s1, e1), (s + 4, e));
             let o = image.owner_of(s1);
-            assert_eq!(nbg_lab::diff::locate(&g, o, s1).0, element);
-            assert!(nbg_lab::diff::field_range(&g, &image, &format!("{whole}[2]")).is_none());
+            assert_eq!(nbg_lab::lab::diff::locate(&g, o, s1).0, element);
+            assert!(nbg_lab::lab::diff::field_range(&g, &image, &format!("{whole}[2]")).is_none());
         }
-        assert!(nbg_lab::diff::field_range(&g, &image, "no_such.field").is_none());
+        assert!(nbg_lab::lab::diff::field_range(&g, &image, "no_such.field").is_none());
     }
 }
 

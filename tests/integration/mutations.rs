@@ -6,8 +6,8 @@
 use crate::common;
 use nbg_lab::NbgFamily;
 
-use nbg_lab::image::NbgImage;
-use nbg_lab::parse::{Options, parse_with};
+use nbg_lab::nbg::image::NbgImage;
+use nbg_lab::nbg::parse::{Options, parse_with};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -99,7 +99,7 @@ fn check(original: &[u8], mutated: &[u8]) -> Result<(), TestCaseError> {
             let _ = g.to_json();
             if let Ok(go) = nbg_lab::parse(original) {
                 let io = NbgImage::new(&go).unwrap();
-                if let Ok(r) = nbg_lab::diff::diff(&go, &io, g, &image) {
+                if let Ok(r) = nbg_lab::lab::diff::diff(&go, &io, g, &image) {
                     prop_assert_eq!(r.identical, original == mutated);
                 }
             }
@@ -132,7 +132,7 @@ proptest! {
         }
         text.truncate(cut % (text.len() + 1));
         let config = common::root().join("controls/corpus.json");
-        if let Ok(c) = nbg_lab::corpus::from_bytes(&text, &config) {
+        if let Ok(c) = nbg_lab::lab::corpus::from_bytes(&text, &config) {
             for e in &c.entries {
                 prop_assert!(e.full_path.starts_with(common::root().join("controls")));
             }

@@ -4,12 +4,12 @@
 
 use crate::common;
 use nbg_lab::NbgFamily;
-use nbg_lab::fieldmap::{self as fm, Overflow, Writer};
-use nbg_lab::format::section;
-use nbg_lab::parse::{Graph, parse};
-use nbg_lab::reencode::reencode;
-use nbg_lab::synth::{self, BuildError, GraphSpec, Rng, TensorSpec};
-use nbg_lab::synth_v1::{V1Crc, V1Spec};
+use nbg_lab::lab::synth::{self, BuildError, GraphSpec, Rng, TensorSpec};
+use nbg_lab::lab::synth_v1::{V1Crc, V1Spec};
+use nbg_lab::nbg::fieldmap::{self as fm, Overflow, Writer};
+use nbg_lab::nbg::format::section;
+use nbg_lab::nbg::parse::{Graph, parse};
+use nbg_lab::nbg::reencode::reencode;
 use serde_json::Value;
 
 /// Fill the bytes after the NUL of the name field `f` of the record at `at` with a pattern
@@ -63,7 +63,7 @@ pub fn v1_with_trailing_names() -> Vec<u8> {
     let places: Vec<(usize, fm::Field)> = {
         let g = parse(&b).unwrap();
         let Graph::V1(g) = &g else { panic!("v1") };
-        let io = nbg_lab::parse::v1::io_layout(g.header.version);
+        let io = nbg_lab::nbg::parse::v1::io_layout(g.header.version);
         let io_name = io.name.unwrap();
         let mut p = vec![(0usize, fm::v1_fixed::network_name)];
         p.extend(
@@ -103,8 +103,8 @@ pub fn v1_with_trailing_names() -> Vec<u8> {
 
 /// Recompute a 0x0001001e file's whole-file CRC after an edit.
 fn reseal_v1(b: &mut [u8]) {
-    let at = nbg_lab::format::v1::OFF_CRC;
-    let crc = nbg_lab::crc_rules::whole_file_field_zeroed(b, at as u64);
+    let at = nbg_lab::nbg::format::v1::OFF_CRC;
+    let crc = nbg_lab::nbg::crc_rules::whole_file_field_zeroed(b, at as u64);
     b[at..at + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
@@ -139,7 +139,7 @@ fn names_keep_their_bytes_after_the_nul_and_re_encode_exactly() {
         let mut keys = Vec::new();
         trailing_keys(&doc, "", &mut keys);
         assert_eq!(keys.len(), expected, "{family}: {keys:?}");
-        let image = nbg_lab::image::NbgImage::new(&g).unwrap();
+        let image = nbg_lab::nbg::image::NbgImage::new(&g).unwrap();
         let r = reencode(&g, &image);
         assert!(r.exact(), "{family}: {:?}", r.first_mismatch);
         assert!(r.records_total > 0);

@@ -505,7 +505,7 @@ fn admission_refusals() {
 fn policy_case(policy_json: &str, manifest_json: &str) -> Result<policy::Policy, Refusal> {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("manifest.json"), manifest_json).unwrap();
-    let sha = nbg_lab::fingerprint::Hash256::of(manifest_json.as_bytes());
+    let sha = nbg_lab::nbg::fingerprint::Hash256::of(manifest_json.as_bytes());
     let text = policy_json.replace("SHA", &sha.hex());
     policy::from_bytes(text.as_bytes(), tmp.path())
 }
@@ -970,7 +970,7 @@ fn silero_files_run_on_ort_and_match_python_onnxruntime() {
         let name = f["model"].as_str().unwrap();
         let model = std::fs::read(silero(name)).unwrap();
         assert_eq!(
-            nbg_lab::fingerprint::Hash256::of(&model).hex(),
+            nbg_lab::nbg::fingerprint::Hash256::of(&model).hex(),
             f["model_sha256"].as_str().unwrap(),
             "{name}"
         );
@@ -1536,10 +1536,70 @@ fn intermediate_tensors_stay_within_the_tensor_limit() {
     );
 }
 
+/// The refusal codes as documented: pinned here, not read back from the enum.
+const REFUSAL_CODES: [&str; 36] = [
+    "ONNX_MODEL_UNREADABLE",
+    "ONNX_MODEL_EMPTY",
+    "ONNX_MODEL_TOO_LARGE",
+    "ONNX_PROTOBUF_INVALID",
+    "ONNX_UNKNOWN_FIELDS",
+    "ONNX_GRAPH_MISSING",
+    "ONNX_FUNCTIONS_UNSUPPORTED",
+    "ONNX_TRAINING_INFO",
+    "ONNX_EXTERNAL_DATA",
+    "ONNX_LIMIT_EXCEEDED",
+    "ONNX_SHAPE_LIMIT",
+    "ONNX_DUPLICATE_NAME",
+    "ONNX_GRAPH_INVALID",
+    "ONNX_SCHEMA_MISMATCH",
+    "ONNX_TYPE_MISMATCH",
+    "ONNX_SHAPE_MISMATCH",
+    "ONNX_OPSET_INVALID",
+    "ONNX_SCHEMA_TABLE_INVALID",
+    "ONNX_IR_VERSION_INVALID",
+    "ONNX_TENSOR_DATA_INVALID",
+    "TENSOR_ARCHIVE_INVALID",
+    "TENSOR_TOO_LARGE",
+    "TENSOR_BOUNDARY",
+    "POLICY_INVALID",
+    "CPU_ENGINE_FAILED",
+    "CPU_ENGINE_UNSUPPORTED",
+    "CPU_ENGINE_MISSING",
+    "PARTITION_NOT_NPU_RESIDENT",
+    "PARTITION_COMPILE_FAILURE",
+    "COMPILER_DEPENDENCY_MISMATCH",
+    "PARTITION_NOT_PREFLIGHTED",
+    "ONNX_DOMAIN_UNSUPPORTED",
+    "ONNX_OPERATOR_UNSUPPORTED",
+    "ONNX_QUANTIZATION_UNSUPPORTED",
+    "ONNX_TYPE_UNSUPPORTED",
+    "ONNX_SHAPE_UNSUPPORTED",
+];
+
+/// The run classifications as documented.
+const CLASSIFICATIONS: [&str; 9] = [
+    "audit-no-session",
+    "cpu-explicit",
+    "cpu-preflight-fallback",
+    "cpu-session-construction-fallback",
+    "npu",
+    "cpu-refused",
+    "hybrid-refused",
+    "strict-refused-before-session",
+    "refused-at-boundary",
+];
+
 #[test]
 fn refusal_codes_and_classifications_keep_their_names_and_are_documented() {
     use nbg_lab::onnx::refusal::RefusalCode;
-    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(common::root().join("docs/onnx.md")).unwrap();
+    let names: Vec<&str> = RefusalCode::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(names, REFUSAL_CODES);
+    let names: Vec<&str> = run::Classification::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    assert_eq!(names, CLASSIFICATIONS);
     for &c in RefusalCode::ALL {
         let json = serde_json::to_string(&c).unwrap();
         assert_eq!(json, format!("\"{}\"", c.as_str()));
@@ -1554,7 +1614,7 @@ fn refusal_codes_and_classifications_keep_their_names_and_are_documented() {
         );
         assert!(
             readme.contains(&format!("`{c}`")),
-            "README does not document {c}"
+            "docs/onnx.md does not document {c}"
         );
     }
     for &c in run::Classification::ALL {
@@ -1567,7 +1627,7 @@ fn refusal_codes_and_classifications_keep_their_names_and_are_documented() {
         );
         assert!(
             readme.contains(&format!("`{c}`")),
-            "README does not document {c}"
+            "docs/onnx.md does not document {c}"
         );
     }
     let refusal = Refusal::new(RefusalCode::TensorBoundary, "m");

@@ -6,9 +6,9 @@
 
 use crate::common;
 use nbg_lab::Code;
-use nbg_lab::image::NbgImage;
-use nbg_lab::parse::{Graph, parse};
-use nbg_lab::reencode::reencode;
+use nbg_lab::nbg::image::NbgImage;
+use nbg_lab::nbg::parse::{Graph, parse};
+use nbg_lab::nbg::reencode::reencode;
 
 /// Every serializer control: (file name, bytes), pinned by its `corpus.json`.
 fn controls() -> Vec<(String, Vec<u8>)> {
@@ -23,7 +23,7 @@ fn controls() -> Vec<(String, Vec<u8>)> {
             let name = f["path"].as_str().unwrap().to_string();
             let bytes = std::fs::read(dir.join(&name)).unwrap();
             assert_eq!(
-                nbg_lab::fingerprint::Hash256::of(&bytes).hex(),
+                nbg_lab::nbg::fingerprint::Hash256::of(&bytes).hex(),
                 f["sha256"].as_str().unwrap(),
                 "{name}"
             );
@@ -72,7 +72,7 @@ fn every_serializer_control_parses_with_its_version_rules() {
 fn the_crc_rule_is_discovered_by_the_registry() {
     for (name, bytes) in controls() {
         let g = parse(&bytes).unwrap();
-        let e = nbg_lab::crc_explain::explain(&g);
+        let e = nbg_lab::nbg::crc_explain::explain(&g);
         let rules: Vec<&str> = e.matches.iter().map(|h| h.rule.as_str()).collect();
         assert_eq!(rules, ["whole-file-field-zeroed"], "{name}");
         assert!(e.hypotheses_evaluated > 10, "{name}");
@@ -127,7 +127,7 @@ fn a_sweep_of_a_real_file_leaves_nothing_undetected() {
     let files = controls();
     for want in ["add-const-fp16-1000000e.nb", "conv-qdq-u8-15.nb"] {
         let (_, bytes) = files.iter().find(|(n, _)| n == want).unwrap();
-        let (r, _) = nbg_lab::sweep::sweep(bytes, u64::MAX).unwrap();
+        let (r, _) = nbg_lab::lab::sweep::sweep(bytes, u64::MAX).unwrap();
         assert_eq!(r.undetected, 0, "{want}: {:?}", r.undetected_ranges);
         assert_eq!(r.detected, bytes.len() as u64, "{want}");
     }

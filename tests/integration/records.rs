@@ -7,7 +7,7 @@ use nbg_lab::NbgFamily;
 use std::io::Write as _;
 
 use common::{le32, put32};
-use nbg_lab::parse::Graph;
+use nbg_lab::nbg::parse::Graph;
 use nbg_lab::{Code, parse};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -46,7 +46,7 @@ fn public_v1_records_decode_and_match_their_snapshot() {
         // only for such a version.
         let (Some(ops), Some(layers)) = (&v1.records.operations, &v1.records.layers) else {
             assert!(
-                !nbg_lab::parse::records::v1_decodes("layer", v1.header.version),
+                !nbg_lab::nbg::parse::records::v1_decodes("layer", v1.header.version),
                 "{name}: a proved version left its layers undecoded"
             );
             let _ = writeln!(

@@ -8,14 +8,11 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn nbg() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nbg"));
-    c.current_dir(common::root());
-    c
-}
-
 fn json_of(args: &[&str]) -> Value {
-    let out = nbg().args(args).output().expect("nbg runs");
+    let out = common::nbg_command(&common::root())
+        .args(args)
+        .output()
+        .expect("nbg runs");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("nbg {args:?}: {e}"))
 }
 
@@ -25,10 +22,7 @@ fn chromium() -> Option<PathBuf> {
     if path.is_file() {
         return Some(path);
     }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("chromium not installed (.ci/setup installs Debian's chromium)");
-    }
-    println!("skipped: chromium not installed");
+    common::skip("chromium not installed (.ci/setup installs Debian's chromium)");
     None
 }
 
@@ -246,7 +240,7 @@ fn cli_rebuilds_every_committed_report() {
     for (path, request) in nbg_lab::report::committed() {
         let out = dir.path().join("r.html");
         let _ = std::fs::remove_file(&out);
-        let mut cmd = nbg();
+        let mut cmd = common::nbg_command(&common::root());
         match request {
             nbg_lab::report::Request::Graph { file, sweep, .. } => {
                 cmd.arg("report").arg(file);
@@ -501,7 +495,7 @@ fn outputs_are_refused_replaced_and_written_as_documented() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.html");
     let run = |extra: &[&str], out: &Path| {
-        nbg()
+        common::nbg_command(&common::root())
             .args(["report", "controls/erf-u8.nb"])
             .args(extra)
             .arg("-o")
@@ -524,7 +518,7 @@ fn outputs_are_refused_replaced_and_written_as_documented() {
     std::fs::copy(common::root().join("controls/erf-u8.nb"), &input).unwrap();
     let alias = dir.path().join("alias.nb");
     std::fs::hard_link(&input, &alias).unwrap();
-    let r = nbg()
+    let r = common::nbg_command(&common::root())
         .arg("report")
         .arg(&input)
         .args(["--force", "-o"])
@@ -540,7 +534,7 @@ fn outputs_are_refused_replaced_and_written_as_documented() {
     let bad = dir.path().join("bad.nb");
     std::fs::write(&bad, b"not an nbg").unwrap();
     let target = dir.path().join("bad.html");
-    let r = nbg()
+    let r = common::nbg_command(&common::root())
         .arg("report")
         .arg(&bad)
         .arg("-o")
@@ -556,7 +550,7 @@ fn outputs_are_refused_replaced_and_written_as_documented() {
         .collect();
     assert!(leftovers.is_empty());
     // Usage.
-    let r = nbg()
+    let r = common::nbg_command(&common::root())
         .args([
             "report",
             "controls/erf-u8.nb",
@@ -569,7 +563,7 @@ fn outputs_are_refused_replaced_and_written_as_documented() {
         .unwrap();
     assert_eq!(r.status.code(), Some(2));
     // Different families cannot be diffed.
-    let r = nbg()
+    let r = common::nbg_command(&common::root())
         .args(["report", "controls/erf-u8.nb"])
         .arg("controls/public/v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb")
         .arg("-o")
@@ -609,14 +603,14 @@ fn a_vendor_sweep_is_a_layer_of_the_byte_map() {
     let file = common::root().join("controls/erf-u8.nb");
     let bytes = std::fs::read(&file).unwrap();
     let n = bytes.len() as u64;
-    let cells = nbg_lab::report::VENDOR_CELLS;
+    let cells = nbg_lab::lab::sweep::VENDOR_CELLS;
     // Six runs, one per cell, over the file.
     let runs: Vec<serde_json::Value> = (0..6u64)
         .map(|i| serde_json::json!([n * i / 6, n * (i + 1) / 6, cells[i as usize]]))
         .collect();
     let doc = serde_json::json!({
         "schema": "nbg-vendor-sweep/1",
-        "sha256": nbg_lab::fingerprint::Hash256::of(&bytes).hex(),
+        "sha256": nbg_lab::nbg::fingerprint::Hash256::of(&bytes).hex(),
         "bytes": n, "stride": 1, "mutations": n * 3, "patterns": [1, 128, 255],
         "config": {"name": "VIP9000NANOS_PID0X1000000E", "pid": 268435470u32},
         "baseline": {"verdict": "accepted"},
@@ -633,7 +627,7 @@ fn a_vendor_sweep_is_a_layer_of_the_byte_map() {
     let sweep = dir.path().join("sweep.json");
     std::fs::write(&sweep, doc.to_string()).unwrap();
     let out = dir.path().join("r.html");
-    let o = nbg()
+    let o = common::nbg_command(&common::root())
         .arg("report")
         .arg(&file)
         .arg("--vendor-sweep")
@@ -658,7 +652,7 @@ fn a_vendor_sweep_is_a_layer_of_the_byte_map() {
     bad["runs"][5][1] = serde_json::json!(n + 1);
     std::fs::write(&sweep, bad.to_string()).unwrap();
     let out2 = dir.path().join("r2.html");
-    let o = nbg()
+    let o = common::nbg_command(&common::root())
         .arg("report")
         .arg(&file)
         .arg("--vendor-sweep")

@@ -76,11 +76,14 @@ fn measure_with(f: impl FnOnce() + Send) -> (usize, usize) {
 /// worker about 3 x the file plus a constant (24 bytes per offset before: 27 x).
 #[test]
 fn sweep_memory_is_a_small_multiple_of_the_file() {
-    let bytes = nbg_lab::synth::bulk(9, 4 << 20).unwrap().emit().unwrap();
+    let bytes = nbg_lab::lab::synth::bulk(9, 4 << 20)
+        .unwrap()
+        .emit()
+        .unwrap();
     let n = bytes.len();
     let (peak, _) = measure_with(|| {
         let (report, outcomes) =
-            nbg_lab::sweep::sweep(&bytes, nbg_lab::sweep::EXHAUSTIVE_LIMIT).unwrap();
+            nbg_lab::lab::sweep::sweep(&bytes, nbg_lab::lab::sweep::EXHAUSTIVE_LIMIT).unwrap();
         assert_eq!(outcomes.len(), n);
         assert_eq!(report.undetected, 0);
     });
@@ -239,8 +242,11 @@ fn allocation_is_bounded_by_the_input_never_by_a_count() {
 
     // Parse memory follows the structure, not the payload: a 16x larger coefficient section
     // costs no more heap.
-    let small = nbg_lab::synth::bulk(1, 256 * 1024).unwrap().emit().unwrap();
-    let large = nbg_lab::synth::bulk(1, 4 * 1024 * 1024)
+    let small = nbg_lab::lab::synth::bulk(1, 256 * 1024)
+        .unwrap()
+        .emit()
+        .unwrap();
+    let large = nbg_lab::lab::synth::bulk(1, 4 * 1024 * 1024)
         .unwrap()
         .emit()
         .unwrap();

@@ -6,8 +6,8 @@
 use crate::common;
 use nbg_lab::NbgFamily;
 
-use nbg_lab::parse::{Options, parse};
-use nbg_lab::stream::{self, FileSource, ReadAt};
+use nbg_lab::nbg::parse::{Options, parse};
+use nbg_lab::nbg::stream::{self, FileSource, ReadAt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,7 +19,7 @@ fn both(
     Result<serde_json::Value, nbg_lab::Failure>,
 ) {
     let memory = parse(bytes).map(|g| g.to_json());
-    let streamed = nbg_lab::open::parse_source(
+    let streamed = nbg_lab::nbg::open::parse_source(
         Arc::new(FileSource::from_bytes(bytes.to_vec())),
         Options::default(),
     )
@@ -40,7 +40,7 @@ fn assert_same(name: &str, bytes: &[u8]) {
 fn assert_file_same(path: &std::path::Path) {
     let bytes = std::fs::read(path).expect("readable file");
     let memory = parse(&bytes).map(|g| g.to_json());
-    let streamed = nbg_lab::open::parse_file(path, Options::default())
+    let streamed = nbg_lab::nbg::open::parse_file(path, Options::default())
         .expect("readable file")
         .map(|g| g.to_json());
     assert_eq!(
@@ -58,13 +58,13 @@ fn assert_file_same(path: &std::path::Path) {
 /// emission read back range by range) give the in-memory ledger's document and re-encoding,
 /// and the emitted stream is the file.
 fn assert_image_same(path: &std::path::Path, bytes: &[u8]) {
-    use nbg_lab::image::NbgImage;
-    use nbg_lab::reencode::reencode;
+    use nbg_lab::nbg::image::NbgImage;
+    use nbg_lab::nbg::reencode::reencode;
     let memory = parse(bytes).and_then(|g| {
         NbgImage::new(&g).map(|i| (i.to_json(), reencode(&g, &i).to_json("f", None)))
     });
     let source = Arc::new(FileSource::open(path).expect("readable file"));
-    let parsed = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
+    let parsed = nbg_lab::nbg::open::parse_source(Arc::clone(&source), Options::default())
         .expect("readable file");
     let built = parsed.and_then(|g| NbgImage::from_file(&g, Arc::clone(&source)).map(|i| (g, i)));
     assert_eq!(
@@ -93,13 +93,13 @@ fn assert_crc_explain_same(path: &std::path::Path, bytes: &[u8]) {
     let Ok(graph) = parse(bytes) else {
         return;
     };
-    let memory = nbg_lab::crc_explain::explain(&graph);
+    let memory = nbg_lab::nbg::crc_explain::explain(&graph);
     let source = Arc::new(FileSource::open(path).expect("readable file"));
-    let streamed = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
+    let streamed = nbg_lab::nbg::open::parse_source(Arc::clone(&source), Options::default())
         .expect("readable file")
         .expect("valid in memory, so valid streamed");
-    let data = nbg_lab::read::Data::file(Arc::clone(&source));
-    let from_file = nbg_lab::crc_explain::explain_with(&streamed, |s, e| data.crc32(s, e));
+    let data = nbg_lab::nbg::read::Data::file(Arc::clone(&source));
+    let from_file = nbg_lab::nbg::crc_explain::explain_with(&streamed, |s, e| data.crc32(s, e));
     assert!(source.error().is_none());
     assert_eq!(
         serde_json::to_value(&memory).unwrap(),
@@ -134,7 +134,7 @@ fn every_public_file_streams_like_memory() {
 /// A file large enough for the pipelined engine (two workers, several chunks, a short last one).
 #[test]
 fn large_file_pipelined_like_memory() {
-    let bytes = nbg_lab::synth::bulk(7, 3 * stream::CHUNK as u64 + 12_345)
+    let bytes = nbg_lab::lab::synth::bulk(7, 3 * stream::CHUNK as u64 + 12_345)
         .unwrap()
         .emit()
         .unwrap();
@@ -144,25 +144,25 @@ fn large_file_pipelined_like_memory() {
     assert_eq!(Ok(memory.clone()), streamed);
     assert_eq!(
         memory["file"]["sha256"],
-        serde_json::to_value(nbg_lab::fingerprint::Hash256::of(&bytes)).unwrap()
+        serde_json::to_value(nbg_lab::nbg::fingerprint::Hash256::of(&bytes)).unwrap()
     );
     let file = FileSource::from_bytes(bytes.clone());
     assert_eq!(
         stream::sha256(&file).unwrap(),
-        nbg_lab::fingerprint::Hash256::of(&bytes)
+        nbg_lab::nbg::fingerprint::Hash256::of(&bytes)
     );
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("bulk.nb");
     std::fs::write(&path, &bytes).unwrap();
     // From the file, the payload is mapped window by window instead of read into buffers.
-    let from_file = nbg_lab::open::parse_file(&path, Options::default())
+    let from_file = nbg_lab::nbg::open::parse_file(&path, Options::default())
         .expect("readable")
         .map(|g| g.to_json());
     assert_eq!(Ok(memory), from_file);
     let file = FileSource::open(&path).unwrap();
     assert_eq!(
         stream::sha256(&file).unwrap(),
-        nbg_lab::fingerprint::Hash256::of(&bytes)
+        nbg_lab::nbg::fingerprint::Hash256::of(&bytes)
     );
     assert_crc_explain_same(&path, &bytes);
     assert_image_same(&path, &bytes);
@@ -174,7 +174,7 @@ fn large_file_pipelined_like_memory() {
 fn a_file_truncated_while_streamed_is_an_io_error() {
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("shrinking.nb");
-    let bytes = nbg_lab::synth::bulk(5, 3 * stream::CHUNK as u64 + 777)
+    let bytes = nbg_lab::lab::synth::bulk(5, 3 * stream::CHUNK as u64 + 777)
         .unwrap()
         .emit()
         .unwrap();
@@ -217,7 +217,7 @@ impl ReadAt for Breakable {
 /// reconstruction, and never bytes that were not read.
 #[test]
 fn streamed_emission_reports_read_errors() {
-    use nbg_lab::image::{EmitError, NbgImage};
+    use nbg_lab::nbg::image::{EmitError, NbgImage};
     let bytes = common::control("ctc-like.nb");
     let broken = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let len = bytes.len() as u64;
@@ -226,7 +226,7 @@ fn streamed_emission_reports_read_errors() {
         len,
         "ctc-like.nb".into(),
     ));
-    let graph = nbg_lab::open::parse_source(Arc::clone(&source), Options::default())
+    let graph = nbg_lab::nbg::open::parse_source(Arc::clone(&source), Options::default())
         .expect("readable")
         .expect("valid");
     let image = NbgImage::from_file(&graph, Arc::clone(&source)).expect("ledger");
@@ -266,7 +266,7 @@ fn mutations_fail_identically() {
         "ksnn-hand-tiny-000c.nb",
     ] {
         let Ok(original) = std::fs::read(public.join(name)) else {
-            println!("skipped: ../shared/corpus not present ({name})");
+            common::skip(&format!("../shared/corpus not present ({name})"));
             continue;
         };
         for at in (0..original.len().min(4096)).step_by(3) {
@@ -293,7 +293,7 @@ fn mutations_fail_identically() {
             cases += 1;
         }
     }
-    println!("{cases} mutated or truncated inputs: same result on both paths");
+    eprintln!("{cases} mutated or truncated inputs: same result on both paths");
 }
 
 /// Bytes in memory that count what the parser reads, and may claim to be longer than they are
@@ -317,7 +317,7 @@ fn counted(
     bytes: Vec<u8>,
     len: u64,
 ) -> (
-    Result<nbg_lab::parse::Graph<'static>, nbg_lab::Failure>,
+    Result<nbg_lab::nbg::parse::Graph<'static>, nbg_lab::Failure>,
     u64,
 ) {
     let read = Arc::new(AtomicU64::new(0));
@@ -330,7 +330,7 @@ fn counted(
         "counting".into(),
     );
     let parsed =
-        nbg_lab::open::parse_source(Arc::new(file), Options::default()).expect("no I/O error");
+        nbg_lab::nbg::open::parse_source(Arc::new(file), Options::default()).expect("no I/O error");
     (parsed, read.load(Ordering::Relaxed))
 }
 
@@ -355,10 +355,13 @@ fn refuses_before_reading_payloads() {
 
     // A large graph whose input record is invalid: header, directory and that record, no
     // payload (the 12 MiB coefficient section is never read).
-    let mut bytes = nbg_lab::synth::bulk(3, 12 << 20).unwrap().emit().unwrap();
+    let mut bytes = nbg_lab::lab::synth::bulk(3, 12 << 20)
+        .unwrap()
+        .emit()
+        .unwrap();
     let len = bytes.len() as u64;
     let graph = parse(&bytes).expect("valid");
-    let nbg_lab::parse::Graph::V2(g) = graph else {
+    let nbg_lab::nbg::parse::Graph::V2(g) = graph else {
         panic!("bulk is v2")
     };
     let input = g.section(1).expect("input section").offset as usize;
@@ -369,7 +372,10 @@ fn refuses_before_reading_payloads() {
     assert!(read < 64 << 10, "{read} bytes read to refuse a record");
 
     // A valid large graph is read once, plus the small structure and edge reads.
-    let bytes = nbg_lab::synth::bulk(3, 12 << 20).unwrap().emit().unwrap();
+    let bytes = nbg_lab::lab::synth::bulk(3, 12 << 20)
+        .unwrap()
+        .emit()
+        .unwrap();
     let len = bytes.len() as u64;
     let (parsed, read) = counted(bytes, len);
     assert!(parsed.is_ok());
@@ -382,8 +388,8 @@ fn refuses_before_reading_payloads() {
 /// `nbg inventory` keeps each file's entry as canonical text in a temporary file and writes the
 /// document piece by piece: the same bytes, and the same summary, as the document built from JSON values.
 fn assert_rows_write_the_document(config: &std::path::Path) {
-    use nbg_lab::inventory;
-    let corpus = nbg_lab::corpus::load(config).expect("loadable config");
+    use nbg_lab::lab::inventory;
+    let corpus = nbg_lab::lab::corpus::load(config).expect("loadable config");
     let doc = inventory::document(&corpus, &inventory::scan(&corpus, 2, &|| {}));
     let rows = inventory::inventory(&corpus, 2, &|| {}).expect("temporary file");
     let mut text = Vec::new();
@@ -431,7 +437,7 @@ fn inventory_rows_write_the_document() {
             bytes.len()
         )
     };
-    let sha = |b: &[u8]| nbg_lab::fingerprint::Hash256::of(b).hex();
+    let sha = |b: &[u8]| nbg_lab::nbg::fingerprint::Hash256::of(b).hex();
     for (name, bytes) in [("good.nb", &erf), ("bad.nb", &bad), ("pin.nb", &erf)] {
         std::fs::write(d.join(name), bytes).expect("write");
     }

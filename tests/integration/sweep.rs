@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use nbg_lab::sweep::{self, Outcome};
+use nbg_lab::lab::sweep::{self, Outcome};
 
 #[test]
 fn v2_controls_have_no_undetected_offset() {
@@ -102,7 +102,13 @@ fn cli_sweep_json_and_svg() {
 #[test]
 fn outcome_classes_serialize_as_their_names() {
     use sweep::OutcomeClass::*;
-    for c in [Detected, Tolerated, Undetected] {
-        assert_eq!(serde_json::to_value(c).unwrap(), c.as_str());
+    // The names are a contract: pinned here, not read back from the enum.
+    for (c, name) in [
+        (Detected, "detected"),
+        (Tolerated, "tolerated"),
+        (Undetected, "undetected"),
+    ] {
+        assert_eq!(serde_json::to_value(c).unwrap(), name);
+        assert_eq!(c.to_string(), name);
     }
 }

@@ -3,9 +3,9 @@
 use crate::common;
 use nbg_lab::NbgFamily;
 
-use nbg_lab::crc_rules::CrcClass;
+use nbg_lab::nbg::crc_rules::CrcClass;
+use nbg_lab::nbg::parse::{Graph, IoRecord, NbgV1};
 use nbg_lab::parse;
-use nbg_lab::parse::{Graph, IoRecord, NbgV1};
 use serde_json::{Value, json};
 
 fn v1<'a>(name: &str, bytes: &'a [u8]) -> NbgV1<'a> {
@@ -241,8 +241,8 @@ fn json_uses_the_v2_key_names() {
 /// registry, and the image, round trip, sweep and inventory treat the file like any other.
 #[test]
 fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
-    use nbg_lab::format::v1::Layout;
-    use nbg_lab::synth_v1::{self, V1Crc};
+    use nbg_lab::lab::synth_v1::{self, V1Crc};
+    use nbg_lab::nbg::format::v1::Layout;
     for (version, extension, crc, layout, rule) in [
         (
             0x0001_0020,
@@ -313,15 +313,16 @@ fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
             }
         );
         let graph = parse(&bytes).unwrap();
-        let image = nbg_lab::image::NbgImage::new(&graph).unwrap_or_else(|f| panic!("{name}: {f}"));
+        let image =
+            nbg_lab::nbg::image::NbgImage::new(&graph).unwrap_or_else(|f| panic!("{name}: {f}"));
         let r = image.reconstruction().unwrap();
         assert_eq!(r.bytes, bytes.len() as u64, "{name}");
         assert_eq!(
             r.sha256,
-            nbg_lab::fingerprint::Hash256::of(&bytes),
+            nbg_lab::nbg::fingerprint::Hash256::of(&bytes),
             "{name}"
         );
-        let (sweep, _) = nbg_lab::sweep::sweep(&bytes, u64::MAX).unwrap();
+        let (sweep, _) = nbg_lab::lab::sweep::sweep(&bytes, u64::MAX).unwrap();
         assert_eq!(sweep.offsets, bytes.len() as u64, "{name}");
         if rule.is_some() {
             // A CRC over the suffix detects every flip inside it.
@@ -333,7 +334,7 @@ fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
     }
     // The registry explains a suffix CRC only with the suffix boundary it came from.
     let bytes = synth_v1::graph(0x0001_0021, 144, V1Crc::SuffixFromFixedEnd).unwrap();
-    let e = nbg_lab::crc_explain::explain(&parse(&bytes).unwrap());
+    let e = nbg_lab::nbg::crc_explain::explain(&parse(&bytes).unwrap());
     let rules: Vec<&str> = e.matches.iter().map(|h| h.rule.as_str()).collect();
     assert_eq!(rules, ["suffix@end-of-fixed-part"]);
     assert!(e.hypotheses_evaluated > 20);
@@ -343,7 +344,7 @@ fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
 /// it (a new version is proved before it is claimed), and every version in it has a public file.
 #[test]
 fn proved_versions_are_the_versions_of_the_public_files() {
-    use nbg_lab::format::v1::{LayoutEvidence, PROVED_VERSIONS};
+    use nbg_lab::nbg::format::v1::{LayoutEvidence, PROVED_VERSIONS};
     let Some(files) = common::corpus_files() else {
         return;
     };

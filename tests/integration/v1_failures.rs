@@ -4,8 +4,8 @@
 use crate::common;
 
 use common::{le32, put32};
-use nbg_lab::crc_rules::CrcClass;
-use nbg_lab::parse::Graph;
+use nbg_lab::nbg::crc_rules::CrcClass;
+use nbg_lab::nbg::parse::Graph;
 use nbg_lab::{Code, parse};
 
 fn timvx() -> Vec<u8> {
@@ -143,7 +143,7 @@ fn a_new_coverage_rule_is_discovered_by_the_registry() {
     let graph = parse(&b).unwrap();
     let Graph::V1(g) = &graph else { panic!("v1") };
     assert_eq!(g.crc.classification, CrcClass::Matches);
-    let e = nbg_lab::crc_explain::explain(&graph);
+    let e = nbg_lab::nbg::crc_explain::explain(&graph);
     let rules: Vec<&str> = e.matches.iter().map(|h| h.rule.as_str()).collect();
     assert!(
         rules.contains(&"prefix-field-zeroed@end-of-fixed-part"),
@@ -181,7 +181,7 @@ fn v1_byte_flips_and_truncations_never_panic() {
 /// the bytes after the public layout opaque.
 #[test]
 fn a_version_without_a_public_file_reads_the_vendor_gated_entries() {
-    use nbg_lab::format::v1::LayoutEvidence;
+    use nbg_lab::nbg::format::v1::LayoutEvidence;
     let original = common::public_control("ameba-fer2013_cnn-0014.nb");
     let mut b = original.clone();
     put32(&mut b, 4, 0x0001_0015);
@@ -205,7 +205,7 @@ fn a_version_without_a_public_file_reads_the_vendor_gated_entries() {
     assert_eq!(g.opaque_fixed_extension.size, 16);
     assert_eq!(
         g.opaque_fixed_extension.fingerprint.sha256,
-        nbg_lab::fingerprint::Hash256::of(&b[0x1f8..0x208])
+        nbg_lab::nbg::fingerprint::Hash256::of(&b[0x1f8..0x208])
     );
     assert!(g.records.layers.is_none());
 }

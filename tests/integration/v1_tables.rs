@@ -6,11 +6,11 @@ use crate::common;
 use common::{le32, put32};
 use nbg_lab::Code;
 use nbg_lab::NbgFamily;
-use nbg_lab::fieldmap::{self as fm, Writer};
-use nbg_lab::image::{NbgImage, OwnerClass};
-use nbg_lab::parse::{Graph, NbgV1, parse};
-use nbg_lab::reencode::{rebuild, reencode};
-use nbg_lab::synth_v1::{V1Crc, V1Spec};
+use nbg_lab::lab::synth_v1::{V1Crc, V1Spec};
+use nbg_lab::nbg::fieldmap::{self as fm, Writer};
+use nbg_lab::nbg::image::{NbgImage, OwnerClass};
+use nbg_lab::nbg::parse::{Graph, NbgV1, parse};
+use nbg_lab::nbg::reencode::{rebuild, reencode};
 
 fn v1<'a>(g: &'a Graph<'a>) -> &'a NbgV1<'a> {
     match g {
@@ -28,7 +28,7 @@ fn owners_of(bytes: &[u8], name: &str) -> (usize, bool) {
     let n = image
         .owners()
         .iter()
-        .filter(|o| o.origin == nbg_lab::image::Origin::Table(k))
+        .filter(|o| o.origin == nbg_lab::nbg::image::Origin::Table(k))
         .inspect(|o| assert_eq!(o.class, OwnerClass::DecodedRecord, "{name}"))
         .count();
     let r = reencode(&graph, &image);
@@ -274,7 +274,7 @@ fn diff_names_elements_and_the_new_records() {
     b[hw + fm::v1_hw_init_operation::SIZE] ^= 1;
     let gb = parse(&b).unwrap();
     let (ia, ib) = (NbgImage::new(&ga).unwrap(), NbgImage::new(&gb).unwrap());
-    let r = nbg_lab::diff::diff(&ga, &ia, &gb, &ib).unwrap();
+    let r = nbg_lab::lab::diff::diff(&ga, &ia, &gb, &ib).unwrap();
     let fields: Vec<&str> = r
         .owners
         .iter()

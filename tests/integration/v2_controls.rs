@@ -4,9 +4,10 @@ use crate::common;
 use nbg_lab::NbgFamily;
 
 use common::{control, manifest};
-use nbg_lab::fingerprint::Hash256;
-use nbg_lab::parse::Graph;
-use nbg_lab::{parse, synth};
+use nbg_lab::lab::synth;
+use nbg_lab::nbg::fingerprint::Hash256;
+use nbg_lab::nbg::parse::Graph;
+use nbg_lab::parse;
 
 #[test]
 fn every_control_regenerates_byte_for_byte() {
@@ -39,7 +40,7 @@ fn every_control_regenerates_byte_for_byte() {
     }
 }
 
-fn v2(bytes: &[u8]) -> nbg_lab::parse::NbgV2<'_> {
+fn v2(bytes: &[u8]) -> nbg_lab::nbg::parse::NbgV2<'_> {
     match parse(bytes).expect("control parses") {
         Graph::V2(g) => g,
         Graph::V1(_) => panic!("control is v2"),
@@ -114,7 +115,7 @@ fn shuffled_file_order_differs_from_directory_order() {
     let mut h = crc32fast::Hasher::new();
     for s in by_file {
         if s.kind == 40 {
-            h.update(&nbg_lab::crc_rules::v2_normalized_checksum_payload(
+            h.update(&nbg_lab::nbg::crc_rules::v2_normalized_checksum_payload(
                 g.payload(s),
             ));
         } else {

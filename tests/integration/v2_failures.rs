@@ -3,8 +3,8 @@
 use crate::common;
 
 use common::{control, le32, put32};
-use nbg_lab::format::section;
-use nbg_lab::synth::{self, Layout, SectionSpec};
+use nbg_lab::lab::synth::{self, Layout, SectionSpec};
+use nbg_lab::nbg::format::section;
 use nbg_lab::{Code, parse};
 
 const DIR: usize = 60; // directory offset in every control (48 + 12)

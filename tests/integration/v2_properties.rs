@@ -3,9 +3,9 @@
 
 use crate::common;
 
+use nbg_lab::lab::synth::{GraphSpec, Rng, TensorSpec, shuffle};
+use nbg_lab::nbg::parse::Graph;
 use nbg_lab::parse;
-use nbg_lab::parse::Graph;
-use nbg_lab::synth::{GraphSpec, Rng, TensorSpec, shuffle};
 use proptest::prelude::*;
 
 fn tensor() -> impl Strategy<Value = TensorSpec> {
@@ -97,7 +97,7 @@ proptest! {
             prop_assert_eq!(s.entry_size, want.entry_size);
             if s.kind == 40 {
                 // The builder fills the checksum values after the header CRC.
-                let normalized = nbg_lab::crc_rules::v2_normalized_checksum_payload(g.payload(s));
+                let normalized = nbg_lab::nbg::crc_rules::v2_normalized_checksum_payload(g.payload(s));
                 prop_assert_eq!(normalized, want.payload.clone());
             } else {
                 prop_assert_eq!(g.payload(s), &want.payload[..]);
@@ -111,7 +111,7 @@ proptest! {
             prop_assert_eq!(got.quantization.format, want.quant_format);
             prop_assert_eq!(&got.quantization.raw_words[..], &want.quant_words[..]);
             let elements: u64 = want.dims.iter().map(|&d| u64::from(d)).product();
-            let bits = nbg_lab::format::buffer_format::lookup(want.format).map(|(_, b)| u64::from(b));
+            let bits = nbg_lab::nbg::format::buffer_format::lookup(want.format).map(|(_, b)| u64::from(b));
             prop_assert_eq!(got.storage_bytes, bits.map(|b| (elements * b).div_ceil(8)));
         }
         prop_assert_eq!(g.inputs.len(), spec.inputs.len());

@@ -293,7 +293,7 @@ fn capture_writes_a_set_naming_its_quantity() {
     assert_eq!(o.status.code(), Some(0), "{v}");
     assert_eq!(v["quantity"], "initializer:c[0]");
     assert_eq!(v["a1_equals_a2"], true);
-    let spec: nbg_lab::differential::CaptureSpec =
+    let spec: nbg_lab::lab::differential::CaptureSpec =
         serde_json::from_slice(&std::fs::read(d.join("set/differential.json")).unwrap()).unwrap();
     assert_eq!(spec.b_source, lower::f16_bits(0.5).to_le_bytes());
     assert!(spec.quantities.contains_key("initializer:c[0]"));

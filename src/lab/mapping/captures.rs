@@ -5,10 +5,10 @@
 //! that refutes it.
 
 use super::{Quantity, Value};
-use crate::differential::CaptureSpec;
-use crate::format::section;
-use crate::synth::{self, BuildError, GraphSpec, Rng, TensorSpec};
-use crate::synth_v1::{V1Crc, V1Spec};
+use crate::lab::differential::CaptureSpec;
+use crate::lab::synth::{self, BuildError, GraphSpec, Rng, TensorSpec};
+use crate::lab::synth_v1::{V1Crc, V1Spec};
+use crate::nbg::format::section;
 use std::collections::BTreeMap;
 
 /// A capture set before it is written: A (captured twice), B and `differential.json`.

@@ -16,13 +16,13 @@ pub mod computed;
 pub mod numeric;
 
 use super::Exit;
-use crate::differential::CaptureSet;
-use crate::failure::Failure;
-use crate::family::NbgFamily;
-use crate::files::InputError;
-use crate::fingerprint::Hash256;
-use crate::image::NbgImage;
-use crate::parse::{Graph, parse};
+use crate::lab::differential::CaptureSet;
+use crate::nbg::failure::Failure;
+use crate::nbg::family::NbgFamily;
+use crate::nbg::files::InputError;
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::image::NbgImage;
+use crate::nbg::parse::{Graph, parse};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ pub const MAX_CANDIDATES: usize = 16;
 /// The source key that names `a_source`/`b_source` of `differential.json`.
 pub const SOURCE_KEY: &str = "source";
 
-pub use crate::family::Family;
+pub use crate::nbg::family::Family;
 
 /// How the source value is written at the target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -358,7 +358,7 @@ pub enum MappingError {
     },
     /// A capture set could not be loaded.
     #[error(transparent)]
-    Capture(#[from] crate::differential::LoadError),
+    Capture(#[from] crate::lab::differential::LoadError),
     /// `check` was given more than `MAX_CAPTURE_SETS` capture sets; how many.
     #[error("{0} capture sets; at most {MAX_CAPTURE_SETS}")]
     TooManyCaptures(usize),
@@ -528,7 +528,7 @@ pub enum EncodeError {
 /// unique, counts bounded, digests well formed, every value within its encoding.
 pub fn load(path: &Path) -> Result<Registry, MappingError> {
     let mut bytes = Vec::new();
-    crate::files::read_regular_limited(path, &mut bytes, MAX_FILE_BYTES + 1)?;
+    crate::nbg::files::read_regular_limited(path, &mut bytes, MAX_FILE_BYTES + 1)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(MappingError::TooLarge(path.to_path_buf()));
     }
@@ -782,7 +782,7 @@ pub struct Unexplained {
     /// The owner's pairing key (`diff::owner_key`).
     pub owner: String,
     /// The owner's ledger class.
-    pub class: crate::image::OwnerClass,
+    pub class: crate::nbg::image::OwnerClass,
     /// The field name at the offset (`diff::locate`).
     pub field: String,
     /// A's byte.
@@ -872,10 +872,10 @@ pub struct Capture {
 
 impl Capture {
     /// Load the capture set in `dir` under the name the user gave.
-    pub fn load(dir: &Path, name: String) -> Result<Self, crate::differential::LoadError> {
+    pub fn load(dir: &Path, name: String) -> Result<Self, crate::lab::differential::LoadError> {
         Ok(Capture {
             name,
-            set: crate::differential::load(dir)?,
+            set: crate::lab::differential::load(dir)?,
         })
     }
 
@@ -960,7 +960,7 @@ pub fn places<'m>(
     g: &Graph<'_>,
     image: &NbgImage<'_>,
 ) -> Vec<(&'m Target, u64, u64)> {
-    let word = crate::read::le32_at(g.bytes(), crate::format::OFF_TARGET_WORD);
+    let word = crate::nbg::read::le32_at(g.bytes(), crate::nbg::format::OFF_TARGET_WORD);
     if g.family() != m.family || m.pid.as_deref().is_some_and(|p| parse_pid(p) != word) {
         return Vec::new();
     }
@@ -982,7 +982,7 @@ pub fn places<'m>(
     for (target, width) in spans {
         match target {
             Target::Field { field, offset } => out.extend(
-                crate::diff::field_range(g, image, field)
+                crate::lab::diff::field_range(g, image, field)
                     .map(|(s, e)| {
                         let start = s + offset;
                         (target, start, width.map_or(e, |w| (start + w).min(e)))
@@ -1093,7 +1093,7 @@ pub fn check_one(
     if ga.family() != m.family || gb.family() != m.family {
         return row;
     }
-    let word = |x: &[u8]| crate::read::le32_at(x, crate::format::OFF_TARGET_WORD);
+    let word = |x: &[u8]| crate::nbg::read::le32_at(x, crate::nbg::format::OFF_TARGET_WORD);
     if let Some(pid) = m.pid.as_deref().and_then(parse_pid) {
         if word(a) != Some(pid) || word(b) != Some(pid) {
             row.reason = Reason::TargetDiffers;
@@ -1177,7 +1177,7 @@ pub fn check_one(
     let primary: Vec<Option<Planned>> = match (&m.target, m.encoding) {
         (Some(Target::Field { field, offset }), Some(Encoding::Text)) => {
             // Both names, NUL-padded to the field's end.
-            let Some((s, e)) = crate::diff::field_range(ga, ia, field) else {
+            let Some((s, e)) = crate::lab::diff::field_range(ga, ia, field) else {
                 return stop(row, Reason::TargetNotFound);
             };
             let width = e.saturating_sub(s + offset) as usize;
@@ -1294,7 +1294,8 @@ fn resolve(
     let len = enc_a.len() as u64;
     match target {
         Target::Field { field, offset } => {
-            let (s, e) = crate::diff::field_range(g, image, field).ok_or(Reason::TargetNotFound)?;
+            let (s, e) =
+                crate::lab::diff::field_range(g, image, field).ok_or(Reason::TargetNotFound)?;
             let at = s + offset + shift;
             if at + len > e {
                 return Err(Reason::TargetNotFound);
@@ -1370,7 +1371,7 @@ fn replay_at(
     let mut changed = image.change(format!("mapping {}: replay", m.name));
     // `writes` mirrors every byte written, so the account below needs no copy of the image.
     let mut writes: Vec<(u64, Vec<u8>, WriteRole)> = Vec::new();
-    let write = |changed: &mut crate::image::ChangedImage,
+    let write = |changed: &mut crate::nbg::image::ChangedImage,
                  writes: &mut Vec<(u64, Vec<u8>, WriteRole)>,
                  offset: u64,
                  bytes: Vec<u8>,
@@ -1493,9 +1494,9 @@ fn unexplained(
     let owner = image.owner_of(offset);
     Unexplained {
         offset,
-        owner: crate::diff::owner_key(g, owner),
+        owner: crate::lab::diff::owner_key(g, owner),
         class: owner.class,
-        field: crate::diff::locate(g, owner, offset).0,
+        field: crate::lab::diff::locate(g, owner, offset).0,
         a: a[offset as usize],
         b: b[offset as usize],
         replayed,
@@ -1860,12 +1861,24 @@ pub fn cli_promote(mappings: &Path, name: &str, dirs: &[PathBuf]) -> Rendered {
     }
 }
 
+/// One promoted mapping re-checked on one capture set of its evidence.
+#[derive(Clone, Debug)]
+pub struct Recheck {
+    /// The mapping.
+    pub mapping: String,
+    /// The capture set.
+    pub capture: String,
+    /// Whether the set still hashes as recorded and still proves the mapping.
+    pub passed: bool,
+    /// What was found.
+    pub detail: String,
+}
+
 /// Re-check every promoted mapping of the registry at `root/COMMITTED` against its evidence:
 /// each capture set must still hash to its recorded digests and still prove the mapping.
-/// Returns (mapping, capture, passed, detail) rows.
-pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String)>, String> {
+pub fn recheck_promoted(root: &Path) -> Result<Vec<Recheck>, MappingError> {
     let path = root.join(COMMITTED);
-    let registry = load(&path).map_err(|e| e.to_string())?;
+    let registry = load(&path)?;
     let base = folder(&path);
     let mut rows = Vec::new();
     for m in registry
@@ -1893,13 +1906,12 @@ pub fn recheck_promoted(root: &Path) -> Result<Vec<(String, String, bool, String
                     }
                 }
             };
-            let passed = detail.is_ok();
-            rows.push((
-                m.name.clone(),
-                e.capture.clone(),
-                passed,
-                detail.unwrap_or_else(|x| x),
-            ));
+            rows.push(Recheck {
+                mapping: m.name.clone(),
+                capture: e.capture.clone(),
+                passed: detail.is_ok(),
+                detail: detail.unwrap_or_else(|x| x),
+            });
         }
     }
     Ok(rows)

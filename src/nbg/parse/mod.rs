@@ -5,10 +5,10 @@ pub mod records;
 pub mod v1;
 pub mod v2;
 
-use crate::failure::{Code, Failure, fail};
-use crate::fingerprint::Hash256;
-use crate::format::{self, MAX_TENSOR_STORAGE, buffer_format, data_type, quantization};
-use crate::read::{Data, Source, fixed_name};
+use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::fingerprint::Hash256;
+use crate::nbg::format::{self, MAX_TENSOR_STORAGE, buffer_format, data_type, quantization};
+use crate::nbg::read::{Data, Source, fixed_name};
 use serde::Serialize;
 
 pub use v1::NbgV1;
@@ -87,11 +87,11 @@ pub fn parse_data(data: Data<'_>, opts: Options) -> Result<Graph<'_>, Failure> {
 /// A field-map view of a record at file offset `at`; a slice of the wrong length (which a
 /// caller's bounds checks rule out) is a `truncated` failure, never a panic.
 pub(crate) fn view<'a>(
-    record: &crate::fieldmap::Record,
+    record: &crate::nbg::fieldmap::Record,
     bytes: &'a [u8],
     at: u64,
-) -> Result<crate::fieldmap::View<'a>, Failure> {
-    match crate::fieldmap::View::new(record, bytes) {
+) -> Result<crate::nbg::fieldmap::View<'a>, Failure> {
+    match crate::nbg::fieldmap::View::new(record, bytes) {
         Some(v) => Ok(v),
         None => fail(
             Code::Truncated,
@@ -225,8 +225,8 @@ pub struct IoRecord {
     /// `None` for record layouts without a name field (v1 before 0x00010004).
     pub name: Option<String>,
     /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
-    pub name_trailing_bytes: crate::read::NameTail,
+    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::nbg::read::NameTail,
     /// Dimension count as stored.
     pub dimension_count: u32,
     /// The dimensions (the first `dimension_count` words).
@@ -254,23 +254,23 @@ pub struct IoRecord {
 /// The field-map fields of one I/O record layout (per family and v1 version).
 pub struct IoLayout {
     /// The field-map record.
-    pub record: crate::fieldmap::Record,
+    pub record: crate::nbg::fieldmap::Record,
     /// The dimension-count field.
-    pub dim_count: crate::fieldmap::Field,
+    pub dim_count: crate::nbg::fieldmap::Field,
     /// The dimension words.
-    pub dims: crate::fieldmap::Field,
+    pub dims: crate::nbg::fieldmap::Field,
     /// The data-format field.
-    pub data_format: crate::fieldmap::Field,
+    pub data_format: crate::nbg::fieldmap::Field,
     /// The data-type field.
-    pub data_type: crate::fieldmap::Field,
+    pub data_type: crate::nbg::fieldmap::Field,
     /// The quantization-format field.
-    pub quant_format: crate::fieldmap::Field,
+    pub quant_format: crate::nbg::fieldmap::Field,
     /// The fields holding the raw quantization words, in order.
-    pub quant_fields: &'static [crate::fieldmap::Field],
+    pub quant_fields: &'static [crate::nbg::fieldmap::Field],
     /// Where the quantization words lie.
     pub quant: QuantSlots,
     /// The NUL-terminated name, if the layout has one.
-    pub name: Option<crate::fieldmap::Field>,
+    pub name: Option<crate::nbg::fieldmap::Field>,
 }
 
 impl IoLayout {
@@ -402,7 +402,7 @@ pub(crate) struct Fingerprints {
     /// SHA-256 of the whole file (zero when fingerprints are off).
     pub file_sha256: Hash256,
     /// One per `full` range.
-    pub ranges: Vec<crate::fingerprint::Fingerprint>,
+    pub ranges: Vec<crate::nbg::fingerprint::Fingerprint>,
     /// One CRC-32 per `crc_only` range.
     pub crcs: Vec<u32>,
 }
@@ -419,12 +419,12 @@ pub(crate) fn fingerprint_ranges(
     let bytes = match data.source() {
         Source::Memory(bytes) => *bytes,
         Source::File(file) => {
-            let plan = crate::stream::Plan {
+            let plan = crate::nbg::stream::Plan {
                 full,
                 crc_only,
                 fingerprints: opts.fingerprints,
             };
-            let out = crate::stream::run(file, &plan);
+            let out = crate::nbg::stream::run(file, &plan);
             return Fingerprints {
                 file_sha256: out.file_sha256,
                 ranges: out.full,
@@ -441,27 +441,27 @@ pub(crate) fn fingerprint_ranges(
             .chain(crc_only)
             .flat_map(|&(s, e)| [s, e])
             .collect();
-        let eval = crate::crc_rules::Evaluator::over_cuts(cuts, |s, e| {
-            crate::fingerprint::crc32(slice(&(s, e)))
+        let eval = crate::nbg::crc_rules::Evaluator::over_cuts(cuts, |s, e| {
+            crate::nbg::fingerprint::crc32(slice(&(s, e)))
         });
         let crc = |r: &(u64, u64)| {
             eval.range(r.0, r.1)
-                .unwrap_or_else(|| crate::fingerprint::crc32(slice(r)))
+                .unwrap_or_else(|| crate::nbg::fingerprint::crc32(slice(r)))
         };
         return Fingerprints {
             file_sha256: Hash256::default(),
             ranges: full
                 .iter()
-                .map(|r| crate::fingerprint::Fingerprint::crc_only(crc(r)))
+                .map(|r| crate::nbg::fingerprint::Fingerprint::crc_only(crc(r)))
                 .collect(),
             crcs: crc_only.iter().map(crc).collect(),
         };
     }
     let one =
-        |r: &(u64, u64)| crate::fingerprint::Fingerprint::compute(slice(r), opts.fingerprints);
+        |r: &(u64, u64)| crate::nbg::fingerprint::Fingerprint::compute(slice(r), opts.fingerprints);
     let crcs = crc_only
         .iter()
-        .map(|r| crate::fingerprint::crc32(slice(r)))
+        .map(|r| crate::nbg::fingerprint::crc32(slice(r)))
         .collect();
     if bytes.len() < PARALLEL_BYTES {
         return Fingerprints {

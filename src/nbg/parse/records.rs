@@ -18,13 +18,13 @@
 //! split one layer across several engine operations (declared 1, named 11) and end with a layer
 //! no operation names (declared 1, named 0); `named_operations` reports the derived count.
 
-use crate::failure::{Code, Failure, fail};
-use crate::fieldmap::{
+use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::fieldmap::{
     self as fm, layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs,
     v1_hw_init_operation as fh, v1_ppu_param as fpp, v1_sw_operation as fsw,
 };
-use crate::format::records::{operation_type, source_type, sw_operation_type};
-use crate::read::fixed_name;
+use crate::nbg::format::records::{operation_type, source_type, sw_operation_type};
+use crate::nbg::read::fixed_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -128,8 +128,8 @@ pub struct SwOperation {
     /// Absent in 4-byte records (v1 before 0x00010009).
     pub name: Option<String>,
     /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
-    pub name_trailing_bytes: crate::read::NameTail,
+    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::nbg::read::NameTail,
 }
 
 /// One `nbg_section_hw_init_operation` record.
@@ -174,8 +174,8 @@ pub struct Layer {
     /// The layer's NUL-terminated name.
     pub name: String,
     /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
-    pub name_trailing_bytes: crate::read::NameTail,
+    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::nbg::read::NameTail,
     /// Public name `node_id`.
     pub id: u32,
     /// The record's `uid` word (zero where the record is too short to hold it).
@@ -271,7 +271,7 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
     let mut by_kind: BTreeMap<u32, u64> = BTreeMap::new();
     let mut records = Vec::with_capacity(p.count() as usize);
     // The layout of this record size (`holds`); the 40-byte layout's fields are a superset.
-    let layout = crate::holds::v1("patch").and_then(|k| k.record(p.record_size));
+    let layout = crate::nbg::holds::v1("patch").and_then(|k| k.record(p.record_size));
     let Some(layout) = layout else {
         return fail(
             Code::TableRecordSize,
@@ -603,7 +603,7 @@ fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
 /// each field gated by the version it appears from (`Field::since`, evidence per version in
 /// `format::v1::VERSIONS`).
 pub fn v1_decodes(name: &str, version: u32) -> bool {
-    crate::format::v1::Layout::of(version) == crate::format::v1::Layout::Known
+    crate::nbg::format::v1::Layout::of(version) == crate::nbg::format::v1::Layout::Known
         && matches!(
             name,
             "layer" | "operation" | "sh" | "patch" | "sw" | "hw_init" | "ppu_param"

@@ -15,13 +15,13 @@
 //! nested-table geometry; it leaves out payload bytes, the CRC field and the reserved areas.
 
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
-use crate::crc_rules::{self, CrcClass};
-use crate::failure::{Code, Failure, fail};
-use crate::fieldmap::{self as fm, v1_fixed as fx};
-use crate::fingerprint::{Fingerprint, Hash256};
-use crate::format::v1 as f;
-use crate::format::v2::IO_MAX_RECORDS;
-use crate::read::{Data, fixed_name, le32};
+use crate::nbg::crc_rules::{self, CrcClass};
+use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::fieldmap::{self as fm, v1_fixed as fx};
+use crate::nbg::fingerprint::{Fingerprint, Hash256};
+use crate::nbg::format::v1 as f;
+use crate::nbg::format::v2::IO_MAX_RECORDS;
+use crate::nbg::read::{Data, fixed_name, le32};
 use serde::Serialize;
 use serde_json::json;
 
@@ -90,8 +90,8 @@ pub struct Header {
     /// The NUL-terminated network name.
     pub network_name: String,
     /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
-    pub network_name_trailing_bytes: crate::read::NameTail,
+    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
+    pub network_name_trailing_bytes: crate::nbg::read::NameTail,
     /// Declared layers, checked against the layer table.
     pub layer_count: u32,
     /// Declared operations, checked against the operation table.
@@ -350,7 +350,8 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
                 &fixed[at..at + fm::v1_entry::SIZE],
                 at as u64,
             )?;
-            let record_size = crate::holds::v1_record_size(spec.name, version, nn_code, tp_code);
+            let record_size =
+                crate::nbg::holds::v1_record_size(spec.name, version, nn_code, tp_code);
             Ok(Table {
                 index: k,
                 name: spec.name,
@@ -872,7 +873,7 @@ fn structural_signature(g: &NbgV1<'_>) -> Hash256 {
 /// Operation state ids index `load_states_table` where the version has it, else `lcd_table`;
 /// hardware-init state ids index `icd_table`.
 fn records(
-    data: &crate::read::Data<'_>,
+    data: &crate::nbg::read::Data<'_>,
     version: u32,
     tables: &[Table],
     ppu_params_referenced: bool,
@@ -913,7 +914,7 @@ fn records(
         ppu_param: as_slice(&ppu_param),
         icd_entries: find("icd_table").map(|t| t.size / 8),
         ppu_params_referenced,
-        no_layer: crate::format::records::NO_LAYER,
+        no_layer: crate::nbg::format::records::NO_LAYER,
         layer_operations_unbounded: false,
     })
 }

@@ -10,19 +10,19 @@
 //! CRC, every payload byte, checksum values, `vsi_reserved` and the connection region.
 
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
-use crate::crc_rules;
-use crate::failure::{Code, Failure, fail};
-use crate::fieldmap as fm;
+use crate::nbg::crc_rules;
+use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::fieldmap as fm;
 
 /// Field offsets inside a directory entry and the sub-header, from the field map: where a
 /// failure about one of those words points.
 const ENTRY_OFFSET: u64 = fm::v2_section_header::offset.offset as u64;
 const ENTRY_SIZE_WORD: u64 = fm::v2_section_header::size.offset as u64;
 const ENTRY_RECORD_SIZE: u64 = fm::v2_section_header::entry_size.offset as u64;
-use crate::fingerprint::{Fingerprint, Hash256};
-use crate::format::HeaderCrc;
-use crate::format::{attribute, section, v2 as f};
-use crate::read::{Data, compose64, fixed_name, le32};
+use crate::nbg::fingerprint::{Fingerprint, Hash256};
+use crate::nbg::format::HeaderCrc;
+use crate::nbg::format::{attribute, section, v2 as f};
+use crate::nbg::read::{Data, compose64, fixed_name, le32};
 use serde::Serialize;
 use serde_json::json;
 
@@ -177,8 +177,8 @@ pub struct NetworkInfo {
     /// The NUL-terminated network name (+0x00, 64 bytes).
     pub name: String,
     /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::read::NameTail::is_zero")]
-    pub name_trailing_bytes: crate::read::NameTail,
+    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::nbg::read::NameTail,
     /// Declared inputs (+0x40).
     pub input_count: u32,
     /// Declared outputs (+0x44).
@@ -369,7 +369,7 @@ const HEADER_END: u64 = f::HEADER_SIZE as u64;
 
 pub(super) fn parse<'d>(
     data: Data<'d>,
-    rules: &'static crate::format::V2Rules,
+    rules: &'static crate::nbg::format::V2Rules,
     opts: Options,
 ) -> Result<NbgV2<'d>, Failure> {
     let file_size = data.len();
@@ -681,7 +681,7 @@ pub(super) fn parse<'d>(
 }
 
 fn decode_header(h: &[u8]) -> Result<Header, Failure> {
-    use crate::fieldmap::v2_header as fh;
+    use crate::nbg::fieldmap::v2_header as fh;
     let v = super::view(&fh::RECORD, h, 0)?;
     let low = v.u32(&fh::total_size_low);
     let high = v.u32(&fh::total_size_high);
@@ -740,7 +740,7 @@ impl RawSection {
             entry_size: self.entry_size,
             stride: self.entry_size,
             reserved_words: self.reserved_words,
-            decoded: crate::holds::v2(self.kind).is_some(),
+            decoded: crate::nbg::holds::v2(self.kind).is_some(),
             fingerprint,
         }
     }
@@ -1027,7 +1027,7 @@ fn file_checksum(
         .collect();
     // Section checksums passed, so section 40 holds at most one record per section.
     let directory_order = crc_rules::combine_v2_file_crc(&listing, |offset, size| {
-        crate::fingerprint::crc32(&crc_rules::v2_normalized_checksum_payload(
+        crate::nbg::fingerprint::crc32(&crc_rules::v2_normalized_checksum_payload(
             &data.range(offset, offset + size),
         ))
     });
@@ -1330,13 +1330,13 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 /// sizes of the network attribute, the load-state (27) and PPU instruction (25) tables.
 /// A graph with neither LAYER nor OPERATIONS has no decoded records.
 fn records(
-    data: &crate::read::Data<'_>,
+    data: &crate::nbg::read::Data<'_>,
     sections: &[Section],
     info: Option<&NetworkInfo>,
-    rules: &crate::format::V2Rules,
+    rules: &crate::nbg::format::V2Rules,
 ) -> Result<super::records::Records, Failure> {
     use super::records::{Tables, as_slice, decode};
-    use crate::format::section;
+    use crate::nbg::format::section;
     use fm::{layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs};
     let find = |kind| sections.iter().find(|s| s.kind == kind);
     // Record sizes are checked before a byte of the section is read.
