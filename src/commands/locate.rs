@@ -1,5 +1,6 @@
 //! `nbg locate MODEL.onnx GRAPH.nb [--json]`: the coefficient locator (PoC 12A).
 
+use super::{print, print_json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -11,9 +12,20 @@ pub struct Args {
     json: bool,
 }
 
+/// Exit 0 when it ran (found or not), 1 an invalid NBG or a refused model, 2 unreadable input.
 pub fn exec(args: Args) -> ExitCode {
-    let r = nbg_lab::lab::locate::cli(&args.model, &args.graph, args.json);
-    super::print(&r.stdout);
-    eprint!("{}", r.stderr);
-    ExitCode::from(r.exit)
+    match nbg_lab::lab::locate::locate_files(&args.model, &args.graph) {
+        Err(e) => {
+            eprintln!("nbg: {e}");
+            e.exit_status().into()
+        }
+        Ok(doc) if args.json => {
+            print_json(&doc);
+            ExitCode::SUCCESS
+        }
+        Ok(doc) => {
+            print(&nbg_lab::report::locate::text(&doc));
+            ExitCode::SUCCESS
+        }
+    }
 }

@@ -1,5 +1,9 @@
 //! `nbg mapping check|promote`: field mappings as evidence.
 
+use super::{failed, print, print_json};
+use nbg_lab::lab::mapping::{self, Promoted, Stop};
+use nbg_lab::nbg::fingerprint::Hash256;
+use nbg_lab::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,20 +31,46 @@ pub enum Command {
     },
 }
 
+fn stopped(e: &Stop) -> ExitCode {
+    eprintln!("nbg: {e}");
+    e.exit_status().into()
+}
+
 pub fn exec(command: Command) -> ExitCode {
-    let r = match command {
+    match command {
         Command::Check {
             mappings,
             captures,
             json,
-        } => nbg_lab::lab::mapping::cli_check(&mappings, &captures, json),
+        } => match mapping::run_check(&mappings, &captures) {
+            Err(e) => stopped(&e),
+            Ok((registry, rows)) => {
+                if json {
+                    let sha = Hash256::of(registry.canonical().as_bytes());
+                    print_json(&mapping::check_document(&sha, &rows));
+                } else {
+                    print(&report::mapping::check(&rows));
+                }
+                let refuted = rows.iter().any(|r| r.outcome == mapping::Outcome::Refuted);
+                if refuted { failed() } else { ExitCode::SUCCESS }
+            }
+        },
         Command::Promote {
             mappings,
             name,
             evidence,
-        } => nbg_lab::lab::mapping::cli_promote(&mappings, &name, &evidence),
-    };
-    super::print(&r.stdout);
-    eprint!("{}", r.stderr);
-    ExitCode::from(r.exit)
+        } => match mapping::run_promote(&mappings, &name, &evidence) {
+            Err(e) => stopped(&e),
+            Ok(Promoted::Refused(r)) => {
+                eprint!("{}", report::mapping::refused(&r));
+                failed()
+            }
+            Ok(Promoted::Written(registry, rows)) => {
+                // Invariant: a written promotion holds `name` (promote found it).
+                let n = registry.get(&name).map_or(0, |m| m.evidence.len());
+                print(&report::mapping::promoted(&rows, &name, n, &mappings));
+                ExitCode::SUCCESS
+            }
+        },
+    }
 }

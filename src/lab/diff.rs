@@ -42,6 +42,12 @@ fn naming<'g>(graph: &'g Graph<'_>) -> &'g dyn Naming {
     }
 }
 
+/// How the field map reads the unit holding `offset` (see `locate`); `None` where it does not
+/// lay the bytes out.
+pub fn unit_type(graph: &Graph<'_>, o: &Owner, offset: u64) -> Option<fm::Type> {
+    located(graph, o, offset).ty
+}
+
 /// A field name for `offset`, and the start of the unit it belongs to (an element of a word
 /// array, a field, or the whole owner for opaque payloads) so that consecutive bytes of one unit
 /// merge into one range. A byte of a word-array field is named with its element, from the field
@@ -66,6 +72,9 @@ struct Located {
     field_start: u64,
     /// Start of the unit (the element, or the field).
     unit: u64,
+    /// How the field map reads the unit (an element of a word array: `U32`); `None` for bytes
+    /// the map does not lay out.
+    ty: Option<fm::Type>,
 }
 
 impl Located {
@@ -75,6 +84,7 @@ impl Located {
             element: None,
             field_start: unit,
             unit,
+            ty: None,
         }
     }
 }
@@ -106,7 +116,10 @@ impl At<'_> {
                 let start = base + f.offset as u64;
                 let field = format!("{prefix}.{}", f.name);
                 if f.ty != fm::Type::U32s || f.width <= 4 {
-                    return Located::whole((field, start));
+                    return Located {
+                        ty: Some(f.ty),
+                        ..Located::whole((field, start))
+                    };
                 }
                 let i = (r - f.offset as u64) / 4;
                 let element = match f.elements.get(i as usize) {
@@ -118,6 +131,7 @@ impl At<'_> {
                     element: Some(element),
                     field_start: start,
                     unit: start + 4 * i,
+                    ty: Some(fm::Type::U32),
                 }
             }
             None => Located::whole((format!("{prefix}+0x{r:x}"), base)),

@@ -645,103 +645,19 @@ fn coverage(regions: &[Region], rows: &[Initializer]) -> Vec<Coverage> {
         .collect()
 }
 
-/// Text or canonical JSON of a run, and its exit status: 0 ran (found or not), 1 an invalid
-/// NBG or a refused model, 2 unreadable input.
-pub fn cli(
+/// The locator on the files at `model` and `nbg`: the model read through the audit's bounded
+/// reader, the NBG as a regular file.
+pub fn locate_files(
     model: &std::path::Path,
     nbg: &std::path::Path,
-    json: bool,
-) -> crate::lab::mapping::Rendered {
-    use crate::lab::mapping::Rendered;
-    let fail = |e: LocateError| Rendered::stopped(&e, e.exit_status());
-    let m = match audit::read_model(model, &Limits::default()) {
-        Ok(b) => b,
-        Err(r) => {
-            return fail(LocateError::ModelUnreadable {
-                model: model.to_path_buf(),
-                refusal: r.0,
-            });
-        }
-    };
-    let n = match crate::nbg::files::read_regular(nbg) {
-        Ok(b) => b,
-        Err(e) => return fail(e.into()),
-    };
-    let doc = match locate(&m, &n) {
-        Ok(d) => d,
-        Err(e) => return fail(e),
-    };
-    let stdout = if json {
-        crate::canonical::canonical(&doc)
-    } else {
-        let mut s = format!(
-            "registry sha256 {} ({} orders x {} encodings)\n",
-            doc["registry_sha256"].as_str().unwrap_or(""),
-            ORDERS.len(),
-            ENCODINGS.len()
-        );
-        for r in doc["initializers"].as_array().into_iter().flatten() {
-            let dims: Vec<String> = r["dims"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|d| d.to_string())
-                .collect();
-            s.push_str(&format!(
-                "{:<32} {:<8} [{}] {}",
-                r["name"].as_str().unwrap_or(""),
-                r["data_type"].as_str().unwrap_or(""),
-                dims.join(", "),
-                r["result"].as_str().unwrap_or("")
-            ));
-            if let Some(reason) = r["reason"].as_str() {
-                s.push_str(&format!(" ({reason})"));
-            }
-            s.push('\n');
-            for m in r["matches"].as_array().into_iter().flatten() {
-                for o in m["occurrences"].as_array().into_iter().flatten() {
-                    s.push_str(&format!(
-                        "    {} at 0x{:x} ({}+0x{:x}){}\n",
-                        m["transform"].as_str().unwrap_or(""),
-                        o["file_offset"].as_u64().unwrap_or(0),
-                        o["owner"].as_str().unwrap_or(""),
-                        o["offset_in_owner"].as_u64().unwrap_or(0),
-                        if m["degenerate"] == true {
-                            " degenerate"
-                        } else {
-                            ""
-                        }
-                    ));
-                }
-            }
-        }
-        for c in doc["graph"]["coverage"].as_array().into_iter().flatten() {
-            let (bytes, covered) = (
-                c["bytes"].as_u64().unwrap_or(0),
-                c["covered_bytes"].as_u64().unwrap_or(0),
-            );
-            s.push_str(&format!(
-                "region {:<28} {bytes:>8} bytes, {covered:>8} covered by initializers{}\n",
-                c["owner"].as_str().unwrap_or(""),
-                if covered == 0 {
-                    " (content not found under any transform)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        let sum = &doc["summary"];
-        s.push_str(&format!(
-            "{} found, {} not found, {} skipped\n",
-            sum["found"], sum["not_found"], sum["skipped"]
-        ));
-        s
-    };
-    Rendered {
-        stdout,
-        stderr: String::new(),
-        exit: Exit::Success,
-    }
+) -> Result<serde_json::Value, LocateError> {
+    let m =
+        audit::read_model(model, &Limits::default()).map_err(|r| LocateError::ModelUnreadable {
+            model: model.to_path_buf(),
+            refusal: r.0,
+        })?;
+    let n = crate::nbg::files::read_regular(nbg)?;
+    locate(&m, &n)
 }
 
 /// Seed of the synthetic pair's weights.

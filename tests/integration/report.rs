@@ -237,7 +237,7 @@ fn committed(path: &str) -> PathBuf {
 #[test]
 fn cli_rebuilds_every_committed_report() {
     let dir = tempfile::tempdir().unwrap();
-    for (path, request) in nbg_lab::report::committed() {
+    for (path, request) in nbg_lab::evidence::committed_reports() {
         let out = dir.path().join("r.html");
         let _ = std::fs::remove_file(&out);
         let mut cmd = common::nbg_command(&common::root());

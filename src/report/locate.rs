@@ -1,0 +1,71 @@
+//! Text of `nbg locate`, from its document.
+
+use crate::lab::locate::{ENCODINGS, ORDERS};
+use serde_json::Value;
+
+/// The registry line, each initializer with its matches, the coverage of each admitted region
+/// and the counts.
+pub fn text(doc: &Value) -> String {
+    let mut s = format!(
+        "registry sha256 {} ({} orders x {} encodings)\n",
+        doc["registry_sha256"].as_str().unwrap_or(""),
+        ORDERS.len(),
+        ENCODINGS.len()
+    );
+    for r in doc["initializers"].as_array().into_iter().flatten() {
+        let dims: Vec<String> = r["dims"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d.to_string())
+            .collect();
+        s.push_str(&format!(
+            "{:<32} {:<8} [{}] {}",
+            r["name"].as_str().unwrap_or(""),
+            r["data_type"].as_str().unwrap_or(""),
+            dims.join(", "),
+            r["result"].as_str().unwrap_or("")
+        ));
+        if let Some(reason) = r["reason"].as_str() {
+            s.push_str(&format!(" ({reason})"));
+        }
+        s.push('\n');
+        for m in r["matches"].as_array().into_iter().flatten() {
+            for o in m["occurrences"].as_array().into_iter().flatten() {
+                s.push_str(&format!(
+                    "    {} at 0x{:x} ({}+0x{:x}){}\n",
+                    m["transform"].as_str().unwrap_or(""),
+                    o["file_offset"].as_u64().unwrap_or(0),
+                    o["owner"].as_str().unwrap_or(""),
+                    o["offset_in_owner"].as_u64().unwrap_or(0),
+                    if m["degenerate"] == true {
+                        " degenerate"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+        }
+    }
+    for c in doc["graph"]["coverage"].as_array().into_iter().flatten() {
+        let (bytes, covered) = (
+            c["bytes"].as_u64().unwrap_or(0),
+            c["covered_bytes"].as_u64().unwrap_or(0),
+        );
+        s.push_str(&format!(
+            "region {:<28} {bytes:>8} bytes, {covered:>8} covered by initializers{}\n",
+            c["owner"].as_str().unwrap_or(""),
+            if covered == 0 {
+                " (content not found under any transform)"
+            } else {
+                ""
+            }
+        ));
+    }
+    let sum = &doc["summary"];
+    s.push_str(&format!(
+        "{} found, {} not found, {} skipped\n",
+        sum["found"], sum["not_found"], sum["skipped"]
+    ));
+    s
+}

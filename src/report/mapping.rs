@@ -1,0 +1,78 @@
+//! Text of `nbg mapping check` and `promote`.
+
+use crate::lab::mapping::{CheckRow, Outcome, Refusal, summary};
+
+/// One check: the mapping, the capture set, the outcome and reason, the first unexplained
+/// byte, the computed candidates and, when proved, the replay's SHA-256.
+pub fn row(r: &CheckRow) -> String {
+    let mut s = format!(
+        "{:<28} {:<40} {:<12} {}",
+        r.mapping,
+        r.capture,
+        r.outcome.as_str(),
+        serde_json::to_value(r.reason)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    );
+    if let Some(u) = &r.first_unexplained {
+        s.push_str(&format!(
+            "\n    first unexplained byte 0x{:x} in {} ({}): A 0x{:02x} B 0x{:02x} replay 0x{:02x}; {} unexplained of {} changed",
+            u.offset, u.field, u.class.as_str(), u.a, u.b, u.replayed, r.unexplained_bytes, r.changed_bytes
+        ));
+    }
+    let computed: std::collections::BTreeSet<usize> =
+        r.candidates.iter().map(|c| c.computed).collect();
+    for k in computed {
+        let of = |kept: bool| -> Vec<&str> {
+            r.candidates
+                .iter()
+                .filter(|c| c.computed == k && c.kept == kept)
+                .map(|c| c.formula.as_str())
+                .collect()
+        };
+        s.push_str(&format!(
+            "\n    computed {k}: kept [{}], refuted [{}]",
+            of(true).join(", "),
+            of(false).join(", ")
+        ));
+    }
+    if let (Outcome::Proved, Some(sha)) = (r.outcome, &r.replay_sha256) {
+        s.push_str(&format!("\n    replay sha256 {sha} = B"));
+    }
+    s.push('\n');
+    s
+}
+
+/// Every check, then the counts.
+pub fn check(rows: &[CheckRow]) -> String {
+    let mut s: String = rows.iter().map(row).collect();
+    let sum = summary(rows);
+    s.push_str(&format!(
+        "{} checks: {} proved, {} refuted, {} inapplicable\n",
+        rows.len(),
+        sum["proved"],
+        sum["refuted"],
+        sum["inapplicable"]
+    ));
+    s
+}
+
+/// A refused promotion: why, then the checks it rests on (for stderr).
+pub fn refused(r: &Refusal) -> String {
+    let mut s = format!("nbg: refused: {}\n", r.message);
+    for c in &r.rows {
+        s.push_str(&row(c));
+    }
+    s
+}
+
+/// A promotion written: its checks and what was written.
+pub fn promoted(rows: &[CheckRow], name: &str, evidence: usize, path: &std::path::Path) -> String {
+    let mut s: String = rows.iter().map(row).collect();
+    s.push_str(&format!(
+        "promoted {name} on {evidence} capture sets; wrote {}\n",
+        path.display()
+    ));
+    s
+}
