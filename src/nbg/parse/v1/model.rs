@@ -1,0 +1,265 @@
+//! The parsed v1 graph: header, feature database, memory fields, the fixed part, tables and
+//! the CRC field, as the `--json` document holds them.
+
+use super::*;
+
+/// A parsed v1 graph: the `--json` document, plus the file bytes it borrows.
+#[derive(Debug, Serialize)]
+pub struct NbgV1<'data> {
+    /// The file bytes (empty when parsed from a file with positioned reads).
+    #[serde(skip)]
+    pub bytes: &'data [u8],
+    /// `nbg-v1`.
+    pub format: &'static str,
+    /// `known` for versions with evidence, `bounded-unknown` for newer ones.
+    pub layout: f::Layout,
+    /// Whole-file size and SHA-256.
+    pub file: FileFacts,
+    /// The fixed part's header fields.
+    pub header: Header,
+    /// The 256-byte feature database that follows the header.
+    pub feature_database: FeatureDatabase,
+    /// The memory pool fields after the feature database.
+    pub memory_pool: MemoryPool,
+    /// Memory pool size in bytes, as v2 reports it (section 37).
+    pub memory_pool_bytes: u64,
+    /// The AXI SRAM fields after the memory pool.
+    pub axi_sram: Sram,
+    /// AXI SRAM size in bytes, as v2 reports it (section 39).
+    pub axi_sram_bytes: u32,
+    /// The VIP SRAM fields, from 0x00010008.
+    pub vip_sram: Option<Sram>,
+    /// VIP SRAM size in bytes, as v2 reports it (section 38).
+    pub vip_sram_bytes: Option<u32>,
+    /// Where the fixed part ends and its entries lie.
+    pub fixed_part: FixedPart,
+    /// Bytes between the decoded fixed part and the first referenced table.
+    pub opaque_fixed_extension: Extension,
+    /// Every (offset, size) entry in on-disk order.
+    pub tables: Vec<Table>,
+    /// Tables whose entries point into another table's data: views, not owners.
+    pub nested_tables: Vec<NestedTable>,
+    /// The input table's records.
+    pub inputs: Vec<IoRecord>,
+    /// The output table's records.
+    pub outputs: Vec<IoRecord>,
+    /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
+    #[serde(flatten)]
+    pub records: crate::nbg::parse::records::Records,
+    /// The `nbg_crc_sum` field and how it relates to the rules.
+    pub crc: CrcField,
+    /// The final 512 bytes the runtime copies.
+    pub connection_region: ConnectionRegion,
+    /// Hash of the layout with payload bytes left out (see the module note).
+    pub structural_signature: Hash256,
+}
+
+/// The header at the start of the fixed part.
+#[derive(Clone, Debug, Serialize)]
+pub struct Header {
+    /// `VPMN`.
+    pub magic: &'static str,
+    /// The version word (`0x0001xxxx`).
+    pub version: u32,
+    /// The target (product) word; recorded, not validated.
+    pub target: u32,
+    /// Compatibility alias of `target`.
+    pub product: u32,
+    /// The NUL-terminated network name.
+    pub network_name: String,
+    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
+    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
+    pub network_name_trailing_bytes: crate::nbg::read::NameTail,
+    /// Declared layers, checked against the layer table.
+    pub layer_count: u32,
+    /// Declared operations, checked against the operation table.
+    pub operation_count: u32,
+    /// Declared inputs, checked against the input table.
+    pub input_count: u32,
+    /// Declared outputs, checked against the output table.
+    pub output_count: u32,
+}
+
+/// The 256-byte feature database: the bitfield word decoded, byte fields named as the public
+/// headers name them, reserved areas counted and hashed.
+#[derive(Clone, Debug, Serialize)]
+pub struct FeatureDatabase {
+    /// File offset of the feature database.
+    pub offset: u64,
+    /// The feature bitfield word as stored.
+    pub raw_bits: u32,
+    /// The feature bitfield's parts by name.
+    pub bits: std::collections::BTreeMap<&'static str, u32>,
+    /// NN command size in bytes by its feature code; null for an unknown code.
+    pub nn_command_bytes: Option<u64>,
+    /// TP command size in bytes by its feature code; null for an unknown code.
+    pub tp_command_bytes: Option<u64>,
+    /// The `num_pixel_pipes` word.
+    pub num_pixel_pipes: u32,
+    /// The `core_count` byte.
+    pub core_count: u8,
+    /// The `device_index` byte.
+    pub device_index: u8,
+    /// The `axi_bus_width_index` byte.
+    pub axi_bus_width_index: u8,
+    /// The `cluster_id_width` byte.
+    pub cluster_id_width: u8,
+    /// NN cores (`nn_core_count`).
+    pub nn_core_count: u8,
+    /// TP cores (`tp_core_count`).
+    pub tp_core_count: u8,
+    /// The two bytes after `tp_core_count` (reserved; kept for the round trip).
+    #[serde(skip)]
+    pub core_reserved: u16,
+    /// The stored file CRC (`nbg_crc_sum`); zero in files without one.
+    pub nbg_crc_sum: u32,
+    /// The `vip_sram_width` word.
+    pub vip_sram_width: u32,
+    /// The vendor-reserved area.
+    pub vsi_reserved: Reserved,
+    /// The customer-reserved area.
+    pub customer_reserved: Reserved,
+}
+
+/// A reserved area: counted and hashed, never interpreted.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reserved {
+    /// Size in bytes.
+    pub bytes: usize,
+    /// Bytes that are not zero.
+    pub nonzero_bytes: usize,
+    /// SHA-256 of the area.
+    pub sha256: Hash256,
+    /// The bytes themselves, for the round trip (not part of the document).
+    #[serde(skip)]
+    pub raw: Vec<u8>,
+}
+
+impl Reserved {
+    pub(super) fn of(bytes: &[u8]) -> Self {
+        Reserved {
+            bytes: bytes.len(),
+            nonzero_bytes: bytes.iter().filter(|&&b| b != 0).count(),
+            sha256: Hash256::of(bytes),
+            raw: bytes.to_vec(),
+        }
+    }
+}
+
+/// The memory pool fields of the fixed part.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryPool {
+    /// Pool size in bytes.
+    pub size: u32,
+    /// Pool alignment in bytes.
+    pub alignment: u32,
+    /// Pool base address.
+    pub base: u32,
+}
+
+/// An SRAM's fields in the fixed part.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sram {
+    /// Base address.
+    pub base: u32,
+    /// Size in bytes.
+    pub size: u32,
+}
+
+/// The fixed part: header, feature database, memory fields and entries.
+#[derive(Clone, Debug, Serialize)]
+pub struct FixedPart {
+    /// End of the decoded fixed part (header, feature database, memory fields, entries).
+    pub size: u64,
+    /// File offset of entry 0.
+    pub entries_offset: u64,
+    /// Entries the parser decodes for the version.
+    pub entry_count: usize,
+    /// How many of them the public layout has.
+    pub public_entry_count: usize,
+    /// Entries beyond the public layout that the version has (the vendor reader's gates).
+    pub extension_entries: Vec<&'static str>,
+    /// Where the version's layout comes from (`format::v1::layout_evidence`): `proved`,
+    /// `vendor-reader` or `bounded-unknown`.
+    pub evidence: f::LayoutEvidence,
+}
+
+/// The opaque fixed extension: fingerprinted, never named.
+#[derive(Clone, Debug, Serialize)]
+pub struct Extension {
+    /// File offset of its first byte.
+    pub offset: u64,
+    /// Bytes, possibly zero.
+    pub size: u64,
+    /// Fingerprint of its bytes.
+    pub fingerprint: Fingerprint,
+}
+
+/// One (offset, size) entry of the fixed part and the table it places.
+#[derive(Clone, Debug, Serialize)]
+pub struct Table {
+    /// Position in the entry list.
+    pub index: usize,
+    /// The entry's name (`format::v1::ENTRIES`).
+    pub name: &'static str,
+    /// The v2 section type with the same role (entry k is type k + 1).
+    pub section_type: u32,
+    /// How far the entry is established: `public`, `proved` or `vendor-reader`.
+    pub evidence: &'static str,
+    /// File offset of the 8-byte (offset, size) entry.
+    pub entry_offset: u64,
+    /// File offset of the table.
+    pub offset: u64,
+    /// Table size in bytes.
+    pub size: u64,
+    /// Bytes per record, where the public sources or the corpus establish it.
+    pub record_size: Option<u64>,
+    /// `size / record_size`, where the record size is known.
+    pub record_count: Option<u64>,
+    /// Whether the parser decodes this table's records (I/O and nested index tables).
+    pub decoded: bool,
+    /// Fingerprint of a non-empty table's bytes.
+    pub fingerprint: Option<Fingerprint>,
+}
+
+impl Table {
+    /// One past the table's last byte.
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+/// A table of (offset, size) entries into another table's data: a view, not an owner.
+#[derive(Clone, Debug, Serialize)]
+pub struct NestedTable {
+    /// The entry table's name.
+    pub table: &'static str,
+    /// The table its entries point into.
+    pub target: &'static str,
+    /// Number of entries.
+    pub entry_count: usize,
+    /// (offset, size) relative to the target table's data.
+    pub entries: Vec<[u64; 2]>,
+}
+
+/// The v1 CRC field and how it relates to the rules.
+#[derive(Clone, Debug, Serialize)]
+pub struct CrcField {
+    /// File offset of `nbg_crc_sum`.
+    pub offset: u64,
+    /// The stored value.
+    pub stored: u32,
+    /// CRC-32 of the whole file with the four field bytes zeroed (the corroborated rule).
+    pub computed_whole_file_zeroed: u32,
+    /// How the stored value relates to the rules.
+    pub classification: CrcClass,
+    /// The registry rule that reproduces `stored`, when one does.
+    pub rule: Option<String>,
+}
+
+impl<'data> NbgV1<'data> {
+    /// The table called `name`, when the version has it.
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+}

@@ -1,0 +1,343 @@
+//! The parsed v2 graph: header, sub-header, sections, records, checksums and DYNAIO, as the
+//! `--json` document holds them.
+
+use super::*;
+
+/// A parsed v2 graph. Borrows the file bytes it was parsed from.
+#[derive(Debug, Serialize)]
+pub struct NbgV2<'data> {
+    /// The file bytes (empty when parsed from a file with positioned reads).
+    #[serde(skip)]
+    pub bytes: &'data [u8],
+    /// `nbg-v2`.
+    pub format: &'static str,
+    /// Whole-file size and SHA-256.
+    pub file: FileFacts,
+    /// The 48-byte header at offset 0.
+    pub header: Header,
+    /// The sub-header that locates the section directory.
+    pub sub_header: SubHeader,
+    /// Every directory entry, in directory order.
+    pub sections: Vec<Section>,
+    /// The input section's records.
+    pub inputs: Vec<IoRecord>,
+    /// The output section's records.
+    pub outputs: Vec<IoRecord>,
+    /// The network-info section (35), when present.
+    pub network_info: Option<NetworkInfo>,
+    /// Used memory pool size in bytes (section 37), when present.
+    pub memory_pool_bytes: Option<u64>,
+    /// Used VIP SRAM size in bytes (section 38), when present.
+    pub vip_sram_bytes: Option<u32>,
+    /// Used AXI SRAM size in bytes (section 39), when present.
+    pub axi_sram_bytes: Option<u32>,
+    /// The section-40 records, each checked against its section.
+    pub section_checksums: Vec<SectionChecksum>,
+    /// The header's file CRC and the recovered rule that computes it.
+    pub file_checksum: FileChecksum,
+    /// The DYNAIO table (26) and region (20), when present.
+    pub dynamic_io: Option<DynamicIo>,
+    /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
+    #[serde(flatten)]
+    pub records: crate::nbg::parse::records::Records,
+    /// The final 512 bytes the runtime copies.
+    pub connection_region: ConnectionRegion,
+    /// Hash of the layout with payload bytes left out (see the module note).
+    pub structural_signature: Hash256,
+    /// Relations observed across the proprietary corpus; reported, never enforced.
+    pub corpus_invariants: Vec<Invariant>,
+}
+
+/// The 48-byte v2 header at file offset 0.
+#[derive(Clone, Debug, Serialize)]
+pub struct Header {
+    /// `VPMN` (offset 0x00).
+    pub magic: &'static str,
+    /// The version word (offset 0x04), `0x00020000`.
+    pub version: u32,
+    /// The target (product, CID) word (offset 0x08); recorded, not validated.
+    pub target: u32,
+    /// Compatibility alias of `target` used by runtime diagnostics.
+    pub product: u32,
+    /// Public name `crc_sum`; `crc32` is the parser key.
+    pub crc_sum: u32,
+    /// The same value as `crc_sum`.
+    pub crc32: u32,
+    /// Declared file size, low word (offset 0x10).
+    pub declared_file_size_low: u32,
+    /// Declared file size, high word (offset 0x14).
+    pub declared_file_size_high: u32,
+    /// The two words composed; must equal the file size.
+    pub declared_file_size: u64,
+    /// File offset of the sub-header (offset 0x18).
+    pub sub_header_offset: u32,
+    /// Sub-header size in bytes (offset 0x1c).
+    pub sub_header_size: u32,
+    /// Number of sub-headers (offset 0x20); exactly one is accepted.
+    pub sub_header_count: u32,
+    /// Bit 0 of the class word (offset 0x24).
+    pub class: u32,
+    /// The reserved header bits and words.
+    pub reserved: HeaderReserved,
+}
+
+/// Reserved header bits and words: reported, kept for the round trip.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeaderReserved {
+    /// Bits 1..32 of the class word (offset 0x24).
+    pub class_word_reserved_bits: u32,
+    /// The word at offset 0x28.
+    pub reserved2: u32,
+    /// The word at offset 0x2c.
+    pub reserved3: u32,
+}
+
+/// The 12-byte sub-header: where the section directory lies.
+#[derive(Clone, Debug, Serialize)]
+pub struct SubHeader {
+    /// File offset of the sub-header.
+    pub offset: u64,
+    /// File offset of the section directory.
+    pub section_headers_offset: u32,
+    /// Bytes per directory entry (44).
+    pub section_header_size: u32,
+    /// Number of directory entries.
+    pub section_header_count: u32,
+}
+
+/// One directory entry and the fingerprint of its payload.
+#[derive(Clone, Debug, Serialize)]
+pub struct Section {
+    /// Position in the directory (the CRC order).
+    pub index: usize,
+    /// File offset of the 44-byte section header.
+    pub header_offset: u64,
+    /// The section type (`sd_type`, `NBG_SECTION_*` ID).
+    #[serde(rename = "type")]
+    pub kind: u32,
+    /// Public name of the type (`NBG_SECTION_*`).
+    pub type_name: &'static str,
+    /// File offset of the payload (`sd_offset` low and high).
+    pub offset: u64,
+    /// Payload size in bytes (`sd_size` low and high).
+    pub size: u64,
+    /// Load address (`sd_addr` low and high); zero in serialized files.
+    pub load_address: u64,
+    /// Declared alignment in bytes (`sd_alignsize`).
+    pub alignment: u32,
+    /// Whether `offset` is a multiple of a nonzero `alignment` (reported, not enforced).
+    pub aligned: bool,
+    /// Bytes per record of the payload (`sd_entsize`).
+    pub entry_size: u32,
+    /// Compatibility alias of `entry_size`.
+    pub stride: u32,
+    /// The two reserved words at +0x24 and +0x28.
+    pub reserved_words: [u32; 2],
+    /// Whether the parser decodes the payload's records (the rest are bounded and opaque).
+    pub decoded: bool,
+    /// Fingerprint of the payload.
+    pub fingerprint: Fingerprint,
+}
+
+impl Section {
+    /// One past the payload's last byte.
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+/// The 220-byte network-info section (35).
+#[derive(Clone, Debug, Serialize)]
+pub struct NetworkInfo {
+    /// File offset of the section.
+    pub offset: u64,
+    /// The NUL-terminated network name (+0x00, 64 bytes).
+    pub name: String,
+    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
+    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
+    pub name_trailing_bytes: crate::nbg::read::NameTail,
+    /// Declared inputs (+0x40).
+    pub input_count: u32,
+    /// Declared outputs (+0x44).
+    pub output_count: u32,
+    /// Declared layers (+0x48).
+    pub layer_count: u32,
+    /// Declared absolute operations (`abs_op_count`, +0x4c).
+    pub absolute_operation_count: u32,
+    /// Declared operations (+0x50).
+    pub operation_count: u32,
+    /// Cores (+0x54).
+    pub core_count: u32,
+    /// Address width in bits (+0x58).
+    pub address_width: u32,
+    /// The attribute bitfield (+0x5c), decoded.
+    pub attribute: Attribute,
+    /// The 31 vendor-reserved words (+0x60).
+    pub vsi_reserved: VsiReserved,
+}
+
+/// The network-info attribute bitfield.
+#[derive(Clone, Debug, Serialize)]
+pub struct Attribute {
+    /// The word as stored.
+    pub raw: u32,
+    /// Bit 0: SH records reference the PPU parameter table.
+    pub change_ppu_param: bool,
+    /// Bits 1..3: NN command size code.
+    pub nn_command_size_code: u32,
+    /// NN command size in bytes by its code; null for an unknown code.
+    pub nn_command_bytes: Option<u32>,
+    /// Bits 3..5: TP command size code.
+    pub tp_command_size_code: u32,
+    /// TP command size in bytes by its code; null for an unknown code.
+    pub tp_command_bytes: Option<u32>,
+    /// Bits 5..7: DMA support code.
+    pub dma_support_code: u32,
+    /// Bits 7..32, reserved.
+    pub reserved_bits: u32,
+}
+
+impl Attribute {
+    pub(super) fn new(raw: u32) -> Self {
+        let [ppu, nn, tp, dma, reserved] = ATTRIBUTE_PARTS.map(|p| p.get(u64::from(raw)) as u32);
+        Attribute {
+            raw,
+            change_ppu_param: ppu != 0,
+            nn_command_size_code: nn,
+            nn_command_bytes: attribute::command_bytes(nn),
+            tp_command_size_code: tp,
+            tp_command_bytes: attribute::command_bytes(tp),
+            dma_support_code: dma,
+            reserved_bits: reserved,
+        }
+    }
+
+    /// The raw word packed again from the decoded parts (the round trip's encoder).
+    pub fn parts(&self) -> [u64; 5] {
+        [
+            u64::from(self.change_ppu_param),
+            u64::from(self.nn_command_size_code),
+            u64::from(self.tp_command_size_code),
+            u64::from(self.dma_support_code),
+            u64::from(self.reserved_bits),
+        ]
+    }
+}
+
+/// The attribute word's parts in field-map order: change PPU parameter, NN and TP command size
+/// codes, DMA support code, reserved bits (a wrong count does not build).
+pub(super) const ATTRIBUTE_PARTS: [fm::Part; 5] = {
+    let p = fm::v2_network_info::attribute.parts;
+    [p[0], p[1], p[2], p[3], p[4]]
+};
+
+/// Vendor-reserved words: counted and hashed, never named.
+#[derive(Clone, Debug, Serialize)]
+pub struct VsiReserved {
+    /// Number of words.
+    pub words: usize,
+    /// Words that are not zero.
+    pub nonzero_words: usize,
+    /// SHA-256 of the words' bytes.
+    pub sha256: Hash256,
+    /// The words themselves, for the round trip (not part of the document).
+    #[serde(skip)]
+    pub raw: Vec<u32>,
+}
+
+/// One section-40 record: a section type and the CRC-32 of that section's payload.
+#[derive(Clone, Debug, Serialize)]
+pub struct SectionChecksum {
+    /// File offset of the 8-byte record.
+    pub offset: u64,
+    /// The covered section's type.
+    pub section_type: u32,
+    /// Public name of that type.
+    pub section_type_name: &'static str,
+    /// The stored CRC-32.
+    pub stored: u32,
+    /// CRC-32 of the covered payload.
+    pub computed: u32,
+    /// Whether the two agree.
+    pub matches: bool,
+}
+
+/// The header's file CRC and the recovered rule that computes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileChecksum {
+    /// `crc32-ieee`.
+    pub algorithm: &'static str,
+    /// `zero`.
+    pub initial_value: &'static str,
+    /// What the CRC covers, by the version's rule: `section-payloads-in-directory-order`
+    /// (0x00020000) or `whole-file-field-zeroed` (0x00020005).
+    pub scope: &'static str,
+    /// Bytes presented to the CRC, normalized section 40 included.
+    pub covered_section_bytes: u64,
+    /// Gap bytes between declared payload ranges, which the CRC leaves out.
+    pub excluded_alignment_gap_bytes: u64,
+    /// Section-40 value words read as zero.
+    pub normalized_checksum_value_words: u64,
+    /// The header's `crc_sum`.
+    pub recorded_crc32: u32,
+    /// The CRC-32 by the version's rule.
+    pub computed_crc32: u32,
+    /// The CRC-32 by the spec's directory-order rule, whatever the version's rule (what
+    /// `crc-explain` compares).
+    pub directory_order_crc32: u32,
+    /// Whether the two agree (a parsed graph always has them equal).
+    pub matches: bool,
+}
+
+/// The DYNAIO table (26) and the region (20) it maps.
+#[derive(Clone, Debug, Serialize)]
+pub struct DynamicIo {
+    /// File offset of the DYNAIO table.
+    pub table_offset: u64,
+    /// File offset of the DYNAIO region.
+    pub region_offset: u64,
+    /// Number of table entries.
+    pub entry_count: u64,
+    /// Region size in bytes.
+    pub region_bytes: u64,
+    /// Region bytes inside some entry.
+    pub mapped_payload_bytes: u64,
+    /// Region bytes outside every entry (alignment padding).
+    pub padding_bytes: u64,
+    /// The entries, in table order.
+    pub entries: Vec<DynaioEntry>,
+}
+
+/// One DYNAIO table entry: an (offset, size) range of the region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct DynaioEntry {
+    /// Region-relative offset.
+    pub offset: u64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// A relation observed across the corpus, checked on this file: reported, never enforced.
+#[derive(Clone, Debug, Serialize)]
+pub struct Invariant {
+    /// The relation's stable name.
+    pub name: &'static str,
+    /// What the corpus shows.
+    pub expected: String,
+    /// What this file has.
+    pub observed: String,
+    /// Whether this file agrees.
+    pub holds: bool,
+}
+
+impl<'data> NbgV2<'data> {
+    /// The section of a type, if present (types are unique in a valid graph).
+    pub fn section(&self, kind: u32) -> Option<&Section> {
+        self.sections.iter().find(|s| s.kind == kind)
+    }
+
+    /// The payload bytes of `s` (a section of this graph parsed from memory).
+    pub fn payload(&self, s: &Section) -> &'data [u8] {
+        &self.bytes[s.offset as usize..s.end() as usize]
+    }
+}

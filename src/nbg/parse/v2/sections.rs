@@ -1,0 +1,400 @@
+//! Decoding and checking the v2 sections: I/O records, network info, memory records, the
+//! section checksums, the file checksum and the DYNAIO region.
+
+use super::*;
+
+pub(super) const IO_LAYOUT: IoLayout = {
+    use fm::v2_io_record as io;
+    IoLayout {
+        record: io::RECORD,
+        dim_count: io::dimension_count,
+        dims: io::dimensions,
+        data_format: io::data_format,
+        data_type: io::data_type,
+        quant_format: io::quant_format,
+        quant_fields: &[io::quant_words],
+        quant: QuantSlots {
+            words: 2,
+            fixed_point: 0,
+            scale: 0,
+            zero_point: 1,
+        },
+        name: Some(io::name),
+    }
+};
+
+/// The v2 I/O record layout (for the round trip's encoder).
+pub fn io_layout() -> &'static IoLayout {
+    &IO_LAYOUT
+}
+
+pub(super) fn decode_io_section(s: &Section, data: &Data<'_>) -> Result<Vec<IoRecord>, Failure> {
+    if s.size % f::IO_RECORD_SIZE != 0 || u64::from(s.entry_size) != f::IO_RECORD_SIZE {
+        return fail(
+            Code::IoRecordSize,
+            s.header_offset + ENTRY_SIZE_WORD,
+            format!(
+                "{} is {} bytes with entry size {}; I/O records are {} bytes",
+                s.type_name,
+                s.size,
+                s.entry_size,
+                f::IO_RECORD_SIZE
+            ),
+        );
+    }
+    let count = s.size / f::IO_RECORD_SIZE;
+    if count > f::IO_MAX_RECORDS {
+        return fail(
+            Code::IoCountLimit,
+            s.header_offset + ENTRY_SIZE_WORD,
+            format!(
+                "{} holds {count} records; at most {} are allowed",
+                s.type_name,
+                f::IO_MAX_RECORDS
+            ),
+        );
+    }
+    // At most 256 records of 104 bytes: read only now that the count is bounded.
+    data.range(s.offset, s.end())
+        .chunks_exact(IO_LAYOUT.size())
+        .enumerate()
+        .map(|(i, r)| decode_io(r, i, s.offset + (i * IO_LAYOUT.size()) as u64, &IO_LAYOUT))
+        .collect()
+}
+
+pub(super) fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<NetworkInfo, Failure> {
+    if s.size != f::NETWORK_INFO_SIZE {
+        return fail(
+            Code::NetworkInfoSize,
+            s.header_offset + ENTRY_SIZE_WORD,
+            format!(
+                "network info is {} bytes; it must be {}",
+                s.size,
+                f::NETWORK_INFO_SIZE
+            ),
+        );
+    }
+    use fm::v2_network_info as ni;
+    let p = &*data.range(s.offset, s.end());
+    let v = crate::nbg::parse::view(&ni::RECORD, p, s.offset)?;
+    let Some((name, name_trailing_bytes)) = fixed_name(v.bytes(&ni::name)) else {
+        return fail(
+            Code::InvalidName,
+            s.offset,
+            "network name is not NUL-terminated strict UTF-8 within 64 bytes",
+        );
+    };
+    let reserved = v.bytes(&ni::vsi_reserved);
+    Ok(NetworkInfo {
+        offset: s.offset,
+        name: name.to_string(),
+        name_trailing_bytes,
+        input_count: v.u32(&ni::input_count),
+        output_count: v.u32(&ni::output_count),
+        layer_count: v.u32(&ni::layer_count),
+        absolute_operation_count: v.u32(&ni::absolute_operation_count),
+        operation_count: v.u32(&ni::operation_count),
+        core_count: v.u32(&ni::core_count),
+        address_width: v.u32(&ni::address_width),
+        attribute: Attribute::new(v.u32(&ni::attribute)),
+        vsi_reserved: VsiReserved {
+            words: ni::vsi_reserved.width / 4,
+            nonzero_words: reserved.chunks_exact(4).filter(|w| w != &[0; 4]).count(),
+            sha256: Hash256::of(reserved),
+            raw: v.words(&ni::vsi_reserved),
+        },
+    })
+}
+
+pub(super) fn memory_record<'a>(
+    s: &Section,
+    expected: u64,
+    data: &Data<'a>,
+) -> Result<std::borrow::Cow<'a, [u8]>, Failure> {
+    if s.size != expected {
+        return fail(
+            Code::MemoryRecordSize,
+            s.header_offset + ENTRY_SIZE_WORD,
+            format!("{} is {} bytes; it must be {expected}", s.type_name, s.size),
+        );
+    }
+    Ok(data.range(s.offset, s.end()))
+}
+
+pub(super) fn verify_section_checksums(
+    s: &Section,
+    data: &Data<'_>,
+    sections: &[Section],
+) -> Result<Vec<SectionChecksum>, Failure> {
+    // Every record names a distinct present section, so a valid table has at most one record
+    // per section; the walk stops at the first record beyond that.
+    let mut out: Vec<SectionChecksum> = Vec::with_capacity(sections.len());
+    data.visit(s.offset, s.end(), f::CHECKSUM_RECORD_SIZE, |at, piece| {
+        for (j, r) in piece
+            .chunks_exact(f::CHECKSUM_RECORD_SIZE as usize)
+            .enumerate()
+        {
+            let offset = at + j as u64 * f::CHECKSUM_RECORD_SIZE;
+            let i = (offset - s.offset) / f::CHECKSUM_RECORD_SIZE;
+            check_record(offset, i, r, sections, &mut out)?;
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+pub(super) fn check_record(
+    offset: u64,
+    i: u64,
+    r: &[u8],
+    sections: &[Section],
+    out: &mut Vec<SectionChecksum>,
+) -> Result<(), Failure> {
+    let (kind, stored) = (le32(r, 0), le32(r, 4));
+    let Some(target) = sections.iter().find(|t| t.kind == kind) else {
+        return fail(
+            Code::SectionChecksumMissing,
+            offset,
+            format!("checksum record {i} names section type {kind}, which is not present"),
+        );
+    };
+    if out.iter().any(|c| c.section_type == kind) {
+        return fail(
+            Code::SectionChecksumDuplicate,
+            offset,
+            format!(
+                "checksum record {i} names section type {kind} ({}) again",
+                target.type_name
+            ),
+        );
+    }
+    let computed = target.fingerprint.crc32;
+    if computed != stored {
+        return fail(
+            Code::SectionChecksumMismatch,
+            offset + fm::v2_checksum_record::checksum_value.offset as u64,
+            format!(
+                "checksum for {} is 0x{stored:08x} but the section's CRC-32 is 0x{computed:08x}",
+                target.type_name
+            ),
+        );
+    }
+    out.push(SectionChecksum {
+        offset,
+        section_type: kind,
+        section_type_name: target.type_name,
+        stored,
+        computed,
+        matches: true,
+    });
+    Ok(())
+}
+
+/// The header CRC by the version's rule: `whole_file` is the whole-file-field-zeroed CRC where
+/// the rule is that one.
+pub(super) fn file_checksum(
+    data: &Data<'_>,
+    header: &Header,
+    sections: &[Section],
+    structure_bytes: u64,
+    whole_file: Option<u32>,
+) -> Result<FileChecksum, Failure> {
+    let listing: Vec<_> = sections
+        .iter()
+        .map(|s| (s.kind, s.offset, s.size, s.fingerprint.crc32))
+        .collect();
+    // Section checksums passed, so section 40 holds at most one record per section.
+    let directory_order = crc_rules::combine_v2_file_crc(&listing, |offset, size| {
+        crate::nbg::fingerprint::crc32(&crc_rules::v2_normalized_checksum_payload(
+            &data.range(offset, offset + size),
+        ))
+    });
+    let covered: u64 = sections.iter().map(|s| s.size).sum();
+    let normalized = sections
+        .iter()
+        .find(|s| s.kind == section::CHECKSUM)
+        .map_or(0, |s| s.size / f::CHECKSUM_RECORD_SIZE);
+    let (computed, scope, what) = match whole_file {
+        Some(c) => (
+            c,
+            crc_rules::WHOLE_FILE_FIELD_ZEROED,
+            "whole-file CRC (field read as zero)",
+        ),
+        None => (
+            directory_order,
+            "section-payloads-in-directory-order",
+            "directory-order section CRC",
+        ),
+    };
+    if computed != header.crc_sum {
+        return fail(
+            Code::FileChecksumMismatch,
+            f::OFF_CRC_SUM as u64,
+            format!(
+                "header crc_sum is 0x{:08x} but the {what} is 0x{computed:08x}",
+                header.crc_sum
+            ),
+        );
+    }
+    let (covered, gaps, normalized) = match whole_file {
+        Some(_) => (data.len() - 4, 0, 0),
+        None => (covered, data.len() - covered - structure_bytes, normalized),
+    };
+    Ok(FileChecksum {
+        algorithm: "crc32-ieee",
+        initial_value: "zero",
+        scope,
+        covered_section_bytes: covered,
+        excluded_alignment_gap_bytes: gaps,
+        normalized_checksum_value_words: normalized,
+        recorded_crc32: header.crc_sum,
+        computed_crc32: computed,
+        directory_order_crc32: directory_order,
+        matches: true,
+    })
+}
+
+pub(super) fn decode_dynaio(
+    data: &Data<'_>,
+    region: Option<&Section>,
+    table: Option<&Section>,
+) -> Result<Option<DynamicIo>, Failure> {
+    let (region, table) = match (region, table) {
+        (None, None) => return Ok(None),
+        (Some(r), Some(t)) => (r, t),
+        (Some(one), None) | (None, Some(one)) => {
+            return fail(
+                Code::DynaioUnpaired,
+                one.header_offset,
+                format!(
+                    "{} is present without its pair; sections 20 and 26 come together",
+                    one.type_name
+                ),
+            );
+        }
+    };
+    if table.size == 0 || table.size % f::DYNAIO_RECORD_SIZE != 0 {
+        return fail(
+            Code::DynaioTableSize,
+            table.header_offset + ENTRY_SIZE_WORD,
+            format!(
+                "DYNAIO table is {} bytes; it must be a positive multiple of {}",
+                table.size,
+                f::DYNAIO_RECORD_SIZE
+            ),
+        );
+    }
+    if region.size % f::DYNAIO_ALIGN != 0 {
+        return fail(
+            Code::DynaioRegionSize,
+            region.header_offset + ENTRY_SIZE_WORD,
+            format!(
+                "DYNAIO region is {} bytes, not a multiple of {}",
+                region.size,
+                f::DYNAIO_ALIGN
+            ),
+        );
+    }
+    // The count is bounded by the table's in-file size; the table is read in pieces.
+    let mut entries = Vec::new();
+    let mut cursor = 0u64;
+    let mut padding = 0u64;
+    data.visit(
+        table.offset,
+        table.end(),
+        f::DYNAIO_RECORD_SIZE,
+        |start, piece| {
+            for (j, r) in piece
+                .chunks_exact(f::DYNAIO_RECORD_SIZE as usize)
+                .enumerate()
+            {
+                let at = start + j as u64 * f::DYNAIO_RECORD_SIZE;
+                let i = (at - table.offset) / f::DYNAIO_RECORD_SIZE;
+                let e = dynaio_entry(data, region, at, i, r, cursor)?;
+                padding += e.offset - cursor;
+                cursor = e.offset + e.size;
+                entries.push(e);
+            }
+            Ok(())
+        },
+    )?;
+    check_zero(data, region, cursor, region.size)?;
+    padding += region.size - cursor;
+    Ok(Some(DynamicIo {
+        table_offset: table.offset,
+        region_offset: region.offset,
+        entry_count: entries.len() as u64,
+        region_bytes: region.size,
+        mapped_payload_bytes: region.size - padding,
+        padding_bytes: padding,
+        entries,
+    }))
+}
+
+/// One DYNAIO record at `at` (entry `i`), checked, and the region bytes before it checked zero.
+pub(super) fn dynaio_entry(
+    data: &Data<'_>,
+    region: &Section,
+    at: u64,
+    i: u64,
+    r: &[u8],
+    cursor: u64,
+) -> Result<DynaioEntry, Failure> {
+    let e = DynaioEntry {
+        offset: u64::from(le32(r, 0)),
+        size: u64::from(le32(r, 4)),
+    };
+    let problem = if e.size == 0 {
+        Some("has size zero")
+    } else if e.offset % f::DYNAIO_ALIGN != 0 {
+        Some("is not 64-byte aligned")
+    } else if e.offset < cursor {
+        Some("overlaps or precedes the previous entry")
+    } else if e.offset + e.size > region.size {
+        Some("leaves the DYNAIO region")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return fail(
+            Code::DynaioEntryInvalid,
+            at,
+            format!(
+                "DYNAIO entry {i} (offset 0x{:x}, size {}) {problem} (region {} bytes)",
+                e.offset, e.size, region.size
+            ),
+        );
+    }
+    check_zero(data, region, cursor, e.offset)?;
+    Ok(e)
+}
+
+/// Unmapped DYNAIO bytes (region-relative `[start, end)`) must be zero; the failure names the
+/// first nonzero byte.
+pub(super) fn check_zero(
+    data: &Data<'_>,
+    region: &Section,
+    start: u64,
+    end: u64,
+) -> Result<(), Failure> {
+    data.visit(
+        region.offset + start,
+        region.offset + end,
+        1,
+        |at, gap| match gap.iter().position(|&b| b != 0) {
+            None => Ok(()),
+            Some(i) => {
+                let at = at + i as u64;
+                fail(
+                    Code::DynaioPaddingNonzero,
+                    at,
+                    format!(
+                        "unmapped DYNAIO byte at region offset 0x{:x} is 0x{:02x}, not zero",
+                        at - region.offset,
+                        gap[i]
+                    ),
+                )
+            }
+        },
+    )
+}
