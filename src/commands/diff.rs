@@ -45,7 +45,7 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             eprintln!("nbg: {e}");
-            return ExitCode::from(e.exit_status());
+            return e.exit_status().into();
         }
     };
     if args.json {

@@ -30,7 +30,7 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             eprintln!("nbg: {e}");
-            return ExitCode::from(e.exit_status());
+            return e.exit_status().into();
         }
     };
     let report = match nbg_lab::lab::differential::run(&set) {
@@ -41,7 +41,7 @@ pub fn exec(args: Args) -> ExitCode {
             } else {
                 eprintln!("{e}");
             }
-            return ExitCode::from(e.exit_status());
+            return e.exit_status().into();
         }
     };
     let value = json::value(&report);

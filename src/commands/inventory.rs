@@ -29,7 +29,7 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             eprintln!("nbg: {e}");
-            return ExitCode::from(e.exit_status());
+            return e.exit_status().into();
         }
     };
     // The config and every corpus member are inputs: no output may replace one.
@@ -51,7 +51,7 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(i) => i,
         Err(e) => {
             eprintln!("nbg: {e}");
-            return ExitCode::from(e.exit_status());
+            return e.exit_status().into();
         }
     };
     let staged = out
@@ -60,7 +60,7 @@ pub fn exec(args: Args) -> ExitCode {
         .and_then(|_| match summary {
             Some(path) => outputs.stage(
                 path,
-                nbg_lab::lab::inventory::summary(&inventory.doc).as_bytes(),
+                nbg_lab::report::inventory::summary(&inventory.doc).as_bytes(),
             ),
             None => Ok(()),
         })
@@ -75,7 +75,7 @@ pub fn exec(args: Args) -> ExitCode {
             .and_then(|_| stdout.flush())
             .is_err()
         {
-            return ExitCode::from(2);
+            return super::stdout_closed();
         }
     }
     for r in inventory.rows.iter().filter(|r| !r.ok()) {

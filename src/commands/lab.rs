@@ -24,7 +24,7 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(c) => corpora.push((config.display().to_string(), c)),
             Err(e) => {
                 eprintln!("nbg: {e}");
-                return ExitCode::from(e.exit_status());
+                return e.exit_status().into();
             }
         }
     }

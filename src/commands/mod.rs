@@ -29,29 +29,38 @@ pub mod vendor;
 pub mod verify_generated;
 
 use nbg_lab::Failure;
+use nbg_lab::lab::Exit;
 use nbg_lab::output::Outputs;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
+// Every ending maps to an exit status through `nbg_lab::lab::Exit` (`From<Exit> for
+// ExitCode`): the helpers below and each error's `exit_status()` name the kind, never a number.
+
 /// Exit status 1: an invalid NBG, a refused model or a failed check.
 pub fn failed() -> ExitCode {
-    ExitCode::from(1)
+    Exit::Failure.into()
 }
 
 /// Exit status 0 when `ok`, else 1.
 pub fn status(ok: bool) -> ExitCode {
-    if ok { ExitCode::SUCCESS } else { failed() }
+    if ok { Exit::Success } else { Exit::Failure }.into()
 }
 
 /// Exit status 2 for a usage or I/O problem, after saying what it is on stderr.
 pub fn usage_error(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("nbg: {message}");
-    ExitCode::from(2)
+    Exit::Usage.into()
 }
 
-/// Write `text` to stdout; exit with status 2 instead of panicking when stdout is closed (a pipe
-/// into `head`, say).
+/// Standard output was closed under us (a pipe into `head`, say): an I/O ending, said once.
+pub fn stdout_closed() -> ExitCode {
+    Exit::Usage.into()
+}
+
+/// Write `text` to stdout; end the process with the I/O status instead of panicking when
+/// stdout is closed (nothing more can be printed, and the caller's work is moot).
 pub fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     if out
@@ -59,7 +68,7 @@ pub fn print(text: &str) {
         .and_then(|_| out.flush())
         .is_err()
     {
-        std::process::exit(2);
+        std::process::exit(i32::from(Exit::Usage.status()));
     }
 }
 

@@ -2,6 +2,7 @@
 
 use super::{failed, plan_outputs, print, print_json, status, usage_error};
 use nbg_lab::nbg::files::write_atomic;
+use nbg_lab::onnx::run::{Engine, Mode};
 use nbg_lab::onnx::{audit, crosscheck, fixtures, npz, policy, run};
 use nbg_lab::report::{self, json};
 use std::path::{Path, PathBuf};
@@ -24,8 +25,8 @@ pub enum Command {
     /// overwrites) and, with --evidence, the run evidence.
     Run {
         model: PathBuf,
-        #[arg(long, value_parser = ["cpu", "hybrid", "strict"])]
-        mode: String,
+        #[arg(long, value_enum)]
+        mode: ModeArg,
         #[arg(long, value_name = "IN.npz")]
         input: PathBuf,
         #[arg(long, value_name = "OUT.npz")]
@@ -39,8 +40,8 @@ pub enum Command {
         #[arg(long)]
         policy: Option<PathBuf>,
         /// CPU engine: ort (ONNX Runtime, the oracle) or tract (the second opinion).
-        #[arg(long, value_parser = ["ort", "tract"], default_value = "ort")]
-        engine: String,
+        #[arg(long, value_enum, default_value = "ort")]
+        engine: EngineArg,
         /// Replace existing output files (never the model, the input or the policy).
         #[arg(long)]
         force: bool,
@@ -61,8 +62,8 @@ pub enum Command {
     /// `nbg onnx run`).
     #[command(hide = true)]
     EngineChild {
-        #[arg(long, value_parser = ["ort", "tract"])]
-        engine: String,
+        #[arg(long, value_enum)]
+        engine: EngineArg,
         model: PathBuf,
         input: PathBuf,
         output: PathBuf,
@@ -73,6 +74,45 @@ pub enum Command {
         #[arg(long)]
         write: bool,
     },
+}
+
+/// `--mode`: how a run treats the NPU.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum ModeArg {
+    /// One CPU session.
+    Cpu,
+    /// The NPU where a partition is eligible, else the CPU.
+    Hybrid,
+    /// The NPU only; refused before any session while none is eligible.
+    Strict,
+}
+
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
+        match m {
+            ModeArg::Cpu => Mode::Cpu,
+            ModeArg::Hybrid => Mode::Hybrid,
+            ModeArg::Strict => Mode::Strict,
+        }
+    }
+}
+
+/// `--engine`: the CPU engine (the child's `--engine` is its `Display`, these names).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum EngineArg {
+    /// ONNX Runtime, the oracle.
+    Ort,
+    /// tract, the second opinion.
+    Tract,
+}
+
+impl From<EngineArg> for Engine {
+    fn from(e: EngineArg) -> Engine {
+        match e {
+            EngineArg::Ort => Engine::Ort,
+            EngineArg::Tract => Engine::Tract,
+        }
+    }
 }
 
 pub fn exec(command: Command) -> ExitCode {
@@ -93,13 +133,10 @@ pub fn exec(command: Command) -> ExitCode {
             engine,
             force,
         } => {
-            let (Ok(mode), Ok(engine)) = (mode.parse(), engine.parse()) else {
-                return usage_error("clap restricts --mode and --engine");
-            };
             let run = RunArgs {
                 model: &model,
-                mode,
-                engine,
+                mode: mode.into(),
+                engine: engine.into(),
                 input: &input,
                 output: &output,
                 json,
@@ -114,14 +151,12 @@ pub fn exec(command: Command) -> ExitCode {
             model,
             input,
             output,
-        } => {
-            let Ok(engine) = engine.parse() else {
-                return usage_error("clap restricts --engine");
-            };
-            ExitCode::from(
-                nbg_lab::onnx::isolate::child_main(engine, &model, &input, &output) as u8,
-            )
-        }
+        } => ExitCode::from(nbg_lab::onnx::isolate::child_main(
+            engine.into(),
+            &model,
+            &input,
+            &output,
+        ) as u8),
         Command::Crosscheck {
             model,
             input,
@@ -144,7 +179,7 @@ fn refused(r: &audit::Refusal, json: bool, execution: Option<serde_json::Value>)
     } else {
         eprintln!("error[{}]: {}", r.code, r.message);
     }
-    ExitCode::from(r.code.exit_status())
+    r.code.exit_status().into()
 }
 
 /// Why a command stops before its main work: the exit status follows from the kind.
@@ -168,7 +203,7 @@ impl Stop {
 /// code (2).
 fn unreadable(u: &audit::Unreadable) -> ExitCode {
     eprintln!("nbg: {u}");
-    ExitCode::from(u.0.code.exit_status())
+    u.0.code.exit_status().into()
 }
 
 /// The admitted model: its bytes, its audit and the limits it was audited under.
@@ -218,7 +253,7 @@ fn ort_ready() -> Result<(), ExitCode> {
         .map_err(|e| {
             let code = audit::RefusalCode::CpuEngineMissing;
             eprintln!("nbg: {code}: {e}");
-            ExitCode::from(code.exit_status())
+            code.exit_status().into()
         })
 }
 

@@ -65,11 +65,11 @@ pub fn exec(args: Args) -> ExitCode {
         // An invalid input names its file itself; a usage problem gets the `nbg:` prefix.
         Err(e @ ReportError::Invalid(..)) => {
             eprintln!("{e}");
-            ExitCode::from(e.exit_status())
+            e.exit_status().into()
         }
         Err(e) => {
             eprintln!("nbg: {e}");
-            ExitCode::from(e.exit_status())
+            e.exit_status().into()
         }
     }
 }

@@ -79,7 +79,7 @@ pub fn exec(args: Args) -> ExitCode {
             }
             print(&format!(
                 "{name}: {}\n",
-                records.text().replace('\n', &format!("\n{name}: "))
+                nbg_lab::report::text::reencoding(&records).replace('\n', &format!("\n{name}: "))
             ));
         }
         if !records.exact() {

@@ -125,7 +125,7 @@ fn fail(e: &VendorError, json: bool) -> ExitCode {
     } else {
         eprintln!("nbg: {}: {e}", e.code());
     }
-    ExitCode::from(e.exit_status())
+    e.exit_status().into()
 }
 
 /// The installed driver and its configurations.
@@ -228,7 +228,7 @@ fn targets(file: Option<&Path>, json: bool) -> ExitCode {
         print(&text);
     }
     match selected {
-        Some((_, None)) => ExitCode::from(1),
+        Some((_, None)) => super::failed(),
         _ => ExitCode::SUCCESS,
     }
 }
@@ -298,7 +298,7 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
         Ok(q) => q,
         Err(m) => {
             eprintln!("nbg: capture-refused: {m}");
-            return ExitCode::from(1);
+            return super::failed();
         }
     };
     // The folder is checked before the compiles, which take seconds each.
@@ -363,7 +363,7 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
     if a2_same {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        super::failed()
     }
 }
 
@@ -463,7 +463,7 @@ fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitC
     if accepted && differences.is_empty() && parsed.is_ok() {
         ExitCode::SUCCESS
     } else {
-        ExitCode::from(1)
+        super::failed()
     }
 }
 
@@ -511,7 +511,7 @@ fn controls(write: bool) -> ExitCode {
         }
         Ok((_, problems)) => {
             print(&(problems.join("\n") + "\n"));
-            ExitCode::from(1)
+            super::failed()
         }
         Err(e) => fail(&e, false),
     }
@@ -560,7 +560,7 @@ fn capture_sets(write: bool) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         print(&(problems.join("\n") + "\n"));
-        ExitCode::from(1)
+        super::failed()
     }
 }
 

@@ -31,7 +31,7 @@ pub fn exec(args: Args) -> ExitCode {
             }
             Err(e) => {
                 eprintln!("nbg: {e}");
-                ExitCode::from(e.exit_status())
+                e.exit_status().into()
             }
         };
     }

@@ -161,7 +161,7 @@ pub fn inventory_evidence(
         },
         Generated {
             path: format!("{stem}.md"),
-            text: crate::lab::inventory::summary(&doc),
+            text: crate::report::inventory::summary(&doc),
         },
     ])
 }

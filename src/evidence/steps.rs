@@ -213,7 +213,10 @@ fn inventory_step(corpus: &crate::lab::corpus::Corpus) -> (Vec<Row>, String, [St
         id["bytes"],
         id["inventory_sha256"].as_str().unwrap_or("")
     );
-    let docs = [crate::canonical::canonical(&doc), inventory::summary(&doc)];
+    let docs = [
+        crate::canonical::canonical(&doc),
+        crate::report::inventory::summary(&doc),
+    ];
     (rows, note, docs)
 }
 

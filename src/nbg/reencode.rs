@@ -69,24 +69,6 @@ impl Reencoding {
         }
         v
     }
-
-    /// The text lines `nbg roundtrip` prints for a file.
-    pub fn text(&self) -> String {
-        let mut s = format!(
-            "records: {} re-encoded exactly (of {} decoded-record owners)",
-            self.records_reencoded, self.records_total
-        );
-        if let Some(m) = &self.first_mismatch {
-            s.push_str(&format!(
-                "\nfirst field that does not round-trip: {} at 0x{:x} ({}; {} owner(s) differ)",
-                m.field, m.offset, m.owner, self.mismatches
-            ));
-        }
-        for label in &self.not_reencodable {
-            s.push_str(&format!("\nnot re-encodable yet: {label}"));
-        }
-        s
-    }
 }
 
 /// The `nbg roundtrip --json` entry of a file that does not parse or has no ledger.

@@ -158,12 +158,6 @@ pub enum OnnxError {
     /// No tensor was given for a graph input while running a tract session.
     #[error("no tensor for {0:?}")]
     NoTensor(String),
-    /// `--engine` names no engine.
-    #[error("unknown engine {0:?}; use ort or tract")]
-    UnknownEngine(String),
-    /// `--mode` names no mode.
-    #[error("unknown mode {0:?}; use cpu, hybrid or strict")]
-    UnknownMode(String),
     /// No NPU session can be built while the compiler is unqualified.
     #[error("no NPU session exists: the compiler is not qualified")]
     NpuUnqualified,

@@ -47,17 +47,6 @@ impl Engine {
     }
 }
 
-impl std::str::FromStr for Engine {
-    type Err = OnnxError;
-    fn from_str(s: &str) -> Result<Self, OnnxError> {
-        match s {
-            "ort" => Ok(Engine::Ort),
-            "tract" => Ok(Engine::Tract),
-            _ => Err(OnnxError::UnknownEngine(s.to_string())),
-        }
-    }
-}
-
 /// Run `f`, turning a panic inside it (an engine's) into an error carrying the panic message.
 pub fn contained<T>(f: impl FnOnce() -> Result<T, OnnxError>) -> Result<T, Contained> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
@@ -123,18 +112,6 @@ impl std::fmt::Display for Mode {
             Mode::Hybrid => "hybrid",
             Mode::Strict => "strict",
         })
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = OnnxError;
-    fn from_str(s: &str) -> Result<Self, OnnxError> {
-        match s {
-            "cpu" => Ok(Mode::Cpu),
-            "hybrid" => Ok(Mode::Hybrid),
-            "strict" => Ok(Mode::Strict),
-            _ => Err(OnnxError::UnknownMode(s.to_string())),
-        }
     }
 }
 

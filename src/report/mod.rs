@@ -15,6 +15,7 @@ mod capture_page;
 pub mod fieldmap;
 mod graph_page;
 mod html;
+pub mod inventory;
 pub mod json;
 #[cfg(feature = "onnx")]
 pub mod locate;

@@ -611,3 +611,21 @@ pub fn vendor_sweep(name: &str, r: &crate::vendor::sweep::Report) -> String {
     }
     s
 }
+
+/// The re-encoding lines `nbg roundtrip` prints for a file.
+pub fn reencoding(r: &crate::nbg::reencode::Reencoding) -> String {
+    let mut s = format!(
+        "records: {} re-encoded exactly (of {} decoded-record owners)",
+        r.records_reencoded, r.records_total
+    );
+    if let Some(m) = &r.first_mismatch {
+        s.push_str(&format!(
+            "\nfirst field that does not round-trip: {} at 0x{:x} ({}; {} owner(s) differ)",
+            m.field, m.offset, m.owner, r.mismatches
+        ));
+    }
+    for label in &r.not_reencodable {
+        s.push_str(&format!("\nnot re-encodable yet: {label}"));
+    }
+    s
+}

@@ -400,7 +400,10 @@ fn assert_rows_write_the_document(config: &std::path::Path) {
         "{}: the inventory written row by row differs",
         config.display()
     );
-    assert_eq!(inventory::summary(&rows.doc), inventory::summary(&doc));
+    assert_eq!(
+        nbg_lab::report::inventory::summary(&rows.doc),
+        nbg_lab::report::inventory::summary(&doc)
+    );
     let failed: Vec<_> = rows
         .rows
         .iter()
