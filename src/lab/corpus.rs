@@ -9,10 +9,11 @@
 
 use super::Exit;
 use crate::nbg::files::InputError;
+pub use crate::nbg::files::{PathError, resolve};
 use crate::nbg::fingerprint::Hash256;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Why a corpus config was refused: a usage error (exit 2) with a clear message.
 #[derive(Debug, thiserror::Error)]
@@ -110,34 +111,6 @@ pub enum ConfigProblem {
     /// Two entries name the same file; the second entry's path.
     #[error("{0}: listed twice")]
     Duplicate(String),
-}
-
-/// Why a config path does not resolve to a regular file inside its root (`resolve`).
-#[derive(Debug, thiserror::Error)]
-pub enum PathError {
-    /// The path is empty or absolute.
-    #[error("paths must be relative to the config's folder")]
-    NotRelative,
-    /// A component cannot be examined.
-    #[error("{}: {source}", .path.display())]
-    Unreadable {
-        /// The path up to that component.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// A component is a symlink.
-    #[error("{} is a symlink; corpus paths never follow links", .0.display())]
-    Symlink(PathBuf),
-    /// A component is `..`, `.` or a root.
-    #[error("paths may not contain '..', '.' or a root")]
-    NotNormal,
-    /// The resolved file cannot be examined.
-    #[error("{0}")]
-    Stat(std::io::Error),
-    /// The resolved path is not a regular file.
-    #[error("{} is not a regular file", .0.display())]
-    NotFile(PathBuf),
 }
 
 #[derive(Deserialize)]
@@ -348,36 +321,6 @@ fn check_dir(root: &Path) -> Result<(), ConfigProblem> {
             source,
         }),
     }
-}
-
-/// Resolve a config path inside `root`: relative, no `..`, no symlink at any component, a
-/// regular file at the end.
-pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
-    let p = Path::new(path);
-    if path.is_empty() || p.is_absolute() {
-        return Err(PathError::NotRelative);
-    }
-    let mut full = root.to_path_buf();
-    for c in p.components() {
-        match c {
-            Component::Normal(part) => {
-                full.push(part);
-                let meta = match std::fs::symlink_metadata(&full) {
-                    Ok(m) => m,
-                    Err(source) => return Err(PathError::Unreadable { path: full, source }),
-                };
-                if meta.file_type().is_symlink() {
-                    return Err(PathError::Symlink(full));
-                }
-            }
-            _ => return Err(PathError::NotNormal),
-        }
-    }
-    let meta = std::fs::symlink_metadata(&full).map_err(PathError::Stat)?;
-    if !meta.is_file() {
-        return Err(PathError::NotFile(full));
-    }
-    Ok(full)
 }
 
 /// Write `files` synthetic v2 graphs of about `bytes` each (`bulk-NNNN.nb`) and their

@@ -17,177 +17,21 @@
 //! Nothing is ever written here; the caller may write the report.
 
 use super::Exit;
+pub use crate::lab::capture::{
+    A1_FILE, A2_FILE, B_FILE, CaptureSet, CaptureSpec, LoadError, SPEC_FILE, load,
+};
 use crate::lab::diff::locate;
 use crate::lab::mapping::{Outcome, Registry, Target};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
-use crate::nbg::files::{InputError, read_regular};
 use crate::nbg::fingerprint::Hash256;
 use crate::nbg::image::{ChangedImage, NbgImage, OwnerClass};
 use crate::nbg::parse::{FileFacts, Graph, parse};
-use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
-
-/// The capture set's file names: the two captures of source A, the capture of source B and the
-/// spec, all in one folder.
-pub const A1_FILE: &str = "A1.nb";
-/// See `A1_FILE`.
-pub const A2_FILE: &str = "A2.nb";
-/// See `A1_FILE`.
-pub const B_FILE: &str = "B.nb";
-/// See `A1_FILE`.
-pub const SPEC_FILE: &str = "differential.json";
-
-/// `differential.json`: the controlled source bytes of A and B.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
-pub struct CaptureSpec {
-    /// The controlled source bytes as compiled into A.
-    pub a_source: Vec<u8>,
-    /// The same source bytes as compiled into B.
-    pub b_source: Vec<u8>,
-    /// Where the captures came from (tool, version, command), shown in reports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provenance: Option<String>,
-    /// Further controlled quantities by key (a quantization scale, say), each with its A and
-    /// B value; the source keys of `mapping` registries name them.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub quantities: std::collections::BTreeMap<String, crate::lab::mapping::Quantity>,
-    /// Quantities held fixed in A and B (the other scales and zero points of the model), by
-    /// key: the inputs of computed values read them.
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub context: std::collections::BTreeMap<String, crate::lab::mapping::Value>,
-}
-
-/// Largest `differential.json` read.
-pub const MAX_SPEC_BYTES: u64 = 16 << 20;
+use serde::Serialize;
 
 /// Most changed ranges a report lists; the rest are counted in `changed_ranges_omitted`, so
 /// memory and output stay bounded however much B differs from A.
 pub const MAX_CHANGED_RANGES: usize = 4096;
-
-/// The four files of a capture set.
-pub struct CaptureSet {
-    /// `A1.nb`: the first capture of source A.
-    pub a1: Vec<u8>,
-    /// `A2.nb`: the second capture of source A (must equal A1: the serializer is deterministic).
-    pub a2: Vec<u8>,
-    /// `B.nb`: the capture of source B.
-    pub b: Vec<u8>,
-    /// `differential.json`.
-    pub spec: CaptureSpec,
-}
-
-/// Why a capture directory could not be loaded: a usage or I/O problem.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// A file of the set could not be read.
-    #[error(transparent)]
-    Unreadable(#[from] InputError),
-    /// The directory cannot be examined.
-    #[error("{}: {source}", .dir.display())]
-    Dir {
-        /// The capture directory.
-        dir: PathBuf,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The path is not a directory.
-    #[error("{}: not a capture directory", .0.display())]
-    NotDir(PathBuf),
-    /// `differential.json` is larger than `MAX_SPEC_BYTES`.
-    #[error("{}: differential.json is at most {MAX_SPEC_BYTES} bytes", .0.display())]
-    SpecTooLarge(PathBuf),
-    /// `differential.json` is not a JSON object.
-    #[error("{}: differential.json must be a JSON object", .0.display())]
-    SpecNotObject(PathBuf),
-    /// `differential.json` does not match `CaptureSpec`.
-    #[error("{}: {source}", .spec.display())]
-    SpecFields {
-        /// The `differential.json` path.
-        spec: PathBuf,
-        /// Why.
-        source: serde_json::Error,
-    },
-    /// `a_source` and `b_source` are empty or of different lengths.
-    #[error(
-        "{}: a_source and b_source must be non-empty and of the same length ({a} vs {b})",
-        .spec.display()
-    )]
-    Sources {
-        /// The `differential.json` path.
-        spec: PathBuf,
-        /// Length of `a_source`.
-        a: usize,
-        /// Length of `b_source`.
-        b: usize,
-    },
-    /// More than `mapping::MAX_QUANTITIES` quantities.
-    #[error("{}: at most {} quantities", .0.display(), crate::lab::mapping::MAX_QUANTITIES)]
-    TooManyQuantities(PathBuf),
-}
-
-impl LoadError {
-    /// Every capture set that cannot be loaded is a usage or I/O problem.
-    pub fn exit_status(&self) -> Exit {
-        match self {
-            LoadError::Unreadable(_)
-            | LoadError::Dir { .. }
-            | LoadError::NotDir(_)
-            | LoadError::SpecTooLarge(_)
-            | LoadError::SpecNotObject(_)
-            | LoadError::SpecFields { .. }
-            | LoadError::Sources { .. }
-            | LoadError::TooManyQuantities(_) => Exit::Usage,
-        }
-    }
-}
-
-/// Load a capture directory: `A1.nb`, `A2.nb`, `B.nb`, `differential.json`.
-pub fn load(dir: &Path) -> Result<CaptureSet, LoadError> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|source| LoadError::Dir {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
-    if !meta.is_dir() {
-        return Err(LoadError::NotDir(dir.to_path_buf()));
-    }
-    let spec_path = dir.join("differential.json");
-    let mut json = Vec::new();
-    crate::nbg::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
-    if json.len() as u64 > MAX_SPEC_BYTES {
-        return Err(LoadError::SpecTooLarge(spec_path));
-    }
-    // The derived deserializer would also take `[a_source, b_source]`: only an object is one.
-    if json.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return Err(LoadError::SpecNotObject(spec_path));
-    }
-    let spec: CaptureSpec = match serde_json::from_slice(&json) {
-        Ok(s) => s,
-        Err(source) => {
-            return Err(LoadError::SpecFields {
-                spec: spec_path,
-                source,
-            });
-        }
-    };
-    if spec.a_source.len() != spec.b_source.len() || spec.a_source.is_empty() {
-        return Err(LoadError::Sources {
-            spec: spec_path,
-            a: spec.a_source.len(),
-            b: spec.b_source.len(),
-        });
-    }
-    if spec.quantities.len() + spec.context.len() > crate::lab::mapping::MAX_QUANTITIES {
-        return Err(LoadError::TooManyQuantities(spec_path));
-    }
-    Ok(CaptureSet {
-        a1: read_regular(&dir.join("A1.nb"))?,
-        a2: read_regular(&dir.join("A2.nb"))?,
-        b: read_regular(&dir.join("B.nb"))?,
-        spec,
-    })
-}
 
 /// Identity of the three captures.
 #[derive(Clone, Debug, Serialize)]

@@ -1,7 +1,7 @@
 //! Reading input files: regular files only, never through a symlink.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Why an input could not be read or an output written: a usage or I/O problem (exit 2), not
 /// an invalid NBG. Each message starts with the path the user gave.
@@ -183,4 +183,62 @@ pub fn partial_file(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
     builder.tempfile_in(dir)
+}
+
+/// Why a config path does not resolve to a regular file inside its root (`resolve`).
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// The path is empty or absolute.
+    #[error("paths must be relative to the config's folder")]
+    NotRelative,
+    /// A component cannot be examined.
+    #[error("{}: {source}", .path.display())]
+    Unreadable {
+        /// The path up to that component.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A component is a symlink.
+    #[error("{} is a symlink; corpus paths never follow links", .0.display())]
+    Symlink(PathBuf),
+    /// A component is `..`, `.` or a root.
+    #[error("paths may not contain '..', '.' or a root")]
+    NotNormal,
+    /// The resolved file cannot be examined.
+    #[error("{0}")]
+    Stat(std::io::Error),
+    /// The resolved path is not a regular file.
+    #[error("{} is not a regular file", .0.display())]
+    NotFile(PathBuf),
+}
+
+/// Resolve a relative path (a corpus config's, a policy's manifest) inside `root`: relative, no `..`, no symlink at any component, a
+/// regular file at the end.
+pub fn resolve(root: &Path, path: &str) -> Result<PathBuf, PathError> {
+    let p = Path::new(path);
+    if path.is_empty() || p.is_absolute() {
+        return Err(PathError::NotRelative);
+    }
+    let mut full = root.to_path_buf();
+    for c in p.components() {
+        match c {
+            Component::Normal(part) => {
+                full.push(part);
+                let meta = match std::fs::symlink_metadata(&full) {
+                    Ok(m) => m,
+                    Err(source) => return Err(PathError::Unreadable { path: full, source }),
+                };
+                if meta.file_type().is_symlink() {
+                    return Err(PathError::Symlink(full));
+                }
+            }
+            _ => return Err(PathError::NotNormal),
+        }
+    }
+    let meta = std::fs::symlink_metadata(&full).map_err(PathError::Stat)?;
+    if !meta.is_file() {
+        return Err(PathError::NotFile(full));
+    }
+    Ok(full)
 }

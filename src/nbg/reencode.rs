@@ -8,7 +8,6 @@
 //! re-encoding differ, and the first differing field is named. An owner without an encoder is
 //! reported as not re-encodable and never counted exact.
 
-use crate::nbg::family::NbgFamily;
 use crate::nbg::fieldmap::{self as fm, Record, Writer};
 use crate::nbg::format::{section, v1 as f1};
 use crate::nbg::holds::{Holds, Kind};
@@ -80,7 +79,7 @@ pub fn failed_json(file: &str, f: &crate::nbg::failure::Failure) -> serde_json::
 }
 
 /// One encoded record: its file offset, the record layout, the name prefix and the bytes (or
-/// the first field whose decoded value did not fit). `NbgFamily::reencode_owner` yields them.
+/// the first field whose decoded value did not fit). `pieces` yields them.
 pub struct Piece {
     at: u64,
     record: Record,
@@ -88,6 +87,15 @@ pub struct Piece {
     skip: u64,
     prefix: String,
     bytes: Result<Vec<u8>, &'static str>,
+}
+
+/// The decoded-record `o` (a ledger owner of this graph's image) encoded again from the
+/// parsed values, one piece per record; `None` when the field map has no encoder for it.
+fn pieces(graph: &Graph<'_>, o: &Owner) -> Option<Vec<Piece>> {
+    match graph {
+        Graph::V1(g) => pieces_v1(g, o),
+        Graph::V2(g) => pieces_v2(g, o),
+    }
 }
 
 /// Re-encode every decoded-record owner of `image` (built from `graph`) and compare with the
@@ -107,7 +115,7 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
         .filter(|o| o.class == OwnerClass::DecodedRecord)
     {
         out.records_total += 1;
-        let Some(pieces) = graph.reencode_owner(o) else {
+        let Some(pieces) = pieces(graph, o) else {
             out.not_reencodable.push(o.label.clone());
             continue;
         };
@@ -133,7 +141,7 @@ pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
             out.extend_from_slice(&image.range(o.start, o.end));
             continue;
         }
-        let pieces = graph.reencode_owner(o)?;
+        let pieces = pieces(graph, o)?;
         for p in pieces {
             if p.at != out.len() as u64 {
                 return None;
@@ -394,8 +402,8 @@ fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> 
     })
 }
 
-/// The v2 half of `NbgFamily::reencode_owner`.
-pub(crate) fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
+/// The v2 half of `pieces`.
+fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
     match o.origin {
         Origin::Structure => match o.label.as_str() {
             "header" => Some(vec![v2_header(g)]),
@@ -598,8 +606,8 @@ fn v1_fixed(g: &NbgV1<'_>) -> Writer {
     w
 }
 
-/// The v1 half of `NbgFamily::reencode_owner`.
-pub(crate) fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
+/// The v1 half of `pieces`.
+fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
     let entries = g.fixed_part.entries_offset;
     match o.origin {
         Origin::Structure if o.end <= entries => {

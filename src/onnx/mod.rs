@@ -16,4 +16,5 @@ pub mod proto;
 pub mod refusal;
 pub mod run;
 pub mod signature;
+pub mod tensor;
 pub mod types;

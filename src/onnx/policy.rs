@@ -109,7 +109,7 @@ pub fn load(path: &Path) -> Result<Policy, Refusal> {
 /// Check policy text whose manifest path is relative to `dir`.
 pub fn from_bytes(bytes: &[u8], dir: &Path) -> Result<Policy, Refusal> {
     check(bytes, |path| {
-        let manifest_path = crate::lab::corpus::resolve(dir, path)
+        let manifest_path = crate::nbg::files::resolve(dir, path)
             .map_err(|m| invalid(format!("compiler_profile.path {path:?}: {m}")))?;
         crate::nbg::files::read_regular(&manifest_path).map_err(|e| invalid(e.to_string()))
     })

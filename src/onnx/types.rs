@@ -2,8 +2,8 @@
 //! input or output. A leaf below the audit, the signature and the runs.
 
 use super::error::OnnxError;
-use super::npz::Tensor;
 use super::proto::{self, ValueInfoProto};
+use super::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
 /// What a command decided about sessions: evidence's `classification`, always filled.

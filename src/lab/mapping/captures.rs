@@ -5,7 +5,7 @@
 //! that refutes it.
 
 use super::{Quantity, Value};
-use crate::lab::differential::CaptureSpec;
+use crate::lab::capture::CaptureSpec;
 use crate::lab::synth::{self, BuildError, GraphSpec, Rng, TensorSpec};
 use crate::lab::synth_v1::{V1Crc, V1Spec};
 use crate::nbg::format::section;

@@ -100,10 +100,10 @@ pub struct Capture {
 
 impl Capture {
     /// Load the capture set in `dir` under the name the user gave.
-    pub fn load(dir: &Path, name: String) -> Result<Self, crate::lab::differential::LoadError> {
+    pub fn load(dir: &Path, name: String) -> Result<Self, crate::lab::capture::LoadError> {
         Ok(Capture {
             name,
-            set: crate::lab::differential::load(dir)?,
+            set: crate::lab::capture::load(dir)?,
         })
     }
 

@@ -33,7 +33,7 @@ pub enum MappingError {
     },
     /// A capture set could not be loaded.
     #[error(transparent)]
-    Capture(#[from] crate::lab::differential::LoadError),
+    Capture(#[from] crate::lab::capture::LoadError),
     /// `check` was given more than `MAX_CAPTURE_SETS` capture sets; how many.
     #[error("{0} capture sets; at most {MAX_CAPTURE_SETS}")]
     TooManyCaptures(usize),

@@ -32,7 +32,8 @@ pub use promote::*;
 pub use run::*;
 
 use super::Exit;
-use crate::lab::differential::CaptureSet;
+use crate::lab::capture::CaptureSet;
+pub use crate::lab::capture::{MAX_QUANTITIES, Quantity, Value};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
 use crate::nbg::files::InputError;

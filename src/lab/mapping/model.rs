@@ -19,8 +19,6 @@ pub const MAX_EVIDENCE: usize = 64;
 pub const MAX_CAPTURE_SETS: usize = 256;
 /// Longest encoded source value (a raw constant or a section range).
 pub const MAX_VALUE_BYTES: usize = 1 << 16;
-/// Most quantities one `differential.json` names.
-pub const MAX_QUANTITIES: usize = 64;
 /// Most DYNAIO entries tried when the target entry is found by the A value.
 pub const MAX_CANDIDATES: usize = 16;
 /// The source key that names `a_source`/`b_source` of `differential.json`.
@@ -123,33 +121,6 @@ pub enum Reason {
     TargetHoldsOtherValue,
     /// The replayed image differs from B.
     ReplayDiffersFromB,
-}
-
-/// A source value in `differential.json` (`quantities.<key>.a` / `.b`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum Value {
-    /// A non-negative integer.
-    Unsigned(u64),
-    /// A negative integer.
-    Signed(i64),
-    /// A number with a fraction.
-    Float(f64),
-    /// A byte array.
-    Bytes(Vec<u8>),
-}
-
-/// JSON has no NaN: equality of values read from JSON is an equivalence.
-impl Eq for Value {}
-
-/// A controlled quantity of a capture set: its value in A and in B.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Quantity {
-    /// The value in A.
-    pub a: Value,
-    /// The value in B.
-    pub b: Value,
 }
 
 /// What value a mapping writes: a described quantity of the capture set.

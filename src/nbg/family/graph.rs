@@ -1,0 +1,87 @@
+//! `NbgFamily` for either graph, dispatched once.
+
+use super::*;
+
+/// Forward a call to the graph's family: the one match on `Graph` variants.
+macro_rules! with_family {
+    ($graph:expr, $g:ident => $body:expr) => {
+        match $graph {
+            Graph::V1($g) => $body,
+            Graph::V2($g) => $body,
+        }
+    };
+}
+
+impl<'data> NbgFamily<'data> for Graph<'data> {
+    fn family(&self) -> Family {
+        with_family!(self, g => g.family())
+    }
+
+    fn bytes(&self) -> &'data [u8] {
+        with_family!(self, g => g.bytes())
+    }
+
+    fn format(&self) -> &'static str {
+        with_family!(self, g => g.format())
+    }
+
+    fn file(&self) -> &FileFacts {
+        with_family!(self, g => g.file())
+    }
+
+    fn structural_signature(&self) -> Hash256 {
+        with_family!(self, g => g.structural_signature())
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        with_family!(self, g => g.to_json())
+    }
+
+    fn descriptors(&self) -> Vec<String> {
+        with_family!(self, g => g.descriptors())
+    }
+
+    fn payloads(&self) -> Vec<Payload> {
+        with_family!(self, g => g.payloads())
+    }
+
+    fn crc_rule(&self) -> CrcRule {
+        with_family!(self, g => g.crc_rule())
+    }
+
+    fn crc_class(&self) -> Option<CrcClass> {
+        with_family!(self, g => g.crc_class())
+    }
+
+    fn file_crc(&self, bytes: &[u8]) -> Option<u32> {
+        with_family!(self, g => g.file_crc(bytes))
+    }
+
+    fn derived_checksums(&self) -> Vec<DerivedChecksum> {
+        with_family!(self, g => g.derived_checksums())
+    }
+
+    fn checksum_table(&self) -> Option<(u64, u64)> {
+        with_family!(self, g => g.checksum_table())
+    }
+
+    fn coverage_code(&self, offset: u64) -> Option<&'static str> {
+        with_family!(self, g => g.coverage_code(offset))
+    }
+
+    fn unchecked_reason(&self, offset: u64, place: Place) -> Option<&'static str> {
+        with_family!(self, g => g.unchecked_reason(offset, place))
+    }
+
+    fn dynaio_region(&self) -> Option<u64> {
+        with_family!(self, g => g.dynaio_region())
+    }
+
+    fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
+        with_family!(self, g => g.dynaio_ranges())
+    }
+
+    fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
+        with_family!(self, g => g.crc_explanation(crc_of))
+    }
+}

@@ -1,0 +1,167 @@
+//! Per-family behaviour behind one trait, dispatched once.
+//!
+//! `NbgFamily` holds what differs between the v1 and v2 families and what the lab, the
+//! ledger and the renderers ask of a parsed graph: identity, the JSON document, layout
+//! descriptors, named payloads (v2 sections, v1 tables), the file CRC field and its recovered
+//! rule, the section-40 checksums, which bytes no rule checks, DYNAIO, the re-encoding of
+//! decoded records and the CRC explanation. `NbgV1` and `NbgV2`
+//! implement it; `Graph` implements it by forwarding every call through `with_family!`, the
+//! one place that matches on the family (the pattern of gimli-rs/object's `read::Object` and
+//! `read::File`).
+//!
+//! This module sits just above `parse` (it imports the parsed types, the format constants and
+//! the CRC rules) and below the lab and the renderers. The per-family halves of the
+//! re-encoding (`reencode`, which needs the ledger's owners) and of the CRC explanation
+//! (`crc_explain`) stay in their modules; the trait only dispatches them.
+
+mod graph;
+mod v1;
+mod v2;
+
+use crate::nbg::crc_rules::{self, CrcClass, Explanation};
+use crate::nbg::fieldmap as fm;
+use crate::nbg::fingerprint::{Hash256, crc32};
+use crate::nbg::format::{HeaderCrc, section, v1 as f1, v2 as f2};
+use crate::nbg::parse::{FileFacts, Graph, NbgV1, NbgV2};
+use serde::{Deserialize, Serialize};
+
+/// The NBG family of a graph (or the family a mapping of the registry is written for).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// Version 0x0001xxxx: a fixed part and an entry table of 8-byte (offset, size) pairs.
+    V1,
+    /// Version 0x00020000: a header, a sub-header and a section directory.
+    V2,
+}
+
+/// A named payload: a v2 section or a v1 table, by its public name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Payload {
+    /// `NBG_SECTION_*` for v2, the entry-table name for v1.
+    pub name: &'static str,
+    /// File offset of the first byte.
+    pub offset: u64,
+    /// Bytes, possibly zero.
+    pub size: u64,
+}
+
+impl Payload {
+    /// One past the last byte.
+    pub fn end(&self) -> u64 {
+        self.offset + self.size
+    }
+}
+
+/// Where the file CRC is stored and by which recovered rule it is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrcRule {
+    /// File offset of the 4-byte little-endian field.
+    pub field: u64,
+    /// The rule's stable name (`v2-directory-order`, `whole-file-field-zeroed`).
+    pub rule: &'static str,
+    /// The field's name in the family's header, used as the marker of a rewrite.
+    pub field_name: &'static str,
+}
+
+/// A derived checksum value (a v2 section-40 record) and the payload it covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DerivedChecksum {
+    /// File offset of the 4-byte value.
+    pub value_at: u64,
+    /// The covered payload, `[start, end)`.
+    pub target: (u64, u64),
+    /// The covered section's type.
+    pub section_type: u32,
+}
+
+/// The kind of ledger owner a byte belongs to, as far as the checking rules care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// Padding or alignment between claimed ranges.
+    Gap,
+    /// The connection region where no section or table owns it.
+    ConnectionTail,
+    /// A decoded structure record (header, sub-header, directory, fixed part).
+    Structure,
+    /// Anything else (payloads, decoded records inside sections).
+    Other,
+}
+
+/// What differs between the NBG families, asked of a parsed graph.
+pub trait NbgFamily<'data> {
+    /// Which family this graph belongs to.
+    fn family(&self) -> Family;
+
+    /// The file bytes the graph borrows.
+    fn bytes(&self) -> &'data [u8];
+
+    /// The stable format name (`nbg-v1`, `nbg-v2`).
+    fn format(&self) -> &'static str;
+
+    /// Whole-file size and SHA-256.
+    fn file(&self) -> &FileFacts;
+
+    /// Hash of the layout with payload bytes left out: equal for two captures of one network
+    /// that differ only in weights.
+    fn structural_signature(&self) -> Hash256;
+
+    /// The `--json` document: sorted keys, integers as numbers, hashes as lowercase hex.
+    fn to_json(&self) -> serde_json::Value;
+
+    /// Layout descriptors, one line each: two captures with equal descriptors share a layout.
+    fn descriptors(&self) -> Vec<String>;
+
+    /// The named payloads (v2 sections, v1 tables) in directory order, empty ones included.
+    fn payloads(&self) -> Vec<Payload>;
+
+    /// The first payload called `name`, when the graph has one.
+    fn payload(&self, name: &str) -> Option<Payload> {
+        self.payloads().into_iter().find(|p| p.name == name)
+    }
+
+    /// Where the file CRC is stored and which rule computes it.
+    fn crc_rule(&self) -> CrcRule;
+
+    /// How the stored v1 CRC relates to the rules; `None` for v2, whose checksums the parser
+    /// enforces.
+    fn crc_class(&self) -> Option<CrcClass>;
+
+    /// The file CRC of `bytes` (a changed copy of this graph's file, same length and layout)
+    /// by the family's recovered rule; `None` when the file stores no CRC (a v1 zero field)
+    /// or `bytes` does not have the file's length.
+    fn file_crc(&self, bytes: &[u8]) -> Option<u32>;
+
+    /// Section-40 checksum values and the payloads they cover (empty for v1).
+    fn derived_checksums(&self) -> Vec<DerivedChecksum>;
+
+    /// The file range of the checksum table, whose 8-byte records are (type, value) words.
+    fn checksum_table(&self) -> Option<(u64, u64)>;
+
+    /// The failure code a change to the payload or gap byte at `offset` must cause by checksum
+    /// coverage alone, when coverage decides it.
+    fn coverage_code(&self, offset: u64) -> Option<&'static str>;
+
+    /// Why a change to the byte at `offset` (owned by a `place`) passes every rule, when a
+    /// recorded reason covers it.
+    fn unchecked_reason(&self, offset: u64, place: Place) -> Option<&'static str>;
+
+    /// File offset of the DYNAIO region, when the graph has a non-empty one.
+    fn dynaio_region(&self) -> Option<u64>;
+
+    /// DYNAIO entries as file ranges `[start, end)`, in table order (v2 sections 20/26, or the
+    /// v1 `dyna_io_table` into `dyna_io`); empty when the graph has none.
+    fn dynaio_ranges(&self) -> Vec<(u64, u64)>;
+
+    /// The CRC hypothesis registry (plus the recovered v2 rule for v2) evaluated against this
+    /// graph's structural boundaries, given the CRC-32 of any `[start, end)` of the file.
+    fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation;
+}
+
+/// The parse model as JSON.
+fn model_json(model: &impl Serialize) -> serde_json::Value {
+    // Invariant: the parse models derive `Serialize` over strings, integers, booleans,
+    // options, vectors, structs and hashes (hex strings), with no map keyed by a non-string
+    // and no fallible custom impl, so `serde_json::to_value` cannot fail.
+    serde_json::to_value(model).expect("parse model serializes")
+}

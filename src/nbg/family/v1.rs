@@ -1,0 +1,122 @@
+//! `NbgFamily` for a v1 graph.
+
+use super::*;
+use crate::nbg::crc_explain;
+
+impl<'data> NbgFamily<'data> for NbgV1<'data> {
+    fn family(&self) -> Family {
+        Family::V1
+    }
+
+    fn bytes(&self) -> &'data [u8] {
+        self.bytes
+    }
+
+    fn format(&self) -> &'static str {
+        self.format
+    }
+
+    fn file(&self) -> &FileFacts {
+        &self.file
+    }
+
+    fn structural_signature(&self) -> Hash256 {
+        self.structural_signature
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        model_json(self)
+    }
+
+    fn descriptors(&self) -> Vec<String> {
+        self.tables
+            .iter()
+            .map(|t| {
+                format!(
+                    "table {} {} offset {} size {}",
+                    t.index, t.name, t.offset, t.size
+                )
+            })
+            .collect()
+    }
+
+    fn payloads(&self) -> Vec<Payload> {
+        self.tables
+            .iter()
+            .map(|t| Payload {
+                name: t.name,
+                offset: t.offset,
+                size: t.size,
+            })
+            .collect()
+    }
+
+    fn crc_rule(&self) -> CrcRule {
+        CrcRule {
+            field: f1::OFF_CRC as u64,
+            rule: crc_rules::WHOLE_FILE_FIELD_ZEROED,
+            field_name: "nbg_crc_sum",
+        }
+    }
+
+    fn crc_class(&self) -> Option<CrcClass> {
+        Some(self.crc.classification)
+    }
+
+    fn file_crc(&self, bytes: &[u8]) -> Option<u32> {
+        if self.crc.stored == 0 || bytes.len() as u64 != self.file.size {
+            return None;
+        }
+        Some(crc_rules::whole_file_field_zeroed(
+            bytes,
+            f1::OFF_CRC as u64,
+        ))
+    }
+
+    fn derived_checksums(&self) -> Vec<DerivedChecksum> {
+        Vec::new()
+    }
+
+    fn checksum_table(&self) -> Option<(u64, u64)> {
+        None
+    }
+
+    fn coverage_code(&self, _offset: u64) -> Option<&'static str> {
+        // A matching whole-file CRC covers every byte; the parser reports a mismatch as a
+        // classification, not a failure, so the sweep names the code itself.
+        (self.crc.classification == CrcClass::Matches).then_some("crc-field-unexplained")
+    }
+
+    fn unchecked_reason(&self, _offset: u64, _place: Place) -> Option<&'static str> {
+        match self.crc.classification {
+            CrcClass::Absent => Some("v1 file without a CRC: the byte is not checked"),
+            CrcClass::Unexplained => {
+                Some("v1 CRC field unexplained by every rule: the byte is not checked")
+            }
+            _ => None,
+        }
+    }
+
+    fn dynaio_region(&self) -> Option<u64> {
+        self.table("dyna_io")
+            .filter(|t| t.size > 0)
+            .map(|t| t.offset)
+    }
+
+    fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
+        let region = self.table("dyna_io").map_or(0, |t| t.offset);
+        self.nested_tables
+            .iter()
+            .find(|n| n.table == "dyna_io_table")
+            .map_or_else(Vec::new, |n| {
+                n.entries
+                    .iter()
+                    .map(|e| (region + e[0], region + e[0] + e[1]))
+                    .collect()
+            })
+    }
+
+    fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
+        crc_explain::explain_v1(self, crc_of)
+    }
+}
