@@ -12,6 +12,7 @@ use crate::nbg::files::{InputError, open_regular};
 use crate::nbg::fingerprint::Hash256;
 use crate::nbg::format::v1 as f1;
 use crate::nbg::parse::Options;
+use crate::nbg::read::le32;
 use crate::nbg::stream::{FileSource, ReadAt};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -210,12 +211,7 @@ fn bound(file: &File, at: u64, len: u64) -> std::io::Result<Result<(u64, u64), F
             pread(file, &mut table, at + entries)?;
             let end = table
                 .chunks_exact(8)
-                .map(|e| {
-                    let w = |i: usize| {
-                        u64::from(u32::from_le_bytes([e[i], e[i + 1], e[i + 2], e[i + 3]]))
-                    };
-                    w(0) + w(4)
-                })
+                .map(|e| u64::from(le32(e, 0)) + u64::from(le32(e, 4)))
                 .fold(fixed_end, u64::max);
             if end > room {
                 return Ok(Err(Failure::new(
@@ -297,6 +293,7 @@ pub fn carve(image: &Path, out: Option<&Path>) -> Result<Carved, CarveError> {
         near_miss_count: 0,
     };
     let mut misses = Vec::new();
+    let mut invalid = 0u64;
     let finder = memchr::memmem::Finder::new(b"VPMN");
     let mut buf = vec![0u8; SCAN];
     let mut at = 0u64;
@@ -308,7 +305,13 @@ pub fn carve(image: &Path, out: Option<&Path>) -> Result<Carved, CarveError> {
             carved.magics += 1;
             match judge(&file, magic, len, image)? {
                 Ok(found) => carved.found.push(found),
-                Err(f) => misses.push((magic, Miss::Invalid(f.code), magic + f.offset, f.message)),
+                Err(f) => {
+                    // Only the first ones are listed; later ones (in image order) are counted.
+                    invalid += 1;
+                    if misses.len() < NEAR_MISSES_LISTED {
+                        misses.push((magic, Miss::Invalid(f.code), magic + f.offset, f.message));
+                    }
+                }
             }
         }
         if at + n as u64 >= len {
@@ -317,39 +320,46 @@ pub fn carve(image: &Path, out: Option<&Path>) -> Result<Carved, CarveError> {
         // A magic that starts in the last three bytes is found in the next window.
         at += n as u64 - 3;
     }
-    // A found NBG whose extent holds another's magic is a truncated copy running into it.
-    let starts: Vec<u64> = carved.found.iter().map(|f| f.offset).collect();
-    let (kept, holding): (Vec<Found>, Vec<Found>) = std::mem::take(&mut carved.found)
-        .into_iter()
-        .partition(|f| {
-            !starts
-                .iter()
-                .any(|&s| f.offset < s && s < f.offset + f.bytes)
-        });
-    carved.found = kept;
-    for f in holding {
-        let next = starts
-            .iter()
-            .copied()
-            .find(|&s| f.offset < s && s < f.offset + f.bytes)
-            .unwrap_or(f.offset);
-        misses.push((
-            f.offset,
-            Miss::HoldsAnotherNbg,
-            next,
-            format!(
-                "parses as a {}-byte {} but holds the valid NBG at 0x{next:x}",
-                f.bytes, f.format
-            ),
-        ));
+    // A found NBG whose extent holds another's magic is a truncated copy running into it:
+    // found NBGs are in image order, so the next one is the first it could hold.
+    let found = std::mem::take(&mut carved.found);
+    let nexts: Vec<Option<u64>> = found
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            found
+                .get(i + 1)
+                .map(|g| g.offset)
+                .filter(|&s| s < f.offset + f.bytes)
+        })
+        .collect();
+    let mut holding = 0u64;
+    for (f, next) in found.into_iter().zip(nexts) {
+        match next {
+            None => carved.found.push(f),
+            Some(next) => {
+                holding += 1;
+                misses.push((
+                    f.offset,
+                    Miss::HoldsAnotherNbg,
+                    next,
+                    format!(
+                        "parses as a {}-byte {} but holds the valid NBG at 0x{next:x}",
+                        f.bytes, f.format
+                    ),
+                ));
+            }
+        }
     }
+    carved.near_miss_count = invalid + holding;
     misses.sort_by_key(|m| m.0);
-    carved.near_miss_count = misses.len() as u64;
     for (offset, code, failure_offset, message) in misses.into_iter().take(NEAR_MISSES_LISTED) {
-        let inside = carved
-            .found
-            .iter()
-            .find(|x| x.offset < offset && offset < x.offset + x.bytes)
+        // The kept NBGs do not overlap: only the last one before the magic can hold it.
+        let before = carved.found.partition_point(|x| x.offset < offset);
+        let inside = before
+            .checked_sub(1)
+            .map(|i| &carved.found[i])
+            .filter(|x| offset < x.offset + x.bytes)
             .map(|x| x.offset);
         carved.near_misses.push(NearMiss {
             offset,

@@ -297,8 +297,7 @@ pub mod section {
 }
 
 /// What a file's bytes are, for a size breakdown (`nbg info`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Content {
     /// NN, TP and shader command streams, initial commands and their index tables.
     Commands,
@@ -316,6 +315,19 @@ pub enum Content {
     Padding,
     /// Anything else: undeclared extensions and unnamed sections.
     Other,
+}
+
+crate::canonical::names! {
+    Content {
+        Commands => "commands",
+        Coefficients => "coefficients",
+        StatesAndPatches => "states-and-patches",
+        IoMetadata => "io-metadata",
+        GraphRecords => "graph-records",
+        Structure => "structure",
+        Padding => "padding",
+        Other => "other",
+    }
 }
 
 /// Public buffer formats (`vip_buffer_format_e`) with their element width in bits.
@@ -616,8 +628,7 @@ pub mod v1 {
     ];
 
     /// Where a version's layout comes from.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-    #[serde(rename_all = "kebab-case")]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum LayoutEvidence {
         /// One of `PROVED_VERSIONS`.
         Proved,
@@ -625,6 +636,14 @@ pub mod v1 {
         VendorReader,
         /// Newer than `MAX_KNOWN_VERSION`.
         BoundedUnknown,
+    }
+
+    crate::canonical::names! {
+        LayoutEvidence {
+            Proved => "proved",
+            VendorReader => "vendor-reader",
+            BoundedUnknown => "bounded-unknown",
+        }
     }
 
     /// The evidence of a version's layout.

@@ -6,14 +6,6 @@ use crate::lab::compatibility::Verdict;
 use crate::lab::info::{Info, Tensor};
 use std::fmt::Write as _;
 
-/// The serialized name of a unit enum variant (`vendor-reader`, `states-and-patches`).
-fn kebab(v: &impl serde::Serialize) -> String {
-    match serde_json::to_value(v) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => String::new(),
-    }
-}
-
 fn tensor_line(s: &mut String, t: &Tensor) {
     let quant = match (t.scale, t.zero_point, t.fixed_point_position) {
         (Some(scale), Some(zp), _) => format!("{} scale {scale} zero point {zp}", t.quantization),
@@ -40,7 +32,7 @@ pub fn info(i: &Info) -> String {
     let _ = writeln!(s, "{}", i.file);
     let evidence = i
         .layout_evidence
-        .map(|e| format!(", layout {}", kebab(&e)))
+        .map(|e| format!(", layout {e}"))
         .unwrap_or_default();
     let _ = writeln!(
         s,
@@ -58,7 +50,7 @@ pub fn info(i: &Info) -> String {
     let _ = writeln!(
         s,
         "  crc        {}{}",
-        kebab(&i.crc.status),
+        i.crc.status,
         i.crc
             .rule
             .as_deref()
@@ -97,9 +89,7 @@ pub fn info(i: &Info) -> String {
         let _ = writeln!(
             s,
             "    {:<18} {:>12} bytes  {:>6.2} %",
-            kebab(&c.content),
-            c.bytes,
-            c.share_percent
+            c.content, c.bytes, c.share_percent
         );
     }
     let m = &i.memory;

@@ -49,6 +49,34 @@ pub fn corpus_dir() -> Option<PathBuf> {
     None
 }
 
+/// The vendor's reader `nbinfo` beside the project, or `None` after `skip` says so.
+pub fn nbinfo() -> Option<PathBuf> {
+    let p = root().join("../shared/peers/nbinfo/nbinfo");
+    if p.is_file() {
+        return Some(p);
+    }
+    skip(&format!("the vendor reader {} is missing", p.display()));
+    None
+}
+
+/// The public files' folder and names: every file of `../shared/corpus` when it is there (the
+/// corpus grows), else the ones the repository carries under `controls/public/v1`.
+pub fn public_paths() -> (PathBuf, Vec<String>) {
+    match corpus_files() {
+        Some(files) => (
+            root().join("../shared/corpus/v1"),
+            files.into_iter().map(|(name, _, _)| name).collect(),
+        ),
+        None => (
+            root().join("controls/public/v1"),
+            public_controls()
+                .into_iter()
+                .map(|(name, _, _)| name)
+                .collect(),
+        ),
+    }
+}
+
 /// A component a test needs is missing: under `CI=true` (where everything is installed) that is
 /// a failure; otherwise one `skipped:` line on stderr, where it is seen (the harness captures
 /// `println!`), naming the test.

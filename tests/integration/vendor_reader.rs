@@ -18,15 +18,6 @@ use std::process::Command;
 
 type Fields = BTreeMap<String, String>;
 
-fn peer() -> Option<PathBuf> {
-    let p = common::root().join("../shared/peers/nbinfo/nbinfo");
-    if p.is_file() {
-        return Some(p);
-    }
-    common::skip(&format!("the vendor reader {} is missing", p.display()));
-    None
-}
-
 /// Every file the comparison covers: (label, path).
 fn files() -> Vec<(String, PathBuf)> {
     let root = common::root();
@@ -60,11 +51,8 @@ fn files() -> Vec<(String, PathBuf)> {
         }
     }
     // Every public file when ../shared is there, else the 15 the repository carries.
-    let (dir, files) = match common::corpus_files() {
-        Some(files) => (root.join("../shared/corpus/v1"), files),
-        None => (root.join("controls/public/v1"), common::public_controls()),
-    };
-    for (name, _, _) in files {
+    let (dir, names) = common::public_paths();
+    for name in names {
         out.push((format!("public/{name}"), dir.join(&name)));
     }
     out
@@ -466,7 +454,7 @@ fn check_file(peer: &Path, label: &str, path: &Path) -> (String, Vec<String>) {
 /// folder: read without a crash and with nbg's values.
 #[test]
 fn nbinfo_reads_every_synth_profile_and_corpus_file() {
-    let Some(peer) = peer() else { return };
+    let Some(peer) = common::nbinfo() else { return };
     let dir = tempfile::tempdir().expect("tempdir");
     let mut problems = Vec::new();
     let mut built = Vec::new();
@@ -507,7 +495,7 @@ fn nbinfo_reads_every_synth_profile_and_corpus_file() {
 
 #[test]
 fn nbinfo_agrees_with_nbg_on_every_control_capture_set_and_public_file() {
-    let Some(peer) = peer() else { return };
+    let Some(peer) = common::nbinfo() else { return };
     let mut problems = Vec::new();
     let mut rows = Vec::new();
     for (label, path) in files() {
