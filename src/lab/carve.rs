@@ -408,26 +408,25 @@ fn judge(
         Err(f) => return Ok(Err(f)),
     };
     use crate::nbg::crc_rules::CrcClass;
-    let (version, target, integrity) = match &g {
-        crate::nbg::parse::Graph::V1(g) => {
-            let integrity = match g.crc.classification {
-                CrcClass::Matches => Integrity::Crc,
-                CrcClass::Absent => Integrity::StructureOnly,
-                CrcClass::Unexplained => {
-                    return Ok(Err(Failure::new(
-                        Code::FileChecksumMismatch,
-                        g.crc.offset,
-                        format!(
-                            "the CRC field holds 0x{:08x}, which no rule reproduces over these bytes",
-                            g.crc.stored
-                        ),
-                    )));
-                }
-            };
-            (g.header.version, g.header.target, integrity)
-        }
-        crate::nbg::parse::Graph::V2(g) => (g.header.version, g.header.target, Integrity::Crc),
+    let integrity = match &g {
+        // v2: the parser enforces its checksums.
+        crate::nbg::parse::Graph::V2(_) => Integrity::Crc,
+        crate::nbg::parse::Graph::V1(g) => match g.crc.classification {
+            CrcClass::Matches => Integrity::Crc,
+            CrcClass::Absent => Integrity::StructureOnly,
+            CrcClass::Unexplained => {
+                return Ok(Err(Failure::new(
+                    Code::FileChecksumMismatch,
+                    g.crc.offset,
+                    format!(
+                        "the CRC field holds 0x{:08x}, which no rule reproduces over these bytes",
+                        g.crc.stored
+                    ),
+                )));
+            }
+        },
     };
+    let (version, target) = (g.version(), g.target());
     Ok(Ok(Found {
         offset: magic,
         bytes,

@@ -110,10 +110,7 @@ fn simulator(v1: bool, target: u32, device: u32) -> Simulator {
 /// The verdict on `graph` (a valid NBG at `file`).
 pub fn verdict(file: &str, graph: &Graph<'_>, expect: Expect) -> Verdict {
     use crate::nbg::family::NbgFamily as _;
-    let (version, target) = match graph {
-        Graph::V1(g) => (g.header.version, g.header.target),
-        Graph::V2(g) => (g.header.version, g.header.target),
-    };
+    let (version, target) = (graph.version(), graph.target());
     let v1 = matches!(graph, Graph::V1(_));
     let mut checks = Vec::new();
     if let Some(device) = expect.target {

@@ -242,10 +242,9 @@ pub fn info(
             vip_sram_bytes: g.vip_sram_bytes,
         },
     };
-    let (version, target, network, inputs, outputs, ops, layout_evidence, crc) = match &graph {
+    let (version, target) = (graph.version(), graph.target());
+    let (network, inputs, outputs, ops, layout_evidence, crc) = match &graph {
         Graph::V1(g) => (
-            g.header.version,
-            g.header.target,
             g.header.network_name.clone(),
             &g.inputs,
             &g.outputs,
@@ -258,8 +257,6 @@ pub fn info(
             },
         ),
         Graph::V2(g) => (
-            g.header.version,
-            g.header.target,
             g.network_info
                 .as_ref()
                 .map(|n| n.name.clone())

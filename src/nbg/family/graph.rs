@@ -25,6 +25,14 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.format())
     }
 
+    fn version(&self) -> u32 {
+        with_family!(self, g => g.version())
+    }
+
+    fn target(&self) -> u32 {
+        with_family!(self, g => g.target())
+    }
+
     fn file(&self) -> &FileFacts {
         with_family!(self, g => g.file())
     }

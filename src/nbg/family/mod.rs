@@ -99,6 +99,12 @@ pub trait NbgFamily<'data> {
     /// The stable format name (`nbg-v1`, `nbg-v2`).
     fn format(&self) -> &'static str;
 
+    /// The version word (offset 4).
+    fn version(&self) -> u32;
+
+    /// The target word (offset 8): the NPU's PID.
+    fn target(&self) -> u32;
+
     /// Whole-file size and SHA-256.
     fn file(&self) -> &FileFacts;
 

@@ -16,6 +16,14 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         self.format
     }
 
+    fn version(&self) -> u32 {
+        self.header.version
+    }
+
+    fn target(&self) -> u32 {
+        self.header.target
+    }
+
     fn file(&self) -> &FileFacts {
         &self.file
     }
