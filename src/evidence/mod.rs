@@ -133,11 +133,15 @@ pub fn differential_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceErro
 /// The inventories kept as evidence: (config relative to the project root, output stem). Both
 /// corpora live in the repository, so the evidence is rebuilt on any clone; a user's own corpus
 /// (or `../shared/corpus`) is inventoried with `nbg lab --corpus`.
-pub const INVENTORIES: [(&str, &str); 3] = [
+pub const INVENTORIES: [(&str, &str); 4] = [
     ("controls/corpus.json", "evidence/inventory/controls"),
     (
         "controls/public/corpus.json",
         "evidence/inventory/public-controls",
+    ),
+    (
+        "controls/public/v2/corpus.json",
+        "evidence/inventory/public-v2-controls",
     ),
     (
         "controls/serializer/corpus.json",

@@ -56,6 +56,7 @@ pub fn run(root: &Path, corpora: &[(String, crate::lab::corpus::Corpus)]) -> Rep
             Ok((rows, note))
         }));
     }
+    steps.push(step("board files v2".into(), || board_files(root)));
     steps.push(step("verify evidence".into(), || verify_step(root)));
     let mut inventories = Vec::new();
     let mut stems: Vec<String> = Vec::new();
@@ -90,13 +91,102 @@ pub fn run(root: &Path, corpora: &[(String, crate::lab::corpus::Corpus)]) -> Rep
     Report { steps, inventories }
 }
 
-/// The pinned controls the repository holds: synthetic v2, redistributable public v1 and the
-/// vendor serializer's real v2 files.
-pub const CONTROL_CONFIGS: [&str; 3] = [
+/// The pinned controls the repository holds: synthetic v2, redistributable public v1, the
+/// A733 toolkit's v2 board files and the vendor serializer's real v2 files.
+pub const CONTROL_CONFIGS: [&str; 4] = [
     "controls/corpus.json",
     "controls/public/corpus.json",
+    "controls/public/v2/corpus.json",
     "controls/serializer/corpus.json",
 ];
+
+/// The public v2 board files beside the project (the shared corpus grows), and the copies the
+/// repository carries, used where `../shared` is absent (a fresh clone).
+pub const BOARD_V2_CONFIGS: [&str; 2] = [
+    "../shared/corpus/v2/corpus.json",
+    "controls/public/v2/corpus.json",
+];
+
+/// Every board file of the first of `BOARD_V2_CONFIGS` present through the chain a user runs:
+/// parse, the ledger re-emitted exactly, every decoded record re-encoded, the header CRC
+/// explained, `nbg info`, the HTML page, and a diff with the next file.
+fn board_files(root: &Path) -> Outcome {
+    let config = BOARD_V2_CONFIGS
+        .iter()
+        .find(|c| root.join(c).is_file())
+        .unwrap_or(&BOARD_V2_CONFIGS[1]);
+    let corpus = crate::lab::corpus::load(&root.join(config))?;
+    let files: Vec<(String, Vec<u8>)> = corpus
+        .entries
+        .iter()
+        .map(|e| {
+            Ok((
+                e.path.clone(),
+                crate::nbg::files::read_regular(&e.full_path)?,
+            ))
+        })
+        .collect::<Result<_, EvidenceError>>()?;
+    let mut rows = Vec::new();
+    for (i, (name, bytes)) in files.iter().enumerate() {
+        let next = &files[(i + 1) % files.len()];
+        let detail =
+            board_chain(&corpus.entries[i].full_path, bytes, &next.1).map(|d| d.join(", "));
+        rows.push(Row {
+            item: name.clone(),
+            passed: detail.is_ok(),
+            detail: detail.unwrap_or_else(|e| e),
+        });
+    }
+    Ok((
+        rows,
+        format!("{config}: parse, image, records re-encoded, crc-explain, info, report, diff"),
+    ))
+}
+
+/// One board file's chain: each link's result, or the first that broke.
+fn board_chain(path: &Path, bytes: &[u8], next: &[u8]) -> Result<Vec<String>, String> {
+    let broke = |what: &str, why: String| format!("{what}: {why}");
+    let graph = parse(bytes).map_err(|f| broke("parse", f.to_string()))?;
+    let image = NbgImage::new(&graph).map_err(|f| broke("image", f.to_string()))?;
+    let r = image
+        .reconstruction()
+        .map_err(|e| broke("roundtrip", e.to_string()))?;
+    let mut done = vec![format!("exact ({} bytes)", r.bytes)];
+    let records = crate::nbg::reencode::reencode(&graph, &image);
+    if records.records_reencoded != records.records_total {
+        return Err(broke(
+            "records",
+            format!(
+                "{} of {} re-encoded",
+                records.records_reencoded, records.records_total
+            ),
+        ));
+    }
+    done.push(format!("{} records re-encoded", records.records_total));
+    let crc = crate::nbg::crc_explain::explain_with(&graph, |s, e| {
+        crate::nbg::fingerprint::crc32(&bytes[s as usize..e as usize])
+    });
+    let rule = crc.matches.first().ok_or_else(|| {
+        broke(
+            "crc-explain",
+            format!("no rule reproduces 0x{:08x}", crc.stored),
+        )
+    })?;
+    done.push(format!("crc {}", rule.rule));
+    crate::lab::info::info(path, None)
+        .map_err(|e| broke("info", e.to_string()))?
+        .map_err(|f| broke("info", f.to_string()))?;
+    done.push("info".into());
+    crate::report::graph_page(&path.display().to_string(), bytes, false)
+        .map_err(|f| broke("report", f.to_string()))?;
+    done.push("report".into());
+    let other = parse(next).map_err(|f| broke("diff", f.to_string()))?;
+    let other_image = NbgImage::new(&other).map_err(|f| broke("diff", f.to_string()))?;
+    let d = crate::lab::diff::diff(&graph, &image, &other, &other_image)
+        .map_err(|e| broke("diff", e.to_string()))?;
+    done.push(format!("diff {} owners", d.owners.len()));
+    Ok(done)
+}
 
 fn roundtrip_controls(root: &Path) -> Outcome {
     let mut rows = Vec::new();

@@ -3,7 +3,9 @@
 //! `nbg-corpus/1` (the project's own): `{"schema", "files": [{"path", "role", "sha256",
 //! "size"}]}`, paths relative to the config's folder. `nbg-public-corpus/1` (the shared public
 //! corpus, read as it is): `{"schema", "files": [{"file", "size", "sha256", "version",
-//! "target", "source"}]}`, paths relative to the config's `v1/` folder. Unknown keys, duplicate
+//! "target", "source"}]}`, paths relative to the config's `v1/` folder where it has one (the
+//! corpus root, `../shared/corpus/corpus.json`), else to the config's own folder (a family's
+//! folder, `../shared/corpus/v2/corpus.json`). Unknown keys, duplicate
 //! keys and duplicate files are errors; paths must stay inside their root, with no absolute
 //! paths, no `..`, no symlink at any component and only regular files.
 
@@ -146,6 +148,10 @@ struct PublicEntry {
     target: String,
     #[allow(dead_code)] // provenance, kept by the config, not used by the inventory
     source: serde_json::Value,
+    /// The toolkit that wrote the file, where the corpus records it (`../shared/corpus/v2`).
+    #[allow(dead_code)] // provenance, as `source`
+    #[serde(default)]
+    toolkit: Option<String>,
 }
 
 /// (path, role, sha256, size) as written in a config.
@@ -259,7 +265,14 @@ pub fn from_bytes(bytes: &[u8], config: &Path) -> Result<Corpus, ConfigError> {
                 .into_iter()
                 .map(|f| (f.file, "public".to_string(), f.sha256, f.size))
                 .collect();
-            (PUBLIC_SCHEMA, dir.join("v1"), files)
+            // Not through a symlink: `check_dir` below refuses one at any component.
+            let v1 = dir.join("v1");
+            let root = if std::fs::symlink_metadata(&v1).is_ok_and(|m| m.is_dir()) {
+                v1
+            } else {
+                dir.to_path_buf()
+            };
+            (PUBLIC_SCHEMA, root, files)
         }
         other => {
             return Err(err(ConfigProblem::UnknownSchema(other.to_string())));

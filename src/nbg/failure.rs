@@ -2,8 +2,33 @@
 
 use std::fmt;
 
+/// Why a rule may refuse a file (`docs/failure-codes.md` lists every rule with its basis). A
+/// value only a corpus showed is never a basis: such relations are reported under
+/// `corpus_invariants` instead (`parse::invariants`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Basis {
+    /// Bounds, overlap, a CRC, a record size the layout fixes, or a cross-reference that would
+    /// leave the graph unreadable.
+    Format,
+    /// A resource bound of the parser, reviewed and documented (never a format claim).
+    Limit,
+    /// Not a file rule: the ledger's own guard, or a lab outcome.
+    Lab,
+}
+
+impl Basis {
+    /// The kebab-case name used in the docs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Basis::Format => "format",
+            Basis::Limit => "limit",
+            Basis::Lab => "lab",
+        }
+    }
+}
+
 macro_rules! codes {
-    ($($variant:ident => $text:literal,)*) => {
+    ($($variant:ident => $text:literal, $basis:ident,)*) => {
         /// Every stable failure code. The kebab-case text is a contract other tools rely on.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Code { $(#[doc = concat!("`", $text, "`")] $variant,)* }
@@ -15,54 +40,55 @@ macro_rules! codes {
             pub fn as_str(self) -> &'static str {
                 match self { $(Code::$variant => $text,)* }
             }
+            /// What the refusal rests on.
+            pub fn basis(self) -> Basis {
+                match self { $(Code::$variant => Basis::$basis,)* }
+            }
         }
     };
 }
 
 codes! {
-    BadMagic => "bad-magic",
-    UnsupportedVersion => "unsupported-version",
-    Truncated => "truncated",
-    DeclaredSizeMismatch => "declared-size-mismatch",
-    SubHeaderCount => "sub-header-count",
-    SubHeaderGeometry => "sub-header-geometry",
-    SectionHeaderSize => "section-header-size",
-    SectionCountLimit => "section-count-limit",
-    UnknownSectionType => "unknown-section-type",
-    SectionOutOfBounds => "section-out-of-bounds",
-    SectionOverlap => "section-overlap",
-    DuplicateSection => "duplicate-section",
-    SectionMissing => "section-missing",
-    IoRecordSize => "io-record-size",
-    IoCountLimit => "io-count-limit",
-    DimensionCount => "dimension-count",
-    DimensionZero => "dimension-zero",
-    TensorStorageLimit => "tensor-storage-limit",
-    InvalidName => "invalid-name",
-    NetworkInfoSize => "network-info-size",
-    MemoryRecordSize => "memory-record-size",
-    MetadataCountMismatch => "metadata-count-mismatch",
-    ChecksumRecordSize => "checksum-record-size",
-    SectionChecksumDuplicate => "section-checksum-duplicate",
-    SectionChecksumMissing => "section-checksum-missing",
-    SectionChecksumMismatch => "section-checksum-mismatch",
-    FileChecksumMismatch => "file-checksum-mismatch",
-    DynaioUnpaired => "dynaio-unpaired",
-    DynaioTableSize => "dynaio-table-size",
-    DynaioRegionSize => "dynaio-region-size",
-    DynaioEntryInvalid => "dynaio-entry-invalid",
-    DynaioPaddingNonzero => "dynaio-padding-nonzero",
-    TableRecordSize => "table-record-size",
-    OwnershipConflict => "ownership-conflict",
-    OperationLayerOutOfRange => "operation-layer-out-of-range",
-    OperationPatchOutOfRange => "operation-patch-out-of-range",
-    OperationIndexOutOfRange => "operation-index-out-of-range",
-    OperationStateOutOfRange => "operation-state-out-of-range",
-    ShInstructionOutOfRange => "sh-instruction-out-of-range",
-    ShPpuParamOutOfRange => "sh-ppu-param-out-of-range",
-    HwInitPatchOutOfRange => "hw-init-patch-out-of-range",
-    HwInitStateOutOfRange => "hw-init-state-out-of-range",
-    LayerOperationCount => "layer-operation-count",
+    BadMagic => "bad-magic", Format,
+    UnsupportedVersion => "unsupported-version", Format,
+    Truncated => "truncated", Format,
+    DeclaredSizeMismatch => "declared-size-mismatch", Format,
+    SubHeaderCount => "sub-header-count", Limit,
+    SubHeaderGeometry => "sub-header-geometry", Format,
+    SectionHeaderSize => "section-header-size", Format,
+    SectionCountLimit => "section-count-limit", Limit,
+    UnknownSectionType => "unknown-section-type", Format,
+    SectionOutOfBounds => "section-out-of-bounds", Format,
+    SectionOverlap => "section-overlap", Format,
+    DuplicateSection => "duplicate-section", Format,
+    SectionMissing => "section-missing", Format,
+    IoRecordSize => "io-record-size", Format,
+    IoCountLimit => "io-count-limit", Limit,
+    DimensionCount => "dimension-count", Format,
+    DimensionZero => "dimension-zero", Format,
+    TensorStorageLimit => "tensor-storage-limit", Limit,
+    InvalidName => "invalid-name", Format,
+    NetworkInfoSize => "network-info-size", Format,
+    MemoryRecordSize => "memory-record-size", Format,
+    MetadataCountMismatch => "metadata-count-mismatch", Format,
+    ChecksumRecordSize => "checksum-record-size", Format,
+    SectionChecksumDuplicate => "section-checksum-duplicate", Format,
+    SectionChecksumMissing => "section-checksum-missing", Format,
+    SectionChecksumMismatch => "section-checksum-mismatch", Format,
+    FileChecksumMismatch => "file-checksum-mismatch", Format,
+    DynaioUnpaired => "dynaio-unpaired", Format,
+    DynaioTableSize => "dynaio-table-size", Format,
+    DynaioEntryInvalid => "dynaio-entry-invalid", Format,
+    TableRecordSize => "table-record-size", Format,
+    OwnershipConflict => "ownership-conflict", Lab,
+    OperationLayerOutOfRange => "operation-layer-out-of-range", Format,
+    OperationPatchOutOfRange => "operation-patch-out-of-range", Format,
+    OperationIndexOutOfRange => "operation-index-out-of-range", Format,
+    OperationStateOutOfRange => "operation-state-out-of-range", Format,
+    ShInstructionOutOfRange => "sh-instruction-out-of-range", Format,
+    ShPpuParamOutOfRange => "sh-ppu-param-out-of-range", Format,
+    HwInitPatchOutOfRange => "hw-init-patch-out-of-range", Format,
+    HwInitStateOutOfRange => "hw-init-state-out-of-range", Format,
 }
 
 impl fmt::Display for Code {

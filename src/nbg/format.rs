@@ -39,13 +39,6 @@ pub struct V2Rules {
     pub version: u32,
     /// The header CRC rule.
     pub header_crc: HeaderCrc,
-    /// The layer id an INIT or END operation holds for "no layer".
-    pub no_layer: u32,
-    /// Whether the layers together declare at most the operations the table holds. The
-    /// vendor's 0x00020005 files break it: on GC parts a layer counts a hardware-init
-    /// operation (section 13) the table does not list, on LQ parts two extra
-    /// `ConvolutionReluPoolingLayer2` layers each declare an operation no record names.
-    pub layer_operations_bounded: bool,
     /// Where the rules were measured.
     pub evidence: &'static str,
 }
@@ -55,15 +48,11 @@ pub const V2_VERSIONS: [V2Rules; 2] = [
     V2Rules {
         version: V2_VERSION,
         header_crc: HeaderCrc::SectionPayloads,
-        no_layer: 0xffff,
-        layer_operations_bounded: true,
-        evidence: "nbg-field-map.txt: 137 stock files of one firmware (the spec's corpus)",
+        evidence: "nbg-field-map.txt: 137 stock files of one firmware (the spec's corpus); the files Allwinner's A733 toolkit wrote (../shared/corpus/v2): crc-explain finds the directory-order rule on every one (notebooks/real-v2.md)",
     },
     V2Rules {
         version: 0x0002_0005,
         header_crc: HeaderCrc::WholeFileFieldZeroed,
-        no_layer: 0xffff_ffff,
-        layer_operations_bounded: false,
         evidence: "controls/serializer: files written by the vendor's simulator driver (acuitylite 6.57.1); crc-explain finds whole-file-field-zeroed on every one and the directory-order rule on none (notebooks/real-v2.md)",
     },
 ];
@@ -698,8 +687,14 @@ pub mod v1 {
 /// 4, 9 and 10; the v1 layer, operation, sh and patch tables). Layouts and enum values are facts
 /// from the public VIPLite headers and the DWARF of the vendor's `nbinfo`.
 pub mod records {
-    /// `layer_id` of the INIT and END operations, which belong to no layer.
+    /// `layer_id` the builder writes for the INIT and END operations, which belong to no layer
+    /// (the spec's corpus's value).
     pub const NO_LAYER: u32 = 0xffff;
+    /// Every `layer_id` that means "no layer" on an INIT or END operation. Two producers of the
+    /// same versions wrote two sentinels: 0xffff (the spec's 137 stock 0x00020000 files, the
+    /// public v1 files) and 0xffffffff (Allwinner's A733 toolkit, 0x00020000 and 0x00010020;
+    /// the simulator driver's 0x00020005). nbinfo prints either as the layer index unchecked.
+    pub const NO_LAYER_IDS: [u32; 2] = [NO_LAYER, 0xffff_ffff];
 
     /// Public operation types (`enum _nbg_operation_type`).
     pub mod operation_type {
@@ -713,11 +708,24 @@ pub mod records {
         pub const TP: u32 = 3;
         /// A software (CPU) operation.
         pub const SW: u32 = 4;
+        /// A stream-processor operation; runs on the NN engine.
+        pub const SP: u32 = 6;
+        /// An NN operation with a lookup table.
+        pub const NN_LUT: u32 = 7;
+        /// An NT operation; runs on the NN engine.
+        pub const NT: u32 = 8;
         /// The closing operation.
         pub const END: u32 = 0xfffe;
         /// The initialising operation.
         pub const INIT: u32 = 0xffff;
         const NAMES: [&str; 9] = ["NONE", "SH", "NN", "TP", "SW", "SC", "SP", "NN_LUT", "NT"];
+
+        /// Whether the type runs on the NN engine and indexes the NN command records: NN, SP,
+        /// NN_LUT and NT, as the vendor reader's `nbg_operation_is_nn_engine` groups them
+        /// (types 2 and 6..=8; its disassembly, notebooks/vendor-reader.md).
+        pub fn is_nn_engine(t: u32) -> bool {
+            matches!(t, NN | SP | NN_LUT | NT)
+        }
 
         /// Public name of an operation type, `None` when unknown.
         pub fn name(t: u32) -> Option<&'static str> {

@@ -8,7 +8,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Every public file (the shared corpus, else the committed ones) and the v2 controls.
+/// Every public file, v1 and the v2 board files (the shared corpus, else the committed ones), and
+/// the v2 controls.
 fn files() -> Vec<PathBuf> {
     let root = common::root();
     let mut out: Vec<PathBuf> = common::control_names()
@@ -17,6 +18,8 @@ fn files() -> Vec<PathBuf> {
         .collect();
     out.push(root.join("controls/serializer/add-const-fp16-15.nb"));
     let (dir, names) = common::public_paths();
+    out.extend(names.into_iter().map(|name| dir.join(name)));
+    let (dir, names) = common::public_v2_paths();
     out.extend(names.into_iter().map(|name| dir.join(name)));
     out
 }

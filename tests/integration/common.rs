@@ -59,6 +59,24 @@ pub fn nbinfo() -> Option<PathBuf> {
     None
 }
 
+/// The public v2 board files' folder and names, pinned: every file of `../shared/corpus/v2`
+/// when it is there (the corpus grows), else the ones the repository carries under
+/// `controls/public/v2` (its absence is a visible skip, and a failure under `CI=true`).
+pub fn public_v2_paths() -> (PathBuf, Vec<String>) {
+    let shared = root().join("../shared/corpus/v2");
+    let dir = if shared.join("corpus.json").is_file() {
+        shared
+    } else {
+        skip("../shared/corpus/v2 not present: the board files controls/public/v2 carries");
+        root().join("controls/public/v2")
+    };
+    let names = pinned_files_in(&dir, &dir)
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .collect();
+    (dir, names)
+}
+
 /// The public files' folder and names: every file of `../shared/corpus` when it is there (the
 /// corpus grows), else the ones the repository carries under `controls/public/v1`.
 pub fn public_paths() -> (PathBuf, Vec<String>) {
@@ -96,6 +114,11 @@ pub fn skip(what: &str) {
 /// pinned size and SHA-256 checked. The count is the config's own (the corpus grows): every
 /// listed file must be there, and every `.nb` file in `v1/` must be listed.
 fn pinned_files(dir: &Path) -> Vec<(String, Vec<u8>, serde_json::Value)> {
+    pinned_files_in(dir, &dir.join("v1"))
+}
+
+/// `pinned_files` for a config whose files lie in `files` (a family folder holds its own).
+fn pinned_files_in(dir: &Path, files_dir: &Path) -> Vec<(String, Vec<u8>, serde_json::Value)> {
     let text = std::fs::read_to_string(dir.join("corpus.json")).expect("corpus.json");
     let config: serde_json::Value = serde_json::from_str(&text).expect("corpus.json is JSON");
     assert_eq!(config["schema"], "nbg-public-corpus/1");
@@ -105,8 +128,8 @@ fn pinned_files(dir: &Path) -> Vec<(String, Vec<u8>, serde_json::Value)> {
         .iter()
         .map(|f| f["file"].as_str().expect("file"))
         .collect();
-    let present: std::collections::BTreeSet<String> = std::fs::read_dir(dir.join("v1"))
-        .expect("v1/")
+    let present: std::collections::BTreeSet<String> = std::fs::read_dir(files_dir)
+        .expect("the corpus folder")
         .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".nb"))
         .collect();
@@ -123,7 +146,7 @@ fn pinned_files(dir: &Path) -> Vec<(String, Vec<u8>, serde_json::Value)> {
         .iter()
         .map(|f| {
             let name = f["file"].as_str().expect("file").to_string();
-            let bytes = std::fs::read(dir.join("v1").join(&name)).expect("corpus file");
+            let bytes = std::fs::read(files_dir.join(&name)).expect("corpus file");
             assert_eq!(
                 bytes.len() as u64,
                 f["size"].as_u64().unwrap(),

@@ -254,7 +254,7 @@ fn lab_passes_on_the_project() {
     let o = nbg(&common::root(), &["lab"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(out.contains("lab: 7 steps, 7 passed, 0 failed"), "{out}");
+    assert!(out.contains("lab: 9 steps, 9 passed, 0 failed"), "{out}");
     assert!(out.contains("inventory public-controls"), "{out}");
     assert!(out.contains("15 files, 15 ok, 0 failed"), "{out}");
 }
@@ -272,7 +272,7 @@ fn lab_passes_on_a_clone_with_nothing_beside_it() {
     let o = nbg(&proj, &["lab"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{out}");
-    assert!(out.contains("lab: 7 steps, 7 passed, 0 failed"), "{out}");
+    assert!(out.contains("lab: 9 steps, 9 passed, 0 failed"), "{out}");
 
     let elsewhere = tempfile::tempdir().unwrap();
     let o = nbg(elsewhere.path(), &["lab"]);
@@ -317,7 +317,7 @@ fn lab_adds_a_users_corpus() {
     );
     assert!(out.contains("3 files, 2 ok, 1 failed"), "{out}");
     assert!(out.contains("bad-magic"), "{out}");
-    assert!(out.contains("lab: 8 steps, 7 passed, 1 failed"), "{out}");
+    assert!(out.contains("lab: 10 steps, 9 passed, 1 failed"), "{out}");
     assert_eq!(
         std::fs::read_dir(d).unwrap().count(),
         before.len(),

@@ -330,13 +330,10 @@ fn kaitai_parsers_generated_from_the_export_agree_with_the_parser() {
         .iter()
         .map(|n| root.join("controls").join(n))
         .collect();
-    let mut public: Vec<PathBuf> = std::fs::read_dir(root.join("controls/public/v1"))
-        .expect("public folder")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "nb"))
-        .collect();
-    public.sort();
-    files.extend(public);
+    // Every public file: v1 and the v2 board files (the shared corpus, else the committed ones).
+    for (dir, names) in [common::public_paths(), common::public_v2_paths()] {
+        files.extend(names.into_iter().map(|n| dir.join(n)));
+    }
     // Every real v2 file of the vendor's serializer.
     let serializer = root.join("controls/serializer");
     let mut real: Vec<PathBuf> = std::fs::read_dir(&serializer)

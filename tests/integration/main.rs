@@ -4,9 +4,11 @@
 mod common;
 
 mod board;
+mod board_v2;
 mod cli;
 mod diff;
 mod differential;
+mod failure_codes;
 mod family;
 mod fieldmap;
 mod filesystem;

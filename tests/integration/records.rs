@@ -144,10 +144,6 @@ fn every_reference_check_fires_on_a_public_v1_file() {
             code_after(|b, _, _, s| put32(b, s + 8, 4)),
         ),
         (
-            Code::LayerOperationCount,
-            code_after(|b, l, _, _| put32(b, l + 76 + 0x44, 2)),
-        ),
-        (
             Code::InvalidName,
             code_after(|b, l, _, _| b[l..l + 64].fill(b'x')),
         ),
@@ -155,9 +151,29 @@ fn every_reference_check_fires_on_a_public_v1_file() {
     for (expected, got) in cases {
         assert_eq!(got, expected);
     }
-    // The INIT operation names no layer (0xffff); an engine operation may not.
+    // The INIT operation names no layer (0xffff, or 0xffffffff as the A733 toolkit writes it);
+    // an engine operation may not.
     let (b, _, o, _) = timvx();
     assert_eq!(le32(&b, o + 8), 0xffff);
+    let mut init = b.clone();
+    put32(&mut init, o + 8, 0xffff_ffff);
+    assert!(parse(&init).is_ok(), "INIT with layer 0xffffffff refused");
+    assert_eq!(
+        code_after(|b, _, o, _| put32(b, op(1, 8)(o), 0xffff_ffff)),
+        Code::OperationLayerOutOfRange
+    );
+    // Layers declaring more operations than name them are reported, never refused.
+    let (mut more, layer, _, _) = timvx();
+    put32(&mut more, layer + 76 + 0x44, 2);
+    let doc = parse(&more).unwrap().to_json();
+    let inv = doc["corpus_invariants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "layers-declare-at-most-attached-operations")
+        .cloned()
+        .unwrap();
+    assert_eq!(inv["holds"], false, "{inv}");
     assert_eq!(
         code_after(|b, _, o, _| put32(b, op(1, 8)(o), 0xffff)),
         Code::OperationLayerOutOfRange

@@ -4,8 +4,10 @@
 //!
 //! Fields nbinfo prints that nbg does not decode, by design (see `notebooks/vendor-reader.md`):
 //! the memory estimates (`Total Video/System Memory`, the input/memory-pool overlap summary), the
-//! per-operation `Command Size` / `Instr Size` / `Coeff header Size` (looked up in index tables
-//! nbg keeps as nested views), and v2 `Memory Pool Alignment` (no v2 field; nbinfo prints 64).
+//! v1 per-operation `Coeff header Size` (looked up in a table nbg keeps as a nested view), and v2
+//! `Memory Pool Alignment` (no v2 field; nbinfo prints 64). Per-operation `Command Size`,
+//! `Instr Size` and v2 `Coeff data Size` are compared with nbg's derived `command_bytes`,
+//! `instruction_bytes` and `coefficient_bytes`.
 
 use crate::common;
 use nbg_lab::NbgFamily;
@@ -50,10 +52,15 @@ fn files() -> Vec<(String, PathBuf)> {
             out.push((format!("differentials/{name}/{f}"), set.join(f)));
         }
     }
-    // Every public file when ../shared is there, else the 15 the repository carries.
+    // Every public file when ../shared is there, else the ones the repository carries: v1 and
+    // the v2 board files.
     let (dir, names) = common::public_paths();
     for name in names {
         out.push((format!("public/{name}"), dir.join(&name)));
+    }
+    let (dir, names) = common::public_v2_paths();
+    for name in names {
+        out.push((format!("public/v2/{name}"), dir.join(&name)));
     }
     out
 }
@@ -200,11 +207,12 @@ fn nbg_fields(d: &Value) -> Fields {
         "overall.Output Count",
         d["outputs"].as_array().unwrap().len().to_string(),
     );
+    // nbinfo prints an absent memory pool or SRAM (a v2 file without the section) as 0.
+    let zero_if_null = |v: &Value| if v.is_null() { "0".into() } else { s(v) };
     put(
         "overall.Memory Pool Size (bytes)",
-        s(&d["memory_pool_bytes"]),
+        zero_if_null(&d["memory_pool_bytes"]),
     );
-    let zero_if_null = |v: &Value| if v.is_null() { "0".into() } else { s(v) };
     put("overall.AXI SRAM Size", zero_if_null(&d["axi_sram_bytes"]));
     put("overall.VIP SRAM Size", zero_if_null(&d["vip_sram_bytes"]));
     let mut tables: Vec<(&str, (String, String))> = Vec::new();
@@ -309,6 +317,21 @@ fn nbg_fields(d: &Value) -> Fields {
         put(&p("Absolute OP ID"), s(&o["abs_op_id"]));
         put(&p("Absolute share ID"), s(&o["abs_share_id"]));
         put(&p("Preempt"), s(&o["preempt"]));
+        // nbinfo prints sizes for every operation but SW: the load-state entry, then its
+        // `calc_command_size` (NN and SP one NN command, TP one TP command, SH the PPU
+        // instruction entry, 0 for the rest, NT and NN_LUT included), and where a patch of
+        // source 5 names one, the v2 coefficient table entry.
+        if o["type_name"] != "SW" {
+            put(&p("Command Size (bytes)"), s(&o["command_bytes"]));
+            let instr = match o["type_name"].as_str() {
+                Some("NN" | "TP" | "SH" | "SP") => s(&o["instruction_bytes"]),
+                _ => "0".into(),
+            };
+            put(&p("Instr Size (bytes)"), instr);
+        }
+        if !o["coefficient_bytes"].is_null() {
+            put(&p("Coeff data Size (bytes)"), s(&o["coefficient_bytes"]));
+        }
     }
     for (dir, list) in [("input", &d["inputs"]), ("output", &d["outputs"])] {
         for (i, r) in list.as_array().unwrap().iter().enumerate() {
@@ -358,10 +381,7 @@ fn nbg_fields(d: &Value) -> Fields {
 /// Fields nbinfo prints that nbg does not decode (by design; see the module note).
 fn by_design(field: &str) -> bool {
     let key = field.split_once('.').map_or(field, |(_, k)| k);
-    matches!(
-        key,
-        "Command Size (bytes)" | "Instr Size (bytes)" | "Coeff header Size (bytes)"
-    ) || field == "overall.Memory Pool Alignment"
+    key == "Coeff header Size (bytes)" || field == "overall.Memory Pool Alignment"
 }
 
 /// Field groups of the agreement table.

@@ -3,27 +3,34 @@
 //! hardware-init operation and PPU parameter tables, decoded from bounded slices and
 //! cross-checked against each other.
 //!
-//! Check order: record sizes (by the caller), layer and SW operation names (`invalid-name`), then
-//! per operation its layer (`operation-layer-out-of-range`), patch range
-//! (`operation-patch-out-of-range`), engine index (`operation-index-out-of-range`; an SW
-//! operation indexes the SW table, as the public VIPLite runtime reads it) and state id
-//! (`operation-state-out-of-range`), then SH records (`sh-instruction-out-of-range`, and
-//! `sh-ppu-param-out-of-range` where the feature database sets `change_ppu_param`: only then does
-//! the public runtime read the PPU parameter table), then hardware-init records (patch range
-//! `hw-init-patch-out-of-range`; state id `hw-init-state-out-of-range` against the ICD table,
-//! which the public runtime indexes with it), then the layers' declared operation counts
-//! (`layer-operation-count`: together at most the operations that name a layer). Every rule
-//! holds on every public v1 file whose layout is proved. An SW operation type outside the public enum is reported
-//! (`type_name` null), never refused. A single layer's declared count is not a rule: public files
-//! split one layer across several engine operations (declared 1, named 11) and end with a layer
-//! no operation names (declared 1, named 0); `named_operations` reports the derived count.
+//! Every refusal here is a broken cross-reference (basis `format`, `docs/failure-codes.md`): an
+//! index that leaves the table it indexes. Check order: record sizes (by the caller), layer and
+//! SW operation names (`invalid-name`), then per operation its layer
+//! (`operation-layer-out-of-range`), patch range (`operation-patch-out-of-range`), engine index
+//! (`operation-index-out-of-range`; an SW operation indexes the SW table, as the public VIPLite
+//! runtime reads it) and state id (`operation-state-out-of-range`), then SH records
+//! (`sh-instruction-out-of-range`, and `sh-ppu-param-out-of-range` where the feature database
+//! sets `change_ppu_param`: only then does the public runtime read the PPU parameter table), then
+//! hardware-init records (patch range `hw-init-patch-out-of-range`; state id
+//! `hw-init-state-out-of-range` against the ICD table, which the public runtime indexes with it).
+//! An INIT or END operation names no layer with either sentinel producers wrote
+//! (`format::records::NO_LAYER_IDS`). An SW operation type outside the public enum is reported
+//! (`type_name` null), never refused.
+//!
+//! Relations only a corpus showed are reported (`corpus_invariants`), never refused: the layers
+//! together declaring at most the operations that name a layer held on the spec's corpus and the
+//! public v1 files, but the simulator driver's 0x00020005 files break it (a layer counts a
+//! hardware-init operation the table does not list). A single layer's declared count was never
+//! a rule: public files split one layer across several engine operations (declared 1, named 11)
+//! and end with a layer no operation names (declared 1, named 0); `named_operations` reports the
+//! derived count.
 
 use crate::nbg::failure::{Code, Failure, fail};
 use crate::nbg::fieldmap::{
     self as fm, layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs,
     v1_hw_init_operation as fh, v1_ppu_param as fpp, v1_sw_operation as fsw,
 };
-use crate::nbg::format::records::{operation_type, source_type, sw_operation_type};
+use crate::nbg::format::records::{NO_LAYER_IDS, operation_type, source_type, sw_operation_type};
 use crate::nbg::read::fixed_name;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -54,6 +61,30 @@ impl Slice<'_> {
     }
 }
 
+/// An (offset, size) index table (load states, PPU instructions): 8-byte records whose sizes
+/// say how many bytes the entry an operation or SH record names holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Index<'a> {
+    /// What the failure messages call it.
+    pub label: &'static str,
+    /// The table's bytes (a trailing partial record is not an entry).
+    pub bytes: &'a [u8],
+}
+
+impl Index<'_> {
+    /// Whole 8-byte entries.
+    pub fn entries(&self) -> u64 {
+        self.bytes.len() as u64 / 8
+    }
+
+    /// The size word of entry `i`, when there is one.
+    pub fn size(&self, i: u32) -> Option<u32> {
+        let at = usize::try_from(i).ok()?.checked_mul(8)?;
+        let w = self.bytes.get(at + 4..at + 8)?;
+        Some(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    }
+}
+
 /// What the decoder reads, and the record counts references are checked against.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tables<'a> {
@@ -69,10 +100,16 @@ pub struct Tables<'a> {
     pub nn_records: Option<u64>,
     /// TP command records, when their size is known.
     pub tp_records: Option<u64>,
-    /// (label, entries) of the table operation state ids index.
-    pub state_table: Option<(&'static str, u64)>,
-    /// Entries of the PPU instruction table SH records index, where the version has one.
-    pub ppu_instr_entries: Option<u64>,
+    /// The table operation state ids index (load states, or v1's lcd table before them).
+    pub state_table: Option<Index<'a>>,
+    /// The PPU instruction table SH records index, where the version has one.
+    pub ppu_instr_table: Option<Index<'a>>,
+    /// The v2 COEF_DATA_TABLE, which patches of source type 5 index.
+    pub coef_table: Option<Index<'a>>,
+    /// Bytes of one NN command record (the network attribute or feature database's code).
+    pub nn_command_bytes: Option<u32>,
+    /// Bytes of one TP command record.
+    pub tp_command_bytes: Option<u32>,
     /// v1 SW operation, hardware-init operation and PPU parameter tables, where decoded.
     pub sw: Option<Slice<'a>>,
     /// The v1 hardware-init operation table.
@@ -84,11 +121,6 @@ pub struct Tables<'a> {
     /// Whether SH records' `ppu_param_index` references the PPU parameter table (the v1
     /// feature database's `change_ppu_param`).
     pub ppu_params_referenced: bool,
-    /// The layer id of an INIT or END operation that belongs to no layer (the version's).
-    pub no_layer: u32,
-    /// Whether the layers' declared counts are bounded by the operation table (false where
-    /// the version's files break it: `format::V2Rules::layer_operations_bounded`).
-    pub layer_operations_unbounded: bool,
 }
 
 /// The decoded records, flattened into the parse document.
@@ -202,7 +234,7 @@ pub struct Operation {
     /// The record's own `index` word: position within its engine's records (NN/TP command,
     /// SH record); 0xffff for INIT.
     pub engine_index: u32,
-    /// The layer it belongs to (`NO_LAYER` for INIT and END).
+    /// The layer it belongs to (one of `NO_LAYER_IDS` for INIT and END).
     pub layer_id: u32,
     /// Index into the state table the operation loads (`Tables::state_table`).
     pub state_id: u32,
@@ -216,6 +248,17 @@ pub struct Operation {
     pub abs_share_id: Option<u32>,
     /// The word at +0x1c (32-byte records).
     pub abs_op_id: Option<u32>,
+    /// Bytes of the load-state entry `state_id` names (derived; null for SW operations and
+    /// where the state table is absent). nbinfo prints it as `Command Size`.
+    pub command_bytes: Option<u32>,
+    /// Bytes of the engine record `engine_index` names (derived): an NN-engine operation (NN,
+    /// SP, NN_LUT, NT, as nbinfo's `nbg_operation_is_nn_engine` groups them) one NN command, TP
+    /// one TP command, SH its PPU instruction entry; null for the others.
+    pub instruction_bytes: Option<u32>,
+    /// Bytes of the COEF_DATA_TABLE entry the operation's first patch of source type 5 names
+    /// (derived, v2; the vendor reader's `Coeff data Size`: its `print_operation` reads such a
+    /// patch's index into that table). Null where no patch of the operation has that source.
+    pub coefficient_bytes: Option<u32>,
 }
 
 /// One `nbg_section_sh_operation` record: a shader operation's instruction and PPU parameters.
@@ -369,6 +412,9 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 preempt: word.map(|w| preempt.get(w) as u32),
                 abs_share_id: word.map(|w| abs_share_id.get(w) as u32),
                 abs_op_id: v.opt_u32(&fo::abs_op_id),
+                command_bytes: None,
+                instruction_bytes: None,
+                coefficient_bytes: None,
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -395,7 +441,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     for o in &operations {
         let at = |field: usize| o.offset + field as u64;
         let unattached = matches!(o.kind, operation_type::INIT | operation_type::END);
-        if unattached && o.layer_id == t.no_layer {
+        if unattached && NO_LAYER_IDS.contains(&o.layer_id) {
             // INIT and END belong to no layer.
         } else if let Some(n) = per_layer.get_mut(o.layer_id as usize) {
             *n += 1;
@@ -422,7 +468,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             );
         }
         let engine = match o.kind {
-            operation_type::NN => t.nn_records.map(|n| ("NN", n)),
+            k if operation_type::is_nn_engine(k) => t.nn_records.map(|n| ("NN", n)),
             operation_type::TP => t.tp_records.map(|n| ("TP", n)),
             operation_type::SH => t.sh.map(|s| ("SH", s.count())),
             operation_type::SW => t.sw.map(|s| ("SW", s.count())),
@@ -438,7 +484,11 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 ),
             );
         }
-        if let Some((label, n)) = t.state_table.filter(|_| !unattached) {
+        if let Some((label, n)) = t
+            .state_table
+            .filter(|_| !unattached)
+            .map(|s| (s.label, s.entries()))
+        {
             if u64::from(o.state_id) >= n {
                 return fail(
                     Code::OperationStateOutOfRange,
@@ -451,14 +501,18 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             }
         }
     }
-    if let (Some(sh), Some(s), Some(n)) = (&sh_operations, t.sh, t.ppu_instr_entries) {
+    if let (Some(sh), Some(s), Some((label, n))) = (
+        &sh_operations,
+        t.sh,
+        t.ppu_instr_table.map(|p| (p.label, p.entries())),
+    ) {
         if let Some(bad) = sh.iter().find(|r| u64::from(r.instr_index) >= n) {
             return fail(
                 Code::ShInstructionOutOfRange,
                 s.offset + bad.index as u64 * s.record_size,
                 format!(
-                    "SH record {} names PPU instruction entry {} but the table holds {n} entries",
-                    bad.index, bad.instr_index
+                    "SH record {} names PPU instruction entry {} but the {} holds {n} entries",
+                    bad.index, bad.instr_index, label
                 ),
             );
         }
@@ -479,6 +533,21 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 ),
             );
         }
+    }
+    let mut operations = operations;
+    for o in &mut operations {
+        if o.kind != operation_type::SW {
+            o.command_bytes = t.state_table.and_then(|s| s.size(o.state_id));
+        }
+        o.instruction_bytes = match o.kind {
+            k if operation_type::is_nn_engine(k) => t.nn_command_bytes,
+            operation_type::TP => t.tp_command_bytes,
+            operation_type::SH => sh_operations
+                .as_ref()
+                .and_then(|sh| sh.get(o.engine_index as usize))
+                .and_then(|r| t.ppu_instr_table?.size(r.instr_index)),
+            _ => None,
+        };
     }
     for h in hw_init_operations.iter().flatten() {
         if let Some((end, patches)) = patches_beyond(h.patch_index, h.patch_count, patch_count) {
@@ -502,26 +571,25 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             );
         }
     }
-    // A layer may declare fewer operations than name it (one layer split across engines) or
-    // more (public files end with a layer no operation names), but the layers together never
-    // declare more operations than the table holds.
-    let declared: u64 = layers.iter().map(|l| u64::from(l.operation_count)).sum();
-    let attached: u64 = per_layer.iter().sum();
-    if declared > attached && !t.layer_operations_unbounded {
-        return fail(
-            Code::LayerOperationCount,
-            layer.offset,
-            format!(
-                "the layers declare {declared} operations but only {attached} operations name a layer"
-            ),
-        );
-    }
     let mut layers = layers;
     for (l, &named) in layers.iter_mut().zip(&per_layer) {
         l.named_operations = named;
     }
 
     let patches = t.patch.map(decode_patches).transpose()?;
+    if let (Some(p), Some(coef)) = (&patches, t.coef_table) {
+        for o in &mut operations {
+            let range = o.patch_index as usize
+                ..(o.patch_index as usize).saturating_add(o.patch_count as usize);
+            o.coefficient_bytes = p
+                .records
+                .get(range)
+                .into_iter()
+                .flatten()
+                .find(|r| r.source_type == COEFFICIENT_PATCH_SOURCE)
+                .and_then(|r| coef.size(r.index as u32));
+        }
+    }
     Ok(Records {
         layers: t.layer.map(|_| layers),
         operations: t.operation.map(|_| operations),
@@ -617,6 +685,11 @@ fn patches_beyond(index: u32, count: u32, patches: Option<u64>) -> Option<(u64, 
     let end = u64::from(index) + u64::from(count);
     (end > patches).then_some((end, patches))
 }
+
+/// The patch source type whose index names a COEF_DATA_TABLE entry, as the vendor reader's
+/// `print_operation` reads it (public enum name `MISC_DYNA_GENERIC`; the A733 toolkit's NN
+/// operations carry one such patch at their kernel-address word).
+const COEFFICIENT_PATCH_SOURCE: u32 = 5;
 
 /// Rows the text summary lists per table; `--json` lists every record.
 const SUMMARY_ROWS: usize = 32;

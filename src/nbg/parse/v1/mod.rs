@@ -232,6 +232,10 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         version,
         &tables,
         feature_database.bits["change_ppu_param"] == 1,
+        (
+            feature_database.nn_command_bytes,
+            feature_database.tp_command_bytes,
+        ),
     )?;
 
     // One pass: every placed table, the opaque extension (last), and the whole file around the
@@ -313,7 +317,11 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         crc,
         connection_region,
         structural_signature: Hash256::default(),
+        corpus_invariants: Vec::new(),
     };
+    let mut invariants = crate::nbg::parse::invariants::Invariants::default();
+    invariants.records(&graph.records);
+    graph.corpus_invariants = invariants.0;
     // No rule reads the signature: check-only mode (the sweep) leaves it zero.
     if opts.fingerprints {
         graph.structural_signature = structural_signature(&graph);

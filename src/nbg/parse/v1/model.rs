@@ -52,6 +52,8 @@ pub struct NbgV1<'data> {
     pub connection_region: ConnectionRegion,
     /// Hash of the layout with payload bytes left out (see the module note).
     pub structural_signature: Hash256,
+    /// Relations the public v1 files showed (`parse::invariants`); reported, never enforced.
+    pub corpus_invariants: Vec<crate::nbg::parse::invariants::Invariant>,
 }
 
 /// The header at the start of the fixed part.

@@ -78,8 +78,9 @@ pub(super) fn records(
     version: u32,
     tables: &[Table],
     ppu_params_referenced: bool,
+    command_bytes: (Option<u64>, Option<u64>),
 ) -> Result<crate::nbg::parse::records::Records, Failure> {
-    use crate::nbg::parse::records::{Tables, as_slice, decode, v1_decodes};
+    use crate::nbg::parse::records::{Index, Tables, as_slice, decode, v1_decodes};
     if !v1_decodes("layer", version) {
         return Ok(crate::nbg::parse::records::Records::default());
     }
@@ -97,10 +98,19 @@ pub(super) fn records(
         (read("layer"), read("operation"), read("sh"), read("patch"));
     let (sw, hw_init, ppu_param) = (read("sw"), read("hw_init"), read("ppu_param"));
     let count = |name: &str| find(name).and_then(|t| t.record_count);
-    let state_table = match find("load_states_table") {
-        Some(t) => Some(("load_states table", t.size / 8)),
-        None => find("lcd_table").map(|t| ("lcd table", t.size / 8)),
+    let index = |name: &str| find(name).map(|t| data.range(t.offset, t.end()));
+    let (states, label) = match index("load_states_table") {
+        Some(b) => (Some(b), "load_states table"),
+        None => (index("lcd_table"), "lcd table"),
     };
+    let state_table = states.as_deref().map(|bytes| Index { label, bytes });
+    // Before 0x00010018 there is no ppu_instr table and SH records index the lcd table, as
+    // nbinfo's `Instr Size` shows on every public file of those versions.
+    let (ppu_instr, ppu_label) = match index("ppu_instr_table") {
+        Some(b) => (Some(b), "ppu_instr table"),
+        None => (index("lcd_table"), "lcd table"),
+    };
+    let bytes32 = |b: Option<u64>| b.and_then(|b| u32::try_from(b).ok());
     decode(&Tables {
         layer: as_slice(&layer),
         operation: as_slice(&operation),
@@ -109,13 +119,17 @@ pub(super) fn records(
         nn_records: count("nn"),
         tp_records: count("tp"),
         state_table,
-        ppu_instr_entries: find("ppu_instr_table").map(|t| t.size / 8),
+        ppu_instr_table: ppu_instr.as_deref().map(|bytes| Index {
+            label: ppu_label,
+            bytes,
+        }),
+        nn_command_bytes: bytes32(command_bytes.0),
+        tp_command_bytes: bytes32(command_bytes.1),
+        coef_table: None,
         sw: as_slice(&sw),
         hw_init: as_slice(&hw_init),
         ppu_param: as_slice(&ppu_param),
         icd_entries: find("icd_table").map(|t| t.size / 8),
         ppu_params_referenced,
-        no_layer: crate::nbg::format::records::NO_LAYER,
-        layer_operations_unbounded: false,
     })
 }

@@ -264,7 +264,7 @@ pub(super) fn parse<'d>(
     }
 
     // Layers, operations, SH operations, patches and their references.
-    let records = records(&data, &sections, network_info.as_ref(), rules)?;
+    let records = records(&data, &sections, network_info.as_ref())?;
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
     // (with the bytes around the CRC field where the version's rule covers the whole file).

@@ -45,7 +45,7 @@ pub struct NbgV2<'data> {
     /// Hash of the layout with payload bytes left out (see the module note).
     pub structural_signature: Hash256,
     /// Relations observed across the proprietary corpus; reported, never enforced.
-    pub corpus_invariants: Vec<Invariant>,
+    pub corpus_invariants: Vec<crate::nbg::parse::invariants::Invariant>,
 }
 
 /// The 48-byte v2 header at file offset 0.
@@ -306,6 +306,25 @@ pub struct DynamicIo {
     pub padding_bytes: u64,
     /// The entries, in table order.
     pub entries: Vec<DynaioEntry>,
+    /// How the table and region compare with the spec's corpus (reported under
+    /// `corpus_invariants`, never enforced).
+    #[serde(skip)]
+    pub layout: DynaioLayout,
+}
+
+/// Counts of the DYNAIO relations the spec's corpus always showed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DynaioLayout {
+    /// The region is whole 64-byte units.
+    pub region_whole_units: bool,
+    /// Entries of size zero.
+    pub zero_size: u64,
+    /// Entries whose offset is not 64-byte aligned.
+    pub unaligned: u64,
+    /// Entries that start before the end of an earlier one in table order.
+    pub out_of_order: u64,
+    /// Nonzero bytes outside every entry.
+    pub nonzero_padding: u64,
 }
 
 /// One DYNAIO table entry: an (offset, size) range of the region.
@@ -315,19 +334,6 @@ pub struct DynaioEntry {
     pub offset: u64,
     /// Size in bytes.
     pub size: u64,
-}
-
-/// A relation observed across the corpus, checked on this file: reported, never enforced.
-#[derive(Clone, Debug, Serialize)]
-pub struct Invariant {
-    /// The relation's stable name.
-    pub name: &'static str,
-    /// What the corpus shows.
-    pub expected: String,
-    /// What this file has.
-    pub observed: String,
-    /// Whether this file agrees.
-    pub holds: bool,
 }
 
 impl<'data> NbgV2<'data> {

@@ -28,16 +28,12 @@ pub(super) fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
     Hash256::of(doc.to_string().as_bytes())
 }
 
-/// Relations that held across the proprietary Wave corpus. Not format rules.
-pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<Invariant> {
-    let mut out = Vec::new();
+/// Relations that held across the spec's stock corpus (and the record relations of
+/// `invariants`). Not format rules.
+pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<crate::nbg::parse::invariants::Invariant> {
+    let mut inv = crate::nbg::parse::invariants::Invariants::default();
     let mut check = |name, expected: &str, observed: String, holds: bool| {
-        out.push(Invariant {
-            name,
-            expected: expected.into(),
-            observed,
-            holds,
-        });
+        inv.check(name, expected, observed, holds)
     };
     let target = g.header.target;
     check(
@@ -105,7 +101,28 @@ pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<Invariant> {
         zero.to_string(),
         zero,
     );
-    out
+    if let Some(d) = &g.dynamic_io {
+        let l = &d.layout;
+        let holds =
+            l.region_whole_units && l.zero_size == 0 && l.unaligned == 0 && l.out_of_order == 0;
+        inv.check(
+            "dynaio-layout",
+            "region of whole 64-byte units; entries positive, 64-byte aligned, in order",
+            format!(
+                "region {} bytes; {} zero-size, {} unaligned, {} out of order",
+                d.region_bytes, l.zero_size, l.unaligned, l.out_of_order
+            ),
+            holds,
+        );
+        inv.check(
+            "dynaio-padding-zero",
+            "0 nonzero unmapped bytes",
+            format!("{} nonzero unmapped bytes", l.nonzero_padding),
+            l.nonzero_padding == 0,
+        );
+    }
+    inv.records(&g.records);
+    inv.0
 }
 
 pub(super) fn opt<T: ToString>(v: Option<T>) -> String {
@@ -119,10 +136,9 @@ pub(super) fn records(
     data: &crate::nbg::read::Data<'_>,
     sections: &[Section],
     info: Option<&NetworkInfo>,
-    rules: &crate::nbg::format::V2Rules,
 ) -> Result<crate::nbg::parse::records::Records, Failure> {
     use crate::nbg::format::section;
-    use crate::nbg::parse::records::{Tables, as_slice, decode};
+    use crate::nbg::parse::records::{Index, Tables, as_slice, decode};
     use fm::{layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs};
     let find = |kind| sections.iter().find(|s| s.kind == kind);
     // Record sizes are checked before a byte of the section is read.
@@ -158,7 +174,12 @@ pub(super) fn records(
     let read =
         |x: Option<(u64, u64, u64)>| x.map(|(start, end, r)| (start, r, data.range(start, end)));
     let (layer, operation, sh, patch) = (read(layer), read(operation), read(sh), read(patch));
-    let entries = |kind| find(kind).map(|s| s.size / 8);
+    let index = |kind| find(kind).map(|s: &Section| data.range(s.offset, s.end()));
+    let (states, ppu_instr) = (
+        index(section::LOADSTATE_TABLE),
+        index(section::PPU_INSTR_TABLE),
+    );
+    let coef = index(section::COEF_DATA_TABLE);
     let commands = |kind, bytes: Option<u32>| {
         Option::zip(find(kind), bytes).map(|(s, b)| s.size / u64::from(b))
     };
@@ -169,10 +190,20 @@ pub(super) fn records(
         patch: as_slice(&patch),
         nn_records: commands(section::NN, info.and_then(|i| i.attribute.nn_command_bytes)),
         tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
-        state_table: entries(section::LOADSTATE_TABLE).map(|n| ("load-state table", n)),
-        ppu_instr_entries: entries(section::PPU_INSTR_TABLE),
-        no_layer: rules.no_layer,
-        layer_operations_unbounded: !rules.layer_operations_bounded,
+        state_table: states.as_deref().map(|bytes| Index {
+            label: "load-state table",
+            bytes,
+        }),
+        ppu_instr_table: ppu_instr.as_deref().map(|bytes| Index {
+            label: "PPU instruction table",
+            bytes,
+        }),
+        coef_table: coef.as_deref().map(|bytes| Index {
+            label: "coefficient table",
+            bytes,
+        }),
+        nn_command_bytes: info.and_then(|i| i.attribute.nn_command_bytes),
+        tp_command_bytes: info.and_then(|i| i.attribute.tp_command_bytes),
         ..Tables::default()
     })
 }

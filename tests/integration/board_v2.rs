@@ -1,0 +1,112 @@
+//! The v2 files Allwinner's A733 board toolkit wrote (`../shared/corpus/v2`, else the copies
+//! under `controls/public/v2`) through the chain a user runs: `parse`, `image`, `roundtrip`
+//! (every record re-encoded), `info`, `crc-explain`, `diff` and `report`. Their INIT operation
+//! names no layer as 0xffffffff, which the spec's corpus wrote as 0xffff: accepted and reported
+//! as a corpus invariant, never refused. The same holds for a v1 0x00010020 graph.
+
+use super::common;
+use nbg_lab::{NbgFamily, parse};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn board_files() -> Vec<PathBuf> {
+    let (dir, names) = common::public_v2_paths();
+    assert!(!names.is_empty(), "{} lists no file", dir.display());
+    names.into_iter().map(|n| dir.join(n)).collect()
+}
+
+fn invariant<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["corpus_invariants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == name)
+        .unwrap_or_else(|| panic!("no invariant {name}"))
+}
+
+#[test]
+fn every_board_file_passes_the_whole_chain() {
+    let root = common::root();
+    let files = board_files();
+    let out = tempfile::tempdir().unwrap();
+    for (k, path) in files.iter().enumerate() {
+        let p = path.display().to_string();
+        let run = |args: &[&str]| {
+            let o = common::nbg(&root, args);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "nbg {args:?}: {}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            o
+        };
+        let doc = common::stdout_json(&run(&["parse", "--json", &p]));
+        assert_eq!(doc["format"], "nbg-v2", "{p}");
+        // INIT names no layer as 0xffffffff; reported, not refused.
+        let ops = doc["operations"].as_array().unwrap();
+        let init = ops.iter().find(|o| o["type_name"] == "INIT").unwrap();
+        assert_eq!(init["layer_id"], 0xffff_ffffu32, "{p}");
+        let no_layer = invariant(&doc, "no-layer-id");
+        assert_eq!(no_layer["holds"], false, "{p}");
+        assert_eq!(no_layer["observed"], "0xffffffff", "{p}");
+        // Every operation type is a public name (NN, SH, NT, SP, NN_LUT, ...).
+        assert!(ops.iter().all(|o| o["type_name"].is_string()), "{p}");
+        run(&["image", "--json", &p]);
+        let rt = common::stdout_json(&run(&["roundtrip", "--json", &p]));
+        let f = &rt["files"][0];
+        assert_eq!(f["ledger_exact"], true, "{p}: {f}");
+        assert_eq!(f["records_reencoded"], f["records_total"], "{p}: {f}");
+        assert!(f["records_total"].as_u64().unwrap() > 0, "{p}");
+        run(&["info", "--json", &p]);
+        let crc = common::stdout_json(&run(&["crc-explain", "--json", &p]));
+        let rules: Vec<&str> = crc[0]["matches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["rule"].as_str().unwrap())
+            .collect();
+        assert_eq!(rules.first(), Some(&"v2-directory-order"), "{p}: {crc}");
+        let next = files[(k + 1) % files.len()].display().to_string();
+        // Two different files: exit 1, a finding, with every owner named.
+        let o = common::nbg(&root, &["diff", "--json", &p, &next]);
+        assert_eq!(o.status.code(), Some(1), "{p}");
+        assert!(
+            !common::stdout_json(&o)["owners"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        );
+        let html = out.path().join(format!("{k}.html"));
+        run(&["report", &p, "-o", html.to_str().unwrap()]);
+        assert!(std::fs::metadata(&html).unwrap().len() > 0);
+    }
+}
+
+/// A v1 0x00010020 graph whose INIT names no layer as 0xffffffff parses and round-trips; an
+/// engine operation naming that layer is still out of range.
+#[test]
+fn a_v1_0020_init_may_name_no_layer_as_0xffffffff() {
+    let bytes = nbg_lab::lab::synth_v1::profile("v1-0020-suffix-crc")
+        .unwrap()
+        .unwrap();
+    let doc = parse(&bytes).unwrap().to_json();
+    let ops = doc["operations"].as_array().unwrap();
+    let init = ops.iter().find(|o| o["type_name"] == "INIT").unwrap();
+    let at = init["offset"].as_u64().unwrap() as usize + 8;
+    assert_eq!(common::le32(&bytes, at), 0xffff);
+    let mut b = bytes.clone();
+    common::put32(&mut b, at, 0xffff_ffff);
+    let g = parse(&b).unwrap_or_else(|f| panic!("refused: {f}"));
+    let image = nbg_lab::nbg::image::NbgImage::new(&g).unwrap();
+    assert_eq!(image.reconstruction().unwrap().bytes, b.len() as u64);
+    assert_eq!(invariant(&g.to_json(), "no-layer-id")["holds"], false);
+    // The same sentinel on an engine operation (INIT's type word made NN) names no layer.
+    let at = init["offset"].as_u64().unwrap() as usize;
+    common::put32(&mut b, at, 2);
+    assert_eq!(
+        parse(&b).unwrap_err().code,
+        nbg_lab::Code::OperationLayerOutOfRange
+    );
+}
