@@ -42,3 +42,4 @@ mod vendor;
 #[cfg(feature = "onnx")]
 mod vendor_loader;
 mod vendor_reader;
+mod vendor_refusals;
