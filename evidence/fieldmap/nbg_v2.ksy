@@ -125,7 +125,10 @@ types:
             4: operation_table
             9: sh_operation_table
             10: patch_any_table
+            23: v2_index_entry_table
+            25: v2_index_entry_table
             26: v2_dynaio_entry_table
+            27: v2_index_entry_table
             35: v2_network_info
             37: v2_memory_pool
             38: v2_vip_sram
@@ -284,6 +287,20 @@ types:
     seq:
       - id: records
         type: v2_dynaio_entry
+        repeat: eos
+  v2_index_entry:
+    doc: "nbg_section_entry_32bit_t (v2 index tables) (8 bytes)"
+    seq:
+      - id: offset
+        type: u4
+        doc: "public"
+      - id: size
+        type: u4
+        doc: "public"
+  v2_index_entry_table:
+    seq:
+      - id: records
+        type: v2_index_entry
         repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"

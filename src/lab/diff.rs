@@ -202,9 +202,10 @@ impl Naming for NbgV2<'_> {
                     (Holds::MemoryPool | Holds::VipSram | Holds::AxiSram, _) => {
                         Located::whole((name.into(), o.start))
                     }
-                    (Holds::Io | Holds::Checksums | Holds::DynaioEntries, Some(r)) => {
-                        at.records(name, r)
-                    }
+                    (
+                        Holds::Io | Holds::Checksums | Holds::DynaioEntries | Holds::IndexEntries,
+                        Some(r),
+                    ) => at.records(name, r),
                     _ => {
                         let size = u64::from(s.entry_size);
                         match kind.record(size) {

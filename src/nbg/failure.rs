@@ -79,6 +79,7 @@ codes! {
     DynaioUnpaired => "dynaio-unpaired", Format,
     DynaioTableSize => "dynaio-table-size", Format,
     DynaioEntryInvalid => "dynaio-entry-invalid", Format,
+    IndexEntryOutOfRange => "index-entry-out-of-range", Format,
     TableRecordSize => "table-record-size", Format,
     OwnershipConflict => "ownership-conflict", Lab,
     OperationLayerOutOfRange => "operation-layer-out-of-range", Format,

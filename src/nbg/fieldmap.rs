@@ -421,6 +421,16 @@ record! {
 }
 
 record! {
+    /// v2 (offset, size) index record into a data section: COEF_DATA_TABLE (23) into COEF_DATA
+    /// (24), PPU_INSTR_TABLE (25) into PPU_INSTR (19), LOADSTATE_TABLE (27) into LOADSTATE (21),
+    /// as the vendor reader's `nbg_fmt_read_section_*_table` and its per-operation sizes read
+    /// them (`notebooks/real-v2.md`); the same layout as v1's `nbg_section_entry_32bit_t`.
+    v2_index_entry: "v2.index_entry", V2, "nbg_section_entry_32bit_t (v2 index tables)", 8;
+    offset @ 0, 4, U32, Public;
+    size @ 4, 4, U32, Public;
+}
+
+record! {
     /// `nbg_section_layer` (v2 section 3, v1 layer table); `uid` from v1 0x00010008.
     layer: "layer", Both, "nbg_section_layer_t", 76;
     name @ 0x00, 64, Str, Public;
@@ -608,7 +618,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 23] = [
+pub const ALL: [Record; 24] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -619,6 +629,7 @@ pub const ALL: [Record; 23] = [
     v2_axi_sram::RECORD,
     v2_checksum_record::RECORD,
     v2_dynaio_entry::RECORD,
+    v2_index_entry::RECORD,
     layer::RECORD,
     operation::RECORD,
     sh_operation::RECORD,

@@ -112,6 +112,8 @@ pub mod v2 {
     pub const CHECKSUM_RECORD_SIZE: u64 = v2_checksum_record::SIZE as u64;
     /// Bytes of one DYNAIO table entry: (offset, size) into the DYNAIO region.
     pub const DYNAIO_RECORD_SIZE: u64 = v2_dynaio_entry::SIZE as u64;
+    /// Bytes of one index-table record (sections 23, 25, 27): (offset, size) into its data section.
+    pub const INDEX_RECORD_SIZE: u64 = crate::nbg::fieldmap::v2_index_entry::SIZE as u64;
     /// DYNAIO entries and the region are laid out in 64-byte units.
     pub const DYNAIO_ALIGN: u64 = 64;
 
@@ -177,6 +179,16 @@ pub mod section {
     pub const CHECKSUM: u32 = 40;
     /// The highest named section ID.
     pub const MAX_ID: u32 = 40;
+
+    /// The data section an index table's (offset, size) records point into.
+    pub fn indexed_by(table: u32) -> Option<u32> {
+        match table {
+            COEF_DATA_TABLE => Some(COEF_DATA),
+            PPU_INSTR_TABLE => Some(PPU_INSTR),
+            LOADSTATE_TABLE => Some(LOADSTATE),
+            _ => None,
+        }
+    }
 
     const NAMES: [&str; 41] = [
         "NBG_SECTION_NONE",

@@ -23,6 +23,9 @@ pub enum Holds {
     Checksums,
     /// The v2 DYNAIO table's (offset, size) records.
     DynaioEntries,
+    /// A v2 index table's (offset, size) records into its data section
+    /// (`format::section::indexed_by`).
+    IndexEntries,
     /// Layer records.
     Layers,
     /// Operation records.
@@ -55,7 +58,7 @@ pub struct Kind {
 }
 
 /// Every kind.
-pub const KINDS: [Kind; 16] = [
+pub const KINDS: [Kind; 19] = [
     Kind {
         holds: Holds::Io,
         v2_section: None,
@@ -120,6 +123,27 @@ pub const KINDS: [Kind; 16] = [
         ksy: None,
     },
     Kind {
+        holds: Holds::IndexEntries,
+        v2_section: Some(section::COEF_DATA_TABLE),
+        v1_tables: &[],
+        records: &[fm::v2_index_entry::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::IndexEntries,
+        v2_section: Some(section::PPU_INSTR_TABLE),
+        v1_tables: &[],
+        records: &[fm::v2_index_entry::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::IndexEntries,
+        v2_section: Some(section::LOADSTATE_TABLE),
+        v1_tables: &[],
+        records: &[fm::v2_index_entry::RECORD],
+        ksy: None,
+    },
+    Kind {
         holds: Holds::Layers,
         v2_section: Some(section::LAYER),
         v1_tables: &["layer"],
@@ -169,6 +193,30 @@ pub const KINDS: [Kind; 16] = [
         ksy: Some("v1_ppu_param_table"),
     },
 ];
+
+impl Holds {
+    /// Whether the section is one record (network info, memory sizes), not a table of them.
+    pub fn is_single_record(self) -> bool {
+        matches!(
+            self,
+            Holds::NetworkInfo | Holds::MemoryPool | Holds::VipSram | Holds::AxiSram
+        )
+    }
+}
+
+impl Kind {
+    /// The Kaitai type a v2 section of this kind is read with: the record, a table of it, or
+    /// the patch table of either size.
+    pub fn v2_ksy(&self) -> Option<String> {
+        let id = |r: &Record| r.id.replace('.', "_");
+        match self.records {
+            [] => None,
+            [one] if self.holds.is_single_record() => Some(id(one)),
+            [one] => Some(format!("{}_table", id(one))),
+            _ => Some("patch_any_table".into()),
+        }
+    }
+}
 
 /// What a v2 section type holds; `None` for an opaque payload.
 pub fn v2(section_type: u32) -> Option<&'static Kind> {

@@ -464,6 +464,15 @@ fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                         name,
                     ))
                 }
+                kind if section::indexed_by(kind).is_some() => {
+                    let t = g.index_tables.iter().find(|t| t.section_type == kind)?;
+                    Some(pair_pieces(
+                        fm::v2_index_entry::RECORD,
+                        s.offset,
+                        &t.entries,
+                        name,
+                    ))
+                }
                 section::DYNAIO_TABLE => {
                     let d = g.dynamic_io.as_ref()?;
                     let pairs: Vec<[u64; 2]> =

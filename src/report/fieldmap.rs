@@ -278,28 +278,26 @@ pub fn to_ksy(family: Family) -> String {
                 .iter()
                 .position(|l| l == "  v2_section_header_table:")
                 .unwrap_or(out.len());
-            let body = [
-                "    instances:".to_string(),
-                "      body:".into(),
-                "        io: _root._io".into(),
-                "        pos: offset".into(),
-                "        size: size".into(),
-                "        type:".into(),
-                "          switch-on: type".into(),
-                "          cases:".into(),
-                "            1: v2_io_record_table".into(),
-                "            2: v2_io_record_table".into(),
-                "            3: layer_table".into(),
-                "            4: operation_table".into(),
-                "            9: sh_operation_table".into(),
-                "            10: patch_any_table".into(),
-                "            26: v2_dynaio_entry_table".into(),
-                "            35: v2_network_info".into(),
-                "            37: v2_memory_pool".into(),
-                "            38: v2_vip_sram".into(),
-                "            39: v2_axi_sram".into(),
-                "            40: v2_checksum_record_table".into(),
-            ];
+            // The cases from `holds::KINDS`, the one place a section's record is chosen.
+            let mut cases: Vec<(u32, String)> = crate::nbg::holds::KINDS
+                .iter()
+                .filter_map(|k| Some((k.v2_section?, k.v2_ksy()?)))
+                .collect();
+            cases.sort();
+            let body: Vec<String> = [
+                "    instances:",
+                "      body:",
+                "        io: _root._io",
+                "        pos: offset",
+                "        size: size",
+                "        type:",
+                "          switch-on: type",
+                "          cases:",
+            ]
+            .into_iter()
+            .map(String::from)
+            .chain(cases.iter().map(|(t, ty)| format!("            {t}: {ty}")))
+            .collect();
             out.splice(pos..pos, body);
             out.extend(
                 [

@@ -177,8 +177,9 @@ proptest! {
         for (i, s) in layout.sections.iter_mut().enumerate() {
             s.alignment = alignments[i];
             // Empty opaque sections (never the decoded ones, whose sizes are rules, nor the
-            // NN/TP commands and load-state / PPU-instruction tables operations index).
-            let indexed = matches!(s.kind, 7 | 8 | 25 | 27);
+            // NN/TP commands operations index, nor the coefficient, PPU-instruction and
+            // load-state data the index tables point into).
+            let indexed = matches!(s.kind, 7 | 8 | 19 | 21 | 24);
             if empty[i] && nbg_lab::nbg::holds::v2(s.kind).is_none() && !indexed && s.kind != 20 {
                 s.payload.clear();
             }

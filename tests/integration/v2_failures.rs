@@ -313,6 +313,12 @@ fn cases() -> Vec<(Code, Code)> {
             with_layout("erf-u8", |l| put32(&mut spec(l, section::SH).payload, 0, 2)),
         ),
         (
+            Code::IndexEntryOutOfRange,
+            with_layout("erf-u8", |l| {
+                put32(&mut spec(l, section::LOADSTATE_TABLE).payload, 4, 0x10_0000)
+            }),
+        ),
+        (
             Code::DynaioUnpaired,
             with_layout("ctc-like", |l| {
                 l.sections.retain(|s| s.kind != section::DYNAIO_TABLE);

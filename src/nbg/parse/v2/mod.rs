@@ -263,7 +263,8 @@ pub(super) fn parse<'d>(
         }
     }
 
-    // Layers, operations, SH operations, patches and their references.
+    // Index tables, then layers, operations, SH operations, patches and their references.
+    let index_tables = decode_index_tables(&data, &sections)?;
     let records = records(&data, &sections, network_info.as_ref())?;
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
@@ -336,6 +337,7 @@ pub(super) fn parse<'d>(
         section_checksums,
         file_checksum,
         dynamic_io,
+        index_tables,
         records,
         connection_region,
         structural_signature: Hash256::default(),

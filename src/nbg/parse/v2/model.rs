@@ -37,6 +37,8 @@ pub struct NbgV2<'data> {
     pub file_checksum: FileChecksum,
     /// The DYNAIO table (26) and region (20), when present.
     pub dynamic_io: Option<DynamicIo>,
+    /// The index tables present (23, 25, 27), in directory order.
+    pub index_tables: Vec<IndexTable>,
     /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
     #[serde(flatten)]
     pub records: crate::nbg::parse::records::Records,
@@ -287,6 +289,23 @@ pub struct FileChecksum {
     pub directory_order_crc32: u32,
     /// Whether the two agree (a parsed graph always has them equal).
     pub matches: bool,
+}
+
+/// One index table (23, 25 or 27) and the data section its entries point into.
+#[derive(Clone, Debug, Serialize)]
+pub struct IndexTable {
+    /// The table's section type.
+    pub section_type: u32,
+    /// The data section's type (`format::section::indexed_by`).
+    pub data_section_type: u32,
+    /// Number of (offset, size) entries.
+    pub entry_count: u64,
+    /// The entries' sizes, summed.
+    pub indexed_bytes: u64,
+    /// The entries in table order, data-section-relative (`command_bytes` and friends of the
+    /// operations name what they index; kept for the round trip).
+    #[serde(skip)]
+    pub entries: Vec<[u64; 2]>,
 }
 
 /// The DYNAIO table (26) and the region (20) it maps.

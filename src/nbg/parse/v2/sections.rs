@@ -375,3 +375,65 @@ fn nonzero(data: &Data<'_>, region: &Section, start: u64, end: u64) -> u64 {
     });
     n
 }
+
+/// The index tables (COEF_DATA_TABLE, PPU_INSTR_TABLE, LOADSTATE_TABLE): whole 8-byte records
+/// (`table-record-size`), each (offset, size) inside the data section it indexes
+/// (`index-entry-out-of-range`; an absent data section holds nothing). Entries may leave gaps
+/// between them (alignment); none overlapped on any file, which is not checked.
+pub(super) fn decode_index_tables(
+    data: &Data<'_>,
+    sections: &[Section],
+) -> Result<Vec<IndexTable>, Failure> {
+    let mut out = Vec::new();
+    for s in sections {
+        let Some(target) = section::indexed_by(s.kind) else {
+            continue;
+        };
+        let record = f::INDEX_RECORD_SIZE;
+        if u64::from(s.entry_size) != record || s.size % record != 0 {
+            return fail(
+                Code::TableRecordSize,
+                s.header_offset + ENTRY_RECORD_SIZE,
+                format!(
+                    "{} is {} bytes with entry size {}; its records are {record} bytes",
+                    s.type_name, s.size, s.entry_size
+                ),
+            );
+        }
+        let data_size = sections
+            .iter()
+            .find(|t| t.kind == target)
+            .map_or(0, |t| t.size);
+        let mut entries = Vec::new();
+        data.visit(s.offset, s.end(), record, |start, piece| {
+            for (j, r) in piece.chunks_exact(record as usize).enumerate() {
+                let at = start + j as u64 * record;
+                let e = [u64::from(le32(r, 0)), u64::from(le32(r, 4))];
+                if e[0] + e[1] > data_size {
+                    return fail(
+                        Code::IndexEntryOutOfRange,
+                        at,
+                        format!(
+                            "{} entry {} (offset 0x{:x}, size {}) leaves the {data_size}-byte {}",
+                            s.type_name,
+                            (at - s.offset) / record,
+                            e[0],
+                            e[1],
+                            section::name(target).unwrap_or("?")
+                        ),
+                    );
+                }
+                entries.push(e);
+            }
+            Ok(())
+        })?;
+        out.push(IndexTable {
+            section_type: s.kind,
+            data_section_type: target,
+            entry_count: entries.len() as u64,
+            indexed_bytes: entries.iter().map(|e| e[1]).sum(),
+            entries,
+        });
+    }
+    Ok(out)
+}
