@@ -3,7 +3,8 @@
 # files; print libFuzzer's final stats line. Usage: fuzz/run.sh TARGET SECONDS [RUNS]
 # (stops at SECONDS or after RUNS executions, whichever comes first)
 # Targets: parse, image, diff, corpus_config (NBG and corpus configs); npz, onnx_audit, policy
-# (the ONNX engine's inputs); capture_spec (a capture set's differential.json).
+# (the ONNX engine's inputs); capture_spec (a capture set's differential.json); commands (one
+# LOADSTATE buffer, the front-end command stream decoder).
 # Crashes land in fuzz/artifacts/TARGET/.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -23,6 +24,26 @@ case "$target" in
     for d in ../differentials/*/; do cp "$d/differential.json" "$seeds/$(basename "$d").json"; done
     ;;
   policy) cp ../policy/hybrid-policy.json "$seeds/" ;;
+  commands)
+    # Every LOADSTATE buffer of the board files and a few serializer controls, one seed each.
+    python3 - "$seeds" ../controls/public/v2/*.nb ../controls/serializer/conv-*.nb <<'PY'
+import struct, sys
+out = sys.argv[1]
+for path in sys.argv[2:]:
+    b = open(path, "rb").read()
+    n = struct.unpack_from("<I", b, 0x38)[0]
+    secs = {}
+    for i in range(n):
+        w = struct.unpack_from("<11I", b, 0x3c + 44 * i)
+        secs[w[0]] = (w[1], w[3])
+    if 21 in secs and 27 in secs:
+        (lo, _), (to, ts) = secs[21], secs[27]
+        for e in range(ts // 8):
+            off, size = struct.unpack_from("<II", b, to + 8 * e)
+            name = path.rsplit("/", 1)[-1]
+            open(f"{out}/{name}.{e}", "wb").write(b[lo + off:lo + off + size])
+PY
+    ;;
   *)
     cp ../controls/*.nb "$seeds/"
     for f in ../../shared/corpus/v1/*.nb; do

@@ -57,7 +57,7 @@ instances:
   hw_init:
     pos: entries[12].offset
     size: entries[12].size
-    type: v1_hw_init_operation_table
+    type: hw_init_operation_table
     if: entries.size > 12
   icd_table:
     pos: entries[13].offset
@@ -90,6 +90,26 @@ instances:
     type: v1_entry_table
     if: entries.size > 26
 types:
+  fe_load_state:
+    doc: "FE LOAD_STATE header (Mesa etnaviv cmdstream.xml) (4 bytes)"
+    seq:
+      - id: header
+        type: u4
+        doc: "public"
+    instances:
+      header_offset:
+        value: "(header >> 0) & 0xffff"
+      header_count:
+        value: "(header >> 16) & 0x3ff"
+      header_fixp:
+        value: "(header >> 26) & 0x1"
+      header_opcode:
+        value: "(header >> 27) & 0x1f"
+  fe_load_state_table:
+    seq:
+      - id: records
+        type: fe_load_state
+        repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"
     seq:
@@ -504,7 +524,7 @@ types:
       - id: records
         type: v1_sw_operation
         repeat: eos
-  v1_hw_init_operation:
+  hw_init_operation:
     doc: "nbg_section_hw_init_operation_t (12 bytes)"
     seq:
       - id: state_id
@@ -516,10 +536,10 @@ types:
       - id: patch_count
         type: u4
         doc: "public"
-  v1_hw_init_operation_table:
+  hw_init_operation_table:
     seq:
       - id: records
-        type: v1_hw_init_operation
+        type: hw_init_operation
         repeat: eos
   v1_ppu_param:
     doc: "nbg_section_ppu_param_t (48 bytes)"

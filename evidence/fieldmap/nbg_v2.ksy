@@ -125,6 +125,8 @@ types:
             4: operation_table
             9: sh_operation_table
             10: patch_any_table
+            13: hw_init_operation_table
+            14: v2_index_entry_table
             23: v2_index_entry_table
             25: v2_index_entry_table
             26: v2_dynaio_entry_table
@@ -302,6 +304,26 @@ types:
       - id: records
         type: v2_index_entry
         repeat: eos
+  fe_load_state:
+    doc: "FE LOAD_STATE header (Mesa etnaviv cmdstream.xml) (4 bytes)"
+    seq:
+      - id: header
+        type: u4
+        doc: "public"
+    instances:
+      header_offset:
+        value: "(header >> 0) & 0xffff"
+      header_count:
+        value: "(header >> 16) & 0x3ff"
+      header_fixp:
+        value: "(header >> 26) & 0x1"
+      header_opcode:
+        value: "(header >> 27) & 0x1f"
+  fe_load_state_table:
+    seq:
+      - id: records
+        type: fe_load_state
+        repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"
     seq:
@@ -448,6 +470,23 @@ types:
     seq:
       - id: records
         type: patch_40bit
+        repeat: eos
+  hw_init_operation:
+    doc: "nbg_section_hw_init_operation_t (12 bytes)"
+    seq:
+      - id: state_id
+        type: u4
+        doc: "public"
+      - id: patch_index
+        type: u4
+        doc: "public"
+      - id: patch_count
+        type: u4
+        doc: "public"
+  hw_init_operation_table:
+    seq:
+      - id: records
+        type: hw_init_operation
         repeat: eos
   patch_any_table:
     seq:

@@ -156,6 +156,32 @@ impl At<'_> {
     }
 }
 
+/// A LOADSTATE byte named by its buffer, command and word
+/// (`NBG_SECTION_LOADSTATE[3].command[1].LOAD_STATE.state[0x0e4c]`).
+fn command_named(
+    l: &crate::nbg::parse::v2::CommandStreams,
+    name: &str,
+    offset: u64,
+) -> Option<Located> {
+    let b = l
+        .decoded
+        .partition_point(|(_, at, _)| *at <= offset)
+        .checked_sub(1)?;
+    let (entry, at, commands) = &l.decoded[b];
+    let rel = offset - at;
+    let k = commands.partition_point(|c| c.at <= rel).checked_sub(1)?;
+    let c = &commands[k];
+    let inner = rel.checked_sub(c.at).filter(|&r| r < c.len())?;
+    let word = at + c.at + inner / 4 * 4;
+    Some(Located {
+        field: format!("{name}[{entry}].command[{k}].{}", c.field_name(inner)),
+        element: None,
+        field_start: word,
+        unit: word,
+        ty: Some(fm::Type::U32),
+    })
+}
+
 impl Naming for NbgV2<'_> {
     fn payload_name(&self, origin: Origin) -> Option<&str> {
         match origin {
@@ -193,6 +219,11 @@ impl Naming for NbgV2<'_> {
                     return at.opaque(&o.label);
                 };
                 let name = s.type_name;
+                if let Some(l) = self.load_states.as_ref().filter(|l| l.complete()) {
+                    if s.kind == crate::nbg::format::section::LOADSTATE {
+                        return command_named(l, name, offset).unwrap_or_else(|| at.opaque(name));
+                    }
+                }
                 let Some(kind) = crate::nbg::holds::v2(s.kind) else {
                     return at.opaque(name);
                 };

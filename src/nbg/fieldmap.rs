@@ -431,6 +431,18 @@ record! {
 }
 
 record! {
+    /// The header word of a front-end LOAD_STATE command (Mesa etnaviv `cmdstream.xml`): the
+    /// first of COUNT state values at word address OFFSET; `nbg::commands` decodes the stream.
+    fe_load_state: "fe.load_state", Both, "FE LOAD_STATE header (Mesa etnaviv cmdstream.xml)", 4;
+    header @ 0, 4, U32, Public, parts [
+        "offset": 0, 16, Public;
+        "count": 16, 10, Public;
+        "fixp": 26, 1, Public;
+        "opcode": 27, 5, Public;
+    ];
+}
+
+record! {
     /// `nbg_section_layer` (v2 section 3, v1 layer table); `uid` from v1 0x00010008.
     layer: "layer", Both, "nbg_section_layer_t", 76;
     name @ 0x00, 64, Str, Public;
@@ -599,8 +611,8 @@ record! {
 }
 
 record! {
-    /// `nbg_section_hw_init_operation` (from v1 0x0001000c).
-    v1_hw_init_operation: "v1.hw_init_operation", V1, "nbg_section_hw_init_operation_t", 12;
+    /// `nbg_section_hw_init_operation`: v1 from 0x0001000c, v2 section 13 (HWINITOPERATIONS).
+    hw_init_operation: "hw_init_operation", Both, "nbg_section_hw_init_operation_t", 12;
     state_id @ 0, 4, U32, Public;
     patch_index @ 4, 4, U32, Public;
     patch_count @ 8, 4, U32, Public;
@@ -618,7 +630,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 24] = [
+pub const ALL: [Record; 25] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -630,6 +642,7 @@ pub const ALL: [Record; 24] = [
     v2_checksum_record::RECORD,
     v2_dynaio_entry::RECORD,
     v2_index_entry::RECORD,
+    fe_load_state::RECORD,
     layer::RECORD,
     operation::RECORD,
     sh_operation::RECORD,
@@ -641,7 +654,7 @@ pub const ALL: [Record; 24] = [
     v1_io_record_108::RECORD,
     v1_io_record_44::RECORD,
     v1_sw_operation::RECORD,
-    v1_hw_init_operation::RECORD,
+    hw_init_operation::RECORD,
     v1_ppu_param::RECORD,
 ];
 

@@ -151,6 +151,12 @@ pub mod section {
     pub const SH: u32 = 9;
     /// `NBG_SECTION_PATCH`: the patch records.
     pub const PATCH: u32 = 10;
+    /// `NBG_SECTION_HWINITOPERATIONS`: the hardware-init operation records.
+    pub const HWINITOPERATIONS: u32 = 13;
+    /// `NBG_SECTION_ICDT`: (offset, size) records into ICD.
+    pub const ICDT: u32 = 14;
+    /// `NBG_SECTION_ICD`: the initial command data the hardware-init operations load.
+    pub const ICD: u32 = 15;
     /// `NBG_SECTION_PPU_INSTR`: shader instructions.
     pub const PPU_INSTR: u32 = 19;
     /// `NBG_SECTION_DYNAIO`: the DYNAIO region.
@@ -183,6 +189,7 @@ pub mod section {
     /// The data section an index table's (offset, size) records point into.
     pub fn indexed_by(table: u32) -> Option<u32> {
         match table {
+            ICDT => Some(ICD),
             COEF_DATA_TABLE => Some(COEF_DATA),
             PPU_INSTR_TABLE => Some(PPU_INSTR),
             LOADSTATE_TABLE => Some(LOADSTATE),

@@ -36,7 +36,7 @@ pub enum Holds {
     Patches,
     /// v1 SW operation records.
     SwOperations,
-    /// v1 hardware-init operation records.
+    /// Hardware-init operation records (v1 hw_init table, v2 section 13).
     HwInitOperations,
     /// v1 PPU parameter records.
     PpuParams,
@@ -58,7 +58,7 @@ pub struct Kind {
 }
 
 /// Every kind.
-pub const KINDS: [Kind; 19] = [
+pub const KINDS: [Kind; 20] = [
     Kind {
         holds: Holds::Io,
         v2_section: None,
@@ -124,6 +124,13 @@ pub const KINDS: [Kind; 19] = [
     },
     Kind {
         holds: Holds::IndexEntries,
+        v2_section: Some(section::ICDT),
+        v1_tables: &[],
+        records: &[fm::v2_index_entry::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::IndexEntries,
         v2_section: Some(section::COEF_DATA_TABLE),
         v1_tables: &[],
         records: &[fm::v2_index_entry::RECORD],
@@ -180,10 +187,10 @@ pub const KINDS: [Kind; 19] = [
     },
     Kind {
         holds: Holds::HwInitOperations,
-        v2_section: None,
+        v2_section: Some(section::HWINITOPERATIONS),
         v1_tables: &["hw_init"],
-        records: &[fm::v1_hw_init_operation::RECORD],
-        ksy: Some("v1_hw_init_operation_table"),
+        records: &[fm::hw_init_operation::RECORD],
+        ksy: Some("hw_init_operation_table"),
     },
     Kind {
         holds: Holds::PpuParams,

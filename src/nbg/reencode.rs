@@ -338,7 +338,7 @@ fn sw_pieces(sw: &[SwOperation], size: usize, name: &str) -> Vec<Piece> {
 }
 
 fn hw_init_pieces(ops: &[HwInitOperation], size: usize, name: &str) -> Vec<Piece> {
-    use fm::v1_hw_init_operation as h;
+    use fm::hw_init_operation as h;
     ops.iter()
         .map(|x| {
             let mut w = Writer::new(size);
@@ -382,6 +382,32 @@ fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<P
             )
         })
         .collect()
+}
+
+/// Every command of every LOADSTATE buffer encoded again from its decoded fields, one piece per
+/// command, in file order (`None` unless the buffers decode and tile the section).
+fn command_pieces(
+    streams: &crate::nbg::parse::v2::CommandStreams,
+    name: &str,
+) -> Option<Vec<Piece>> {
+    if !streams.complete() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (entry, at, commands) in &streams.decoded {
+        for (k, c) in commands.iter().enumerate() {
+            let mut bytes = Vec::with_capacity(c.len() as usize);
+            c.encode(&mut bytes);
+            out.push(Piece {
+                at: at + c.at,
+                record: fm::fe_load_state::RECORD,
+                skip: 0,
+                prefix: format!("{name}[{entry}].command[{k}]"),
+                bytes: Ok(bytes),
+            });
+        }
+    }
+    Some(out)
 }
 
 /// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
@@ -473,6 +499,7 @@ fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                         name,
                     ))
                 }
+                section::LOADSTATE => command_pieces(g.load_states.as_ref()?, name),
                 section::DYNAIO_TABLE => {
                     let d = g.dynamic_io.as_ref()?;
                     let pairs: Vec<[u64; 2]> =

@@ -110,3 +110,67 @@ fn a_v1_0020_init_may_name_no_layer_as_0xffffffff() {
         nbg_lab::Code::OperationLayerOutOfRange
     );
 }
+
+/// The LOADSTATE buffers of every board file decode as command streams to their last byte, and a
+/// changed state value (its section checksum and the header CRC re-sealed in memory, as the
+/// producer would) is named by its buffer, command and state address.
+#[test]
+fn a_changed_state_value_is_named_by_its_command() {
+    use nbg_lab::nbg::image::NbgImage;
+    for path in board_files() {
+        let b = std::fs::read(&path).unwrap();
+        let doc = parse(&b).unwrap().to_json();
+        let l = &doc["load_states"];
+        assert_eq!(
+            l["errors"].as_array().unwrap().len(),
+            0,
+            "{}: {l}",
+            path.display()
+        );
+        assert_eq!(l["covers_section"], true);
+        assert!(l["load_states"].as_u64().unwrap() > 0);
+    }
+    let (dir, _) = common::public_v2_paths();
+    let a = std::fs::read(dir.join("a733-face_detector_int16-0000.nb")).unwrap();
+    let doc = parse(&a).unwrap().to_json();
+    let section = |kind: u64| {
+        doc["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["type"] == kind)
+            .cloned()
+            .unwrap()
+    };
+    let (ls, table) = (section(21), section(27));
+    let entry1 = table["offset"].as_u64().unwrap() as usize + 8;
+    let at = ls["offset"].as_u64().unwrap() as usize + common::le32(&a, entry1) as usize;
+    // Entry 1 begins with LOAD_STATE of one value at state 0x0e4c.
+    assert_eq!(common::le32(&a, at), 0x0801_0e4c);
+    let mut b = a.clone();
+    common::put32(&mut b, at + 4, common::le32(&a, at + 4) ^ 0x40);
+    let (lo, ln) = (
+        ls["offset"].as_u64().unwrap() as usize,
+        ls["size"].as_u64().unwrap() as usize,
+    );
+    let sums = section(40)["offset"].as_u64().unwrap() as usize;
+    let record = (0..4)
+        .map(|i| sums + 8 * i)
+        .find(|&r| common::le32(&b, r) == 21)
+        .unwrap();
+    let crc = crc32fast::hash(&b[lo..lo + ln]);
+    common::put32(&mut b, record + 4, crc);
+    common::reseal_v2(&mut b);
+    let (ga, gb) = (parse(&a).unwrap(), parse(&b).unwrap());
+    let (ia, ib) = (NbgImage::new(&ga).unwrap(), NbgImage::new(&gb).unwrap());
+    let d = nbg_lab::lab::diff::diff(&ga, &ia, &gb, &ib).unwrap();
+    let fields: Vec<&str> = d
+        .owners
+        .iter()
+        .flat_map(|o| o.ranges.iter().map(|r| r.field.as_str()))
+        .collect();
+    assert!(
+        fields.contains(&"NBG_SECTION_LOADSTATE[1].command[0].LOAD_STATE.state[0x0e4c]"),
+        "{fields:?}"
+    );
+}

@@ -303,3 +303,24 @@ pub fn stdout_json(o: &std::process::Output) -> serde_json::Value {
         )
     })
 }
+
+/// Write the header CRC of a 0x00020000 file the way its producer does (sections in directory
+/// order, the section-40 values read as zero), so a changed record is judged by its own rules.
+pub fn reseal_v2(b: &mut [u8]) {
+    let count = le32(b, 0x38) as usize;
+    let sections: Vec<(u32, u64, u64, u32)> = (0..count)
+        .map(|i| {
+            let at = 0x3c + 44 * i;
+            let (kind, offset, size) = (le32(b, at), le32(b, at + 4), le32(b, at + 12));
+            let (o, n) = (offset as usize, size as usize);
+            (
+                kind,
+                offset.into(),
+                size.into(),
+                crc32fast::hash(&b[o..o + n]),
+            )
+        })
+        .collect();
+    let crc = nbg_lab::nbg::crc_rules::v2_file_crc(b, &sections);
+    put32(b, 0xc, crc);
+}

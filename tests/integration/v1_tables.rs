@@ -116,11 +116,11 @@ fn a_bad_hw_init_or_sh_reference_is_refused_with_its_code_and_offset() {
         let e = parse(&b).map(|_| ()).expect_err("refused");
         (e.code, e.offset)
     };
-    let record = |i: usize| hw + i * fm::v1_hw_init_operation::SIZE;
+    let record = |i: usize| hw + i * fm::hw_init_operation::SIZE;
     let (index, count, state) = (
-        fm::v1_hw_init_operation::patch_index.offset,
-        fm::v1_hw_init_operation::patch_count.offset,
-        fm::v1_hw_init_operation::state_id.offset,
+        fm::hw_init_operation::patch_index.offset,
+        fm::hw_init_operation::patch_count.offset,
+        fm::hw_init_operation::state_id.offset,
     );
     // The last init operation's patches [36, 39) pushed one past the patch table.
     assert_eq!(
@@ -271,7 +271,7 @@ fn diff_names_elements_and_the_new_records() {
     b[layer + 3 * fm::layer::SIZE + 1] ^= 0x20;
     b[input + fm::v1_io_record::dimensions.offset + 4] ^= 1;
     b[fm::v1_fixed::memory_pool.offset + 8] ^= 1;
-    b[hw + fm::v1_hw_init_operation::SIZE] ^= 1;
+    b[hw + fm::hw_init_operation::SIZE] ^= 1;
     let gb = parse(&b).unwrap();
     let (ia, ib) = (NbgImage::new(&ga).unwrap(), NbgImage::new(&gb).unwrap());
     let r = nbg_lab::lab::diff::diff(&ga, &ia, &gb, &ib).unwrap();

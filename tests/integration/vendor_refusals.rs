@@ -139,27 +139,6 @@ fn documented() -> BTreeMap<String, String> {
     out
 }
 
-/// Write the header CRC of a 0x00020000 file the way its producer does (sections in directory
-/// order, the section-40 values read as zero), so a changed record is judged by its own rules.
-fn reseal(b: &mut [u8]) {
-    let count = le32(b, 0x38) as usize;
-    let sections: Vec<(u32, u64, u64, u32)> = (0..count)
-        .map(|i| {
-            let at = 0x3c + 44 * i;
-            let (kind, offset, size) = (le32(b, at), le32(b, at + 4), le32(b, at + 12));
-            let (o, n) = (offset as usize, size as usize);
-            (
-                kind,
-                offset.into(),
-                size.into(),
-                crc32fast::hash(&b[o..o + n]),
-            )
-        })
-        .collect();
-    let crc = nbg_lab::nbg::crc_rules::v2_file_crc(b, &sections);
-    common::put32(b, 0xc, crc);
-}
-
 #[test]
 fn each_v2_refusal_beside_the_vendor_reader() {
     let Some(peer) = common::nbinfo() else { return };
@@ -187,7 +166,7 @@ fn each_v2_refusal_beside_the_vendor_reader() {
     assert_eq!(le32(&b, 0x3c + 44 * 7), 4, "OPERATIONS is the 8th section");
     let mut init = b.clone();
     common::put32(&mut init, ops + 8, 0xffff);
-    reseal(&mut init);
+    common::reseal_v2(&mut init);
     for (what, bytes) in [("INIT layer 0xffff", &init), ("the file", &b)] {
         if let Err(f) = parse(bytes) {
             problems.push(format!("{what}: nbg refuses: {f}"));

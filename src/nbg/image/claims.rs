@@ -49,7 +49,9 @@ pub(super) fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
         ),
     ];
     for s in g.sections.iter().filter(|s| s.size > 0) {
-        let class = if crate::nbg::holds::v2(s.kind).is_some() {
+        let decoded_commands = s.kind == crate::nbg::format::section::LOADSTATE
+            && g.load_states.as_ref().is_some_and(|l| l.complete());
+        let class = if crate::nbg::holds::v2(s.kind).is_some() || decoded_commands {
             OwnerClass::DecodedRecord
         } else {
             OwnerClass::PreservedOpaque

@@ -27,8 +27,8 @@
 
 use crate::nbg::failure::{Code, Failure, fail};
 use crate::nbg::fieldmap::{
-    self as fm, layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs,
-    v1_hw_init_operation as fh, v1_ppu_param as fpp, v1_sw_operation as fsw,
+    self as fm, hw_init_operation as fh, layer as fl, operation as fo, patch_40bit as fp,
+    sh_operation as fs, v1_ppu_param as fpp, v1_sw_operation as fsw,
 };
 use crate::nbg::format::records::{NO_LAYER_IDS, operation_type, source_type, sw_operation_type};
 use crate::nbg::read::fixed_name;
@@ -137,7 +137,7 @@ pub struct Records {
     /// v1 only (absent from v2 documents).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sw_operations: Option<Vec<SwOperation>>,
-    /// v1 only: the hardware-init operations.
+    /// The hardware-init operations (v1 hw_init table, v2 section 13); absent without one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hw_init_operations: Option<Vec<HwInitOperation>>,
     /// v1 only: the PPU parameters.

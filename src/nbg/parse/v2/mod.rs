@@ -265,6 +265,7 @@ pub(super) fn parse<'d>(
 
     // Index tables, then layers, operations, SH operations, patches and their references.
     let index_tables = decode_index_tables(&data, &sections)?;
+    let load_states = decode_load_states(&data, &sections, &index_tables);
     let records = records(&data, &sections, network_info.as_ref())?;
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
@@ -338,6 +339,7 @@ pub(super) fn parse<'d>(
         file_checksum,
         dynamic_io,
         index_tables,
+        load_states,
         records,
         connection_region,
         structural_signature: Hash256::default(),

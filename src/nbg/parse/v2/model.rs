@@ -37,8 +37,10 @@ pub struct NbgV2<'data> {
     pub file_checksum: FileChecksum,
     /// The DYNAIO table (26) and region (20), when present.
     pub dynamic_io: Option<DynamicIo>,
-    /// The index tables present (23, 25, 27), in directory order.
+    /// The index tables present (14, 23, 25, 27), in directory order.
     pub index_tables: Vec<IndexTable>,
+    /// The LOADSTATE buffers as command streams, where LOADSTATE and its table are present.
+    pub load_states: Option<CommandStreams>,
     /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
     #[serde(flatten)]
     pub records: crate::nbg::parse::records::Records,
@@ -289,6 +291,49 @@ pub struct FileChecksum {
     pub directory_order_crc32: u32,
     /// Whether the two agree (a parsed graph always has them equal).
     pub matches: bool,
+}
+
+/// The LOADSTATE buffers (section 21, one per LOADSTATE_TABLE entry) decoded as front-end
+/// command streams (`nbg::commands`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CommandStreams {
+    /// Buffers (table entries).
+    pub buffers: u64,
+    /// Commands decoded, over every buffer.
+    pub commands: u64,
+    /// Of those, LOAD_STATE commands.
+    pub load_states: u64,
+    /// State values they write.
+    pub state_values: u64,
+    /// Distinct state word addresses written.
+    pub distinct_states: u64,
+    /// Buffers that do not decode: which entry, the file offset and why (their bytes stay
+    /// opaque).
+    pub errors: Vec<StreamFailure>,
+    /// Whether the entries tile the section exactly, so every byte is a command's.
+    pub covers_section: bool,
+    /// Per buffer in file order: its table entry, file offset and commands (the round trip
+    /// and the diff's names read them).
+    #[serde(skip)]
+    pub decoded: Vec<(u64, u64, Vec<crate::nbg::commands::Command>)>,
+}
+
+impl CommandStreams {
+    /// Whether every byte of the section belongs to a decoded command.
+    pub fn complete(&self) -> bool {
+        self.errors.is_empty() && self.covers_section
+    }
+}
+
+/// A buffer that did not decode.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StreamFailure {
+    /// Its LOADSTATE_TABLE entry.
+    pub entry: u64,
+    /// File offset of the command that could not be read.
+    pub offset: u64,
+    /// Why.
+    pub reason: &'static str,
 }
 
 /// One index table (23, 25 or 27) and the data section its entries point into.

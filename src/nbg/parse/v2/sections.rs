@@ -437,3 +437,64 @@ pub(super) fn decode_index_tables(
     }
     Ok(out)
 }
+
+/// The LOADSTATE buffers of LOADSTATE_TABLE as command streams. A buffer that does not decode is
+/// reported with its entry, offset and reason, never refused: the format does not say the
+/// stream must be one the decoder knows.
+pub(super) fn decode_load_states(
+    data: &Data<'_>,
+    sections: &[Section],
+    index_tables: &[IndexTable],
+) -> Option<CommandStreams> {
+    let section = sections.iter().find(|s| s.kind == section::LOADSTATE)?;
+    let table = index_tables
+        .iter()
+        .find(|t| t.section_type == section::LOADSTATE_TABLE)?;
+    let mut order: Vec<usize> = (0..table.entries.len()).collect();
+    order.sort_by_key(|&i| table.entries[i]);
+    let mut cursor = 0;
+    let mut covers = true;
+    for &i in &order {
+        let [offset, size] = table.entries[i];
+        covers &= offset == cursor;
+        cursor = offset + size;
+    }
+    covers &= cursor == section.size;
+    let mut out = CommandStreams {
+        buffers: table.entries.len() as u64,
+        commands: 0,
+        load_states: 0,
+        state_values: 0,
+        distinct_states: 0,
+        errors: Vec::new(),
+        covers_section: covers,
+        decoded: Vec::new(),
+    };
+    let mut states = std::collections::BTreeSet::new();
+    for i in order {
+        let [offset, size] = table.entries[i];
+        let at = section.offset + offset;
+        // Index entries were bounded by the section (`decode_index_tables`).
+        let bytes = data.range(at, at + size);
+        match crate::nbg::commands::decode(&bytes) {
+            Ok(commands) => {
+                for c in &commands {
+                    out.commands += 1;
+                    if c.opcode == crate::nbg::commands::LOAD_STATE {
+                        out.load_states += 1;
+                        out.state_values += c.values.len() as u64;
+                        states.extend((0..c.values.len() as u32).map(|k| c.address + k));
+                    }
+                }
+                out.decoded.push((i as u64, at, commands));
+            }
+            Err(e) => out.errors.push(StreamFailure {
+                entry: i as u64,
+                offset: at + e.at,
+                reason: e.reason,
+            }),
+        }
+    }
+    out.distinct_states = states.len() as u64;
+    Some(out)
+}

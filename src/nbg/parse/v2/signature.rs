@@ -129,8 +129,9 @@ pub(super) fn opt<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "absent".into(), |v| v.to_string())
 }
 
-/// The v2 glue: sections 3, 4, 9 and 10 with their directory entry sizes, the NN/TP command
-/// sizes of the network attribute, the load-state (27) and PPU instruction (25) tables.
+/// The v2 glue: sections 3, 4, 9, 10 and 13 with their directory entry sizes, the NN/TP command
+/// sizes of the network attribute, the load-state (27), PPU instruction (25), coefficient (23)
+/// and ICD (14) index tables.
 /// A graph with neither LAYER nor OPERATIONS has no decoded records.
 pub(super) fn records(
     data: &crate::nbg::read::Data<'_>,
@@ -167,6 +168,10 @@ pub(super) fn records(
         section::PATCH,
         &[size(&fm::patch::RECORD), size(&fp::RECORD)],
     )?;
+    let hw_init = check(
+        section::HWINITOPERATIONS,
+        &[size(&fm::hw_init_operation::RECORD)],
+    )?;
     if layer.is_none() && operation.is_none() {
         return Ok(crate::nbg::parse::records::Records::default());
     }
@@ -174,6 +179,7 @@ pub(super) fn records(
     let read =
         |x: Option<(u64, u64, u64)>| x.map(|(start, end, r)| (start, r, data.range(start, end)));
     let (layer, operation, sh, patch) = (read(layer), read(operation), read(sh), read(patch));
+    let hw_init = read(hw_init);
     let index = |kind| find(kind).map(|s: &Section| data.range(s.offset, s.end()));
     let (states, ppu_instr) = (
         index(section::LOADSTATE_TABLE),
@@ -202,6 +208,8 @@ pub(super) fn records(
             label: "coefficient table",
             bytes,
         }),
+        hw_init: as_slice(&hw_init),
+        icd_entries: find(section::ICDT).map(|s| s.size / f::INDEX_RECORD_SIZE),
         nn_command_bytes: info.and_then(|i| i.attribute.nn_command_bytes),
         tp_command_bytes: info.and_then(|i| i.attribute.tp_command_bytes),
         ..Tables::default()
