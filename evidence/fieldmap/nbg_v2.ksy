@@ -123,6 +123,7 @@ types:
             2: v2_io_record_table
             3: layer_table
             4: operation_table
+            7: nn_command_table
             9: sh_operation_table
             10: patch_any_table
             13: hw_init_operation_table
@@ -323,6 +324,315 @@ types:
     seq:
       - id: records
         type: fe_load_state
+        repeat: eos
+  nn_command:
+    doc: "NN command: Mesa etna_nn_params (34 words) and 14 unknown words (192 bytes)"
+    seq:
+      - id: word0
+        type: u4
+        doc: "public"
+      - id: word1
+        type: u4
+        doc: "public"
+      - id: word2
+        type: u4
+        doc: "public"
+      - id: word3
+        type: u4
+        doc: "public"
+      - id: word4
+        type: u4
+        doc: "public"
+      - id: word5
+        type: u4
+        doc: "public"
+      - id: in_image_address
+        type: u4
+        doc: "public"
+      - id: out_image_address
+        type: u4
+        doc: "public"
+      - id: word8
+        type: u4
+        doc: "public"
+      - id: kernel_pattern_low
+        type: u4
+        doc: "public"
+      - id: kernel_pattern_high
+        type: u4
+        doc: "public"
+      - id: kernel_cache_start_address
+        type: u4
+        doc: "public"
+      - id: kernel_cache_end_address
+        type: u4
+        doc: "public"
+      - id: image_cache_start_address
+        type: u4
+        doc: "public"
+      - id: image_cache_end_address
+        type: u4
+        doc: "public"
+      - id: word15
+        type: u4
+        doc: "public"
+      - id: word16
+        type: u4
+        doc: "public"
+      - id: word17
+        type: u4
+        doc: "public"
+      - id: word18
+        type: u4
+        doc: "public"
+      - id: word19
+        type: u4
+        doc: "public"
+      - id: word20
+        type: u4
+        doc: "public"
+      - id: word21
+        type: u4
+        doc: "public"
+      - id: word22
+        type: u4
+        doc: "public"
+      - id: unused12
+        type: u4
+        doc: "public"
+      - id: word24
+        type: u4
+        doc: "public"
+      - id: word25
+        type: u4
+        doc: "public"
+      - id: further1
+        type: u4
+        doc: "public"
+      - id: further2
+        type: u4
+        doc: "public"
+      - id: further3
+        type: u4
+        doc: "public"
+      - id: further4
+        type: u4
+        doc: "public"
+      - id: further5
+        type: u4
+        doc: "public"
+      - id: further6
+        type: u4
+        doc: "public"
+      - id: further7
+        type: u4
+        doc: "public"
+      - id: further8
+        type: u4
+        doc: "public"
+      - id: unknown_w34_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w35_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w36_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w37_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w38_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w39_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w40_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w41_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w42_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w43_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w44_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w45_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w46_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w47_b0_31
+        type: u4
+        doc: "unknown"
+    instances:
+      word0_layer_type:
+        value: "(word0 >> 0) & 0x1"
+      word0_no_z_offset:
+        value: "(word0 >> 1) & 0x1"
+      word0_kernel_xy_size:
+        value: "(word0 >> 2) & 0xf"
+      word0_kernel_z_size:
+        value: "(word0 >> 6) & 0x3fff"
+      word0_kernels_per_core:
+        value: "(word0 >> 20) & 0x7f"
+      word0_pooling:
+        value: "(word0 >> 27) & 0x3"
+      word0_pooling_xy_size:
+        value: "(word0 >> 29) & 0x1"
+      word0_prelu:
+        value: "(word0 >> 30) & 0x1"
+      word0_nn_layer_flush:
+        value: "(word0 >> 31) & 0x1"
+      word1_kernel_data_type:
+        value: "(word1 >> 0) & 0x3"
+      word1_in_image_data_type:
+        value: "(word1 >> 2) & 0x3"
+      word1_out_image_data_type:
+        value: "(word1 >> 4) & 0x3"
+      word1_in_image_x_size:
+        value: "(word1 >> 6) & 0x1fff"
+      word1_in_image_y_size:
+        value: "(word1 >> 19) & 0x1fff"
+      word2_in_image_x_offset:
+        value: "(word2 >> 0) & 0x7"
+      word2_in_image_y_offset:
+        value: "(word2 >> 3) & 0x7"
+      word2_unused0:
+        value: "(word2 >> 6) & 0x1"
+      word2_brick_mode:
+        value: "(word2 >> 7) & 0x1"
+      word2_brick_distance:
+        value: "(word2 >> 8) & 0xffff"
+      word2_relu:
+        value: "(word2 >> 24) & 0x1"
+      word2_unused1:
+        value: "(word2 >> 25) & 0x1"
+      word2_post_multiplier:
+        value: "(word2 >> 26) & 0x1"
+      word2_post_shift:
+        value: "(word2 >> 27) & 0x1f"
+      word3_unused2:
+        value: "(word3 >> 0) & 0x7"
+      word3_no_flush:
+        value: "(word3 >> 3) & 0x1"
+      word3_unused3:
+        value: "(word3 >> 4) & 0x3"
+      word3_out_image_x_size:
+        value: "(word3 >> 6) & 0x1fff"
+      word3_out_image_y_size:
+        value: "(word3 >> 19) & 0x1fff"
+      word4_out_image_z_size:
+        value: "(word4 >> 0) & 0x3fff"
+      word4_rounding_mode:
+        value: "(word4 >> 14) & 0x3"
+      word4_in_image_x_offset_bit_3:
+        value: "(word4 >> 16) & 0x1"
+      word4_in_image_y_offset_bit_3:
+        value: "(word4 >> 17) & 0x1"
+      word4_out_image_tile_x_size:
+        value: "(word4 >> 18) & 0x7f"
+      word4_out_image_tile_y_size:
+        value: "(word4 >> 25) & 0x7f"
+      word5_kernel_address:
+        value: "(word5 >> 0) & 0x3ffffff"
+      word5_kernel_z_size2:
+        value: "(word5 >> 26) & 0x3f"
+      word8_image_caching_mode:
+        value: "(word8 >> 0) & 0x3"
+      word8_kernel_caching_mode:
+        value: "(word8 >> 2) & 0x3"
+      word8_partial_cache_data_unit:
+        value: "(word8 >> 4) & 0x3"
+      word8_kernel_pattern_msb:
+        value: "(word8 >> 6) & 0x3f"
+      word8_kernel_y_size:
+        value: "(word8 >> 12) & 0xf"
+      word8_out_image_y_stride:
+        value: "(word8 >> 16) & 0xffff"
+      word15_in_image_border_mode:
+        value: "(word15 >> 0) & 0x3"
+      word15_in_image_border_const:
+        value: "(word15 >> 2) & 0xffff"
+      word15_unused4:
+        value: "(word15 >> 18) & 0x1"
+      word15_kernel_data_type_bit_2:
+        value: "(word15 >> 19) & 0x1"
+      word15_in_image_data_type_bit_2:
+        value: "(word15 >> 20) & 0x1"
+      word15_out_image_data_type_bit_2:
+        value: "(word15 >> 21) & 0x1"
+      word15_post_multiplier_1_to_6:
+        value: "(word15 >> 22) & 0x3f"
+      word15_post_shift_bit_5_6:
+        value: "(word15 >> 28) & 0x3"
+      word15_unused5:
+        value: "(word15 >> 30) & 0x3"
+      word16_in_image_x_stride:
+        value: "(word16 >> 0) & 0xffff"
+      word16_in_image_y_stride:
+        value: "(word16 >> 16) & 0xffff"
+      word17_out_image_x_stride:
+        value: "(word17 >> 0) & 0xffff"
+      word17_unused6:
+        value: "(word17 >> 16) & 0xff"
+      word17_post_multiplier_7_to_14:
+        value: "(word17 >> 24) & 0xff"
+      word18_out_image_circular_buf_size:
+        value: "(word18 >> 0) & 0x3ffffff"
+      word18_per_channel_post_mul:
+        value: "(word18 >> 26) & 0x1"
+      word18_unused7_0:
+        value: "(word18 >> 27) & 0x1"
+      word18_unused7_1:
+        value: "(word18 >> 28) & 0x1"
+      word18_unused7_2:
+        value: "(word18 >> 29) & 0x1"
+      word18_unused7_3:
+        value: "(word18 >> 30) & 0x3"
+      word19_out_image_circular_buf_end_addr_plus_1:
+        value: "(word19 >> 0) & 0x3ffffff"
+      word19_unused8:
+        value: "(word19 >> 26) & 0x3f"
+      word20_in_image_circular_buf_size:
+        value: "(word20 >> 0) & 0x3ffffff"
+      word20_unused9:
+        value: "(word20 >> 26) & 0x3f"
+      word21_in_image_circular_buf_end_addr_plus_1:
+        value: "(word21 >> 0) & 0x3ffffff"
+      word21_unused10:
+        value: "(word21 >> 26) & 0x3f"
+      word22_coef_zero_point:
+        value: "(word22 >> 0) & 0xff"
+      word22_out_zero_point:
+        value: "(word22 >> 8) & 0xff"
+      word22_kernel_direct_stream_from_vip_sram:
+        value: "(word22 >> 16) & 0x1"
+      word22_depthwise:
+        value: "(word22 >> 17) & 0x1"
+      word22_post_multiplier_15_to_22:
+        value: "(word22 >> 18) & 0xff"
+      word22_unused11:
+        value: "(word22 >> 26) & 0x3f"
+      word24_unused13:
+        value: "(word24 >> 0) & 0xf"
+      word24_unused14:
+        value: "(word24 >> 4) & 0xfffffff"
+      word25_unused15:
+        value: "(word25 >> 0) & 0xf"
+      word25_unused16:
+        value: "(word25 >> 4) & 0xfffffff"
+  nn_command_table:
+    seq:
+      - id: records
+        type: nn_command
         repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"

@@ -114,7 +114,18 @@ impl At<'_> {
         match record.field_at(r) {
             Some(f) => {
                 let start = base + f.offset as u64;
-                let field = format!("{prefix}.{}", f.name);
+                let mut field = format!("{prefix}.{}", f.name);
+                // A bit-field word names the parts the byte holds bits of.
+                if !f.parts.is_empty() {
+                    let lo = 8 * (r - f.offset as u64) as u32;
+                    let names: Vec<&str> = f
+                        .parts
+                        .iter()
+                        .filter(|p| p.shift < lo + 8 && lo < p.shift + p.bits)
+                        .map(|p| p.name)
+                        .collect();
+                    field = format!("{field}.{}", names.join("+"));
+                }
                 if f.ty != fm::Type::U32s || f.width <= 4 {
                     return Located {
                         ty: Some(f.ty),

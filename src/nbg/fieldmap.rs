@@ -56,6 +56,9 @@ pub enum Evidence {
     Inferred,
     /// Reserved (by the format or the vendor): kept and re-encoded, never interpreted.
     Reserved,
+    /// No public source names it and no measurement has: named by its word and bit range,
+    /// kept and re-encoded, never guessed.
+    Unknown,
 }
 
 impl Evidence {
@@ -66,6 +69,7 @@ impl Evidence {
             Evidence::Proved => "proved",
             Evidence::Inferred => "inferred",
             Evidence::Reserved => "reserved",
+            Evidence::Unknown => "unknown",
         }
     }
 }
@@ -443,6 +447,160 @@ record! {
 }
 
 record! {
+    /// A 192-byte NN command (v2 section 7, one per NN-engine operation). Words 0 to 33 are
+    /// Mesa's `struct etna_nn_params` (etnaviv_ml_nn.c, MIT; sailfishos-mirror/mesa
+    /// 16e15ee20514de1684b349e809fa9632e5afbe4d, the same as mirror/mesa 5a43a9d0), bit fields
+    /// packed from bit 0 of word 0: the public layout, not yet proved on the vendor's
+    /// serializer field by field (`notebooks/commands.md`: the output sizes it gives equal a layer
+    /// of the source model for 39 of the A733 face detector's 45 commands). Words 34 to 47 are
+    /// in no public layout: unknown, named by word and bit range.
+    nn_command: "nn_command", V2, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
+    word0 @ 0, 4, U32, Public, parts [
+        "layer_type": 0, 1, Public;
+        "no_z_offset": 1, 1, Public;
+        "kernel_xy_size": 2, 4, Public;
+        "kernel_z_size": 6, 14, Public;
+        "kernels_per_core": 20, 7, Public;
+        "pooling": 27, 2, Public;
+        "pooling_xy_size": 29, 1, Public;
+        "prelu": 30, 1, Public;
+        "nn_layer_flush": 31, 1, Public;
+    ];
+    word1 @ 4, 4, U32, Public, parts [
+        "kernel_data_type": 0, 2, Public;
+        "in_image_data_type": 2, 2, Public;
+        "out_image_data_type": 4, 2, Public;
+        "in_image_x_size": 6, 13, Public;
+        "in_image_y_size": 19, 13, Public;
+    ];
+    word2 @ 8, 4, U32, Public, parts [
+        "in_image_x_offset": 0, 3, Public;
+        "in_image_y_offset": 3, 3, Public;
+        "unused0": 6, 1, Public;
+        "brick_mode": 7, 1, Public;
+        "brick_distance": 8, 16, Public;
+        "relu": 24, 1, Public;
+        "unused1": 25, 1, Public;
+        "post_multiplier": 26, 1, Public;
+        "post_shift": 27, 5, Public;
+    ];
+    word3 @ 12, 4, U32, Public, parts [
+        "unused2": 0, 3, Public;
+        "no_flush": 3, 1, Public;
+        "unused3": 4, 2, Public;
+        "out_image_x_size": 6, 13, Public;
+        "out_image_y_size": 19, 13, Public;
+    ];
+    word4 @ 16, 4, U32, Public, parts [
+        "out_image_z_size": 0, 14, Public;
+        "rounding_mode": 14, 2, Public;
+        "in_image_x_offset_bit_3": 16, 1, Public;
+        "in_image_y_offset_bit_3": 17, 1, Public;
+        "out_image_tile_x_size": 18, 7, Public;
+        "out_image_tile_y_size": 25, 7, Public;
+    ];
+    word5 @ 20, 4, U32, Public, parts [
+        "kernel_address": 0, 26, Public;
+        "kernel_z_size2": 26, 6, Public;
+    ];
+    word6 as "in_image_address" @ 24, 4, U32, Public;
+    word7 as "out_image_address" @ 28, 4, U32, Public;
+    word8 @ 32, 4, U32, Public, parts [
+        "image_caching_mode": 0, 2, Public;
+        "kernel_caching_mode": 2, 2, Public;
+        "partial_cache_data_unit": 4, 2, Public;
+        "kernel_pattern_msb": 6, 6, Public;
+        "kernel_y_size": 12, 4, Public;
+        "out_image_y_stride": 16, 16, Public;
+    ];
+    word9 as "kernel_pattern_low" @ 36, 4, U32, Public;
+    word10 as "kernel_pattern_high" @ 40, 4, U32, Public;
+    word11 as "kernel_cache_start_address" @ 44, 4, U32, Public;
+    word12 as "kernel_cache_end_address" @ 48, 4, U32, Public;
+    word13 as "image_cache_start_address" @ 52, 4, U32, Public;
+    word14 as "image_cache_end_address" @ 56, 4, U32, Public;
+    word15 @ 60, 4, U32, Public, parts [
+        "in_image_border_mode": 0, 2, Public;
+        "in_image_border_const": 2, 16, Public;
+        "unused4": 18, 1, Public;
+        "kernel_data_type_bit_2": 19, 1, Public;
+        "in_image_data_type_bit_2": 20, 1, Public;
+        "out_image_data_type_bit_2": 21, 1, Public;
+        "post_multiplier_1_to_6": 22, 6, Public;
+        "post_shift_bit_5_6": 28, 2, Public;
+        "unused5": 30, 2, Public;
+    ];
+    word16 @ 64, 4, U32, Public, parts [
+        "in_image_x_stride": 0, 16, Public;
+        "in_image_y_stride": 16, 16, Public;
+    ];
+    word17 @ 68, 4, U32, Public, parts [
+        "out_image_x_stride": 0, 16, Public;
+        "unused6": 16, 8, Public;
+        "post_multiplier_7_to_14": 24, 8, Public;
+    ];
+    word18 @ 72, 4, U32, Public, parts [
+        "out_image_circular_buf_size": 0, 26, Public;
+        "per_channel_post_mul": 26, 1, Public;
+        "unused7_0": 27, 1, Public;
+        "unused7_1": 28, 1, Public;
+        "unused7_2": 29, 1, Public;
+        "unused7_3": 30, 2, Public;
+    ];
+    word19 @ 76, 4, U32, Public, parts [
+        "out_image_circular_buf_end_addr_plus_1": 0, 26, Public;
+        "unused8": 26, 6, Public;
+    ];
+    word20 @ 80, 4, U32, Public, parts [
+        "in_image_circular_buf_size": 0, 26, Public;
+        "unused9": 26, 6, Public;
+    ];
+    word21 @ 84, 4, U32, Public, parts [
+        "in_image_circular_buf_end_addr_plus_1": 0, 26, Public;
+        "unused10": 26, 6, Public;
+    ];
+    word22 @ 88, 4, U32, Public, parts [
+        "coef_zero_point": 0, 8, Public;
+        "out_zero_point": 8, 8, Public;
+        "kernel_direct_stream_from_vip_sram": 16, 1, Public;
+        "depthwise": 17, 1, Public;
+        "post_multiplier_15_to_22": 18, 8, Public;
+        "unused11": 26, 6, Public;
+    ];
+    word23 as "unused12" @ 92, 4, U32, Public;
+    word24 @ 96, 4, U32, Public, parts [
+        "unused13": 0, 4, Public;
+        "unused14": 4, 28, Public;
+    ];
+    word25 @ 100, 4, U32, Public, parts [
+        "unused15": 0, 4, Public;
+        "unused16": 4, 28, Public;
+    ];
+    word26 as "further1" @ 104, 4, U32, Public;
+    word27 as "further2" @ 108, 4, U32, Public;
+    word28 as "further3" @ 112, 4, U32, Public;
+    word29 as "further4" @ 116, 4, U32, Public;
+    word30 as "further5" @ 120, 4, U32, Public;
+    word31 as "further6" @ 124, 4, U32, Public;
+    word32 as "further7" @ 128, 4, U32, Public;
+    word33 as "further8" @ 132, 4, U32, Public;
+    word34 as "unknown_w34_b0_31" @ 136, 4, U32, Unknown;
+    word35 as "unknown_w35_b0_31" @ 140, 4, U32, Unknown;
+    word36 as "unknown_w36_b0_31" @ 144, 4, U32, Unknown;
+    word37 as "unknown_w37_b0_31" @ 148, 4, U32, Unknown;
+    word38 as "unknown_w38_b0_31" @ 152, 4, U32, Unknown;
+    word39 as "unknown_w39_b0_31" @ 156, 4, U32, Unknown;
+    word40 as "unknown_w40_b0_31" @ 160, 4, U32, Unknown;
+    word41 as "unknown_w41_b0_31" @ 164, 4, U32, Unknown;
+    word42 as "unknown_w42_b0_31" @ 168, 4, U32, Unknown;
+    word43 as "unknown_w43_b0_31" @ 172, 4, U32, Unknown;
+    word44 as "unknown_w44_b0_31" @ 176, 4, U32, Unknown;
+    word45 as "unknown_w45_b0_31" @ 180, 4, U32, Unknown;
+    word46 as "unknown_w46_b0_31" @ 184, 4, U32, Unknown;
+    word47 as "unknown_w47_b0_31" @ 188, 4, U32, Unknown;
+}
+
+record! {
     /// `nbg_section_layer` (v2 section 3, v1 layer table); `uid` from v1 0x00010008.
     layer: "layer", Both, "nbg_section_layer_t", 76;
     name @ 0x00, 64, Str, Public;
@@ -630,7 +788,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 25] = [
+pub const ALL: [Record; 26] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -643,6 +801,7 @@ pub const ALL: [Record; 25] = [
     v2_dynaio_entry::RECORD,
     v2_index_entry::RECORD,
     fe_load_state::RECORD,
+    nn_command::RECORD,
     layer::RECORD,
     operation::RECORD,
     sh_operation::RECORD,

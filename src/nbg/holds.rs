@@ -23,6 +23,8 @@ pub enum Holds {
     Checksums,
     /// The v2 DYNAIO table's (offset, size) records.
     DynaioEntries,
+    /// NN commands (v2 section 7) of the layout their entry size selects.
+    NnCommands,
     /// A v2 index table's (offset, size) records into its data section
     /// (`format::section::indexed_by`).
     IndexEntries,
@@ -58,7 +60,7 @@ pub struct Kind {
 }
 
 /// Every kind.
-pub const KINDS: [Kind; 20] = [
+pub const KINDS: [Kind; 21] = [
     Kind {
         holds: Holds::Io,
         v2_section: None,
@@ -120,6 +122,13 @@ pub const KINDS: [Kind; 20] = [
         v2_section: Some(section::DYNAIO_TABLE),
         v1_tables: &[],
         records: &[fm::v2_dynaio_entry::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::NnCommands,
+        v2_section: Some(section::NN),
+        v1_tables: &[],
+        records: &[fm::nn_command::RECORD],
         ksy: None,
     },
     Kind {

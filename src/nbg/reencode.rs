@@ -384,6 +384,21 @@ fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<P
         .collect()
 }
 
+/// A record of 32-bit words encoded through its fields: each bit part taken from the word and
+/// packed again, so every word's parts must cover it (the field map proves they tile it).
+fn word_record_piece(record: Record, at: u64, words: &[u32], prefix: String) -> Piece {
+    let mut w = Writer::new(record.size);
+    for (f, &word) in record.fields.iter().zip(words) {
+        if f.parts.is_empty() {
+            w.put_u32(f, word);
+        } else {
+            let values: Vec<u64> = f.parts.iter().map(|p| p.get(u64::from(word))).collect();
+            w.put_parts(f, &values);
+        }
+    }
+    piece(at, record, prefix, w)
+}
+
 /// Every command of every LOADSTATE buffer encoded again from its decoded fields, one piece per
 /// command, in file order (`None` unless the buffers decode and tile the section).
 fn command_pieces(
@@ -500,6 +515,20 @@ fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     ))
                 }
                 section::LOADSTATE => command_pieces(g.load_states.as_ref()?, name),
+                section::NN => Some(
+                    g.nn_commands
+                        .as_ref()?
+                        .iter()
+                        .map(|c| {
+                            word_record_piece(
+                                fm::nn_command::RECORD,
+                                c.offset,
+                                &c.words,
+                                format!("{name}[{}]", c.index),
+                            )
+                        })
+                        .collect(),
+                ),
                 section::DYNAIO_TABLE => {
                     let d = g.dynamic_io.as_ref()?;
                     let pairs: Vec<[u64; 2]> =

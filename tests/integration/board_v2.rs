@@ -174,3 +174,66 @@ fn a_changed_state_value_is_named_by_its_command() {
         "{fields:?}"
     );
 }
+
+/// The NN commands of the A733 face detector, read at Mesa's `etna_nn_params` positions, give
+/// output images (W, H, C) equal to an output of a layer of the source model
+/// (`../shared/models/face_detection_short_range.ops.json`, NHWC) for 39 of its 45 commands;
+/// read one bit off, none would. Every command re-encodes through the layout.
+#[test]
+fn the_face_detectors_nn_commands_match_its_source_model() {
+    let ops = common::root().join("../shared/models/face_detection_short_range.ops.json");
+    if !ops.is_file() {
+        common::skip("../shared/models is not present");
+        return;
+    }
+    let model: Value = serde_json::from_str(&std::fs::read_to_string(ops).unwrap()).unwrap();
+    let mut shapes = std::collections::BTreeSet::new();
+    for op in model["operators"].as_array().unwrap() {
+        for s in op["output_shapes"].as_array().unwrap() {
+            let d: Vec<u64> = s
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_u64().unwrap())
+                .collect();
+            if let [_, h, w, c] = d[..] {
+                shapes.insert([w, h, c]);
+            }
+        }
+    }
+    let (dir, _) = common::public_v2_paths();
+    let b = std::fs::read(dir.join("a733-face_detector_int16-0000.nb")).unwrap();
+    let doc = parse(&b).unwrap().to_json();
+    let nn = doc["nn_commands"].as_array().unwrap();
+    assert_eq!(nn.len(), 45);
+    let out = |c: &Value| -> [u64; 3] {
+        let o = c["out_image"].as_array().unwrap();
+        [0, 1, 2].map(|i| o[i].as_u64().unwrap())
+    };
+    let matched = nn.iter().filter(|c| shapes.contains(&out(c))).count();
+    assert!(matched >= 39, "{matched} of 45 match the model");
+    // The same words read one bit higher give no layer of the model.
+    let off = nn
+        .iter()
+        .filter(|c| {
+            let at = c["offset"].as_u64().unwrap() as usize;
+            let w3 = u64::from(common::le32(&b, at + 12));
+            let w4 = u64::from(common::le32(&b, at + 16));
+            let shifted = [(w3 >> 7) & 0x1fff, (w3 >> 20) & 0xfff, (w4 >> 1) & 0x3fff];
+            shapes.contains(&shifted)
+        })
+        .count();
+    assert_eq!(off, 0);
+    let o = common::nbg(
+        &common::root(),
+        &[
+            "roundtrip",
+            "--json",
+            dir.join("a733-face_detector_int16-0000.nb")
+                .to_str()
+                .unwrap(),
+        ],
+    );
+    let f = &common::stdout_json(&o)["files"][0];
+    assert_eq!(f["records_reencoded"], f["records_total"], "{f}");
+}

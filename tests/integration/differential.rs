@@ -104,7 +104,10 @@ fn negative_trio_ends_unresolved() {
         .filter(|c| c.role == RangeRole::Other)
         .collect();
     assert_eq!(other.len(), 1);
-    assert_eq!(other[0].owner, "NBG_SECTION_NN+0x0");
+    assert_eq!(
+        other[0].owner,
+        "NBG_SECTION_NN[0].word0.layer_type+no_z_offset+kernel_xy_size+kernel_z_size"
+    );
     assert!(r.replay.is_none());
 }
 

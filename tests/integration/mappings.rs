@@ -101,7 +101,7 @@ fn each_kind_is_proved_by_two_sets_and_refuted_by_one_with_the_byte() {
             "dynaio-constant",
             ["dynaio-constant", "dynaio-later-entry"],
             "negative-outside-dynaio",
-            "NBG_SECTION_NN+0x0",
+            "NBG_SECTION_NN[0].word0.layer_type+no_z_offset+kernel_xy_size+kernel_z_size",
         ),
         (
             "v2-output-quant-scale",

@@ -49,9 +49,7 @@ pub(super) fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
         ),
     ];
     for s in g.sections.iter().filter(|s| s.size > 0) {
-        let decoded_commands = s.kind == crate::nbg::format::section::LOADSTATE
-            && g.load_states.as_ref().is_some_and(|l| l.complete());
-        let class = if crate::nbg::holds::v2(s.kind).is_some() || decoded_commands {
+        let class = if g.decodes(s) {
             OwnerClass::DecodedRecord
         } else {
             OwnerClass::PreservedOpaque

@@ -266,6 +266,7 @@ pub(super) fn parse<'d>(
     // Index tables, then layers, operations, SH operations, patches and their references.
     let index_tables = decode_index_tables(&data, &sections)?;
     let load_states = decode_load_states(&data, &sections, &index_tables);
+    let nn_commands = decode_nn_commands(&data, &sections);
     let records = records(&data, &sections, network_info.as_ref())?;
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
@@ -340,6 +341,7 @@ pub(super) fn parse<'d>(
         dynamic_io,
         index_tables,
         load_states,
+        nn_commands,
         records,
         connection_region,
         structural_signature: Hash256::default(),
@@ -350,6 +352,11 @@ pub(super) fn parse<'d>(
         graph.structural_signature = structural_signature(&graph);
     }
     graph.corpus_invariants = corpus_invariants(&graph);
+    // The payload decoders may leave a section opaque (a stream that does not decode).
+    let decoded: Vec<bool> = graph.sections.iter().map(|s| graph.decodes(s)).collect();
+    for (s, d) in graph.sections.iter_mut().zip(decoded) {
+        s.decoded = d;
+    }
     Ok(graph)
 }
 

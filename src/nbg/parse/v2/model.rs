@@ -41,6 +41,9 @@ pub struct NbgV2<'data> {
     pub index_tables: Vec<IndexTable>,
     /// The LOADSTATE buffers as command streams, where LOADSTATE and its table are present.
     pub load_states: Option<CommandStreams>,
+    /// The NN commands (section 7) through the field map's `nn_command` layout, where the
+    /// section is whole records of its size; otherwise absent and the section opaque.
+    pub nn_commands: Option<Vec<NnCommand>>,
     /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
     #[serde(flatten)]
     pub records: crate::nbg::parse::records::Records,
@@ -325,6 +328,29 @@ impl CommandStreams {
     }
 }
 
+/// One NN command: the geometry fields of Mesa's layout (`fieldmap::nn_command`), and every
+/// word for the round trip.
+#[derive(Clone, Debug, Serialize)]
+pub struct NnCommand {
+    /// Position in the section.
+    pub index: usize,
+    /// File offset.
+    pub offset: u64,
+    /// `kernel_xy_size`, `kernel_y_size`, `kernel_z_size`.
+    pub kernel: [u64; 3],
+    /// `in_image_x_size`, `in_image_y_size`.
+    pub in_image: [u64; 2],
+    /// `out_image_x_size`, `out_image_y_size`, `out_image_z_size`.
+    pub out_image: [u64; 3],
+    /// `pooling` (0 none, 1 max, 2 average, 3 first pixel).
+    pub pooling: u64,
+    /// `relu`.
+    pub relu: u64,
+    /// The record's words as stored.
+    #[serde(skip)]
+    pub words: Vec<u32>,
+}
+
 /// A buffer that did not decode.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct StreamFailure {
@@ -401,6 +427,16 @@ pub struct DynaioEntry {
 }
 
 impl<'data> NbgV2<'data> {
+    /// Whether a section's payload is decoded: its kind has a record layout (`holds`), or its
+    /// decoder read it whole (NN commands of a known size, LOADSTATE command streams).
+    pub fn decodes(&self, s: &Section) -> bool {
+        match s.kind {
+            section::NN => self.nn_commands.is_some(),
+            section::LOADSTATE => self.load_states.as_ref().is_some_and(|l| l.complete()),
+            k => crate::nbg::holds::v2(k).is_some(),
+        }
+    }
+
     /// The section of a type, if present (types are unique in a valid graph).
     pub fn section(&self, kind: u32) -> Option<&Section> {
         self.sections.iter().find(|s| s.kind == kind)

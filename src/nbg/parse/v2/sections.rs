@@ -498,3 +498,52 @@ pub(super) fn decode_load_states(
     out.distinct_states = states.len() as u64;
     Some(out)
 }
+
+/// The NN commands through `fieldmap::nn_command`, where the section is whole records of its
+/// directory entry size and that size has a layout (192 bytes); otherwise `None`.
+pub(super) fn decode_nn_commands(data: &Data<'_>, sections: &[Section]) -> Option<Vec<NnCommand>> {
+    use crate::nbg::fieldmap::nn_command as nn;
+    let s = sections.iter().find(|s| s.kind == section::NN)?;
+    let size = nn::SIZE as u64;
+    if u64::from(s.entry_size) != size || s.size % size != 0 {
+        return None;
+    }
+    let bytes = data.range(s.offset, s.end());
+    let part = |w: &[u32], field: &crate::nbg::fieldmap::Field, name: &str| {
+        let word = w[field.offset / 4];
+        field
+            .parts
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(0, |p| p.get(u64::from(word)))
+    };
+    let out = bytes
+        .chunks_exact(nn::SIZE)
+        .enumerate()
+        .map(|(index, r)| {
+            let w: Vec<u32> = r.chunks_exact(4).map(|c| le32(c, 0)).collect();
+            NnCommand {
+                index,
+                offset: s.offset + (index * nn::SIZE) as u64,
+                kernel: [
+                    part(&w, &nn::word0, "kernel_xy_size"),
+                    part(&w, &nn::word8, "kernel_y_size"),
+                    part(&w, &nn::word0, "kernel_z_size"),
+                ],
+                in_image: [
+                    part(&w, &nn::word1, "in_image_x_size"),
+                    part(&w, &nn::word1, "in_image_y_size"),
+                ],
+                out_image: [
+                    part(&w, &nn::word3, "out_image_x_size"),
+                    part(&w, &nn::word3, "out_image_y_size"),
+                    part(&w, &nn::word4, "out_image_z_size"),
+                ],
+                pooling: part(&w, &nn::word0, "pooling"),
+                relu: part(&w, &nn::word2, "relu"),
+                words: w,
+            }
+        })
+        .collect();
+    Some(out)
+}
