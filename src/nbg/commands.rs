@@ -12,7 +12,8 @@
 //! 0xdeadbeef; it is kept as it is. Measured on every LOADSTATE entry of the 96 serializer
 //! controls and the A733 board files: LOAD_STATE and STALL only, every entry decoding to its end.
 //! An opcode outside this list, or a command running past its buffer, ends the decoding of
-//! that buffer with its offset and reason; its bytes stay opaque, never guessed.
+//! that buffer with its offset and reason; its bytes stay opaque, never guessed. A state value
+//! is named by its word address, and by its public name where Mesa's database has one.
 
 use serde::Serialize;
 
@@ -32,6 +33,34 @@ pub const STALL: u32 = 9;
 pub const RETURN: u32 = 11;
 /// `CHIP_SELECT`: address a subset of the cores.
 pub const CHIP_SELECT: u32 = 13;
+
+/// Public names of the states the NPU's command streams write, by word address: Mesa's rules-ng
+/// database (`state.xml`, `state_3d.xml`; etnaviv/etna_viv rnndb at
+/// db2902952e5bb173fc229bcffbfcc70265ac6dcb, the addresses checked against Mesa's generated
+/// `state.xml.h` and `state_3d.xml.h`). Other addresses are named by their number only.
+const STATE_NAMES: [(u32, &str); 13] = [
+    (0x028a, "VIVS_PA_SYSTEM_MODE"),
+    (0x0428, "VIVS_PS_NN_INST_ADDR"),
+    (0x0429, "VIVS_PS_UNK10A4"),
+    (0x042e, "VIVS_PS_TP_INST_ADDR"),
+    (0x0e02, "VIVS_GL_SEMAPHORE_TOKEN"),
+    (0x0e03, "VIVS_GL_FLUSH_CACHE"),
+    (0x0e13, "VIVS_GL_API_MODE"),
+    (0x0e4c, "VIVS_GL_NN_CONFIG"),
+    (0x0e4f, "VIVS_GL_OCB_REMAP_START"),
+    (0x0e50, "VIVS_GL_OCB_REMAP_END"),
+    (0x0e53, "VIVS_GL_TP_CONFIG"),
+    (0x0e54, "VIVS_GL_UNK03950"),
+    (0x0f00, "VIVS_GL_STALL_TOKEN"),
+];
+
+/// The public name of the state at word address `address`, where the database has one.
+pub fn state_name(address: u32) -> Option<&'static str> {
+    STATE_NAMES
+        .binary_search_by_key(&address, |&(a, _)| a)
+        .ok()
+        .map(|i| STATE_NAMES[i].1)
+}
 
 /// The opcode's public name, for the opcodes this decoder knows.
 pub fn opcode_name(opcode: u32) -> Option<&'static str> {
@@ -113,7 +142,11 @@ impl Command {
             w if w as usize <= self.values.len() => {
                 let i = w as u32 - 1;
                 if self.opcode == LOAD_STATE {
-                    format!("{name}.state[0x{:04x}]", self.address + i)
+                    let a = self.address + i;
+                    match state_name(a) {
+                        Some(n) => format!("{name}.state[0x{a:04x}].{n}"),
+                        None => format!("{name}.state[0x{a:04x}]"),
+                    }
                 } else {
                     format!("{name}.argument")
                 }
@@ -192,6 +225,13 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<Command>, StreamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_names_are_sorted_for_the_search() {
+        assert!(STATE_NAMES.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(state_name(0x0e4c), Some("VIVS_GL_NN_CONFIG"));
+        assert_eq!(state_name(0x0e4d), None);
+    }
 
     fn bytes(words: &[u32]) -> Vec<u8> {
         words.iter().flat_map(|w| w.to_le_bytes()).collect()

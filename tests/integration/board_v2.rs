@@ -170,7 +170,9 @@ fn a_changed_state_value_is_named_by_its_command() {
         .flat_map(|o| o.ranges.iter().map(|r| r.field.as_str()))
         .collect();
     assert!(
-        fields.contains(&"NBG_SECTION_LOADSTATE[1].command[0].LOAD_STATE.state[0x0e4c]"),
+        fields.contains(
+            &"NBG_SECTION_LOADSTATE[1].command[0].LOAD_STATE.state[0x0e4c].VIVS_GL_NN_CONFIG"
+        ),
         "{fields:?}"
     );
 }
