@@ -54,10 +54,45 @@ pub struct Info {
     pub engines: Option<Vec<Engine>>,
     /// Bytes per content, from the ledger (every byte in exactly one).
     pub size: Vec<SizeShare>,
+    /// How far the bytes are decoded, from the ledger's owner classes.
+    pub decoding: Decoding,
     /// What the runtime allocates beside the file: will it fit.
     pub memory: Memory,
     /// The CRC status.
     pub crc: Crc,
+}
+
+/// Bytes by how far they are decoded: records and command streams re-encoded from their
+/// fields (of them, the bytes in fields named unknown), opaque payloads, and the gaps between
+/// (alignment, padding, an unowned tail).
+#[derive(Clone, Debug, Serialize)]
+pub struct Decoding {
+    /// Bytes of decoded-record owners.
+    pub decoded_bytes: u64,
+    /// Of those, bytes in fields the field map names unknown.
+    pub unknown_field_bytes: u64,
+    /// Bytes of preserved-opaque owners.
+    pub opaque_bytes: u64,
+    /// Alignment, padding and connection-tail bytes.
+    pub gap_bytes: u64,
+}
+
+fn decoding(graph: &Graph<'_>, image: &NbgImage<'_>) -> Decoding {
+    let mut d = Decoding {
+        decoded_bytes: 0,
+        unknown_field_bytes: graph.unknown_field_bytes(),
+        opaque_bytes: 0,
+        gap_bytes: 0,
+    };
+    for o in image.owners() {
+        let n = o.end - o.start;
+        match o.class {
+            OwnerClass::DecodedRecord => d.decoded_bytes += n,
+            OwnerClass::PreservedOpaque => d.opaque_bytes += n,
+            _ => d.gap_bytes += n,
+        }
+    }
+    d
 }
 
 /// An input or output.
@@ -291,6 +326,7 @@ pub fn info(
         outputs: outputs.iter().map(tensor).collect(),
         engines: ops.as_deref().map(engines),
         size: size(&graph, &image),
+        decoding: decoding(&graph, &image),
         memory,
         crc,
     }))

@@ -92,6 +92,16 @@ pub fn info(i: &Info) -> String {
             c.content, c.bytes, c.share_percent
         );
     }
+    let d = &i.decoding;
+    let pct = |n: u64| 100.0 * n as f64 / i.bytes.max(1) as f64;
+    let _ = writeln!(
+        s,
+        "  decoded    {:.2} % in decoded records ({:.2} % in fields named unknown), {:.2} % opaque, {:.2} % gaps",
+        pct(d.decoded_bytes),
+        pct(d.unknown_field_bytes),
+        pct(d.opaque_bytes),
+        pct(d.gap_bytes)
+    );
     let m = &i.memory;
     let show =
         |v: Option<u64>| v.map_or_else(|| "not declared".to_string(), |b| format!("{b} bytes"));

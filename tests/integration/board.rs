@@ -101,6 +101,15 @@ fn info_answers_the_six_questions_on_every_public_file_and_control() {
             .map(|s| s["bytes"].as_u64().unwrap())
             .sum();
         assert_eq!(total, bytes, "{p}");
+        // How far decoded: every byte in one class, unknown fields inside the decoded ones.
+        let d = &i["decoding"];
+        let n = |k: &str| d[k].as_u64().unwrap();
+        assert_eq!(
+            n("decoded_bytes") + n("opaque_bytes") + n("gap_bytes"),
+            bytes,
+            "{p}"
+        );
+        assert!(n("unknown_field_bytes") <= n("decoded_bytes"), "{p}");
         assert!(i["crc"]["status"].is_string(), "{p}");
     }
     // nbinfo refuses 0x00020005 (and is absent on some machines): say how many were compared.

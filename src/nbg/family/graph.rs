@@ -81,6 +81,10 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.unchecked_reason(offset, place))
     }
 
+    fn unknown_field_bytes(&self) -> u64 {
+        with_family!(self, g => g.unknown_field_bytes())
+    }
+
     fn dynaio_region(&self) -> Option<u64> {
         with_family!(self, g => g.dynaio_region())
     }

@@ -152,6 +152,10 @@ pub trait NbgFamily<'data> {
     /// recorded reason covers it.
     fn unchecked_reason(&self, offset: u64, place: Place) -> Option<&'static str>;
 
+    /// Bytes of decoded records that lie in fields the field map names unknown (v2 NN command
+    /// words 34 to 47); zero where no decoded record has such a field.
+    fn unknown_field_bytes(&self) -> u64;
+
     /// File offset of the DYNAIO region, when the graph has a non-empty one.
     fn dynaio_region(&self) -> Option<u64>;
 

@@ -105,6 +105,11 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         }
     }
 
+    fn unknown_field_bytes(&self) -> u64 {
+        // No v1 record layout has a field of unknown meaning.
+        0
+    }
+
     fn dynaio_region(&self) -> Option<u64> {
         self.table("dyna_io")
             .filter(|t| t.size > 0)

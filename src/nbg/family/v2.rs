@@ -164,6 +164,19 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         }
     }
 
+    fn unknown_field_bytes(&self) -> u64 {
+        let record = crate::nbg::fieldmap::nn_command::RECORD;
+        let per_record: u64 = record
+            .fields
+            .iter()
+            .filter(|f| f.evidence == crate::nbg::fieldmap::Evidence::Unknown)
+            .map(|f| f.width as u64)
+            .sum();
+        self.nn_commands
+            .as_ref()
+            .map_or(0, |c| c.len() as u64 * per_record)
+    }
+
     fn dynaio_region(&self) -> Option<u64> {
         self.section(section::DYNAIO).map(|s| s.offset)
     }
