@@ -377,7 +377,7 @@ fn nonzero(data: &Data<'_>, region: &Section, start: u64, end: u64) -> u64 {
 }
 
 /// The index tables (COEF_DATA_TABLE, PPU_INSTR_TABLE, LOADSTATE_TABLE): whole 8-byte records
-/// (`table-record-size`), each (offset, size) inside the data section it indexes
+/// (`table-record-size`), each non-empty (offset, size) inside the data section it indexes
 /// (`index-entry-out-of-range`; an absent data section holds nothing). Entries may leave gaps
 /// between them (alignment); none overlapped on any file, which is not checked.
 pub(super) fn decode_index_tables(
@@ -409,7 +409,8 @@ pub(super) fn decode_index_tables(
             for (j, r) in piece.chunks_exact(record as usize).enumerate() {
                 let at = start + j as u64 * record;
                 let e = [u64::from(le32(r, 0)), u64::from(le32(r, 4))];
-                if e[0] + e[1] > data_size {
+                // An empty entry points at no byte; only a non-empty one can leave its data.
+                if e[1] > 0 && e[0] + e[1] > data_size {
                     return fail(
                         Code::IndexEntryOutOfRange,
                         at,
