@@ -601,6 +601,154 @@ record! {
 }
 
 record! {
+    /// A 192-byte TP command (v2 section 8, one per TP operation). Words 0 to 30 are Mesa's
+    /// `struct etna_tp_params` (etnaviv_ml_tp.c, MIT; sailfishos-mirror/mesa
+    /// 16e15ee20514de1684b349e809fa9632e5afbe4d, the same at mirror/mesa 5a43a9d0 and in the
+    /// oldest copy read), bit fields packed from bit 0 of word 0: the public layout, not yet
+    /// proved on the serializer field by field. Words 31 to 47 are in no public layout: unknown,
+    /// named by word and bit range.
+    tp_command: "tp_command", V2, "TP command: Mesa etna_tp_params (31 words) and 17 unknown words", 192;
+    word0 @ 0, 4, U32, Public, parts [
+        "in_image_x_size": 0, 16, Public;
+        "unused0": 16, 16, Public;
+    ];
+    word1 @ 4, 4, U32, Public, parts [
+        "in_image_y_size": 0, 16, Public;
+        "in_image_z_size": 16, 16, Public;
+    ];
+    word2 @ 8, 4, U32, Public, parts [
+        "in_image_stride": 0, 16, Public;
+        "unused1": 16, 16, Public;
+    ];
+    word3 as "in_image_slice" @ 12, 4, U32, Public;
+    word4 @ 16, 4, U32, Public, parts [
+        "in_window_x_start": 0, 16, Public;
+        "in_window_y_start": 16, 16, Public;
+    ];
+    word5 @ 20, 4, U32, Public, parts [
+        "in_window_x_end": 0, 16, Public;
+        "in_window_y_end": 16, 16, Public;
+    ];
+    word6 @ 24, 4, U32, Public, parts [
+        "in_tile_sequence": 0, 2, Public;
+        "in_tile_global_mem": 2, 1, Public;
+        "in_image_global_mem": 3, 1, Public;
+        "alu_i2f_enable": 4, 1, Public;
+        "alu_square_enable": 5, 1, Public;
+        "alu_horz_processing": 6, 3, Public;
+        "alu_horz_proc_count": 9, 6, Public;
+        "alu_horz_proc_stride": 15, 1, Public;
+        "alu_vert_processing": 16, 2, Public;
+        "unused2": 18, 1, Public;
+        "alu_vert_proc_count": 19, 6, Public;
+        "alu_vert_proc_stride": 25, 1, Public;
+        "alu_nms_enable": 26, 1, Public;
+        "alu_pwl_enable": 27, 1, Public;
+        "alu_mult_enable": 28, 1, Public;
+        "alu_f2i_enable": 29, 1, Public;
+        "alu_load_pwl_lut": 30, 1, Public;
+        "alu_load_pwl_lut_global_mem": 31, 1, Public;
+    ];
+    word7 as "in_tile_list_address" @ 28, 4, U32, Public;
+    word8 @ 32, 4, U32, Public, parts [
+        "in_tile_x_size": 0, 16, Public;
+        "in_tile_y_size": 16, 16, Public;
+    ];
+    word9 @ 36, 4, U32, Public, parts [
+        "in_tile_x_inc": 0, 16, Public;
+        "in_tile_y_inc": 16, 16, Public;
+    ];
+    word10 as "in_image_base_address" @ 40, 4, U32, Public;
+    word11 as "alu_load_pwl_lut_address" @ 44, 4, U32, Public;
+    word12 @ 48, 4, U32, Public, parts [
+        "out_tile_skip_at_border": 0, 1, Public;
+        "out_image_global_mem": 1, 1, Public;
+        "out_loop_1_reset": 2, 1, Public;
+        "out_loop_2_reset": 3, 1, Public;
+        "out_loop_3_reset": 4, 1, Public;
+        "out_brick_mode": 5, 1, Public;
+        "alu_z_filter_mode": 6, 1, Public;
+        "unused3": 7, 1, Public;
+        "in_window_z_start_overfetch": 8, 2, Public;
+        "unused4": 10, 1, Public;
+        "in_window_z_end_overfetch": 11, 2, Public;
+        "unused5": 13, 1, Public;
+        "alu_square_preshift": 14, 4, Public;
+        "in_image_data_type": 18, 3, Public;
+        "out_image_data_type": 21, 3, Public;
+        "unused6": 24, 4, Public;
+        "alu_pwl_sign_support": 28, 1, Public;
+        "alu_relu_enable": 29, 1, Public;
+        "no_flush": 30, 1, Public;
+        "last": 31, 1, Public;
+    ];
+    word13 as "out_image_base_address" @ 52, 4, U32, Public;
+    word14 as "out_loop_0_inc" @ 56, 4, U32, Public;
+    word15 as "out_loop_1_inc" @ 60, 4, U32, Public;
+    word16 @ 64, 4, U32, Public, parts [
+        "out_loop_0_count": 0, 16, Public;
+        "out_loop_1_count": 16, 16, Public;
+    ];
+    word17 as "out_loop_2_inc" @ 68, 4, U32, Public;
+    word18 as "out_loop_3_inc" @ 72, 4, U32, Public;
+    word19 @ 76, 4, U32, Public, parts [
+        "out_loop_2_count": 0, 16, Public;
+        "out_loop_3_count": 16, 16, Public;
+    ];
+    word20 as "out_loop_4_inc" @ 80, 4, U32, Public;
+    word21 as "out_loop_5_inc" @ 84, 4, U32, Public;
+    word22 @ 88, 4, U32, Public, parts [
+        "out_loop_4_count": 0, 16, Public;
+        "out_loop_5_count": 16, 16, Public;
+    ];
+    word23 as "out_loop_6_inc" @ 92, 4, U32, Public;
+    word24 @ 96, 4, U32, Public, parts [
+        "alu_filter_pwl_swap": 0, 1, Public;
+        "flat_rounding_mode": 1, 2, Public;
+        "integer_rounding_mode": 3, 2, Public;
+        "alu_input_preshift": 5, 5, Public;
+        "alu_output_postshift": 10, 5, Public;
+        "alu_reorder_bits_used": 15, 4, Public;
+        "alu_reorder_loop_2_mode": 19, 1, Public;
+        "unused7": 20, 4, Public;
+        "in_image_border_mode": 24, 2, Public;
+        "alu_output_postshift_5_6": 26, 2, Public;
+        "unused8": 28, 4, Public;
+    ];
+    word25 as "in_image_circular_buf_size" @ 100, 4, U32, Public;
+    word26 as "in_image_circular_buf_end_address_plus_1" @ 104, 4, U32, Public;
+    word27 as "out_image_circular_buf_size" @ 108, 4, U32, Public;
+    word28 as "out_image_circular_buf_end_address_plus_1" @ 112, 4, U32, Public;
+    word29 @ 116, 4, U32, Public, parts [
+        "in_image_border_const": 0, 16, Public;
+        "coef_zp": 16, 8, Public;
+        "in_zp": 24, 8, Public;
+    ];
+    word30 @ 120, 4, U32, Public, parts [
+        "out_zp": 0, 8, Public;
+        "alu_output_post_multiplier": 8, 15, Public;
+        "unused9": 23, 9, Public;
+    ];
+    word31 as "unknown_w31_b0_31" @ 124, 4, U32, Unknown;
+    word32 as "unknown_w32_b0_31" @ 128, 4, U32, Unknown;
+    word33 as "unknown_w33_b0_31" @ 132, 4, U32, Unknown;
+    word34 as "unknown_w34_b0_31" @ 136, 4, U32, Unknown;
+    word35 as "unknown_w35_b0_31" @ 140, 4, U32, Unknown;
+    word36 as "unknown_w36_b0_31" @ 144, 4, U32, Unknown;
+    word37 as "unknown_w37_b0_31" @ 148, 4, U32, Unknown;
+    word38 as "unknown_w38_b0_31" @ 152, 4, U32, Unknown;
+    word39 as "unknown_w39_b0_31" @ 156, 4, U32, Unknown;
+    word40 as "unknown_w40_b0_31" @ 160, 4, U32, Unknown;
+    word41 as "unknown_w41_b0_31" @ 164, 4, U32, Unknown;
+    word42 as "unknown_w42_b0_31" @ 168, 4, U32, Unknown;
+    word43 as "unknown_w43_b0_31" @ 172, 4, U32, Unknown;
+    word44 as "unknown_w44_b0_31" @ 176, 4, U32, Unknown;
+    word45 as "unknown_w45_b0_31" @ 180, 4, U32, Unknown;
+    word46 as "unknown_w46_b0_31" @ 184, 4, U32, Unknown;
+    word47 as "unknown_w47_b0_31" @ 188, 4, U32, Unknown;
+}
+
+record! {
     /// `nbg_section_layer` (v2 section 3, v1 layer table); `uid` from v1 0x00010008.
     layer: "layer", Both, "nbg_section_layer_t", 76;
     name @ 0x00, 64, Str, Public;
@@ -788,7 +936,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 26] = [
+pub const ALL: [Record; 27] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -802,6 +950,7 @@ pub const ALL: [Record; 26] = [
     v2_index_entry::RECORD,
     fe_load_state::RECORD,
     nn_command::RECORD,
+    tp_command::RECORD,
     layer::RECORD,
     operation::RECORD,
     sh_operation::RECORD,

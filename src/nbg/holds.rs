@@ -25,6 +25,8 @@ pub enum Holds {
     DynaioEntries,
     /// NN commands (v2 section 7) of the layout their entry size selects.
     NnCommands,
+    /// TP commands (v2 section 8) of the layout their entry size selects.
+    TpCommands,
     /// A v2 index table's (offset, size) records into its data section
     /// (`format::section::indexed_by`).
     IndexEntries,
@@ -60,7 +62,7 @@ pub struct Kind {
 }
 
 /// Every kind.
-pub const KINDS: [Kind; 21] = [
+pub const KINDS: [Kind; 22] = [
     Kind {
         holds: Holds::Io,
         v2_section: None,
@@ -129,6 +131,13 @@ pub const KINDS: [Kind; 21] = [
         v2_section: Some(section::NN),
         v1_tables: &[],
         records: &[fm::nn_command::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::TpCommands,
+        v2_section: Some(section::TP),
+        v1_tables: &[],
+        records: &[fm::tp_command::RECORD],
         ksy: None,
     },
     Kind {

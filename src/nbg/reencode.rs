@@ -515,6 +515,20 @@ fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     ))
                 }
                 section::LOADSTATE => command_pieces(g.load_states.as_ref()?, name),
+                section::TP => Some(
+                    g.tp_commands
+                        .as_ref()?
+                        .iter()
+                        .map(|c| {
+                            word_record_piece(
+                                fm::tp_command::RECORD,
+                                c.offset,
+                                &c.words,
+                                format!("{name}[{}]", c.index),
+                            )
+                        })
+                        .collect(),
+                ),
                 section::NN => Some(
                     g.nn_commands
                         .as_ref()?

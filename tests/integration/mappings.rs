@@ -120,7 +120,7 @@ fn each_kind_is_proved_by_two_sets_and_refuted_by_one_with_the_byte() {
             "coef-word",
             ["coef-word-a", "coef-word-b"],
             "coef-word-and-tp",
-            "NBG_SECTION_TP+0x0",
+            "NBG_SECTION_TP[0].word0.in_image_x_size",
         ),
     ];
     for (m, proving, refuting, field) in kinds {
@@ -364,7 +364,9 @@ fn promote_from_data_alone_writes_the_evidence_digests() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("coef-word-and-tp refutes coef-word at 0x908 (NBG_SECTION_TP+0x0)"),
+        err.contains(
+            "coef-word-and-tp refutes coef-word at 0x908 (NBG_SECTION_TP[0].word0.in_image_x_size)"
+        ),
         "{err}"
     );
     assert_eq!(std::fs::read(&m).unwrap(), before);

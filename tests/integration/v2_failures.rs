@@ -496,3 +496,22 @@ fn failure_renders_code_offset_and_message() {
     assert_eq!(json["error"]["code"], "bad-magic");
     assert_eq!(json["error"]["offset"], 0);
 }
+
+/// An empty index entry points at no byte, wherever its offset lies: the file parses (the
+/// mutation sweep found a panic here once, `streaming::mutations_fail_identically`).
+#[test]
+fn an_empty_index_entry_may_point_anywhere() {
+    let built = with_layout_bytes("erf-u8", |l| {
+        let t = &mut spec(l, section::LOADSTATE_TABLE).payload;
+        put32(t, 0, 0x0100_0000);
+        put32(t, 4, 0);
+    });
+    let g = parse(&built).unwrap_or_else(|f| panic!("{f}"));
+    assert!(g.to_json()["load_states"]["covers_section"] == false);
+}
+
+fn with_layout_bytes(profile: &str, f: impl FnOnce(&mut Layout)) -> Vec<u8> {
+    let mut l = layout(profile);
+    f(&mut l);
+    l.emit().unwrap()
+}

@@ -165,16 +165,17 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     }
 
     fn unknown_field_bytes(&self) -> u64 {
-        let record = crate::nbg::fieldmap::nn_command::RECORD;
-        let per_record: u64 = record
-            .fields
-            .iter()
-            .filter(|f| f.evidence == crate::nbg::fieldmap::Evidence::Unknown)
-            .map(|f| f.width as u64)
-            .sum();
-        self.nn_commands
-            .as_ref()
-            .map_or(0, |c| c.len() as u64 * per_record)
+        use crate::nbg::fieldmap::{Evidence, Record, nn_command, tp_command};
+        let per_record = |r: Record| -> u64 {
+            r.fields
+                .iter()
+                .filter(|f| f.evidence == Evidence::Unknown)
+                .map(|f| f.width as u64)
+                .sum()
+        };
+        let nn = self.nn_commands.as_ref().map_or(0, Vec::len) as u64;
+        let tp = self.tp_commands.as_ref().map_or(0, Vec::len) as u64;
+        nn * per_record(nn_command::RECORD) + tp * per_record(tp_command::RECORD)
     }
 
     fn dynaio_region(&self) -> Option<u64> {

@@ -267,6 +267,7 @@ pub(super) fn parse<'d>(
     let index_tables = decode_index_tables(&data, &sections)?;
     let load_states = decode_load_states(&data, &sections, &index_tables);
     let nn_commands = decode_nn_commands(&data, &sections);
+    let tp_commands = decode_tp_commands(&data, &sections);
     let records = records(&data, &sections, network_info.as_ref())?;
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
@@ -342,6 +343,7 @@ pub(super) fn parse<'d>(
         index_tables,
         load_states,
         nn_commands,
+        tp_commands,
         records,
         connection_region,
         structural_signature: Hash256::default(),

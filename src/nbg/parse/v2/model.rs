@@ -44,6 +44,9 @@ pub struct NbgV2<'data> {
     /// The NN commands (section 7) through the field map's `nn_command` layout, where the
     /// section is whole records of its size; otherwise absent and the section opaque.
     pub nn_commands: Option<Vec<NnCommand>>,
+    /// The TP commands (section 8) through the field map's `tp_command` layout, on the same
+    /// terms.
+    pub tp_commands: Option<Vec<TpCommand>>,
     /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
     #[serde(flatten)]
     pub records: crate::nbg::parse::records::Records,
@@ -351,6 +354,25 @@ pub struct NnCommand {
     pub words: Vec<u32>,
 }
 
+/// One TP command: some fields of Mesa's layout (`fieldmap::tp_command`), and every word for
+/// the round trip.
+#[derive(Clone, Debug, Serialize)]
+pub struct TpCommand {
+    /// Position in the section.
+    pub index: usize,
+    /// File offset.
+    pub offset: u64,
+    /// `in_image_x_size`, `in_image_y_size`, `in_image_z_size`.
+    pub in_image: [u64; 3],
+    /// `alu_pwl_enable`: the operation reads a lookup table (`alu_load_pwl_lut_address`).
+    pub pwl: u64,
+    /// `alu_relu_enable`.
+    pub relu: u64,
+    /// The record's words as stored.
+    #[serde(skip)]
+    pub words: Vec<u32>,
+}
+
 /// A buffer that did not decode.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct StreamFailure {
@@ -432,6 +454,7 @@ impl<'data> NbgV2<'data> {
     pub fn decodes(&self, s: &Section) -> bool {
         match s.kind {
             section::NN => self.nn_commands.is_some(),
+            section::TP => self.tp_commands.is_some(),
             section::LOADSTATE => self.load_states.as_ref().is_some_and(|l| l.complete()),
             k => crate::nbg::holds::v2(k).is_some(),
         }

@@ -475,9 +475,14 @@ pub(super) fn decode_load_states(
     for i in order {
         let [offset, size] = table.entries[i];
         let at = section.offset + offset;
-        // Index entries were bounded by the section (`decode_index_tables`).
-        let bytes = data.range(at, at + size);
-        match crate::nbg::commands::decode(&bytes) {
+        // Non-empty index entries were bounded by the section (`decode_index_tables`); an
+        // empty one holds no command, wherever it points.
+        let decoded = if size == 0 {
+            Ok(Vec::new())
+        } else {
+            crate::nbg::commands::decode(&data.range(at, at + size))
+        };
+        match decoded {
             Ok(commands) => {
                 for c in &commands {
                     out.commands += 1;
@@ -500,50 +505,87 @@ pub(super) fn decode_load_states(
     Some(out)
 }
 
-/// The NN commands through `fieldmap::nn_command`, where the section is whole records of its
-/// directory entry size and that size has a layout (192 bytes); otherwise `None`.
-pub(super) fn decode_nn_commands(data: &Data<'_>, sections: &[Section]) -> Option<Vec<NnCommand>> {
-    use crate::nbg::fieldmap::nn_command as nn;
-    let s = sections.iter().find(|s| s.kind == section::NN)?;
-    let size = nn::SIZE as u64;
+/// The words of every record of `kind` where the section is whole records of `record`'s size
+/// and its directory entry size is that size; otherwise `None` (the section stays opaque).
+fn word_records(
+    data: &Data<'_>,
+    sections: &[Section],
+    kind: u32,
+    record: &crate::nbg::fieldmap::Record,
+) -> Option<(u64, Vec<Vec<u32>>)> {
+    let s = sections.iter().find(|s| s.kind == kind)?;
+    let size = record.size as u64;
     if u64::from(s.entry_size) != size || s.size % size != 0 {
         return None;
     }
     let bytes = data.range(s.offset, s.end());
-    let part = |w: &[u32], field: &crate::nbg::fieldmap::Field, name: &str| {
-        let word = w[field.offset / 4];
-        field
-            .parts
-            .iter()
-            .find(|p| p.name == name)
-            .map_or(0, |p| p.get(u64::from(word)))
-    };
-    let out = bytes
-        .chunks_exact(nn::SIZE)
+    let words = bytes
+        .chunks_exact(record.size)
+        .map(|r| r.chunks_exact(4).map(|c| le32(c, 0)).collect())
+        .collect();
+    Some((s.offset, words))
+}
+
+/// Bit part `name` of `field` in a record's words (0 where the field has no such part).
+fn part(w: &[u32], field: &crate::nbg::fieldmap::Field, name: &str) -> u64 {
+    let word = w[field.offset / 4];
+    field
+        .parts
+        .iter()
+        .find(|p| p.name == name)
+        .map_or(u64::from(word), |p| p.get(u64::from(word)))
+}
+
+/// The NN commands through `fieldmap::nn_command` (192-byte entries).
+pub(super) fn decode_nn_commands(data: &Data<'_>, sections: &[Section]) -> Option<Vec<NnCommand>> {
+    use crate::nbg::fieldmap::nn_command as nn;
+    let (at, records) = word_records(data, sections, section::NN, &nn::RECORD)?;
+    let out = records
+        .into_iter()
         .enumerate()
-        .map(|(index, r)| {
-            let w: Vec<u32> = r.chunks_exact(4).map(|c| le32(c, 0)).collect();
-            NnCommand {
-                index,
-                offset: s.offset + (index * nn::SIZE) as u64,
-                kernel: [
-                    part(&w, &nn::word0, "kernel_xy_size"),
-                    part(&w, &nn::word8, "kernel_y_size"),
-                    part(&w, &nn::word0, "kernel_z_size"),
-                ],
-                in_image: [
-                    part(&w, &nn::word1, "in_image_x_size"),
-                    part(&w, &nn::word1, "in_image_y_size"),
-                ],
-                out_image: [
-                    part(&w, &nn::word3, "out_image_x_size"),
-                    part(&w, &nn::word3, "out_image_y_size"),
-                    part(&w, &nn::word4, "out_image_z_size"),
-                ],
-                pooling: part(&w, &nn::word0, "pooling"),
-                relu: part(&w, &nn::word2, "relu"),
-                words: w,
-            }
+        .map(|(index, w)| NnCommand {
+            index,
+            offset: at + (index * nn::SIZE) as u64,
+            kernel: [
+                part(&w, &nn::word0, "kernel_xy_size"),
+                part(&w, &nn::word8, "kernel_y_size"),
+                part(&w, &nn::word0, "kernel_z_size"),
+            ],
+            in_image: [
+                part(&w, &nn::word1, "in_image_x_size"),
+                part(&w, &nn::word1, "in_image_y_size"),
+            ],
+            out_image: [
+                part(&w, &nn::word3, "out_image_x_size"),
+                part(&w, &nn::word3, "out_image_y_size"),
+                part(&w, &nn::word4, "out_image_z_size"),
+            ],
+            pooling: part(&w, &nn::word0, "pooling"),
+            relu: part(&w, &nn::word2, "relu"),
+            words: w,
+        })
+        .collect();
+    Some(out)
+}
+
+/// The TP commands through `fieldmap::tp_command` (192-byte entries).
+pub(super) fn decode_tp_commands(data: &Data<'_>, sections: &[Section]) -> Option<Vec<TpCommand>> {
+    use crate::nbg::fieldmap::tp_command as tp;
+    let (at, records) = word_records(data, sections, section::TP, &tp::RECORD)?;
+    let out = records
+        .into_iter()
+        .enumerate()
+        .map(|(index, w)| TpCommand {
+            index,
+            offset: at + (index * tp::SIZE) as u64,
+            in_image: [
+                part(&w, &tp::word0, "in_image_x_size"),
+                part(&w, &tp::word1, "in_image_y_size"),
+                part(&w, &tp::word1, "in_image_z_size"),
+            ],
+            pwl: part(&w, &tp::word6, "alu_pwl_enable"),
+            relu: part(&w, &tp::word12, "alu_relu_enable"),
+            words: w,
         })
         .collect();
     Some(out)
