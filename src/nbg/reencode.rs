@@ -399,6 +399,17 @@ fn word_record_piece(record: Record, at: u64, words: &[u32], prefix: String) -> 
     piece(at, record, prefix, w)
 }
 
+/// Records of 32-bit words `(index, file offset, words)`, one piece each, named `name[index]`.
+fn word_record_pieces<'a>(
+    record: Record,
+    name: &str,
+    records: impl Iterator<Item = (usize, u64, &'a [u32])>,
+) -> Vec<Piece> {
+    records
+        .map(|(i, at, words)| word_record_piece(record, at, words, format!("{name}[{i}]")))
+        .collect()
+}
+
 /// Every command of every LOADSTATE buffer encoded again from its decoded fields, one piece per
 /// command, in file order (`None` unless the buffers decode and tile the section).
 fn command_pieces(
@@ -515,34 +526,22 @@ fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     ))
                 }
                 section::LOADSTATE => command_pieces(g.load_states.as_ref()?, name),
-                section::TP => Some(
+                section::TP => Some(word_record_pieces(
+                    fm::tp_command::RECORD,
+                    name,
                     g.tp_commands
                         .as_ref()?
                         .iter()
-                        .map(|c| {
-                            word_record_piece(
-                                fm::tp_command::RECORD,
-                                c.offset,
-                                &c.words,
-                                format!("{name}[{}]", c.index),
-                            )
-                        })
-                        .collect(),
-                ),
-                section::NN => Some(
+                        .map(|c| (c.index, c.offset, &c.words[..])),
+                )),
+                section::NN => Some(word_record_pieces(
+                    fm::nn_command::RECORD,
+                    name,
                     g.nn_commands
                         .as_ref()?
                         .iter()
-                        .map(|c| {
-                            word_record_piece(
-                                fm::nn_command::RECORD,
-                                c.offset,
-                                &c.words,
-                                format!("{name}[{}]", c.index),
-                            )
-                        })
-                        .collect(),
-                ),
+                        .map(|c| (c.index, c.offset, &c.words[..])),
+                )),
                 section::DYNAIO_TABLE => {
                     let d = g.dynamic_io.as_ref()?;
                     let pairs: Vec<[u64; 2]> =
