@@ -49,6 +49,13 @@ enum Command {
     /// offset, then re-encode every decoded record from its decoded values through the field
     /// map (`records: N re-encoded exactly`); exit 1 on any mismatch or invalid file.
     Roundtrip(cmd::roundtrip::Args),
+    /// Resolve every patch record: the field it relocates (a state value of a state buffer,
+    /// a word of an NN or TP command, a word of a coefficient buffer) and what the address
+    /// points to (an input or output, the memory pool or an SRAM, an entry of the coefficient
+    /// or ICD table, the operation's own command). Counts per field, and each patch that names
+    /// no field or source with the reason. Exit 0 when every file parses (unresolved patches
+    /// are findings), 1 on an invalid file.
+    Patches(cmd::patches::Args),
     /// Export the field map (every record of both families, defined once in the library's
     /// `fieldmap` module) as canonical JSON, a Kaitai Struct .ksy (one family) or a Markdown table.
     Fieldmap(cmd::fieldmap::Args),
@@ -123,6 +130,7 @@ fn main() -> ExitCode {
         Command::CrcExplain(a) => cmd::crc_explain::exec(a),
         Command::Image(a) => cmd::image::exec(a),
         Command::Roundtrip(a) => cmd::roundtrip::exec(a),
+        Command::Patches(a) => cmd::patches::exec(a),
         Command::Fieldmap(a) => cmd::fieldmap::exec(a),
         Command::Diff(a) => cmd::diff::exec(a),
         Command::Differential(a) => cmd::differential::exec(a),

@@ -635,6 +635,267 @@ types:
       - id: records
         type: nn_command
         repeat: eos
+  nn_command_128:
+    doc: "NN command, 128 bytes: words 0-31 of Mesa etna_nn_params (128 bytes)"
+    seq:
+      - id: word0
+        type: u4
+        doc: "public"
+      - id: word1
+        type: u4
+        doc: "public"
+      - id: word2
+        type: u4
+        doc: "public"
+      - id: word3
+        type: u4
+        doc: "public"
+      - id: word4
+        type: u4
+        doc: "public"
+      - id: word5
+        type: u4
+        doc: "public"
+      - id: in_image_address
+        type: u4
+        doc: "public"
+      - id: out_image_address
+        type: u4
+        doc: "public"
+      - id: word8
+        type: u4
+        doc: "public"
+      - id: kernel_pattern_low
+        type: u4
+        doc: "public"
+      - id: kernel_pattern_high
+        type: u4
+        doc: "public"
+      - id: kernel_cache_start_address
+        type: u4
+        doc: "public"
+      - id: kernel_cache_end_address
+        type: u4
+        doc: "public"
+      - id: image_cache_start_address
+        type: u4
+        doc: "public"
+      - id: image_cache_end_address
+        type: u4
+        doc: "public"
+      - id: word15
+        type: u4
+        doc: "public"
+      - id: word16
+        type: u4
+        doc: "public"
+      - id: word17
+        type: u4
+        doc: "public"
+      - id: word18
+        type: u4
+        doc: "public"
+      - id: word19
+        type: u4
+        doc: "public"
+      - id: word20
+        type: u4
+        doc: "public"
+      - id: word21
+        type: u4
+        doc: "public"
+      - id: word22
+        type: u4
+        doc: "public"
+      - id: unused12
+        type: u4
+        doc: "public"
+      - id: word24
+        type: u4
+        doc: "public"
+      - id: word25
+        type: u4
+        doc: "public"
+      - id: further1
+        type: u4
+        doc: "public"
+      - id: further2
+        type: u4
+        doc: "public"
+      - id: further3
+        type: u4
+        doc: "public"
+      - id: further4
+        type: u4
+        doc: "public"
+      - id: further5
+        type: u4
+        doc: "public"
+      - id: further6
+        type: u4
+        doc: "public"
+    instances:
+      word0_layer_type:
+        value: "(word0 >> 0) & 0x1"
+      word0_no_z_offset:
+        value: "(word0 >> 1) & 0x1"
+      word0_kernel_xy_size:
+        value: "(word0 >> 2) & 0xf"
+      word0_kernel_z_size:
+        value: "(word0 >> 6) & 0x3fff"
+      word0_kernels_per_core:
+        value: "(word0 >> 20) & 0x7f"
+      word0_pooling:
+        value: "(word0 >> 27) & 0x3"
+      word0_pooling_xy_size:
+        value: "(word0 >> 29) & 0x1"
+      word0_prelu:
+        value: "(word0 >> 30) & 0x1"
+      word0_nn_layer_flush:
+        value: "(word0 >> 31) & 0x1"
+      word1_kernel_data_type:
+        value: "(word1 >> 0) & 0x3"
+      word1_in_image_data_type:
+        value: "(word1 >> 2) & 0x3"
+      word1_out_image_data_type:
+        value: "(word1 >> 4) & 0x3"
+      word1_in_image_x_size:
+        value: "(word1 >> 6) & 0x1fff"
+      word1_in_image_y_size:
+        value: "(word1 >> 19) & 0x1fff"
+      word2_in_image_x_offset:
+        value: "(word2 >> 0) & 0x7"
+      word2_in_image_y_offset:
+        value: "(word2 >> 3) & 0x7"
+      word2_unused0:
+        value: "(word2 >> 6) & 0x1"
+      word2_brick_mode:
+        value: "(word2 >> 7) & 0x1"
+      word2_brick_distance:
+        value: "(word2 >> 8) & 0xffff"
+      word2_relu:
+        value: "(word2 >> 24) & 0x1"
+      word2_unused1:
+        value: "(word2 >> 25) & 0x1"
+      word2_post_multiplier:
+        value: "(word2 >> 26) & 0x1"
+      word2_post_shift:
+        value: "(word2 >> 27) & 0x1f"
+      word3_unused2:
+        value: "(word3 >> 0) & 0x7"
+      word3_no_flush:
+        value: "(word3 >> 3) & 0x1"
+      word3_unused3:
+        value: "(word3 >> 4) & 0x3"
+      word3_out_image_x_size:
+        value: "(word3 >> 6) & 0x1fff"
+      word3_out_image_y_size:
+        value: "(word3 >> 19) & 0x1fff"
+      word4_out_image_z_size:
+        value: "(word4 >> 0) & 0x3fff"
+      word4_rounding_mode:
+        value: "(word4 >> 14) & 0x3"
+      word4_in_image_x_offset_bit_3:
+        value: "(word4 >> 16) & 0x1"
+      word4_in_image_y_offset_bit_3:
+        value: "(word4 >> 17) & 0x1"
+      word4_out_image_tile_x_size:
+        value: "(word4 >> 18) & 0x7f"
+      word4_out_image_tile_y_size:
+        value: "(word4 >> 25) & 0x7f"
+      word5_kernel_address:
+        value: "(word5 >> 0) & 0x3ffffff"
+      word5_kernel_z_size2:
+        value: "(word5 >> 26) & 0x3f"
+      word8_image_caching_mode:
+        value: "(word8 >> 0) & 0x3"
+      word8_kernel_caching_mode:
+        value: "(word8 >> 2) & 0x3"
+      word8_partial_cache_data_unit:
+        value: "(word8 >> 4) & 0x3"
+      word8_kernel_pattern_msb:
+        value: "(word8 >> 6) & 0x3f"
+      word8_kernel_y_size:
+        value: "(word8 >> 12) & 0xf"
+      word8_out_image_y_stride:
+        value: "(word8 >> 16) & 0xffff"
+      word15_in_image_border_mode:
+        value: "(word15 >> 0) & 0x3"
+      word15_in_image_border_const:
+        value: "(word15 >> 2) & 0xffff"
+      word15_unused4:
+        value: "(word15 >> 18) & 0x1"
+      word15_kernel_data_type_bit_2:
+        value: "(word15 >> 19) & 0x1"
+      word15_in_image_data_type_bit_2:
+        value: "(word15 >> 20) & 0x1"
+      word15_out_image_data_type_bit_2:
+        value: "(word15 >> 21) & 0x1"
+      word15_post_multiplier_1_to_6:
+        value: "(word15 >> 22) & 0x3f"
+      word15_post_shift_bit_5_6:
+        value: "(word15 >> 28) & 0x3"
+      word15_unused5:
+        value: "(word15 >> 30) & 0x3"
+      word16_in_image_x_stride:
+        value: "(word16 >> 0) & 0xffff"
+      word16_in_image_y_stride:
+        value: "(word16 >> 16) & 0xffff"
+      word17_out_image_x_stride:
+        value: "(word17 >> 0) & 0xffff"
+      word17_unused6:
+        value: "(word17 >> 16) & 0xff"
+      word17_post_multiplier_7_to_14:
+        value: "(word17 >> 24) & 0xff"
+      word18_out_image_circular_buf_size:
+        value: "(word18 >> 0) & 0x3ffffff"
+      word18_per_channel_post_mul:
+        value: "(word18 >> 26) & 0x1"
+      word18_unused7_0:
+        value: "(word18 >> 27) & 0x1"
+      word18_unused7_1:
+        value: "(word18 >> 28) & 0x1"
+      word18_unused7_2:
+        value: "(word18 >> 29) & 0x1"
+      word18_unused7_3:
+        value: "(word18 >> 30) & 0x3"
+      word19_out_image_circular_buf_end_addr_plus_1:
+        value: "(word19 >> 0) & 0x3ffffff"
+      word19_unused8:
+        value: "(word19 >> 26) & 0x3f"
+      word20_in_image_circular_buf_size:
+        value: "(word20 >> 0) & 0x3ffffff"
+      word20_unused9:
+        value: "(word20 >> 26) & 0x3f"
+      word21_in_image_circular_buf_end_addr_plus_1:
+        value: "(word21 >> 0) & 0x3ffffff"
+      word21_unused10:
+        value: "(word21 >> 26) & 0x3f"
+      word22_coef_zero_point:
+        value: "(word22 >> 0) & 0xff"
+      word22_out_zero_point:
+        value: "(word22 >> 8) & 0xff"
+      word22_kernel_direct_stream_from_vip_sram:
+        value: "(word22 >> 16) & 0x1"
+      word22_depthwise:
+        value: "(word22 >> 17) & 0x1"
+      word22_post_multiplier_15_to_22:
+        value: "(word22 >> 18) & 0xff"
+      word22_unused11:
+        value: "(word22 >> 26) & 0x3f"
+      word24_unused13:
+        value: "(word24 >> 0) & 0xf"
+      word24_unused14:
+        value: "(word24 >> 4) & 0xfffffff"
+      word25_unused15:
+        value: "(word25 >> 0) & 0xf"
+      word25_unused16:
+        value: "(word25 >> 4) & 0xfffffff"
+  nn_command_128_table:
+    seq:
+      - id: records
+        type: nn_command_128
+        repeat: eos
   tp_command:
     doc: "TP command: Mesa etna_tp_params (31 words) and 17 unknown words (192 bytes)"
     seq:
@@ -937,6 +1198,261 @@ types:
     seq:
       - id: records
         type: tp_command
+        repeat: eos
+  tp_command_128:
+    doc: "TP command, 128 bytes: words 0-31 of Mesa etna_tp_params (128 bytes)"
+    seq:
+      - id: word0
+        type: u4
+        doc: "public"
+      - id: word1
+        type: u4
+        doc: "public"
+      - id: word2
+        type: u4
+        doc: "public"
+      - id: in_image_slice
+        type: u4
+        doc: "public"
+      - id: word4
+        type: u4
+        doc: "public"
+      - id: word5
+        type: u4
+        doc: "public"
+      - id: word6
+        type: u4
+        doc: "public"
+      - id: in_tile_list_address
+        type: u4
+        doc: "public"
+      - id: word8
+        type: u4
+        doc: "public"
+      - id: word9
+        type: u4
+        doc: "public"
+      - id: in_image_base_address
+        type: u4
+        doc: "public"
+      - id: alu_load_pwl_lut_address
+        type: u4
+        doc: "public"
+      - id: word12
+        type: u4
+        doc: "public"
+      - id: out_image_base_address
+        type: u4
+        doc: "public"
+      - id: out_loop_0_inc
+        type: u4
+        doc: "public"
+      - id: out_loop_1_inc
+        type: u4
+        doc: "public"
+      - id: word16
+        type: u4
+        doc: "public"
+      - id: out_loop_2_inc
+        type: u4
+        doc: "public"
+      - id: out_loop_3_inc
+        type: u4
+        doc: "public"
+      - id: word19
+        type: u4
+        doc: "public"
+      - id: out_loop_4_inc
+        type: u4
+        doc: "public"
+      - id: out_loop_5_inc
+        type: u4
+        doc: "public"
+      - id: word22
+        type: u4
+        doc: "public"
+      - id: out_loop_6_inc
+        type: u4
+        doc: "public"
+      - id: word24
+        type: u4
+        doc: "public"
+      - id: in_image_circular_buf_size
+        type: u4
+        doc: "public"
+      - id: in_image_circular_buf_end_address_plus_1
+        type: u4
+        doc: "public"
+      - id: out_image_circular_buf_size
+        type: u4
+        doc: "public"
+      - id: out_image_circular_buf_end_address_plus_1
+        type: u4
+        doc: "public"
+      - id: word29
+        type: u4
+        doc: "public"
+      - id: word30
+        type: u4
+        doc: "public"
+      - id: unknown_w31_b0_31
+        type: u4
+        doc: "unknown"
+    instances:
+      word0_in_image_x_size:
+        value: "(word0 >> 0) & 0xffff"
+      word0_unused0:
+        value: "(word0 >> 16) & 0xffff"
+      word1_in_image_y_size:
+        value: "(word1 >> 0) & 0xffff"
+      word1_in_image_z_size:
+        value: "(word1 >> 16) & 0xffff"
+      word2_in_image_stride:
+        value: "(word2 >> 0) & 0xffff"
+      word2_unused1:
+        value: "(word2 >> 16) & 0xffff"
+      word4_in_window_x_start:
+        value: "(word4 >> 0) & 0xffff"
+      word4_in_window_y_start:
+        value: "(word4 >> 16) & 0xffff"
+      word5_in_window_x_end:
+        value: "(word5 >> 0) & 0xffff"
+      word5_in_window_y_end:
+        value: "(word5 >> 16) & 0xffff"
+      word6_in_tile_sequence:
+        value: "(word6 >> 0) & 0x3"
+      word6_in_tile_global_mem:
+        value: "(word6 >> 2) & 0x1"
+      word6_in_image_global_mem:
+        value: "(word6 >> 3) & 0x1"
+      word6_alu_i2f_enable:
+        value: "(word6 >> 4) & 0x1"
+      word6_alu_square_enable:
+        value: "(word6 >> 5) & 0x1"
+      word6_alu_horz_processing:
+        value: "(word6 >> 6) & 0x7"
+      word6_alu_horz_proc_count:
+        value: "(word6 >> 9) & 0x3f"
+      word6_alu_horz_proc_stride:
+        value: "(word6 >> 15) & 0x1"
+      word6_alu_vert_processing:
+        value: "(word6 >> 16) & 0x3"
+      word6_unused2:
+        value: "(word6 >> 18) & 0x1"
+      word6_alu_vert_proc_count:
+        value: "(word6 >> 19) & 0x3f"
+      word6_alu_vert_proc_stride:
+        value: "(word6 >> 25) & 0x1"
+      word6_alu_nms_enable:
+        value: "(word6 >> 26) & 0x1"
+      word6_alu_pwl_enable:
+        value: "(word6 >> 27) & 0x1"
+      word6_alu_mult_enable:
+        value: "(word6 >> 28) & 0x1"
+      word6_alu_f2i_enable:
+        value: "(word6 >> 29) & 0x1"
+      word6_alu_load_pwl_lut:
+        value: "(word6 >> 30) & 0x1"
+      word6_alu_load_pwl_lut_global_mem:
+        value: "(word6 >> 31) & 0x1"
+      word8_in_tile_x_size:
+        value: "(word8 >> 0) & 0xffff"
+      word8_in_tile_y_size:
+        value: "(word8 >> 16) & 0xffff"
+      word9_in_tile_x_inc:
+        value: "(word9 >> 0) & 0xffff"
+      word9_in_tile_y_inc:
+        value: "(word9 >> 16) & 0xffff"
+      word12_out_tile_skip_at_border:
+        value: "(word12 >> 0) & 0x1"
+      word12_out_image_global_mem:
+        value: "(word12 >> 1) & 0x1"
+      word12_out_loop_1_reset:
+        value: "(word12 >> 2) & 0x1"
+      word12_out_loop_2_reset:
+        value: "(word12 >> 3) & 0x1"
+      word12_out_loop_3_reset:
+        value: "(word12 >> 4) & 0x1"
+      word12_out_brick_mode:
+        value: "(word12 >> 5) & 0x1"
+      word12_alu_z_filter_mode:
+        value: "(word12 >> 6) & 0x1"
+      word12_unused3:
+        value: "(word12 >> 7) & 0x1"
+      word12_in_window_z_start_overfetch:
+        value: "(word12 >> 8) & 0x3"
+      word12_unused4:
+        value: "(word12 >> 10) & 0x1"
+      word12_in_window_z_end_overfetch:
+        value: "(word12 >> 11) & 0x3"
+      word12_unused5:
+        value: "(word12 >> 13) & 0x1"
+      word12_alu_square_preshift:
+        value: "(word12 >> 14) & 0xf"
+      word12_in_image_data_type:
+        value: "(word12 >> 18) & 0x7"
+      word12_out_image_data_type:
+        value: "(word12 >> 21) & 0x7"
+      word12_unused6:
+        value: "(word12 >> 24) & 0xf"
+      word12_alu_pwl_sign_support:
+        value: "(word12 >> 28) & 0x1"
+      word12_alu_relu_enable:
+        value: "(word12 >> 29) & 0x1"
+      word12_no_flush:
+        value: "(word12 >> 30) & 0x1"
+      word12_last:
+        value: "(word12 >> 31) & 0x1"
+      word16_out_loop_0_count:
+        value: "(word16 >> 0) & 0xffff"
+      word16_out_loop_1_count:
+        value: "(word16 >> 16) & 0xffff"
+      word19_out_loop_2_count:
+        value: "(word19 >> 0) & 0xffff"
+      word19_out_loop_3_count:
+        value: "(word19 >> 16) & 0xffff"
+      word22_out_loop_4_count:
+        value: "(word22 >> 0) & 0xffff"
+      word22_out_loop_5_count:
+        value: "(word22 >> 16) & 0xffff"
+      word24_alu_filter_pwl_swap:
+        value: "(word24 >> 0) & 0x1"
+      word24_flat_rounding_mode:
+        value: "(word24 >> 1) & 0x3"
+      word24_integer_rounding_mode:
+        value: "(word24 >> 3) & 0x3"
+      word24_alu_input_preshift:
+        value: "(word24 >> 5) & 0x1f"
+      word24_alu_output_postshift:
+        value: "(word24 >> 10) & 0x1f"
+      word24_alu_reorder_bits_used:
+        value: "(word24 >> 15) & 0xf"
+      word24_alu_reorder_loop_2_mode:
+        value: "(word24 >> 19) & 0x1"
+      word24_unused7:
+        value: "(word24 >> 20) & 0xf"
+      word24_in_image_border_mode:
+        value: "(word24 >> 24) & 0x3"
+      word24_alu_output_postshift_5_6:
+        value: "(word24 >> 26) & 0x3"
+      word24_unused8:
+        value: "(word24 >> 28) & 0xf"
+      word29_in_image_border_const:
+        value: "(word29 >> 0) & 0xffff"
+      word29_coef_zp:
+        value: "(word29 >> 16) & 0xff"
+      word29_in_zp:
+        value: "(word29 >> 24) & 0xff"
+      word30_out_zp:
+        value: "(word30 >> 0) & 0xff"
+      word30_alu_output_post_multiplier:
+        value: "(word30 >> 8) & 0x7fff"
+      word30_unused9:
+        value: "(word30 >> 23) & 0x1ff"
+  tp_command_128_table:
+    seq:
+      - id: records
+        type: tp_command_128
         repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"

@@ -18,6 +18,7 @@ pub mod mapping;
 #[cfg(feature = "onnx")]
 pub mod onnx;
 pub mod parse;
+pub mod patches;
 pub mod report;
 pub mod roundtrip;
 pub mod sweep;

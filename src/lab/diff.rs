@@ -170,7 +170,7 @@ impl At<'_> {
 /// A LOADSTATE byte named by its buffer, command and word
 /// (`NBG_SECTION_LOADSTATE[3].command[1].LOAD_STATE.state[0x0e4c].VIVS_GL_NN_CONFIG`).
 fn command_named(
-    l: &crate::nbg::parse::v2::CommandStreams,
+    l: &crate::nbg::parse::command_tables::CommandStreams,
     name: &str,
     offset: u64,
 ) -> Option<Located> {

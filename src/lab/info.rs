@@ -56,6 +56,9 @@ pub struct Info {
     pub size: Vec<SizeShare>,
     /// How far the bytes are decoded, from the ledger's owner classes.
     pub decoding: Decoding,
+    /// Patch records resolved to their field and source (`nbg patches`); `None` where the
+    /// patch table is not decoded.
+    pub patches: Option<Patches>,
     /// What the runtime allocates beside the file: will it fit.
     pub memory: Memory,
     /// The CRC status.
@@ -93,6 +96,17 @@ fn decoding(graph: &Graph<'_>, image: &NbgImage<'_>) -> Decoding {
         }
     }
     d
+}
+
+/// How many patch records name the field they relocate and what they point to.
+#[derive(Clone, Debug, Serialize)]
+pub struct Patches {
+    /// Patch records.
+    pub records: u64,
+    /// Of them, resolved to a named field and source.
+    pub resolved: u64,
+    /// Of them, all-zero records no patch range holds.
+    pub unused: u64,
 }
 
 /// An input or output.
@@ -327,6 +341,11 @@ pub fn info(
         engines: ops.as_deref().map(engines),
         size: size(&graph, &image),
         decoding: decoding(&graph, &image),
+        patches: graph.patch_targets().map(|t| Patches {
+            records: t.patches,
+            resolved: t.resolved,
+            unused: t.unused,
+        }),
         memory,
         crc,
     }))

@@ -454,7 +454,7 @@ record! {
     /// serializer field by field (`notebooks/commands.md`: the output sizes it gives equal a layer
     /// of the source model for 39 of the A733 face detector's 45 commands). Words 34 to 47 are
     /// in no public layout: unknown, named by word and bit range.
-    nn_command: "nn_command", V2, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
+    nn_command: "nn_command", Both, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
     word0 @ 0, 4, U32, Public, parts [
         "layer_type": 0, 1, Public;
         "no_z_offset": 1, 1, Public;
@@ -607,7 +607,7 @@ record! {
     /// oldest copy read), bit fields packed from bit 0 of word 0: the public layout, not yet
     /// proved on the serializer field by field. Words 31 to 47 are in no public layout: unknown,
     /// named by word and bit range.
-    tp_command: "tp_command", V2, "TP command: Mesa etna_tp_params (31 words) and 17 unknown words", 192;
+    tp_command: "tp_command", Both, "TP command: Mesa etna_tp_params (31 words) and 17 unknown words", 192;
     word0 @ 0, 4, U32, Public, parts [
         "in_image_x_size": 0, 16, Public;
         "unused0": 16, 16, Public;
@@ -747,6 +747,59 @@ record! {
     word46 as "unknown_w46_b0_31" @ 184, 4, U32, Unknown;
     word47 as "unknown_w47_b0_31" @ 188, 4, U32, Unknown;
 }
+
+/// The first `fields` fields of `base` as a record of their own: a shorter form of the same
+/// layout, proved contiguous like every record.
+const fn prefix(
+    base: Record,
+    id: &'static str,
+    public_name: &'static str,
+    fields: usize,
+) -> Record {
+    let fields = base.fields.split_at(fields).0;
+    let size = match fields.last() {
+        Some(f) => f.offset + f.width,
+        None => 0,
+    };
+    assert!(layout_ok(fields, size));
+    Record {
+        id,
+        family: base.family,
+        public_name,
+        size,
+        fields,
+    }
+}
+
+/// The 128-byte NN command of VIP8000-class files (the v1 feature database's and the v2
+/// network attribute's `nn_command_size` code 0, `NBG_NN_COMMAND_SIZE_128`): words 0 to 31 of
+/// `nn_command`. Vivante's OpenVX driver writes 128-byte NN and TP commands
+/// (`NNE_COMMAND_SIZE`, `TP_COMMAND_SIZE`; flycat0101/gpu-viv6-andy 249e5c61, `gc_vx_common.h`)
+/// and patches their kernel, input and output addresses at words 5, 6 and 7 as Mesa's layout
+/// places them.
+pub const NN_COMMAND_128: Record = prefix(
+    nn_command::RECORD,
+    "nn_command_128",
+    "NN command, 128 bytes: words 0-31 of Mesa etna_nn_params",
+    32,
+);
+
+/// The 128-byte TP command: words 0 to 31 of `tp_command` (Mesa's 31 words and one unknown).
+/// The driver above patches its input, lookup-table and output addresses at words 10, 11 and
+/// 13, where Mesa's layout has `in_image_base_address`, `alu_load_pwl_lut_address` and
+/// `out_image_base_address`.
+pub const TP_COMMAND_128: Record = prefix(
+    tp_command::RECORD,
+    "tp_command_128",
+    "TP command, 128 bytes: words 0-31 of Mesa etna_tp_params",
+    32,
+);
+
+/// The NN command layouts by size (`nbg_nn_command_size_e`: 192 and 128 bytes).
+pub const NN_LAYOUTS: [Record; 2] = [nn_command::RECORD, NN_COMMAND_128];
+
+/// The TP command layouts by size (`nbg_tp_command_size_e`).
+pub const TP_LAYOUTS: [Record; 2] = [tp_command::RECORD, TP_COMMAND_128];
 
 record! {
     /// `nbg_section_layer` (v2 section 3, v1 layer table); `uid` from v1 0x00010008.
@@ -936,7 +989,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 27] = [
+pub const ALL: [Record; 29] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -950,7 +1003,9 @@ pub const ALL: [Record; 27] = [
     v2_index_entry::RECORD,
     fe_load_state::RECORD,
     nn_command::RECORD,
+    NN_COMMAND_128,
     tp_command::RECORD,
+    TP_COMMAND_128,
     layer::RECORD,
     operation::RECORD,
     sh_operation::RECORD,

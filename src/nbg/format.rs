@@ -776,6 +776,17 @@ pub mod records {
         pub const OUTPUT: u32 = 2;
         /// The memory pool.
         pub const MEMORY_POOL: u32 = 3;
+        /// The AXI SRAM.
+        pub const AXI_SRAM: u32 = 4;
+        /// An entry of the loading-config (v1 `lcd_table`) or coefficient table: weights,
+        /// lookup tables, shader data.
+        pub const MISC_DYNA_GENERIC: u32 = 5;
+        /// An entry of the same table holding a temporary input.
+        pub const MISC_DYNA_INPUT: u32 = 6;
+        /// An entry of the same table holding a temporary output.
+        pub const MISC_DYNA_OUTPUT: u32 = 7;
+        /// The VIP SRAM.
+        pub const VIP_SRAM: u32 = 8;
         const NAMES: [&str; 11] = [
             "COMMAND",
             "INPUT",

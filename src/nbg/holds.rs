@@ -23,9 +23,9 @@ pub enum Holds {
     Checksums,
     /// The v2 DYNAIO table's (offset, size) records.
     DynaioEntries,
-    /// NN commands (v2 section 7) of the layout their entry size selects.
+    /// NN commands (v2 section 7, the v1 `nn` table) of the layout their record size selects.
     NnCommands,
-    /// TP commands (v2 section 8) of the layout their entry size selects.
+    /// TP commands (v2 section 8, the v1 `tp` table) of the layout their record size selects.
     TpCommands,
     /// A v2 index table's (offset, size) records into its data section
     /// (`format::section::indexed_by`).
@@ -62,7 +62,7 @@ pub struct Kind {
 }
 
 /// Every kind.
-pub const KINDS: [Kind; 22] = [
+pub const KINDS: [Kind; 24] = [
     Kind {
         holds: Holds::Io,
         v2_section: None,
@@ -138,6 +138,20 @@ pub const KINDS: [Kind; 22] = [
         v2_section: Some(section::TP),
         v1_tables: &[],
         records: &[fm::tp_command::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::NnCommands,
+        v2_section: None,
+        v1_tables: &["nn"],
+        records: &fm::NN_LAYOUTS,
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::TpCommands,
+        v2_section: None,
+        v1_tables: &["tp"],
+        records: &fm::TP_LAYOUTS,
         ksy: None,
     },
     Kind {
@@ -238,7 +252,8 @@ impl Kind {
             [] => None,
             [one] if self.holds.is_single_record() => Some(id(one)),
             [one] => Some(format!("{}_table", id(one))),
-            _ => Some("patch_any_table".into()),
+            _ if self.holds == Holds::Patches => Some("patch_any_table".into()),
+            _ => None,
         }
     }
 }

@@ -410,10 +410,10 @@ fn word_record_pieces<'a>(
         .collect()
 }
 
-/// Every command of every LOADSTATE buffer encoded again from its decoded fields, one piece per
+/// Every command of every state buffer (v2 LOADSTATE, v1 `load_states`) encoded again from its decoded fields, one piece per
 /// command, in file order (`None` unless the buffers decode and tile the section).
 fn command_pieces(
-    streams: &crate::nbg::parse::v2::CommandStreams,
+    streams: &crate::nbg::parse::command_tables::CommandStreams,
     name: &str,
 ) -> Option<Vec<Piece>> {
     if !streams.complete() {
@@ -716,6 +716,9 @@ fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
         }
         Origin::Table(k) => {
             let t = g.tables.get(k)?;
+            if t.name == "load_states" {
+                return command_pieces(g.load_states.as_ref()?, t.name);
+            }
             let size = t.record_size? as usize;
             match t.name {
                 "input" => Some(io_pieces(
@@ -727,6 +730,22 @@ fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     &g.outputs,
                     &crate::nbg::parse::v1::io_layout(g.header.version),
                     t.name,
+                )),
+                "nn" => Some(word_record_pieces(
+                    crate::nbg::holds::v1(t.name)?.record(size as u64)?,
+                    t.name,
+                    g.nn_commands
+                        .as_ref()?
+                        .iter()
+                        .map(|c| (c.index, c.offset, &c.words[..])),
+                )),
+                "tp" => Some(word_record_pieces(
+                    crate::nbg::holds::v1(t.name)?.record(size as u64)?,
+                    t.name,
+                    g.tp_commands
+                        .as_ref()?
+                        .iter()
+                        .map(|c| (c.index, c.offset, &c.words[..])),
                 )),
                 _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {
                     let n = g.nested_tables.iter().find(|n| n.table == t.name)?;

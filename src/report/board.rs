@@ -102,6 +102,16 @@ pub fn info(i: &Info) -> String {
         pct(d.opaque_bytes),
         pct(d.gap_bytes)
     );
+    if let Some(p) = &i.patches {
+        let _ = writeln!(
+            s,
+            "  patches    {} records, {} resolved to a named field and source, {} unused (all-zero), {} unresolved (nbg patches)",
+            p.records,
+            p.resolved,
+            p.unused,
+            p.records - p.resolved - p.unused
+        );
+    }
     let m = &i.memory;
     let show =
         |v: Option<u64>| v.map_or_else(|| "not declared".to_string(), |b| format!("{b} bytes"));

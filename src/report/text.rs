@@ -629,3 +629,41 @@ pub fn reencoding(r: &crate::nbg::reencode::Reencoding) -> String {
     }
     s
 }
+
+/// `nbg patches`: how many patches name their field and source, per field, and the first that
+/// do not with the reason.
+pub fn patches(name: &str, t: Option<&crate::nbg::patch_targets::PatchTargets>) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let Some(t) = t else {
+        let _ = writeln!(s, "{name}: no decoded patch table");
+        return s;
+    };
+    let _ = writeln!(
+        s,
+        "{name}: {} patches, {} resolved to a named field and source, {} unused (all-zero, no owner), {} unresolved",
+        t.patches,
+        t.resolved,
+        t.unused,
+        t.patches - t.resolved - t.unused
+    );
+    for (field, n) in &t.by_field {
+        let _ = writeln!(s, "  {n:>6}  {field}");
+    }
+    for u in &t.unresolved {
+        let why = |r: &Result<String, &str>| match r {
+            Ok(v) => v.clone(),
+            Err(e) => format!("? ({e})"),
+        };
+        let _ = writeln!(
+            s,
+            "  unresolved patch[{}] {} {}: field {}, source {}",
+            u.patch,
+            u.owner.as_deref().unwrap_or("(no owner)"),
+            u.kind,
+            why(&u.field),
+            why(&u.source)
+        );
+    }
+    s
+}

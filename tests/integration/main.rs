@@ -24,6 +24,7 @@ mod names;
 mod onnx;
 #[cfg(feature = "onnx")]
 mod onnx_shapes;
+mod patches;
 mod real_v2;
 mod records;
 mod report;

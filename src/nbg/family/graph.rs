@@ -85,6 +85,10 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.unknown_field_bytes())
     }
 
+    fn patch_targets(&self) -> Option<crate::nbg::patch_targets::PatchTargets> {
+        with_family!(self, g => g.patch_targets())
+    }
+
     fn dynaio_region(&self) -> Option<u64> {
         with_family!(self, g => g.dynaio_region())
     }

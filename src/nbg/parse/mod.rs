@@ -1,6 +1,7 @@
 //! Strict parsers for the NBG families. `parse` dispatches on magic and version; each family
 //! borrows the file bytes and returns a complete description or the first `Failure`.
 
+pub mod command_tables;
 pub mod invariants;
 pub mod records;
 pub mod v1;

@@ -22,6 +22,7 @@ pub use model::*;
 pub use signature::*;
 pub use tables::*;
 
+use super::command_tables::{self, CommandStreams, NnCommand, TpCommand};
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
 use crate::nbg::crc_rules::{self, CrcClass};
 use crate::nbg::failure::{Code, Failure, fail};
@@ -225,8 +226,9 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         }
     }
 
-    // Nested tables.
+    // Nested tables, then the command tables and state buffers they index.
     let nested_tables = nested_tables(&data, &tables)?;
+    let commands = command_tables(&data, &mut tables, &nested_tables);
     let records = records(
         &data,
         version,
@@ -237,6 +239,8 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             feature_database.tp_command_bytes,
         ),
     )?;
+
+    let (lcd_streams, icd_streams) = named_streams(&data, &tables, &nested_tables, &records);
 
     // One pass: every placed table, the opaque extension (last), and the whole file around the
     // CRC field for the field-zeroed rule.
@@ -311,6 +315,11 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         },
         tables,
         nested_tables,
+        load_states: commands.load_states,
+        lcd_streams,
+        icd_streams,
+        nn_commands: commands.nn,
+        tp_commands: commands.tp,
         inputs,
         outputs,
         records,

@@ -43,6 +43,20 @@ pub struct NbgV1<'data> {
     pub inputs: Vec<IoRecord>,
     /// The output table's records.
     pub outputs: Vec<IoRecord>,
+    /// The `load_states` buffers (one per `load_states_table` entry, from 0x00010018) as
+    /// command streams; absent without both tables.
+    pub load_states: Option<crate::nbg::parse::command_tables::CommandStreams>,
+    /// Before 0x00010018, the `lcd` buffers operations name as their state buffers (by
+    /// `state_id` into `lcd_table`), as command streams; the other `lcd` entries hold
+    /// coefficients, instructions and data (`nbg patches` names each).
+    pub lcd_streams: Option<crate::nbg::parse::command_tables::CommandStreams>,
+    /// The `icd` buffers the hardware-init records name, as command streams.
+    pub icd_streams: Option<crate::nbg::parse::command_tables::CommandStreams>,
+    /// The `nn` table's commands through the layout its record size selects (`holds`);
+    /// absent where the table is not whole records of a known layout.
+    pub nn_commands: Option<Vec<crate::nbg::parse::command_tables::NnCommand>>,
+    /// The `tp` table's commands, on the same terms.
+    pub tp_commands: Option<Vec<crate::nbg::parse::command_tables::TpCommand>>,
     /// `layers`, `operations`, `sh_operations`, `patches` (see `parse::records`).
     #[serde(flatten)]
     pub records: crate::nbg::parse::records::Records,

@@ -197,3 +197,88 @@ pub(super) fn crc_field(
         rule,
     }
 }
+
+/// The command tables of a v1 file, decoded.
+pub(super) struct Commands {
+    pub load_states: Option<CommandStreams>,
+    pub nn: Option<Vec<NnCommand>>,
+    pub tp: Option<Vec<TpCommand>>,
+}
+
+/// The `nn` and `tp` tables through the layout `holds` gives for their record size, and the
+/// `load_states` buffers `load_states_table` indexes as command streams; each table is marked
+/// decoded when every byte of it is a decoded record or command.
+pub(super) fn command_tables(
+    data: &Data<'_>,
+    tables: &mut [Table],
+    nested: &[NestedTable],
+) -> Commands {
+    let words = |t: &Table| {
+        let size = t.record_size?;
+        let record = crate::nbg::holds::v1(t.name)?.record(size)?;
+        command_tables::word_records(data, t.offset, t.size, record)
+    };
+    let find = |tables: &[Table], name: &str| tables.iter().position(|t| t.name == name);
+    let nn = find(tables, "nn").and_then(|i| words(&tables[i]).map(|w| (i, w)));
+    let tp = find(tables, "tp").and_then(|i| words(&tables[i]).map(|w| (i, w)));
+    let load_states = find(tables, "load_states").and_then(|i| {
+        let n = nested.iter().find(|n| n.table == "load_states_table")?;
+        let t = &tables[i];
+        Some((
+            i,
+            command_tables::streams(data, t.offset, t.size, &n.entries),
+        ))
+    });
+    let mut out = Commands {
+        load_states: None,
+        nn: None,
+        tp: None,
+    };
+    if let Some((i, w)) = nn {
+        tables[i].decoded = true;
+        out.nn = Some(command_tables::nn_commands(w));
+    }
+    if let Some((i, w)) = tp {
+        tables[i].decoded = true;
+        out.tp = Some(command_tables::tp_commands(w));
+    }
+    if let Some((i, s)) = load_states {
+        tables[i].decoded = s.complete();
+        out.load_states = Some(s);
+    }
+    out
+}
+
+/// The `lcd` state buffers operations name (only where the file has no `load_states` table:
+/// before 0x00010018 their state ids index `lcd_table`) and the `icd` buffers hardware-init
+/// records name, as command streams.
+pub(super) fn named_streams(
+    data: &Data<'_>,
+    tables: &[Table],
+    nested: &[NestedTable],
+    records: &crate::nbg::parse::records::Records,
+) -> (Option<CommandStreams>, Option<CommandStreams>) {
+    let of = |table: &str, index: &str, named: Vec<u32>| {
+        let t = tables.iter().find(|t| t.name == table)?;
+        let n = nested.iter().find(|n| n.table == index)?;
+        Some(command_tables::named_streams(
+            data, t.offset, &n.entries, named,
+        ))
+    };
+    let lcd = if tables.iter().any(|t| t.name == "load_states_table") {
+        None
+    } else {
+        let named = records.operations.as_deref().map(|ops| {
+            ops.iter()
+                .filter(|o| o.kind != crate::nbg::format::records::operation_type::SW)
+                .map(|o| o.state_id)
+                .collect()
+        });
+        named.and_then(|n| of("lcd", "lcd_table", n))
+    };
+    let icd = records
+        .hw_init_operations
+        .as_deref()
+        .and_then(|h| of("icd", "icd_table", h.iter().map(|h| h.state_id).collect()));
+    (lcd, icd)
+}

@@ -17,6 +17,7 @@ pub use model::*;
 pub use sections::*;
 use signature::*;
 
+use super::command_tables::{self, CommandStreams, NnCommand, TpCommand};
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
 use crate::nbg::crc_rules;
 use crate::nbg::failure::{Code, Failure, fail};
@@ -269,6 +270,7 @@ pub(super) fn parse<'d>(
     let nn_commands = decode_nn_commands(&data, &sections);
     let tp_commands = decode_tp_commands(&data, &sections);
     let records = records(&data, &sections, network_info.as_ref())?;
+    let icd_streams = decode_icd_streams(&data, &sections, &index_tables, &records);
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
     // (with the bytes around the CRC field where the version's rule covers the whole file).
@@ -342,6 +344,7 @@ pub(super) fn parse<'d>(
         dynamic_io,
         index_tables,
         load_states,
+        icd_streams,
         nn_commands,
         tp_commands,
         records,

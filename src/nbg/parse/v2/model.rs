@@ -41,6 +41,10 @@ pub struct NbgV2<'data> {
     pub index_tables: Vec<IndexTable>,
     /// The LOADSTATE buffers as command streams, where LOADSTATE and its table are present.
     pub load_states: Option<CommandStreams>,
+    /// The ICD buffers (section 15) the hardware-init records (13) name as their state
+    /// buffers, as command streams; the other ICD entries hold the commands and data those
+    /// streams point at (`nbg patches` names each).
+    pub icd_streams: Option<CommandStreams>,
     /// The NN commands (section 7) through the field map's `nn_command` layout, where the
     /// section is whole records of its size; otherwise absent and the section opaque.
     pub nn_commands: Option<Vec<NnCommand>>,
@@ -297,91 +301,6 @@ pub struct FileChecksum {
     pub directory_order_crc32: u32,
     /// Whether the two agree (a parsed graph always has them equal).
     pub matches: bool,
-}
-
-/// The LOADSTATE buffers (section 21, one per LOADSTATE_TABLE entry) decoded as front-end
-/// command streams (`nbg::commands`).
-#[derive(Clone, Debug, Serialize)]
-pub struct CommandStreams {
-    /// Buffers (table entries).
-    pub buffers: u64,
-    /// Commands decoded, over every buffer.
-    pub commands: u64,
-    /// Of those, LOAD_STATE commands.
-    pub load_states: u64,
-    /// State values they write.
-    pub state_values: u64,
-    /// Distinct state word addresses written.
-    pub distinct_states: u64,
-    /// Buffers that do not decode: which entry, the file offset and why (their bytes stay
-    /// opaque).
-    pub errors: Vec<StreamFailure>,
-    /// Whether the entries tile the section exactly, so every byte is a command's.
-    pub covers_section: bool,
-    /// Per buffer in file order: its table entry, file offset and commands (the round trip
-    /// and the diff's names read them).
-    #[serde(skip)]
-    pub decoded: Vec<(u64, u64, Vec<crate::nbg::commands::Command>)>,
-}
-
-impl CommandStreams {
-    /// Whether every byte of the section belongs to a decoded command.
-    pub fn complete(&self) -> bool {
-        self.errors.is_empty() && self.covers_section
-    }
-}
-
-/// One NN command: the geometry fields of Mesa's layout (`fieldmap::nn_command`), and every
-/// word for the round trip.
-#[derive(Clone, Debug, Serialize)]
-pub struct NnCommand {
-    /// Position in the section.
-    pub index: usize,
-    /// File offset.
-    pub offset: u64,
-    /// `kernel_xy_size`, `kernel_y_size`, `kernel_z_size`.
-    pub kernel: [u64; 3],
-    /// `in_image_x_size`, `in_image_y_size`.
-    pub in_image: [u64; 2],
-    /// `out_image_x_size`, `out_image_y_size`, `out_image_z_size`.
-    pub out_image: [u64; 3],
-    /// `pooling` (0 none, 1 max, 2 average, 3 first pixel).
-    pub pooling: u64,
-    /// `relu`.
-    pub relu: u64,
-    /// The record's words as stored.
-    #[serde(skip)]
-    pub words: Vec<u32>,
-}
-
-/// One TP command: some fields of Mesa's layout (`fieldmap::tp_command`), and every word for
-/// the round trip.
-#[derive(Clone, Debug, Serialize)]
-pub struct TpCommand {
-    /// Position in the section.
-    pub index: usize,
-    /// File offset.
-    pub offset: u64,
-    /// `in_image_x_size`, `in_image_y_size`, `in_image_z_size`.
-    pub in_image: [u64; 3],
-    /// `alu_pwl_enable`: the operation reads a lookup table (`alu_load_pwl_lut_address`).
-    pub pwl: u64,
-    /// `alu_relu_enable`.
-    pub relu: u64,
-    /// The record's words as stored.
-    #[serde(skip)]
-    pub words: Vec<u32>,
-}
-
-/// A buffer that did not decode.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct StreamFailure {
-    /// Its LOADSTATE_TABLE entry.
-    pub entry: u64,
-    /// File offset of the command that could not be read.
-    pub offset: u64,
-    /// Why.
-    pub reason: &'static str,
 }
 
 /// One index table (23, 25 or 27) and the data section its entries point into.

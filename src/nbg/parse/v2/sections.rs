@@ -439,9 +439,7 @@ pub(super) fn decode_index_tables(
     Ok(out)
 }
 
-/// The LOADSTATE buffers of LOADSTATE_TABLE as command streams. A buffer that does not decode is
-/// reported with its entry, offset and reason, never refused: the format does not say the
-/// stream must be one the decoder knows.
+/// The LOADSTATE buffers, one per LOADSTATE_TABLE entry, as command streams.
 pub(super) fn decode_load_states(
     data: &Data<'_>,
     sections: &[Section],
@@ -451,142 +449,57 @@ pub(super) fn decode_load_states(
     let table = index_tables
         .iter()
         .find(|t| t.section_type == section::LOADSTATE_TABLE)?;
-    let mut order: Vec<usize> = (0..table.entries.len()).collect();
-    order.sort_by_key(|&i| table.entries[i]);
-    let mut cursor = 0;
-    let mut covers = true;
-    for &i in &order {
-        let [offset, size] = table.entries[i];
-        covers &= offset == cursor;
-        cursor = offset + size;
-    }
-    covers &= cursor == section.size;
-    let mut out = CommandStreams {
-        buffers: table.entries.len() as u64,
-        commands: 0,
-        load_states: 0,
-        state_values: 0,
-        distinct_states: 0,
-        errors: Vec::new(),
-        covers_section: covers,
-        decoded: Vec::new(),
-    };
-    let mut states = std::collections::BTreeSet::new();
-    for i in order {
-        let [offset, size] = table.entries[i];
-        let at = section.offset + offset;
-        // Non-empty index entries were bounded by the section (`decode_index_tables`); an
-        // empty one holds no command, wherever it points.
-        let decoded = if size == 0 {
-            Ok(Vec::new())
-        } else {
-            crate::nbg::commands::decode(&data.range(at, at + size))
-        };
-        match decoded {
-            Ok(commands) => {
-                for c in &commands {
-                    out.commands += 1;
-                    if c.opcode == crate::nbg::commands::LOAD_STATE {
-                        out.load_states += 1;
-                        out.state_values += c.values.len() as u64;
-                        states.extend((0..c.values.len() as u32).map(|k| c.address + k));
-                    }
-                }
-                out.decoded.push((i as u64, at, commands));
-            }
-            Err(e) => out.errors.push(StreamFailure {
-                entry: i as u64,
-                offset: at + e.at,
-                reason: e.reason,
-            }),
-        }
-    }
-    out.distinct_states = states.len() as u64;
-    Some(out)
+    Some(command_tables::streams(
+        data,
+        section.offset,
+        section.size,
+        &table.entries,
+    ))
 }
 
-/// The words of every record of `kind` where the section is whole records of `record`'s size
-/// and its directory entry size is that size; otherwise `None` (the section stays opaque).
+/// The ICD buffers hardware-init records name, as command streams.
+pub(super) fn decode_icd_streams(
+    data: &Data<'_>,
+    sections: &[Section],
+    index_tables: &[IndexTable],
+    records: &crate::nbg::parse::records::Records,
+) -> Option<CommandStreams> {
+    let icd = sections.iter().find(|s| s.kind == section::ICD)?;
+    let table = index_tables
+        .iter()
+        .find(|t| t.section_type == section::ICDT)?;
+    let named = records
+        .hw_init_operations
+        .as_deref()?
+        .iter()
+        .map(|h| h.state_id);
+    Some(command_tables::named_streams(
+        data,
+        icd.offset,
+        &table.entries,
+        named,
+    ))
+}
+
+/// The words of a command section's records where the section is whole records of the
+/// layout `holds` gives for its directory entry size; otherwise `None` (the section stays
+/// opaque).
 fn word_records(
     data: &Data<'_>,
     sections: &[Section],
     kind: u32,
-    record: &crate::nbg::fieldmap::Record,
-) -> Option<(u64, Vec<Vec<u32>>)> {
+) -> Option<command_tables::WordRecords> {
     let s = sections.iter().find(|s| s.kind == kind)?;
-    let size = record.size as u64;
-    if u64::from(s.entry_size) != size || s.size % size != 0 {
-        return None;
-    }
-    let bytes = data.range(s.offset, s.end());
-    let words = bytes
-        .chunks_exact(record.size)
-        .map(|r| r.chunks_exact(4).map(|c| le32(c, 0)).collect())
-        .collect();
-    Some((s.offset, words))
-}
-
-/// Bit part `name` of `field` in a record's words (0 where the field has no such part).
-fn part(w: &[u32], field: &crate::nbg::fieldmap::Field, name: &str) -> u64 {
-    let word = w[field.offset / 4];
-    field
-        .parts
-        .iter()
-        .find(|p| p.name == name)
-        .map_or(u64::from(word), |p| p.get(u64::from(word)))
+    let record = crate::nbg::holds::v2(kind)?.record(u64::from(s.entry_size))?;
+    command_tables::word_records(data, s.offset, s.size, record)
 }
 
 /// The NN commands through `fieldmap::nn_command` (192-byte entries).
 pub(super) fn decode_nn_commands(data: &Data<'_>, sections: &[Section]) -> Option<Vec<NnCommand>> {
-    use crate::nbg::fieldmap::nn_command as nn;
-    let (at, records) = word_records(data, sections, section::NN, &nn::RECORD)?;
-    let out = records
-        .into_iter()
-        .enumerate()
-        .map(|(index, w)| NnCommand {
-            index,
-            offset: at + (index * nn::SIZE) as u64,
-            kernel: [
-                part(&w, &nn::word0, "kernel_xy_size"),
-                part(&w, &nn::word8, "kernel_y_size"),
-                part(&w, &nn::word0, "kernel_z_size"),
-            ],
-            in_image: [
-                part(&w, &nn::word1, "in_image_x_size"),
-                part(&w, &nn::word1, "in_image_y_size"),
-            ],
-            out_image: [
-                part(&w, &nn::word3, "out_image_x_size"),
-                part(&w, &nn::word3, "out_image_y_size"),
-                part(&w, &nn::word4, "out_image_z_size"),
-            ],
-            pooling: part(&w, &nn::word0, "pooling"),
-            relu: part(&w, &nn::word2, "relu"),
-            words: w,
-        })
-        .collect();
-    Some(out)
+    word_records(data, sections, section::NN).map(command_tables::nn_commands)
 }
 
 /// The TP commands through `fieldmap::tp_command` (192-byte entries).
 pub(super) fn decode_tp_commands(data: &Data<'_>, sections: &[Section]) -> Option<Vec<TpCommand>> {
-    use crate::nbg::fieldmap::tp_command as tp;
-    let (at, records) = word_records(data, sections, section::TP, &tp::RECORD)?;
-    let out = records
-        .into_iter()
-        .enumerate()
-        .map(|(index, w)| TpCommand {
-            index,
-            offset: at + (index * tp::SIZE) as u64,
-            in_image: [
-                part(&w, &tp::word0, "in_image_x_size"),
-                part(&w, &tp::word1, "in_image_y_size"),
-                part(&w, &tp::word1, "in_image_z_size"),
-            ],
-            pwl: part(&w, &tp::word6, "alu_pwl_enable"),
-            relu: part(&w, &tp::word12, "alu_relu_enable"),
-            words: w,
-        })
-        .collect();
-    Some(out)
+    word_records(data, sections, section::TP).map(command_tables::tp_commands)
 }
