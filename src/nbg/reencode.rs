@@ -731,22 +731,21 @@ fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     &crate::nbg::parse::v1::io_layout(g.header.version),
                     t.name,
                 )),
-                "nn" => Some(word_record_pieces(
-                    crate::nbg::holds::v1(t.name)?.record(size as u64)?,
-                    t.name,
-                    g.nn_commands
-                        .as_ref()?
-                        .iter()
-                        .map(|c| (c.index, c.offset, &c.words[..])),
-                )),
-                "tp" => Some(word_record_pieces(
-                    crate::nbg::holds::v1(t.name)?.record(size as u64)?,
-                    t.name,
-                    g.tp_commands
-                        .as_ref()?
-                        .iter()
-                        .map(|c| (c.index, c.offset, &c.words[..])),
-                )),
+                "nn" | "tp" => {
+                    // Both command tables as (index, file offset, words).
+                    let words: Vec<(usize, u64, &[u32])> = if t.name == "nn" {
+                        let c = g.nn_commands.as_ref()?.iter();
+                        c.map(|c| (c.index, c.offset, &c.words[..])).collect()
+                    } else {
+                        let c = g.tp_commands.as_ref()?.iter();
+                        c.map(|c| (c.index, c.offset, &c.words[..])).collect()
+                    };
+                    Some(word_record_pieces(
+                        crate::nbg::holds::v1(t.name)?.record(size as u64)?,
+                        t.name,
+                        words.into_iter(),
+                    ))
+                }
                 _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {
                     let n = g.nested_tables.iter().find(|n| n.table == t.name)?;
                     Some(pair_pieces(

@@ -577,6 +577,8 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     }
 
     let patches = t.patch.map(decode_patches).transpose()?;
+    // The vendor reader's `Coeff data Size`: its `print_operation` reads the COEF_DATA_TABLE
+    // entry the operation's first MISC_DYNA_GENERIC patch names.
     if let (Some(p), Some(coef)) = (&patches, t.coef_table) {
         for o in &mut operations {
             let range = o.patch_index as usize
@@ -586,7 +588,9 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 .get(range)
                 .into_iter()
                 .flatten()
-                .find(|r| r.source_type == COEFFICIENT_PATCH_SOURCE)
+                .find(|r| {
+                    r.source_type == crate::nbg::format::records::source_type::MISC_DYNA_GENERIC
+                })
                 .and_then(|r| coef.size(r.index as u32));
         }
     }
@@ -685,11 +689,6 @@ fn patches_beyond(index: u32, count: u32, patches: Option<u64>) -> Option<(u64, 
     let end = u64::from(index) + u64::from(count);
     (end > patches).then_some((end, patches))
 }
-
-/// The patch source type whose index names a COEF_DATA_TABLE entry, as the vendor reader's
-/// `print_operation` reads it (public enum name `MISC_DYNA_GENERIC`; the A733 toolkit's NN
-/// operations carry one such patch at their kernel-address word).
-const COEFFICIENT_PATCH_SOURCE: u32 = 5;
 
 /// Rows the text summary lists per table; `--json` lists every record.
 const SUMMARY_ROWS: usize = 32;

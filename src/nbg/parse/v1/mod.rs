@@ -240,7 +240,12 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         ),
     )?;
 
-    let (lcd_streams, icd_streams) = named_streams(&data, &tables, &nested_tables, &records);
+    // Only the patch targets read them, never a rule: check-only mode (the sweep) skips them.
+    let (lcd_streams, icd_streams) = if opts.fingerprints {
+        named_streams(&data, &tables, &nested_tables, &records)
+    } else {
+        (None, None)
+    };
 
     // One pass: every placed table, the opaque extension (last), and the whole file around the
     // CRC field for the field-zeroed rule.

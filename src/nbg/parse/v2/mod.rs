@@ -270,7 +270,11 @@ pub(super) fn parse<'d>(
     let nn_commands = decode_nn_commands(&data, &sections);
     let tp_commands = decode_tp_commands(&data, &sections);
     let records = records(&data, &sections, network_info.as_ref())?;
-    let icd_streams = decode_icd_streams(&data, &sections, &index_tables, &records);
+    // Only the patch targets read them, never a rule: check-only mode (the sweep) skips them.
+    let icd_streams = opts
+        .fingerprints
+        .then(|| decode_icd_streams(&data, &sections, &index_tables, &records))
+        .flatten();
 
     // Payload fingerprints, one pass over the file; their CRCs feed every checksum below
     // (with the bytes around the CRC field where the version's rule covers the whole file).
