@@ -1238,6 +1238,25 @@ types:
       - id: records
         type: tp_command_128
         repeat: eos
+  tp_pwl_lut:
+    doc: "TP PWL lookup table: 1024 entries and 2 words (4104 bytes)"
+    seq:
+      - id: entries
+        type: u4
+        repeat: expr
+        repeat-expr: 1024
+        doc: "public"
+      - id: unknown_w1024_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w1025_b0_31
+        type: u4
+        doc: "unknown"
+  tp_pwl_lut_table:
+    seq:
+      - id: records
+        type: tp_pwl_lut
+        repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"
     seq:

@@ -123,6 +123,7 @@ types:
             2: v2_io_record_table
             3: layer_table
             4: operation_table
+            5: v2_index_entry_table
             7: nn_command_table
             8: tp_command_table
             9: sh_operation_table
@@ -1453,6 +1454,25 @@ types:
     seq:
       - id: records
         type: tp_command_128
+        repeat: eos
+  tp_pwl_lut:
+    doc: "TP PWL lookup table: 1024 entries and 2 words (4104 bytes)"
+    seq:
+      - id: entries
+        type: u4
+        repeat: expr
+        repeat-expr: 1024
+        doc: "public"
+      - id: unknown_w1024_b0_31
+        type: u4
+        doc: "unknown"
+      - id: unknown_w1025_b0_31
+        type: u4
+        doc: "unknown"
+  tp_pwl_lut_table:
+    seq:
+      - id: records
+        type: tp_pwl_lut
         repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"

@@ -18,10 +18,19 @@ use serde::Serialize;
 pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
     match o.origin {
         Origin::Tail => "connection region".into(),
+        Origin::SectionEntry(i, e) => entry_key(graph, Origin::Section(i), e, o),
+        Origin::TableEntry(k, e) => entry_key(graph, Origin::Table(k), e, o),
         origin => naming(graph)
             .payload_name(origin)
             .map_or_else(|| o.label.clone(), str::to_string),
     }
+}
+
+/// An entry of a table of buffers pairs by its payload's name and entry number.
+fn entry_key(graph: &Graph<'_>, payload: Origin, entry: usize, o: &Owner) -> String {
+    naming(graph)
+        .payload_name(payload)
+        .map_or_else(|| o.label.clone(), |name| format!("{name}[{entry}]"))
 }
 
 /// What diff needs of a family beyond `NbgFamily`: the names of its payload owners, and how a
@@ -193,6 +202,30 @@ fn command_named(
     })
 }
 
+/// A byte of one entry of a table of buffers: by its command (a state stream), its command
+/// record's field (NN or TP commands), or its offset in the entry.
+fn region_located(
+    at: &At<'_>,
+    regions: Option<&[crate::nbg::parse::patch_targets::Region]>,
+    streams: Option<&crate::nbg::parse::command_tables::CommandStreams>,
+    name: &str,
+    entry: usize,
+) -> Located {
+    let prefix = format!("{name}[{entry}]");
+    let Some(r) = regions.and_then(|r| r.iter().find(|r| r.entry == entry)) else {
+        return at.opaque(&prefix);
+    };
+    if let (Some(record), true) = (r.record, r.decoded) {
+        return at.records(&format!("{prefix}.{}", r.role.prefix()), record);
+    }
+    if r.decoded {
+        if let Some(l) = streams.and_then(|l| command_named(l, name, at.offset)) {
+            return l;
+        }
+    }
+    at.opaque(&prefix)
+}
+
 impl Naming for NbgV2<'_> {
     fn payload_name(&self, origin: Origin) -> Option<&str> {
         match origin {
@@ -257,6 +290,13 @@ impl Naming for NbgV2<'_> {
                     }
                 }
             }
+            Origin::SectionEntry(i, e) => match self.sections.get(i) {
+                Some(s) => {
+                    let (regions, streams) = self.regions_of(s.kind);
+                    region_located(at, regions, streams, s.type_name, e)
+                }
+                None => at.opaque(&o.label),
+            },
             _ => at.opaque(&o.label),
         }
     }
@@ -302,6 +342,12 @@ impl Naming for NbgV1<'_> {
                 if let Some((record, size)) = layout {
                     return at.sized(t.name, record, size);
                 }
+                if let Some(l) = self.load_states.as_ref().filter(|l| l.complete()) {
+                    if t.name == "load_states" {
+                        return command_named(l, t.name, offset)
+                            .unwrap_or_else(|| at.opaque(t.name));
+                    }
+                }
                 let nests = crate::nbg::format::v1::ENTRIES
                     .get(k)
                     .is_some_and(|e| e.nests_into.is_some());
@@ -317,6 +363,11 @@ impl Naming for NbgV1<'_> {
                     }
                     _ => at.opaque(t.name),
                 }
+            }
+            Origin::TableEntry(k, e) => {
+                let name = self.tables.get(k).map_or("?", |t| t.name);
+                let (regions, streams) = self.regions_of(name);
+                region_located(at, regions, streams, name, e)
             }
             _ => at.opaque(&o.label),
         }

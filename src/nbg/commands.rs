@@ -34,12 +34,14 @@ pub const RETURN: u32 = 11;
 /// `CHIP_SELECT`: address a subset of the cores.
 pub const CHIP_SELECT: u32 = 13;
 
-/// Public names of the states the NPU's command streams write, by word address: Mesa's rules-ng
+/// Public names of the states the NPU's command streams write, by word address (the shader
+/// uniforms from 0xd800 are `VIVS_SH_HALTI5_UNIFORMS`, named with their index): Mesa's rules-ng
 /// database (`state.xml`, `state_3d.xml`; etnaviv/etna_viv rnndb at
 /// db2902952e5bb173fc229bcffbfcc70265ac6dcb, the addresses checked against Mesa's generated
 /// `state.xml.h` and `state_3d.xml.h`). Other addresses are named by their number only.
-const STATE_NAMES: [(u32, &str); 13] = [
+const STATE_NAMES: [(u32, &str); 14] = [
     (0x028a, "VIVS_PA_SYSTEM_MODE"),
+    (0x040a, "VIVS_PS_INST_ADDR"),
     (0x0428, "VIVS_PS_NN_INST_ADDR"),
     (0x0429, "VIVS_PS_UNK10A4"),
     (0x042e, "VIVS_PS_TP_INST_ADDR"),
@@ -53,6 +55,10 @@ const STATE_NAMES: [(u32, &str); 13] = [
     (0x0e54, "VIVS_GL_UNK03950"),
     (0x0f00, "VIVS_GL_STALL_TOKEN"),
 ];
+
+/// `VIVS_SH_HALTI5_UNIFORMS`: 2048 words from byte 0x36000 (`state_3d.xml`, stripe `SH`).
+const UNIFORMS: u32 = 0xd800;
+const UNIFORM_COUNT: u32 = 2048;
 
 /// The public name of the state at word address `address`, where the database has one.
 pub fn state_name(address: u32) -> Option<&'static str> {
@@ -145,6 +151,10 @@ impl Command {
                     let a = self.address + i;
                     match state_name(a) {
                         Some(n) => format!("{name}.state[0x{a:04x}].{n}"),
+                        None if (UNIFORMS..UNIFORMS + UNIFORM_COUNT).contains(&a) => format!(
+                            "{name}.state[0x{a:04x}].VIVS_SH_HALTI5_UNIFORMS[{}]",
+                            a - UNIFORMS
+                        ),
                         None => format!("{name}.state[0x{a:04x}]"),
                     }
                 } else {

@@ -795,6 +795,20 @@ pub const TP_COMMAND_128: Record = prefix(
     32,
 );
 
+record! {
+    /// A TP piecewise-linear lookup table, as the serializer stores one in the coefficient data
+    /// (an entry `alu_load_pwl_lut_address` points at): Mesa's 1024 PWL entries
+    /// (`etnaviv_ml_tp.c` writes a 1024-entry table for its ReLU, each entry an fp21 value: sign
+    /// bit 20, 5-bit exponent, 15-bit mantissa) followed by two words Mesa does not write;
+    /// Vivante's driver sizes the buffer `TP_LUT_BUFF_SIZE` = 1024 + 2 entries of 32 bits
+    /// (flycat0101/gpu-viv6-andy 249e5c61, `gc_vx_nn_util.h`). Measured: every TP lookup table of
+    /// the serializer controls is 4104 bytes.
+    tp_pwl_lut: "tp_pwl_lut", Both, "TP PWL lookup table: 1024 entries and 2 words", 4104;
+    entries @ 0, 4096, U32s, Public;
+    word1024 as "unknown_w1024_b0_31" @ 4096, 4, U32, Unknown;
+    word1025 as "unknown_w1025_b0_31" @ 4100, 4, U32, Unknown;
+}
+
 /// The NN command layouts by size (`nbg_nn_command_size_e`: 192 and 128 bytes).
 pub const NN_LAYOUTS: [Record; 2] = [nn_command::RECORD, NN_COMMAND_128];
 
@@ -989,7 +1003,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 29] = [
+pub const ALL: [Record; 30] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -1006,6 +1020,7 @@ pub const ALL: [Record; 29] = [
     NN_COMMAND_128,
     tp_command::RECORD,
     TP_COMMAND_128,
+    tp_pwl_lut::RECORD,
     layer::RECORD,
     operation::RECORD,
     sh_operation::RECORD,

@@ -143,6 +143,10 @@ pub mod section {
     pub const LAYER: u32 = 3;
     /// `NBG_SECTION_OPERATIONS`: the operation records.
     pub const OPERATIONS: u32 = 4;
+    /// `NBG_SECTION_COEF_HEADER_TABLE`: (offset, size) records into COEF_HEADER.
+    pub const COEF_HEADER_TABLE: u32 = 5;
+    /// `NBG_SECTION_COEF_HEADER`: coefficient headers (64 bytes each where measured).
+    pub const COEF_HEADER: u32 = 6;
     /// `NBG_SECTION_NN`: NN engine commands.
     pub const NN: u32 = 7;
     /// `NBG_SECTION_TP`: TP engine commands.
@@ -191,6 +195,7 @@ pub mod section {
         match table {
             ICDT => Some(ICD),
             COEF_DATA_TABLE => Some(COEF_DATA),
+            COEF_HEADER_TABLE => Some(COEF_HEADER),
             PPU_INSTR_TABLE => Some(PPU_INSTR),
             LOADSTATE_TABLE => Some(LOADSTATE),
             _ => None,

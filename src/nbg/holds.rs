@@ -62,7 +62,7 @@ pub struct Kind {
 }
 
 /// Every kind.
-pub const KINDS: [Kind; 24] = [
+pub const KINDS: &[Kind] = &[
     Kind {
         holds: Holds::Io,
         v2_section: None,
@@ -164,6 +164,13 @@ pub const KINDS: [Kind; 24] = [
     Kind {
         holds: Holds::IndexEntries,
         v2_section: Some(section::COEF_DATA_TABLE),
+        v1_tables: &[],
+        records: &[fm::v2_index_entry::RECORD],
+        ksy: None,
+    },
+    Kind {
+        holds: Holds::IndexEntries,
+        v2_section: Some(section::COEF_HEADER_TABLE),
         v1_tables: &[],
         records: &[fm::v2_index_entry::RECORD],
         ksy: None,

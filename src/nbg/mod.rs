@@ -15,7 +15,6 @@ pub mod holds;
 pub mod image;
 pub mod open;
 pub mod parse;
-pub mod patch_targets;
 pub mod read;
 pub mod reencode;
 pub mod stream;

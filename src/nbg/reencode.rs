@@ -388,12 +388,24 @@ fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<P
 /// packed again, so every word's parts must cover it (the field map proves they tile it).
 fn word_record_piece(record: Record, at: u64, words: &[u32], prefix: String) -> Piece {
     let mut w = Writer::new(record.size);
-    for (f, &word) in record.fields.iter().zip(words) {
-        if f.parts.is_empty() {
-            w.put_u32(f, word);
-        } else {
-            let values: Vec<u64> = f.parts.iter().map(|p| p.get(u64::from(word))).collect();
-            w.put_parts(f, &values);
+    let mut rest = words;
+    for f in record.fields {
+        let (mine, next) = rest.split_at((f.width / 4).min(rest.len()));
+        rest = next;
+        match (f.ty, mine) {
+            (fm::Type::U32s, _) => {
+                w.put_words(f, mine);
+            }
+            (_, &[word]) if !f.parts.is_empty() => {
+                let values: Vec<u64> = f.parts.iter().map(|p| p.get(u64::from(word))).collect();
+                w.put_parts(f, &values);
+            }
+            (_, &[word]) => {
+                w.put_u32(f, word);
+            }
+            _ => {
+                w.refuse(f);
+            }
         }
     }
     piece(at, record, prefix, w)
@@ -434,6 +446,49 @@ fn command_pieces(
         }
     }
     Some(out)
+}
+
+/// One entry of a table of buffers (`patch_targets::Region`): a state stream's commands or a
+/// command entry's records, named `name[entry]`; `None` when the entry is not decoded.
+fn region_pieces(
+    regions: Option<&[crate::nbg::parse::patch_targets::Region]>,
+    streams: Option<&crate::nbg::parse::command_tables::CommandStreams>,
+    entry: usize,
+    name: &str,
+) -> Option<Vec<Piece>> {
+    let r = regions?.iter().find(|r| r.entry == entry)?;
+    if let (Some(record), Some(words)) = (r.record, r.words.as_ref()) {
+        let size = record.size as u64;
+        return Some(word_record_pieces(
+            record,
+            &format!("{name}[{entry}].{}", r.role.prefix()),
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (i, r.offset + i as u64 * size, &w[..])),
+        ));
+    }
+    let (_, at, commands) = streams?
+        .decoded
+        .iter()
+        .find(|(e, _, _)| *e == entry as u64)?;
+    Some(
+        commands
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let mut bytes = Vec::with_capacity(c.len() as usize);
+                c.encode(&mut bytes);
+                Piece {
+                    at: at + c.at,
+                    record: fm::fe_load_state::RECORD,
+                    skip: 0,
+                    prefix: format!("{name}[{entry}].command[{k}]"),
+                    bytes: Ok(bytes),
+                }
+            })
+            .collect(),
+    )
 }
 
 /// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
@@ -561,6 +616,11 @@ fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     name,
                 ),
             }
+        }
+        Origin::SectionEntry(i, e) => {
+            let s = g.sections.get(i)?;
+            let (regions, streams) = g.regions_of(s.kind);
+            region_pieces(regions, streams, e, s.type_name)
         }
         _ => None,
     }
@@ -763,6 +823,11 @@ fn pieces_v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
                     t.name,
                 ),
             }
+        }
+        Origin::TableEntry(k, e) => {
+            let t = g.tables.get(k)?;
+            let (regions, streams) = g.regions_of(t.name);
+            region_pieces(regions, streams, e, t.name)
         }
         _ => None,
     }

@@ -632,7 +632,7 @@ pub fn reencoding(r: &crate::nbg::reencode::Reencoding) -> String {
 
 /// `nbg patches`: how many patches name their field and source, per field, and the first that
 /// do not with the reason.
-pub fn patches(name: &str, t: Option<&crate::nbg::patch_targets::PatchTargets>) -> String {
+pub fn patches(name: &str, t: Option<&crate::nbg::parse::patch_targets::PatchTargets>) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let Some(t) = t else {

@@ -261,7 +261,8 @@ fn large_pair_streams_like_memory() {
     let coef = image
         .owners()
         .iter()
-        .find(|o| o.label.starts_with("section ") && o.label.ends_with(" NBG_SECTION_COEF_DATA"))
+        .filter(|o| o.label.starts_with("section ") && o.label.contains(" NBG_SECTION_COEF_DATA"))
+        .max_by_key(|o| o.len())
         .unwrap()
         .clone();
     assert!(coef.len() > 3 * PIECE);
@@ -297,7 +298,7 @@ fn large_pair_streams_like_memory() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|o| o["owner"] == "NBG_SECTION_COEF_DATA")
+        .find(|o| o["owner"] == "NBG_SECTION_COEF_DATA[0]")
         .unwrap();
     let ranges: Vec<(u64, u64)> = owner["ranges"]
         .as_array()

@@ -1,4 +1,4 @@
-//! Patches resolved (`nbg patches`, `nbg::patch_targets`): every patch record of the real files
+//! Patches resolved (`nbg patches`, `nbg::parse::patch_targets`): every patch record of the real files
 //! names the field it relocates and what its address points to, in both families, and a patch
 //! that points nowhere is reported with its reason, never guessed.
 
@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-fn targets(bytes: &[u8]) -> nbg_lab::nbg::patch_targets::PatchTargets {
+fn targets(bytes: &[u8]) -> nbg_lab::nbg::parse::patch_targets::PatchTargets {
     parse(bytes)
         .expect("parses")
         .patch_targets()

@@ -85,7 +85,7 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.unknown_field_bytes())
     }
 
-    fn patch_targets(&self) -> Option<crate::nbg::patch_targets::PatchTargets> {
+    fn patch_targets(&self) -> Option<crate::nbg::parse::patch_targets::PatchTargets> {
         with_family!(self, g => g.patch_targets())
     }
 

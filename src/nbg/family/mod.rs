@@ -157,8 +157,8 @@ pub trait NbgFamily<'data> {
     fn unknown_field_bytes(&self) -> u64;
 
     /// Every patch record resolved to the field it relocates and the memory its address
-    /// points to (`nbg::patch_targets`); `None` where the graph's patch table is not decoded.
-    fn patch_targets(&self) -> Option<crate::nbg::patch_targets::PatchTargets>;
+    /// points to (`nbg::parse::patch_targets`); `None` where the graph's patch table is not decoded.
+    fn patch_targets(&self) -> Option<crate::nbg::parse::patch_targets::PatchTargets>;
 
     /// File offset of the DYNAIO region, when the graph has a non-empty one.
     fn dynaio_region(&self) -> Option<u64>;

@@ -112,67 +112,19 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
                 .and_then(|t| crate::nbg::holds::v1(name)?.record(t.record_size?))
                 .map_or(0, |r| records as u64 * unknown_bytes(&r))
         };
+        use crate::nbg::parse::patch_targets::unknown_region_bytes;
         of("nn", self.nn_commands.as_ref().map_or(0, Vec::len))
             + of("tp", self.tp_commands.as_ref().map_or(0, Vec::len))
+            + unknown_region_bytes(self.lcd_regions.as_deref())
+            + unknown_region_bytes(self.icd_regions.as_deref())
+            + unknown_region_bytes(self.coeff_regions.as_deref())
+            + unknown_region_bytes(self.load_states_regions.as_deref())
     }
 
-    fn patch_targets(&self) -> Option<crate::nbg::patch_targets::PatchTargets> {
-        use crate::nbg::patch_targets::{self as pt, Buffers, CommandTable, Context, Indexed};
-        let r = &self.records;
-        let nested = |name: &str| {
-            self.nested_tables
-                .iter()
-                .find(|n| n.table == name)
-                .map(|n| &n.entries[..])
-        };
-        // From 0x00010018 the state buffers, coefficients and instructions have tables of
-        // their own; before, the loading-config data (`lcd`) holds them all.
-        let own = |table: &'static str, data: &'static str| {
-            nested(table).map(|entries| Indexed {
-                label: data,
-                entries,
-            })
-        };
-        let lcd = own("lcd_table", "lcd");
-        let states = match (nested("load_states_table"), self.load_states.as_ref()) {
-            (Some(entries), Some(streams)) => Buffers {
-                label: "load_states",
-                entries,
-                streams: Some(streams),
-            },
-            _ => Buffers {
-                label: "lcd",
-                entries: nested("lcd_table").unwrap_or(&[]),
-                streams: self.lcd_streams.as_ref(),
-            },
-        };
-        let commands = |name: &'static str, count: Option<usize>| {
-            let t = self.table(name)?;
-            Some(CommandTable {
-                label: name,
-                record: crate::nbg::holds::v1(name)?.record(t.record_size?)?,
-                count: count?,
-            })
-        };
-        Some(pt::resolve(&Context {
-            patches: &r.patches.as_ref()?.records,
-            operations: r.operations.as_deref().unwrap_or(&[]),
-            hw_init: r.hw_init_operations.as_deref().unwrap_or(&[]),
-            sh: r.sh_operations.as_deref().unwrap_or(&[]),
-            states,
-            icd: Buffers {
-                label: "icd",
-                entries: nested("icd_table").unwrap_or(&[]),
-                streams: self.icd_streams.as_ref(),
-            },
-            dynamic: own("coeff_data_table", "coeff_data").or(lcd),
-            dynamic_io: own("dyna_io_table", "dyna_io").or(lcd),
-            instructions: own("ppu_instr_table", "ppu_instr").or(lcd),
-            nn: commands("nn", self.nn_commands.as_ref().map(Vec::len)),
-            tp: commands("tp", self.tp_commands.as_ref().map(Vec::len)),
-            inputs: self.inputs.len(),
-            outputs: self.outputs.len(),
-        }))
+    fn patch_targets(&self) -> Option<crate::nbg::parse::patch_targets::PatchTargets> {
+        Some(crate::nbg::parse::patch_targets::resolve(
+            &self.patch_context()?,
+        ))
     }
 
     fn dynaio_region(&self) -> Option<u64> {

@@ -166,6 +166,7 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
 
     fn unknown_field_bytes(&self) -> u64 {
         use crate::nbg::parse::command_tables::unknown_bytes;
+        use crate::nbg::parse::patch_targets::unknown_region_bytes;
         let of = |kind: u32, records: usize| {
             self.section(kind)
                 .and_then(|s| crate::nbg::holds::v2(kind)?.record(u64::from(s.entry_size)))
@@ -173,60 +174,14 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         };
         of(section::NN, self.nn_commands.as_ref().map_or(0, Vec::len))
             + of(section::TP, self.tp_commands.as_ref().map_or(0, Vec::len))
+            + unknown_region_bytes(self.icd_regions.as_deref())
+            + unknown_region_bytes(self.coef_regions.as_deref())
     }
 
-    fn patch_targets(&self) -> Option<crate::nbg::patch_targets::PatchTargets> {
-        use crate::nbg::patch_targets::{self as pt, Buffers, CommandTable, Context, Indexed};
-        let r = &self.records;
-        let entries = |kind: u32| {
-            self.index_tables
-                .iter()
-                .find(|t| t.section_type == kind)
-                .map_or(&[][..], |t| &t.entries[..])
-        };
-        let indexed = |table: u32, data: u32| {
-            self.section(table).map(|_| Indexed {
-                label: section::name(data).unwrap_or("?"),
-                entries: entries(table),
-            })
-        };
-        let commands = |kind: u32, count: Option<usize>| {
-            let s = self.section(kind)?;
-            Some(CommandTable {
-                label: s.type_name,
-                record: crate::nbg::holds::v2(kind)?.record(u64::from(s.entry_size))?,
-                count: count?,
-            })
-        };
-        let dynaio: Vec<[u64; 2]> = self.dynamic_io.as_ref().map_or_else(Vec::new, |d| {
-            d.entries.iter().map(|e| [e.offset, e.size]).collect()
-        });
-        Some(pt::resolve(&Context {
-            patches: &r.patches.as_ref()?.records,
-            operations: r.operations.as_deref().unwrap_or(&[]),
-            hw_init: r.hw_init_operations.as_deref().unwrap_or(&[]),
-            sh: r.sh_operations.as_deref().unwrap_or(&[]),
-            states: Buffers {
-                label: "NBG_SECTION_LOADSTATE",
-                entries: entries(section::LOADSTATE_TABLE),
-                streams: self.load_states.as_ref(),
-            },
-            icd: Buffers {
-                label: "NBG_SECTION_ICD",
-                entries: entries(section::ICDT),
-                streams: self.icd_streams.as_ref(),
-            },
-            dynamic: indexed(section::COEF_DATA_TABLE, section::COEF_DATA),
-            dynamic_io: self.dynamic_io.as_ref().map(|_| Indexed {
-                label: "NBG_SECTION_DYNAIO",
-                entries: &dynaio,
-            }),
-            instructions: indexed(section::PPU_INSTR_TABLE, section::PPU_INSTR),
-            nn: commands(section::NN, self.nn_commands.as_ref().map(Vec::len)),
-            tp: commands(section::TP, self.tp_commands.as_ref().map(Vec::len)),
-            inputs: self.inputs.len(),
-            outputs: self.outputs.len(),
-        }))
+    fn patch_targets(&self) -> Option<crate::nbg::parse::patch_targets::PatchTargets> {
+        Some(crate::nbg::parse::patch_targets::resolve(
+            &self.patch_context()?,
+        ))
     }
 
     fn dynaio_region(&self) -> Option<u64> {

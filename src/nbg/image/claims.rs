@@ -49,17 +49,25 @@ pub(super) fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
         ),
     ];
     for s in g.sections.iter().filter(|s| s.size > 0) {
+        let label = format!("section {} type {} {}", s.index, s.kind, s.type_name);
+        if let (Some(regions), _) = g.regions_of(s.kind) {
+            let parts = region_claims(regions, s.offset, s.end(), &label, |e| {
+                Origin::SectionEntry(s.index, e)
+            });
+            if let Some(mut parts) = parts {
+                if let Some(first) = parts.first_mut().filter(|p| p.start == s.offset) {
+                    first.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
+                }
+                c.extend(parts);
+                continue;
+            }
+        }
         let class = if g.decodes(s) {
             OwnerClass::DecodedRecord
         } else {
             OwnerClass::PreservedOpaque
         };
-        let mut x = claim(
-            s.offset,
-            s.end(),
-            class,
-            format!("section {} type {} {}", s.index, s.kind, s.type_name),
-        );
+        let mut x = claim(s.offset, s.end(), class, label);
         x.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
         x.origin = Origin::Section(s.index);
         c.push(x);
@@ -107,6 +115,16 @@ pub(super) fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
         c.push(x);
     }
     for t in g.tables.iter().filter(|t| t.size > 0) {
+        let regions = g.regions_of(t.name).0;
+        let label = format!("table {} {}", t.index, t.name);
+        if let Some(parts) = regions.and_then(|r| {
+            region_claims(r, t.offset, t.end(), &label, |e| {
+                Origin::TableEntry(t.index, e)
+            })
+        }) {
+            c.extend(parts);
+            continue;
+        }
         let class = if t.decoded {
             OwnerClass::DecodedRecord
         } else {
@@ -122,6 +140,44 @@ pub(super) fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
         c.push(x);
     }
     c
+}
+
+/// One claim per non-empty entry of a table of buffers (`patch_targets::Region`), named by its
+/// entry and role: decoded where the entry is a state stream that decodes or whole command
+/// records, opaque otherwise. `None` (the payload stays one owner) unless the entries are
+/// disjoint, inside `[start, end)` and at least one is non-empty.
+fn region_claims(
+    regions: &[crate::nbg::parse::patch_targets::Region],
+    start: u64,
+    end: u64,
+    label: &str,
+    origin: impl Fn(usize) -> Origin,
+) -> Option<Vec<Claim>> {
+    use crate::nbg::parse::patch_targets::disjoint;
+    if !disjoint(regions, start, end) || regions.iter().all(|r| r.size == 0) {
+        return None;
+    }
+    Some(
+        regions
+            .iter()
+            .filter(|r| r.size > 0)
+            .map(|r| {
+                let class = if r.decoded {
+                    OwnerClass::DecodedRecord
+                } else {
+                    OwnerClass::PreservedOpaque
+                };
+                let mut x = claim(
+                    r.offset,
+                    r.offset + r.size,
+                    class,
+                    format!("{label}[{}] {}", r.entry, r.role.as_str()),
+                );
+                x.origin = origin(r.entry);
+                x
+            })
+            .collect(),
+    )
 }
 
 /// Sort the claims and give every unclaimed byte an owner: alignment, padding, or the tail.

@@ -94,6 +94,12 @@ pub enum Origin {
     Section(usize),
     /// v1 table by entry index.
     Table(usize),
+    /// One entry of a v2 section its index table cuts into buffers (the ICD): directory
+    /// index, table entry.
+    SectionEntry(usize, usize),
+    /// One entry of a v1 table its index table cuts into buffers (`lcd`, `icd`): table
+    /// index, table entry.
+    TableEntry(usize, usize),
     /// v1 bytes between the decoded fixed part and the first table.
     Extension,
     /// Alignment or padding before the owner that follows, or before EOF.

@@ -3,6 +3,7 @@
 
 pub mod command_tables;
 pub mod invariants;
+pub mod patch_targets;
 pub mod records;
 pub mod v1;
 pub mod v2;
@@ -16,8 +17,10 @@ use serde::Serialize;
 pub use v1::NbgV1;
 pub use v2::NbgV2;
 
-/// A successfully parsed graph of either family.
+/// A successfully parsed graph of either family. One lives per parsed file and none is kept
+/// in a collection, so the size difference of the variants costs nothing worth a box.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Graph<'data> {
     /// A v1 graph (version 0x0001xxxx).
     V1(NbgV1<'data>),

@@ -323,6 +323,10 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         load_states: commands.load_states,
         lcd_streams,
         icd_streams,
+        lcd_regions: None,
+        icd_regions: None,
+        coeff_regions: None,
+        load_states_regions: None,
         nn_commands: commands.nn,
         tp_commands: commands.tp,
         inputs,
@@ -336,6 +340,16 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let mut invariants = crate::nbg::parse::invariants::Invariants::default();
     invariants.records(&graph.records);
     graph.corpus_invariants = invariants.0;
+    // What each `lcd`, `icd`, `coeff_data` and `load_states` entry holds: no rule reads it, so check-only
+    // mode skips it.
+    if opts.fingerprints {
+        [
+            graph.lcd_regions,
+            graph.icd_regions,
+            graph.coeff_regions,
+            graph.load_states_regions,
+        ] = regions(&graph, &data);
+    }
     // No rule reads the signature: check-only mode (the sweep) leaves it zero.
     if opts.fingerprints {
         graph.structural_signature = structural_signature(&graph);

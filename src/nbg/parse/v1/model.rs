@@ -52,6 +52,16 @@ pub struct NbgV1<'data> {
     pub lcd_streams: Option<crate::nbg::parse::command_tables::CommandStreams>,
     /// The `icd` buffers the hardware-init records name, as command streams.
     pub icd_streams: Option<crate::nbg::parse::command_tables::CommandStreams>,
+    /// Every `lcd` entry with what the records and patches pointing at it say it holds; the
+    /// ledger owns `lcd` entry by entry when they are disjoint.
+    pub lcd_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
+    /// Every `icd` entry, on the same terms.
+    pub icd_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
+    /// Every `coeff_data` entry (from 0x00010018), on the same terms.
+    pub coeff_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
+    /// Every `load_states` entry (from 0x00010018), on the same terms: its entries need not
+    /// tile the table (0x0001001e aligns each to 64 bytes).
+    pub load_states_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
     /// The `nn` table's commands through the layout its record size selects (`holds`);
     /// absent where the table is not whole records of a known layout.
     pub nn_commands: Option<Vec<crate::nbg::parse::command_tables::NnCommand>>,
@@ -277,5 +287,90 @@ impl<'data> NbgV1<'data> {
     /// The table called `name`, when the version has it.
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
+    }
+}
+
+impl NbgV1<'_> {
+    /// The entries a table of buffers is cut into (`lcd`, `icd`, `coeff_data`), and the state
+    /// streams among them.
+    pub fn regions_of(
+        &self,
+        name: &str,
+    ) -> (
+        Option<&[crate::nbg::parse::patch_targets::Region]>,
+        Option<&crate::nbg::parse::command_tables::CommandStreams>,
+    ) {
+        match name {
+            "lcd" => (self.lcd_regions.as_deref(), self.lcd_streams.as_ref()),
+            "icd" => (self.icd_regions.as_deref(), self.icd_streams.as_ref()),
+            "coeff_data" => (self.coeff_regions.as_deref(), None),
+            "load_states" => (
+                self.load_states_regions.as_deref(),
+                self.load_states.as_ref(),
+            ),
+            _ => (None, None),
+        }
+    }
+
+    /// What the patch records refer to (`parse::patch_targets`); `None` without a decoded
+    /// patch table. From 0x00010018 the state buffers, coefficients, temporaries and
+    /// instructions have tables of their own; before, the loading-config data (`lcd`) holds
+    /// them all.
+    pub fn patch_context(&self) -> Option<crate::nbg::parse::patch_targets::Context<'_>> {
+        use crate::nbg::parse::patch_targets::{Buffers, CommandTable, Context, Indexed};
+        use std::borrow::Cow;
+        let r = &self.records;
+        let nested = |name: &str| {
+            self.nested_tables
+                .iter()
+                .find(|n| n.table == name)
+                .map(|n| &n.entries[..])
+        };
+        let own = |table: &'static str, data: &'static str| {
+            nested(table).map(|entries| Indexed {
+                label: data,
+                entries: Cow::Borrowed(entries),
+            })
+        };
+        let lcd = || own("lcd_table", "lcd");
+        let states = match (nested("load_states_table"), self.load_states.as_ref()) {
+            (Some(entries), Some(streams)) => Buffers {
+                label: "load_states",
+                entries,
+                streams: Some(streams),
+            },
+            _ => Buffers {
+                label: "lcd",
+                entries: nested("lcd_table").unwrap_or(&[]),
+                streams: self.lcd_streams.as_ref(),
+            },
+        };
+        let commands = |name: &'static str, count: Option<usize>| {
+            let t = self.table(name)?;
+            Some(CommandTable {
+                label: name,
+                record: crate::nbg::holds::v1(name)?.record(t.record_size?)?,
+                count: count?,
+            })
+        };
+        Some(Context {
+            patches: &r.patches.as_ref()?.records,
+            operations: r.operations.as_deref().unwrap_or(&[]),
+            hw_init: r.hw_init_operations.as_deref().unwrap_or(&[]),
+            sh: r.sh_operations.as_deref().unwrap_or(&[]),
+            states,
+            icd: Buffers {
+                label: "icd",
+                entries: nested("icd_table").unwrap_or(&[]),
+                streams: self.icd_streams.as_ref(),
+            },
+            dynamic: own("coeff_data_table", "coeff_data").or_else(lcd),
+            dynamic_io: own("dyna_io_table", "dyna_io").or_else(lcd),
+            instructions: own("ppu_instr_table", "ppu_instr").or_else(lcd),
+            nn: commands("nn", self.nn_commands.as_ref().map(Vec::len)),
+            tp: commands("tp", self.tp_commands.as_ref().map(Vec::len)),
+            inputs: self.inputs.len(),
+            outputs: self.outputs.len(),
+        })
     }
 }

@@ -282,3 +282,33 @@ pub(super) fn named_streams(
         .and_then(|h| of("icd", "icd_table", h.iter().map(|h| h.state_id).collect()));
     (lcd, icd)
 }
+
+/// Every `lcd`, `icd`, `coeff_data` and `load_states` entry and what it holds
+/// (`patch_targets::regions`), where the table and its index are present.
+pub(super) fn regions(
+    g: &NbgV1<'_>,
+    data: &Data<'_>,
+) -> [Option<Vec<crate::nbg::parse::patch_targets::Region>>; 4] {
+    use crate::nbg::parse::patch_targets as pt;
+    let Some(cx) = g.patch_context() else {
+        return [None, None, None, None];
+    };
+    let of = |table: &'static str, index: &str| {
+        let t = g.table(table).filter(|t| t.size > 0)?;
+        let n = g.nested_tables.iter().find(|n| n.table == index)?;
+        Some(pt::regions(
+            &cx,
+            table,
+            &n.entries,
+            t.offset,
+            g.regions_of(table).1,
+            data,
+        ))
+    };
+    [
+        of("lcd", "lcd_table"),
+        of("icd", "icd_table"),
+        of("coeff_data", "coeff_data_table"),
+        of("load_states", "load_states_table"),
+    ]
+}

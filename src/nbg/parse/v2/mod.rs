@@ -349,6 +349,8 @@ pub(super) fn parse<'d>(
         index_tables,
         load_states,
         icd_streams,
+        icd_regions: None,
+        coef_regions: None,
         nn_commands,
         tp_commands,
         records,
@@ -361,6 +363,11 @@ pub(super) fn parse<'d>(
         graph.structural_signature = structural_signature(&graph);
     }
     graph.corpus_invariants = corpus_invariants(&graph);
+    // What each ICD and COEF_DATA entry holds: no rule reads it, so check-only mode skips it.
+    if opts.fingerprints {
+        graph.icd_regions = regions(&graph, &data, section::ICD, section::ICDT);
+        graph.coef_regions = regions(&graph, &data, section::COEF_DATA, section::COEF_DATA_TABLE);
+    }
     // The payload decoders may leave a section opaque (a stream that does not decode).
     let decoded: Vec<bool> = graph.sections.iter().map(|s| graph.decodes(s)).collect();
     for (s, d) in graph.sections.iter_mut().zip(decoded) {

@@ -45,6 +45,13 @@ pub struct NbgV2<'data> {
     /// buffers, as command streams; the other ICD entries hold the commands and data those
     /// streams point at (`nbg patches` names each).
     pub icd_streams: Option<CommandStreams>,
+    /// Every ICD entry with what the records and patches pointing at it say it holds (state
+    /// streams, NN or TP commands, coefficients, lookup tables, images, data); the ledger owns
+    /// the ICD entry by entry when they are disjoint.
+    pub icd_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
+    /// Every COEF_DATA entry (by COEF_DATA_TABLE) with what points at it: coefficients, lookup
+    /// tables (decoded as `tp_pwl_lut`), data; owned entry by entry like the ICD.
+    pub coef_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
     /// The NN commands (section 7) through the field map's `nn_command` layout, where the
     /// section is whole records of its size; otherwise absent and the section opaque.
     pub nn_commands: Option<Vec<NnCommand>>,
@@ -387,5 +394,77 @@ impl<'data> NbgV2<'data> {
     /// The payload bytes of `s` (a section of this graph parsed from memory).
     pub fn payload(&self, s: &Section) -> &'data [u8] {
         &self.bytes[s.offset as usize..s.end() as usize]
+    }
+}
+
+impl NbgV2<'_> {
+    /// The entries a section of buffers is cut into (ICD, COEF_DATA), and the state streams
+    /// among them.
+    pub fn regions_of(
+        &self,
+        kind: u32,
+    ) -> (
+        Option<&[crate::nbg::parse::patch_targets::Region]>,
+        Option<&CommandStreams>,
+    ) {
+        match kind {
+            section::ICD => (self.icd_regions.as_deref(), self.icd_streams.as_ref()),
+            section::COEF_DATA => (self.coef_regions.as_deref(), None),
+            _ => (None, None),
+        }
+    }
+
+    /// What the patch records refer to (`parse::patch_targets`); `None` without a decoded
+    /// patch table.
+    pub fn patch_context(&self) -> Option<crate::nbg::parse::patch_targets::Context<'_>> {
+        use crate::nbg::parse::patch_targets::{Buffers, CommandTable, Context, Indexed};
+        use std::borrow::Cow;
+        let r = &self.records;
+        let entries = |kind: u32| {
+            self.index_tables
+                .iter()
+                .find(|t| t.section_type == kind)
+                .map_or(&[][..], |t| &t.entries[..])
+        };
+        let indexed = |table: u32, data: u32| {
+            self.section(table).map(|_| Indexed {
+                label: section::name(data).unwrap_or("?"),
+                entries: Cow::Borrowed(entries(table)),
+            })
+        };
+        let commands = |kind: u32, count: Option<usize>| {
+            let s = self.section(kind)?;
+            Some(CommandTable {
+                label: s.type_name,
+                record: crate::nbg::holds::v2(kind)?.record(u64::from(s.entry_size))?,
+                count: count?,
+            })
+        };
+        Some(Context {
+            patches: &r.patches.as_ref()?.records,
+            operations: r.operations.as_deref().unwrap_or(&[]),
+            hw_init: r.hw_init_operations.as_deref().unwrap_or(&[]),
+            sh: r.sh_operations.as_deref().unwrap_or(&[]),
+            states: Buffers {
+                label: "NBG_SECTION_LOADSTATE",
+                entries: entries(section::LOADSTATE_TABLE),
+                streams: self.load_states.as_ref(),
+            },
+            icd: Buffers {
+                label: "NBG_SECTION_ICD",
+                entries: entries(section::ICDT),
+                streams: self.icd_streams.as_ref(),
+            },
+            dynamic: indexed(section::COEF_DATA_TABLE, section::COEF_DATA),
+            dynamic_io: self.dynamic_io.as_ref().map(|d| Indexed {
+                label: "NBG_SECTION_DYNAIO",
+                entries: Cow::Owned(d.entries.iter().map(|e| [e.offset, e.size]).collect()),
+            }),
+            instructions: indexed(section::PPU_INSTR_TABLE, section::PPU_INSTR),
+            nn: commands(section::NN, self.nn_commands.as_ref().map(Vec::len)),
+            tp: commands(section::TP, self.tp_commands.as_ref().map(Vec::len)),
+            inputs: self.inputs.len(),
+            outputs: self.outputs.len(),
+        })
     }
 }

@@ -376,7 +376,8 @@ fn nonzero(data: &Data<'_>, region: &Section, start: u64, end: u64) -> u64 {
     n
 }
 
-/// The index tables (COEF_DATA_TABLE, PPU_INSTR_TABLE, LOADSTATE_TABLE): whole 8-byte records
+/// The index tables (COEF_DATA_TABLE, COEF_HEADER_TABLE, PPU_INSTR_TABLE, LOADSTATE_TABLE,
+/// ICDT): whole 8-byte records
 /// (`table-record-size`), each non-empty (offset, size) inside the data section it indexes
 /// (`index-entry-out-of-range`; an absent data section holds nothing). Entries may leave gaps
 /// between them (alignment); none overlapped on any file, which is not checked.
@@ -478,6 +479,31 @@ pub(super) fn decode_icd_streams(
         icd.offset,
         &table.entries,
         named,
+    ))
+}
+
+/// Every entry of a section of buffers (ICD, COEF_DATA) its index table cuts, and what it
+/// holds (`patch_targets::regions`).
+pub(super) fn regions(
+    g: &NbgV2<'_>,
+    data: &Data<'_>,
+    kind: u32,
+    table: u32,
+) -> Option<Vec<crate::nbg::parse::patch_targets::Region>> {
+    let s = g.section(kind)?;
+    let entries = &g
+        .index_tables
+        .iter()
+        .find(|t| t.section_type == table)?
+        .entries;
+    let cx = g.patch_context()?;
+    Some(crate::nbg::parse::patch_targets::regions(
+        &cx,
+        s.type_name,
+        entries,
+        s.offset,
+        g.regions_of(kind).1,
+        data,
     ))
 }
 

@@ -33,9 +33,11 @@
 use crate::nbg::commands::{self, Command};
 use crate::nbg::fieldmap::Record;
 use crate::nbg::format::records::{operation_type as op, source_type as src};
-use crate::nbg::parse::command_tables::CommandStreams;
+use crate::nbg::parse::command_tables::{self, CommandStreams};
 use crate::nbg::parse::records::{HwInitOperation, Operation, Patch, ShOperation};
+use crate::nbg::read::Data;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Patch types (`nbg_patch_type_e`).
@@ -79,12 +81,12 @@ pub struct CommandTable {
 }
 
 /// An (offset, size) table other records index by number.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Indexed<'a> {
     /// `NBG_SECTION_COEF_DATA`, `lcd`.
     pub label: &'static str,
     /// Its entries.
-    pub entries: &'a [[u64; 2]],
+    pub entries: Cow<'a, [[u64; 2]]>,
 }
 
 /// Everything a graph says that patches refer to.
@@ -167,21 +169,7 @@ pub struct PatchTargets {
 
 /// Resolve every patch of `cx`.
 pub fn resolve(cx: &Context<'_>) -> PatchTargets {
-    // Which record's range holds each patch (the first that does).
-    let mut owner: Vec<Option<Owner>> = vec![None; cx.patches.len()];
-    let mut claim = |first: u32, count: u32, o: Owner| {
-        let first = first as usize;
-        let end = first.saturating_add(count as usize).min(owner.len());
-        for slot in owner.iter_mut().take(end).skip(first) {
-            slot.get_or_insert(o);
-        }
-    };
-    for (i, o) in cx.operations.iter().enumerate() {
-        claim(o.patch_index, o.patch_count, Owner::Operation(i));
-    }
-    for (i, h) in cx.hw_init.iter().enumerate() {
-        claim(h.patch_index, h.patch_count, Owner::HwInit(i));
-    }
+    let owner = owners(cx);
     let mut out = PatchTargets {
         patches: cx.patches.len() as u64,
         resolved: 0,
@@ -205,6 +193,25 @@ pub fn resolve(cx: &Context<'_>) -> PatchTargets {
         out.targets.push(t);
     }
     out
+}
+
+/// Which record's patch range holds each patch (the first that does).
+fn owners(cx: &Context<'_>) -> Vec<Option<Owner>> {
+    let mut owner: Vec<Option<Owner>> = vec![None; cx.patches.len()];
+    let mut claim = |first: u32, count: u32, o: Owner| {
+        let first = first as usize;
+        let end = first.saturating_add(count as usize).min(owner.len());
+        for slot in owner.iter_mut().take(end).skip(first) {
+            slot.get_or_insert(o);
+        }
+    };
+    for (i, o) in cx.operations.iter().enumerate() {
+        claim(o.patch_index, o.patch_count, Owner::Operation(i));
+    }
+    for (i, h) in cx.hw_init.iter().enumerate() {
+        claim(h.patch_index, h.patch_count, Owner::HwInit(i));
+    }
+    owner
 }
 
 /// Whether every word of the record is zero.
@@ -425,7 +432,10 @@ fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
             None => Err("a COMMAND patch of an operation without NN or TP command"),
         },
         (PATCH_KERNEL, k) if op::is_nn_engine(k) => {
-            let d = cx.dynamic.ok_or("the graph has no coefficient table")?;
+            let d = cx
+                .dynamic
+                .as_ref()
+                .ok_or("the graph has no coefficient table")?;
             let Some(e) = coefficient_entry(cx, o) else {
                 return Err(
                     "its operation has no MISC_DYNA_GENERIC patch naming a coefficient buffer",
@@ -447,7 +457,7 @@ fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
 /// The coefficient entry of an operation: the index of its first MISC_DYNA_GENERIC patch that
 /// names an entry of the table (the vendor reader's `Coeff data` rule).
 fn coefficient_entry(cx: &Context<'_>, o: &Operation) -> Option<usize> {
-    let d = cx.dynamic?;
+    let d = cx.dynamic.as_ref()?;
     let first = o.patch_index as usize;
     let end = first
         .saturating_add(o.patch_count as usize)
@@ -475,6 +485,7 @@ fn operation_source(cx: &Context<'_>, o: &Operation, p: &Patch) -> Result<String
                     .ok_or("its operation's index names no SH record")?;
                 let t = cx
                     .instructions
+                    .as_ref()
                     .ok_or("the graph has no instruction table")?;
                 if sh.instr_index as usize >= t.entries.len() {
                     return Err("its SH record names no instruction buffer");
@@ -527,9 +538,9 @@ fn hw_init_field(cx: &Context<'_>, h: &HwInitOperation, p: &Patch) -> Named {
 fn hw_init_source(cx: &Context<'_>, p: &Patch) -> Result<String, &'static str> {
     match p.source_type {
         s if s == src::COMMAND || is_dynamic(s) => indexed(
-            Indexed {
+            &Indexed {
                 label: cx.icd.label,
-                entries: cx.icd.entries,
+                entries: Cow::Borrowed(cx.icd.entries),
             },
             p.index,
         ),
@@ -544,7 +555,7 @@ fn is_dynamic(s: u32) -> bool {
     )
 }
 
-fn indexed(t: Indexed<'_>, index: i32) -> Result<String, &'static str> {
+fn indexed(t: &Indexed<'_>, index: i32) -> Result<String, &'static str> {
     match usize::try_from(index) {
         Ok(e) if e < t.entries.len() => Ok(format!("{}[{e}]", t.label)),
         _ => Err("its index names no entry of the table it indexes"),
@@ -556,15 +567,16 @@ fn common_source(cx: &Context<'_>, s: u32, p: &Patch) -> Result<String, &'static
         Ok(i) if i < count => Ok(format!("{what}[{i}]+0x{:x}", p.src_offset)),
         _ => Err("its index names no graph input or output"),
     };
-    let table = |t: Option<Indexed<'_>>| {
+    let table = |t: &Option<Indexed<'_>>| {
         indexed(
-            t.ok_or("the graph has no table this source type indexes")?,
+            t.as_ref()
+                .ok_or("the graph has no table this source type indexes")?,
             p.index,
         )
     };
     match s {
-        src::MISC_DYNA_GENERIC => table(cx.dynamic),
-        src::MISC_DYNA_INPUT | src::MISC_DYNA_OUTPUT => table(cx.dynamic_io),
+        src::MISC_DYNA_GENERIC => table(&cx.dynamic),
+        src::MISC_DYNA_INPUT | src::MISC_DYNA_OUTPUT => table(&cx.dynamic_io),
         src::INPUT => io("input", cx.inputs),
         src::OUTPUT => io("output", cx.outputs),
         src::MEMORY_POOL | src::AXI_SRAM | src::VIP_SRAM => Ok(format!(
@@ -574,4 +586,277 @@ fn common_source(cx: &Context<'_>, s: u32, p: &Patch) -> Result<String, &'static
         )),
         _ => Err("a source type whose index has no public meaning"),
     }
+}
+
+/// What an entry of a table of buffers holds, as the records and patched fields that point at
+/// it say (`roles`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A state buffer an operation or hardware-init record names by its state id.
+    StateStream,
+    /// NN commands: a command-address state (`VIVS_PS_NN_INST_ADDR`) points at it.
+    NnCommands,
+    /// TP commands (`VIVS_PS_TP_INST_ADDR`).
+    TpCommands,
+    /// An NN kernel's coefficient stream (`kernel_address`).
+    Coefficients,
+    /// A TP lookup table (`alu_load_pwl_lut_address`) of the serializer's size
+    /// (`TP_LUT_BUFF_SIZE`, 4104 bytes).
+    LookupTable,
+    /// Another buffer `alu_load_pwl_lut_address` names: of another size, so not a lookup
+    /// table as the serializer writes one (lenet's fully connected layers on TP, for example).
+    TpBuffer,
+    /// Shader instructions (an SH record's instruction entry, `VIVS_PS_INST_ADDR`).
+    Instructions,
+    /// An image an NN or TP command reads or writes (its input or output address).
+    Image,
+    /// Data another patched field points at (shader uniforms, temporaries).
+    Data,
+    /// No record or patch points at it.
+    Unreferenced,
+}
+
+impl Role {
+    /// How the records of a decoded entry are named (`NBG_SECTION_ICD[5].tp[1]`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Role::NnCommands => "nn",
+            Role::TpCommands => "tp",
+            _ => "pwl_lut",
+        }
+    }
+
+    /// The name the ledger's labels use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::StateStream => "state stream",
+            Role::NnCommands => "NN commands",
+            Role::TpCommands => "TP commands",
+            Role::Coefficients => "coefficients",
+            Role::LookupTable => "lookup table",
+            Role::TpBuffer => "TP buffer",
+            Role::Instructions => "shader instructions",
+            Role::Image => "image",
+            Role::Data => "data",
+            Role::Unreferenced => "unreferenced",
+        }
+    }
+}
+
+/// The state word address of a shader's instructions (Mesa's rules-ng `state_3d.xml`:
+/// `VIVS_PS_INST_ADDR`, byte 0x01028).
+const PS_INST_ADDR: u32 = 0x040a;
+
+/// The role of each of the `count` entries of the table called `label` (the context's state
+/// buffers, ICD, coefficient, DYNAIO or instruction table), and the command layout of an entry
+/// of NN or TP commands where one is known. The first role found for an entry holds.
+pub fn roles(cx: &Context<'_>, label: &str, count: usize) -> Vec<(Role, Option<Record>)> {
+    let mut out = vec![(Role::Unreferenced, None); count];
+    let mut set = |e: u64, role: Role, record: Option<Record>| {
+        if let Some(slot) = usize::try_from(e).ok().and_then(|e| out.get_mut(e)) {
+            if slot.0 == Role::Unreferenced {
+                *slot = (role, record);
+            }
+        }
+    };
+    if cx.states.label == label {
+        for o in cx.operations.iter().filter(|o| o.kind != op::SW) {
+            set(u64::from(o.state_id), Role::StateStream, None);
+        }
+    }
+    if cx.icd.label == label {
+        for h in cx.hw_init {
+            set(u64::from(h.state_id), Role::StateStream, None);
+            if let Ok((e, record)) = init_commands(cx, h) {
+                set(e, engine_role(record), Some(record));
+            }
+        }
+    }
+    if cx.instructions.as_ref().is_some_and(|t| t.label == label) {
+        for o in cx.operations.iter().filter(|o| o.kind == op::SH) {
+            if let Some(sh) = cx.sh.get(o.engine_index as usize) {
+                set(u64::from(sh.instr_index), Role::Instructions, None);
+            }
+        }
+    }
+    for (p, owner) in cx.patches.iter().zip(owners(cx)) {
+        let Some(owner) = owner else { continue };
+        let table = match owner {
+            Owner::Operation(_) => match p.source_type {
+                src::MISC_DYNA_GENERIC => cx.dynamic.as_ref().map(|t| t.label),
+                src::MISC_DYNA_INPUT | src::MISC_DYNA_OUTPUT => {
+                    cx.dynamic_io.as_ref().map(|t| t.label)
+                }
+                _ => None,
+            },
+            Owner::HwInit(_) => {
+                (p.source_type == src::COMMAND || is_dynamic(p.source_type)).then_some(cx.icd.label)
+            }
+        };
+        let Ok(e) = u64::try_from(p.index) else {
+            continue;
+        };
+        if table == Some(label) {
+            set(e, dest_role(cx, owner, p), None);
+        }
+    }
+    out
+}
+
+fn engine_role(record: Record) -> Role {
+    if crate::nbg::fieldmap::NN_LAYOUTS.contains(&record) {
+        Role::NnCommands
+    } else {
+        Role::TpCommands
+    }
+}
+
+/// What the field a patch relocates says its source holds.
+fn dest_role(cx: &Context<'_>, owner: Owner, p: &Patch) -> Role {
+    let by_word = |nn: bool, rel: u64| match (nn, rel) {
+        (true, 20) => Role::Coefficients,
+        (true, 24 | 28) | (false, 40 | 52) => Role::Image,
+        (false, 44) => Role::LookupTable,
+        _ => Role::Data,
+    };
+    let dest = u64::from(p.dest_offset);
+    let state = |buffers: &Buffers<'_>, entry: u32| match state_value(
+        buffers,
+        u64::from(entry),
+        p.dest_offset,
+    )
+    .map(|(a, _)| a)
+    {
+        Some(NN_INST_ADDR) => Role::NnCommands,
+        Some(TP_INST_ADDR) => Role::TpCommands,
+        Some(PS_INST_ADDR) => Role::Instructions,
+        _ => Role::Data,
+    };
+    match owner {
+        Owner::Operation(k) => {
+            let o = &cx.operations[k];
+            match p.kind {
+                PATCH_STATE => state(&cx.states, o.state_id),
+                PATCH_COMMAND if op::is_nn_engine(o.kind) => by_word(true, dest),
+                PATCH_COMMAND if o.kind == op::TP => by_word(false, dest),
+                _ => Role::Data,
+            }
+        }
+        Owner::HwInit(k) => {
+            let h = &cx.hw_init[k];
+            match p.kind {
+                PATCH_STATE => state(&cx.icd, h.state_id),
+                PATCH_COMMAND => match init_commands(cx, h) {
+                    Ok((_, record)) => by_word(
+                        engine_role(record) == Role::NnCommands,
+                        dest % record.size as u64,
+                    ),
+                    Err(_) => Role::Data,
+                },
+                _ => Role::Data,
+            }
+        }
+    }
+}
+
+/// One entry of a table of buffers cut out of its data (the v2 ICD, the v1 `lcd` and `icd`),
+/// with what it holds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Region {
+    /// Its table entry.
+    pub entry: usize,
+    /// File offset.
+    pub offset: u64,
+    /// Bytes.
+    pub size: u64,
+    /// What the records and fields pointing at it say it holds.
+    pub role: Role,
+    /// The command layout of an entry of NN or TP commands (`nn_command_128`).
+    pub layout: Option<&'static str>,
+    /// Whether every byte is a decoded field: a state stream that decodes, or whole command
+    /// records of a known layout.
+    pub decoded: bool,
+    /// The layout, for the round trip.
+    #[serde(skip)]
+    pub record: Option<Record>,
+    /// An entry of commands: each record's words (the round trip and the diff read them).
+    #[serde(skip)]
+    pub words: Option<Vec<Vec<u32>>>,
+}
+
+/// The entries of the table `label` (`entries`, data-relative, the data at file offset `at`),
+/// each with its role; the state streams decoded in `streams`, the command entries read here.
+pub fn regions(
+    cx: &Context<'_>,
+    label: &str,
+    entries: &[[u64; 2]],
+    at: u64,
+    streams: Option<&CommandStreams>,
+    data: &Data<'_>,
+) -> Vec<Region> {
+    roles(cx, label, entries.len())
+        .into_iter()
+        .zip(entries)
+        .enumerate()
+        .map(|(entry, ((role, record), &[offset, size]))| {
+            // A lookup table of the serializer's size reads as one table record.
+            let lut = crate::nbg::fieldmap::tp_pwl_lut::RECORD;
+            let (role, record) = match role {
+                Role::LookupTable if size == lut.size as u64 => (role, Some(lut)),
+                Role::LookupTable => (Role::TpBuffer, None),
+                _ => (role, record),
+            };
+            let words = record
+                .filter(|r| size > 0 && size % r.size as u64 == 0)
+                .and_then(|r| command_tables::word_records(data, at + offset, size, r))
+                .map(|w| w.words);
+            let stream = role == Role::StateStream
+                && size > 0
+                && streams.is_some_and(|s| s.buffer(entry as u64).is_some());
+            Region {
+                entry,
+                offset: at + offset,
+                size,
+                role,
+                layout: record.map(|r| r.id),
+                decoded: stream || words.is_some(),
+                record,
+                words,
+            }
+        })
+        .collect()
+}
+
+/// Whether `regions` can own their data one by one: non-empty ones disjoint, inside
+/// `[start, end)`.
+pub fn disjoint(regions: &[Region], start: u64, end: u64) -> bool {
+    let mut spans: Vec<(u64, u64)> = regions
+        .iter()
+        .filter(|r| r.size > 0)
+        .map(|r| (r.offset, r.offset + r.size))
+        .collect();
+    spans.sort_unstable();
+    let mut cursor = start;
+    for (a, b) in spans {
+        if a < cursor || b > end {
+            return false;
+        }
+        cursor = b;
+    }
+    true
+}
+
+/// Bytes of decoded command entries in fields the field map names unknown.
+pub fn unknown_region_bytes(regions: Option<&[Region]>) -> u64 {
+    regions
+        .unwrap_or(&[])
+        .iter()
+        .map(|r| match (r.record, &r.words) {
+            (Some(record), Some(words)) => {
+                words.len() as u64 * command_tables::unknown_bytes(&record)
+            }
+            _ => 0,
+        })
+        .sum()
 }
