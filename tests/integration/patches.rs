@@ -252,3 +252,56 @@ fn mutated_patch_words_never_break_the_resolver() {
     }
     assert!(checked > 500, "{checked}");
 }
+
+/// Checked against the public v1 board files' own records: where a patch sends an NN command's
+/// output to a graph output (`nn[k].out_image_address` <- `output[i]`), the commands writing
+/// that output produce exactly its elements (out_image x * y * z summed over its tiles). An
+/// output no NN command writes (a TP or shader writes it) is not counted.
+#[test]
+fn nn_commands_writing_an_output_produce_its_elements() {
+    let (dir, names) = common::public_paths();
+    let mut checked = 0;
+    for name in &names {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let Ok(nbg_lab::Graph::V1(g)) = parse(&bytes) else {
+            continue;
+        };
+        let (Some(nn), Some(t)) = (g.nn_commands.as_ref(), g.patch_targets()) else {
+            continue;
+        };
+        let mut written: BTreeMap<usize, u64> = BTreeMap::new();
+        for x in &t.targets {
+            let (Ok(field), Ok(source)) = (&x.field, &x.source) else {
+                continue;
+            };
+            let Some(k) = field
+                .strip_prefix("nn[")
+                .and_then(|f| f.strip_suffix("].out_image_address"))
+                .and_then(|k| k.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            let Some(i) = source
+                .strip_prefix("output[")
+                .and_then(|s| s.split(']').next())
+                .and_then(|i| i.parse::<usize>().ok())
+            else {
+                continue;
+            };
+            let [x, y, z] = nn[k].out_image;
+            *written.entry(i).or_default() += x * y * z;
+        }
+        for (i, elements) in written {
+            assert_eq!(
+                elements, g.outputs[i].element_count,
+                "{name}: output[{i}] {:?}",
+                g.outputs[i].dimensions
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 0,
+        "no NN command of the public v1 files writes an output"
+    );
+}
