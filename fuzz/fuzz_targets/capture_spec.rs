@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
         d
     });
     std::fs::write(dir.path().join("differential.json"), data).unwrap();
-    if let Ok(set) = nbg_lab::differential::load(dir.path()) {
-        let _ = nbg_lab::differential::run(&set);
+    if let Ok(set) = nbg_lab::lab::differential::load(dir.path()) {
+        let _ = nbg_lab::lab::differential::run(&set);
     }
 });

@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
         d
     });
     let config = dir.path().join("corpus.json");
-    if let Ok(corpus) = nbg_lab::corpus::from_bytes(data, &config) {
+    if let Ok(corpus) = nbg_lab::lab::corpus::from_bytes(data, &config) {
         for e in &corpus.entries {
             assert!(e.full_path.starts_with(dir.path()));
             let meta = std::fs::symlink_metadata(&e.full_path).unwrap();

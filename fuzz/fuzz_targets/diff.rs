@@ -1,7 +1,7 @@
 //! Owner-attributed diff of two inputs split from one: never a panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use nbg_lab::image::NbgImage;
+use nbg_lab::nbg::image::NbgImage;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&cut, rest)) = data.split_first() else { return };
@@ -9,7 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let (a, b) = rest.split_at(at);
     let (Ok(ga), Ok(gb)) = (nbg_lab::parse(a), nbg_lab::parse(b)) else { return };
     let (ia, ib) = (NbgImage::new(&ga).unwrap(), NbgImage::new(&gb).unwrap());
-    if let Ok(report) = nbg_lab::diff::diff(&ga, &ia, &gb, &ib) {
+    if let Ok(report) = nbg_lab::lab::diff::diff(&ga, &ia, &gb, &ib) {
         assert_eq!(report.identical, a == b);
     }
 });

@@ -2,7 +2,7 @@
 //! byte for byte; a changed image never emits.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use nbg_lab::image::NbgImage;
+use nbg_lab::nbg::image::NbgImage;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(graph) = nbg_lab::parse(data) {

@@ -2,7 +2,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use nbg_lab::NbgFamily;
-use nbg_lab::parse::{Options, parse_with};
+use nbg_lab::nbg::parse::{Options, parse_with};
 
 fuzz_target!(|data: &[u8]| {
     let full = nbg_lab::parse(data);

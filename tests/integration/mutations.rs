@@ -96,6 +96,12 @@ fn check(original: &[u8], mutated: &[u8]) -> Result<(), TestCaseError> {
         (Ok(g), Ok(_)) => {
             let image = NbgImage::new(g).map_err(|f| TestCaseError::fail(f.to_string()))?;
             prop_assert_eq!(image.emit().unwrap(), mutated.to_vec());
+            // Patch resolution and every decoded record, the entries of a cut table included.
+            if let Some(t) = g.patch_targets() {
+                prop_assert!(t.resolved + t.unused <= t.patches);
+            }
+            let r = nbg_lab::nbg::reencode::reencode(g, &image);
+            prop_assert!(r.exact(), "{:?}", r.first_mismatch);
             let _ = g.to_json();
             if let Ok(go) = nbg_lab::parse(original) {
                 let io = NbgImage::new(&go).unwrap();
