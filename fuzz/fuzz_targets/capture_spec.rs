@@ -9,7 +9,10 @@ static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
 fuzz_target!(|data: &[u8]| {
     let dir = DIR.get_or_init(|| {
         let d = tempfile::tempdir().unwrap();
-        let controls = concat!(env!("CARGO_MANIFEST_DIR"), "/../differentials/dynaio-constant");
+        let controls = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../differentials/dynaio-constant"
+        );
         for name in ["A1.nb", "A2.nb", "B.nb"] {
             std::fs::copy(format!("{controls}/{name}"), d.path().join(name)).unwrap();
         }

@@ -6,7 +6,12 @@ use nbg_lab::nbg::parse::{Options, parse_with};
 
 fuzz_target!(|data: &[u8]| {
     let full = nbg_lab::parse(data);
-    let check = parse_with(data, Options { fingerprints: false });
+    let check = parse_with(
+        data,
+        Options {
+            fingerprints: false,
+        },
+    );
     match (&full, &check) {
         (Ok(g), Ok(_)) => {
             let _ = g.to_json();

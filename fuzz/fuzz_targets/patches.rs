@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
             assert!(t.resolved + t.unused <= t.patches);
             assert_eq!(t.targets.len() as u64, t.patches);
         }
-        let image = nbg_lab::nbg::image::NbgImage::new(&graph).expect("a parsed graph has a ledger");
+        let image =
+            nbg_lab::nbg::image::NbgImage::new(&graph).expect("a parsed graph has a ledger");
         assert!(nbg_lab::nbg::reencode::reencode(&graph, &image).exact());
     }
 });
