@@ -317,8 +317,9 @@ fn spec_of(
     Ok((spec, declared.key.clone(), undeclared))
 }
 
-/// Compile every set on every target: each model once per target as A (twice), each B once.
-/// `progress` hears each set's folder name as it is done.
+/// Compile every set on every target: each model once per target as A (twice), each B once,
+/// the compiles spread over `child::children()` driver children. `progress` hears each set's
+/// folder name as it is assembled.
 pub fn build(
     sdk: &Sdk,
     configs: &[Config],
@@ -328,43 +329,65 @@ pub fn build(
         .into_iter()
         .map(|(n, _, b)| (n, b))
         .collect();
-    let mut out = Vec::new();
+    // Every compile first: (configuration, set, model bytes); a set of `None` is a base (A).
+    let mut jobs: Vec<(&Config, &Set, Option<Vec<u8>>)> = Vec::new();
     for name in TARGETS.iter().chain(&NN_TARGETS) {
         let config = configs
             .iter()
             .find(|c| c.name == *name)
             .ok_or_else(|| VendorError::Target(format!("the driver has no {name}")))?;
-        let mut bases: BTreeMap<&str, (Compiled, Compiled)> = BTreeMap::new();
+        let mut seen = std::collections::BTreeSet::new();
         for s in SETS.iter().filter(|s| s.targets.contains(name)) {
             let base = models
                 .get(s.model)
                 .ok_or_else(|| VendorError::Admission(format!("no model {}", s.model)))?;
-            let compile = |m: &[u8]| {
-                let proto = ModelProto::decode(m)
-                    .map_err(|e| VendorError::Admission(format!("model {}: {e}", s.model)))?;
-                super::compile(sdk, config, m, Some(&capture::graph_name(&proto)))
-            };
-            if !bases.contains_key(s.model) {
-                bases.insert(s.model, (compile(base)?, compile(base)?));
+            if seen.insert(s.model) {
+                jobs.push((config, s, None));
+                jobs.push((config, s, None));
             }
             let b_model = changed(s.model, base, s.changes)
                 .map_err(|e| VendorError::Admission(e.to_string()))?;
-            let b = compile(&b_model)?;
-            let (a1, a2) = &bases[s.model];
-            let (spec, declared, undeclared) = spec_of(s, base, &b_model, a1, &b, config, sdk)?;
-            let dir = format!("{}-{:x}", s.name, config.pid);
-            progress(&dir);
-            out.push(Built {
-                dir,
-                config: config.clone(),
-                a1: a1.clone(),
-                a2: a2.clone(),
-                b,
-                spec,
-                declared,
-                undeclared,
-            });
+            jobs.push((config, s, Some(b_model)));
         }
+    }
+    let compiled = super::child::map_parallel(
+        jobs.iter().collect(),
+        |(config, s, b)| -> Result<Compiled, VendorError> {
+            let m = b.as_deref().unwrap_or(&models[s.model]);
+            let proto = ModelProto::decode(m)
+                .map_err(|e| VendorError::Admission(format!("model {}: {e}", s.model)))?;
+            super::compile(sdk, config, m, Some(&capture::graph_name(&proto)))
+        },
+    );
+    // Then the sets, in the order of the jobs: a base's two compiles are A1 and A2 of every
+    // set of its model on that target.
+    let mut out = Vec::new();
+    let mut bases: BTreeMap<(u32, &str), (Compiled, Compiled)> = BTreeMap::new();
+    let mut results = jobs.iter().zip(compiled);
+    while let Some(((config, s, b), x)) = results.next() {
+        let Some(b_model) = b else {
+            let a2 = results.next().map(|(_, x)| x).ok_or_else(|| {
+                VendorError::ChildError("a base without its second compile".into())
+            })?;
+            bases.insert((config.pid, s.model), (x?, a2?));
+            continue;
+        };
+        let b = x?;
+        let (a1, a2) = &bases[&(config.pid, s.model)];
+        let base = &models[s.model];
+        let (spec, declared, undeclared) = spec_of(s, base, b_model, a1, &b, config, sdk)?;
+        let dir = format!("{}-{:x}", s.name, config.pid);
+        progress(&dir);
+        out.push(Built {
+            dir,
+            config: (*config).clone(),
+            a1: a1.clone(),
+            a2: a2.clone(),
+            b,
+            spec,
+            declared,
+            undeclared,
+        });
     }
     Ok(out)
 }

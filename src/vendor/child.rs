@@ -1,6 +1,6 @@
 //! Every driver call runs in a child `nbg vendor child` process: under address-space, CPU and
-//! wall-clock limits, one at a time on the machine (an exclusive lock: one simulated compile
-//! holds about 4.5 GB), with a private temporary folder for its answer and the file the
+//! wall-clock limits, at most `children()` at a time on the machine (one lock file per slot:
+//! one simulated compile holds about 365 MB with the contiguous pool), with a private temporary folder for its answer and the file the
 //! driver writes. A crash, hang or out-of-memory is a `ChildFailure`, never a crash of `nbg`;
 //! the temporary folder (and any partial file in it) is removed whatever happens.
 
@@ -72,28 +72,71 @@ pub struct Answer {
     pub seconds: f64,
 }
 
-/// The machine-wide lock held while a driver child runs: two simulated compiles at once would
-/// not fit many machines.
+/// How many driver children may run at once on the machine: `NBG_DRIVER_CHILDREN` (1 to 8),
+/// else 2. One compile under the project's contiguous pool peaks at about 365 MB resident and
+/// is CPU-bound on one core (12 s for conv-qdq-u8 on 0x1000000e, `/usr/bin/time -v`,
+/// notebooks/vendor-toolchain.md), so two fit any machine the project runs on.
+pub fn children() -> usize {
+    std::env::var("NBG_DRIVER_CHILDREN")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| (1..=8).contains(n))
+        .unwrap_or(2)
+}
+
+/// `f` over `items` on at most `children()` threads (each runs driver children), results in
+/// the order of `items`.
+pub fn map_parallel<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    use rayon::prelude::*;
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(children())
+        .build()
+    {
+        Ok(pool) => pool.install(|| items.into_par_iter().map(&f).collect()),
+        // No thread could be started: the same work, one at a time.
+        Err(_) => items.into_iter().map(f).collect(),
+    }
+}
+
+/// One of the machine-wide slots held while a driver child runs (`children()` of them, one
+/// lock file each), so that processes and threads together never run more children at once.
 struct Lock(std::fs::File);
 
 impl Lock {
     fn take() -> Result<Lock, ChildFailure> {
-        let path = std::env::temp_dir().join("nbg-vendor-driver.lock");
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| ChildFailure::Io(format!("{}: {e}", path.display())))?;
-        // SAFETY: flock on a descriptor this process owns.
-        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) } != 0 {
-            return Err(ChildFailure::Io(format!(
-                "{}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            )));
+        let slots = children();
+        let open = |k: usize| {
+            let path = std::env::temp_dir().join(format!("nbg-vendor-driver-{k}.lock"));
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(|e| ChildFailure::Io(format!("{}: {e}", path.display())))
+        };
+        let files = (0..slots).map(open).collect::<Result<Vec<_>, _>>()?;
+        loop {
+            for f in &files {
+                // SAFETY: flock on a descriptor this process owns.
+                let r = unsafe {
+                    libc::flock(
+                        std::os::fd::AsRawFd::as_raw_fd(f),
+                        libc::LOCK_EX | libc::LOCK_NB,
+                    )
+                };
+                if r == 0 {
+                    return f
+                        .try_clone()
+                        .map(Lock)
+                        .map_err(|e| ChildFailure::Io(format!("driver slot: {e}")));
+                }
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                    return Err(ChildFailure::Io(format!("driver slot: {e}")));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(25));
         }
-        Ok(Lock(f))
     }
 }
 

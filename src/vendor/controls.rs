@@ -64,12 +64,11 @@ pub fn build(
     sdk: &Sdk,
     configs: &[Config],
 ) -> Result<Vec<(Control, super::Compiled)>, VendorError> {
-    let mut out = Vec::new();
-    for (control, config) in plan(configs)? {
-        let compiled = super::compile(sdk, &config, &control.onnx, None)?;
-        out.push((control, compiled));
-    }
-    Ok(out)
+    super::child::map_parallel(plan(configs)?, |(control, config)| {
+        super::compile(sdk, &config, &control.onnx, None).map(|compiled| (control, compiled))
+    })
+    .into_iter()
+    .collect()
 }
 
 /// The pinned config and the provenance document of a build.
