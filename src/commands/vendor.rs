@@ -76,7 +76,7 @@ pub enum Command {
     },
     /// differentials/serializer: recompile every capture set (conv and add models on an
     /// NN-engine and a shader-only part, a Gemm + Relu on a part that runs the Relu as an NN
-    /// command; one quantity changed per B; 87 compiles, about 15 minutes) and compare with the committed files, or with --write regenerate them. Exit
+    /// command; one quantity changed per B; 87 compiles, about 8 minutes on 2 cores) and compare with the committed files, or with --write regenerate them. Exit
     /// 0 identical or written, 1 a difference, 2 a missing driver.
     CaptureSets {
         #[arg(long)]
