@@ -228,7 +228,13 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
 
     // Nested tables, then the command tables and state buffers they index.
     let nested_tables = nested_tables(&data, &tables)?;
-    let commands = command_tables(&data, &mut tables, &nested_tables);
+    // No rule reads the decoded commands (a stream that does not decode is reported, never
+    // refused): check-only mode (the sweep) skips them.
+    let commands = if opts.fingerprints {
+        command_tables(&data, &mut tables, &nested_tables)
+    } else {
+        Commands::default()
+    };
     let records = records(
         &data,
         version,

@@ -199,6 +199,7 @@ pub(super) fn crc_field(
 }
 
 /// The command tables of a v1 file, decoded.
+#[derive(Default)]
 pub(super) struct Commands {
     pub load_states: Option<CommandStreams>,
     pub nn: Option<Vec<NnCommand>>,

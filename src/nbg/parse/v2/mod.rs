@@ -266,9 +266,20 @@ pub(super) fn parse<'d>(
 
     // Index tables, then layers, operations, SH operations, patches and their references.
     let index_tables = decode_index_tables(&data, &sections)?;
-    let load_states = decode_load_states(&data, &sections, &index_tables);
-    let nn_commands = decode_nn_commands(&data, &sections);
-    let tp_commands = decode_tp_commands(&data, &sections);
+    // No rule reads the decoded commands (a stream that does not decode is reported, never
+    // refused): check-only mode (the sweep) skips them, like the ICD streams below.
+    let load_states = opts
+        .fingerprints
+        .then(|| decode_load_states(&data, &sections, &index_tables))
+        .flatten();
+    let nn_commands = opts
+        .fingerprints
+        .then(|| decode_nn_commands(&data, &sections))
+        .flatten();
+    let tp_commands = opts
+        .fingerprints
+        .then(|| decode_tp_commands(&data, &sections))
+        .flatten();
     let records = records(&data, &sections, network_info.as_ref())?;
     // Only the patch targets read them, never a rule: check-only mode (the sweep) skips them.
     let icd_streams = opts
