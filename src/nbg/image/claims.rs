@@ -62,11 +62,7 @@ pub(super) fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
                 continue;
             }
         }
-        let class = if g.decodes(s) {
-            OwnerClass::DecodedRecord
-        } else {
-            OwnerClass::PreservedOpaque
-        };
+        let class = payload_class(g.decodes(s));
         let mut x = claim(s.offset, s.end(), class, label);
         x.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
         x.origin = Origin::Section(s.index);
@@ -125,11 +121,7 @@ pub(super) fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
             c.extend(parts);
             continue;
         }
-        let class = if t.decoded {
-            OwnerClass::DecodedRecord
-        } else {
-            OwnerClass::PreservedOpaque
-        };
+        let class = payload_class(t.decoded);
         let mut x = claim(
             t.offset,
             t.end(),
@@ -162,11 +154,7 @@ fn region_claims(
             .iter()
             .filter(|r| r.size > 0)
             .map(|r| {
-                let class = if r.decoded {
-                    OwnerClass::DecodedRecord
-                } else {
-                    OwnerClass::PreservedOpaque
-                };
+                let class = payload_class(r.decoded);
                 let mut x = claim(
                     r.offset,
                     r.offset + r.size,
@@ -178,6 +166,15 @@ fn region_claims(
             })
             .collect(),
     )
+}
+
+/// A payload's owner class: a decoded record when every byte of it is decoded, else opaque.
+fn payload_class(decoded: bool) -> OwnerClass {
+    if decoded {
+        OwnerClass::DecodedRecord
+    } else {
+        OwnerClass::PreservedOpaque
+    }
 }
 
 /// Sort the claims and give every unclaimed byte an owner: alignment, padding, or the tail.

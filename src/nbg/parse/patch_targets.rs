@@ -121,6 +121,33 @@ pub struct Context<'a> {
     pub outputs: usize,
 }
 
+impl<'a> Context<'a> {
+    /// The part both families read the same way: the patch, operation, hardware-init and SH
+    /// records of `records`, with the state and ICD buffers; no tables, inputs or outputs yet
+    /// (the family adds its own). `None` without a decoded patch table.
+    pub fn of(
+        records: &'a crate::nbg::parse::records::Records,
+        states: Buffers<'a>,
+        icd: Buffers<'a>,
+    ) -> Option<Self> {
+        Some(Context {
+            patches: &records.patches.as_ref()?.records,
+            operations: records.operations.as_deref().unwrap_or(&[]),
+            hw_init: records.hw_init_operations.as_deref().unwrap_or(&[]),
+            sh: records.sh_operations.as_deref().unwrap_or(&[]),
+            states,
+            icd,
+            dynamic: None,
+            dynamic_io: None,
+            instructions: None,
+            nn: None,
+            tp: None,
+            inputs: 0,
+            outputs: 0,
+        })
+    }
+}
+
 /// One patch, resolved.
 #[derive(Clone, Debug, Serialize)]
 pub struct Target {

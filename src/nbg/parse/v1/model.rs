@@ -319,7 +319,6 @@ impl NbgV1<'_> {
     pub fn patch_context(&self) -> Option<crate::nbg::parse::patch_targets::Context<'_>> {
         use crate::nbg::parse::patch_targets::{Buffers, CommandTable, Context, Indexed};
         use std::borrow::Cow;
-        let r = &self.records;
         let nested = |name: &str| {
             self.nested_tables
                 .iter()
@@ -353,17 +352,12 @@ impl NbgV1<'_> {
                 count: count?,
             })
         };
+        let icd = Buffers {
+            label: "icd",
+            entries: nested("icd_table").unwrap_or(&[]),
+            streams: self.icd_streams.as_ref(),
+        };
         Some(Context {
-            patches: &r.patches.as_ref()?.records,
-            operations: r.operations.as_deref().unwrap_or(&[]),
-            hw_init: r.hw_init_operations.as_deref().unwrap_or(&[]),
-            sh: r.sh_operations.as_deref().unwrap_or(&[]),
-            states,
-            icd: Buffers {
-                label: "icd",
-                entries: nested("icd_table").unwrap_or(&[]),
-                streams: self.icd_streams.as_ref(),
-            },
             dynamic: own("coeff_data_table", "coeff_data").or_else(lcd),
             dynamic_io: own("dyna_io_table", "dyna_io").or_else(lcd),
             instructions: own("ppu_instr_table", "ppu_instr").or_else(lcd),
@@ -371,6 +365,7 @@ impl NbgV1<'_> {
             tp: commands("tp", self.tp_commands.as_ref().map(Vec::len)),
             inputs: self.inputs.len(),
             outputs: self.outputs.len(),
+            ..Context::of(&self.records, states, icd)?
         })
     }
 }

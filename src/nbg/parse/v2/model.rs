@@ -419,7 +419,6 @@ impl NbgV2<'_> {
     pub fn patch_context(&self) -> Option<crate::nbg::parse::patch_targets::Context<'_>> {
         use crate::nbg::parse::patch_targets::{Buffers, CommandTable, Context, Indexed};
         use std::borrow::Cow;
-        let r = &self.records;
         let entries = |kind: u32| {
             self.index_tables
                 .iter()
@@ -440,21 +439,17 @@ impl NbgV2<'_> {
                 count: count?,
             })
         };
+        let states = Buffers {
+            label: "NBG_SECTION_LOADSTATE",
+            entries: entries(section::LOADSTATE_TABLE),
+            streams: self.load_states.as_ref(),
+        };
+        let icd = Buffers {
+            label: "NBG_SECTION_ICD",
+            entries: entries(section::ICDT),
+            streams: self.icd_streams.as_ref(),
+        };
         Some(Context {
-            patches: &r.patches.as_ref()?.records,
-            operations: r.operations.as_deref().unwrap_or(&[]),
-            hw_init: r.hw_init_operations.as_deref().unwrap_or(&[]),
-            sh: r.sh_operations.as_deref().unwrap_or(&[]),
-            states: Buffers {
-                label: "NBG_SECTION_LOADSTATE",
-                entries: entries(section::LOADSTATE_TABLE),
-                streams: self.load_states.as_ref(),
-            },
-            icd: Buffers {
-                label: "NBG_SECTION_ICD",
-                entries: entries(section::ICDT),
-                streams: self.icd_streams.as_ref(),
-            },
             dynamic: indexed(section::COEF_DATA_TABLE, section::COEF_DATA),
             dynamic_io: self.dynamic_io.as_ref().map(|d| Indexed {
                 label: "NBG_SECTION_DYNAIO",
@@ -465,6 +460,7 @@ impl NbgV2<'_> {
             tp: commands(section::TP, self.tp_commands.as_ref().map(Vec::len)),
             inputs: self.inputs.len(),
             outputs: self.outputs.len(),
+            ..Context::of(&self.records, states, icd)?
         })
     }
 }
