@@ -56,6 +56,12 @@ enum Command {
     /// no field or source with the reason. Exit 0 when every file parses (unresolved patches
     /// are findings), 1 on an invalid file.
     Patches(cmd::patches::Args),
+    /// Cut every NN coefficient buffer (v2, VIP9000 class) into its 64-byte header (decoded
+    /// and re-encoded), one weight stream per NN core and one bias per output channel, each
+    /// with its offset. The streams' code is not decoded yet: each is reported `not-decoded`
+    /// with its bit offset and reason. Exit 0 when every buffer is cut, 1 when one is refused
+    /// (its code and offset) or the file is invalid or v1, 2 on an I/O problem.
+    Coefficients(cmd::coefficients::Args),
     /// Export the field map (every record of both families, defined once in the library's
     /// `fieldmap` module) as canonical JSON, a Kaitai Struct .ksy (one family) or a Markdown table.
     Fieldmap(cmd::fieldmap::Args),
@@ -131,6 +137,7 @@ fn main() -> ExitCode {
         Command::Image(a) => cmd::image::exec(a),
         Command::Roundtrip(a) => cmd::roundtrip::exec(a),
         Command::Patches(a) => cmd::patches::exec(a),
+        Command::Coefficients(a) => cmd::coefficients::exec(a),
         Command::Fieldmap(a) => cmd::fieldmap::exec(a),
         Command::Diff(a) => cmd::diff::exec(a),
         Command::Differential(a) => cmd::differential::exec(a),

@@ -1474,6 +1474,65 @@ types:
       - id: records
         type: tp_pwl_lut
         repeat: eos
+  coef_header_v8:
+    doc: "Mesa etna_nn_header_v8 (NN coefficient buffer header) (64 bytes)"
+    seq:
+      - id: flags
+        type: u1
+        doc: "public"
+      - id: run_length_size
+        type: u1
+        doc: "public"
+      - id: run_length_table
+        size: 18
+        doc: "public"
+      - id: symbol_map
+        type: u4
+        doc: "public"
+      - id: word6
+        type: u4
+        doc: "public"
+      - id: stream_size
+        type: u4
+        repeat: expr
+        repeat-expr: 9
+        doc: "public"
+    instances:
+      flags_precode:
+        value: "(flags >> 0) & 0x1"
+      flags_bit16:
+        value: "(flags >> 1) & 0x1"
+      flags_fp16:
+        value: "(flags >> 2) & 0x1"
+      flags_reserved1:
+        value: "(flags >> 3) & 0x1"
+      flags_version:
+        value: "(flags >> 4) & 0xf"
+      symbol_map_symbol0_bits:
+        value: "(symbol_map >> 0) & 0xf"
+      symbol_map_symbol1_bits:
+        value: "(symbol_map >> 4) & 0xf"
+      symbol_map_symbol2_bits:
+        value: "(symbol_map >> 8) & 0xf"
+      symbol_map_symbol3_bits:
+        value: "(symbol_map >> 12) & 0xf"
+      symbol_map_symbol4_bits:
+        value: "(symbol_map >> 16) & 0xf"
+      symbol_map_symbol5_bits:
+        value: "(symbol_map >> 20) & 0xf"
+      symbol_map_symbol6_bits:
+        value: "(symbol_map >> 24) & 0xf"
+      symbol_map_symbol7_bits:
+        value: "(symbol_map >> 28) & 0xf"
+      word6_avg_bias:
+        value: "(word6 >> 0) & 0xffff"
+      word6_reserved2:
+        value: "(word6 >> 16) & 0xffff"
+  coef_header_v8_table:
+    seq:
+      - id: records
+        type: coef_header_v8
+        repeat: eos
   layer:
     doc: "nbg_section_layer_t (76 bytes)"
     seq:

@@ -4,6 +4,7 @@
 
 pub mod carve;
 pub mod check;
+pub mod coefficients;
 pub mod crc_explain;
 pub mod diff;
 pub mod differential;

@@ -1000,10 +1000,43 @@ record! {
     group_count @ 36, 12, U32s, Public, elements ["x", "y", "z"];
 }
 
+record! {
+    /// The 64-byte header of a VIP9000-class NN coefficient buffer: Mesa's `struct
+    /// etna_nn_header_v8` (etnaviv_ml_nn_v8.c, MIT; sailfishos-mirror/mesa
+    /// 16e15ee20514de1684b349e809fa9632e5afbe4d), bit fields from bit 0. `stream_size` holds one
+    /// word per NN core (the bits of its stream, padding excluded) up to the end of the header;
+    /// the A733 files fill 8 of the 9 and leave the last 0.
+    coef_header_v8: "coef_header_v8", V2, "Mesa etna_nn_header_v8 (NN coefficient buffer header)", 64;
+    flags @ 0, 1, U8, Public, parts [
+        "precode": 0, 1, Public;
+        "bit16": 1, 1, Public;
+        "fp16": 2, 1, Public;
+        "reserved1": 3, 1, Public;
+        "version": 4, 4, Public;
+    ];
+    run_length_size @ 1, 1, U8, Public;
+    run_length_table @ 2, 18, Bytes, Public;
+    symbol_map @ 20, 4, U32, Public, parts [
+        "symbol0_bits": 0, 4, Public;
+        "symbol1_bits": 4, 4, Public;
+        "symbol2_bits": 8, 4, Public;
+        "symbol3_bits": 12, 4, Public;
+        "symbol4_bits": 16, 4, Public;
+        "symbol5_bits": 20, 4, Public;
+        "symbol6_bits": 24, 4, Public;
+        "symbol7_bits": 28, 4, Public;
+    ];
+    word6 @ 24, 4, U32, Public, parts [
+        "avg_bias": 0, 16, Public;
+        "reserved2": 16, 16, Public;
+    ];
+    stream_size @ 28, 36, U32s, Public;
+}
+
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 30] = [
+pub const ALL: [Record; 31] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -1021,6 +1054,7 @@ pub const ALL: [Record; 30] = [
     tp_command::RECORD,
     TP_COMMAND_128,
     tp_pwl_lut::RECORD,
+    coef_header_v8::RECORD,
     layer::RECORD,
     operation::RECORD,
     sh_operation::RECORD,

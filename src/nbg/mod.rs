@@ -2,6 +2,7 @@
 //! (in memory or streamed from a file), the field map every record is read and written through,
 //! the CRC hypothesis registry, the byte-ownership ledger and the re-encoding round trip. Nothing here knows of corpora, ONNX or reports.
 
+pub mod coefficients;
 pub mod commands;
 pub mod crc_explain;
 pub mod crc_rules;

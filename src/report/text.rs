@@ -667,3 +667,95 @@ pub fn patches(name: &str, t: Option<&crate::nbg::parse::patch_targets::PatchTar
     }
     s
 }
+
+/// `nbg coefficients`: per coefficient buffer its command, header, streams and biases.
+pub fn coefficients(
+    name: &str,
+    buffers: &[crate::nbg::coefficients::Buffer],
+    refused: &[crate::nbg::coefficients::Refused],
+) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let streams: usize = buffers.iter().map(|b| b.streams.len()).sum();
+    let _ = writeln!(
+        s,
+        "{name}: {} coefficient buffers cut ({streams} streams), {} refused; stream code decoded: 0 of {streams}",
+        buffers.len(),
+        refused.len()
+    );
+    for b in buffers {
+        let h = &b.header;
+        let cmd = b.command.map_or("no NN command".to_string(), |c| {
+            format!(
+                "NN[{}] kernel {}x{}x{}, {} channels, {} per core",
+                c.index,
+                c.kernel[0],
+                c.kernel[1],
+                c.kernel[2],
+                c.output_channels,
+                c.kernels_per_core
+            )
+        });
+        let _ = writeln!(
+            s,
+            "  entry {} @0x{:x} {} B: {cmd}; header v{} bit16 {} fp16 {} precode {} run-length {} symbols {:?} avg_bias {}{}",
+            b.entry,
+            b.offset,
+            b.size,
+            h.version,
+            u8::from(h.bit16),
+            u8::from(h.fp16),
+            u8::from(h.precode),
+            h.run_length_size,
+            h.symbol_bits,
+            h.avg_bias,
+            if b.header_reencoded {
+                ""
+            } else {
+                " (header does not re-encode)"
+            }
+        );
+        let bits: Vec<String> = b.streams.iter().map(|st| st.bits.to_string()).collect();
+        let dirty = b.streams.iter().filter(|st| !st.padding_zero).count();
+        let _ = writeln!(
+            s,
+            "    {} streams, bits [{}], non-zero padding in {dirty}",
+            b.streams.len(),
+            bits.join(", ")
+        );
+        match &b.biases {
+            Some(x) => {
+                let _ = writeln!(
+                    s,
+                    "    {} biases of {} bytes @0x{:x}, then {} B{}",
+                    x.values.len(),
+                    x.width,
+                    x.offset,
+                    x.tail_bytes,
+                    if x.tail_zero { " of zero" } else { " not zero" }
+                );
+            }
+            None => {
+                let _ = writeln!(s, "    biases not located");
+            }
+        }
+        if let Some(st) = b.streams.first() {
+            let _ = writeln!(
+                s,
+                "    not decoded (bit {}): {}",
+                st.not_decoded.bit, st.not_decoded.reason
+            );
+        }
+    }
+    for r in refused {
+        let _ = writeln!(
+            s,
+            "  entry {} @0x{:x}: {} at +0x{:x}",
+            r.entry,
+            r.offset,
+            r.error.code.as_str(),
+            r.error.at
+        );
+    }
+    s
+}

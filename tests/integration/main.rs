@@ -6,6 +6,7 @@ mod common;
 mod board;
 mod board_v2;
 mod cli;
+mod coefficients;
 mod diff;
 mod differential;
 mod failure_codes;

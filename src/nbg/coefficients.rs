@@ -1,0 +1,459 @@
+//! NN coefficient buffers of VIP9000-class parts, cut into what they hold: the 64-byte header
+//! (`fieldmap::coef_header_v8`, Mesa's `etna_nn_header_v8`), one weight stream per NN core,
+//! each padded to 512 bits, then one bias per output channel.
+//!
+//! The cut is Mesa's (etnaviv_ml_nn_v8.c: `fill_weights` writes the streams one after the other
+//! from byte 64, `encoder_flush` pads each to 64 bytes, `fill_biases` follows). The bias width
+//! is the serializer's, measured: 4 bytes in Mesa's 8-bit writer, 6 bytes (signed 48-bit) in
+//! the A733 files' 16-bit buffers, where the first conv2d's biases read as its source biases
+//! times 2^30 to within 4 % (`notebooks/coefficients.md`).
+//!
+//! The streams' code is not yet decoded: Mesa's fixed 8-symbol code read with its 3-deep
+//! pairing does not end on the stored stream sizes of the vendor's 16-bit buffers
+//! (`notebooks/coefficients.md`), so each stream is reported `not-decoded` with its reason and
+//! kept whole; nothing is guessed.
+
+use crate::nbg::fieldmap::{View, coef_header_v8 as h};
+use serde::Serialize;
+
+/// Bytes of the header (`align(sizeof(etna_nn_header_v8), 64)`).
+pub const HEADER_BYTES: u64 = 64;
+/// Streams are padded to this many bits (`encoder_flush`).
+const STREAM_ALIGN_BITS: u64 = 512;
+
+/// The decoded header.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Header {
+    /// `precode`.
+    pub precode: bool,
+    /// `bit16`: 16-bit weights.
+    pub bit16: bool,
+    /// `fp16`.
+    pub fp16: bool,
+    /// `reserved1`.
+    pub reserved1: u8,
+    /// `version` (Mesa writes 1).
+    pub version: u8,
+    /// `run_length_size` (0: no zero-run-length code).
+    pub run_length_size: u8,
+    /// `run_length_table`.
+    pub run_length_table: Vec<u8>,
+    /// `symbol_map`: the bit length of each of the 8 symbols.
+    pub symbol_bits: [u8; 8],
+    /// `avg_bias`.
+    pub avg_bias: u16,
+    /// `reserved2`.
+    pub reserved2: u16,
+    /// `stream_size`: the bits of each core's stream, up to the first zero word.
+    pub stream_bits: Vec<u32>,
+    /// Non-zero words after the first zero `stream_size` word (kept, reported).
+    pub trailing_words: Vec<u32>,
+}
+
+impl Header {
+    /// Decode the first 64 bytes of a buffer.
+    pub fn read(bytes: &[u8]) -> Option<Header> {
+        let v = View::new(&h::RECORD, bytes.get(..HEADER_BYTES as usize)?)?;
+        let flags = v.uint(&h::flags);
+        let part = |f: &crate::nbg::fieldmap::Field, i: usize, raw: u64| f.parts[i].get(raw);
+        let map = v.uint(&h::symbol_map);
+        let word6 = v.uint(&h::word6);
+        let words = v.words(&h::stream_size);
+        let used = words.iter().take_while(|&&w| w != 0).count();
+        Some(Header {
+            precode: part(&h::flags, 0, flags) != 0,
+            bit16: part(&h::flags, 1, flags) != 0,
+            fp16: part(&h::flags, 2, flags) != 0,
+            reserved1: part(&h::flags, 3, flags) as u8,
+            version: part(&h::flags, 4, flags) as u8,
+            run_length_size: v.uint(&h::run_length_size) as u8,
+            run_length_table: v.bytes(&h::run_length_table).to_vec(),
+            symbol_bits: std::array::from_fn(|i| part(&h::symbol_map, i, map) as u8),
+            avg_bias: part(&h::word6, 0, word6) as u16,
+            reserved2: part(&h::word6, 1, word6) as u16,
+            stream_bits: words[..used].to_vec(),
+            trailing_words: words[used..].iter().copied().filter(|&w| w != 0).collect(),
+        })
+    }
+
+    /// The 64 bytes this header is stored as.
+    pub fn encode(&self) -> [u8; HEADER_BYTES as usize] {
+        let mut out = [0u8; HEADER_BYTES as usize];
+        out[0] = u8::from(self.precode)
+            | u8::from(self.bit16) << 1
+            | u8::from(self.fp16) << 2
+            | (self.reserved1 & 1) << 3
+            | (self.version & 0xf) << 4;
+        out[1] = self.run_length_size;
+        out[2..20].copy_from_slice(&self.run_length_table);
+        let map = (0..8).fold(0u32, |m, i| {
+            m | u32::from(self.symbol_bits[i] & 0xf) << (4 * i)
+        });
+        out[20..24].copy_from_slice(&map.to_le_bytes());
+        let word6 = u32::from(self.avg_bias) | u32::from(self.reserved2) << 16;
+        out[24..28].copy_from_slice(&word6.to_le_bytes());
+        let mut at = 28;
+        for w in self.stream_bits.iter().chain(&self.trailing_words) {
+            out[at..at + 4].copy_from_slice(&w.to_le_bytes());
+            at += 4;
+        }
+        out
+    }
+}
+
+/// One core's weight stream.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stream {
+    /// The NN core it feeds (its `stream_size` word).
+    pub core: usize,
+    /// File offset.
+    pub offset: u64,
+    /// Bits of code (`stream_size`).
+    pub bits: u64,
+    /// Bytes it occupies, padding to 512 bits included.
+    pub bytes: u64,
+    /// Whether the padding after its code is zero, as Mesa's `encoder_flush` writes it.
+    pub padding_zero: bool,
+    /// Why its code is not decoded, at which bit of the stream.
+    pub not_decoded: Undecoded,
+}
+
+/// A stream whose code is not decoded: where and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Undecoded {
+    /// Bit offset inside the stream.
+    pub bit: u64,
+    /// What stops the decoder.
+    pub reason: &'static str,
+}
+
+/// The biases after the streams.
+#[derive(Clone, Debug, Serialize)]
+pub struct Biases {
+    /// File offset.
+    pub offset: u64,
+    /// Bytes per bias.
+    pub width: u64,
+    /// One signed value per output channel.
+    pub values: Vec<i64>,
+    /// Bytes after the last bias up to the end of the buffer, and whether they are zero.
+    pub tail_bytes: u64,
+    /// Whether the tail is zero.
+    pub tail_zero: bool,
+}
+
+/// One coefficient buffer, cut.
+#[derive(Clone, Debug, Serialize)]
+pub struct Buffer {
+    /// Its entry in the coefficient table.
+    pub entry: usize,
+    /// File offset.
+    pub offset: u64,
+    /// Bytes.
+    pub size: u64,
+    /// The NN command whose `kernel_address` points at it, with its kernel sizes
+    /// (`kernel_xy_size`, `kernel_y_size`, `kernel_z_size`) and output channels.
+    pub command: Option<Command>,
+    /// The header, decoded.
+    pub header: Header,
+    /// Whether the header re-encodes to its stored bytes.
+    pub header_reencoded: bool,
+    /// The streams, in core order.
+    pub streams: Vec<Stream>,
+    /// The biases, when the streams end inside the buffer and the command names the channels.
+    pub biases: Option<Biases>,
+}
+
+/// What the NN command that reads a buffer says about it.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Command {
+    /// Its index in the NN command table.
+    pub index: usize,
+    /// `kernel_xy_size`, `kernel_y_size`, `kernel_z_size`.
+    pub kernel: [u64; 3],
+    /// `out_image_z_size`: output channels, one kernel and one bias each.
+    pub output_channels: u64,
+    /// `kernels_per_core`.
+    pub kernels_per_core: u64,
+}
+
+/// Why a buffer could not be cut, with the byte offset inside it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CutError {
+    /// Stable kebab-case code.
+    pub code: CutCode,
+    /// Byte offset inside the buffer.
+    pub at: u64,
+}
+
+/// The reasons a buffer is not cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CutCode {
+    /// Fewer than 64 bytes.
+    CoefHeaderTruncated,
+    /// The header names no stream.
+    CoefNoStreams,
+    /// A stream ends past the buffer.
+    CoefStreamOutOfBounds,
+}
+
+impl CutCode {
+    /// The code as printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CutCode::CoefHeaderTruncated => "coef-header-truncated",
+            CutCode::CoefNoStreams => "coef-no-streams",
+            CutCode::CoefStreamOutOfBounds => "coef-stream-out-of-bounds",
+        }
+    }
+}
+
+/// Bytes per bias: Mesa's 8-bit writer stores a u32; the vendor's 16-bit buffers a signed
+/// 48-bit value (measured, `notebooks/coefficients.md`).
+fn bias_width(h: &Header) -> u64 {
+    if h.bit16 { 6 } else { 4 }
+}
+
+/// Why the streams are not decoded yet.
+fn undecoded_reason(h: &Header) -> &'static str {
+    match (h.bit16, h.run_length_size) {
+        (true, 0) => "16-bit weights: Mesa's 8-symbol pair code does not end on stream_size here",
+        (true, _) => "16-bit weights with the vendor's run-length code: not yet decoded",
+        (false, 0) => "8-bit weights: the pair code is not yet decoded",
+        (false, _) => "8-bit weights with the vendor's run-length code: not yet decoded",
+    }
+}
+
+/// Cut the buffer `bytes`, stored at file offset `offset` as entry `entry`.
+pub fn cut(
+    entry: usize,
+    offset: u64,
+    bytes: &[u8],
+    command: Option<Command>,
+) -> Result<Buffer, CutError> {
+    let size = bytes.len() as u64;
+    let header = Header::read(bytes).ok_or(CutError {
+        code: CutCode::CoefHeaderTruncated,
+        at: 0,
+    })?;
+    if header.stream_bits.is_empty() {
+        return Err(CutError {
+            code: CutCode::CoefNoStreams,
+            at: 28,
+        });
+    }
+    let header_reencoded = header.encode()[..] == bytes[..HEADER_BYTES as usize];
+    let mut at = HEADER_BYTES;
+    let mut streams = Vec::with_capacity(header.stream_bits.len());
+    for (core, &bits) in header.stream_bits.iter().enumerate() {
+        let bits = u64::from(bits);
+        let len = bits.div_ceil(STREAM_ALIGN_BITS) * (STREAM_ALIGN_BITS / 8);
+        let end = at + len;
+        if end > size {
+            return Err(CutError {
+                code: CutCode::CoefStreamOutOfBounds,
+                at,
+            });
+        }
+        let body = &bytes[at as usize..end as usize];
+        streams.push(Stream {
+            core,
+            offset: offset + at,
+            bits,
+            bytes: len,
+            padding_zero: padding_zero(body, bits),
+            not_decoded: Undecoded {
+                bit: 0,
+                reason: undecoded_reason(&header),
+            },
+        });
+        at = end;
+    }
+    let width = bias_width(&header);
+    let biases = command.and_then(|c| {
+        let n = c.output_channels;
+        let end = at.checked_add(n.checked_mul(width)?)?;
+        (end <= size).then(|| {
+            let values = bytes[at as usize..end as usize]
+                .chunks_exact(width as usize)
+                .map(|b| signed(b))
+                .collect();
+            Biases {
+                offset: offset + at,
+                width,
+                values,
+                tail_bytes: size - end,
+                tail_zero: bytes[end as usize..].iter().all(|&b| b == 0),
+            }
+        })
+    });
+    Ok(Buffer {
+        entry,
+        offset,
+        size,
+        command,
+        header,
+        header_reencoded,
+        streams,
+        biases,
+    })
+}
+
+/// One entry of the coefficient table that could not be cut.
+#[derive(Clone, Debug, Serialize)]
+pub struct Refused {
+    /// Its entry in the coefficient table.
+    pub entry: usize,
+    /// File offset of the buffer.
+    pub offset: u64,
+    /// Why, and where inside the buffer.
+    pub error: CutError,
+}
+
+/// Every coefficient buffer of a v2 graph (the COEF_DATA entries an NN `kernel_address`
+/// points at), cut; the entries that cannot be cut, with their reason.
+pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>) {
+    use crate::nbg::parse::patch_targets::Role;
+    let commands = g.nn_commands.as_deref().unwrap_or(&[]);
+    let readers = kernel_readers(crate::nbg::family::NbgFamily::patch_targets(g));
+    let mut cut_ok = Vec::new();
+    let mut refused = Vec::new();
+    for r in g.coef_regions.iter().flatten() {
+        if r.role != Role::Coefficients {
+            continue;
+        }
+        let command = readers
+            .iter()
+            .find(|&&(_, e)| e == r.entry)
+            .and_then(|&(k, _)| commands.get(k))
+            .map(|c| Command {
+                index: c.index,
+                kernel: c.kernel,
+                output_channels: c.out_image[2],
+                kernels_per_core: (u64::from(c.words.first().copied().unwrap_or(0)) >> 20) & 0x7f,
+            });
+        let file = crate::nbg::family::NbgFamily::bytes(g);
+        let bytes = usize::try_from(r.offset)
+            .ok()
+            .zip(usize::try_from(r.offset.saturating_add(r.size)).ok())
+            .and_then(|(a, b)| file.get(a..b))
+            .unwrap_or(&[]);
+        match cut(r.entry, r.offset, bytes, command) {
+            Ok(b) => cut_ok.push(b),
+            Err(error) => refused.push(Refused {
+                entry: r.entry,
+                offset: r.offset,
+                error,
+            }),
+        }
+    }
+    (cut_ok, refused)
+}
+
+/// (NN command, coefficient entry) of every resolved `kernel_address` patch.
+fn kernel_readers(
+    targets: Option<crate::nbg::parse::patch_targets::PatchTargets>,
+) -> Vec<(usize, usize)> {
+    let index = |s: &str, prefix: &str| -> Option<usize> {
+        s.strip_prefix(prefix)?.split(']').next()?.parse().ok()
+    };
+    targets
+        .into_iter()
+        .flat_map(|t| t.targets)
+        .filter_map(|t| {
+            let field = t.field.ok()?;
+            if !field.ends_with(".word5.kernel_address") {
+                return None;
+            }
+            let k = index(&field, "NBG_SECTION_NN[")?;
+            let e = index(&t.source.ok()?, "NBG_SECTION_COEF_DATA[")?;
+            Some((k, e))
+        })
+        .collect()
+}
+
+/// Whether every bit of `body` from `bits` on is zero.
+fn padding_zero(body: &[u8], bits: u64) -> bool {
+    let byte = (bits / 8) as usize;
+    let rem = bits % 8;
+    let partial = match body.get(byte) {
+        Some(&b) if rem != 0 => b >> rem == 0,
+        _ => true,
+    };
+    let rest = byte + usize::from(rem != 0);
+    partial && body.get(rest..).is_none_or(|r| r.iter().all(|&b| b == 0))
+}
+
+/// A little-endian signed integer of 1 to 8 bytes.
+fn signed(b: &[u8]) -> i64 {
+    let mut buf = [0u8; 8];
+    buf[..b.len()].copy_from_slice(b);
+    let shift = 64 - 8 * b.len() as u32;
+    (i64::from_le_bytes(buf) << shift) >> shift
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffer(bits: &[u32], tail: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; 64];
+        b[0] = 0x12;
+        for (i, w) in bits.iter().enumerate() {
+            b[28 + 4 * i..32 + 4 * i].copy_from_slice(&w.to_le_bytes());
+        }
+        for &w in bits {
+            let mut s = vec![0u8; (u64::from(w).div_ceil(512) * 64) as usize];
+            s[0] = 0xff;
+            b.extend(s);
+        }
+        b.extend(tail);
+        b
+    }
+
+    #[test]
+    fn cuts_streams_and_signed_48_bit_biases() {
+        let mut tail = (-5i64).to_le_bytes()[..6].to_vec();
+        tail.extend(&7i64.to_le_bytes()[..6]);
+        tail.extend([0u8; 52]);
+        let bytes = buffer(&[10, 600], &tail);
+        let c = Command {
+            index: 0,
+            kernel: [1, 1, 1],
+            output_channels: 2,
+            kernels_per_core: 1,
+        };
+        let b = cut(3, 1000, &bytes, Some(c)).unwrap();
+        assert!(b.header.bit16 && b.header.version == 1 && b.header_reencoded);
+        assert_eq!(b.streams.len(), 2);
+        assert_eq!((b.streams[1].offset, b.streams[1].bytes), (1000 + 128, 128));
+        assert!(b.streams.iter().all(|s| s.padding_zero));
+        let biases = b.biases.unwrap();
+        assert_eq!(biases.values, [-5, 7]);
+        assert_eq!((biases.tail_bytes, biases.tail_zero), (52, true));
+    }
+
+    #[test]
+    fn refuses_out_of_bounds_streams_and_short_headers() {
+        let mut bytes = buffer(&[10, 600], &[]);
+        bytes.truncate(64 + 64 + 100);
+        let e = cut(0, 0, &bytes, None).unwrap_err();
+        assert_eq!((e.code, e.at), (CutCode::CoefStreamOutOfBounds, 128));
+        assert_eq!(
+            cut(0, 0, &bytes[..63], None).unwrap_err().code,
+            CutCode::CoefHeaderTruncated
+        );
+        assert_eq!(
+            cut(0, 0, &[0u8; 64], None).unwrap_err().code,
+            CutCode::CoefNoStreams
+        );
+    }
+
+    #[test]
+    fn nonzero_padding_is_reported() {
+        let mut bytes = buffer(&[10], &[]);
+        bytes[64 + 2] = 1;
+        assert!(!cut(0, 0, &bytes, None).unwrap().streams[0].padding_zero);
+    }
+}
