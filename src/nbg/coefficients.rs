@@ -277,7 +277,7 @@ pub fn cut(
         (end <= size).then(|| {
             let values = bytes[at as usize..end as usize]
                 .chunks_exact(width as usize)
-                .map(|b| signed(b))
+                .map(signed)
                 .collect();
             Biases {
                 offset: offset + at,
