@@ -1,6 +1,6 @@
 //! `nbg coefficients FILE [--json]`.
 
-use super::{print, print_json, status, usage_error};
+use super::{print, print_json, report_failure, status, usage_error};
 use nbg_lab::nbg::coefficients;
 use nbg_lab::nbg::parse::Graph;
 use nbg_lab::report::text;
@@ -10,7 +10,8 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    /// One JSON document: {"file", "buffers": [...], "refused": [...]}; each buffer with its
+    /// One JSON document: {"file", "buffers": [...], "refused": [...]} (an invalid file as
+    /// {"error": {code, offset, message}}); each buffer with its
     /// entry, offset, size, the NN command that reads it, the decoded header, its streams
     /// (core, offset, bits, bytes, padding_zero, not_decoded {bit, reason}) and its biases.
     #[arg(long)]
@@ -26,10 +27,7 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let graph = match nbg_lab::nbg::parse::parse(&bytes) {
         Ok(g) => g,
-        Err(f) => {
-            eprintln!("{name}: {f}");
-            return status(false);
-        }
+        Err(f) => return report_failure(&f, args.json),
     };
     let Graph::V2(g) = &graph else {
         eprintln!("{name}: v1 coefficient buffers (inside `lcd`) are not cut yet; only v2 is read");

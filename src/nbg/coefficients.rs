@@ -13,7 +13,7 @@
 //! (`notebooks/coefficients.md`), so each stream is reported `not-decoded` with its reason and
 //! kept whole; nothing is guessed.
 
-use crate::nbg::fieldmap::{View, coef_header_v8 as h};
+use crate::nbg::fieldmap::{Overflow, View, Writer, coef_header_v8 as h};
 use serde::Serialize;
 
 /// Bytes of the header (`align(sizeof(etna_nn_header_v8), 64)`).
@@ -46,7 +46,7 @@ pub struct Header {
     pub reserved2: u16,
     /// `stream_size`: the bits of each core's stream, up to the first zero word.
     pub stream_bits: Vec<u32>,
-    /// Non-zero words after the first zero `stream_size` word (kept, reported).
+    /// The `stream_size` words from the first zero one on, as stored.
     pub trailing_words: Vec<u32>,
 }
 
@@ -72,32 +72,37 @@ impl Header {
             avg_bias: part(&h::word6, 0, word6) as u16,
             reserved2: part(&h::word6, 1, word6) as u16,
             stream_bits: words[..used].to_vec(),
-            trailing_words: words[used..].iter().copied().filter(|&w| w != 0).collect(),
+            trailing_words: words[used..].to_vec(),
         })
     }
 
-    /// The 64 bytes this header is stored as.
-    pub fn encode(&self) -> [u8; HEADER_BYTES as usize] {
-        let mut out = [0u8; HEADER_BYTES as usize];
-        out[0] = u8::from(self.precode)
-            | u8::from(self.bit16) << 1
-            | u8::from(self.fp16) << 2
-            | (self.reserved1 & 1) << 3
-            | (self.version & 0xf) << 4;
-        out[1] = self.run_length_size;
-        out[2..20].copy_from_slice(&self.run_length_table);
-        let map = (0..8).fold(0u32, |m, i| {
-            m | u32::from(self.symbol_bits[i] & 0xf) << (4 * i)
-        });
-        out[20..24].copy_from_slice(&map.to_le_bytes());
-        let word6 = u32::from(self.avg_bias) | u32::from(self.reserved2) << 16;
-        out[24..28].copy_from_slice(&word6.to_le_bytes());
-        let mut at = 28;
-        for w in self.stream_bits.iter().chain(&self.trailing_words) {
-            out[at..at + 4].copy_from_slice(&w.to_le_bytes());
-            at += 4;
-        }
-        out
+    /// The 64 bytes this header is stored as, written through the field map (a value that
+    /// does not fit its field is refused, never truncated).
+    pub fn encode(&self) -> Result<Vec<u8>, Overflow> {
+        let flags = [
+            u64::from(self.precode),
+            u64::from(self.bit16),
+            u64::from(self.fp16),
+            u64::from(self.reserved1),
+            u64::from(self.version),
+        ];
+        let words: Vec<u32> = self
+            .stream_bits
+            .iter()
+            .chain(&self.trailing_words)
+            .copied()
+            .collect();
+        let mut w = Writer::new(h::SIZE);
+        w.put_parts(&h::flags, &flags)
+            .put_uint(&h::run_length_size, u64::from(self.run_length_size))
+            .put_bytes(&h::run_length_table, &self.run_length_table)
+            .put_parts(&h::symbol_map, &self.symbol_bits.map(u64::from))
+            .put_parts(
+                &h::word6,
+                &[u64::from(self.avg_bias), u64::from(self.reserved2)],
+            )
+            .put_words(&h::stream_size, &words);
+        w.finish()
     }
 }
 
@@ -243,7 +248,9 @@ pub fn cut(
             at: 28,
         });
     }
-    let header_reencoded = header.encode()[..] == bytes[..HEADER_BYTES as usize];
+    let header_reencoded = header
+        .encode()
+        .is_ok_and(|b| b[..] == bytes[..HEADER_BYTES as usize]);
     let mut at = HEADER_BYTES;
     let mut streams = Vec::with_capacity(header.stream_bits.len());
     for (core, &bits) in header.stream_bits.iter().enumerate() {
@@ -316,7 +323,10 @@ pub struct Refused {
 pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>) {
     use crate::nbg::parse::patch_targets::Role;
     let commands = g.nn_commands.as_deref().unwrap_or(&[]);
-    let readers = kernel_readers(crate::nbg::family::NbgFamily::patch_targets(g));
+    let readers = g
+        .patch_context()
+        .map(|cx| crate::nbg::parse::patch_targets::kernel_entries(&cx))
+        .unwrap_or_default();
     let mut cut_ok = Vec::new();
     let mut refused = Vec::new();
     for r in g.coef_regions.iter().flatten() {
@@ -331,7 +341,11 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>
                 index: c.index,
                 kernel: c.kernel,
                 output_channels: c.out_image[2],
-                kernels_per_core: (u64::from(c.words.first().copied().unwrap_or(0)) >> 20) & 0x7f,
+                kernels_per_core: crate::nbg::parse::command_tables::part(
+                    &c.words,
+                    &crate::nbg::fieldmap::nn_command::word0,
+                    "kernels_per_core",
+                ),
             });
         let file = crate::nbg::family::NbgFamily::bytes(g);
         let bytes = usize::try_from(r.offset)
@@ -349,28 +363,6 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>
         }
     }
     (cut_ok, refused)
-}
-
-/// (NN command, coefficient entry) of every resolved `kernel_address` patch.
-fn kernel_readers(
-    targets: Option<crate::nbg::parse::patch_targets::PatchTargets>,
-) -> Vec<(usize, usize)> {
-    let index = |s: &str, prefix: &str| -> Option<usize> {
-        s.strip_prefix(prefix)?.split(']').next()?.parse().ok()
-    };
-    targets
-        .into_iter()
-        .flat_map(|t| t.targets)
-        .filter_map(|t| {
-            let field = t.field.ok()?;
-            if !field.ends_with(".word5.kernel_address") {
-                return None;
-            }
-            let k = index(&field, "NBG_SECTION_NN[")?;
-            let e = index(&t.source.ok()?, "NBG_SECTION_COEF_DATA[")?;
-            Some((k, e))
-        })
-        .collect()
 }
 
 /// Whether every bit of `body` from `bits` on is zero.
@@ -448,6 +440,16 @@ mod tests {
             cut(0, 0, &[0u8; 64], None).unwrap_err().code,
             CutCode::CoefNoStreams
         );
+    }
+
+    #[test]
+    fn words_after_the_first_zero_stream_size_re_encode_in_place() {
+        let mut bytes = buffer(&[10], &[]);
+        bytes[36..40].copy_from_slice(&7u32.to_le_bytes());
+        let b = cut(0, 0, &bytes, None).unwrap();
+        assert_eq!(b.header.stream_bits, [10]);
+        assert_eq!(b.header.trailing_words[..2], [0, 7]);
+        assert!(b.header_reencoded);
     }
 
     #[test]

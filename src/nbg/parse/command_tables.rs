@@ -215,7 +215,7 @@ pub fn word_records(data: &Data<'_>, at: u64, size: u64, record: Record) -> Opti
 
 /// Bit part `name` of `field` in a record's words (the whole word where the field has no such
 /// part, 0 where the record is too short to hold the field).
-fn part(w: &[u32], field: &Field, name: &str) -> u64 {
+pub fn part(w: &[u32], field: &Field, name: &str) -> u64 {
     let word = u64::from(w.get(field.offset / 4).copied().unwrap_or(0));
     field
         .parts

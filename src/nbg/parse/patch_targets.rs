@@ -481,6 +481,26 @@ fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
     }
 }
 
+/// (NN command, coefficient-table entry) of every patch an NN operation's `kernel_address`
+/// takes from a MISC_DYNA_GENERIC source: which buffer each NN command reads its kernels from
+/// (`Role::Coefficients`, the rule `roles` names entries by).
+pub fn kernel_entries(cx: &Context<'_>) -> Vec<(usize, usize)> {
+    cx.patches
+        .iter()
+        .zip(owners(cx))
+        .filter_map(|(p, owner)| {
+            let Some(Owner::Operation(k)) = owner else {
+                return None;
+            };
+            let o = &cx.operations[k];
+            let kernel = op::is_nn_engine(o.kind)
+                && p.source_type == src::MISC_DYNA_GENERIC
+                && dest_role(cx, Owner::Operation(k), p) == Role::Coefficients;
+            kernel.then(|| Some((o.engine_index as usize, usize::try_from(p.index).ok()?)))?
+        })
+        .collect()
+}
+
 /// The coefficient entry of an operation: the index of its first MISC_DYNA_GENERIC patch that
 /// names an entry of the table (the vendor reader's `Coeff data` rule).
 fn coefficient_entry(cx: &Context<'_>, o: &Operation) -> Option<usize> {
