@@ -679,9 +679,16 @@ pub fn coefficients(
     let streams: usize = buffers.iter().map(|b| b.streams.len()).sum();
     let _ = writeln!(
         s,
-        "{name}: {} coefficient buffers cut ({streams} streams), {} refused; stream code decoded: 0 of {streams}",
+        "{name}: {} coefficient buffers cut ({streams} streams), {} refused; streams decoded: {} of {streams}; kernels put together: {} of {}",
         buffers.len(),
-        refused.len()
+        refused.len(),
+        buffers
+            .iter()
+            .flat_map(|b| &b.streams)
+            .filter(|st| st.decoded.is_some())
+            .count(),
+        buffers.iter().filter(|b| b.weights.is_some()).count(),
+        buffers.len()
     );
     for b in buffers {
         let h = &b.header;
@@ -739,12 +746,57 @@ pub fn coefficients(
                 let _ = writeln!(s, "    biases not located");
             }
         }
-        if let Some(st) = b.streams.first() {
+        for st in &b.streams {
+            if let Some(e) = &st.not_decoded {
+                let _ = writeln!(
+                    s,
+                    "    stream {} @0x{:x} not decoded: {} at bit {}: {}",
+                    st.core,
+                    st.offset,
+                    e.code.as_str(),
+                    e.bit,
+                    e.message
+                );
+            }
+        }
+        let decoded: Vec<_> = b.streams.iter().filter_map(|st| st.decoded).collect();
+        if !decoded.is_empty() {
             let _ = writeln!(
                 s,
-                "    not decoded (bit {}): {}",
-                st.not_decoded.bit, st.not_decoded.reason
+                "    decoded {} of {} streams: {} codes, {} elements, {} runs, {} raw escapes; re-encoded {}",
+                decoded.len(),
+                b.streams.len(),
+                decoded.iter().map(|d| d.codes).sum::<u64>(),
+                decoded.iter().map(|d| d.elements).sum::<u64>(),
+                decoded.iter().map(|d| d.runs).sum::<u64>(),
+                decoded.iter().map(|d| d.raw_escapes).sum::<u64>(),
+                decoded.iter().filter(|d| d.reencoded).count()
             );
+        }
+        match (&b.weights, &b.weights_error) {
+            (Some(w), _) => {
+                let _ = writeln!(
+                    s,
+                    "    weights {:?} {:?}{} zero point {}, block padding {}, sha256 {}",
+                    w.dtype,
+                    w.shape,
+                    if w.layout.depthwise { " depthwise," } else { "" },
+                    w.zero_point,
+                    if w.padding_zero { "zero" } else { "not zero" },
+                    w.sha256
+                );
+            }
+            (None, Some(e)) => {
+                let _ = writeln!(
+                    s,
+                    "    weights not put together: stream {}: {} at bit {}: {}",
+                    e.core,
+                    e.error.code.as_str(),
+                    e.error.bit,
+                    e.error.message
+                );
+            }
+            (None, None) => {}
         }
     }
     for r in refused {

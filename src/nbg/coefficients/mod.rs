@@ -1,20 +1,25 @@
-//! NN coefficient buffers of VIP9000-class parts, cut into what they hold: the 64-byte header
-//! (`fieldmap::coef_header_v8`, Mesa's `etna_nn_header_v8`), one weight stream per NN core,
-//! each padded to 512 bits, then one bias per output channel.
+//! NN coefficient buffers of VIP9000-class parts, cut into what they hold and decoded: the
+//! 64-byte header (`fieldmap::coef_header_v8`, Mesa's `etna_nn_header_v8`), one weight stream
+//! per NN core, each padded to 512 bits, then one bias per output channel.
 //!
 //! The cut is Mesa's (etnaviv_ml_nn_v8.c: `fill_weights` writes the streams one after the other
 //! from byte 64, `encoder_flush` pads each to 64 bytes, `fill_biases` follows). The bias width
 //! is the serializer's, measured: 4 bytes in Mesa's 8-bit writer, 6 bytes (signed 48-bit) in
-//! the A733 files' 16-bit buffers, where the first conv2d's biases read as its source biases
-//! times 2^30 to within 4 % (`notebooks/coefficients.md`).
+//! the A733 files' 16-bit buffers.
 //!
-//! The streams' code is not yet decoded: Mesa's fixed 8-symbol code read with its 3-deep
-//! pairing does not end on the stored stream sizes of the vendor's 16-bit buffers
-//! (`notebooks/coefficients.md`), so each stream is reported `not-decoded` with its reason and
-//! kept whole; nothing is guessed.
+//! Each stream is decoded in three steps, each proved by its inverse: bits to codes (`code`,
+//! re-written to the same bits), codes to elements (`element`, each re-encoded to the same code),
+//! elements to kernels (`kernels`, by the NN command that reads the buffer).
+
+mod code;
+mod element;
+pub mod kernels;
+pub mod stream_error;
 
 use crate::nbg::fieldmap::{Overflow, View, Writer, coef_header_v8 as h};
+use element::{Element, Scheme};
 use serde::Serialize;
+use stream_error::{StreamCode, StreamError};
 
 /// Bytes of the header (`align(sizeof(etna_nn_header_v8), 64)`).
 pub const HEADER_BYTES: u64 = 64;
@@ -119,17 +124,67 @@ pub struct Stream {
     pub bytes: u64,
     /// Whether the padding after its code is zero, as Mesa's `encoder_flush` writes it.
     pub padding_zero: bool,
-    /// Why its code is not decoded, at which bit of the stream.
-    pub not_decoded: Undecoded,
+    /// What its code holds, when it decodes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoded: Option<Decoded>,
+    /// Why it does not decode, and at which bit of the stream.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_decoded: Option<StreamError>,
 }
 
-/// A stream whose code is not decoded: where and why.
-#[derive(Clone, Debug, Serialize)]
-pub struct Undecoded {
-    /// Bit offset inside the stream.
-    pub bit: u64,
-    /// What stops the decoder.
-    pub reason: &'static str,
+/// What a decoded stream holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Decoded {
+    /// Coded elements before the flush.
+    pub codes: u64,
+    /// Elements they stand for (zero runs expanded), the kernel count included.
+    pub elements: u64,
+    /// Codes that are zero runs.
+    pub runs: u64,
+    /// Codes sent through the raw escape.
+    pub raw_escapes: u64,
+    /// Whether the last code is the encoder's dummy (an odd count, flush 100).
+    pub dummy: bool,
+    /// Whether the codes, written again, give the stream's bits.
+    pub reencoded: bool,
+}
+
+/// The type of a buffer's weight elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WeightType {
+    /// Unsigned 8-bit, affine with the command's `coef_zero_point`.
+    U8,
+    /// Signed 8-bit.
+    I8,
+    /// Signed 16-bit (dynamic fixed point).
+    I16,
+    /// IEEE half.
+    F16,
+}
+
+impl WeightType {
+    /// The type an NN command's 3-bit `kernel_data_type` names: 0 int8 and 2 uint8 (Mesa's
+    /// `etna_nn_params` comment), 4 int16 (measured: the A733 int16 files, header `bit16`),
+    /// 1 fp16 (measured: the serializer's fp16 controls, header `fp16`).
+    pub fn of_code(code: u64) -> Option<WeightType> {
+        match code {
+            0 => Some(WeightType::I8),
+            1 => Some(WeightType::F16),
+            2 => Some(WeightType::U8),
+            4 => Some(WeightType::I16),
+            _ => None,
+        }
+    }
+
+    /// Whether the header's `bit16` and `fp16` flags say the same.
+    fn agrees(self, h: &Header) -> bool {
+        match self {
+            WeightType::U8 | WeightType::I8 => !h.bit16 && !h.fp16,
+            WeightType::I16 => h.bit16 && !h.fp16,
+            WeightType::F16 => h.bit16 && h.fp16,
+        }
+    }
 }
 
 /// The biases after the streams.
@@ -145,6 +200,26 @@ pub struct Biases {
     pub tail_bytes: u64,
     /// Whether the tail is zero.
     pub tail_zero: bool,
+}
+
+/// A buffer's kernels, decoded.
+#[derive(Clone, Debug, Serialize)]
+pub struct Weights {
+    /// Their element type.
+    pub dtype: WeightType,
+    /// The layout the NN command gives.
+    pub layout: kernels::Layout,
+    /// Channels, z, y, x.
+    pub shape: [usize; 4],
+    /// The command's `coef_zero_point` (8-bit types).
+    pub zero_point: u64,
+    /// SHA-256 of the weights as stored elements (little-endian, 1 or 2 bytes each).
+    pub sha256: String,
+    /// Whether the elements that pad each kernel to whole blocks are zero.
+    pub padding_zero: bool,
+    /// The kernels.
+    #[serde(skip)]
+    pub kernels: kernels::Kernels,
 }
 
 /// One coefficient buffer, cut.
@@ -167,6 +242,21 @@ pub struct Buffer {
     pub streams: Vec<Stream>,
     /// The biases, when the streams end inside the buffer and the command names the channels.
     pub biases: Option<Biases>,
+    /// The kernels, when every stream decodes and the command gives their layout.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Weights>,
+    /// Why the kernels are not put together, with the stream (core) where that showed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub weights_error: Option<WeightsError>,
+}
+
+/// Why a buffer's kernels are not put together.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WeightsError {
+    /// The stream (core) where it showed.
+    pub core: usize,
+    /// What and where.
+    pub error: StreamError,
 }
 
 /// What the NN command that reads a buffer says about it.
@@ -174,12 +264,18 @@ pub struct Buffer {
 pub struct Command {
     /// Its index in the NN command table.
     pub index: usize,
-    /// `kernel_xy_size`, `kernel_y_size`, `kernel_z_size`.
+    /// `kernel_xy_size`, `kernel_y_size`, `kernel_z_size` (with `kernel_z_size2`).
     pub kernel: [u64; 3],
     /// `out_image_z_size`: output channels, one kernel and one bias each.
     pub output_channels: u64,
     /// `kernels_per_core`.
     pub kernels_per_core: u64,
+    /// `depthwise`.
+    pub depthwise: bool,
+    /// `kernel_data_type` with `kernel_data_type_bit_2`.
+    pub kernel_data_type: u64,
+    /// `coef_zero_point`.
+    pub coef_zero_point: u64,
 }
 
 /// Why a buffer could not be cut, with the byte offset inside it.
@@ -220,17 +316,191 @@ fn bias_width(h: &Header) -> u64 {
     if h.bit16 { 6 } else { 4 }
 }
 
-/// Why the streams are not decoded yet.
-fn undecoded_reason(h: &Header) -> &'static str {
-    match (h.bit16, h.run_length_size) {
-        (true, 0) => "16-bit weights: Mesa's 8-symbol pair code does not end on stream_size here",
-        (true, _) => "16-bit weights with the vendor's run-length code: not yet decoded",
-        (false, 0) => "8-bit weights: the pair code is not yet decoded",
-        (false, _) => "8-bit weights with the vendor's run-length code: not yet decoded",
+/// Elements a run-length code can stand for per bit at most (a 3-bit run of 256 zeros): the
+/// bound on what a stream's bits can hold, checked before anything is allocated.
+const ELEMENTS_PER_BIT: u64 = 86;
+
+/// One stream decoded: its summary and, when a layout asks for them, its elements (at most
+/// `limit`).
+fn decode_stream(
+    scheme: &Scheme,
+    body: &[u8],
+    bits: u64,
+    limit: Option<usize>,
+) -> Result<(Decoded, Vec<u16>), StreamError> {
+    let codes = code::read(body, bits, |s, f| scheme.value_bits(s, f))?;
+    let mut d = Decoded {
+        codes: codes.codes.len() as u64,
+        elements: 0,
+        runs: 0,
+        raw_escapes: 0,
+        dummy: codes.flush == 4,
+        reencoded: false,
+    };
+    let mut values = Vec::with_capacity(limit.unwrap_or(0).min(body.len() * 86));
+    let real = codes.codes.len() - usize::from(d.dummy);
+    for (i, c) in codes.codes.iter().enumerate() {
+        let e = scheme.element(c)?;
+        if scheme.code(e, c.at).as_ref() != Some(c) {
+            return Err(StreamError::new(
+                StreamCode::CoefCodeNotCanonical,
+                c.at,
+                format!("{e:?} does not re-encode to the code it was read from"),
+            ));
+        }
+        if i == real {
+            // The dummy that evens the count: a zero (Mesa `encode_byte(0)`, the vendor's
+            // class-0 or escape zero).
+            if !matches!(e, Element::Value(0) | Element::Raw(0)) {
+                return Err(StreamError::new(
+                    StreamCode::CoefStreamFlush,
+                    c.at,
+                    format!("the flush says the last code is a dummy, but it is {e:?}"),
+                ));
+            }
+            continue;
+        }
+        let (n, v) = match e {
+            Element::Value(v) => (1, v),
+            Element::Raw(v) => {
+                d.raw_escapes += 1;
+                (1, v)
+            }
+            Element::Run { zeros, .. } => {
+                d.runs += 1;
+                (u64::from(zeros), 0)
+            }
+        };
+        d.elements += n;
+        if let Some(limit) = limit {
+            if d.elements > limit as u64 {
+                return Err(StreamError::new(
+                    StreamCode::CoefElementCount,
+                    c.at,
+                    format!("more than the {limit} elements its core's kernels take"),
+                ));
+            }
+            values.extend(std::iter::repeat_n(v, n as usize));
+        }
+    }
+    let (written, written_bits) = code::write(&codes);
+    d.reencoded = written_bits == bits && written == masked(body, bits);
+    Ok((d, values))
+}
+
+/// The first `bits` bits of `body`, the bits after them in the last byte cleared.
+fn masked(body: &[u8], bits: u64) -> Vec<u8> {
+    let mut v = body[..bits.div_ceil(8) as usize].to_vec();
+    if bits % 8 != 0 {
+        if let Some(last) = v.last_mut() {
+            *last &= (1u8 << (bits % 8)) - 1;
+        }
+    }
+    v
+}
+
+/// The layout and element type of a buffer's kernels, from the command that reads it.
+fn layout_of(h: &Header, c: Option<Command>, cores: usize) -> Result<(kernels::Layout, WeightType), StreamError> {
+    let Some(c) = c else {
+        return Err(StreamError::new(
+            StreamCode::CoefNoLayout,
+            0,
+            "no NN command reads the buffer: its channels, kernel size and group are unknown",
+        ));
+    };
+    let dtype = WeightType::of_code(c.kernel_data_type)
+        .filter(|t| t.agrees(h))
+        .ok_or_else(|| {
+            StreamError::new(
+                StreamCode::CoefKernelType,
+                0,
+                format!(
+                    "kernel_data_type {} with header bit16 {} fp16 {}: no known weight type",
+                    c.kernel_data_type,
+                    u8::from(h.bit16),
+                    u8::from(h.fp16)
+                ),
+            )
+        })?;
+    let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    let z = if c.depthwise { 1 } else { size(c.kernel[2]) };
+    Ok((
+        kernels::Layout {
+            channels: size(c.output_channels),
+            kernel: [size(c.kernel[0]), size(c.kernel[1]), z],
+            group: size(c.kernels_per_core),
+            depthwise: c.depthwise,
+            extras: if dtype == WeightType::F16 { 3 } else { 0 },
+            head: if h.bit16 { 1 } else { 2 },
+            cores,
+        },
+        dtype,
+    ))
+}
+
+/// Decode every stream of a cut buffer, and put its kernels together.
+fn decode(b: &mut Buffer, bytes: &[u8]) {
+    let h = &b.header;
+    let scheme = Scheme::of(h.bit16, h.run_length_size, &h.run_length_table, h.symbol_bits);
+    let budget: u64 = b.streams.iter().map(|s| s.bits).sum::<u64>() * ELEMENTS_PER_BIT;
+    let layout = layout_of(h, b.command, b.streams.len())
+        .and_then(|(l, t)| l.check(budget).map(|()| (l, t)));
+    let mut values = Vec::with_capacity(b.streams.len());
+    let mut first_error = None;
+    for st in &mut b.streams {
+        let at = (st.offset - b.offset) as usize;
+        let body = &bytes[at..at + st.bytes as usize];
+        let limit = layout.as_ref().ok().map(|(l, _)| l.elements(st.core));
+        match scheme.clone().and_then(|s| decode_stream(&s, body, st.bits, limit)) {
+            Ok((d, v)) => {
+                st.decoded = Some(d);
+                values.push(v);
+            }
+            Err(e) => {
+                first_error.get_or_insert((st.core, e.clone()));
+                st.not_decoded = Some(e);
+            }
+        }
+    }
+    let assembled = match (first_error, layout) {
+        (Some((core, error)), _) => Err(WeightsError { core, error }),
+        (None, Err(error)) => Err(WeightsError { core: 0, error }),
+        (None, Ok((l, t))) => l
+            .assemble(&values)
+            .map(|k| (l, t, k))
+            .map_err(|(core, error)| WeightsError { core, error }),
+    };
+    match assembled {
+        Ok((layout, dtype, k)) => {
+            b.weights = Some(Weights {
+                dtype,
+                layout,
+                shape: k.shape,
+                zero_point: b.command.map_or(0, |c| c.coef_zero_point),
+                sha256: sha256_of(&k.weights, h.bit16),
+                padding_zero: k.padding_zero,
+                kernels: k,
+            })
+        }
+        Err(e) => b.weights_error = Some(e),
     }
 }
 
-/// Cut the buffer `bytes`, stored at file offset `offset` as entry `entry`.
+/// SHA-256 (hex) of elements stored as 1 or 2 little-endian bytes.
+fn sha256_of(v: &[u16], wide: bool) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for &e in v {
+        if wide {
+            h.update(e.to_le_bytes());
+        } else {
+            h.update([e as u8]);
+        }
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Cut the buffer `bytes`, stored at file offset `offset` as entry `entry`, and decode it.
 pub fn cut(
     entry: usize,
     offset: u64,
@@ -270,10 +540,8 @@ pub fn cut(
             bits,
             bytes: len,
             padding_zero: padding_zero(body, bits),
-            not_decoded: Undecoded {
-                bit: 0,
-                reason: undecoded_reason(&header),
-            },
+            decoded: None,
+            not_decoded: None,
         });
         at = end;
     }
@@ -295,7 +563,7 @@ pub fn cut(
             }
         })
     });
-    Ok(Buffer {
+    let mut b = Buffer {
         entry,
         offset,
         size,
@@ -304,7 +572,11 @@ pub fn cut(
         header_reencoded,
         streams,
         biases,
-    })
+        weights: None,
+        weights_error: None,
+    };
+    decode(&mut b, bytes);
+    Ok(b)
 }
 
 /// One entry of the coefficient table that could not be cut.
@@ -337,16 +609,7 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>
             .iter()
             .find(|&&(_, e)| e == r.entry)
             .and_then(|&(k, _)| commands.get(k))
-            .map(|c| Command {
-                index: c.index,
-                kernel: c.kernel,
-                output_channels: c.out_image[2],
-                kernels_per_core: crate::nbg::parse::command_tables::part(
-                    &c.words,
-                    &crate::nbg::fieldmap::nn_command::word0,
-                    "kernels_per_core",
-                ),
-            });
+            .map(command_of);
         let file = crate::nbg::family::NbgFamily::bytes(g);
         let bytes = usize::try_from(r.offset)
             .ok()
@@ -363,6 +626,27 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>
         }
     }
     (cut_ok, refused)
+}
+
+/// What an NN command says about the buffer it reads.
+fn command_of(c: &crate::nbg::parse::command_tables::NnCommand) -> Command {
+    use crate::nbg::fieldmap::nn_command as nn;
+    use crate::nbg::parse::command_tables::part;
+    let w = &c.words;
+    Command {
+        index: c.index,
+        kernel: [
+            c.kernel[0],
+            c.kernel[1],
+            c.kernel[2] | part(w, &nn::word5, "kernel_z_size2") << 14,
+        ],
+        output_channels: c.out_image[2],
+        kernels_per_core: part(w, &nn::word0, "kernels_per_core"),
+        depthwise: part(w, &nn::word22, "depthwise") != 0,
+        kernel_data_type: part(w, &nn::word1, "kernel_data_type")
+            | part(w, &nn::word15, "kernel_data_type_bit_2") << 2,
+        coef_zero_point: part(w, &nn::word22, "coef_zero_point"),
+    }
 }
 
 /// Whether every bit of `body` from `bits` on is zero.
@@ -415,6 +699,9 @@ mod tests {
             kernel: [1, 1, 1],
             output_channels: 2,
             kernels_per_core: 1,
+            depthwise: false,
+            kernel_data_type: 4,
+            coef_zero_point: 0,
         };
         let b = cut(3, 1000, &bytes, Some(c)).unwrap();
         assert!(b.header.bit16 && b.header.version == 1 && b.header_reencoded);

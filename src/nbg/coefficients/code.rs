@@ -1,0 +1,289 @@
+//! The pair code of a VIP9000 coefficient stream, as bits: which bits belong to which coded
+//! element, read and written in the same order.
+//!
+//! Facts (Mesa etnaviv_ml_nn_v8.c `emit_pair`, `encoder_flush`, `huffman_code`; the vendor's
+//! encoder `gc_vx_nn_encoder.c` `OutputAt`, `addDummy`; both LSB first in little-endian words):
+//! every element has a 3-bit first part, a 2-bit second part when the first is the escape
+//! 0b010, and value bits. Elements go in pairs, three deep: after the first parts of pair n come
+//! the second parts of pair n-1, then the value bits of pair n-2. The stream ends with two
+//! flush pairs whose four first parts are 000 (an even element count) or 100 (odd: the last
+//! element is a dummy), and `stream_size` counts the bits up to there.
+//!
+//! Proved on the real files: the three A733 files' 1,321 streams read this way end exactly on
+//! their `stream_size` (`notebooks/coefficients.md`).
+
+use super::stream_error::{StreamCode, StreamError};
+
+/// The first part that announces a second part.
+pub const ESCAPE: u8 = 0b010;
+
+/// One coded element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Code {
+    /// Bit of the stream where its first part starts.
+    pub at: u64,
+    /// The 3-bit first part.
+    pub part0: u8,
+    /// The 2-bit second part, present when `part0` is `ESCAPE`.
+    pub part1: Option<u8>,
+    /// The value bits, first read in the lowest bit.
+    pub value: u32,
+    /// How many value bits.
+    pub value_bits: u8,
+}
+
+/// The symbol a first and second part name, and its free bit. Symbols 0 and 1 (2-bit codes)
+/// and 5 (a 4-bit code) are one bit short of a whole part: that bit is free and carries the
+/// value's first bit (Mesa `huffman_code`, the vendor's `huffCode`/`sizeCodeLen`).
+pub fn symbol(part0: u8, part1: Option<u8>) -> (u8, Option<u8>) {
+    match (part0 & 3, part0, part1.unwrap_or(0)) {
+        (0, _, _) => (0, Some(part0 >> 2)),
+        (1, _, _) => (1, Some(part0 >> 2)),
+        (_, 7, _) => (2, None),
+        (_, 3, _) => (3, None),
+        (_, 6, _) => (4, None),
+        (_, _, p1) if p1 & 1 == 1 => (5, Some(p1 >> 1)),
+        (_, _, 2) => (6, None),
+        _ => (7, None),
+    }
+}
+
+/// The first and second part of `symbol` with its free bit (0 when it has none): `symbol`'s
+/// inverse.
+pub fn parts(symbol: u8, free: u8) -> (u8, Option<u8>) {
+    let free = free & 1;
+    match symbol {
+        0 => (free << 2, None),
+        1 => (1 | free << 2, None),
+        2 => (7, None),
+        3 => (3, None),
+        4 => (6, None),
+        5 => (ESCAPE, Some(1 | free << 1)),
+        6 => (ESCAPE, Some(2)),
+        _ => (ESCAPE, Some(0)),
+    }
+}
+
+/// Whether `symbol` has a free bit.
+pub fn has_free_bit(symbol: u8) -> bool {
+    matches!(symbol, 0 | 1 | 5)
+}
+
+/// A stream's codes: the elements, then what the flush says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Codes {
+    /// Every coded element before the flush pairs.
+    pub codes: Vec<Code>,
+    /// The flush pairs' first part: 0 (even count) or 4 (odd: the last code is a dummy).
+    pub flush: u8,
+}
+
+/// LSB-first reader over the first `bits` bits of `bytes`.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    bits: u64,
+    pos: u64,
+}
+
+impl Reader<'_> {
+    fn read(&mut self, n: u8) -> Result<u32, StreamError> {
+        let end = self.pos + u64::from(n);
+        if end > self.bits {
+            return Err(StreamError::new(
+                StreamCode::CoefStreamOverrun,
+                self.pos,
+                format!("a {n}-bit part runs past stream_size ({} bits)", self.bits),
+            ));
+        }
+        let v = get(self.bytes, self.pos, n);
+        self.pos = end;
+        Ok(v)
+    }
+}
+
+/// `n` (at most 32) bits at bit `pos`, LSB first; the caller keeps `pos + n` inside `bytes`.
+fn get(bytes: &[u8], pos: u64, n: u8) -> u32 {
+    if n == 0 {
+        return 0;
+    }
+    let first = (pos / 8) as usize;
+    let mut window = [0u8; 8];
+    let avail = bytes.len().saturating_sub(first).min(8);
+    window[..avail].copy_from_slice(&bytes[first..first + avail]);
+    let v = u64::from_le_bytes(window) >> (pos % 8);
+    (v & ((1u64 << n) - 1)) as u32
+}
+
+/// Read the codes of one stream: `bits` bits of `bytes` (which must hold them), each code's
+/// value length given by `value_bits(symbol, free bit present)`. Bounded by `bits`: at most
+/// one code per 3 bits is kept.
+pub fn read(
+    bytes: &[u8],
+    bits: u64,
+    value_bits: impl Fn(u8, bool) -> u8,
+) -> Result<Codes, StreamError> {
+    debug_assert!(bits.div_ceil(8) <= bytes.len() as u64);
+    let mut r = Reader { bytes, bits, pos: 0 };
+    let mut codes: Vec<Code> = Vec::with_capacity((bits / 3).min(1 << 20) as usize);
+    let mut pairs = 0usize;
+    while r.pos < bits {
+        for _ in 0..2 {
+            let at = r.pos;
+            let part0 = r.read(3)? as u8;
+            codes.push(Code {
+                at,
+                part0,
+                part1: None,
+                value: 0,
+                value_bits: 0,
+            });
+        }
+        pairs += 1;
+        if pairs >= 2 {
+            for c in &mut codes[2 * (pairs - 2)..2 * (pairs - 1)] {
+                if c.part0 == ESCAPE {
+                    c.part1 = Some(r.read(2)? as u8);
+                }
+            }
+        }
+        if pairs >= 3 {
+            for c in &mut codes[2 * (pairs - 3)..2 * (pairs - 2)] {
+                let (s, free) = symbol(c.part0, c.part1);
+                c.value_bits = value_bits(s, free.is_some());
+                c.value = r.read(c.value_bits)?;
+            }
+        }
+    }
+    // The last two pairs are the flush: first parts only, all 000 or all 100.
+    let flush_at = codes.len().saturating_sub(4);
+    let tail = &codes[flush_at..];
+    let flush = tail.first().map_or(1, |c| c.part0);
+    if pairs < 2 || !matches!(flush, 0 | 4) || tail.iter().any(|c| c.part0 != flush) {
+        let at = tail.first().map_or(0, |c| c.at);
+        return Err(StreamError::new(
+            StreamCode::CoefStreamFlush,
+            at,
+            "the stream does not end with two flush pairs of first parts 000 or 100",
+        ));
+    }
+    codes.truncate(flush_at);
+    Ok(Codes { codes, flush })
+}
+
+/// LSB-first writer.
+struct Writer {
+    bytes: Vec<u8>,
+    pos: u64,
+}
+
+impl Writer {
+    fn put(&mut self, v: u32, n: u8) {
+        for i in 0..n {
+            let byte = (self.pos / 8) as usize;
+            if byte == self.bytes.len() {
+                self.bytes.push(0);
+            }
+            self.bytes[byte] |= (((v >> i) & 1) as u8) << (self.pos % 8);
+            self.pos += 1;
+        }
+    }
+}
+
+/// The bits `codes` are stored as, flush included, and how many there are: `read`'s inverse.
+pub fn write(codes: &Codes) -> (Vec<u8>, u64) {
+    let flush = Code {
+        at: 0,
+        part0: codes.flush,
+        part1: None,
+        value: 0,
+        value_bits: 0,
+    };
+    let all: Vec<Code> = codes
+        .codes
+        .iter()
+        .copied()
+        .chain(std::iter::repeat_n(flush, 4))
+        .collect();
+    let mut w = Writer {
+        bytes: Vec::with_capacity(all.len()),
+        pos: 0,
+    };
+    let pairs = all.len() / 2;
+    for p in 0..pairs {
+        for c in &all[2 * p..2 * p + 2] {
+            w.put(u32::from(c.part0), 3);
+        }
+        if p >= 1 {
+            for c in &all[2 * (p - 1)..2 * p] {
+                if let Some(p1) = c.part1 {
+                    w.put(u32::from(p1), 2);
+                }
+            }
+        }
+        if p >= 2 {
+            for c in &all[2 * (p - 2)..2 * (p - 1)] {
+                w.put(c.value, c.value_bits);
+            }
+        }
+    }
+    (w.bytes, w.pos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_and_parts_are_inverse() {
+        for p0 in 0..8u8 {
+            for p1 in 0..4u8 {
+                let part1 = (p0 == ESCAPE).then_some(p1);
+                let (s, free) = symbol(p0, part1);
+                assert_eq!(free.is_some(), has_free_bit(s));
+                assert_eq!(parts(s, free.unwrap_or(0)), (p0, part1));
+            }
+        }
+    }
+
+    fn code(part0: u8, part1: Option<u8>, value: u32, value_bits: u8) -> Code {
+        Code {
+            at: 0,
+            part0,
+            part1,
+            value,
+            value_bits,
+        }
+    }
+
+    #[test]
+    fn write_then_read_gives_the_codes_back_with_their_positions() {
+        let lengths = |s: u8, free: bool| s + 1 - u8::from(free);
+        let mut codes = Vec::new();
+        for (i, s) in [3u8, 0, 5, 7, 2, 1, 6].into_iter().enumerate() {
+            let (p0, p1) = parts(s, (i % 2) as u8);
+            let n = lengths(s, has_free_bit(s));
+            codes.push(code(p0, p1, (0x5a5a >> i) & ((1 << n) - 1), n));
+        }
+        let c = Codes { codes, flush: 4 };
+        let (bytes, bits) = write(&c);
+        let back = read(&bytes, bits, lengths).unwrap();
+        assert_eq!(back.flush, 4);
+        let strip = |v: &[Code]| v.iter().map(|c| Code { at: 0, ..*c }).collect::<Vec<_>>();
+        assert_eq!(strip(&back.codes), strip(&c.codes));
+        assert_eq!(back.codes[1].at, 3);
+        assert_eq!(write(&back), (bytes, bits));
+    }
+
+    #[test]
+    fn a_short_or_unflushed_stream_is_an_error_not_a_panic() {
+        assert_eq!(
+            read(&[0xff; 4], 30, |_, _| 1).unwrap_err().code,
+            StreamCode::CoefStreamFlush
+        );
+        assert_eq!(
+            read(&[0; 1], 5, |_, _| 0).unwrap_err().code,
+            StreamCode::CoefStreamOverrun
+        );
+        assert_eq!(read(&[], 0, |_, _| 0).unwrap_err().code, StreamCode::CoefStreamFlush);
+    }
+}
