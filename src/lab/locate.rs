@@ -16,6 +16,7 @@ use crate::nbg::format::section;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Graph, parse};
 use crate::onnx::audit::{self, Limits};
+use crate::lab::kernel_match;
 use crate::onnx::proto::{GraphProto, TensorProto, data_type};
 use serde::Serialize;
 use serde_json::json;
@@ -591,11 +592,56 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
         "registry": registry(),
         "registry_sha256": registry_sha256(),
         "initializers": rows,
+        "decoded": decoded_section(&g, &kernel_match::of_initializers(graph)),
         "summary": {
             "found": count(Outcome::Found),
             "not_found": count(Outcome::NotFound),
             "skipped": count(Outcome::Skipped),
         },
+    }))
+}
+
+/// The source tensors matched to the kernels and biases decoded from the graph's coefficient
+/// buffers (`kernel_match`).
+fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> serde_json::Value {
+    let Graph::V2(v2) = g else {
+        return json!({
+            "buffers": 0,
+            "reason": "v1 coefficient buffers (inside `lcd`) are not decoded",
+        });
+    };
+    let (buffers, refused) = crate::nbg::coefficients::of_v2(v2);
+    let (rows, summary) = kernel_match::matches(sources, &buffers);
+    json!({
+        "buffers": buffers.len(),
+        "buffers_decoded": buffers.iter().filter(|b| b.weights.is_some()).count(),
+        "buffers_refused": refused.len(),
+        "tensors": rows,
+        "summary": summary,
+    })
+}
+
+/// Locate every tensor of an `.npz` archive (named source tensors, such as a TFLite model's
+/// constants) among the kernels and biases decoded from `nbg`.
+pub fn locate_npz(npz: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
+    let limits = Limits::default();
+    let tensors =
+        crate::onnx::npz::read(npz, limits.tensor_bytes).map_err(LocateError::Model)?;
+    let sources: Vec<kernel_match::Source> =
+        tensors.iter().filter_map(kernel_match::Source::of).collect();
+    let g = parse(nbg).map_err(LocateError::Parse)?;
+    NbgImage::new(&g).map_err(LocateError::Ledger)?;
+    Ok(json!({
+        "schema": SCHEMA,
+        "model": {
+            "sha256": Hash256::of(npz),
+            "tensors": tensors.len(),
+        },
+        "graph": {
+            "format": g.format(),
+            "sha256": g.file().sha256,
+        },
+        "decoded": decoded_section(&g, &sources),
     }))
 }
 
@@ -651,6 +697,11 @@ pub fn locate_files(
     model: &std::path::Path,
     nbg: &std::path::Path,
 ) -> Result<serde_json::Value, LocateError> {
+    if model.extension().is_some_and(|e| e == "npz") {
+        let a = crate::nbg::files::read_regular(model)?;
+        let n = crate::nbg::files::read_regular(nbg)?;
+        return locate_npz(&a, &n);
+    }
     let m =
         audit::read_model(model, &Limits::default()).map_err(|r| LocateError::ModelUnreadable {
             model: model.to_path_buf(),

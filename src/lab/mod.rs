@@ -12,6 +12,8 @@ pub mod differential;
 pub mod info;
 pub mod inventory;
 #[cfg(feature = "onnx")]
+pub mod kernel_match;
+#[cfg(feature = "onnx")]
 pub mod locate;
 pub mod mapping;
 pub mod step;

@@ -63,9 +63,72 @@ pub fn text(doc: &Value) -> String {
         ));
     }
     let sum = &doc["summary"];
+    if sum.is_object() {
+        s.push_str(&format!(
+            "{} found, {} not found, {} skipped\n",
+            sum["found"], sum["not_found"], sum["skipped"]
+        ));
+    }
+    s.push_str(&decoded(&doc["decoded"]));
+    s
+}
+
+/// The source tensors against the decoded kernels and biases: where each is, under which
+/// layout and quantization, and how many of its elements are exact and consistent.
+fn decoded(d: &Value) -> String {
+    if let Some(reason) = d["reason"].as_str() {
+        return format!("decoded coefficients: {reason}\n");
+    }
+    let mut s = format!(
+        "decoded coefficients: {} buffers, {} put together, {} refused\n",
+        d["buffers"], d["buffers_decoded"], d["buffers_refused"]
+    );
+    for r in d["tensors"].as_array().into_iter().flatten() {
+        let dims: Vec<String> = r["shape"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| d.to_string())
+            .collect();
+        let f = &r["found"];
+        let what = if f.is_object() {
+            let q = &f["quantization"];
+            let quant = match q["position"].as_i64() {
+                Some(p) => format!("{} {p}", q["type"].as_str().unwrap_or("")),
+                None => q["type"].as_str().unwrap_or("").to_string(),
+            };
+            format!(
+                "entry {} @0x{:x} NN[{}] {} {quant}: {} exact, {} consistent of {}",
+                f["entry"],
+                f["offset"].as_u64().unwrap_or(0),
+                f["command"],
+                f["layout"].as_str().unwrap_or(""),
+                f["exact"],
+                f["consistent"],
+                r["elements"]
+            )
+        } else {
+            "not found".to_string()
+        };
+        s.push_str(&format!(
+            "  {:<36} [{}] {what}\n",
+            r["name"].as_str().unwrap_or(""),
+            dims.join(", ")
+        ));
+    }
+    let sum = &d["summary"];
+    let (n, exact, consistent) = (
+        sum["elements"].as_u64().unwrap_or(0),
+        sum["exact"].as_u64().unwrap_or(0),
+        sum["consistent"].as_u64().unwrap_or(0),
+    );
+    let pct = |x: u64| if n == 0 { 0.0 } else { 100.0 * x as f64 / n as f64 };
     s.push_str(&format!(
-        "{} found, {} not found, {} skipped\n",
-        sum["found"], sum["not_found"], sum["skipped"]
+        "{} of {} source tensors found; {n} elements: {exact} exact ({:.2} %), {consistent} consistent ({:.2} %)\n",
+        sum["found"],
+        sum["tensors"],
+        pct(exact),
+        pct(consistent)
     ));
     s
 }

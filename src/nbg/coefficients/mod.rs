@@ -471,7 +471,14 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
             .map_err(|(core, error)| WeightsError { core, error }),
     };
     match assembled {
-        Ok((layout, dtype, k)) => {
+        Ok((layout, dtype, mut k)) => {
+            if dtype == WeightType::F16 {
+                // The vendor's encoder moves an fp16 weight's sign to the lowest bit
+                // (`gc_vx_nn_encoder.c`); put it back.
+                k.weights
+                    .iter_mut()
+                    .for_each(|e| *e = *e >> 1 | (*e & 1) << 15);
+            }
             b.weights = Some(Weights {
                 dtype,
                 layout,
