@@ -57,10 +57,12 @@ enum Command {
     /// are findings), 1 on an invalid file.
     Patches(cmd::patches::Args),
     /// Cut every NN coefficient buffer (v2, VIP9000 class) into its 64-byte header (decoded
-    /// and re-encoded), one weight stream per NN core and one bias per output channel, each
-    /// with its offset. The streams' code is not decoded yet: each is reported `not-decoded`
-    /// with its bit offset and reason. Exit 0 when every buffer is cut, 1 when one is refused
-    /// (its code and offset) or the file is invalid or v1, 2 on an I/O problem.
+    /// and re-encoded), one weight stream per NN core and one bias per output channel, decode
+    /// each stream (every code re-encoded to the same bits) and put the kernels together by the
+    /// NN command that reads the buffer. A stream that does not decode is reported with its
+    /// code, bit offset and reason. Exit 0 when every buffer is cut and its kernels put
+    /// together, 1 when one is refused or not decoded (its code and offset) or the file is
+    /// invalid or v1, 2 on an I/O problem.
     Coefficients(cmd::coefficients::Args),
     /// Export the field map (every record of both families, defined once in the library's
     /// `fieldmap` module) as canonical JSON, a Kaitai Struct .ksy (one family) or a Markdown table.

@@ -1,4 +1,4 @@
-//! `nbg coefficients FILE [--json]`.
+//! `nbg coefficients FILE [--json] [-o WEIGHTS.npz]`.
 
 use super::{print, print_json, report_failure, status, usage_error};
 use nbg_lab::nbg::coefficients;
@@ -11,11 +11,20 @@ use std::process::ExitCode;
 pub struct Args {
     file: PathBuf,
     /// One JSON document: {"file", "buffers": [...], "refused": [...]} (an invalid file as
-    /// {"error": {code, offset, message}}); each buffer with its
-    /// entry, offset, size, the NN command that reads it, the decoded header, its streams
-    /// (core, offset, bits, bytes, padding_zero, not_decoded {bit, reason}) and its biases.
+    /// {"error": {code, offset, message}}); each buffer with its entry, offset, size, the NN
+    /// command and operation that read it, the decoded header, its streams (core, offset, bits,
+    /// bytes, padding_zero, then decoded {codes, elements, runs, raw_escapes, dummy, reencoded}
+    /// or not_decoded {code, bit, message}), its biases, and weights {dtype, layout, shape,
+    /// zero_point, sha256, padding_zero} or weights_error {core, error}.
     #[arg(long)]
     json: bool,
+    /// Write the decoded kernels to WEIGHTS.npz: per buffer `NAME.weights` in the stored type,
+    /// shape (channels, z, y, x), `NAME.biases` (int64), `NAME.extras` (per-kernel extra
+    /// elements) and `NAME.zero_point` (8-bit types), NAME being
+    /// `layerL.LAYER.opO.nnN.entryE`. Deterministic; replaces WEIGHTS.npz.
+    #[cfg(feature = "onnx")]
+    #[arg(short = 'o', long = "output", value_name = "WEIGHTS.npz")]
+    output: Option<PathBuf>,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -34,6 +43,13 @@ pub fn exec(args: Args) -> ExitCode {
         return status(false);
     };
     let (buffers, refused) = coefficients::of_v2(g);
+    #[cfg(feature = "onnx")]
+    if let Some(out) = &args.output {
+        let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(&buffers));
+        if let Err(e) = nbg_lab::nbg::files::write_atomic(out, &npz, true) {
+            return usage_error(e);
+        }
+    }
     if args.json {
         print_json(&serde_json::json!({
             "file": name,
@@ -43,5 +59,5 @@ pub fn exec(args: Args) -> ExitCode {
     } else {
         print(&text::coefficients(&name, &buffers, &refused));
     }
-    status(refused.is_empty())
+    status(refused.is_empty() && buffers.iter().all(|b| b.weights.is_some()))
 }

@@ -25,6 +25,8 @@ pub mod onnx;
 mod pair_page;
 pub mod svg;
 pub mod text;
+#[cfg(feature = "onnx")]
+pub mod weights_npz;
 
 use crate::lab::Exit;
 use crate::lab::diff::{DiffError, DiffReport, locate};

@@ -234,6 +234,8 @@ pub struct Buffer {
     /// The NN command whose `kernel_address` points at it, with its kernel sizes
     /// (`kernel_xy_size`, `kernel_y_size`, `kernel_z_size`) and output channels.
     pub command: Option<Command>,
+    /// The operation that runs that command, and its layer.
+    pub operation: Option<Operation>,
     /// The header, decoded.
     pub header: Header,
     /// Whether the header re-encodes to its stored bytes.
@@ -248,6 +250,28 @@ pub struct Buffer {
     /// Why the kernels are not put together, with the stream (core) where that showed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weights_error: Option<WeightsError>,
+}
+
+/// The operation whose NN command reads a buffer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Operation {
+    /// Its index in the operation table.
+    pub index: usize,
+    /// Its layer's index in the layer table.
+    pub layer: u32,
+    /// Its layer's name.
+    pub layer_name: String,
+}
+
+impl Buffer {
+    /// The name its tensors go by: layer, operation, NN command and entry.
+    pub fn name(&self) -> String {
+        let op = self.operation.as_ref().map_or("no-operation".to_string(), |o| {
+            format!("layer{}.{}.op{}", o.layer, o.layer_name, o.index)
+        });
+        let nn = self.command.map_or("no-nn".to_string(), |c| format!("nn{}", c.index));
+        format!("{op}.{nn}.entry{}", self.entry)
+    }
 }
 
 /// Why a buffer's kernels are not put together.
@@ -575,6 +599,7 @@ pub fn cut(
         offset,
         size,
         command,
+        operation: None,
         header,
         header_reencoded,
         streams,
@@ -624,7 +649,10 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>
             .and_then(|(a, b)| file.get(a..b))
             .unwrap_or(&[]);
         match cut(r.entry, r.offset, bytes, command) {
-            Ok(b) => cut_ok.push(b),
+            Ok(mut b) => {
+                b.operation = command.and_then(|c| operation_of(g, c.index));
+                cut_ok.push(b)
+            }
             Err(error) => refused.push(Refused {
                 entry: r.entry,
                 offset: r.offset,
@@ -633,6 +661,22 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>
         }
     }
     (cut_ok, refused)
+}
+
+/// The NN operation that runs NN command `nn`, with its layer.
+fn operation_of(g: &crate::nbg::parse::v2::NbgV2<'_>, nn: usize) -> Option<Operation> {
+    let r = &g.records;
+    let op = r
+        .operations
+        .as_deref()?
+        .iter()
+        .find(|o| o.type_name == Some("NN") && o.engine_index as usize == nn)?;
+    let layer = r.layers.as_deref()?.get(op.layer_id as usize)?;
+    Some(Operation {
+        index: op.index,
+        layer: op.layer_id,
+        layer_name: layer.name.clone(),
+    })
 }
 
 /// What an NN command says about the buffer it reads.
