@@ -10,7 +10,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    /// One JSON document: {"file", "buffers": [...], "refused": [...]} (an invalid file as
+    /// One JSON document: {"file", "buffers": [...], "tables": [...], "refused": [...]} (an invalid file as
     /// {"error": {code, offset, message}}); each buffer with its entry, offset, size, the NN
     /// command and operation that read it, the decoded header, its streams (core, offset, bits,
     /// bytes, padding_zero, then decoded {codes, elements, runs, raw_escapes, dummy, reencoded}
@@ -42,10 +42,11 @@ pub fn exec(args: Args) -> ExitCode {
         eprintln!("{name}: v1 coefficient buffers (inside `lcd`) are not cut yet; only v2 is read");
         return status(false);
     };
-    let (buffers, refused) = coefficients::of_v2(g);
+    let c = coefficients::of_v2(g);
+    let (buffers, refused) = (&c.buffers, &c.refused);
     #[cfg(feature = "onnx")]
     if let Some(out) = &args.output {
-        let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(&buffers));
+        let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(buffers));
         if let Err(e) = nbg_lab::nbg::files::write_atomic(out, &npz, true) {
             return usage_error(e);
         }
@@ -54,10 +55,11 @@ pub fn exec(args: Args) -> ExitCode {
         print_json(&serde_json::json!({
             "file": name,
             "buffers": buffers,
+            "tables": c.tables,
             "refused": refused,
         }));
     } else {
-        print(&text::coefficients(&name, &buffers, &refused));
+        print(&text::coefficients(&name, &c));
     }
     status(refused.is_empty() && buffers.iter().all(|b| b.weights.is_some()))
 }

@@ -610,12 +610,12 @@ fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> serde_jso
             "reason": "v1 coefficient buffers (inside `lcd`) are not decoded",
         });
     };
-    let (buffers, refused) = crate::nbg::coefficients::of_v2(v2);
-    let (rows, summary) = kernel_match::matches(sources, &buffers);
+    let c = crate::nbg::coefficients::of_v2(v2);
+    let (rows, summary) = kernel_match::matches(sources, &c.buffers);
     json!({
-        "buffers": buffers.len(),
-        "buffers_decoded": buffers.iter().filter(|b| b.weights.is_some()).count(),
-        "buffers_refused": refused.len(),
+        "buffers": c.buffers.len(),
+        "buffers_decoded": c.buffers.iter().filter(|b| b.weights.is_some()).count(),
+        "buffers_refused": c.refused.len(),
         "tensors": rows,
         "summary": summary,
     })

@@ -669,18 +669,17 @@ pub fn patches(name: &str, t: Option<&crate::nbg::parse::patch_targets::PatchTar
 }
 
 /// `nbg coefficients`: per coefficient buffer its command, header, streams and biases.
-pub fn coefficients(
-    name: &str,
-    buffers: &[crate::nbg::coefficients::Buffer],
-    refused: &[crate::nbg::coefficients::Refused],
-) -> String {
+pub fn coefficients(name: &str, c: &crate::nbg::coefficients::Coefficients) -> String {
+    use crate::nbg::coefficients::tables::Contents;
     use std::fmt::Write;
+    let (buffers, refused) = (&c.buffers, &c.refused);
     let mut s = String::new();
     let streams: usize = buffers.iter().map(|b| b.streams.len()).sum();
     let _ = writeln!(
         s,
-        "{name}: {} coefficient buffers cut ({streams} streams), {} refused; streams decoded: {} of {streams}; kernels put together: {} of {}",
+        "{name}: {} coefficient buffers cut ({streams} streams), {} tables, {} refused; streams decoded: {} of {streams}; kernels put together: {} of {}",
         buffers.len(),
+        c.tables.len(),
         refused.len(),
         buffers
             .iter()
@@ -798,6 +797,29 @@ pub fn coefficients(
             }
             (None, None) => {}
         }
+    }
+    for t in &c.tables {
+        let what = match &t.contents {
+            Contents::PostMultipliers { values, tail_bytes, tail_zero } => format!(
+                "post-multipliers of {} channels (positive, negative float32), then {tail_bytes} B{}",
+                values.len(),
+                if *tail_zero { " of zero" } else { " not zero" }
+            ),
+            Contents::Lookup { words, tail_bytes } => {
+                format!("lookup table of {} 32-bit words, then {tail_bytes} B", words.len())
+            }
+        };
+        let _ = writeln!(
+            s,
+            "  entry {} @0x{:x} {} B: NN[{}]{}: {what}",
+            t.entry,
+            t.offset,
+            t.size,
+            t.command.index,
+            t.operation
+                .as_ref()
+                .map_or(String::new(), |o| format!(" {} {}", o.kind, o.layer_name))
+        );
     }
     for r in refused {
         let _ = writeln!(

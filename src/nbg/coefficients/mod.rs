@@ -15,6 +15,7 @@ mod code;
 mod element;
 pub mod kernels;
 pub mod stream_error;
+pub mod tables;
 
 use crate::nbg::fieldmap::{Overflow, View, Writer, coef_header_v8 as h};
 use element::{Element, Scheme};
@@ -257,6 +258,8 @@ pub struct Buffer {
 pub struct Operation {
     /// Its index in the operation table.
     pub index: usize,
+    /// Its type (NN, NN_LUT, SP, NT).
+    pub kind: &'static str,
     /// Its layer's index in the layer table.
     pub layer: u32,
     /// Its layer's name.
@@ -300,6 +303,8 @@ pub struct Command {
     pub kernel_data_type: u64,
     /// `coef_zero_point`.
     pub coef_zero_point: u64,
+    /// `per_channel_post_mul`.
+    pub per_channel_post_mul: bool,
 }
 
 /// Why a buffer could not be cut, with the byte offset inside it.
@@ -321,6 +326,8 @@ pub enum CutCode {
     CoefNoStreams,
     /// A stream ends past the buffer.
     CoefStreamOutOfBounds,
+    /// A table holds fewer bytes than its command's channels need.
+    CoefTableShort,
 }
 
 impl CutCode {
@@ -330,6 +337,7 @@ impl CutCode {
             CutCode::CoefHeaderTruncated => "coef-header-truncated",
             CutCode::CoefNoStreams => "coef-no-streams",
             CutCode::CoefStreamOutOfBounds => "coef-stream-out-of-bounds",
+            CutCode::CoefTableShort => "coef-table-short",
         }
     }
 }
@@ -622,17 +630,28 @@ pub struct Refused {
     pub error: CutError,
 }
 
-/// Every coefficient buffer of a v2 graph (the COEF_DATA entries an NN `kernel_address`
-/// points at), cut; the entries that cannot be cut, with their reason.
-pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>) {
+/// What the coefficient entries an NN command reads hold, cut: weight buffers, tables, and
+/// the entries that could not be cut.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Coefficients {
+    /// Weight buffers (a v8 header, streams, biases).
+    pub buffers: Vec<Buffer>,
+    /// Tables of plain values (`tables`).
+    pub tables: Vec<tables::Table>,
+    /// Entries that could not be cut, with their reason.
+    pub refused: Vec<Refused>,
+}
+
+/// Every coefficient entry of a v2 graph that an NN `kernel_address` points at, cut by what
+/// the command that reads it says: a table (`tables::kind`) or a weight buffer.
+pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Coefficients {
     use crate::nbg::parse::patch_targets::Role;
     let commands = g.nn_commands.as_deref().unwrap_or(&[]);
     let readers = g
         .patch_context()
         .map(|cx| crate::nbg::parse::patch_targets::kernel_entries(&cx))
         .unwrap_or_default();
-    let mut cut_ok = Vec::new();
-    let mut refused = Vec::new();
+    let mut out = Coefficients::default();
     for r in g.coef_regions.iter().flatten() {
         if r.role != Role::Coefficients {
             continue;
@@ -642,25 +661,48 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> (Vec<Buffer>, Vec<Refused>
             .find(|&&(_, e)| e == r.entry)
             .and_then(|&(k, _)| commands.get(k))
             .map(command_of);
+        let operation = command.and_then(|c| operation_of(g, c.index));
         let file = crate::nbg::family::NbgFamily::bytes(g);
         let bytes = usize::try_from(r.offset)
             .ok()
             .zip(usize::try_from(r.offset.saturating_add(r.size)).ok())
             .and_then(|(a, b)| file.get(a..b))
             .unwrap_or(&[]);
+        let refuse = |code, at| Refused {
+            entry: r.entry,
+            offset: r.offset,
+            error: CutError { code, at },
+        };
+        let table = command.and_then(|c| Some((c, tables::kind(&c, operation.as_ref())?)));
+        if let Some((c, post_multipliers)) = table {
+            match tables::cut(bytes, &c, post_multipliers) {
+                Ok(contents) => out.tables.push(tables::Table {
+                    entry: r.entry,
+                    offset: r.offset,
+                    size: r.size,
+                    command: c,
+                    operation,
+                    contents,
+                }),
+                Err(e) => out
+                    .refused
+                    .push(refuse(CutCode::CoefTableShort, e.needed.min(r.size))),
+            }
+            continue;
+        }
         match cut(r.entry, r.offset, bytes, command) {
             Ok(mut b) => {
-                b.operation = command.and_then(|c| operation_of(g, c.index));
-                cut_ok.push(b)
+                b.operation = operation;
+                out.buffers.push(b)
             }
-            Err(error) => refused.push(Refused {
+            Err(error) => out.refused.push(Refused {
                 entry: r.entry,
                 offset: r.offset,
                 error,
             }),
         }
     }
-    (cut_ok, refused)
+    out
 }
 
 /// The NN operation that runs NN command `nn`, with its layer.
@@ -670,10 +712,11 @@ fn operation_of(g: &crate::nbg::parse::v2::NbgV2<'_>, nn: usize) -> Option<Opera
         .operations
         .as_deref()?
         .iter()
-        .find(|o| o.type_name == Some("NN") && o.engine_index as usize == nn)?;
+        .find(|o| crate::nbg::format::records::operation_type::is_nn_engine(o.kind) && o.engine_index as usize == nn)?;
     let layer = r.layers.as_deref()?.get(op.layer_id as usize)?;
     Some(Operation {
         index: op.index,
+        kind: op.type_name.unwrap_or("unknown"),
         layer: op.layer_id,
         layer_name: layer.name.clone(),
     })
@@ -697,6 +740,7 @@ fn command_of(c: &crate::nbg::parse::command_tables::NnCommand) -> Command {
         kernel_data_type: part(w, &nn::word1, "kernel_data_type")
             | part(w, &nn::word15, "kernel_data_type_bit_2") << 2,
         coef_zero_point: part(w, &nn::word22, "coef_zero_point"),
+        per_channel_post_mul: part(w, &nn::word18, "per_channel_post_mul") != 0,
     }
 }
 
@@ -753,6 +797,7 @@ mod tests {
             depthwise: false,
             kernel_data_type: 4,
             coef_zero_point: 0,
+            per_channel_post_mul: false,
         };
         let b = cut(3, 1000, &bytes, Some(c)).unwrap();
         assert!(b.header.bit16 && b.header.version == 1 && b.header_reencoded);
