@@ -4,7 +4,8 @@
 # (stops at SECONDS or after RUNS executions, whichever comes first)
 # Targets: parse, image, diff, corpus_config (NBG and corpus configs); npz, onnx_audit, policy
 # (the ONNX engine's inputs); capture_spec (a capture set's differential.json); commands (one
-# LOADSTATE buffer, the front-end command stream decoder).
+# LOADSTATE buffer, the front-end command stream decoder); coefficients (one COEF_DATA entry,
+# the coefficient stream decoder).
 # Crashes land in fuzz/artifacts/TARGET/.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -42,6 +43,26 @@ for path in sys.argv[2:]:
             off, size = struct.unpack_from("<II", b, to + 8 * e)
             name = path.rsplit("/", 1)[-1]
             open(f"{out}/{name}.{e}", "wb").write(b[lo + off:lo + off + size])
+PY
+    ;;
+  coefficients)
+    # Every COEF_DATA entry of the board files, after 8 zero layout bytes, one seed each.
+    python3 - "$seeds" ../controls/public/v2/*.nb <<'PY'
+import struct, sys
+out = sys.argv[1]
+for path in sys.argv[2:]:
+    b = open(path, "rb").read()
+    n = struct.unpack_from("<I", b, 0x38)[0]
+    secs = {}
+    for i in range(n):
+        w = struct.unpack_from("<11I", b, 0x3c + 44 * i)
+        secs[w[0]] = (w[1], w[3])
+    if 24 in secs and 23 in secs:
+        (do, _), (to, ts) = secs[24], secs[23]
+        for e in range(ts // 8):
+            off, size = struct.unpack_from("<II", b, to + 8 * e)
+            name = path.rsplit("/", 1)[-1]
+            open(f"{out}/{name}.{e}", "wb").write(bytes(8) + b[do + off:do + off + size])
 PY
     ;;
   *)

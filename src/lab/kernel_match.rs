@@ -287,7 +287,10 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
             }
         };
         for (quantization, (exact, consistent)) in tries {
-            if best.as_ref().is_none_or(|b| (consistent, exact) > (b.consistent, b.exact)) {
+            if best
+                .as_ref()
+                .is_none_or(|b| (consistent, exact) > (b.consistent, b.exact))
+            {
                 best = Some(Found {
                     entry: d.buffer.entry,
                     offset: d.buffer.offset,
@@ -365,7 +368,11 @@ pub fn of_initializers(g: &crate::onnx::proto::GraphProto) -> Vec<Source> {
         .iter()
         .filter(|t| t.data_type == Some(crate::onnx::proto::data_type::FLOAT))
         .filter_map(|t| {
-            let shape: Vec<u64> = t.dims.iter().map(|&d| u64::try_from(d).ok()).collect::<Option<_>>()?;
+            let shape: Vec<u64> = t
+                .dims
+                .iter()
+                .map(|&d| u64::try_from(d).ok())
+                .collect::<Option<_>>()?;
             let values: Vec<f64> = match t.raw_data.as_deref() {
                 Some(r) => r
                     .chunks_exact(4)
@@ -405,7 +412,11 @@ pub fn matches(sources: &[Source], buffers: &[Buffer]) -> (Vec<Row>, Summary) {
         .collect();
     let kernel_of: Vec<(String, usize)> = rows
         .iter()
-        .filter_map(|r| r.found.as_ref().map(|f| (layer(&r.name).to_string(), f.entry)))
+        .filter_map(|r| {
+            r.found
+                .as_ref()
+                .map(|f| (layer(&r.name).to_string(), f.entry))
+        })
         .collect();
     for (row, s) in rows.iter_mut().zip(sources) {
         if s.shape.len() != 1 {

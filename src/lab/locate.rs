@@ -8,6 +8,7 @@
 //! result, so a search can never broaden silently. A non-match is evidence, not an error.
 
 use super::Exit;
+use crate::lab::kernel_match;
 use crate::lab::mapping::numeric::{f32_to_bf16, f32_to_f16};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::{Family, NbgFamily};
@@ -16,7 +17,6 @@ use crate::nbg::format::section;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Graph, parse};
 use crate::onnx::audit::{self, Limits};
-use crate::lab::kernel_match;
 use crate::onnx::proto::{GraphProto, TensorProto, data_type};
 use serde::Serialize;
 use serde_json::json;
@@ -625,10 +625,11 @@ fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> serde_jso
 /// constants) among the kernels and biases decoded from `nbg`.
 pub fn locate_npz(npz: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
     let limits = Limits::default();
-    let tensors =
-        crate::onnx::npz::read(npz, limits.tensor_bytes).map_err(LocateError::Model)?;
-    let sources: Vec<kernel_match::Source> =
-        tensors.iter().filter_map(kernel_match::Source::of).collect();
+    let tensors = crate::onnx::npz::read(npz, limits.tensor_bytes).map_err(LocateError::Model)?;
+    let sources: Vec<kernel_match::Source> = tensors
+        .iter()
+        .filter_map(kernel_match::Source::of)
+        .collect();
     let g = parse(nbg).map_err(LocateError::Parse)?;
     NbgImage::new(&g).map_err(LocateError::Ledger)?;
     Ok(json!({

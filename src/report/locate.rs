@@ -122,7 +122,13 @@ fn decoded(d: &Value) -> String {
         sum["exact"].as_u64().unwrap_or(0),
         sum["consistent"].as_u64().unwrap_or(0),
     );
-    let pct = |x: u64| if n == 0 { 0.0 } else { 100.0 * x as f64 / n as f64 };
+    let pct = |x: u64| {
+        if n == 0 {
+            0.0
+        } else {
+            100.0 * x as f64 / n as f64
+        }
+    };
     s.push_str(&format!(
         "{} of {} source tensors found; {n} elements: {exact} exact ({:.2} %), {consistent} consistent ({:.2} %)\n",
         sum["found"],

@@ -779,7 +779,11 @@ pub fn coefficients(name: &str, c: &crate::nbg::coefficients::Coefficients) -> S
                     "    weights {:?} {:?}{} zero point {}, block padding {}, sha256 {}",
                     w.dtype,
                     w.shape,
-                    if w.layout.depthwise { " depthwise," } else { "" },
+                    if w.layout.depthwise {
+                        " depthwise,"
+                    } else {
+                        ""
+                    },
                     w.zero_point,
                     if w.padding_zero { "zero" } else { "not zero" },
                     w.sha256
@@ -800,13 +804,20 @@ pub fn coefficients(name: &str, c: &crate::nbg::coefficients::Coefficients) -> S
     }
     for t in &c.tables {
         let what = match &t.contents {
-            Contents::PostMultipliers { values, tail_bytes, tail_zero } => format!(
+            Contents::PostMultipliers {
+                values,
+                tail_bytes,
+                tail_zero,
+            } => format!(
                 "post-multipliers of {} channels (positive, negative float32), then {tail_bytes} B{}",
                 values.len(),
                 if *tail_zero { " of zero" } else { " not zero" }
             ),
             Contents::Lookup { words, tail_bytes } => {
-                format!("lookup table of {} 32-bit words, then {tail_bytes} B", words.len())
+                format!(
+                    "lookup table of {} 32-bit words, then {tail_bytes} B",
+                    words.len()
+                )
             }
         };
         let _ = writeln!(

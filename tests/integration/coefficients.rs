@@ -1,7 +1,9 @@
 //! `nbg coefficients` on the A733 board files (`../shared/corpus/v2`, else the copies under
 //! `controls/public/v2`): every NN coefficient buffer cut into its header, per-core streams and
-//! biases, the header re-encoded to its stored bytes; a buffer that cannot be cut is refused
-//! with its code and offset, never a panic.
+//! biases, the header re-encoded to its stored bytes, each stream decoded and re-encoded to its
+//! bits (or reported with its code and bit), the kernels put together; a buffer that cannot be
+//! cut is refused with its code and offset, never a panic. The face detector's source model
+//! (`../shared/models`) comes back out of the file through `nbg locate`.
 
 use super::common;
 use serde_json::Value;
@@ -23,9 +25,26 @@ fn every_board_file_is_cut_or_refused_with_a_code() {
         let buffers = doc["buffers"].as_array().unwrap();
         let refused = doc["refused"].as_array().unwrap();
         assert!(!buffers.is_empty(), "{name}: no coefficient buffer cut");
-        assert_eq!(code, Some(if refused.is_empty() { 0 } else { 1 }), "{name}");
+        let whole = refused.is_empty() && buffers.iter().all(|b| b["weights"].is_object());
+        assert_eq!(code, Some(if whole { 0 } else { 1 }), "{name}");
         for b in buffers {
             assert_eq!(b["header_reencoded"], true, "{name}: {b}");
+            // Every stream decodes and re-encodes, or says where and why not.
+            for s in b["streams"].as_array().unwrap() {
+                match (&s["decoded"], &s["not_decoded"]) {
+                    (Value::Object(d), Value::Null) => {
+                        assert_eq!(d["reencoded"], true, "{name}: {s}")
+                    }
+                    (Value::Null, Value::Object(e)) => {
+                        assert!(
+                            e["code"].as_str().unwrap().starts_with("coef-"),
+                            "{name}: {s}"
+                        );
+                        assert!(e["bit"].as_u64().unwrap() <= s["bits"].as_u64().unwrap());
+                    }
+                    _ => panic!("{name}: a stream neither decoded nor reported: {s}"),
+                }
+            }
             let size = b["size"].as_u64().unwrap();
             let streams: u64 = b["streams"]
                 .as_array()
@@ -62,15 +81,103 @@ fn the_face_detector_cuts_whole_with_48_bit_biases() {
         assert_eq!(biases["tail_zero"], true);
         for s in b["streams"].as_array().unwrap() {
             assert_eq!(s["padding_zero"], true);
-            assert!(
-                s["not_decoded"]["reason"]
-                    .as_str()
-                    .unwrap()
-                    .contains("16-bit")
-            );
+            assert_eq!(s["decoded"]["reencoded"], true, "entry {}: {s}", b["entry"]);
         }
+        let w = &b["weights"];
+        assert_eq!(w["dtype"], "i16", "entry {}", b["entry"]);
+        assert_eq!(w["shape"][0].as_u64(), Some(channels));
+        assert_eq!(w["padding_zero"], true);
     }
     // The first conv2d's first bias (source 0.08844, fp16) as stored: x 2^30, within 4 %.
     let first = buffers[0]["biases"]["values"][0].as_i64().unwrap() as f64 / f64::from(1u32 << 30);
     assert!((first - 0.08844).abs() < 0.004, "{first}");
+}
+
+#[test]
+fn the_face_detectors_source_weights_come_back_out_of_the_file() {
+    let (dir, names) = common::public_v2_paths();
+    let model = std::path::Path::new(&common::root())
+        .join("../shared/models/face_detection_short_range.weights.npz");
+    let Some(name) = names.iter().find(|n| n.contains("face_detector")) else {
+        common::skip("the A733 face detector");
+        return;
+    };
+    if !model.is_file() {
+        common::skip("the face detector's source model (../shared/models)");
+        return;
+    }
+    let nb = dir.join(name).display().to_string();
+    let o = common::nbg(
+        &common::root(),
+        &["locate", &model.display().to_string(), &nb, "--json"],
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = &doc["decoded"];
+    assert_eq!(d["buffers_decoded"], d["buffers"]);
+    let mut kernels = 0;
+    for t in d["tensors"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        if !(name.ends_with("/Kernel") || name.ends_with("/Bias")) {
+            continue;
+        }
+        let f = &t["found"];
+        assert!(f.is_object(), "{name} not found");
+        let q = &f["quantization"];
+        if name.ends_with("/Kernel") {
+            kernels += 1;
+            assert_eq!(q["type"], "dfp", "{name}");
+            // Every kernel: at least 90 % consistent with its float16 source.
+            let n = t["elements"].as_u64().unwrap();
+            assert!(
+                f["consistent"].as_u64().unwrap() * 10 >= n * 9,
+                "{name}: {f}"
+            );
+        } else {
+            assert_eq!(q["type"], "dfp-bias", "{name}");
+        }
+    }
+    assert_eq!(kernels, 37);
+    // The whole model: consistent elements, measured 97.77 %.
+    let s = &d["summary"];
+    let share = s["consistent"].as_f64().unwrap() / s["elements"].as_f64().unwrap();
+    assert!(share > 0.97, "{s}");
+}
+
+#[test]
+fn the_weights_archive_is_deterministic_and_holds_every_buffer() {
+    let (dir, names) = common::public_v2_paths();
+    let Some(name) = names.iter().find(|n| n.contains("face_detector")) else {
+        common::skip("the A733 face detector");
+        return;
+    };
+    let nb = dir.join(name).display().to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let paths = [tmp.path().join("a.npz"), tmp.path().join("b.npz")];
+    for p in &paths {
+        let o = common::nbg(
+            &common::root(),
+            &["coefficients", &nb, "-o", &p.display().to_string()],
+        );
+        assert_eq!(o.status.code(), Some(0));
+    }
+    let a = std::fs::read(&paths[0]).unwrap();
+    assert_eq!(a, std::fs::read(&paths[1]).unwrap());
+    let tensors = nbg_lab::onnx::npz::read(&a, 1 << 24).unwrap();
+    // 37 buffers: weights and biases each.
+    assert_eq!(tensors.len(), 74);
+    let first = &tensors[0];
+    assert!(
+        first.name.ends_with(".nn0.entry0.weights"),
+        "{}",
+        first.name
+    );
+    assert_eq!(first.shape, [24, 3, 5, 5]);
+    // conv2d/Kernel[0][0][0][0] = 0.04611 (fp16) at position 15: 1511.
+    assert_eq!(i16::from_le_bytes([first.data[0], first.data[1]]), 1511);
 }

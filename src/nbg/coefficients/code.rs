@@ -123,7 +123,11 @@ pub fn read(
     value_bits: impl Fn(u8, bool) -> u8,
 ) -> Result<Codes, StreamError> {
     debug_assert!(bits.div_ceil(8) <= bytes.len() as u64);
-    let mut r = Reader { bytes, bits, pos: 0 };
+    let mut r = Reader {
+        bytes,
+        bits,
+        pos: 0,
+    };
     let mut codes: Vec<Code> = Vec::with_capacity((bits / 3).min(1 << 20) as usize);
     let mut pairs = 0usize;
     while r.pos < bits {
@@ -190,7 +194,9 @@ impl Writer {
 }
 
 /// The bits `codes` are stored as, flush included, and how many there are: `read`'s inverse.
+/// The codes go in pairs: an odd count ends with the encoder's dummy, as `read` returns it.
 pub fn write(codes: &Codes) -> (Vec<u8>, u64) {
+    debug_assert!(codes.codes.len() % 2 == 0, "codes go in pairs");
     let flush = Code {
         at: 0,
         part0: codes.flush,
@@ -264,6 +270,8 @@ mod tests {
             let n = lengths(s, has_free_bit(s));
             codes.push(code(p0, p1, (0x5a5a >> i) & ((1 << n) - 1), n));
         }
+        // The dummy that evens the count (symbol 0, no value bits here).
+        codes.push(code(0, None, 0, 0));
         let c = Codes { codes, flush: 4 };
         let (bytes, bits) = write(&c);
         let back = read(&bytes, bits, lengths).unwrap();
@@ -276,14 +284,26 @@ mod tests {
 
     #[test]
     fn a_short_or_unflushed_stream_is_an_error_not_a_panic() {
+        // All first parts 111: four pairs end on bit 28, but not with a flush.
+        assert_eq!(
+            read(&[0xff; 4], 28, |_, _| 1).unwrap_err(),
+            StreamError::new(
+                StreamCode::CoefStreamFlush,
+                12,
+                "the stream does not end with two flush pairs of first parts 000 or 100"
+            )
+        );
         assert_eq!(
             read(&[0xff; 4], 30, |_, _| 1).unwrap_err().code,
-            StreamCode::CoefStreamFlush
+            StreamCode::CoefStreamOverrun
         );
         assert_eq!(
             read(&[0; 1], 5, |_, _| 0).unwrap_err().code,
             StreamCode::CoefStreamOverrun
         );
-        assert_eq!(read(&[], 0, |_, _| 0).unwrap_err().code, StreamCode::CoefStreamFlush);
+        assert_eq!(
+            read(&[], 0, |_, _| 0).unwrap_err().code,
+            StreamCode::CoefStreamFlush
+        );
     }
 }

@@ -66,7 +66,12 @@ const SET2: u8 = 8;
 impl Scheme {
     /// The scheme of a header: `run_length_size` 0 (plain) or one the vendor writes (4, 6, 10,
     /// 18), and classes inside the mode's range.
-    pub fn of(bit16: bool, run_length_size: u8, table: &[u8], classes: [u8; 8]) -> Result<Scheme, StreamError> {
+    pub fn of(
+        bit16: bool,
+        run_length_size: u8,
+        table: &[u8],
+        classes: [u8; 8],
+    ) -> Result<Scheme, StreamError> {
         let runs = match run_length_size {
             0 => None,
             4 | 6 | 10 | 18 => Some(RunTable {
@@ -116,7 +121,8 @@ impl Scheme {
     pub fn element(&self, c: &Code) -> Result<Element, StreamError> {
         let (s, free) = symbol(c.part0, c.part1);
         let class = self.classes[usize::from(s)];
-        let split = u32::from(self.bit16 && !(self.runs.is_some() && matches!(class, 0 | SET2))) * 8;
+        let split =
+            u32::from(self.bit16 && !(self.runs.is_some() && matches!(class, 0 | SET2))) * 8;
         let low = (c.value & ((1 << split) - 1)) as u16;
         let high = c.value >> split;
         // The value's first bit sits in the free bit when there is one.
@@ -132,7 +138,10 @@ impl Scheme {
                     return Err(StreamError::new(
                         StreamCode::CoefRunIndex,
                         c.at,
-                        format!("a run names entry {entry} of a {}-entry run table", t.entries.len()),
+                        format!(
+                            "a run names entry {entry} of a {}-entry run table",
+                            t.entries.len()
+                        ),
                     ));
                 };
                 Ok(Element::Run {
@@ -155,7 +164,11 @@ impl Scheme {
         let (class, m, low) = match (e, &self.runs) {
             (Element::Value(v), None) => {
                 let (high, low) = self.split(v);
-                let (mag, sign) = if high < 0x80 { (high, 0) } else { (high ^ 0xff, 1) };
+                let (mag, sign) = if high < 0x80 {
+                    (high, 0)
+                } else {
+                    (high ^ 0xff, 1)
+                };
                 let class = bit_len(u32::from(mag));
                 (class, strip_top(u32::from(mag), class) << 1 | sign, low)
             }
@@ -169,7 +182,11 @@ impl Scheme {
                 if !(1..RAW).contains(&class) {
                     return None;
                 }
-                (class, strip_top(h.unsigned_abs(), class) << 1 | u32::from(h < 0), low)
+                (
+                    class,
+                    strip_top(h.unsigned_abs(), class) << 1 | u32::from(h < 0),
+                    low,
+                )
             }
             (Element::Raw(v), Some(_)) => {
                 let (high, low) = self.split(v);
@@ -177,7 +194,11 @@ impl Scheme {
             }
             (Element::Run { entry, .. }, Some(_)) => {
                 let class = if entry < 2 { 0 } else { SET2 };
-                (class, u32::from(entry - if entry < 2 { 0 } else { 2 }), None)
+                (
+                    class,
+                    u32::from(entry - if entry < 2 { 0 } else { 2 }),
+                    None,
+                )
             }
             _ => return None,
         };
@@ -219,7 +240,11 @@ impl Scheme {
 
 /// Bits of `v` below its top bit (of a `class`-bit number).
 fn strip_top(v: u32, class: u8) -> u32 {
-    if class <= 1 { 0 } else { v & ((1 << (class - 1)) - 1) }
+    if class <= 1 {
+        0
+    } else {
+        v & ((1 << (class - 1)) - 1)
+    }
 }
 
 /// The bit length of `v` (0 for 0).
@@ -230,7 +255,11 @@ fn bit_len(v: u32) -> u8 {
 /// The byte a plain-mode value `m` (sign lowest, magnitude top bit implied) of `class` stands for.
 fn ones_complement(m: u32, class: u8) -> u8 {
     let sign = m & 1;
-    let mag = if class == 0 { 0 } else { (m >> 1) | 1 << (class - 1) } as u8;
+    let mag = if class == 0 {
+        0
+    } else {
+        (m >> 1) | 1 << (class - 1)
+    } as u8;
     if sign == 1 { mag ^ 0xff } else { mag }
 }
 

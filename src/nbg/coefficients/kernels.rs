@@ -141,21 +141,37 @@ impl Layout {
             let want = self.count(c);
             let count = match self.head {
                 1 => usize::from(v.first().copied().unwrap_or(0)),
-                _ => usize::from(v.first().copied().unwrap_or(0)) | usize::from(v.get(1).copied().unwrap_or(0)) << 8,
+                _ => {
+                    usize::from(v.first().copied().unwrap_or(0))
+                        | usize::from(v.get(1).copied().unwrap_or(0)) << 8
+                }
             };
             if count != want {
-                return Err((c, StreamError::new(
-                    StreamCode::CoefKernelCount,
-                    0,
-                    format!("the stream opens with kernel count {count}; core {c} of {} takes {want}", self.cores),
-                )));
+                return Err((
+                    c,
+                    StreamError::new(
+                        StreamCode::CoefKernelCount,
+                        0,
+                        format!(
+                            "the stream opens with kernel count {count}; core {c} of {} takes {want}",
+                            self.cores
+                        ),
+                    ),
+                ));
             }
             if v.len() != self.elements(c) {
-                return Err((c, StreamError::new(
-                    StreamCode::CoefElementCount,
-                    0,
-                    format!("{} elements; {want} kernels of {blocks} blocks take {}", v.len(), self.elements(c)),
-                )));
+                return Err((
+                    c,
+                    StreamError::new(
+                        StreamCode::CoefElementCount,
+                        0,
+                        format!(
+                            "{} elements; {want} kernels of {blocks} blocks take {}",
+                            v.len(),
+                            self.elements(c)
+                        ),
+                    ),
+                ));
             }
             let mut at = self.head;
             for group in self.plan(c) {
@@ -180,11 +196,14 @@ impl Layout {
             }
         }
         if let Some(f) = seen.iter().position(|&s| !s) {
-            return Err((0, StreamError::new(
-                StreamCode::CoefNoLayout,
+            return Err((
                 0,
-                format!("no stream holds kernel {f}"),
-            )));
+                StreamError::new(
+                    StreamCode::CoefNoLayout,
+                    0,
+                    format!("no stream holds kernel {f}"),
+                ),
+            ));
         }
         let weights_len = len - self.extras;
         let mut weights = Vec::with_capacity(self.channels * weights_len);
@@ -227,7 +246,8 @@ mod tests {
                     ks.iter().for_each(|k| streams[c].extend(k));
                 } else {
                     for b in 0..l.blocks() {
-                        ks.iter().for_each(|k| streams[c].extend(&k[b * BLOCK..(b + 1) * BLOCK]));
+                        ks.iter()
+                            .for_each(|k| streams[c].extend(&k[b * BLOCK..(b + 1) * BLOCK]));
                     }
                 }
             }
@@ -261,7 +281,10 @@ mod tests {
             let kernel = |f: usize| (0..l.kernel_len()).map(|i| (f * 100 + i) as u16).collect();
             let k = l.assemble(&lay(&l, kernel)).unwrap();
             for f in 0..l.channels {
-                assert_eq!(k.weights[f * l.kernel_len()..(f + 1) * l.kernel_len()], kernel(f)[..]);
+                assert_eq!(
+                    k.weights[f * l.kernel_len()..(f + 1) * l.kernel_len()],
+                    kernel(f)[..]
+                );
             }
             assert!(k.padding_zero);
         }
@@ -282,13 +305,22 @@ mod tests {
         let k = l.assemble(&s).unwrap();
         assert_eq!((k.shape, k.extras.len()), ([3, 1, 3, 3], 9));
         s[1].push(0);
-        assert_eq!(l.assemble(&s).unwrap_err().1.code, StreamCode::CoefElementCount);
+        assert_eq!(
+            l.assemble(&s).unwrap_err().1.code,
+            StreamCode::CoefElementCount
+        );
         s[1][0] = 5;
-        assert_eq!(l.assemble(&s).unwrap_err(), (1, StreamError::new(
-            StreamCode::CoefKernelCount,
-            0,
-            "the stream opens with kernel count 5; core 1 of 2 takes 1",
-        )));
+        assert_eq!(
+            l.assemble(&s).unwrap_err(),
+            (
+                1,
+                StreamError::new(
+                    StreamCode::CoefKernelCount,
+                    0,
+                    "the stream opens with kernel count 5; core 1 of 2 takes 1",
+                )
+            )
+        );
         assert!(Layout { cores: 4, ..l }.check(1000).is_err());
         assert!(l.check(10).is_err());
     }

@@ -269,10 +269,15 @@ pub struct Operation {
 impl Buffer {
     /// The name its tensors go by: layer, operation, NN command and entry.
     pub fn name(&self) -> String {
-        let op = self.operation.as_ref().map_or("no-operation".to_string(), |o| {
-            format!("layer{}.{}.op{}", o.layer, o.layer_name, o.index)
-        });
-        let nn = self.command.map_or("no-nn".to_string(), |c| format!("nn{}", c.index));
+        let op = self
+            .operation
+            .as_ref()
+            .map_or("no-operation".to_string(), |o| {
+                format!("layer{}.{}.op{}", o.layer, o.layer_name, o.index)
+            });
+        let nn = self
+            .command
+            .map_or("no-nn".to_string(), |c| format!("nn{}", c.index));
         format!("{op}.{nn}.entry{}", self.entry)
     }
 }
@@ -432,7 +437,11 @@ fn masked(body: &[u8], bits: u64) -> Vec<u8> {
 }
 
 /// The layout and element type of a buffer's kernels, from the command that reads it.
-fn layout_of(h: &Header, c: Option<Command>, cores: usize) -> Result<(kernels::Layout, WeightType), StreamError> {
+fn layout_of(
+    h: &Header,
+    c: Option<Command>,
+    cores: usize,
+) -> Result<(kernels::Layout, WeightType), StreamError> {
     let Some(c) = c else {
         return Err(StreamError::new(
             StreamCode::CoefNoLayout,
@@ -473,7 +482,12 @@ fn layout_of(h: &Header, c: Option<Command>, cores: usize) -> Result<(kernels::L
 /// Decode every stream of a cut buffer, and put its kernels together.
 fn decode(b: &mut Buffer, bytes: &[u8]) {
     let h = &b.header;
-    let scheme = Scheme::of(h.bit16, h.run_length_size, &h.run_length_table, h.symbol_bits);
+    let scheme = Scheme::of(
+        h.bit16,
+        h.run_length_size,
+        &h.run_length_table,
+        h.symbol_bits,
+    );
     let budget: u64 = b.streams.iter().map(|s| s.bits).sum::<u64>() * ELEMENTS_PER_BIT;
     let layout = layout_of(h, b.command, b.streams.len())
         .and_then(|(l, t)| l.check(budget).map(|()| (l, t)));
@@ -483,7 +497,10 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
         let at = (st.offset - b.offset) as usize;
         let body = &bytes[at..at + st.bytes as usize];
         let limit = layout.as_ref().ok().map(|(l, _)| l.elements(st.core));
-        match scheme.clone().and_then(|s| decode_stream(&s, body, st.bits, limit)) {
+        match scheme
+            .clone()
+            .and_then(|s| decode_stream(&s, body, st.bits, limit))
+        {
             Ok((d, v)) => {
                 st.decoded = Some(d);
                 values.push(v);
@@ -708,11 +725,10 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Coefficients {
 /// The NN operation that runs NN command `nn`, with its layer.
 fn operation_of(g: &crate::nbg::parse::v2::NbgV2<'_>, nn: usize) -> Option<Operation> {
     let r = &g.records;
-    let op = r
-        .operations
-        .as_deref()?
-        .iter()
-        .find(|o| crate::nbg::format::records::operation_type::is_nn_engine(o.kind) && o.engine_index as usize == nn)?;
+    let op = r.operations.as_deref()?.iter().find(|o| {
+        crate::nbg::format::records::operation_type::is_nn_engine(o.kind)
+            && o.engine_index as usize == nn
+    })?;
     let layer = r.layers.as_deref()?.get(op.layer_id as usize)?;
     Some(Operation {
         index: op.index,
@@ -833,6 +849,96 @@ mod tests {
         assert_eq!(b.header.stream_bits, [10]);
         assert_eq!(b.header.trailing_words[..2], [0, 7]);
         assert!(b.header_reencoded);
+    }
+
+    /// A buffer written from `kernels` (channels x 9 int16 weights, one group, contiguous
+    /// per core) by the inverses: `Scheme::code`, `code::write`, `Header::encode`.
+    fn written(kernels: &[[u16; 9]], cores: usize) -> Vec<u8> {
+        let scheme = Scheme::of(true, 0, &[0; 18], [3, 2, 4, 1, 5, 0, 6, 7]).unwrap();
+        let per = kernels.len() / cores;
+        let mut streams = Vec::new();
+        let mut sizes = Vec::new();
+        for c in 0..cores {
+            let mut elements = vec![per as u16];
+            kernels[c * per..(c + 1) * per]
+                .iter()
+                .for_each(|k| elements.extend(k));
+            let flush = if elements.len() % 2 == 1 {
+                elements.push(0);
+                4
+            } else {
+                0
+            };
+            let codes = elements
+                .iter()
+                .map(|&v| scheme.code(Element::Value(v), 0).unwrap())
+                .collect();
+            let (mut bytes, bits) = code::write(&code::Codes { codes, flush });
+            bytes.resize(bits.div_ceil(512) as usize * 64, 0);
+            streams.extend(bytes);
+            sizes.push(bits as u32);
+        }
+        let mut stream_size = sizes.clone();
+        stream_size.resize(9, 0);
+        let h = Header {
+            precode: false,
+            bit16: true,
+            fp16: false,
+            reserved1: 0,
+            version: 1,
+            run_length_size: 0,
+            run_length_table: vec![0; 18],
+            symbol_bits: [3, 2, 4, 1, 5, 0, 6, 7],
+            avg_bias: 0,
+            reserved2: 0,
+            stream_bits: sizes,
+            trailing_words: stream_size[cores..].to_vec(),
+        };
+        let mut b = h.encode().unwrap();
+        b.extend(streams);
+        b.extend(vec![0u8; kernels.len() * 6]);
+        b.resize(b.len().next_multiple_of(64), 0);
+        b
+    }
+
+    #[test]
+    fn kernels_written_by_the_inverses_decode_back() {
+        let kernels: Vec<[u16; 9]> = (0..6u16)
+            .map(|k| std::array::from_fn(|i| (k * 9 + i as u16).wrapping_mul(0x9e37) ^ 0x00ff))
+            .collect();
+        let bytes = written(&kernels, 2);
+        let c = Command {
+            index: 0,
+            kernel: [3, 3, 1],
+            output_channels: 6,
+            kernels_per_core: 3,
+            depthwise: false,
+            kernel_data_type: 4,
+            coef_zero_point: 0,
+            per_channel_post_mul: false,
+        };
+        let b = cut(0, 0, &bytes, Some(c)).unwrap();
+        assert!(
+            b.streams
+                .iter()
+                .all(|s| s.decoded.is_some_and(|d| d.reencoded))
+        );
+        let w = b.weights.expect("put together");
+        assert_eq!((w.dtype, w.shape), (WeightType::I16, [6, 1, 3, 3]));
+        assert_eq!(w.kernels.weights, kernels.concat());
+        // One flipped bit inside a stream: an error with its code and bit, never a panic.
+        let mut bad = bytes.clone();
+        bad[64 + 5] ^= 0x10;
+        let b = cut(0, 0, &bad, Some(c)).unwrap();
+        let decoded_or_reported = b
+            .streams
+            .iter()
+            .all(|s| s.decoded.is_some() != s.not_decoded.is_some());
+        assert!(decoded_or_reported);
+        assert!(b.weights.is_some() || b.weights_error.is_some());
+        if let Some(w) = b.weights {
+            assert_ne!(w.kernels.weights, kernels.concat());
+        }
     }
 
     #[test]

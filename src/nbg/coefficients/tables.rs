@@ -97,7 +97,10 @@ pub fn cut(bytes: &[u8], command: &Command, post_multipliers: bool) -> Result<Co
         .ok_or(NotATable { needed })?;
     let f = |c: &[u8]| f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
     Ok(Contents::PostMultipliers {
-        values: bytes[..n].chunks_exact(8).map(|c| [f(&c[..4]), f(&c[4..])]).collect(),
+        values: bytes[..n]
+            .chunks_exact(8)
+            .map(|c| [f(&c[..4]), f(&c[4..])])
+            .collect(),
         tail_bytes: (bytes.len() - n) as u64,
         tail_zero: bytes[n..].iter().all(|&b| b == 0),
     })
@@ -129,11 +132,19 @@ mod tests {
         b.resize(64, 0);
         let c = command(2);
         assert_eq!(kind(&c, None), Some(true));
-        let Contents::PostMultipliers { values, tail_bytes, tail_zero } = cut(&b, &c, true).unwrap() else {
+        let Contents::PostMultipliers {
+            values,
+            tail_bytes,
+            tail_zero,
+        } = cut(&b, &c, true).unwrap()
+        else {
             panic!("not a post-multiplier table")
         };
         assert_eq!(values, [[1.0, -0.5], [2.0, 0.25]]);
         assert_eq!((tail_bytes, tail_zero), (48, true));
-        assert_eq!(cut(&b, &command(9), true).unwrap_err(), NotATable { needed: 72 });
+        assert_eq!(
+            cut(&b, &command(9), true).unwrap_err(),
+            NotATable { needed: 72 }
+        );
     }
 }
