@@ -19,6 +19,11 @@ pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
     match o.origin {
         Origin::Tail => "connection region".into(),
         Origin::SectionEntry(i, e) => entry_key(graph, Origin::Section(i), e, o),
+        Origin::Coefficient(i, e, part) => format!(
+            "{} {}",
+            entry_key(graph, Origin::Section(i), e, o),
+            part.label()
+        ),
         Origin::TableEntry(k, e) => entry_key(graph, Origin::Table(k), e, o),
         origin => naming(graph)
             .payload_name(origin)

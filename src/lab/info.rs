@@ -242,7 +242,7 @@ fn size(graph: &Graph<'_>, image: &NbgImage<'_>) -> Vec<SizeShare> {
                 Content::Padding
             }
             (_, Origin::Structure) => Content::Structure,
-            (_, Origin::Section(i) | Origin::SectionEntry(i, _)) => match graph {
+            (_, Origin::Section(i) | Origin::SectionEntry(i, _) | Origin::Coefficient(i, _, _)) => match graph {
                 Graph::V2(g) => g
                     .sections
                     .get(*i)

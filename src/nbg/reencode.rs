@@ -91,10 +91,10 @@ pub struct Piece {
 
 /// The decoded-record `o` (a ledger owner of this graph's image) encoded again from the
 /// parsed values, one piece per record; `None` when the field map has no encoder for it.
-fn pieces(graph: &Graph<'_>, o: &Owner) -> Option<Vec<Piece>> {
+fn pieces(graph: &Graph<'_>, image: &NbgImage<'_>, o: &Owner) -> Option<Vec<Piece>> {
     match graph {
         Graph::V1(g) => pieces_v1(g, o),
-        Graph::V2(g) => pieces_v2(g, o),
+        Graph::V2(g) => pieces_v2(g, image, o),
     }
 }
 
@@ -115,7 +115,7 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
         .filter(|o| o.class == OwnerClass::DecodedRecord)
     {
         out.records_total += 1;
-        let Some(pieces) = pieces(graph, o) else {
+        let Some(pieces) = pieces(graph, image, o) else {
             out.not_reencodable.push(o.label.clone());
             continue;
         };
@@ -141,7 +141,7 @@ pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
             out.extend_from_slice(&image.range(o.start, o.end));
             continue;
         }
-        let pieces = pieces(graph, o)?;
+        let pieces = pieces(graph, image, o)?;
         for p in pieces {
             if p.at != out.len() as u64 {
                 return None;
@@ -510,7 +510,7 @@ fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> 
 }
 
 /// The v2 half of `pieces`.
-fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
+fn pieces_v2(g: &NbgV2<'_>, image: &NbgImage<'_>, o: &Owner) -> Option<Vec<Piece>> {
     match o.origin {
         Origin::Structure => match o.label.as_str() {
             "header" => Some(vec![v2_header(g)]),
@@ -622,9 +622,61 @@ fn pieces_v2(g: &NbgV2<'_>, o: &Owner) -> Option<Vec<Piece>> {
             let (regions, streams) = g.regions_of(s.kind);
             region_pieces(regions, streams, e, s.type_name)
         }
+        Origin::Coefficient(i, e, part) => coefficient_piece(g, image, i, e, part),
         _ => None,
     }
 }
+
+/// A part of a decoded coefficient entry, written again from the entry decoded anew (read
+/// through the image) and cut as the ledger cut it.
+fn coefficient_piece(
+    g: &NbgV2<'_>,
+    image: &NbgImage<'_>,
+    section: usize,
+    entry: usize,
+    part: crate::nbg::coefficients::Part,
+) -> Option<Vec<Piece>> {
+    use crate::nbg::coefficients::{self, Part};
+    let name = g.sections.get(section)?.type_name;
+    let c = coefficients::of_v2_with(g, Some(entry), &|at, len| Some(image.range(at, at + len)));
+    let (at, bytes, record) = match part {
+        Part::Table => {
+            let t = c.tables.first()?;
+            (t.offset, t.rewritten()?, COEF_VALUES)
+        }
+        part => {
+            let (at, _, _, bytes) = c
+                .buffers
+                .first()?
+                .ledger_parts()?
+                .into_iter()
+                .find(|p| p.2 == part)?;
+            let record = if part == Part::Header {
+                fm::coef_header_v8::RECORD
+            } else {
+                COEF_VALUES
+            };
+            (at, bytes, record)
+        }
+    };
+    Some(vec![Piece {
+        at,
+        record,
+        skip: 0,
+        prefix: format!("{name}[{entry}].{}", part.label()),
+        bytes: Ok(bytes),
+    }])
+}
+
+/// Coded streams, biases and tables: bytes with no fixed fields (a mismatch is named by its
+/// offset in the part).
+const COEF_VALUES: fm::Record = fm::Record {
+    id: "coef_values",
+    family: fm::Family::V2,
+    public_name: "coefficient stream, biases or table",
+    size: 0,
+    fields: &[],
+};
 
 fn v2_header(g: &NbgV2<'_>) -> Piece {
     use fm::v2_header as h;

@@ -131,6 +131,9 @@ pub struct Stream {
     /// Why it does not decode, and at which bit of the stream.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_decoded: Option<StreamError>,
+    /// Its bytes written again from the decoded codes, padding included (when they re-encode).
+    #[serde(skip)]
+    pub rewritten: Option<Vec<u8>>,
 }
 
 /// What a decoded stream holds.
@@ -197,6 +200,12 @@ pub struct Biases {
     pub width: u64,
     /// One signed value per output channel.
     pub values: Vec<i64>,
+    /// With `per_channel_post_mul`: after each channel's bias, its positive and negative
+    /// float32 post-multipliers (measured: the A733 face landmark detector's 35 such buffers,
+    /// 6 + 8 bytes per channel; the vendor's encoder writes a per-filter post-multiplier after
+    /// the bias, then a negative one for PReLU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_multipliers: Option<Vec<[f32; 2]>>,
     /// Bytes after the last bias up to the end of the buffer, and whether they are zero.
     pub tail_bytes: u64,
     /// Whether the tail is zero.
@@ -282,6 +291,70 @@ impl Buffer {
     }
 }
 
+/// A part of a coefficient entry that the ledger owns on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Part {
+    /// The 64-byte header.
+    Header,
+    /// Core `n`'s stream, padding included.
+    Stream(usize),
+    /// The biases and the zero bytes after them.
+    Biases,
+    /// A whole table.
+    Table,
+}
+
+impl Part {
+    /// Its name in an owner's label.
+    pub fn label(self) -> String {
+        match self {
+            Part::Header => "header".into(),
+            Part::Stream(n) => format!("stream {n}"),
+            Part::Biases => "biases".into(),
+            Part::Table => "table".into(),
+        }
+    }
+}
+
+impl Buffer {
+    /// The parts the ledger owns, each with its file range and its bytes written again from
+    /// what was decoded: `None` unless every part re-encodes (header, streams and their zero
+    /// padding, biases and their zero tail) and together they cover the entry.
+    pub fn ledger_parts(&self) -> Option<Vec<(u64, u64, Part, Vec<u8>)>> {
+        if !self.header_reencoded {
+            return None;
+        }
+        let mut parts = vec![(
+            self.offset,
+            self.offset + HEADER_BYTES,
+            Part::Header,
+            self.header.encode().ok()?,
+        )];
+        for st in &self.streams {
+            if !st.padding_zero {
+                return None;
+            }
+            let bytes = st.rewritten.clone()?;
+            parts.push((st.offset, st.offset + st.bytes, Part::Stream(st.core), bytes));
+        }
+        let b = self.biases.as_ref().filter(|b| b.tail_zero)?;
+        let width = b.width as usize;
+        let mut bytes = Vec::new();
+        for (i, v) in b.values.iter().enumerate() {
+            bytes.extend_from_slice(&v.to_le_bytes()[..width]);
+            if let Some(m) = &b.post_multipliers {
+                bytes.extend(m[i].iter().flat_map(|x| x.to_le_bytes()));
+            }
+        }
+        bytes.resize(bytes.len() + b.tail_bytes as usize, 0);
+        parts.push((b.offset, self.offset + self.size, Part::Biases, bytes));
+        let covers = parts.windows(2).all(|w| w[0].1 == w[1].0)
+            && parts.last().is_some_and(|p| p.1 == self.offset + self.size)
+            && parts.iter().all(|p| p.3.len() as u64 == p.1 - p.0);
+        covers.then_some(parts)
+    }
+}
+
 /// Why a buffer's kernels are not put together.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WeightsError {
@@ -364,7 +437,7 @@ fn decode_stream(
     body: &[u8],
     bits: u64,
     limit: Option<usize>,
-) -> Result<(Decoded, Vec<u16>), StreamError> {
+) -> Result<(Decoded, Vec<u16>, Vec<u8>), StreamError> {
     let codes = code::read(body, bits, |s, f| scheme.value_bits(s, f))?;
     let mut d = Decoded {
         codes: codes.codes.len() as u64,
@@ -420,9 +493,10 @@ fn decode_stream(
             values.extend(std::iter::repeat_n(v, n as usize));
         }
     }
-    let (written, written_bits) = code::write(&codes);
+    let (mut written, written_bits) = code::write(&codes);
     d.reencoded = written_bits == bits && written == masked(body, bits);
-    Ok((d, values))
+    written.resize(body.len(), 0);
+    Ok((d, values, written))
 }
 
 /// The first `bits` bits of `body`, the bits after them in the last byte cleared.
@@ -501,8 +575,9 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
             .clone()
             .and_then(|s| decode_stream(&s, body, st.bits, limit))
         {
-            Ok((d, v)) => {
+            Ok((d, v, written)) => {
                 st.decoded = Some(d);
+                st.rewritten = d.reencoded.then_some(written);
                 values.push(v);
             }
             Err(e) => {
@@ -598,22 +673,26 @@ pub fn cut(
             padding_zero: padding_zero(body, bits),
             decoded: None,
             not_decoded: None,
+            rewritten: None,
         });
         at = end;
     }
     let width = bias_width(&header);
     let biases = command.and_then(|c| {
         let n = c.output_channels;
-        let end = at.checked_add(n.checked_mul(width)?)?;
+        let entry = width + if c.per_channel_post_mul { 8 } else { 0 };
+        let end = at.checked_add(n.checked_mul(entry)?)?;
         (end <= size).then(|| {
-            let values = bytes[at as usize..end as usize]
-                .chunks_exact(width as usize)
-                .map(signed)
-                .collect();
+            let rows = bytes[at as usize..end as usize].chunks_exact(entry as usize);
+            let f = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
             Biases {
                 offset: offset + at,
                 width,
-                values,
+                values: rows.clone().map(|r| signed(&r[..width as usize])).collect(),
+                post_multipliers: c.per_channel_post_mul.then(|| {
+                    rows.map(|r| [f(&r[width as usize..]), f(&r[width as usize + 4..])])
+                        .collect()
+                }),
                 tail_bytes: size - end,
                 tail_zero: bytes[end as usize..].iter().all(|&b| b == 0),
             }
@@ -660,8 +739,24 @@ pub struct Coefficients {
 }
 
 /// Every coefficient entry of a v2 graph that an NN `kernel_address` points at, cut by what
-/// the command that reads it says: a table (`tables::kind`) or a weight buffer.
+/// the command that reads it says: a table (`tables::kind`) or a weight buffer. The entries
+/// are read from the graph's bytes in memory.
 pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Coefficients {
+    let file = crate::nbg::family::NbgFamily::bytes(g);
+    of_v2_with(g, None, &|at, len| {
+        let a = usize::try_from(at).ok()?;
+        let b = usize::try_from(at.checked_add(len)?).ok()?;
+        file.get(a..b).map(std::borrow::Cow::Borrowed)
+    })
+}
+
+/// `of_v2` with each entry read by `read(offset, size)` (a file read by positioned reads, the
+/// ledger's source), for every entry or `only` the one named.
+pub fn of_v2_with<'a>(
+    g: &crate::nbg::parse::v2::NbgV2<'_>,
+    only: Option<usize>,
+    read: &dyn Fn(u64, u64) -> Option<std::borrow::Cow<'a, [u8]>>,
+) -> Coefficients {
     use crate::nbg::parse::patch_targets::Role;
     let commands = g.nn_commands.as_deref().unwrap_or(&[]);
     let readers = g
@@ -670,7 +765,7 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Coefficients {
         .unwrap_or_default();
     let mut out = Coefficients::default();
     for r in g.coef_regions.iter().flatten() {
-        if r.role != Role::Coefficients {
+        if r.role != Role::Coefficients || only.is_some_and(|e| e != r.entry) {
             continue;
         }
         let command = readers
@@ -679,12 +774,8 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Coefficients {
             .and_then(|&(k, _)| commands.get(k))
             .map(command_of);
         let operation = command.and_then(|c| operation_of(g, c.index));
-        let file = crate::nbg::family::NbgFamily::bytes(g);
-        let bytes = usize::try_from(r.offset)
-            .ok()
-            .zip(usize::try_from(r.offset.saturating_add(r.size)).ok())
-            .and_then(|(a, b)| file.get(a..b))
-            .unwrap_or(&[]);
+        let data = read(r.offset, r.size).unwrap_or_default();
+        let bytes: &[u8] = &data;
         let refuse = |code, at| Refused {
             entry: r.entry,
             offset: r.offset,

@@ -25,7 +25,7 @@ pub(super) fn claim(start: u64, end: u64, class: OwnerClass, label: String) -> C
     }
 }
 
-pub(super) fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
+pub(super) fn claims_v2(g: &NbgV2<'_>, source: &Data<'_>) -> Vec<Claim> {
     let dir = u64::from(g.sub_header.section_headers_offset);
     let dir_end = dir + g.sections.len() as u64 * u64::from(f2::SECTION_HEADER_SIZE);
     let mut c = vec![
@@ -55,6 +55,9 @@ pub(super) fn claims_v2(g: &NbgV2<'_>) -> Vec<Claim> {
                 Origin::SectionEntry(s.index, e)
             });
             if let Some(mut parts) = parts {
+                if s.kind == crate::nbg::format::section::COEF_DATA {
+                    parts = coefficient_claims(g, source, s.index, parts);
+                }
                 if let Some(first) = parts.first_mut().filter(|p| p.start == s.offset) {
                     first.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
                 }
@@ -166,6 +169,49 @@ fn region_claims(
             })
             .collect(),
     )
+}
+
+/// The COEF_DATA entry claims with every entry that decodes whole split into its parts
+/// (`coefficients::Buffer::ledger_parts`: header, one stream per core, biases) or owned whole
+/// as a table, each a decoded record; the other entries stay as they are.
+fn coefficient_claims(
+    g: &NbgV2<'_>,
+    source: &Data<'_>,
+    section: usize,
+    parts: Vec<Claim>,
+) -> Vec<Claim> {
+    use crate::nbg::coefficients::{self, Part};
+    let c = coefficients::of_v2_with(g, None, &|at, len| source.slice(at, len, "coefficients").ok());
+    let mut split: std::collections::HashMap<u64, Vec<(u64, u64, usize, Part)>> =
+        std::collections::HashMap::new();
+    for b in &c.buffers {
+        if let Some(p) = b.ledger_parts() {
+            let v = p.into_iter().map(|(a, z, part, _)| (a, z, b.entry, part)).collect();
+            split.insert(b.offset, v);
+        }
+    }
+    for t in &c.tables {
+        if t.rewritten().is_some() {
+            split.insert(t.offset, vec![(t.offset, t.offset + t.size, t.entry, Part::Table)]);
+        }
+    }
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        match split.get(&p.start).filter(|v| v.last().is_some_and(|l| l.1 == p.end)) {
+            Some(v) => out.extend(v.iter().map(|&(a, z, e, part)| {
+                let mut x = claim(
+                    a,
+                    z,
+                    OwnerClass::DecodedRecord,
+                    format!("{} {}", p.label, part.label()),
+                );
+                x.origin = Origin::Coefficient(section, e, part);
+                x
+            })),
+            None => out.push(p),
+        }
+    }
+    out
 }
 
 /// A payload's owner class: a decoded record when every byte of it is decoded, else opaque.

@@ -100,6 +100,8 @@ pub enum Origin {
     /// One entry of a v1 table its index table cuts into buffers (`lcd`, `icd`): table
     /// index, table entry.
     TableEntry(usize, usize),
+    /// One part of a decoded v2 coefficient entry: directory index, table entry, part.
+    Coefficient(usize, usize, crate::nbg::coefficients::Part),
     /// v1 bytes between the decoded fixed part and the first table.
     Extension,
     /// Alignment or padding before the owner that follows, or before EOF.
@@ -250,7 +252,7 @@ impl<'data> NbgImage<'data> {
     fn build(graph: &Graph<'_>, source: Data<'data>) -> Result<Self, Failure> {
         let (format, claims, mut views) = match graph {
             Graph::V1(g) => (g.format, claims_v1(g), views_v1(g)),
-            Graph::V2(g) => (g.format, claims_v2(g), views_v2(graph)),
+            Graph::V2(g) => (g.format, claims_v2(g, &source), views_v2(graph)),
         };
         let owners = fill_gaps(&source, claims)?;
         prove(&owners, source.len())?;
