@@ -242,13 +242,15 @@ fn size(graph: &Graph<'_>, image: &NbgImage<'_>) -> Vec<SizeShare> {
                 Content::Padding
             }
             (_, Origin::Structure) => Content::Structure,
-            (_, Origin::Section(i) | Origin::SectionEntry(i, _) | Origin::Coefficient(i, _, _)) => match graph {
-                Graph::V2(g) => g
-                    .sections
-                    .get(*i)
-                    .map_or(Content::Other, |s| section::content(s.kind)),
-                Graph::V1(_) => Content::Other,
-            },
+            (_, Origin::Section(i) | Origin::SectionEntry(i, _) | Origin::Coefficient(i, _, _)) => {
+                match graph {
+                    Graph::V2(g) => g
+                        .sections
+                        .get(*i)
+                        .map_or(Content::Other, |s| section::content(s.kind)),
+                    Graph::V1(_) => Content::Other,
+                }
+            }
             (_, Origin::Table(k) | Origin::TableEntry(k, _)) => section::content(*k as u32 + 1),
             (_, Origin::Extension | Origin::Gap | Origin::Tail) => Content::Other,
         };

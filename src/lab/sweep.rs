@@ -7,8 +7,9 @@
 //! An offset takes its worst pattern's outcome.
 //!
 //! Every decoded byte is flipped and parsed (check-only mode: every rule, no SHA-256). In files
-//! larger than `EXHAUSTIVE_LIMIT`, opaque payload and padding bytes, which no rule reads except
-//! the checksums, are classified from the checksum coverage instead (`derived`); on smaller
+//! larger than `EXHAUSTIVE_LIMIT`, opaque payload and padding bytes and the parts of decoded
+//! coefficient entries, which no parse rule reads except the checksums, are classified from the
+//! checksum coverage instead (`derived`); on smaller
 //! files both methods run in the tests and must agree.
 
 use crate::nbg::crc_rules::CrcClass;
@@ -225,12 +226,14 @@ pub fn sweep_with_progress(
     let large = bytes.len() as u64 > exhaustive_limit;
     // Payload and gap bytes of a large file: their outcome follows from their owner (the
     // checksum that covers it, or the gap's reason), the same for every byte of the owner.
-    let derived = |class: OwnerClass| {
+    // Coefficient streams, biases and tables as well: the check-only parse does not decode
+    // them, so every byte of one has its owner's outcome, like an opaque payload's.
+    let derived = |o: &crate::nbg::image::Owner| {
         large
-            && matches!(
-                class,
+            && (matches!(
+                o.class,
                 OwnerClass::PreservedOpaque | OwnerClass::Padding | OwnerClass::Alignment
-            )
+            ) || matches!(o.origin, Origin::Coefficient(..)))
     };
     // One working copy per worker (not per block), each block's outcomes written in place as
     // two-byte ids.
@@ -252,7 +255,7 @@ pub fn sweep_with_progress(
                     return outcome.clone();
                 }
                 let owner = image.owner_of(at);
-                if derived(owner.class) {
+                if derived(owner) {
                     let outcome = derive(&graph, &image, at);
                     owner_outcome = Some((owner.start, owner.end, outcome.clone()));
                     outcome
@@ -299,7 +302,7 @@ pub fn sweep_with_progress(
         let counts = report.by_owner.entry(owner.class.as_str()).or_default();
         let range = owner.start as usize..owner.end as usize;
         let n = owner.end - owner.start;
-        if derived(owner.class) {
+        if derived(owner) {
             report.derived_offsets += n;
         } else {
             report.exhaustive_offsets += n;

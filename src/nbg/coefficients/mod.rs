@@ -335,7 +335,12 @@ impl Buffer {
                 return None;
             }
             let bytes = st.rewritten.clone()?;
-            parts.push((st.offset, st.offset + st.bytes, Part::Stream(st.core), bytes));
+            parts.push((
+                st.offset,
+                st.offset + st.bytes,
+                Part::Stream(st.core),
+                bytes,
+            ));
         }
         let b = self.biases.as_ref().filter(|b| b.tail_zero)?;
         let width = b.width as usize;

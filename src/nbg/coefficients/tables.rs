@@ -62,13 +62,18 @@ impl Table {
     /// Its bytes written again from its values (a tail of zeros), when the tail is zero.
     pub fn rewritten(&self) -> Option<Vec<u8>> {
         let mut out: Vec<u8> = match &self.contents {
-            Contents::PostMultipliers { values, tail_zero: true, .. } => values
+            Contents::PostMultipliers {
+                values,
+                tail_zero: true,
+                ..
+            } => values
                 .iter()
                 .flat_map(|[p, n]| [p.to_le_bytes(), n.to_le_bytes()].concat())
                 .collect(),
-            Contents::Lookup { words, tail_bytes: 0 } => {
-                words.iter().flat_map(|w| w.to_le_bytes()).collect()
-            }
+            Contents::Lookup {
+                words,
+                tail_bytes: 0,
+            } => words.iter().flat_map(|w| w.to_le_bytes()).collect(),
             _ => return None,
         };
         out.resize(self.size as usize, 0);

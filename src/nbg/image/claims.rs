@@ -181,23 +181,34 @@ fn coefficient_claims(
     parts: Vec<Claim>,
 ) -> Vec<Claim> {
     use crate::nbg::coefficients::{self, Part};
-    let c = coefficients::of_v2_with(g, None, &|at, len| source.slice(at, len, "coefficients").ok());
+    let c = coefficients::of_v2_with(g, None, &|at, len| {
+        source.slice(at, len, "coefficients").ok()
+    });
     let mut split: std::collections::HashMap<u64, Vec<(u64, u64, usize, Part)>> =
         std::collections::HashMap::new();
     for b in &c.buffers {
         if let Some(p) = b.ledger_parts() {
-            let v = p.into_iter().map(|(a, z, part, _)| (a, z, b.entry, part)).collect();
+            let v = p
+                .into_iter()
+                .map(|(a, z, part, _)| (a, z, b.entry, part))
+                .collect();
             split.insert(b.offset, v);
         }
     }
     for t in &c.tables {
         if t.rewritten().is_some() {
-            split.insert(t.offset, vec![(t.offset, t.offset + t.size, t.entry, Part::Table)]);
+            split.insert(
+                t.offset,
+                vec![(t.offset, t.offset + t.size, t.entry, Part::Table)],
+            );
         }
     }
     let mut out = Vec::with_capacity(parts.len());
     for p in parts {
-        match split.get(&p.start).filter(|v| v.last().is_some_and(|l| l.1 == p.end)) {
+        match split
+            .get(&p.start)
+            .filter(|v| v.last().is_some_and(|l| l.1 == p.end))
+        {
             Some(v) => out.extend(v.iter().map(|&(a, z, e, part)| {
                 let mut x = claim(
                     a,
