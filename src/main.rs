@@ -84,7 +84,11 @@ enum Command {
     },
     /// Coefficient locator (PoC 12A): search each ONNX initializer (at least 8 elements) in the
     /// NBG's admitted sections under the finite transform registry; `found` (offsets, owner,
-    /// transform) or `not-found`. Exit 0 when it ran, 1 an invalid NBG or refused model, 2 I/O.
+    /// transform) or `not-found`. For a v2 graph, also match each source tensor (the ONNX
+    /// float initializers, or every tensor of an .npz given instead of the model) to the kernels
+    /// and biases the coefficient decoder puts together, with the layout, the quantization and
+    /// the exact and consistent element counts. Exit 0 when it ran, 1 an invalid NBG or refused
+    /// model, 2 I/O.
     #[cfg(feature = "onnx")]
     Locate(cmd::locate::Args),
     /// The vendor's x86-64 OpenVX simulator driver (installed by `bash .ci/setup`), run in a

@@ -1,4 +1,5 @@
-//! `nbg locate MODEL.onnx GRAPH.nb [--json]`: the coefficient locator (PoC 12A).
+//! `nbg locate MODEL.onnx|TENSORS.npz GRAPH.nb [--json]`: the coefficient locator (PoC 12A),
+//! and source tensors matched to the decoded coefficients.
 
 use super::{print, print_json};
 use std::path::PathBuf;
@@ -6,6 +7,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// An ONNX model, or an .npz of named source tensors (decoded matching only).
     model: PathBuf,
     graph: PathBuf,
     #[arg(long)]
