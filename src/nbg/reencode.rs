@@ -645,12 +645,13 @@ fn coefficient_piece(
             (t.offset, t.rewritten()?, COEF_VALUES)
         }
         part => {
-            let (at, _, _, bytes) = c
+            let p = c
                 .buffers
                 .first()?
                 .ledger_parts()?
                 .into_iter()
-                .find(|p| p.2 == part)?;
+                .find(|p| p.part == part)?;
+            let (at, bytes) = (p.start, p.bytes);
             let record = if part == Part::Header {
                 fm::coef_header_v8::RECORD
             } else {

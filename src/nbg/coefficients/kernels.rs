@@ -232,7 +232,7 @@ mod tests {
     /// the rules in the module comment independently of `plan`.
     fn lay(l: &Layout, kernel: impl Fn(usize) -> Vec<u16>) -> Vec<Vec<u16>> {
         let mut streams: Vec<Vec<u16>> = (0..l.cores).map(|c| vec![l.count(c) as u16]).collect();
-        for c in 0..l.cores {
+        for (c, stream) in streams.iter_mut().enumerate() {
             for group in l.plan(c) {
                 let ks: Vec<Vec<u16>> = group
                     .iter()
@@ -243,11 +243,11 @@ mod tests {
                     })
                     .collect();
                 if l.depthwise {
-                    ks.iter().for_each(|k| streams[c].extend(k));
+                    ks.iter().for_each(|k| stream.extend(k));
                 } else {
                     for b in 0..l.blocks() {
                         ks.iter()
-                            .for_each(|k| streams[c].extend(&k[b * BLOCK..(b + 1) * BLOCK]));
+                            .for_each(|k| stream.extend(&k[b * BLOCK..(b + 1) * BLOCK]));
                     }
                 }
             }

@@ -316,15 +316,34 @@ impl Part {
     }
 }
 
+/// One part the ledger owns: its file range and its bytes written again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerPart {
+    /// First file offset.
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+    /// Which part.
+    pub part: Part,
+    /// Its bytes, written again from what was decoded.
+    pub bytes: Vec<u8>,
+}
+
 impl Buffer {
     /// The parts the ledger owns, each with its file range and its bytes written again from
     /// what was decoded: `None` unless every part re-encodes (header, streams and their zero
     /// padding, biases and their zero tail) and together they cover the entry.
-    pub fn ledger_parts(&self) -> Option<Vec<(u64, u64, Part, Vec<u8>)>> {
+    pub fn ledger_parts(&self) -> Option<Vec<LedgerPart>> {
         if !self.header_reencoded {
             return None;
         }
-        let mut parts = vec![(
+        let part = |start, end, part, bytes| LedgerPart {
+            start,
+            end,
+            part,
+            bytes,
+        };
+        let mut parts = vec![part(
             self.offset,
             self.offset + HEADER_BYTES,
             Part::Header,
@@ -335,7 +354,7 @@ impl Buffer {
                 return None;
             }
             let bytes = st.rewritten.clone()?;
-            parts.push((
+            parts.push(part(
                 st.offset,
                 st.offset + st.bytes,
                 Part::Stream(st.core),
@@ -352,10 +371,14 @@ impl Buffer {
             }
         }
         bytes.resize(bytes.len() + b.tail_bytes as usize, 0);
-        parts.push((b.offset, self.offset + self.size, Part::Biases, bytes));
-        let covers = parts.windows(2).all(|w| w[0].1 == w[1].0)
-            && parts.last().is_some_and(|p| p.1 == self.offset + self.size)
-            && parts.iter().all(|p| p.3.len() as u64 == p.1 - p.0);
+        parts.push(part(b.offset, self.offset + self.size, Part::Biases, bytes));
+        let covers = parts.windows(2).all(|w| w[0].end == w[1].start)
+            && parts
+                .last()
+                .is_some_and(|p| p.end == self.offset + self.size)
+            && parts
+                .iter()
+                .all(|p| p.bytes.len() as u64 == p.end - p.start);
         covers.then_some(parts)
     }
 }

@@ -190,7 +190,7 @@ fn coefficient_claims(
         if let Some(p) = b.ledger_parts() {
             let v = p
                 .into_iter()
-                .map(|(a, z, part, _)| (a, z, b.entry, part))
+                .map(|x| (x.start, x.end, b.entry, x.part))
                 .collect();
             split.insert(b.offset, v);
         }
