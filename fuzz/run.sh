@@ -14,6 +14,27 @@ seconds=$2
 runs=${3:--1}
 seeds=corpus/$target
 mkdir -p "$seeds"
+# entries DATA TABLE PREFIX FILE...: each entry of the v2 index table TABLE (offset, size pairs
+# into section DATA) of each FILE, after PREFIX zero bytes, as one seed.
+entries() {
+  python3 - "$seeds" "$@" <<'PY'
+import struct, sys
+out, data, table, prefix = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+for path in sys.argv[5:]:
+    b = open(path, "rb").read()
+    n = struct.unpack_from("<I", b, 0x38)[0]
+    secs = {}
+    for i in range(n):
+        w = struct.unpack_from("<11I", b, 0x3c + 44 * i)
+        secs[w[0]] = (w[1], w[3])
+    if data in secs and table in secs:
+        (do, _), (to, ts) = secs[data], secs[table]
+        for e in range(ts // 8):
+            off, size = struct.unpack_from("<II", b, to + 8 * e)
+            name = path.rsplit("/", 1)[-1]
+            open(f"{out}/{name}.{e}", "wb").write(bytes(prefix) + b[do + off:do + off + size])
+PY
+}
 case "$target" in
   corpus_config)
     cp ../controls/corpus.json "$seeds/controls.json"
@@ -26,44 +47,14 @@ case "$target" in
     ;;
   policy) cp ../policy/hybrid-policy.json "$seeds/" ;;
   commands)
-    # Every LOADSTATE buffer of the board files and a few serializer controls, one seed each.
-    python3 - "$seeds" ../controls/public/v2/*.nb ../controls/serializer/conv-*.nb <<'PY'
-import struct, sys
-out = sys.argv[1]
-for path in sys.argv[2:]:
-    b = open(path, "rb").read()
-    n = struct.unpack_from("<I", b, 0x38)[0]
-    secs = {}
-    for i in range(n):
-        w = struct.unpack_from("<11I", b, 0x3c + 44 * i)
-        secs[w[0]] = (w[1], w[3])
-    if 21 in secs and 27 in secs:
-        (lo, _), (to, ts) = secs[21], secs[27]
-        for e in range(ts // 8):
-            off, size = struct.unpack_from("<II", b, to + 8 * e)
-            name = path.rsplit("/", 1)[-1]
-            open(f"{out}/{name}.{e}", "wb").write(b[lo + off:lo + off + size])
-PY
+    # Every LOADSTATE buffer (section 21, table 27) of the board files and a few serializer
+    # controls, one seed each.
+    entries 21 27 0 ../controls/public/v2/*.nb ../controls/serializer/conv-*.nb
     ;;
   coefficients)
-    # Every COEF_DATA entry of the board files, after 8 zero layout bytes, one seed each.
-    python3 - "$seeds" ../controls/public/v2/*.nb <<'PY'
-import struct, sys
-out = sys.argv[1]
-for path in sys.argv[2:]:
-    b = open(path, "rb").read()
-    n = struct.unpack_from("<I", b, 0x38)[0]
-    secs = {}
-    for i in range(n):
-        w = struct.unpack_from("<11I", b, 0x3c + 44 * i)
-        secs[w[0]] = (w[1], w[3])
-    if 24 in secs and 23 in secs:
-        (do, _), (to, ts) = secs[24], secs[23]
-        for e in range(ts // 8):
-            off, size = struct.unpack_from("<II", b, to + 8 * e)
-            name = path.rsplit("/", 1)[-1]
-            open(f"{out}/{name}.{e}", "wb").write(bytes(8) + b[do + off:do + off + size])
-PY
+    # Every COEF_DATA entry (section 24, table 23) of the board files, after 8 zero layout
+    # bytes, one seed each.
+    entries 24 23 8 ../controls/public/v2/*.nb
     ;;
   *)
     cp ../controls/*.nb "$seeds/"
