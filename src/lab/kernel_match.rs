@@ -239,6 +239,17 @@ fn positions(src: &[f64], q: &[i64]) -> Vec<i32> {
     vec![m - 1, m, m + 1]
 }
 
+/// Dynamic fixed point at each position `positions` proposes, with its counts.
+fn dfp_tries(v: &[f64], half: bool, q: &[i64]) -> Vec<(Quantization, (u64, u64))> {
+    positions(v, q)
+        .into_iter()
+        .map(|p| {
+            let s = score(v, half, q, f64::powi(2.0, p), &[]);
+            (Quantization::Dfp { position: p }, s)
+        })
+        .collect()
+}
+
 /// The best transform from `src` to the kernel of `d`.
 fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
     let shape = d.weights.shape;
@@ -257,22 +268,10 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
                     .count() as u64;
                 vec![(Quantization::Fp16, (exact, exact))]
             }
-            WeightType::I16 => positions(&v, &d.ints)
-                .into_iter()
-                .map(|p| {
-                    let s = score(&v, src.half, &d.ints, f64::powi(2.0, p), &[]);
-                    (Quantization::Dfp { position: p }, s)
-                })
-                .collect(),
+            WeightType::I16 => dfp_tries(&v, src.half, &d.ints),
             WeightType::U8 | WeightType::I8 => {
                 let zp = d.weights.zero_point as i64;
-                let mut out: Vec<_> = positions(&v, &d.ints)
-                    .into_iter()
-                    .map(|p| {
-                        let s = score(&v, src.half, &d.ints, f64::powi(2.0, p), &[]);
-                        (Quantization::Dfp { position: p }, s)
-                    })
-                    .collect();
+                let mut out = dfp_tries(&v, src.half, &d.ints);
                 if let Some(scale) = fitted_scale(&v, &d.ints) {
                     let s = score(&v, src.half, &d.ints, 1.0 / scale, &[]);
                     out.push((

@@ -475,7 +475,12 @@ fn decode_stream(
         dummy: codes.flush == 4,
         reencoded: false,
     };
-    let mut values = Vec::with_capacity(limit.unwrap_or(0).min(body.len() * 86));
+    let bound = bits.saturating_mul(ELEMENTS_PER_BIT);
+    let mut values = Vec::with_capacity(
+        limit
+            .unwrap_or(0)
+            .min(usize::try_from(bound).unwrap_or(usize::MAX)),
+    );
     let real = codes.codes.len() - usize::from(d.dummy);
     for (i, c) in codes.codes.iter().enumerate() {
         let e = scheme.element(c)?;
