@@ -2,15 +2,25 @@
 //! (`nbg::coefficients`), each with the transform that maps one to the other: the layout
 //! permutation and the quantization (dynamic fixed point with its position, affine, fp16).
 //!
-//! A source element is *exact* when the quantization of its value, rounded half away from
-//! zero, is the decoded element; *consistent* when some real number that the source's own type
+//! A source element is *exact* when the quantization of its value, rounded half to even, is
+//! the decoded element; *consistent* when some real number that the source's own type
 //! rounds to the source value quantizes to it (a float16 source holds its network's weights only
 //! to float16 precision, so this is the strongest claim such a source allows). Both are counted.
 //!
 //! Biases of integer kernels are stored corrected, `round(b * 2^s) + 128 * sum(q)` (Mesa
 //! etnaviv_ml_nn_v8.c `calculate_bias_correction`, the vendor's encoder likewise; measured on
 //! the A733 face detector), and compared so.
+//!
+//! A transform may also name `decimals`: the source rounded to that many decimal places first,
+//! in float32 with ties to even, a result of zero as +0. ACUITY 6.30 does this before it
+//! quantizes or stores a weight (measured on the A733 face detector: with 5 decimals every
+//! kernel and bias element of the int16 build and of its fp16 twin, without, 86-97 %); each
+//! count in `DECIMALS` is tried and named only when it matches more elements than none.
+//!
+//! Besides the NN weight buffers, entries that no NN command reads (`coefficients::plain`,
+//! a shader's weights and biases) are tested as plain float16, bfloat16 and float32 arrays.
 
+use crate::nbg::coefficients::plain::Plain;
 use crate::nbg::coefficients::{Buffer, WeightType, Weights};
 use crate::onnx::tensor::{Dtype, Tensor};
 use serde::Serialize;
@@ -77,6 +87,35 @@ pub enum Quantization {
     },
     /// IEEE half, as stored.
     Fp16,
+    /// bfloat16 (the top half of a float32, rounded to nearest even), as stored.
+    Bf16,
+    /// IEEE single, as stored.
+    F32,
+}
+
+/// How the matched elements are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Storage {
+    /// Decoded from an NN weight buffer's streams (`coefficients`).
+    NnStream,
+    /// A plain array: an entry no NN command reads (`coefficients::plain`).
+    Plain,
+}
+
+/// The decimal places tried before quantizing (`None` first: named only when it helps).
+const DECIMALS: [Option<u8>; 5] = [None, Some(4), Some(5), Some(6), Some(7)];
+
+/// `x` rounded as the toolkit does, to `decimals` places in float32 (ties to even, zero as
+/// +0), or as it is.
+fn toolkit(x: f64, decimals: Option<u8>) -> f64 {
+    match decimals {
+        None => x,
+        Some(d) => {
+            let f = 10f32.powi(i32::from(d));
+            f64::from(((x as f32) * f).round_ties_even() / f + 0.0)
+        }
+    }
 }
 
 /// Where a source tensor is, and how well it matches.
@@ -88,10 +127,16 @@ pub struct Found {
     pub offset: u64,
     /// The NN command that reads it.
     pub command: Option<usize>,
+    /// The operation that reads it (for a plain entry, the first of its readers).
+    pub operation: Option<usize>,
+    /// How its elements are stored.
+    pub storage: Storage,
     /// The layout permutation.
     pub layout: Layout,
     /// The quantization.
     pub quantization: Quantization,
+    /// The decimal places the source was rounded to first, when that matched more.
+    pub decimals: Option<u8>,
     /// Elements that are exact.
     pub exact: u64,
     /// Elements that are consistent.
@@ -186,11 +231,6 @@ fn permute(src: &Source, layout: Layout, shape: [usize; 4]) -> Option<Vec<f64>> 
     }
 }
 
-/// Round half away from zero.
-fn round(x: f64) -> f64 {
-    x.signum() * (x.abs() + 0.5).floor()
-}
-
 /// The interval of reals `v` stands for: half-way to its float16 neighbours, or `v` itself.
 fn interval(v: f64, half: bool) -> (f64, f64) {
     if !half {
@@ -209,14 +249,21 @@ fn half_ulp(v: f64) -> f64 {
     f64::powi(2.0, a.log2().floor() as i32 - 10)
 }
 
-/// Exact and consistent counts of `q` against `src` scaled by `scale` (q = x * scale + add).
-fn score(src: &[f64], half: bool, q: &[i64], scale: f64, add: &[f64]) -> (u64, u64) {
+/// Exact and consistent counts of `q` against `src` scaled by `scale` (q = x * scale + add),
+/// the source rounded to `decimals` first for the exact count.
+fn score(
+    src: &[f64],
+    half: bool,
+    q: &[i64],
+    (scale, decimals): (f64, Option<u8>),
+    add: &[f64],
+) -> (u64, u64) {
     let mut exact = 0;
     let mut consistent = 0;
     for (i, (&x, &q)) in src.iter().zip(q).enumerate() {
         let a = add.get(i).copied().unwrap_or(0.0);
         let q = q as f64 - a;
-        exact += u64::from(round(x * scale) == q);
+        exact += u64::from((toolkit(x, decimals) * scale).round_ties_even() == q);
         let (lo, hi) = interval(x, half);
         consistent += u64::from(q + 0.5 >= lo * scale && q - 0.5 <= hi * scale);
     }
@@ -239,15 +286,52 @@ fn positions(src: &[f64], q: &[i64]) -> Vec<i32> {
     vec![m - 1, m, m + 1]
 }
 
+/// One candidate transform: quantization, decimals, (exact, consistent).
+type Try = (Quantization, Option<u8>, (u64, u64));
+
 /// Dynamic fixed point at each position `positions` proposes, with its counts.
-fn dfp_tries(v: &[f64], half: bool, q: &[i64]) -> Vec<(Quantization, (u64, u64))> {
-    positions(v, q)
-        .into_iter()
-        .map(|p| {
-            let s = score(v, half, q, f64::powi(2.0, p), &[]);
-            (Quantization::Dfp { position: p }, s)
+fn dfp_tries(v: &[f64], half: bool, q: &[i64]) -> Vec<Try> {
+    let mut out = Vec::new();
+    for p in positions(v, q) {
+        for d in DECIMALS {
+            let s = score(v, half, q, (f64::powi(2.0, p), d), &[]);
+            out.push((Quantization::Dfp { position: p }, d, s));
+        }
+    }
+    out
+}
+
+/// A float storage's exact count, per decimals: each source value, rounded, converted to the
+/// stored type, against the stored bits (a float has nothing wider to be consistent with).
+fn float_tries(v: &[f64], stored: &[u32], q: Quantization) -> Vec<Try> {
+    let convert = |x: f64| -> u32 {
+        let f = x as f32;
+        match q {
+            Quantization::Fp16 => u32::from(crate::lab::mapping::numeric::f32_to_f16(f)),
+            Quantization::Bf16 => bf16(f),
+            _ => f.to_bits(),
+        }
+    };
+    DECIMALS
+        .iter()
+        .map(|&d| {
+            let exact = v
+                .iter()
+                .zip(stored)
+                .filter(|&(&x, &b)| convert(toolkit(x, d)) == b)
+                .count() as u64;
+            (q, d, (exact, exact))
         })
         .collect()
+}
+
+/// bfloat16 of `f`, rounded to nearest even (NaN kept quiet).
+fn bf16(f: f32) -> u32 {
+    let b = f.to_bits();
+    if f.is_nan() {
+        return (b >> 16) | 0x40;
+    }
+    (b + 0x7fff + ((b >> 16) & 1)) >> 16
 }
 
 /// The best transform from `src` to the kernel of `d`.
@@ -258,47 +342,159 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
         let Some(v) = permute(src, layout, shape) else {
             continue;
         };
-        let tries: Vec<(Quantization, (u64, u64))> = match d.weights.dtype {
+        let tries: Vec<Try> = match d.weights.dtype {
             WeightType::F16 => {
-                let bits = &d.weights.kernels.weights;
-                let exact = v
+                let bits: Vec<u32> = d
+                    .weights
+                    .kernels
+                    .weights
                     .iter()
-                    .zip(bits)
-                    .filter(|&(&x, &b)| crate::lab::mapping::numeric::f32_to_f16(x as f32) == b)
-                    .count() as u64;
-                vec![(Quantization::Fp16, (exact, exact))]
+                    .map(|&b| b.into())
+                    .collect();
+                float_tries(&v, &bits, Quantization::Fp16)
             }
             WeightType::I16 => dfp_tries(&v, src.half, &d.ints),
             WeightType::U8 | WeightType::I8 => {
                 let zp = d.weights.zero_point as i64;
                 let mut out = dfp_tries(&v, src.half, &d.ints);
                 if let Some(scale) = fitted_scale(&v, &d.ints) {
-                    let s = score(&v, src.half, &d.ints, 1.0 / scale, &[]);
-                    out.push((
-                        Quantization::Affine {
+                    for dec in DECIMALS {
+                        let s = score(&v, src.half, &d.ints, (1.0 / scale, dec), &[]);
+                        let q = Quantization::Affine {
                             scale,
                             zero_point: zp,
-                        },
-                        s,
-                    ));
+                        };
+                        out.push((q, dec, s));
+                    }
                 }
                 out
             }
         };
-        for (quantization, (exact, consistent)) in tries {
-            if best
-                .as_ref()
-                .is_none_or(|b| (consistent, exact) > (b.consistent, b.exact))
-            {
-                best = Some(Found {
-                    entry: d.buffer.entry,
-                    offset: d.buffer.offset,
-                    command: d.buffer.command.map(|c| c.index),
-                    layout,
-                    quantization,
-                    exact,
-                    consistent,
-                });
+        let at = Where::of_buffer(d.buffer);
+        for t in tries {
+            keep_best(&mut best, at.found(layout, t));
+        }
+    }
+    best
+}
+
+/// Where a match is: the entry and who reads it.
+#[derive(Clone, Copy)]
+struct Where {
+    entry: usize,
+    offset: u64,
+    command: Option<usize>,
+    operation: Option<usize>,
+    storage: Storage,
+}
+
+impl Where {
+    fn of_buffer(b: &Buffer) -> Where {
+        Where {
+            entry: b.entry,
+            offset: b.offset,
+            command: b.command.map(|c| c.index),
+            operation: b.operation.as_ref().map(|o| o.index),
+            storage: Storage::NnStream,
+        }
+    }
+
+    /// A plain entry, named by its reader `prefer` when that is one of its readers (an entry the
+    /// toolkit shares, such as one all-zero bias, has several), else by its first.
+    fn of_plain(p: &Plain, prefer: Option<usize>) -> Where {
+        let named = prefer.filter(|&k| p.readers.iter().any(|o| o.index == k));
+        Where {
+            entry: p.entry,
+            offset: p.offset,
+            command: None,
+            operation: named.or(p.readers.first().map(|o| o.index)),
+            storage: Storage::Plain,
+        }
+    }
+
+    fn found(self, layout: Layout, (quantization, decimals, (exact, consistent)): Try) -> Found {
+        Found {
+            entry: self.entry,
+            offset: self.offset,
+            command: self.command,
+            operation: self.operation,
+            storage: self.storage,
+            layout,
+            quantization,
+            decimals,
+            exact,
+            consistent,
+        }
+    }
+}
+
+/// `f` in `best` when it is better: more consistent, then more exact (the first of equals).
+fn keep_best(best: &mut Option<Found>, f: Found) {
+    if best
+        .as_ref()
+        .is_none_or(|b| (f.consistent, f.exact) > (b.consistent, b.exact))
+    {
+        *best = Some(f);
+    }
+}
+
+/// The (C, Z, Y, X) a source of `shape` has under each layout (a plain entry has no shape of
+/// its own).
+fn layouts(shape: &[u64]) -> Vec<(Layout, [usize; 4])> {
+    let Ok(&[a, b, c, d]) = <&[u64; 4]>::try_from(shape) else {
+        return Vec::new();
+    };
+    let [a, b, c, d] = [a, b, c, d].map(|x| usize::try_from(x).unwrap_or(0));
+    // A depthwise kernel's (1, H, W, C) is named as one; its other readings are the same order.
+    let depthwise = (a == 1).then_some((Layout::OneHwc, [d, 1, b, c]));
+    depthwise
+        .into_iter()
+        .chain([(Layout::Oihw, [a, b, c, d]), (Layout::Ohwi, [a, d, b, c])])
+        .collect()
+}
+
+/// The stored types a plain entry of `bytes` may hold `n` elements in, with the elements.
+fn plain_views(bytes: &[u8], n: usize) -> Vec<(Quantization, Vec<u32>)> {
+    let mut out = Vec::new();
+    if n > 0 && bytes.len() == 2 * n {
+        let v: Vec<u32> = bytes
+            .chunks_exact(2)
+            .map(|c| u32::from(u16::from_le_bytes([c[0], c[1]])))
+            .collect();
+        out.push((Quantization::Fp16, v.clone()));
+        out.push((Quantization::Bf16, v));
+    }
+    if n > 0 && bytes.len() == 4 * n {
+        let v = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        out.push((Quantization::F32, v));
+    }
+    out
+}
+
+/// The best transform from `src` (a kernel or a bias) to a plain entry `p`, named by its
+/// reader `prefer` where it is one.
+fn plain_match(src: &Source, p: &Plain, prefer: Option<usize>) -> Option<Found> {
+    let views = plain_views(&p.bytes, src.values.len());
+    if views.is_empty() {
+        return None;
+    }
+    let at = Where::of_plain(p, prefer);
+    let mut best = None;
+    let orders: Vec<(Layout, Vec<f64>)> = if src.shape.len() == 1 {
+        vec![(Layout::Channels, src.values.clone())]
+    } else {
+        layouts(&src.shape)
+            .into_iter()
+            .filter_map(|(l, shape)| Some((l, permute(src, l, shape)?)))
+            .collect()
+    };
+    for (layout, v) in &orders {
+        for (q, stored) in &views {
+            for t in float_tries(v, stored, *q) {
+                keep_best(&mut best, at.found(*layout, t));
             }
         }
     }
@@ -340,20 +536,16 @@ fn bias_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
         // All-zero biases: any position; 0 is as good as any.
         ps.push(0);
     }
-    ps.into_iter()
-        .map(|p| {
-            let (exact, consistent) = score(&src.values, src.half, q, f64::powi(2.0, p), &corr);
-            Found {
-                entry: d.buffer.entry,
-                offset: d.buffer.offset,
-                command: d.buffer.command.map(|c| c.index),
-                layout: Layout::Channels,
-                quantization: Quantization::DfpBias { position: p },
-                exact,
-                consistent,
-            }
-        })
-        .max_by_key(|f| (f.consistent, f.exact))
+    let at = Where::of_buffer(d.buffer);
+    let mut best = None;
+    for p in ps {
+        for dec in DECIMALS {
+            let s = score(&src.values, src.half, q, (f64::powi(2.0, p), dec), &corr);
+            let t = (Quantization::DfpBias { position: p }, dec, s);
+            keep_best(&mut best, at.found(Layout::Channels, t));
+        }
+    }
+    best
 }
 
 /// The name a tensor shares with its layer's other tensors (up to its last `/` or `.`).
@@ -389,9 +581,14 @@ pub fn of_initializers(g: &crate::onnx::proto::GraphProto) -> Vec<Source> {
         .collect()
 }
 
+/// Whether `f` holds most of `s`'s elements (less is a coincidence of shape, not a match).
+fn enough(s: &Source, f: &Found) -> bool {
+    2 * f.consistent > s.values.len() as u64
+}
+
 /// Match every source tensor to the decoded buffers: kernels first, then biases, a bias
 /// preferring the buffer its layer's kernel matched (all-zero biases match every buffer alike).
-pub fn matches(sources: &[Source], buffers: &[Buffer]) -> (Vec<Row>, Summary) {
+pub fn matches(sources: &[Source], buffers: &[Buffer], plain: &[Plain]) -> (Vec<Row>, Summary) {
     let dec: Vec<Decoded<'_>> = buffers.iter().filter_map(decoded).collect();
     let mut rows: Vec<Row> = sources
         .iter()
@@ -402,41 +599,41 @@ pub fn matches(sources: &[Source], buffers: &[Buffer]) -> (Vec<Row>, Summary) {
             found: if s.shape.len() == 4 {
                 dec.iter()
                     .filter_map(|d| kernel_match(s, d))
+                    .chain(plain.iter().filter_map(|p| plain_match(s, p, None)))
                     .max_by_key(|f| (f.consistent, f.exact, std::cmp::Reverse(f.entry)))
-                    .filter(|f| 2 * f.consistent > s.values.len() as u64)
+                    .filter(|f| enough(s, f))
             } else {
                 None
             },
         })
         .collect();
-    let kernel_of: Vec<(String, usize)> = rows
+    let kernel_of: Vec<(String, usize, Option<usize>)> = rows
         .iter()
         .filter_map(|r| {
             r.found
                 .as_ref()
-                .map(|f| (layer(&r.name).to_string(), f.entry))
+                .map(|f| (layer(&r.name).to_string(), f.entry, f.operation))
         })
         .collect();
     for (row, s) in rows.iter_mut().zip(sources) {
         if s.shape.len() != 1 {
             continue;
         }
-        let sibling = kernel_of
-            .iter()
-            .find(|(l, _)| l == layer(&s.name))
-            .map(|&(_, e)| e);
+        let sibling = kernel_of.iter().find(|(l, ..)| l == layer(&s.name));
+        // Read by the kernel's operation, or in the kernel's own entry.
+        let beside = |f: &Found| {
+            sibling.is_some_and(|&(_, e, op)| f.entry == e || (op.is_some() && f.operation == op))
+        };
         row.found = dec
             .iter()
             .filter_map(|d| bias_match(s, d))
-            .max_by_key(|f| {
-                (
-                    f.consistent,
-                    f.exact,
-                    Some(f.entry) == sibling,
-                    std::cmp::Reverse(f.entry),
-                )
-            })
-            .filter(|f| 2 * f.consistent > s.values.len() as u64);
+            .chain(
+                plain
+                    .iter()
+                    .filter_map(|p| plain_match(s, p, sibling.and_then(|k| k.2))),
+            )
+            .max_by_key(|f| (f.consistent, f.exact, beside(f), std::cmp::Reverse(f.entry)))
+            .filter(|f| enough(s, f));
     }
     let mut sum = Summary {
         tensors: rows.len(),
@@ -451,4 +648,80 @@ pub fn matches(sources: &[Source], buffers: &[Buffer]) -> (Vec<Row>, Summary) {
         }
     }
     (rows, sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(name: &str, shape: Vec<u64>, values: Vec<f64>) -> Source {
+        Source {
+            name: name.into(),
+            shape,
+            values,
+            half: false,
+        }
+    }
+
+    #[test]
+    fn the_toolkit_rounds_in_float32_to_even_and_zero_is_positive() {
+        // Values of the face detector's conv2d: float16 0x13c3 becomes 0x13c8 in the fp16 build.
+        let x = f64::from(crate::lab::mapping::numeric::f16_to_f32(0x13c3));
+        let r = toolkit(x, Some(5)) as f32;
+        assert_eq!(crate::lab::mapping::numeric::f32_to_f16(r), 0x13c8);
+        assert_eq!(toolkit(x, None), x);
+        let z = toolkit(-1.07e-6, Some(5));
+        assert!(z == 0.0 && z.is_sign_positive());
+        // Ties to even in the scaled float32.
+        assert_eq!(toolkit(0.125, Some(2)), f64::from(0.12f32));
+    }
+
+    #[test]
+    fn bfloat16_rounds_to_nearest_even() {
+        assert_eq!(bf16(1.0), 0x3f80);
+        assert_eq!(bf16(f32::from_bits(0x3f80_8000)), 0x3f80);
+        assert_eq!(bf16(f32::from_bits(0x3f81_8000)), 0x3f82);
+        assert_eq!(bf16(f32::from_bits(0x3f80_8001)), 0x3f81);
+    }
+
+    #[test]
+    fn a_plain_entry_is_found_in_its_layout_and_type_and_only_there() {
+        // A [2, 1, 2, 3] OHWI kernel stored (O, I, H, W) as float16, its reader op 7.
+        let v: Vec<f64> = (0..12).map(|i| f64::from(i as i8 - 5) / 8.0).collect();
+        let src = source("k", vec![2, 1, 2, 3], v.clone());
+        let mut bytes = Vec::new();
+        for o in 0..2 {
+            for i in 0..3 {
+                for w in 0..2 {
+                    let x = v[(o * 2 + w) * 3 + i] as f32;
+                    bytes.extend(crate::lab::mapping::numeric::f32_to_f16(x).to_le_bytes());
+                }
+            }
+        }
+        let reader = crate::nbg::coefficients::Operation {
+            index: 7,
+            kind: "ShaderLayer",
+            layer: 3,
+            layer_name: "conv".into(),
+        };
+        let mut p = Plain {
+            entry: 4,
+            offset: 0x100,
+            size: bytes.len() as u64,
+            readers: vec![reader],
+            bytes,
+        };
+        let f = plain_match(&src, &p, None).unwrap();
+        assert_eq!(
+            (f.layout, f.quantization),
+            (Layout::Ohwi, Quantization::Fp16)
+        );
+        assert_eq!((f.exact, f.operation, f.decimals), (12, Some(7), None));
+        // One element changed: one fewer exact.
+        p.bytes[2] ^= 1;
+        assert_eq!(plain_match(&src, &p, None).unwrap().exact, 11);
+        // Another size holds no view of 12 elements.
+        p.bytes.push(0);
+        assert!(plain_match(&src, &p, None).is_none());
+    }
 }

@@ -611,9 +611,11 @@ fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> serde_jso
         });
     };
     let c = crate::nbg::coefficients::of_v2(v2);
-    let (rows, summary) = kernel_match::matches(sources, &c.buffers);
+    let plain = crate::nbg::coefficients::plain::of_v2(v2);
+    let (rows, summary) = kernel_match::matches(sources, &c.buffers, &plain);
     json!({
         "buffers": c.buffers.len(),
+        "plain_entries": plain.len(),
         "buffers_decoded": c.buffers.iter().filter(|b| b.weights.is_some()).count(),
         "buffers_refused": c.refused.len(),
         "tensors": rows,

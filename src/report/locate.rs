@@ -80,8 +80,8 @@ fn decoded(d: &Value) -> String {
         return format!("decoded coefficients: {reason}\n");
     }
     let mut s = format!(
-        "decoded coefficients: {} buffers, {} put together, {} refused\n",
-        d["buffers"], d["buffers_decoded"], d["buffers_refused"]
+        "decoded coefficients: {} buffers, {} put together, {} refused; {} plain entries\n",
+        d["buffers"], d["buffers_decoded"], d["buffers_refused"], d["plain_entries"]
     );
     for r in d["tensors"].as_array().into_iter().flatten() {
         let dims: Vec<String> = r["shape"]
@@ -97,11 +97,19 @@ fn decoded(d: &Value) -> String {
                 Some(p) => format!("{} {p}", q["type"].as_str().unwrap_or("")),
                 None => q["type"].as_str().unwrap_or("").to_string(),
             };
+            let reader = match (f["command"].as_u64(), f["operation"].as_u64()) {
+                (Some(c), _) => format!("NN[{c}]"),
+                (None, Some(o)) => format!("plain, op {o}"),
+                (None, None) => "plain".to_string(),
+            };
+            let decimals = match f["decimals"].as_u64() {
+                Some(n) => format!(" of the source rounded to {n} decimals"),
+                None => String::new(),
+            };
             format!(
-                "entry {} @0x{:x} NN[{}] {} {quant}: {} exact, {} consistent of {}",
+                "entry {} @0x{:x} {reader} {} {quant}{decimals}: {} exact, {} consistent of {}",
                 f["entry"],
                 f["offset"].as_u64().unwrap_or(0),
-                f["command"],
                 f["layout"].as_str().unwrap_or(""),
                 f["exact"],
                 f["consistent"],

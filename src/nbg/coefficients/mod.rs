@@ -14,6 +14,7 @@
 mod code;
 mod element;
 pub mod kernels;
+pub mod plain;
 pub mod stream_error;
 pub mod tables;
 
@@ -848,11 +849,18 @@ pub fn of_v2_with<'a>(
 
 /// The NN operation that runs NN command `nn`, with its layer.
 fn operation_of(g: &crate::nbg::parse::v2::NbgV2<'_>, nn: usize) -> Option<Operation> {
-    let r = &g.records;
-    let op = r.operations.as_deref()?.iter().find(|o| {
+    let ops = g.records.operations.as_deref()?;
+    let k = ops.iter().position(|o| {
         crate::nbg::format::records::operation_type::is_nn_engine(o.kind)
             && o.engine_index as usize == nn
     })?;
+    operation_at(g, k)
+}
+
+/// The operation record at position `k`, with its layer.
+fn operation_at(g: &crate::nbg::parse::v2::NbgV2<'_>, k: usize) -> Option<Operation> {
+    let r = &g.records;
+    let op = r.operations.as_deref()?.get(k)?;
     let layer = r.layers.as_deref()?.get(op.layer_id as usize)?;
     Some(Operation {
         index: op.index,

@@ -481,6 +481,23 @@ fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
     }
 }
 
+/// (operation, coefficient-table entry) of every MISC_DYNA_GENERIC patch in an operation's
+/// range: which operations read each entry, whatever they read it as (a shader's weights and
+/// biases among them).
+pub fn entry_readers(cx: &Context<'_>) -> Vec<(usize, usize)> {
+    cx.patches
+        .iter()
+        .zip(owners(cx))
+        .filter_map(|(p, owner)| {
+            let Some(Owner::Operation(k)) = owner else {
+                return None;
+            };
+            (p.source_type == src::MISC_DYNA_GENERIC)
+                .then(|| Some((k, usize::try_from(p.index).ok()?)))?
+        })
+        .collect()
+}
+
 /// (NN command, coefficient-table entry) of every patch an NN operation's `kernel_address`
 /// takes from a MISC_DYNA_GENERIC source: which buffer each NN command reads its kernels from
 /// (`Role::Coefficients`, the rule `roles` names entries by).
