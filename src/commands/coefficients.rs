@@ -2,7 +2,7 @@
 
 use super::{print, print_json, report_failure, status, usage_error};
 use nbg_lab::nbg::coefficients;
-use nbg_lab::nbg::parse::Graph;
+use nbg_lab::nbg::family::NbgFamily;
 use nbg_lab::report::text;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -38,11 +38,7 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(g) => g,
         Err(f) => return report_failure(&f, args.json),
     };
-    let Graph::V2(g) = &graph else {
-        eprintln!("{name}: v1 coefficient buffers (inside `lcd`) are not cut yet; only v2 is read");
-        return status(false);
-    };
-    let c = coefficients::of_v2(g);
+    let c = coefficients::of(&graph.coefficient_view());
     let (buffers, refused) = (&c.buffers, &c.refused);
     #[cfg(feature = "onnx")]
     if let Some(out) = &args.output {

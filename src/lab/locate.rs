@@ -604,14 +604,9 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
 /// The source tensors matched to the kernels and biases decoded from the graph's coefficient
 /// buffers (`kernel_match`).
 fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> serde_json::Value {
-    let Graph::V2(v2) = g else {
-        return json!({
-            "buffers": 0,
-            "reason": "v1 coefficient buffers (inside `lcd`) are not decoded",
-        });
-    };
-    let c = crate::nbg::coefficients::of_v2(v2);
-    let plain = crate::nbg::coefficients::plain::of_v2(v2);
+    let view = g.coefficient_view();
+    let c = crate::nbg::coefficients::of(&view);
+    let plain = crate::nbg::coefficients::plain::of(&view);
     let (rows, summary) = kernel_match::matches(sources, &c.buffers, &plain);
     json!({
         "buffers": c.buffers.len(),

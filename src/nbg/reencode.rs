@@ -638,7 +638,11 @@ fn coefficient_piece(
 ) -> Option<Vec<Piece>> {
     use crate::nbg::coefficients::{self, Part};
     let name = g.sections.get(section)?.type_name;
-    let c = coefficients::of_v2_with(g, Some(entry), &|at, len| Some(image.range(at, at + len)));
+    let c = coefficients::of_with(
+        &crate::nbg::family::NbgFamily::coefficient_view(g),
+        Some(entry),
+        &|at, len| Some(image.range(at, at + len)),
+    );
     let (at, bytes, record) = match part {
         Part::Table => {
             let t = c.tables.first()?;

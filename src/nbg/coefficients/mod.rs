@@ -19,6 +19,8 @@ pub mod stream_error;
 pub mod tables;
 
 use crate::nbg::fieldmap::{Overflow, View, Writer, coef_header_v8 as h};
+use crate::nbg::parse::patch_targets::CoefficientView;
+use crate::nbg::parse::records::Records;
 use element::{Element, Scheme};
 use serde::Serialize;
 use stream_error::{StreamCode, StreamError};
@@ -772,33 +774,34 @@ pub struct Coefficients {
     pub refused: Vec<Refused>,
 }
 
-/// Every coefficient entry of a v2 graph that an NN `kernel_address` points at, cut by what
-/// the command that reads it says: a table (`tables::kind`) or a weight buffer. The entries
-/// are read from the graph's bytes in memory.
-pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Coefficients {
-    let file = crate::nbg::family::NbgFamily::bytes(g);
-    of_v2_with(g, None, &|at, len| {
+/// Every coefficient entry of a graph (either family, `NbgFamily::coefficient_view`) that an
+/// NN `kernel_address` points at, cut by what the command that reads it says: a table
+/// (`tables::kind`) or a weight buffer. The entries are read from the graph's bytes in memory.
+pub fn of(v: &CoefficientView<'_>) -> Coefficients {
+    let file = v.bytes;
+    of_with(v, None, &|at, len| {
         let a = usize::try_from(at).ok()?;
         let b = usize::try_from(at.checked_add(len)?).ok()?;
         file.get(a..b).map(std::borrow::Cow::Borrowed)
     })
 }
 
-/// `of_v2` with each entry read by `read(offset, size)` (a file read by positioned reads, the
+/// `of` with each entry read by `read(offset, size)` (a file read by positioned reads, the
 /// ledger's source), for every entry or `only` the one named.
-pub fn of_v2_with<'a>(
-    g: &crate::nbg::parse::v2::NbgV2<'_>,
+pub fn of_with<'a>(
+    v: &CoefficientView<'_>,
     only: Option<usize>,
     read: &dyn Fn(u64, u64) -> Option<std::borrow::Cow<'a, [u8]>>,
 ) -> Coefficients {
     use crate::nbg::parse::patch_targets::Role;
-    let commands = g.nn_commands.as_deref().unwrap_or(&[]);
-    let readers = g
-        .patch_context()
-        .map(|cx| crate::nbg::parse::patch_targets::kernel_entries(&cx))
+    let commands = v.commands;
+    let readers = v
+        .context
+        .as_ref()
+        .map(crate::nbg::parse::patch_targets::kernel_entries)
         .unwrap_or_default();
     let mut out = Coefficients::default();
-    for r in g.coef_regions.iter().flatten() {
+    for r in v.regions {
         if r.role != Role::Coefficients || only.is_some_and(|e| e != r.entry) {
             continue;
         }
@@ -807,7 +810,7 @@ pub fn of_v2_with<'a>(
             .find(|&&(_, e)| e == r.entry)
             .and_then(|&(k, _)| commands.get(k))
             .map(command_of);
-        let operation = command.and_then(|c| operation_of(g, c.index));
+        let operation = command.and_then(|c| operation_of(v.records, c.index));
         let data = read(r.offset, r.size).unwrap_or_default();
         let bytes: &[u8] = &data;
         let refuse = |code, at| Refused {
@@ -848,18 +851,17 @@ pub fn of_v2_with<'a>(
 }
 
 /// The NN operation that runs NN command `nn`, with its layer.
-fn operation_of(g: &crate::nbg::parse::v2::NbgV2<'_>, nn: usize) -> Option<Operation> {
-    let ops = g.records.operations.as_deref()?;
+fn operation_of(r: &Records, nn: usize) -> Option<Operation> {
+    let ops = r.operations.as_deref()?;
     let k = ops.iter().position(|o| {
         crate::nbg::format::records::operation_type::is_nn_engine(o.kind)
             && o.engine_index as usize == nn
     })?;
-    operation_at(g, k)
+    operation_at(r, k)
 }
 
 /// The operation record at position `k`, with its layer.
-fn operation_at(g: &crate::nbg::parse::v2::NbgV2<'_>, k: usize) -> Option<Operation> {
-    let r = &g.records;
+fn operation_at(r: &Records, k: usize) -> Option<Operation> {
     let op = r.operations.as_deref()?.get(k)?;
     let layer = r.layers.as_deref()?.get(op.layer_id as usize)?;
     Some(Operation {

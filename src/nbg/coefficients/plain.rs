@@ -5,7 +5,7 @@
 //! only named by their readers and handed out as bytes for `lab::kernel_match` to test.
 
 use super::Operation;
-use crate::nbg::parse::patch_targets::{Role, entry_readers};
+use crate::nbg::parse::patch_targets::{CoefficientView, Role, entry_readers};
 use serde::Serialize;
 
 /// One such entry.
@@ -24,17 +24,13 @@ pub struct Plain {
     pub bytes: Vec<u8>,
 }
 
-/// Every COEF_DATA entry of a v2 graph whose role is data (no NN `kernel_address` and no TP
+/// Every coefficient entry of a graph whose role is data (no NN `kernel_address` and no TP
 /// lookup-table field names it), with the operations that read it.
-pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Vec<Plain> {
-    let file = crate::nbg::family::NbgFamily::bytes(g);
-    let readers = g
-        .patch_context()
-        .map(|cx| entry_readers(&cx))
-        .unwrap_or_default();
-    g.coef_regions
+pub fn of(v: &CoefficientView<'_>) -> Vec<Plain> {
+    let file = v.bytes;
+    let readers = v.context.as_ref().map(entry_readers).unwrap_or_default();
+    v.regions
         .iter()
-        .flatten()
         .filter(|r| r.role == Role::Data && r.size > 0)
         .filter_map(|r| {
             let a = usize::try_from(r.offset).ok()?;
@@ -52,7 +48,7 @@ pub fn of_v2(g: &crate::nbg::parse::v2::NbgV2<'_>) -> Vec<Plain> {
                 size: r.size,
                 readers: ops
                     .into_iter()
-                    .filter_map(|k| super::operation_at(g, k))
+                    .filter_map(|k| super::operation_at(v.records, k))
                     .collect(),
                 bytes: file.get(a..b)?.to_vec(),
             })

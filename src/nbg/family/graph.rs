@@ -89,6 +89,10 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.patch_targets())
     }
 
+    fn coefficient_view(&self) -> crate::nbg::parse::patch_targets::CoefficientView<'_> {
+        with_family!(self, g => g.coefficient_view())
+    }
+
     fn dynaio_region(&self) -> Option<u64> {
         with_family!(self, g => g.dynaio_region())
     }

@@ -160,6 +160,9 @@ pub trait NbgFamily<'data> {
     /// points to (`nbg::parse::patch_targets`); `None` where the graph's patch table is not decoded.
     fn patch_targets(&self) -> Option<crate::nbg::parse::patch_targets::PatchTargets>;
 
+    /// What the coefficient reader needs of this graph (`nbg::coefficients::of`).
+    fn coefficient_view(&self) -> crate::nbg::parse::patch_targets::CoefficientView<'_>;
+
     /// File offset of the DYNAIO region, when the graph has a non-empty one.
     fn dynaio_region(&self) -> Option<u64>;
 

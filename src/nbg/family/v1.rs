@@ -127,6 +127,26 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         ))
     }
 
+    fn coefficient_view(&self) -> crate::nbg::parse::patch_targets::CoefficientView<'_> {
+        // The table MISC_DYNA_GENERIC patches index (`patch_context`'s `dynamic`).
+        let own = self
+            .nested_tables
+            .iter()
+            .any(|n| n.table == "coeff_data_table");
+        let regions = if own {
+            &self.coeff_regions
+        } else {
+            &self.lcd_regions
+        };
+        crate::nbg::parse::patch_targets::CoefficientView {
+            bytes: self.bytes,
+            commands: self.nn_commands.as_deref().unwrap_or(&[]),
+            regions: regions.as_deref().unwrap_or(&[]),
+            records: &self.records,
+            context: self.patch_context(),
+        }
+    }
+
     fn dynaio_region(&self) -> Option<u64> {
         self.table("dyna_io")
             .filter(|t| t.size > 0)

@@ -184,6 +184,16 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         ))
     }
 
+    fn coefficient_view(&self) -> crate::nbg::parse::patch_targets::CoefficientView<'_> {
+        crate::nbg::parse::patch_targets::CoefficientView {
+            bytes: self.bytes,
+            commands: self.nn_commands.as_deref().unwrap_or(&[]),
+            regions: self.coef_regions.as_deref().unwrap_or(&[]),
+            records: &self.records,
+            context: self.patch_context(),
+        }
+    }
+
     fn dynaio_region(&self) -> Option<u64> {
         self.section(section::DYNAIO).map(|s| s.offset)
     }

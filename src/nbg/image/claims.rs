@@ -181,7 +181,7 @@ fn coefficient_claims(
     parts: Vec<Claim>,
 ) -> Vec<Claim> {
     use crate::nbg::coefficients::{self, Part};
-    let c = coefficients::of_v2_with(g, None, &|at, len| {
+    let c = coefficients::of_with(&g.coefficient_view(), None, &|at, len| {
         source.slice(at, len, "coefficients").ok()
     });
     let mut split: std::collections::HashMap<u64, Vec<(u64, u64, usize, Part)>> =

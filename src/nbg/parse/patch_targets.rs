@@ -481,6 +481,22 @@ fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
     }
 }
 
+/// What a graph of either family gives the coefficient reader (`nbg::coefficients`): its NN
+/// commands, the entries of the table MISC_DYNA_GENERIC patches index (v2 COEF_DATA; v1
+/// `coeff_data`, or `lcd` before it) with their roles, its records and patches.
+pub struct CoefficientView<'g> {
+    /// The file.
+    pub bytes: &'g [u8],
+    /// The NN commands.
+    pub commands: &'g [crate::nbg::parse::command_tables::NnCommand],
+    /// The entries patches name, with what they hold.
+    pub regions: &'g [Region],
+    /// Operations and layers.
+    pub records: &'g crate::nbg::parse::records::Records,
+    /// The patches and what they index, when decoded.
+    pub context: Option<Context<'g>>,
+}
+
 /// (operation, coefficient-table entry) of every MISC_DYNA_GENERIC patch in an operation's
 /// range: which operations read each entry, whatever they read it as (a shader's weights and
 /// biases among them).
