@@ -36,6 +36,14 @@ pub struct Layout {
     pub extras: usize,
     /// Elements of the kernel count that opens a stream: 1 (16-bit) or 2 (8-bit, low first).
     pub head: usize,
+    /// Elements each kernel carries inline in the v7 layout, which the vendor's encoder writes
+    /// without a bias block after the streams: its 32-bit bias before its weights and its
+    /// 32-bit z offset after them, 8 elements of an 8-bit kernel, no block padding
+    /// ([VE] `reorderWeightBiasBufferForHuffman`); 0 in the v8 layout.
+    pub inline: usize,
+    /// The header's `avg_bias`, which the encoder subtracts from every element, the kernel
+    /// count included ([VE]; Mesa `encode_uint16`); 0 in every v8 buffer measured.
+    pub avg_bias: u16,
     /// Streams: cores used.
     pub cores: usize,
 }
@@ -71,7 +79,12 @@ impl Layout {
 
     /// Elements the stream of core `c` holds.
     pub fn elements(&self, c: usize) -> usize {
-        self.head + self.count(c) * self.blocks() * BLOCK
+        let per = if self.inline > 0 {
+            self.kernel_len() + self.inline
+        } else {
+            self.blocks() * BLOCK
+        };
+        self.head + self.count(c) * per
     }
 
     /// Checked: at least one core and kernel, a group, no more cores than kernels, and no more
@@ -139,12 +152,10 @@ impl Layout {
         let mut seen = vec![false; self.channels];
         for (c, v) in streams.iter().enumerate() {
             let want = self.count(c);
+            let at = |i: usize| v.get(i).copied().unwrap_or(0).wrapping_add(self.avg_bias);
             let count = match self.head {
-                1 => usize::from(v.first().copied().unwrap_or(0)),
-                _ => {
-                    usize::from(v.first().copied().unwrap_or(0))
-                        | usize::from(v.get(1).copied().unwrap_or(0)) << 8
-                }
+                1 => usize::from(at(0)),
+                _ => usize::from(at(0) & 0xff) | usize::from(at(1) & 0xff) << 8,
             };
             if count != want {
                 return Err((
@@ -173,6 +184,9 @@ impl Layout {
                     ),
                 ));
             }
+            if self.inline > 0 {
+                continue;
+            }
             let mut at = self.head;
             for group in self.plan(c) {
                 if self.depthwise {
@@ -194,6 +208,22 @@ impl Layout {
                     seen[f] = true;
                 }
             }
+        }
+        if self.inline > 0 {
+            // Counts and kernel counts hold; the order depends on the part's dot-product
+            // features ([VE]), which the file does not name.
+            return Err((
+                0,
+                StreamError::new(
+                    StreamCode::CoefKernelOrder,
+                    0,
+                    format!(
+                        "v7 layout (bias and z offset inline, {} elements per kernel): every \
+                         stream's count checks, the element order over kernels is not decoded",
+                        len + self.inline
+                    ),
+                ),
+            ));
         }
         if let Some(f) = seen.iter().position(|&s| !s) {
             return Err((
@@ -264,6 +294,8 @@ mod tests {
             depthwise: false,
             extras: 0,
             head: 1,
+            inline: 0,
+            avg_bias: 0,
             cores: 8,
         };
         // 28 over 8 cores: 4 or 3 each; groups of 2: [0,1],[16,17] for core 0.
@@ -299,6 +331,8 @@ mod tests {
             depthwise: false,
             extras: 3,
             head: 1,
+            inline: 0,
+            avg_bias: 0,
             cores: 2,
         };
         let mut s = lay(&l, |_| vec![1; 12]);
@@ -323,5 +357,34 @@ mod tests {
         );
         assert!(Layout { cores: 4, ..l }.check(1000).is_err());
         assert!(l.check(10).is_err());
+    }
+
+    #[test]
+    fn a_v7_stream_is_counted_with_its_inline_biases_and_its_count_less_avg_bias() {
+        // 3 kernels of 1x1x4 over 2 cores, 8-bit: core 0 takes 2, core 1 takes 1.
+        let l = Layout {
+            channels: 3,
+            kernel: [1, 1, 4],
+            group: 2,
+            depthwise: false,
+            extras: 0,
+            head: 2,
+            inline: 8,
+            avg_bias: 0x7a,
+            cores: 2,
+        };
+        assert_eq!((l.elements(0), l.elements(1)), (2 + 2 * 12, 2 + 12));
+        // The count, as the encoder writes it: each byte less avg_bias.
+        let stream = |n: u16, len: usize| {
+            let mut v = vec![n.wrapping_sub(0x7a) & 0xff, 0u16.wrapping_sub(0x7a) & 0xff];
+            v.resize(len, 0);
+            v
+        };
+        let ok = [stream(2, 26), stream(1, 14)];
+        assert_eq!(l.assemble(&ok).unwrap_err().1.code, StreamCode::CoefKernelOrder);
+        let bad = [stream(3, 26), stream(1, 14)];
+        assert_eq!(l.assemble(&bad).unwrap_err().1.code, StreamCode::CoefKernelCount);
+        let short = [stream(2, 25), stream(1, 14)];
+        assert_eq!(l.assemble(&short).unwrap_err().1.code, StreamCode::CoefElementCount);
     }
 }

@@ -583,6 +583,8 @@ fn layout_of(
             depthwise: c.depthwise,
             extras: if dtype == WeightType::F16 { 3 } else { 0 },
             head: if h.bit16 { 1 } else { 2 },
+            inline: 0,
+            avg_bias: h.avg_bias,
             cores,
         },
         dtype,
@@ -601,12 +603,21 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
     let budget: u64 = b.streams.iter().map(|s| s.bits).sum::<u64>() * ELEMENTS_PER_BIT;
     let layout = layout_of(h, b.command, b.streams.len())
         .and_then(|(l, t)| l.check(budget).map(|()| (l, t)));
+    // An 8-bit buffer with no room for a bias block after its streams may be in the v7 layout,
+    // its biases inline (`kernels::Layout::inline`): tried when the v8 layout does not fit.
+    let v7 = layout.as_ref().ok().and_then(|&(l, t)| {
+        (b.biases.is_none() && !h.bit16 && !h.fp16)
+            .then_some((kernels::Layout { inline: 2 * 4, ..l }, t))
+    });
     let mut values = Vec::with_capacity(b.streams.len());
     let mut first_error = None;
     for st in &mut b.streams {
         let at = (st.offset - b.offset) as usize;
         let body = &bytes[at..at + st.bytes as usize];
-        let limit = layout.as_ref().ok().map(|(l, _)| l.elements(st.core));
+        let limit = layout.as_ref().ok().map(|(l, _)| {
+            let v7 = v7.map_or(0, |(l, _)| l.elements(st.core));
+            l.elements(st.core).max(v7)
+        });
         match scheme
             .clone()
             .and_then(|s| decode_stream(&s, body, st.bits, limit))
@@ -628,6 +639,15 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
         (None, Ok((l, t))) => l
             .assemble(&values)
             .map(|k| (l, t, k))
+            .or_else(|v8| {
+                // The v7 reading replaces the v8 error only where its counts all check.
+                let (l, t) = v7.ok_or(v8.clone())?;
+                match l.assemble(&values) {
+                    Ok(k) => Ok((l, t, k)),
+                    Err(e) if e.1.code == StreamCode::CoefKernelOrder => Err(e),
+                    Err(_) => Err(v8),
+                }
+            })
             .map_err(|(core, error)| WeightsError { core, error }),
     };
     match assembled {

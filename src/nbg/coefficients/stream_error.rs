@@ -38,6 +38,9 @@ pub enum StreamCode {
     CoefNoLayout,
     /// The NN command's kernel type is none the decoder knows, or disagrees with the header.
     CoefKernelType,
+    /// The stream's elements are counted and checked, but their order over the kernels is one
+    /// the decoder does not put together (the v7 layout with inline biases).
+    CoefKernelOrder,
 }
 
 impl StreamCode {
@@ -54,6 +57,7 @@ impl StreamCode {
             StreamCode::CoefElementCount => "coef-element-count",
             StreamCode::CoefNoLayout => "coef-no-layout",
             StreamCode::CoefKernelType => "coef-kernel-type",
+            StreamCode::CoefKernelOrder => "coef-kernel-order",
         }
     }
 }
