@@ -477,7 +477,7 @@ fn plain_views(bytes: &[u8], n: usize) -> Vec<(Quantization, Vec<u32>)> {
 /// The best transform from `src` (a kernel or a bias) to a plain entry `p`, named by its
 /// reader `prefer` where it is one.
 fn plain_match(src: &Source, p: &Plain, prefer: Option<usize>) -> Option<Found> {
-    let views = plain_views(&p.bytes, src.values.len());
+    let views = plain_views(p.bytes, src.values.len());
     if views.is_empty() {
         return None;
     }
@@ -704,24 +704,30 @@ mod tests {
             layer: 3,
             layer_name: "conv".into(),
         };
-        let mut p = Plain {
-            entry: 4,
-            offset: 0x100,
-            size: bytes.len() as u64,
-            readers: vec![reader],
-            bytes,
+        let plain = |bytes: &[u8]| {
+            plain_match(
+                &src,
+                &Plain {
+                    entry: 4,
+                    offset: 0x100,
+                    size: bytes.len() as u64,
+                    readers: vec![reader.clone()],
+                    bytes,
+                },
+                None,
+            )
         };
-        let f = plain_match(&src, &p, None).unwrap();
+        let f = plain(&bytes).unwrap();
         assert_eq!(
             (f.layout, f.quantization),
             (Layout::Ohwi, Quantization::Fp16)
         );
         assert_eq!((f.exact, f.operation, f.decimals), (12, Some(7), None));
         // One element changed: one fewer exact.
-        p.bytes[2] ^= 1;
-        assert_eq!(plain_match(&src, &p, None).unwrap().exact, 11);
+        bytes[2] ^= 1;
+        assert_eq!(plain(&bytes).unwrap().exact, 11);
         // Another size holds no view of 12 elements.
-        p.bytes.push(0);
-        assert!(plain_match(&src, &p, None).is_none());
+        bytes.push(0);
+        assert!(plain(&bytes).is_none());
     }
 }

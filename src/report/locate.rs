@@ -76,9 +76,6 @@ pub fn text(doc: &Value) -> String {
 /// The source tensors against the decoded kernels and biases: where each is, under which
 /// layout and quantization, and how many of its elements are exact and consistent.
 fn decoded(d: &Value) -> String {
-    if let Some(reason) = d["reason"].as_str() {
-        return format!("decoded coefficients: {reason}\n");
-    }
     let mut s = format!(
         "decoded coefficients: {} buffers, {} put together, {} refused; {} plain entries\n",
         d["buffers"], d["buffers_decoded"], d["buffers_refused"], d["plain_entries"]

@@ -152,10 +152,10 @@ impl Layout {
         let mut seen = vec![false; self.channels];
         for (c, v) in streams.iter().enumerate() {
             let want = self.count(c);
-            let at = |i: usize| v.get(i).copied().unwrap_or(0).wrapping_add(self.avg_bias);
+            let stored = |i: usize| v.get(i).copied().unwrap_or(0).wrapping_add(self.avg_bias);
             let count = match self.head {
-                1 => usize::from(at(0)),
-                _ => usize::from(at(0) & 0xff) | usize::from(at(1) & 0xff) << 8,
+                1 => usize::from(stored(0)),
+                _ => usize::from(stored(0) & 0xff) | usize::from(stored(1) & 0xff) << 8,
             };
             if count != want {
                 return Err((
@@ -381,10 +381,19 @@ mod tests {
             v
         };
         let ok = [stream(2, 26), stream(1, 14)];
-        assert_eq!(l.assemble(&ok).unwrap_err().1.code, StreamCode::CoefKernelOrder);
+        assert_eq!(
+            l.assemble(&ok).unwrap_err().1.code,
+            StreamCode::CoefKernelOrder
+        );
         let bad = [stream(3, 26), stream(1, 14)];
-        assert_eq!(l.assemble(&bad).unwrap_err().1.code, StreamCode::CoefKernelCount);
+        assert_eq!(
+            l.assemble(&bad).unwrap_err().1.code,
+            StreamCode::CoefKernelCount
+        );
         let short = [stream(2, 25), stream(1, 14)];
-        assert_eq!(l.assemble(&short).unwrap_err().1.code, StreamCode::CoefElementCount);
+        assert_eq!(
+            l.assemble(&short).unwrap_err().1.code,
+            StreamCode::CoefElementCount
+        );
     }
 }

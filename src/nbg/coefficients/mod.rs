@@ -641,7 +641,9 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
             .map(|k| (l, t, k))
             .or_else(|v8| {
                 // The v7 reading replaces the v8 error only where its counts all check.
-                let (l, t) = v7.ok_or(v8.clone())?;
+                let Some((l, t)) = v7 else {
+                    return Err(v8);
+                };
                 match l.assemble(&values) {
                     Ok(k) => Ok((l, t, k)),
                     Err(e) if e.1.code == StreamCode::CoefKernelOrder => Err(e),

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 /// One such entry.
 #[derive(Clone, Debug, Serialize)]
-pub struct Plain {
+pub struct Plain<'g> {
     /// Its coefficient-table entry.
     pub entry: usize,
     /// Its file offset.
@@ -21,12 +21,12 @@ pub struct Plain {
     pub readers: Vec<Operation>,
     /// Its bytes.
     #[serde(skip)]
-    pub bytes: Vec<u8>,
+    pub bytes: &'g [u8],
 }
 
 /// Every coefficient entry of a graph whose role is data (no NN `kernel_address` and no TP
 /// lookup-table field names it), with the operations that read it.
-pub fn of(v: &CoefficientView<'_>) -> Vec<Plain> {
+pub fn of<'g>(v: &CoefficientView<'g>) -> Vec<Plain<'g>> {
     let file = v.bytes;
     let readers = v.context.as_ref().map(entry_readers).unwrap_or_default();
     v.regions
@@ -50,7 +50,7 @@ pub fn of(v: &CoefficientView<'_>) -> Vec<Plain> {
                     .into_iter()
                     .filter_map(|k| super::operation_at(v.records, k))
                     .collect(),
-                bytes: file.get(a..b)?.to_vec(),
+                bytes: file.get(a..b)?,
             })
         })
         .collect()

@@ -501,33 +501,30 @@ pub struct CoefficientView<'g> {
 /// range: which operations read each entry, whatever they read it as (a shader's weights and
 /// biases among them).
 pub fn entry_readers(cx: &Context<'_>) -> Vec<(usize, usize)> {
+    entry_patches(cx)
+        .filter_map(|(k, p)| Some((k, usize::try_from(p.index).ok()?)))
+        .collect()
+}
+
+/// (operation position, patch) of every MISC_DYNA_GENERIC patch in an operation's range.
+fn entry_patches<'c>(cx: &'c Context<'_>) -> impl Iterator<Item = (usize, &'c Patch)> {
     cx.patches
         .iter()
         .zip(owners(cx))
-        .filter_map(|(p, owner)| {
-            let Some(Owner::Operation(k)) = owner else {
-                return None;
-            };
-            (p.source_type == src::MISC_DYNA_GENERIC)
-                .then(|| Some((k, usize::try_from(p.index).ok()?)))?
+        .filter_map(|(p, owner)| match owner {
+            Some(Owner::Operation(k)) if p.source_type == src::MISC_DYNA_GENERIC => Some((k, p)),
+            _ => None,
         })
-        .collect()
 }
 
 /// (NN command, coefficient-table entry) of every patch an NN operation's `kernel_address`
 /// takes from a MISC_DYNA_GENERIC source: which buffer each NN command reads its kernels from
 /// (`Role::Coefficients`, the rule `roles` names entries by).
 pub fn kernel_entries(cx: &Context<'_>) -> Vec<(usize, usize)> {
-    cx.patches
-        .iter()
-        .zip(owners(cx))
-        .filter_map(|(p, owner)| {
-            let Some(Owner::Operation(k)) = owner else {
-                return None;
-            };
+    entry_patches(cx)
+        .filter_map(|(k, p)| {
             let o = &cx.operations[k];
             let kernel = op::is_nn_engine(o.kind)
-                && p.source_type == src::MISC_DYNA_GENERIC
                 && dest_role(cx, Owner::Operation(k), p) == Role::Coefficients;
             kernel.then(|| Some((o.engine_index as usize, usize::try_from(p.index).ok()?)))?
         })
