@@ -76,8 +76,10 @@ pub enum Command {
     },
     /// differentials/serializer: recompile every capture set (conv and add models on an
     /// NN-engine and a shader-only part, a Gemm + Relu on a part that runs the Relu as an NN
-    /// command; one quantity changed per B; 87 compiles, about 8 minutes on 2 cores) and compare with the committed files, or with --write regenerate them. Exit
-    /// 0 identical or written, 1 a difference, 2 a missing driver.
+    /// command; one quantity changed per B; 87 compiles in one driver context per target and
+    /// network name, A2 in another; about 50 s on 2 cores) and compare with the committed
+    /// files, or with --write regenerate them. Exit 0 identical or written, 1 a difference, 2
+    /// a missing driver.
     CaptureSets {
         #[arg(long)]
         write: bool,

@@ -10,7 +10,7 @@ pub struct Args {
     #[arg(long)]
     write: bool,
     /// Do not recompile controls/serializer and differentials/serializer with the vendor
-    /// driver (about 11 minutes on 2 cores); said on stderr.
+    /// driver (about 2 minutes on 2 cores); said on stderr.
     #[arg(long)]
     skip_vendor: bool,
 }

@@ -318,7 +318,7 @@ fn spec_of(
 }
 
 /// Compile every set on every target: each model once per target as A (twice), each B once,
-/// the compiles spread over `child::children()` driver children. `progress` hears each set's
+/// through `compiles::all`. `progress` hears each set's
 /// folder name as it is assembled.
 pub fn build(
     sdk: &Sdk,
@@ -329,8 +329,10 @@ pub fn build(
         .into_iter()
         .map(|(n, _, b)| (n, b))
         .collect();
-    // Every compile first: (configuration, set, model bytes); a set of `None` is a base (A).
-    let mut jobs: Vec<(&Config, &Set, Option<Vec<u8>>)> = Vec::new();
+    // Every compile first: (configuration, set, model bytes, pass); a set of `None` is a base
+    // (A), whose second compile (A2) is of pass 1: a context of its own, so that it repeats
+    // the whole compile.
+    let mut jobs: Vec<(&Config, &Set, Option<Vec<u8>>, u8)> = Vec::new();
     for name in TARGETS.iter().chain(&NN_TARGETS) {
         let config = configs
             .iter()
@@ -342,29 +344,33 @@ pub fn build(
                 .get(s.model)
                 .ok_or_else(|| VendorError::Admission(format!("no model {}", s.model)))?;
             if seen.insert(s.model) {
-                jobs.push((config, s, None));
-                jobs.push((config, s, None));
+                jobs.push((config, s, None, 0));
+                jobs.push((config, s, None, 1));
             }
             let b_model = changed(s.model, base, s.changes)
                 .map_err(|e| VendorError::Admission(e.to_string()))?;
-            jobs.push((config, s, Some(b_model)));
+            jobs.push((config, s, Some(b_model), 0));
         }
     }
-    let compiled = super::child::map_parallel(
-        jobs.iter().collect(),
-        |(config, s, b)| -> Result<Compiled, VendorError> {
-            let m = b.as_deref().unwrap_or(&models[s.model]);
-            let proto = ModelProto::decode(m)
-                .map_err(|e| VendorError::Admission(format!("model {}: {e}", s.model)))?;
-            super::compile(sdk, config, m, Some(&capture::graph_name(&proto)))
-        },
-    );
+    let mut compiles = Vec::with_capacity(jobs.len());
+    for (config, s, b, pass) in &jobs {
+        let model = b.as_deref().unwrap_or(&models[s.model]);
+        let proto = ModelProto::decode(model)
+            .map_err(|e| VendorError::Admission(format!("model {}: {e}", s.model)))?;
+        compiles.push(super::compiles::Job {
+            config,
+            model,
+            network_name: Some(capture::graph_name(&proto)),
+            pass: *pass,
+        });
+    }
+    let compiled = super::compiles::all(sdk, &compiles);
     // Then the sets, in the order of the jobs: a base's two compiles are A1 and A2 of every
     // set of its model on that target.
     let mut out = Vec::new();
     let mut bases: BTreeMap<(u32, &str), (Compiled, Compiled)> = BTreeMap::new();
     let mut results = jobs.iter().zip(compiled);
-    while let Some(((config, s, b), x)) = results.next() {
+    while let Some(((config, s, b, _), x)) = results.next() {
         let Some(b_model) = b else {
             let a2 = results.next().map(|(_, x)| x).ok_or_else(|| {
                 VendorError::ChildError("a base without its second compile".into())

@@ -66,7 +66,8 @@ pub struct Answer {
     pub response: Response,
     /// A signal that ended the child after it answered (the driver's teardown), if any.
     pub teardown_signal: Option<i32>,
-    /// The file the driver wrote into the child's folder (`out.nb`), read back, if any.
+    /// The file the driver wrote into the child's folder (`driver::OUT_FILE`), read back, if
+    /// any.
     pub written: Option<Vec<u8>>,
     /// Wall-clock time of the child, lock wait excluded.
     pub seconds: f64,
@@ -165,13 +166,23 @@ pub fn run(
         image,
         extra_env,
         limits,
-        &mut Vec::new(),
+        &mut Kept::default(),
     )
 }
 
-/// `run`, also handing back in `batch` what the child appended to its batch file
-/// (`driver::BATCH_FILE`), however it ended: a crash in the middle of a batch keeps the
-/// verdicts before it.
+/// What a batch child left in its folder, kept however it ended: a crash in the middle of a
+/// batch keeps the verdicts (and the compiled files) before it.
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// The batch file (`driver::BATCH_FILE`), one JSON line per item done.
+    pub lines: Vec<u8>,
+    /// A compile batch's files (`driver::batch_output`), by index, for the first `outputs`
+    /// indices asked.
+    pub files: Vec<Option<Vec<u8>>>,
+}
+
+/// `run`, also handing back in `kept` what the child left of a batch: its lines and, for
+/// `kept.files.len()` indices, the files it wrote.
 pub fn run_keeping(
     sdk: &Sdk,
     config: &str,
@@ -179,7 +190,7 @@ pub fn run_keeping(
     image: &[u8],
     extra_env: &[(&str, String)],
     limits: Limits,
-    batch: &mut Vec<u8>,
+    kept: &mut Kept,
 ) -> Result<Answer, ChildFailure> {
     let exe = std::env::current_exe().map_err(|e| ChildFailure::Start(e.to_string()))?;
     let dir = tempfile::Builder::new()
@@ -229,12 +240,15 @@ pub fn run_keeping(
         status
     });
     if let Ok(b) = std::fs::read(dir.path().join(super::driver::BATCH_FILE)) {
-        *batch = b;
+        kept.lines = b;
+    }
+    for (i, file) in kept.files.iter_mut().enumerate() {
+        *file = std::fs::read(dir.path().join(super::driver::batch_output(i))).ok();
     }
     let status = feed?;
     let seconds = start.elapsed().as_secs_f64();
     let answer = std::fs::read(&result).ok();
-    let written = std::fs::read(dir.path().join("out.nb")).ok();
+    let written = std::fs::read(dir.path().join(super::driver::OUT_FILE)).ok();
     match (answer, status.signal()) {
         (Some(bytes), signal) => {
             let response: Response = serde_json::from_slice(&bytes)
@@ -260,7 +274,7 @@ pub fn save_env(name: Option<&str>) -> Vec<(&'static str, String)> {
         ("VIV_VX_ENABLE_SAVE_NETWORK_BINARY", "1".to_string()),
         (
             "VIV_VX_SAVE_NETWORK_BINARY_PATH",
-            "{dir}/out.nb".to_string(),
+            format!("{{dir}}/{}", super::driver::OUT_FILE),
         ),
     ];
     if let Some(n) = name {

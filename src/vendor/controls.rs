@@ -64,11 +64,22 @@ pub fn build(
     sdk: &Sdk,
     configs: &[Config],
 ) -> Result<Vec<(Control, super::Compiled)>, VendorError> {
-    super::child::map_parallel(plan(configs)?, |(control, config)| {
-        super::compile(sdk, &config, &control.onnx, None).map(|compiled| (control, compiled))
-    })
-    .into_iter()
-    .collect()
+    let planned = plan(configs)?;
+    let jobs: Vec<super::compiles::Job> = planned
+        .iter()
+        .map(|(control, config)| super::compiles::Job {
+            config,
+            model: &control.onnx,
+            network_name: None,
+            pass: 0,
+        })
+        .collect();
+    let compiled = super::compiles::all(sdk, &jobs);
+    planned
+        .into_iter()
+        .zip(compiled)
+        .map(|((control, _), x)| x.map(|x| (control, x)))
+        .collect()
 }
 
 /// The pinned config and the provenance document of a build.

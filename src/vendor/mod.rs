@@ -9,6 +9,7 @@ pub mod capture;
 pub mod capture_sets;
 mod child;
 pub mod compat;
+pub mod compiles;
 pub mod controls;
 pub mod driver;
 mod ffi;
@@ -149,15 +150,7 @@ pub fn compile(
     model: &[u8],
     network_name: Option<&str>,
 ) -> Result<Compiled, VendorError> {
-    use prost::Message as _;
-    let limits = crate::onnx::audit::Limits::default();
-    let policy =
-        crate::onnx::policy::embedded().map_err(|e| VendorError::Admission(e.to_string()))?;
-    crate::onnx::audit::audit(model, &limits, &policy)
-        .map_err(|r| VendorError::Admission(r.to_string()))?;
-    let proto = crate::onnx::proto::ModelProto::decode(model)
-        .map_err(|e| VendorError::Admission(e.to_string()))?;
-    let plan = lower::lower(&proto)?;
+    let plan = admitted_plan(model)?;
     let answer = child::run(
         sdk,
         &config.name,
@@ -166,15 +159,47 @@ pub fn compile(
         &child::save_env(network_name),
         Limits::default(),
     )?;
+    compiled(
+        config,
+        model,
+        answer.written,
+        answer.response,
+        answer.seconds,
+        answer.teardown_signal,
+    )
+}
+
+/// `model` admitted by the ONNX audit and lowered to the graph the driver builds.
+fn admitted_plan(model: &[u8]) -> Result<plan::Plan, VendorError> {
+    use prost::Message as _;
+    let limits = crate::onnx::audit::Limits::default();
+    let policy =
+        crate::onnx::policy::embedded().map_err(|e| VendorError::Admission(e.to_string()))?;
+    crate::onnx::audit::audit(model, &limits, &policy)
+        .map_err(|r| VendorError::Admission(r.to_string()))?;
+    let proto = crate::onnx::proto::ModelProto::decode(model)
+        .map_err(|e| VendorError::Admission(e.to_string()))?;
+    Ok(lower::lower(&proto)?)
+}
+
+/// The record of one compile of `model` for `config`: what the driver answered and the file
+/// it wrote.
+fn compiled(
+    config: &Config,
+    model: &[u8],
+    written: Option<Vec<u8>>,
+    response: Response,
+    seconds: f64,
+    teardown_signal: Option<i32>,
+) -> Result<Compiled, VendorError> {
     let Response::Compiled {
         implementation,
         version,
-    } = driver_response(answer.response)?
+    } = driver_response(response)?
     else {
         return Err(VendorError::ChildError("an unexpected answer".into()));
     };
-    let nbg = answer
-        .written
+    let nbg = written
         .filter(|b| !b.is_empty())
         .ok_or(VendorError::NoBinary)?;
     let version_word =
@@ -186,8 +211,8 @@ pub fn compile(
         nbg_bytes: nbg.len() as u64,
         nbg_version: format!("0x{version_word:08x}"),
         implementation: format!("{implementation} OpenVX 0x{version:04x}"),
-        seconds: answer.seconds,
-        teardown_signal: answer.teardown_signal,
+        seconds,
+        teardown_signal,
         nbg,
     })
 }
@@ -412,7 +437,7 @@ pub fn load_batch(
             address_space: LOAD_ADDRESS_SPACE,
             ..Limits::default()
         };
-        let mut lines = Vec::new();
+        let mut kept = child::Kept::default();
         let request = driver::Request::LoadBatch { lens };
         let ended = child::run_keeping(
             sdk,
@@ -421,11 +446,11 @@ pub fn load_batch(
             &payload,
             &[],
             limits,
-            &mut lines,
+            &mut kept,
         );
         children += 1;
         let before = out.len();
-        for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        for line in kept.lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             let Ok(l) = serde_json::from_slice::<driver::BatchLine>(line) else {
                 break;
             };
