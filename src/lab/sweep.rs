@@ -12,11 +12,13 @@
 //! checksum coverage instead (`derived`); on smaller
 //! files both methods run in the tests and must agree.
 
+use crate::nbg::crc_index::{CrcIndex, Flip};
 use crate::nbg::crc_rules::CrcClass;
 use crate::nbg::failure::Failure;
 use crate::nbg::family::{NbgFamily, Place};
 use crate::nbg::image::{NbgImage, Origin, OwnerClass};
-use crate::nbg::parse::{Graph, Options, parse, parse_with};
+use crate::nbg::parse::{Graph, Options, parse, parse_data};
+use crate::nbg::read::Data;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -223,6 +225,8 @@ pub fn sweep_with_progress(
     let graph = parse(bytes)?;
     let image = NbgImage::new(&graph)?;
     let base_crc = graph.crc_class();
+    // Every flip's CRCs come from the base's prefix CRCs: no pass over the file per flip.
+    let index = CrcIndex::new(bytes);
     let large = bytes.len() as u64 > exhaustive_limit;
     // Payload and gap bytes of a large file: their outcome follows from their owner (the
     // checksum that covers it, or the gap's reason), the same for every byte of the owner.
@@ -260,7 +264,7 @@ pub fn sweep_with_progress(
                     owner_outcome = Some((owner.start, owner.end, outcome.clone()));
                     outcome
                 } else {
-                    flip(buf, &graph, &image, base_crc, o)
+                    flip(buf, &index, &graph, &image, base_crc, o)
                 }
             }));
             // A worker that panicked while holding the lock left a consistent map (the
@@ -342,9 +346,11 @@ pub fn sweep_with_progress(
     Ok((report, outcomes))
 }
 
-/// Flip `buf[o]` with every pattern, parse in check-only mode, keep the worst outcome.
+/// Flip `buf[o]` (a copy of `index`'s base) with every pattern, parse in check-only mode,
+/// keep the worst outcome.
 fn flip(
     buf: &mut [u8],
+    index: &CrcIndex<'_>,
     graph: &Graph<'_>,
     image: &NbgImage<'_>,
     base_crc: Option<CrcClass>,
@@ -353,8 +359,12 @@ fn flip(
     let original = buf[o];
     let outcomes = PATTERNS.map(|p| {
         buf[o] = original ^ p;
-        match parse_with(
-            buf,
+        let data = match Flip::of(index, buf, o) {
+            Some(f) => Data::flipped(buf, f),
+            None => Data::new(buf),
+        };
+        match parse_data(
+            data,
             Options {
                 fingerprints: false,
             },

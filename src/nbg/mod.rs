@@ -5,6 +5,7 @@
 pub mod coefficients;
 pub mod commands;
 pub mod crc_explain;
+pub mod crc_index;
 pub mod crc_rules;
 pub mod failure;
 pub mod family;

@@ -4,6 +4,7 @@
 //! exact place instead of panicking. Over a file, reads are positioned reads of exactly the
 //! bytes asked for, so the parser holds only what it decodes, never the payload.
 
+use crate::nbg::crc_index::Flip;
 use crate::nbg::failure::{Code, Failure};
 use crate::nbg::stream::FileSource;
 use std::borrow::Cow;
@@ -22,6 +23,8 @@ pub enum Source<'data> {
 #[derive(Clone, Debug)]
 pub struct Data<'data> {
     source: Source<'data>,
+    /// When the bytes are a one-byte flip of an indexed base: range CRCs without a pass.
+    flip: Option<Flip<'data>>,
 }
 
 /// Bytes handed to a visitor at once when walking a range of a file.
@@ -32,7 +35,22 @@ impl<'data> Data<'data> {
     pub fn new(bytes: &'data [u8]) -> Self {
         Data {
             source: Source::Memory(bytes),
+            flip: None,
         }
+    }
+
+    /// A view of `bytes`, a one-byte flip of `flip`'s base: every range CRC comes from the
+    /// base's index (`Data::crc32`, the check-only fingerprints) instead of a pass.
+    pub fn flipped(bytes: &'data [u8], flip: Flip<'data>) -> Self {
+        Data {
+            source: Source::Memory(bytes),
+            flip: Some(flip),
+        }
+    }
+
+    /// The flip these bytes are, if any.
+    pub fn flip(&self) -> Option<&Flip<'data>> {
+        self.flip.as_ref()
     }
 
     /// A file read with positioned reads; I/O errors are kept by `file` and reported by the
@@ -40,6 +58,7 @@ impl<'data> Data<'data> {
     pub fn file(file: Arc<FileSource>) -> Data<'static> {
         Data {
             source: Source::File(file),
+            flip: None,
         }
     }
 
@@ -122,6 +141,9 @@ impl<'data> Data<'data> {
 
     /// CRC-32 of `[start, end)` (inside the file).
     pub fn crc32(&self, start: u64, end: u64) -> u32 {
+        if let Some(f) = &self.flip {
+            return f.range(start, end);
+        }
         let mut h = crc32fast::Hasher::new();
         let _ = self.visit(start, end, 1, |_, p| {
             h.update(p);

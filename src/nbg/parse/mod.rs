@@ -438,6 +438,18 @@ pub(crate) fn fingerprint_ranges(
         }
     };
     let slice = |&(s, e): &(u64, u64)| &bytes[s as usize..e as usize];
+    if let (false, Some(flip)) = (opts.fingerprints, data.flip()) {
+        // A one-byte flip of an indexed base: each range's CRC without a pass.
+        let crc = |&(s, e): &(u64, u64)| flip.range(s, e);
+        return Fingerprints {
+            file_sha256: Hash256::default(),
+            ranges: full
+                .iter()
+                .map(|r| crate::nbg::fingerprint::Fingerprint::crc_only(crc(r)))
+                .collect(),
+            crcs: crc_only.iter().map(crc).collect(),
+        };
+    }
     if !opts.fingerprints {
         // Only CRCs: one pass over the segments between every range's ends, each range's CRC
         // combined from them (ranges overlap: tables inside the file around a field).

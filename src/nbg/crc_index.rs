@@ -1,0 +1,113 @@
+//! CRC-32 of any range of a file that differs from a known base file in at most one byte,
+//! without a pass over the range. A mutation sweep parses millions of such files. CRC-32 is
+//! linear: a range's CRC is the base range's CRC xor the flip's effect shifted by its distance
+//! from the range's end, and the base range's CRC comes from the CRCs of two prefixes
+//! (`crc(s..e) = crc(..e) ^ shift(crc(..s), e - s)`, the identity zlib's `crc32_combine`
+//! implements). The base's prefix CRCs are kept every `BLOCK` bytes.
+
+use zlib_rs::crc32::crc32_combine;
+
+/// Bytes between two kept prefix CRCs (the index holds 4 bytes per block).
+const BLOCK: usize = 64;
+
+/// Prefix CRCs of a base file.
+#[derive(Debug)]
+pub struct CrcIndex<'a> {
+    base: &'a [u8],
+    /// `prefix[k]` is the CRC-32 of `base[..k * BLOCK]`.
+    prefix: Vec<u32>,
+}
+
+impl<'a> CrcIndex<'a> {
+    /// One pass over `base`.
+    pub fn new(base: &'a [u8]) -> Self {
+        let mut prefix = Vec::with_capacity(base.len() / BLOCK + 1);
+        let mut h = crc32fast::Hasher::new();
+        prefix.push(0);
+        for block in base.chunks_exact(BLOCK) {
+            h.update(block);
+            prefix.push(h.clone().finalize());
+        }
+        CrcIndex { base, prefix }
+    }
+
+    /// The base file.
+    pub fn base(&self) -> &'a [u8] {
+        self.base
+    }
+
+    /// CRC-32 of `base[..x]`.
+    fn prefix_at(&self, x: usize) -> u32 {
+        let k = x / BLOCK;
+        let tail = &self.base[k * BLOCK..x];
+        crc32_combine(self.prefix[k], crc32fast::hash(tail), tail.len() as u64)
+    }
+
+    /// CRC-32 of `base[s..e]` (`s <= e <= base.len()`).
+    pub fn range(&self, s: u64, e: u64) -> u32 {
+        let (s, e) = (s as usize, e as usize);
+        self.prefix_at(e) ^ crc32_combine(self.prefix_at(s), 0, (e - s) as u64)
+    }
+}
+
+/// A file equal to an index's base except for one byte, `base[offset] ^ xor`.
+#[derive(Clone, Copy, Debug)]
+pub struct Flip<'a> {
+    index: &'a CrcIndex<'a>,
+    offset: u64,
+    xor: u8,
+}
+
+impl<'a> Flip<'a> {
+    /// The flip of `index`'s base that `bytes` is, when `bytes` is as long as the base and
+    /// differs from it at `offset` by `xor` (the caller vouches for every other byte: a sweep
+    /// changes one byte of its working copy and restores it).
+    pub fn of(index: &'a CrcIndex<'a>, bytes: &[u8], offset: usize) -> Option<Self> {
+        let base = index.base;
+        (bytes.len() == base.len() && offset < base.len()).then(|| Flip {
+            index,
+            offset: offset as u64,
+            xor: bytes[offset] ^ base[offset],
+        })
+    }
+
+    /// CRC-32 of `[s, e)` of the flipped file.
+    pub fn range(&self, s: u64, e: u64) -> u32 {
+        let crc = self.index.range(s, e);
+        if (s..e).contains(&self.offset) && self.xor != 0 {
+            let effect = crc32fast::hash(&[self.xor]) ^ crc32fast::hash(&[0]);
+            crc ^ crc32_combine(effect, 0, e - self.offset - 1)
+        } else {
+            crc
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn a_flipped_range_crc_is_the_direct_crc(
+            base in proptest::collection::vec(any::<u8>(), 1..700),
+            at in any::<prop::sample::Index>(),
+            xor in any::<u8>(),
+            a in any::<prop::sample::Index>(),
+            b in any::<prop::sample::Index>(),
+        ) {
+            let index = CrcIndex::new(&base);
+            let o = at.index(base.len());
+            let mut flipped = base.clone();
+            flipped[o] ^= xor;
+            let flip = Flip::of(&index, &flipped, o).unwrap();
+            let (s, e) = {
+                let (x, y) = (a.index(base.len() + 1), b.index(base.len() + 1));
+                (x.min(y), x.max(y))
+            };
+            prop_assert_eq!(flip.range(s as u64, e as u64), crc32fast::hash(&flipped[s..e]));
+            prop_assert_eq!(index.range(s as u64, e as u64), crc32fast::hash(&base[s..e]));
+        }
+    }
+}
