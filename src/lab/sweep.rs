@@ -408,3 +408,39 @@ fn explain(graph: &Graph<'_>, image: &NbgImage<'_>, o: u64) -> Outcome {
         .unchecked_reason(o, place)
         .map_or(Outcome::Undetected, Outcome::Tolerated)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The check-only parse of a flip through the base's CRC index, as text.
+    fn both(base: &[u8], index: &CrcIndex<'_>, o: usize, xor: u8) -> (String, String) {
+        let mut buf = base.to_vec();
+        buf[o] ^= xor;
+        let opts = Options {
+            fingerprints: false,
+        };
+        let full = format!("{:?}", crate::nbg::parse::parse_with(&buf, opts));
+        let flip = Flip::of(index, &buf, o).unwrap();
+        let incremental = format!("{:?}", parse_data(Data::flipped(&buf, flip), opts));
+        (full, incremental)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn a_flip_parsed_incrementally_is_the_full_parse(
+            at in any::<prop::sample::Index>(),
+            xor in 1u8..,
+            which in 0usize..2,
+        ) {
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+            let file = ["controls/serializer/conv-qdq-u8-88.nb", "controls/public/v1/a733-lenet-v2-0016.nb"][which];
+            let base = std::fs::read(root.join(file)).unwrap();
+            let index = CrcIndex::new(&base);
+            let (full, incremental) = both(&base, &index, at.index(base.len()), xor);
+            prop_assert_eq!(full, incremental);
+        }
+    }
+}
