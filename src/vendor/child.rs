@@ -181,6 +181,25 @@ pub struct Kept {
     pub files: Vec<Option<Vec<u8>>>,
 }
 
+impl Kept {
+    /// The batch's answered items in order: its lines from item 0 up to the first that does not
+    /// parse or is out of order, at most `asked`. The item after them is where the child ended.
+    pub fn answered<T: serde::de::DeserializeOwned>(
+        &self,
+        asked: usize,
+        index: impl Fn(&T) -> usize,
+    ) -> Vec<T> {
+        let mut out = Vec::new();
+        for line in self.lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            match serde_json::from_slice::<T>(line) {
+                Ok(item) if out.len() < asked && index(&item) == out.len() => out.push(item),
+                _ => break,
+            }
+        }
+        out
+    }
+}
+
 /// `run`, also handing back in `kept` what the child left of a batch: its lines and, for
 /// `kept.files.len()` indices, the files it wrote.
 pub fn run_keeping(

@@ -100,24 +100,18 @@ fn batch(
             &mut kept,
         );
         let teardown = ended.as_ref().ok().and_then(|a| a.teardown_signal);
-        let mut judged = 0;
-        for line in kept.lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let Ok(l) = serde_json::from_slice::<CompiledLine>(line) else {
-                break;
-            };
-            if l.i != judged || judged == run.len() {
-                break;
-            }
-            let k = run[judged].0;
+        let answered = kept.answered::<CompiledLine>(run.len(), |l| l.i);
+        let mut judged = answered.len();
+        for (j, l) in answered.into_iter().enumerate() {
+            let k = run[j].0;
             out[k] = Some(super::compiled(
                 config,
                 models[k],
-                kept.files[judged].take(),
+                kept.files[j].take(),
                 l.response,
                 l.seconds,
                 teardown,
             ));
-            judged += 1;
         }
         if judged < run.len() {
             // The child ended on compile `judged`: its result is how the child ended.

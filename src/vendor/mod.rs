@@ -450,13 +450,7 @@ pub fn load_batch(
         );
         children += 1;
         let before = out.len();
-        for line in kept.lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            let Ok(l) = serde_json::from_slice::<driver::BatchLine>(line) else {
-                break;
-            };
-            if l.i != out.len() - before {
-                break;
-            }
+        for l in kept.answered::<driver::BatchLine>(rest.len(), |l| l.i) {
             out.push(if l.status == ffi::SUCCESS {
                 BatchVerdict::Accepted
             } else {

@@ -438,41 +438,8 @@ pub(crate) fn fingerprint_ranges(
         }
     };
     let slice = |&(s, e): &(u64, u64)| &bytes[s as usize..e as usize];
-    if let (false, Some(flip)) = (opts.fingerprints, data.flip()) {
-        // A one-byte flip of an indexed base: each range's CRC without a pass.
-        let crc = |&(s, e): &(u64, u64)| flip.range(s, e);
-        return Fingerprints {
-            file_sha256: Hash256::default(),
-            ranges: full
-                .iter()
-                .map(|r| crate::nbg::fingerprint::Fingerprint::crc_only(crc(r)))
-                .collect(),
-            crcs: crc_only.iter().map(crc).collect(),
-        };
-    }
     if !opts.fingerprints {
-        // Only CRCs: one pass over the segments between every range's ends, each range's CRC
-        // combined from them (ranges overlap: tables inside the file around a field).
-        let cuts = full
-            .iter()
-            .chain(crc_only)
-            .flat_map(|&(s, e)| [s, e])
-            .collect();
-        let eval = crate::nbg::crc_rules::Evaluator::over_cuts(cuts, |s, e| {
-            crate::nbg::fingerprint::crc32(slice(&(s, e)))
-        });
-        let crc = |r: &(u64, u64)| {
-            eval.range(r.0, r.1)
-                .unwrap_or_else(|| crate::nbg::fingerprint::crc32(slice(r)))
-        };
-        return Fingerprints {
-            file_sha256: Hash256::default(),
-            ranges: full
-                .iter()
-                .map(|r| crate::nbg::fingerprint::Fingerprint::crc_only(crc(r)))
-                .collect(),
-            crcs: crc_only.iter().map(crc).collect(),
-        };
+        return crc_fingerprints(data.flip(), bytes, full, crc_only);
     }
     let one =
         |r: &(u64, u64)| crate::nbg::fingerprint::Fingerprint::compute(slice(r), opts.fingerprints);
@@ -494,4 +461,36 @@ pub(crate) fn fingerprint_ranges(
         ranges,
         crcs,
     }
+}
+
+/// The check-only fingerprints: every range's CRC and no SHA-256. A one-byte flip of an indexed
+/// base gets each range's CRC without a pass; otherwise one pass over the segments between every
+/// range's ends, each range's CRC combined from them (ranges overlap: tables inside the file
+/// around a field).
+fn crc_fingerprints(
+    flip: Option<&crate::nbg::crc_index::Flip<'_>>,
+    bytes: &[u8],
+    full: &[(u64, u64)],
+    crc_only: &[(u64, u64)],
+) -> Fingerprints {
+    let with = |crc: &dyn Fn(&(u64, u64)) -> u32| Fingerprints {
+        file_sha256: Hash256::default(),
+        ranges: full
+            .iter()
+            .map(|r| crate::nbg::fingerprint::Fingerprint::crc_only(crc(r)))
+            .collect(),
+        crcs: crc_only.iter().map(crc).collect(),
+    };
+    if let Some(flip) = flip {
+        return with(&|&(s, e)| flip.range(s, e));
+    }
+    let direct =
+        |&(s, e): &(u64, u64)| crate::nbg::fingerprint::crc32(&bytes[s as usize..e as usize]);
+    let cuts = full
+        .iter()
+        .chain(crc_only)
+        .flat_map(|&(s, e)| [s, e])
+        .collect();
+    let eval = crate::nbg::crc_rules::Evaluator::over_cuts(cuts, |s, e| direct(&(s, e)));
+    with(&|r| eval.range(r.0, r.1).unwrap_or_else(|| direct(r)))
 }
