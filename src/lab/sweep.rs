@@ -13,12 +13,12 @@
 //! files both methods run in the tests and must agree.
 
 use crate::nbg::crc_index::{CrcIndex, Flip};
-use crate::nbg::crc_rules::CrcClass;
+use crate::nbg::crc_rules::{CrcClass, CrcFlips};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::{NbgFamily, Place};
 use crate::nbg::image::{NbgImage, Origin, OwnerClass};
 use crate::nbg::parse::{Graph, Options, parse, parse_data};
-use crate::nbg::read::Data;
+use crate::nbg::read::{Data, ReadLog, ReadMap};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -224,9 +224,9 @@ pub fn sweep_with_progress(
 ) -> Result<(Report, Outcomes), Failure> {
     let graph = parse(bytes)?;
     let image = NbgImage::new(&graph)?;
-    let base_crc = graph.crc_class();
     // Every flip's CRCs come from the base's prefix CRCs: no pass over the file per flip.
     let index = CrcIndex::new(bytes);
+    let judge = Judge::new(bytes, &index, &graph, &image)?;
     let large = bytes.len() as u64 > exhaustive_limit;
     // Payload and gap bytes of a large file: their outcome follows from their owner (the
     // checksum that covers it, or the gap's reason), the same for every byte of the owner.
@@ -264,7 +264,7 @@ pub fn sweep_with_progress(
                     owner_outcome = Some((owner.start, owner.end, outcome.clone()));
                     outcome
                 } else {
-                    flip(buf, &index, &graph, &image, base_crc, o)
+                    judge.flip(buf, o)
                 }
             }));
             // A worker that panicked while holding the lock left a consistent map (the
@@ -346,45 +346,90 @@ pub fn sweep_with_progress(
     Ok((report, outcomes))
 }
 
-/// Flip `buf[o]` (a copy of `index`'s base) with every pattern, parse in check-only mode,
-/// keep the worst outcome.
-fn flip(
-    buf: &mut [u8],
-    index: &CrcIndex<'_>,
-    graph: &Graph<'_>,
-    image: &NbgImage<'_>,
+/// The check-only parse: every rule, no SHA-256.
+const CHECK_ONLY: Options = Options {
+    fingerprints: false,
+};
+
+/// What judging a flip needs of the base file.
+struct Judge<'a, 'data> {
+    index: &'a CrcIndex<'data>,
+    graph: &'a Graph<'data>,
+    image: &'a NbgImage<'data>,
     base_crc: Option<CrcClass>,
-    o: usize,
-) -> Outcome {
-    let original = buf[o];
-    let outcomes = PATTERNS.map(|p| {
+    /// The bytes the check-only parse reads, and what a flip of any other byte does to the
+    /// CRC class (v1; a v2 flip is always parsed again).
+    unread: Option<(ReadMap, CrcFlips)>,
+}
+
+impl<'a, 'data> Judge<'a, 'data> {
+    fn new(
+        bytes: &'data [u8],
+        index: &'a CrcIndex<'data>,
+        graph: &'a Graph<'data>,
+        image: &'a NbgImage<'data>,
+    ) -> Result<Self, Failure> {
+        // A byte the check-only parse never reads cannot change what it decides, only the
+        // checksums over it: the parse of such a flip is the base's with the CRC re-checked.
+        let unread = match graph.crc_flips(&mut |s, e| index.range(s, e), &PATTERNS) {
+            Some(flips) => {
+                let log = ReadLog::default();
+                parse_data(Data::recording(bytes, &log), CHECK_ONLY)?;
+                Some((log.into_map(bytes.len() as u64), flips))
+            }
+            None => None,
+        };
+        Ok(Judge {
+            index,
+            graph,
+            image,
+            base_crc: graph.crc_class(),
+            unread,
+        })
+    }
+
+    /// Flip `buf[o]` (a copy of the base) with every pattern and keep the worst outcome.
+    fn flip(&self, buf: &mut [u8], o: usize) -> Outcome {
+        let outcomes = PATTERNS.map(|p| self.pattern(buf, o, p, true));
+        // The first outcome of the highest rank; `PATTERNS` is a non-empty array, so the
+        // pattern below is irrefutable.
+        let [first, rest @ ..] = outcomes;
+        rest.into_iter()
+            .fold(first, |w, x| if x.rank() > w.rank() { x } else { w })
+    }
+
+    /// `buf[o]` xored with `p`: with `incremental`, an unread byte's CRC class from the table;
+    /// otherwise (or where the table cannot say) the check-only parse of the flipped bytes.
+    fn pattern(&self, buf: &mut [u8], o: usize, p: u8, incremental: bool) -> Outcome {
+        if incremental
+            && let Some((read, flips)) = &self.unread
+            && !read.read(o as u64)
+            && let Some(class) = flips.class(o as u64, p)
+        {
+            return self.parsed(Some(class), o);
+        }
+        let original = buf[o];
         buf[o] = original ^ p;
-        let data = match Flip::of(index, buf, o) {
+        let data = match Flip::of(self.index, buf, o) {
             Some(f) => Data::flipped(buf, f),
             None => Data::new(buf),
         };
-        match parse_data(
-            data,
-            Options {
-                fingerprints: false,
-            },
-        ) {
+        let outcome = match parse_data(data, CHECK_ONLY) {
             Err(f) => Outcome::Detected(f.code.as_str()),
-            Ok(g)
-                if base_crc == Some(CrcClass::Matches)
-                    && g.crc_class() != Some(CrcClass::Matches) =>
-            {
-                Outcome::Detected("crc-field-unexplained")
-            }
-            Ok(_) => explain(graph, image, o as u64),
+            Ok(g) => self.parsed(g.crc_class(), o),
+        };
+        buf[o] = original;
+        outcome
+    }
+
+    /// The outcome of a flip that parsed with the CRC class `class`.
+    fn parsed(&self, class: Option<CrcClass>, o: usize) -> Outcome {
+        if self.base_crc == Some(CrcClass::Matches) && class != Some(CrcClass::Matches) {
+            Outcome::Detected("crc-field-unexplained")
+        } else {
+            explain(self.graph, self.image, o as u64)
         }
-    });
-    buf[o] = original;
-    // The first outcome of the highest rank; `PATTERNS` is a non-empty array, so the pattern
-    // below is irrefutable.
-    let [first, rest @ ..] = outcomes;
-    rest.into_iter()
-        .fold(first, |w, x| if x.rank() > w.rank() { x } else { w })
+    }
 }
 
 /// The outcome checksum coverage implies for a payload or gap byte.
@@ -425,6 +470,54 @@ mod tests {
         let flip = Flip::of(index, &buf, o).unwrap();
         let incremental = format!("{:?}", parse_data(Data::flipped(&buf, flip), opts));
         (full, incremental)
+    }
+
+    /// The v1 public controls the incremental judgement is held to.
+    const V1_CONTROLS: [&str; 2] = [
+        "controls/public/v1/a733-lenet-v2-0016.nb",
+        "controls/public/v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb",
+    ];
+
+    fn control(file: &str) -> Vec<u8> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(root.join(file)).unwrap()
+    }
+
+    #[test]
+    fn most_of_a_v1_file_is_judged_without_a_parse() {
+        for file in V1_CONTROLS {
+            let base = control(file);
+            let (graph, index) = (parse(&base).unwrap(), CrcIndex::new(&base));
+            let image = NbgImage::new(&graph).unwrap();
+            let judge = Judge::new(&base, &index, &graph, &image).unwrap();
+            let (read, _) = judge.unread.as_ref().expect("a v1 file has a flip table");
+            let unread = (0..base.len() as u64).filter(|&o| !read.read(o)).count();
+            assert!(unread * 2 > base.len(), "{file}: {unread} unread bytes");
+            assert!(read.read(0), "{file}: the magic is read");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// A flip judged from the unread-byte table has the outcome of its full check-only
+        /// parse, pattern by pattern.
+        #[test]
+        fn a_flip_judged_incrementally_is_the_parsed_outcome(
+            at in any::<prop::sample::Index>(),
+            p in 0usize..3,
+            which in 0usize..2,
+        ) {
+            let base = control(V1_CONTROLS[which]);
+            let (graph, index) = (parse(&base).unwrap(), CrcIndex::new(&base));
+            let image = NbgImage::new(&graph).unwrap();
+            let judge = Judge::new(&base, &index, &graph, &image).unwrap();
+            let mut buf = base.clone();
+            let o = at.index(base.len());
+            let fast = judge.pattern(&mut buf, o, PATTERNS[p], true);
+            let parsed = judge.pattern(&mut buf, o, PATTERNS[p], false);
+            prop_assert_eq!(buf, base);
+            prop_assert_eq!(fast, parsed, "offset 0x{:x}", o);
+        }
     }
 
     proptest! {

@@ -39,6 +39,32 @@ pub(crate) fn explain_v1(g: &NbgV1<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32)
     )
 }
 
+/// The v1 half of `NbgFamily::crc_flips` for a stored CRC: the same registry as `explain_v1`,
+/// each hypothesis's CRC over the unflipped file, walked for every flip.
+pub(crate) fn flips_v1(
+    g: &NbgV1<'_>,
+    crc_of: &mut dyn FnMut(u64, u64) -> u32,
+    patterns: &[u8],
+) -> Option<crate::nbg::crc_rules::RegistryFlips> {
+    let field = crate::nbg::format::v1::OFF_CRC as u64;
+    let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
+    let b = crate::nbg::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
+    let hypotheses = registry(g.file.size, field, &b);
+    let eval = crate::nbg::crc_rules::Evaluator::with_crcs(g.file.size, &hypotheses, crc_of);
+    let values = hypotheses
+        .iter()
+        .map(|h| eval.crc(h))
+        .collect::<Option<Vec<u32>>>()?;
+    crate::nbg::crc_rules::RegistryFlips::new(
+        g.file.size,
+        field,
+        g.crc.stored,
+        &hypotheses,
+        &values,
+        patterns,
+    )
+}
+
 /// The v2 half of `NbgFamily::crc_explanation`: the registry over the header, sub-header and
 /// section boundaries, plus the recovered directory-order rule.
 pub(crate) fn explain_v2(g: &NbgV2<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {

@@ -3,12 +3,45 @@
 //! linear: a range's CRC is the base range's CRC xor the flip's effect shifted by its distance
 //! from the range's end, and the base range's CRC comes from the CRCs of two prefixes
 //! (`crc(s..e) = crc(..e) ^ shift(crc(..s), e - s)`, the identity zlib's `crc32_combine`
-//! implements). The base's prefix CRCs are kept every `BLOCK` bytes.
+//! implements). The base's prefix CRCs are kept every `BLOCK` bytes, and the ranges a sweep's
+//! parses ask for again and again are remembered.
 
-use zlib_rs::crc32::crc32_combine;
+use std::collections::HashMap;
+use std::sync::RwLock;
+use zlib_rs::crc32::{crc32_combine_gen, crc32_combine_op};
 
 /// Bytes between two kept prefix CRCs (the index holds 4 bytes per block).
 const BLOCK: usize = 64;
+
+/// Ranges remembered per index: a parse asks for a few dozen, the same ones for every flip
+/// that leaves the structure alone; a flipped table offset asks for new ones, so the memory
+/// stays bounded.
+const REMEMBERED_RANGES: usize = 1 << 16;
+/// Shift operators remembered per thread (x^(8n) for each length met).
+const REMEMBERED_SHIFTS: usize = 1 << 12;
+
+thread_local! {
+    static SHIFTS: std::cell::RefCell<HashMap<u64, u32>> = Default::default();
+}
+
+/// CRC-32 of `a` followed by `len` bytes whose CRC-32 is `b`: `a` shifted over `len` zero
+/// bytes, xor `b`. The shift is a product with x^(8 len) modulo the polynomial; computing that
+/// power costs one product per set bit of `len`, so each thread keeps the powers it met.
+pub fn concat(a: u32, b: u32, len: u64) -> u32 {
+    let op = SHIFTS.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(&op) = m.get(&len) {
+            return op;
+        }
+        let op = crc32_combine_gen(len);
+        if m.len() >= REMEMBERED_SHIFTS {
+            m.clear();
+        }
+        m.insert(len, op);
+        op
+    });
+    crc32_combine_op(a, b, op)
+}
 
 /// Prefix CRCs of a base file.
 #[derive(Debug)]
@@ -16,6 +49,8 @@ pub struct CrcIndex<'a> {
     base: &'a [u8],
     /// `prefix[k]` is the CRC-32 of `base[..k * BLOCK]`.
     prefix: Vec<u32>,
+    /// Base range CRCs already computed, shared by the sweep's workers.
+    ranges: RwLock<HashMap<(u64, u64), u32>>,
 }
 
 impl<'a> CrcIndex<'a> {
@@ -28,7 +63,11 @@ impl<'a> CrcIndex<'a> {
             h.update(block);
             prefix.push(h.clone().finalize());
         }
-        CrcIndex { base, prefix }
+        CrcIndex {
+            base,
+            prefix,
+            ranges: RwLock::default(),
+        }
     }
 
     /// The base file.
@@ -40,13 +79,26 @@ impl<'a> CrcIndex<'a> {
     fn prefix_at(&self, x: usize) -> u32 {
         let k = x / BLOCK;
         let tail = &self.base[k * BLOCK..x];
-        crc32_combine(self.prefix[k], crc32fast::hash(tail), tail.len() as u64)
+        concat(self.prefix[k], crc32fast::hash(tail), tail.len() as u64)
     }
 
     /// CRC-32 of `base[s..e]` (`s <= e <= base.len()`).
     pub fn range(&self, s: u64, e: u64) -> u32 {
-        let (s, e) = (s as usize, e as usize);
-        self.prefix_at(e) ^ crc32_combine(self.prefix_at(s), 0, (e - s) as u64)
+        // A poisoned lock still holds correct values (each is inserted whole).
+        if let Some(&crc) = self
+            .ranges
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(s, e))
+        {
+            return crc;
+        }
+        let crc = self.prefix_at(e as usize) ^ concat(self.prefix_at(s as usize), 0, e - s);
+        let mut ranges = self.ranges.write().unwrap_or_else(|p| p.into_inner());
+        if ranges.len() < REMEMBERED_RANGES {
+            ranges.insert((s, e), crc);
+        }
+        crc
     }
 }
 
@@ -76,7 +128,7 @@ impl<'a> Flip<'a> {
         let crc = self.index.range(s, e);
         if (s..e).contains(&self.offset) && self.xor != 0 {
             let effect = crc32fast::hash(&[self.xor]) ^ crc32fast::hash(&[0]);
-            crc ^ crc32_combine(effect, 0, e - self.offset - 1)
+            crc ^ concat(effect, 0, e - self.offset - 1)
         } else {
             crc
         }

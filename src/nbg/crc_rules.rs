@@ -221,10 +221,7 @@ pub struct Evaluator {
     prefix: Vec<u32>,
 }
 
-/// CRC-32 of `a` followed by `len` bytes whose CRC-32 is `b`.
-fn concat(a: u32, b: u32, len: u64) -> u32 {
-    zlib_rs::crc32::crc32_combine(a, b, len)
-}
+use crate::nbg::crc_index::concat;
 
 impl Evaluator {
     /// The evaluator for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
@@ -318,7 +315,6 @@ pub fn registry_values(
     boundaries: &[u64],
     mut crc_of: impl FnMut(u64, u64) -> u32,
 ) -> Option<Vec<u32>> {
-    use zlib_rs::crc32::{crc32_combine_gen, crc32_combine_op};
     let fe = field.checked_add(4).filter(|&fe| fe <= len)?;
     // The registry's cuts; those inside the field start no hypothesis (and the field stays
     // one segment).
@@ -340,18 +336,18 @@ pub fn registry_values(
     prefix.push((plain, zeroed, skipped));
     for w in points.windows(2) {
         let (s, e) = (w[0], w[1]);
-        let op = crc32_combine_gen(e - s);
+        let n = e - s;
         if s == field {
             // The field is its own segment: [field, fe).
-            zeroed = crc32_combine_op(plain, crc32fast::hash(&[0; 4]), op);
+            zeroed = concat(plain, crc32fast::hash(&[0; 4]), n);
             skipped = plain;
-            plain = crc32_combine_op(plain, crc_of(s, e), op);
+            plain = concat(plain, crc_of(s, e), n);
         } else {
             let crc = crc_of(s, e);
-            plain = crc32_combine_op(plain, crc, op);
+            plain = concat(plain, crc, n);
             if s >= fe {
-                zeroed = crc32_combine_op(zeroed, crc, op);
-                skipped = crc32_combine_op(skipped, crc, op);
+                zeroed = concat(zeroed, crc, n);
+                skipped = concat(skipped, crc, n);
             }
         }
         prefix.push((plain, zeroed, skipped));
@@ -371,6 +367,208 @@ pub fn registry_values(
         }
     }
     Some(values)
+}
+
+/// The reflected IEEE CRC-32 table: `TABLE[b]` is how a register's low byte `b` spreads as it
+/// moves past one byte.
+const TABLE: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 == 1 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+/// A CRC difference carried past one more byte equal in both files (CRC-32 is linear, so the
+/// initial value and final xor cancel in a difference).
+fn past_one_byte(d: u32) -> u32 {
+    TABLE[(d & 0xff) as usize] ^ (d >> 8)
+}
+
+/// Offsets per block of `RegistryFlips::new`'s parallel walk.
+const FLIP_BLOCK: usize = 1 << 16;
+
+/// Which one-byte flips of a file leave some registry hypothesis reproducing the stored CRC,
+/// for every offset and pattern at once. A flip of the byte at `o` by `p` changes the CRC of a
+/// hypothesis that covers `o` by `TABLE[p]` carried past the `n` covered bytes after `o`; the
+/// walk from a hypothesis's end down to its start carries that difference one byte per step, so
+/// a hypothesis costs one table step per offset and pattern, with no CRC combination. Exact: a
+/// hypothesis whose changed value happens to equal the stored CRC is found too.
+#[derive(Debug)]
+pub struct RegistryFlips {
+    patterns: Vec<u8>,
+    /// Bit `k` of `matches[o]`: flipping byte `o` by `patterns[k]` leaves a hypothesis matching.
+    matches: Vec<u8>,
+    /// The CRC field, whose flips change the stored value instead.
+    field: [u64; 2],
+}
+
+/// A hypothesis as the walk sees it: covered bytes `[start, end)` but for one gap (a skipped
+/// field), and its CRC xor the stored value.
+struct Span {
+    start: u64,
+    end: u64,
+    gap: Option<[u64; 2]>,
+    target: u32,
+}
+
+impl Span {
+    fn of(h: &Hypothesis, value: u32, stored: u32) -> Option<Span> {
+        let mut pieces: Vec<[u64; 2]> = h.ranges.iter().chain(&h.zeroed).copied().collect();
+        pieces.retain(|r| r[1] > r[0]);
+        pieces.sort_unstable();
+        let (first, last) = (pieces.first()?, pieces.last()?);
+        let mut gaps = pieces.windows(2).filter(|w| w[1][0] != w[0][1]);
+        let gap = gaps.next().map(|w| [w[0][1], w[1][0]]);
+        if gaps.next().is_some() || pieces.windows(2).any(|w| w[1][0] < w[0][1]) {
+            return None;
+        }
+        Some(Span {
+            start: first[0],
+            end: last[1],
+            gap,
+            target: value ^ stored,
+        })
+    }
+
+    fn covers(&self, o: u64) -> bool {
+        (self.start..self.end).contains(&o) && !self.gap.is_some_and(|g| (g[0]..g[1]).contains(&o))
+    }
+
+    /// Covered bytes in `[from, end)`.
+    fn covered_from(&self, from: u64) -> u64 {
+        let from = from.max(self.start).min(self.end);
+        let gap = self
+            .gap
+            .map_or(0, |g| g[1].min(self.end).saturating_sub(g[0].max(from)));
+        self.end - from - gap
+    }
+}
+
+/// What a one-byte flip outside every read byte does to a v1 CRC field's class, for every
+/// offset and pattern (`NbgFamily::crc_flips`).
+#[derive(Debug)]
+pub enum CrcFlips {
+    /// The field stores zero: every flip leaves it absent.
+    Absent,
+    /// The registry decides, flip by flip.
+    Registry(RegistryFlips),
+}
+
+impl CrcFlips {
+    /// The class once byte `offset` is xored with `xor`; `None` where the table cannot say (a
+    /// byte of the field, another pattern).
+    pub fn class(&self, offset: u64, xor: u8) -> Option<CrcClass> {
+        match self {
+            CrcFlips::Absent => Some(CrcClass::Absent),
+            CrcFlips::Registry(r) => Some(if r.matches(offset, xor)? {
+                CrcClass::Matches
+            } else {
+                CrcClass::Unexplained
+            }),
+        }
+    }
+}
+
+impl RegistryFlips {
+    /// The flips of a file of `len` bytes with the CRC field at `field`, given the registry's
+    /// hypotheses and their CRCs over the unflipped file. `None` when a hypothesis has more than
+    /// one gap or overlapping pieces (not one the registry builds).
+    pub fn new(
+        len: u64,
+        field: u64,
+        stored: u32,
+        hypotheses: &[Hypothesis],
+        values: &[u32],
+        patterns: &[u8],
+    ) -> Option<Self> {
+        use rayon::prelude::*;
+        if patterns.len() > 8 || hypotheses.len() != values.len() {
+            return None;
+        }
+        let spans: Vec<Span> = hypotheses
+            .iter()
+            .zip(values)
+            .map(|(h, &v)| Span::of(h, v, stored))
+            .collect::<Option<_>>()?;
+        let mut matches = vec![0u8; len as usize];
+        let all = (1u8 << patterns.len()) - 1;
+        matches
+            .par_chunks_mut(FLIP_BLOCK)
+            .enumerate()
+            .for_each(|(b, out)| {
+                let a = (b * FLIP_BLOCK) as u64;
+                for s in &spans {
+                    if s.target == 0 {
+                        // Matching unflipped: a flip it does not cover leaves it matching; one
+                        // it covers changes its CRC (CRC-32 catches every one-byte change).
+                        for (i, m) in out.iter_mut().enumerate() {
+                            if !s.covers(a + i as u64) {
+                                *m = all;
+                            }
+                        }
+                    } else {
+                        walk(s, a, out, patterns);
+                    }
+                }
+            });
+        Some(RegistryFlips {
+            patterns: patterns.to_vec(),
+            matches,
+            field: [field, field + 4],
+        })
+    }
+
+    /// Whether some hypothesis matches once byte `offset` is xored with `xor`; `None` for a
+    /// byte of the CRC field or a pattern the table was not built with.
+    pub fn matches(&self, offset: u64, xor: u8) -> Option<bool> {
+        if (self.field[0]..self.field[1]).contains(&offset) {
+            return None;
+        }
+        let k = self.patterns.iter().position(|&p| p == xor)?;
+        Some(self.matches.get(offset as usize)? >> k & 1 == 1)
+    }
+}
+
+/// Mark in `out` (offsets `a..`) the flips that make `s` match: walk down from the block's
+/// end (or the span's), each pattern's difference carried past one more byte at every covered
+/// offset left behind.
+fn walk(s: &Span, a: u64, out: &mut [u8], patterns: &[u8]) {
+    let lo = s.start.max(a);
+    let hi = s.end.min(a + out.len() as u64);
+    if lo >= hi {
+        return;
+    }
+    for (k, &p) in patterns.iter().enumerate() {
+        // The difference a flip at `hi - 1` makes, carried past the covered bytes after it.
+        let mut d = crate::nbg::crc_index::concat(TABLE[usize::from(p)], 0, s.covered_from(hi));
+        let mut o = hi - 1;
+        loop {
+            let covered = s.covers(o);
+            if covered && d == s.target {
+                out[(o - a) as usize] |= 1 << k;
+            }
+            if o == lo {
+                break;
+            }
+            if covered {
+                d = past_one_byte(d);
+            }
+            o -= 1;
+        }
+    }
 }
 
 /// Every registry hypothesis that reproduces `stored`.
@@ -480,7 +678,49 @@ mod tests {
         crc.finalize()
     }
 
+    #[test]
+    fn one_byte_step_is_the_one_byte_shift() {
+        for d in [1u32, 0x8000_0000, 0xdead_beef, 0x0123_4567] {
+            assert_eq!(past_one_byte(d), crate::nbg::crc_index::concat(d, 0, 1));
+        }
+    }
+
     proptest! {
+        /// The flip table says, for a flip outside the field, exactly whether some hypothesis
+        /// of the flipped bytes reproduces the stored value (chosen so that some do).
+        #[test]
+        fn registry_flips_are_the_flipped_hypotheses(
+            bytes in proptest::collection::vec(any::<u8>(), 8..300),
+            field in 0u64..300,
+            cuts in proptest::collection::vec(0u64..300, 0..8),
+            at in any::<prop::sample::Index>(),
+            which in 0usize..3,
+            pick in any::<prop::sample::Index>(),
+            stored_kind in 0u8..3,
+        ) {
+            let patterns = [0x01u8, 0x80, 0xff];
+            let len = bytes.len() as u64;
+            let field = field % (len - 3);
+            let boundaries: Vec<(u64, String)> =
+                cuts.iter().map(|&c| (c % len, format!("cut {c}"))).collect();
+            let hypotheses = registry(len, field, &boundaries);
+            let o = at.index(bytes.len()) as u64;
+            prop_assume!(!(field..field + 4).contains(&o));
+            let mut flipped = bytes.clone();
+            flipped[o as usize] ^= patterns[which];
+            let h = &hypotheses[pick.index(hypotheses.len())];
+            let stored = match stored_kind {
+                0 => direct(&flipped, h),
+                1 => direct(&bytes, h),
+                _ => 0x1234_5678,
+            };
+            let values: Vec<u32> = hypotheses.iter().map(|h| direct(&bytes, h)).collect();
+            let table = RegistryFlips::new(len, field, stored, &hypotheses, &values, &patterns)
+                .expect("registry hypotheses have at most one gap");
+            let expected = hypotheses.iter().any(|h| direct(&flipped, h) == stored);
+            prop_assert_eq!(table.matches(o, patterns[which]), Some(expected));
+        }
+
         /// The registry's values carried along the segments are exactly its hypotheses' CRCs.
         #[test]
         fn registry_values_are_the_hypotheses_crcs(

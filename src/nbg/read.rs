@@ -8,7 +8,7 @@ use crate::nbg::crc_index::Flip;
 use crate::nbg::failure::{Code, Failure};
 use crate::nbg::stream::FileSource;
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Where the parser reads from.
 #[derive(Clone, Debug)]
@@ -25,6 +25,47 @@ pub struct Data<'data> {
     source: Source<'data>,
     /// When the bytes are a one-byte flip of an indexed base: range CRCs without a pass.
     flip: Option<Flip<'data>>,
+    /// Where every read is noted, when a sweep asks which bytes a parse reads.
+    reads: Option<&'data ReadLog>,
+}
+
+/// The byte ranges a parse read through a `Data`, other than for a CRC or hash: a byte outside
+/// all of them decides nothing but checksums, so a flip of it needs no new parse of the rest.
+#[derive(Debug, Default)]
+pub struct ReadLog(Mutex<Vec<(u64, u64)>>);
+
+impl ReadLog {
+    fn note(&self, start: u64, end: u64) {
+        // A poisoned log still holds whole entries.
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((start, end));
+    }
+
+    /// One bit per byte of a file of `len` bytes: set where some read covered it.
+    pub fn into_map(self, len: u64) -> ReadMap {
+        let mut bits = vec![0u64; (len as usize).div_ceil(64)];
+        for (s, e) in self.0.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            for o in s.min(len)..e.min(len) {
+                bits[(o / 64) as usize] |= 1 << (o % 64);
+            }
+        }
+        ReadMap(bits)
+    }
+}
+
+/// Which bytes a parse read (`ReadLog::into_map`).
+#[derive(Debug)]
+pub struct ReadMap(Vec<u64>);
+
+impl ReadMap {
+    /// Whether the byte at `offset` was read (true past the end: nothing is claimed there).
+    pub fn read(&self, offset: u64) -> bool {
+        self.0
+            .get((offset / 64) as usize)
+            .is_none_or(|w| w >> (offset % 64) & 1 == 1)
+    }
 }
 
 /// Bytes handed to a visitor at once when walking a range of a file.
@@ -36,6 +77,16 @@ impl<'data> Data<'data> {
         Data {
             source: Source::Memory(bytes),
             flip: None,
+            reads: None,
+        }
+    }
+
+    /// A view of `bytes` that notes every read in `log`.
+    pub fn recording(bytes: &'data [u8], log: &'data ReadLog) -> Self {
+        Data {
+            source: Source::Memory(bytes),
+            flip: None,
+            reads: Some(log),
         }
     }
 
@@ -45,6 +96,7 @@ impl<'data> Data<'data> {
         Data {
             source: Source::Memory(bytes),
             flip: Some(flip),
+            reads: None,
         }
     }
 
@@ -59,11 +111,21 @@ impl<'data> Data<'data> {
         Data {
             source: Source::File(file),
             flip: None,
+            reads: None,
         }
     }
 
-    /// The whole file when it is in memory.
+    /// The whole file when it is in memory (a read of every byte).
     pub fn memory(&self) -> Option<&'data [u8]> {
+        if let Some(log) = self.reads {
+            log.note(0, self.len());
+        }
+        self.held()
+    }
+
+    /// The whole file when it is in memory, for a parsed graph to keep for later commands:
+    /// not a read by the parse.
+    pub fn held(&self) -> Option<&'data [u8]> {
         match &self.source {
             Source::Memory(b) => Some(b),
             Source::File(_) => None,
@@ -107,6 +169,9 @@ impl<'data> Data<'data> {
 
     /// Bytes `[start, end)`, already known to lie inside the file.
     pub fn range(&self, start: u64, end: u64) -> Cow<'data, [u8]> {
+        if let Some(log) = self.reads {
+            log.note(start, end);
+        }
         match &self.source {
             Source::Memory(b) => Cow::Borrowed(&b[start as usize..end as usize]),
             Source::File(f) => {
@@ -126,6 +191,9 @@ impl<'data> Data<'data> {
         align: u64,
         mut f: impl FnMut(u64, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
+        if let Some(log) = self.reads {
+            log.note(start, end);
+        }
         if let Source::Memory(b) = &self.source {
             return f(start, &b[start as usize..end as usize]);
         }
@@ -139,10 +207,13 @@ impl<'data> Data<'data> {
         Ok(())
     }
 
-    /// CRC-32 of `[start, end)` (inside the file).
+    /// CRC-32 of `[start, end)` (inside the file); a checksum, not noted as a read.
     pub fn crc32(&self, start: u64, end: u64) -> u32 {
         if let Some(f) = &self.flip {
             return f.range(start, end);
+        }
+        if let Source::Memory(b) = &self.source {
+            return crate::nbg::fingerprint::crc32(&b[start as usize..end as usize]);
         }
         let mut h = crc32fast::Hasher::new();
         let _ = self.visit(start, end, 1, |_, p| {

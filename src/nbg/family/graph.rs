@@ -104,4 +104,12 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
         with_family!(self, g => g.crc_explanation(crc_of))
     }
+
+    fn crc_flips(
+        &self,
+        crc_of: &mut dyn FnMut(u64, u64) -> u32,
+        patterns: &[u8],
+    ) -> Option<crate::nbg::crc_rules::CrcFlips> {
+        with_family!(self, g => g.crc_flips(crc_of, patterns))
+    }
 }

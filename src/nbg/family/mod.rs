@@ -170,6 +170,16 @@ pub trait NbgFamily<'data> {
     /// v1 `dyna_io_table` into `dyna_io`); empty when the graph has none.
     fn dynaio_ranges(&self) -> Vec<(u64, u64)>;
 
+    /// What each one-byte flip by one of `patterns` does to the CRC field's class, for a flip of
+    /// a byte the check-only parse does not read (it changes nothing else), given the CRC-32 of
+    /// any `[start, end)` of the file; `None` where the family's checksums are rules the parse
+    /// enforces (v2: a flip is parsed again).
+    fn crc_flips(
+        &self,
+        crc_of: &mut dyn FnMut(u64, u64) -> u32,
+        patterns: &[u8],
+    ) -> Option<crate::nbg::crc_rules::CrcFlips>;
+
     /// The CRC hypothesis registry (plus the recovered v2 rule for v2) evaluated against this
     /// graph's structural boundaries, given the CRC-32 of any `[start, end)` of the file.
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation;

@@ -169,4 +169,15 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
         crc_explain::explain_v1(self, crc_of)
     }
+
+    fn crc_flips(
+        &self,
+        crc_of: &mut dyn FnMut(u64, u64) -> u32,
+        patterns: &[u8],
+    ) -> Option<crc_rules::CrcFlips> {
+        if self.crc.stored == 0 {
+            return Some(crc_rules::CrcFlips::Absent);
+        }
+        crc_explain::flips_v1(self, crc_of, patterns).map(crc_rules::CrcFlips::Registry)
+    }
 }

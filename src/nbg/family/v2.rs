@@ -212,6 +212,14 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         })
     }
 
+    fn crc_flips(
+        &self,
+        _crc_of: &mut dyn FnMut(u64, u64) -> u32,
+        _patterns: &[u8],
+    ) -> Option<crc_rules::CrcFlips> {
+        None
+    }
+
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
         crc_explain::explain_v2(self, crc_of)
     }

@@ -293,7 +293,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     );
     let connection_region = ConnectionRegion::new(&data, ranges, opts);
     let mut graph = NbgV1 {
-        bytes: data.memory().unwrap_or(&[]),
+        bytes: data.held().unwrap_or(&[]),
         format: "nbg-v1",
         layout,
         file: FileFacts {

@@ -339,7 +339,7 @@ pub(super) fn parse<'d>(
         opts,
     );
     let mut graph = NbgV2 {
-        bytes: data.memory().unwrap_or(&[]),
+        bytes: data.held().unwrap_or(&[]),
         format: "nbg-v2",
         file: FileFacts {
             size: file_size,
