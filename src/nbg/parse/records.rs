@@ -96,6 +96,10 @@ pub struct Tables<'a> {
     pub sh: Option<Slice<'a>>,
     /// The patch table.
     pub patch: Option<Slice<'a>>,
+    /// The patch table's offset, record size and count when its records are not read
+    /// (check-only mode: no rule reads a patch record, so a sweep's flip of one changes only
+    /// checksums).
+    pub patch_unread: Option<(u64, u64, u64)>,
     /// NN and TP command records (for the operation index check), when their size is known.
     pub nn_records: Option<u64>,
     /// TP command records, when their size is known.
@@ -313,15 +317,7 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
     // Counted by number, named once per kind: a patch table has thousands of records.
     let mut by_kind: BTreeMap<u32, u64> = BTreeMap::new();
     let mut records = Vec::with_capacity(p.count() as usize);
-    // The layout of this record size (`holds`); the 40-byte layout's fields are a superset.
-    let layout = crate::nbg::holds::v1("patch").and_then(|k| k.record(p.record_size));
-    let Some(layout) = layout else {
-        return fail(
-            Code::TableRecordSize,
-            p.offset,
-            format!("patch records of {} bytes have no layout", p.record_size),
-        );
-    };
+    let layout = patch_layout(p.record_size, p.offset)?;
     let wide = layout.size == fp::SIZE;
     for (_, offset, r) in p.records() {
         let v = super::view(&layout, r, offset)?;
@@ -356,6 +352,19 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
         by_source_type,
         records,
     })
+}
+
+/// The layout of patch records of `record_size` bytes (`holds`; the 40-byte layout's fields
+/// are a superset), or `table-record-size` at `offset`.
+fn patch_layout(record_size: u64, offset: u64) -> Result<crate::nbg::fieldmap::Record, Failure> {
+    match crate::nbg::holds::v1("patch").and_then(|k| k.record(record_size)) {
+        Some(layout) => Ok(layout),
+        None => fail(
+            Code::TableRecordSize,
+            offset,
+            format!("patch records of {record_size} bytes have no layout"),
+        ),
+    }
 }
 
 /// Decode and cross-check the records.
@@ -435,7 +444,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     let sw_operations = t.sw.map(decode_sw).transpose()?;
     let hw_init_operations = t.hw_init.map(decode_hw_init).transpose()?;
     let ppu_params = t.ppu_param.map(decode_ppu_params).transpose()?;
-    let patch_count = t.patch.map(|p| p.count());
+    let patch_count = t.patch.map(|p| p.count()).or(t.patch_unread.map(|u| u.2));
 
     let mut per_layer = vec![0u64; layers.len()];
     for o in &operations {
@@ -576,7 +585,16 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         l.named_operations = named;
     }
 
-    let patches = t.patch.map(decode_patches).transpose()?;
+    let patches = match (t.patch, t.patch_unread) {
+        (Some(p), _) => Some(decode_patches(p)?),
+        (None, Some((offset, record_size, count))) => Some(PatchSummary {
+            count,
+            record_size: patch_layout(record_size, offset).map(|_| record_size)?,
+            by_source_type: BTreeMap::new(),
+            records: Vec::new(),
+        }),
+        (None, None) => None,
+    };
     // The vendor reader's `Coeff data Size`: its `print_operation` reads the COEF_DATA_TABLE
     // entry the operation's first MISC_DYNA_GENERIC patch names.
     if let (Some(p), Some(coef)) = (&patches, t.coef_table) {

@@ -244,6 +244,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             feature_database.nn_command_bytes,
             feature_database.tp_command_bytes,
         ),
+        opts,
     )?;
 
     // Only the patch targets read them, never a rule: check-only mode (the sweep) skips them.

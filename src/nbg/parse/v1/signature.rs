@@ -79,6 +79,7 @@ pub(super) fn records(
     tables: &[Table],
     ppu_params_referenced: bool,
     command_bytes: (Option<u64>, Option<u64>),
+    opts: crate::nbg::parse::Options,
 ) -> Result<crate::nbg::parse::records::Records, Failure> {
     use crate::nbg::parse::records::{Index, Tables, as_slice, decode, v1_decodes};
     if !v1_decodes("layer", version) {
@@ -94,8 +95,15 @@ pub(super) fn records(
                     .map(|record_size| (t.offset, record_size, data.range(t.offset, t.end())))
             })
     };
-    let (layer, operation, sh, patch) =
-        (read("layer"), read("operation"), read("sh"), read("patch"));
+    // No rule reads a patch record: check-only mode takes the table's geometry alone.
+    let (patch, patch_unread) = match find("patch").filter(|t| v1_decodes(t.name, version)) {
+        Some(t) if !opts.fingerprints => (
+            None,
+            t.record_size.map(|r| (t.offset, r, t.size / r.max(1))),
+        ),
+        _ => (read("patch"), None),
+    };
+    let (layer, operation, sh) = (read("layer"), read("operation"), read("sh"));
     let (sw, hw_init, ppu_param) = (read("sw"), read("hw_init"), read("ppu_param"));
     let count = |name: &str| find(name).and_then(|t| t.record_count);
     let index = |name: &str| find(name).map(|t| data.range(t.offset, t.end()));
@@ -116,6 +124,7 @@ pub(super) fn records(
         operation: as_slice(&operation),
         sh: as_slice(&sh),
         patch: as_slice(&patch),
+        patch_unread,
         nn_records: count("nn"),
         tp_records: count("tp"),
         state_table,

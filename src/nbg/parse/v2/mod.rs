@@ -280,7 +280,7 @@ pub(super) fn parse<'d>(
         .fingerprints
         .then(|| decode_tp_commands(&data, &sections))
         .flatten();
-    let records = records(&data, &sections, network_info.as_ref())?;
+    let records = records(&data, &sections, network_info.as_ref(), opts)?;
     // Only the patch targets read them, never a rule: check-only mode (the sweep) skips them.
     let icd_streams = opts
         .fingerprints

@@ -137,6 +137,7 @@ pub(super) fn records(
     data: &crate::nbg::read::Data<'_>,
     sections: &[Section],
     info: Option<&NetworkInfo>,
+    opts: crate::nbg::parse::Options,
 ) -> Result<crate::nbg::parse::records::Records, Failure> {
     use crate::nbg::format::section;
     use crate::nbg::parse::records::{Index, Tables, as_slice, decode};
@@ -178,7 +179,12 @@ pub(super) fn records(
     // Borrowed from a graph in memory; read once, bounded by the section, from a file.
     let read =
         |x: Option<(u64, u64, u64)>| x.map(|(start, end, r)| (start, r, data.range(start, end)));
-    let (layer, operation, sh, patch) = (read(layer), read(operation), read(sh), read(patch));
+    // No rule reads a patch record: check-only mode takes the section's geometry alone.
+    let (patch, patch_unread) = match patch {
+        Some((start, end, r)) if !opts.fingerprints => (None, Some((start, r, (end - start) / r))),
+        _ => (read(patch), None),
+    };
+    let (layer, operation, sh) = (read(layer), read(operation), read(sh));
     let hw_init = read(hw_init);
     let index = |kind| find(kind).map(|s: &Section| data.range(s.offset, s.end()));
     let (states, ppu_instr) = (
@@ -194,6 +200,7 @@ pub(super) fn records(
         operation: as_slice(&operation),
         sh: as_slice(&sh),
         patch: as_slice(&patch),
+        patch_unread,
         nn_records: commands(section::NN, info.and_then(|i| i.attribute.nn_command_bytes)),
         tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
         state_table: states.as_deref().map(|bytes| Index {
