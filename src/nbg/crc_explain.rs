@@ -24,10 +24,7 @@ pub fn explain_with(graph: &Graph<'_>, mut crc_of: impl FnMut(u64, u64) -> u32) 
 /// The v1 half of `NbgFamily::crc_explanation`: the registry over the table boundaries and the
 /// end of the fixed part's opaque extension.
 pub(crate) fn explain_v1(g: &NbgV1<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
-    let field = crate::nbg::format::v1::OFF_CRC as u64;
-    let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
-    let b = crate::nbg::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
-    let hypotheses = registry(g.file.size, field, &b);
+    let (field, hypotheses) = v1_registry(g);
     finish(
         "nbg-v1",
         g.file.size,
@@ -39,6 +36,14 @@ pub(crate) fn explain_v1(g: &NbgV1<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32)
     )
 }
 
+/// The v1 CRC field's offset and the registry over the graph's structural boundaries.
+fn v1_registry(g: &NbgV1<'_>) -> (u64, Vec<crate::nbg::crc_rules::Hypothesis>) {
+    let field = crate::nbg::format::v1::OFF_CRC as u64;
+    let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
+    let b = crate::nbg::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
+    (field, registry(g.file.size, field, &b))
+}
+
 /// The v1 half of `NbgFamily::crc_flips` for a stored CRC: the same registry as `explain_v1`,
 /// each hypothesis's CRC over the unflipped file, walked for every flip.
 pub(crate) fn flips_v1(
@@ -46,10 +51,7 @@ pub(crate) fn flips_v1(
     crc_of: &mut dyn FnMut(u64, u64) -> u32,
     patterns: &[u8],
 ) -> Option<crate::nbg::crc_rules::RegistryFlips> {
-    let field = crate::nbg::format::v1::OFF_CRC as u64;
-    let ext_end = g.opaque_fixed_extension.offset + g.opaque_fixed_extension.size;
-    let b = crate::nbg::parse::v1::boundaries(&g.tables, g.fixed_part.size, ext_end);
-    let hypotheses = registry(g.file.size, field, &b);
+    let (field, hypotheses) = v1_registry(g);
     let eval = crate::nbg::crc_rules::Evaluator::with_crcs(g.file.size, &hypotheses, crc_of);
     let values = hypotheses
         .iter()

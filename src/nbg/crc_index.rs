@@ -43,6 +43,40 @@ pub fn concat(a: u32, b: u32, len: u64) -> u32 {
     crc32_combine_op(a, b, op)
 }
 
+/// The reflected IEEE CRC-32 table: `TABLE[b]` is how a register's low byte `b` spreads as it
+/// moves past one byte.
+const TABLE: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 == 1 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+/// A CRC difference carried past one more byte equal in both files (CRC-32 is linear, so the
+/// initial value and final xor cancel in a difference).
+pub(crate) fn past_one_byte(d: u32) -> u32 {
+    TABLE[(d & 0xff) as usize] ^ (d >> 8)
+}
+
+/// How much a byte xored with `xor` changes the CRC-32 of a message it ends (the same for
+/// every message: the initial value and final xor cancel in a difference).
+pub(crate) fn difference(xor: u8) -> u32 {
+    TABLE[usize::from(xor)]
+}
+
 /// Prefix CRCs of a base file.
 #[derive(Debug)]
 pub struct CrcIndex<'a> {
@@ -127,8 +161,7 @@ impl<'a> Flip<'a> {
     pub fn range(&self, s: u64, e: u64) -> u32 {
         let crc = self.index.range(s, e);
         if (s..e).contains(&self.offset) && self.xor != 0 {
-            let effect = crc32fast::hash(&[self.xor]) ^ crc32fast::hash(&[0]);
-            crc ^ concat(effect, 0, e - self.offset - 1)
+            crc ^ concat(difference(self.xor), 0, e - self.offset - 1)
         } else {
             crc
         }

@@ -221,7 +221,7 @@ pub struct Evaluator {
     prefix: Vec<u32>,
 }
 
-use crate::nbg::crc_index::concat;
+use crate::nbg::crc_index::{concat, difference, past_one_byte};
 
 impl Evaluator {
     /// The evaluator for a file of `len` bytes, given the CRC-32 of any `[start, end)`.
@@ -369,40 +369,12 @@ pub fn registry_values(
     Some(values)
 }
 
-/// The reflected IEEE CRC-32 table: `TABLE[b]` is how a register's low byte `b` spreads as it
-/// moves past one byte.
-const TABLE: [u32; 256] = {
-    let mut t = [0u32; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 == 1 {
-                0xedb8_8320 ^ (c >> 1)
-            } else {
-                c >> 1
-            };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-};
-
-/// A CRC difference carried past one more byte equal in both files (CRC-32 is linear, so the
-/// initial value and final xor cancel in a difference).
-fn past_one_byte(d: u32) -> u32 {
-    TABLE[(d & 0xff) as usize] ^ (d >> 8)
-}
-
 /// Offsets per block of `RegistryFlips::new`'s parallel walk.
 const FLIP_BLOCK: usize = 1 << 16;
 
 /// Which one-byte flips of a file leave some registry hypothesis reproducing the stored CRC,
 /// for every offset and pattern at once. A flip of the byte at `o` by `p` changes the CRC of a
-/// hypothesis that covers `o` by `TABLE[p]` carried past the `n` covered bytes after `o`; the
+/// hypothesis that covers `o` by `difference(p)` carried past the `n` covered bytes after `o`; the
 /// walk from a hypothesis's end down to its start carries that difference one byte per step, so
 /// a hypothesis costs one table step per offset and pattern, with no CRC combination. Exact: a
 /// hypothesis whose changed value happens to equal the stored CRC is found too.
@@ -558,7 +530,7 @@ fn walk(s: &Span, a: u64, out: &mut [u8], patterns: &[u8]) {
     }
     for (k, &p) in patterns.iter().enumerate() {
         // The difference a flip at `hi - 1` makes, carried past the covered bytes after it.
-        let mut d = crate::nbg::crc_index::concat(TABLE[usize::from(p)], 0, s.covered_from(hi));
+        let mut d = concat(difference(p), 0, s.covered_from(hi));
         let mut o = hi - 1;
         loop {
             let covered = s.covers(o);
@@ -686,7 +658,7 @@ mod tests {
     #[test]
     fn one_byte_step_is_the_one_byte_shift() {
         for d in [1u32, 0x8000_0000, 0xdead_beef, 0x0123_4567] {
-            assert_eq!(past_one_byte(d), crate::nbg::crc_index::concat(d, 0, 1));
+            assert_eq!(past_one_byte(d), concat(d, 0, 1));
         }
     }
 

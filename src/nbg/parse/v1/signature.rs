@@ -99,7 +99,7 @@ pub(super) fn records(
     let (patch, patch_unread) = match find("patch").filter(|t| v1_decodes(t.name, version)) {
         Some(t) if !opts.fingerprints => (
             None,
-            t.record_size.map(|r| (t.offset, r, t.size / r.max(1))),
+            Option::zip(t.record_size, t.record_count).map(|(r, n)| (t.offset, r, n)),
         ),
         _ => (read("patch"), None),
     };
