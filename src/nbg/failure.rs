@@ -143,3 +143,16 @@ impl std::error::Error for Failure {}
 pub fn fail<T>(code: Code, offset: u64, message: impl Into<String>) -> Result<T, Failure> {
     Err(Failure::new(code, offset, message))
 }
+
+/// Collect decoded records, stopping at the first failure, into a vector sized once from the
+/// iterator's exact length (a table's record count, already bounded by its bytes): a
+/// `collect::<Result<Vec<_>, _>>()` loses that length and grows by reallocation.
+pub fn collect_records<T>(
+    records: impl ExactSizeIterator<Item = Result<T, Failure>>,
+) -> Result<Vec<T>, Failure> {
+    let mut out = Vec::with_capacity(records.len());
+    for r in records {
+        out.push(r?);
+    }
+    Ok(out)
+}

@@ -107,10 +107,17 @@ fn get(bytes: &[u8], pos: u64, n: u8) -> u32 {
         return 0;
     }
     let first = (pos / 8) as usize;
-    let mut window = [0u8; 8];
-    let avail = bytes.len().saturating_sub(first).min(8);
-    window[..avail].copy_from_slice(&bytes[first..first + avail]);
-    let v = u64::from_le_bytes(window) >> (pos % 8);
+    // Eight bytes hold any 32 bits at any bit offset; near the end they are zero-filled.
+    let window = match bytes.get(first..first + 8) {
+        Some(w) => u64::from_le_bytes(w.try_into().expect("eight bytes")),
+        None => {
+            let mut w = [0u8; 8];
+            let avail = bytes.len().saturating_sub(first).min(8);
+            w[..avail].copy_from_slice(&bytes[first..first + avail]);
+            u64::from_le_bytes(w)
+        }
+    };
+    let v = window >> (pos % 8);
     (v & ((1u64 << n) - 1)) as u32
 }
 
@@ -174,22 +181,33 @@ pub fn read(
     Ok(Codes { codes, flush })
 }
 
-/// LSB-first writer.
+/// LSB-first writer: bits gather in `acc` and leave it a byte at a time.
 struct Writer {
     bytes: Vec<u8>,
     pos: u64,
+    acc: u64,
+    fill: u32,
 }
 
 impl Writer {
     fn put(&mut self, v: u32, n: u8) {
-        for i in 0..n {
-            let byte = (self.pos / 8) as usize;
-            if byte == self.bytes.len() {
-                self.bytes.push(0);
-            }
-            self.bytes[byte] |= (((v >> i) & 1) as u8) << (self.pos % 8);
-            self.pos += 1;
+        let n = u32::from(n);
+        self.acc |= (u64::from(v) & ((1u64 << n) - 1)) << self.fill;
+        self.fill += n;
+        self.pos += u64::from(n);
+        while self.fill >= 8 {
+            self.bytes.push(self.acc as u8);
+            self.acc >>= 8;
+            self.fill -= 8;
         }
+    }
+
+    /// The bytes, the last one partial when the bit count is not a multiple of 8.
+    fn finish(mut self) -> (Vec<u8>, u64) {
+        if self.fill > 0 {
+            self.bytes.push(self.acc as u8);
+        }
+        (self.bytes, self.pos)
     }
 }
 
@@ -204,35 +222,34 @@ pub fn write(codes: &Codes) -> (Vec<u8>, u64) {
         value: 0,
         value_bits: 0,
     };
-    let all: Vec<Code> = codes
-        .codes
-        .iter()
-        .copied()
-        .chain(std::iter::repeat_n(flush, 4))
-        .collect();
+    // The codes, then the two flush pairs.
+    let n = codes.codes.len() + 4;
+    let at = |i: usize| codes.codes.get(i).copied().unwrap_or(flush);
     let mut w = Writer {
-        bytes: Vec::with_capacity(all.len()),
+        bytes: Vec::with_capacity(n),
         pos: 0,
+        acc: 0,
+        fill: 0,
     };
-    let pairs = all.len() / 2;
-    for p in 0..pairs {
-        for c in &all[2 * p..2 * p + 2] {
-            w.put(u32::from(c.part0), 3);
+    for p in 0..n / 2 {
+        for i in 2 * p..2 * p + 2 {
+            w.put(u32::from(at(i).part0), 3);
         }
         if p >= 1 {
-            for c in &all[2 * (p - 1)..2 * p] {
-                if let Some(p1) = c.part1 {
+            for i in 2 * (p - 1)..2 * p {
+                if let Some(p1) = at(i).part1 {
                     w.put(u32::from(p1), 2);
                 }
             }
         }
         if p >= 2 {
-            for c in &all[2 * (p - 2)..2 * (p - 1)] {
+            for i in 2 * (p - 2)..2 * (p - 1) {
+                let c = at(i);
                 w.put(c.value, c.value_bits);
             }
         }
     }
-    (w.bytes, w.pos)
+    w.finish()
 }
 
 #[cfg(test)]

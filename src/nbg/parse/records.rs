@@ -25,7 +25,7 @@
 //! and end with a layer no operation names (declared 1, named 0); `named_operations` reports the
 //! derived count.
 
-use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::failure::{Code, Failure, collect_records, fail};
 use crate::nbg::fieldmap::{
     self as fm, hw_init_operation as fh, layer as fl, operation as fo, patch_40bit as fp,
     sh_operation as fs, v1_ppu_param as fpp, v1_sw_operation as fsw,
@@ -52,7 +52,7 @@ impl Slice<'_> {
         self.bytes.len() as u64 / self.record_size
     }
 
-    fn records(&self) -> impl Iterator<Item = (usize, u64, &[u8])> {
+    fn records(&self) -> impl ExactSizeIterator<Item = (usize, u64, &[u8])> {
         let size = self.record_size;
         self.bytes
             .chunks_exact(size as usize)
@@ -376,35 +376,29 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     };
     let layer = t.layer.unwrap_or(empty);
     let operation = t.operation.unwrap_or(empty);
-    let layers = layer
-        .records()
-        .map(|(index, offset, r)| {
-            let v = super::view(&fl::RECORD, r, offset)?;
-            let Some((name, name_trailing_bytes)) = fixed_name(v.bytes(&fl::name)) else {
-                return fail(
-                    Code::InvalidName,
-                    offset,
-                    format!(
-                        "layer {index} name is not NUL-terminated strict UTF-8 within 64 bytes"
-                    ),
-                );
-            };
-            Ok(Layer {
-                index,
+    let layers = collect_records(layer.records().map(|(index, offset, r)| {
+        let v = super::view(&fl::RECORD, r, offset)?;
+        let Some((name, name_trailing_bytes)) = fixed_name(v.bytes(&fl::name)) else {
+            return fail(
+                Code::InvalidName,
                 offset,
-                name: name.to_string(),
-                name_trailing_bytes,
-                id: v.u32(&fl::id),
-                uid: v.u32(&fl::uid),
-                operation_count: v.u32(&fl::operation_count),
-                named_operations: 0,
-            })
+                format!("layer {index} name is not NUL-terminated strict UTF-8 within 64 bytes"),
+            );
+        };
+        Ok(Layer {
+            index,
+            offset,
+            name: name.to_string(),
+            name_trailing_bytes,
+            id: v.u32(&fl::id),
+            uid: v.u32(&fl::uid),
+            operation_count: v.u32(&fl::operation_count),
+            named_operations: 0,
         })
-        .collect::<Result<Vec<_>, _>>()?;
+    }))?;
     let [preempt, abs_share_id] = [0, 1].map(|i| fo::preempt_word.parts[i]);
-    let operations: Vec<Operation> = operation
-        .records()
-        .map(|(index, offset, r)| {
+    let operations: Vec<Operation> =
+        collect_records(operation.records().map(|(index, offset, r)| {
             let v = super::view(&fo::RECORD, r, offset)?;
             let kind = v.u32(&fo::kind);
             let word = v.opt_u32(&fo::preempt_word).map(u64::from);
@@ -425,20 +419,17 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 instruction_bytes: None,
                 coefficient_bytes: None,
             })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+        }))?;
     let sh_operations: Option<Vec<ShOperation>> =
         t.sh.map(|s| {
-            s.records()
-                .map(|(index, offset, r)| {
-                    let v = super::view(&fs::RECORD, r, offset)?;
-                    Ok(ShOperation {
-                        index,
-                        instr_index: v.u32(&fs::instr_index),
-                        ppu_param_index: v.opt_u32(&fs::ppu_param_index),
-                    })
+            collect_records(s.records().map(|(index, offset, r)| {
+                let v = super::view(&fs::RECORD, r, offset)?;
+                Ok(ShOperation {
+                    index,
+                    instr_index: v.u32(&fs::instr_index),
+                    ppu_param_index: v.opt_u32(&fs::ppu_param_index),
                 })
-                .collect::<Result<Vec<_>, _>>()
+            }))
         })
         .transpose()?;
     let sw_operations = t.sw.map(decode_sw).transpose()?;
@@ -626,8 +617,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
 /// SW operation records: the type (reported by name where the public enum has it) and, from
 /// 0x00010009, a strict UTF-8 name.
 fn decode_sw(s: Slice<'_>) -> Result<Vec<SwOperation>, Failure> {
-    s.records()
-        .map(|(index, offset, r)| {
+    collect_records(s.records().map(|(index, offset, r)| {
             let v = super::view(&fsw::RECORD, r, offset)?;
             let kind = v.u32(&fsw::sw_operation_type);
             let (name, name_trailing_bytes) = if v.has(&fsw::name) {
@@ -652,40 +642,35 @@ fn decode_sw(s: Slice<'_>) -> Result<Vec<SwOperation>, Failure> {
                 type_name: sw_operation_type::name(kind),
                 name,
             })
-        })
-        .collect()
+        }))
 }
 
 fn decode_hw_init(s: Slice<'_>) -> Result<Vec<HwInitOperation>, Failure> {
-    s.records()
-        .map(|(index, offset, r)| {
-            let v = super::view(&fh::RECORD, r, offset)?;
-            Ok(HwInitOperation {
-                index,
-                offset,
-                state_id: v.u32(&fh::state_id),
-                patch_index: v.u32(&fh::patch_index),
-                patch_count: v.u32(&fh::patch_count),
-            })
+    collect_records(s.records().map(|(index, offset, r)| {
+        let v = super::view(&fh::RECORD, r, offset)?;
+        Ok(HwInitOperation {
+            index,
+            offset,
+            state_id: v.u32(&fh::state_id),
+            patch_index: v.u32(&fh::patch_index),
+            patch_count: v.u32(&fh::patch_count),
         })
-        .collect()
+    }))
 }
 
 fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
-    s.records()
-        .map(|(index, offset, r)| {
-            let v = super::view(&fpp::RECORD, r, offset)?;
-            let xyz = |f: &fm::Field| [0, 1, 2].map(|i| v.word(f, i));
-            Ok(PpuParam {
-                index,
-                offset,
-                global_offset: xyz(&fpp::global_offset),
-                global_scale: xyz(&fpp::global_scale),
-                group_size: xyz(&fpp::group_size),
-                group_count: xyz(&fpp::group_count),
-            })
+    collect_records(s.records().map(|(index, offset, r)| {
+        let v = super::view(&fpp::RECORD, r, offset)?;
+        let xyz = |f: &fm::Field| [0, 1, 2].map(|i| v.word(f, i));
+        Ok(PpuParam {
+            index,
+            offset,
+            global_offset: xyz(&fpp::global_offset),
+            global_scale: xyz(&fpp::global_scale),
+            group_size: xyz(&fpp::group_size),
+            group_count: xyz(&fpp::group_count),
         })
-        .collect()
+    }))
 }
 
 /// Whether the v1 parser decodes the records of table `name` for `version`: every version

@@ -25,7 +25,7 @@ pub use tables::*;
 use super::command_tables::{self, CommandStreams, NnCommand, TpCommand};
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
 use crate::nbg::crc_rules::{self, CrcClass};
-use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::failure::{Code, Failure, collect_records, fail};
 use crate::nbg::fieldmap::{self as fm, v1_fixed as fx};
 use crate::nbg::fingerprint::{Fingerprint, Hash256};
 use crate::nbg::format::v1 as f;

@@ -91,11 +91,12 @@ pub(super) fn decode_io_table(
         );
     }
     // At most 256 records: read only now that the count is bounded.
-    data.range(t.offset, t.end())
-        .chunks_exact(layout.size())
-        .enumerate()
-        .map(|(i, r)| decode_io(r, i, t.offset + (i * layout.size()) as u64, layout))
-        .collect()
+    collect_records(
+        data.range(t.offset, t.end())
+            .chunks_exact(layout.size())
+            .enumerate()
+            .map(|(i, r)| decode_io(r, i, t.offset + (i * layout.size()) as u64, layout)),
+    )
 }
 
 /// Nested (offset, size) entries must land inside their target table's data.
@@ -111,8 +112,8 @@ pub(super) fn nested_tables(
         let Some(target) = tables.iter().find(|x| x.name == target_name) else {
             continue;
         };
-        // Bounded by the table's in-file size; read in pieces.
-        let mut entries = Vec::new();
+        // Bounded by the table's in-file size (one entry per 8 bytes of it); read in pieces.
+        let mut entries = Vec::with_capacity(((t.end() - t.offset) / 8) as usize);
         data.visit(t.offset, t.end(), 8, |at, records| {
             for (j, r) in records.chunks_exact(8).enumerate() {
                 let i = (at - t.offset) / 8 + j as u64;

@@ -20,7 +20,7 @@ use signature::*;
 use super::command_tables::{self, CommandStreams, NnCommand, TpCommand};
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
 use crate::nbg::crc_rules;
-use crate::nbg::failure::{Code, Failure, fail};
+use crate::nbg::failure::{Code, Failure, collect_records, fail};
 use crate::nbg::fieldmap as fm;
 
 /// Field offsets inside a directory entry and the sub-header, from the field map: where a

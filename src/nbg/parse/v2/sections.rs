@@ -55,11 +55,12 @@ pub(super) fn decode_io_section(s: &Section, data: &Data<'_>) -> Result<Vec<IoRe
         );
     }
     // At most 256 records of 104 bytes: read only now that the count is bounded.
-    data.range(s.offset, s.end())
-        .chunks_exact(IO_LAYOUT.size())
-        .enumerate()
-        .map(|(i, r)| decode_io(r, i, s.offset + (i * IO_LAYOUT.size()) as u64, &IO_LAYOUT))
-        .collect()
+    collect_records(
+        data.range(s.offset, s.end())
+            .chunks_exact(IO_LAYOUT.size())
+            .enumerate()
+            .map(|(i, r)| decode_io(r, i, s.offset + (i * IO_LAYOUT.size()) as u64, &IO_LAYOUT)),
+    )
 }
 
 pub(super) fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<NetworkInfo, Failure> {
