@@ -311,3 +311,37 @@ fn debug_stream() -> std::process::Stdio {
         std::process::Stdio::null()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Kept;
+
+    #[derive(serde::Deserialize)]
+    struct Item {
+        i: usize,
+    }
+
+    fn answered(lines: &str, asked: usize) -> Vec<usize> {
+        let kept = Kept {
+            lines: lines.as_bytes().to_vec(),
+            files: Vec::new(),
+        };
+        kept.answered::<Item>(asked, |t| t.i)
+            .into_iter()
+            .map(|t| t.i)
+            .collect()
+    }
+
+    /// A child that crashed in the middle of a batch leaves whole lines for the items before
+    /// the crash and at most a torn line for the item it died on: the whole ones are kept, in
+    /// order, and nothing after the first line that is torn, out of order or beyond `asked`.
+    #[test]
+    fn a_batch_cut_by_a_crash_keeps_the_items_before_it() {
+        assert_eq!(answered("{\"i\":0}\n{\"i\":1}\n", 3), [0, 1]);
+        assert_eq!(answered("{\"i\":0}\n{\"i\":1}\n{\"i\"", 3), [0, 1]);
+        assert_eq!(answered("{\"i\":0}\n{\"i\":2}\n{\"i\":1}\n", 3), [0]);
+        assert_eq!(answered("{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n", 2), [0, 1]);
+        assert_eq!(answered("", 2), Vec::<usize>::new());
+        assert_eq!(answered("\n\n{\"i\":0}\n", 1), [0]);
+    }
+}
