@@ -181,10 +181,9 @@ pub fn read(
     Ok(Codes { codes, flush })
 }
 
-/// LSB-first writer: bits gather in `acc` and leave it a byte at a time.
+/// LSB-first writer: bits gather in `acc` (`fill` of them) and leave it a byte at a time.
 struct Writer {
     bytes: Vec<u8>,
-    pos: u64,
     acc: u64,
     fill: u32,
 }
@@ -194,7 +193,6 @@ impl Writer {
         let n = u32::from(n);
         self.acc |= (u64::from(v) & ((1u64 << n) - 1)) << self.fill;
         self.fill += n;
-        self.pos += u64::from(n);
         while self.fill >= 8 {
             self.bytes.push(self.acc as u8);
             self.acc >>= 8;
@@ -202,12 +200,14 @@ impl Writer {
         }
     }
 
-    /// The bytes, the last one partial when the bit count is not a multiple of 8.
+    /// The bytes, the last one partial when the bit count is not a multiple of 8, and the
+    /// bit count.
     fn finish(mut self) -> (Vec<u8>, u64) {
+        let bits = self.bytes.len() as u64 * 8 + u64::from(self.fill);
         if self.fill > 0 {
             self.bytes.push(self.acc as u8);
         }
-        (self.bytes, self.pos)
+        (self.bytes, bits)
     }
 }
 
@@ -227,7 +227,6 @@ pub fn write(codes: &Codes) -> (Vec<u8>, u64) {
     let at = |i: usize| codes.codes.get(i).copied().unwrap_or(flush);
     let mut w = Writer {
         bytes: Vec::with_capacity(n),
-        pos: 0,
         acc: 0,
         fill: 0,
     };
