@@ -194,7 +194,7 @@ types:
       - id: further1
         type: u4
         doc: "public"
-      - id: further2
+      - id: word27
         type: u4
         doc: "public"
       - id: further3
@@ -414,6 +414,12 @@ types:
         value: "(word25 >> 0) & 0xf"
       word25_unused16:
         value: "(word25 >> 4) & 0xfffffff"
+      word27_further2_b0_29:
+        value: "(word27 >> 0) & 0x3fffffff"
+      word27_post_shift_bit_7:
+        value: "(word27 >> 30) & 0x1"
+      word27_further2_b31:
+        value: "(word27 >> 31) & 0x1"
   nn_command_table:
     seq:
       - id: records
@@ -503,7 +509,7 @@ types:
       - id: further1
         type: u4
         doc: "public"
-      - id: further2
+      - id: word27
         type: u4
         doc: "public"
       - id: further3
@@ -675,6 +681,12 @@ types:
         value: "(word25 >> 0) & 0xf"
       word25_unused16:
         value: "(word25 >> 4) & 0xfffffff"
+      word27_further2_b0_29:
+        value: "(word27 >> 0) & 0x3fffffff"
+      word27_post_shift_bit_7:
+        value: "(word27 >> 30) & 0x1"
+      word27_further2_b31:
+        value: "(word27 >> 31) & 0x1"
   nn_command_128_table:
     seq:
       - id: records

@@ -1,4 +1,4 @@
-//! `nbg mapping check|promote`: field mappings as evidence.
+//! `nbg mapping check|promote|fields`: field mappings as evidence.
 
 use super::{failed, print, print_json};
 use nbg_lab::lab::mapping::{self, Promoted, Stop};
@@ -29,6 +29,17 @@ pub enum Command {
         #[arg(long = "evidence", value_name = "CAPTURE_DIR", required = true, num_args = 1..)]
         evidence: Vec<PathBuf>,
     },
+    /// List the record bit fields the promoted mappings of MAPPINGS prove: a part one of a
+    /// mapping's placements covers exactly, on capture sets of its evidence (relative to
+    /// MAPPINGS' folder) that still prove it and change that part's value. Parts covered but
+    /// never changed are `held`; placements over several parts are `not aligned`. The field
+    /// map's `proved` labels are these parts. Writes nothing. Exit 0, 1 when a capture set is
+    /// an invalid NBG, 2 on a bad mappings file.
+    Fields {
+        mappings: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn stopped(e: &Stop) -> ExitCode {
@@ -53,6 +64,18 @@ pub fn exec(command: Command) -> ExitCode {
                 }
                 let refuted = rows.iter().any(|r| r.outcome == mapping::Outcome::Refuted);
                 if refuted { failed() } else { ExitCode::SUCCESS }
+            }
+        },
+        Command::Fields { mappings, json } => match mapping::run_fields(&mappings) {
+            Err(e) => stopped(&e),
+            Ok((registry, proofs)) => {
+                if json {
+                    let sha = Hash256::of(registry.canonical().as_bytes());
+                    print_json(&proofs.document(&sha));
+                } else {
+                    print(&report::mapping::fields(&proofs));
+                }
+                ExitCode::SUCCESS
             }
         },
         Command::Promote {

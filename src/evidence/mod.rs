@@ -218,6 +218,11 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
             .collect::<Vec<_>>(),
     );
     applied["summary"] = serde_json::json!(mapping::summary(&grouped));
+    // The record bit fields the promoted mappings prove (the field map's `proved` labels).
+    let (_, fields) = mapping::run_fields(&root.join(mapping::COMMITTED)).map_err(|e| match e {
+        mapping::Stop::Input(e) => EvidenceError::Mapping(e),
+        mapping::Stop::Capture(e) => EvidenceError::Check(e),
+    })?;
     Ok(vec![
         Generated {
             path: mapping::COMMITTED.into(),
@@ -230,6 +235,10 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
         Generated {
             path: "evidence/mappings/serializer-check.json".into(),
             text: canonical(&applied),
+        },
+        Generated {
+            path: "evidence/mappings/fields.json".into(),
+            text: canonical(&fields.document(&sha)),
         },
     ])
 }

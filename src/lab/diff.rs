@@ -89,6 +89,19 @@ struct Located {
     /// How the field map reads the unit (an element of a word array: `U32`); `None` for bytes
     /// the map does not lay out.
     ty: Option<fm::Type>,
+    /// The record field holding the byte (none for an element of a word array).
+    word: Option<Word>,
+}
+
+/// A field of a record, as `locate` found it.
+#[derive(Clone, Copy)]
+struct Word {
+    /// The record's id.
+    record: &'static str,
+    /// The field-map word.
+    field: &'static fm::Field,
+    /// Length of the field's name (the located name before the parts a byte holds).
+    name_len: usize,
 }
 
 impl Located {
@@ -99,6 +112,7 @@ impl Located {
             field_start: unit,
             unit,
             ty: None,
+            word: None,
         }
     }
 }
@@ -108,6 +122,73 @@ fn located(graph: &Graph<'_>, o: &Owner, offset: u64) -> Located {
         o,
         offset,
         rel: offset - o.start,
+    })
+}
+
+/// A run of bits of the file that lies inside one field of a record.
+#[derive(Clone, Debug)]
+pub struct BitPlace {
+    /// The record's id (`v2.nn_command`).
+    pub record: &'static str,
+    /// The word's name where it lies (`NBG_SECTION_NN[0].word15`).
+    pub at: String,
+    /// The word's file offset.
+    pub start: u64,
+    /// The field-map word.
+    pub field: &'static fm::Field,
+    /// The run's first bit in the word.
+    pub shift: u32,
+    /// The run's width in bits.
+    pub bits: u32,
+}
+
+impl BitPlace {
+    /// The part whose bits the run covers exactly, if one does.
+    pub fn part(&self) -> Option<&'static fm::Part> {
+        self.field
+            .parts
+            .iter()
+            .find(|p| p.shift == self.shift && p.bits == self.bits)
+    }
+
+    /// The parts the run holds bits of.
+    pub fn touched(&self) -> Vec<&'static fm::Part> {
+        let end = self.shift + self.bits;
+        self.field
+            .parts
+            .iter()
+            .filter(|p| p.shift < end && self.shift < p.shift + p.bits)
+            .collect()
+    }
+
+    /// The word's value in `bytes` (a file of the same layout), little-endian.
+    pub fn word_value(&self, bytes: &[u8]) -> Option<u64> {
+        let s = usize::try_from(self.start).ok()?;
+        Some(le_value(bytes.get(s..s.checked_add(self.field.width)?)?))
+    }
+}
+
+/// Where the `bits` bits from file bit `bit` lie, when they lie inside one field of a record
+/// (a word of an array of words excepted).
+pub fn bit_place(graph: &Graph<'_>, image: &NbgImage<'_>, bit: u64, bits: u32) -> Option<BitPlace> {
+    let offset = bit / 8;
+    if offset >= image.len() || bits == 0 {
+        return None;
+    }
+    let o = image.owner_of(offset);
+    let l = located(graph, o, offset);
+    let w = l.word?;
+    let shift = u32::try_from(bit.checked_sub(8 * l.field_start)?).ok()?;
+    if u64::from(shift) + u64::from(bits) > 8 * w.field.width as u64 {
+        return None;
+    }
+    Some(BitPlace {
+        record: w.record,
+        at: l.field[..w.name_len].to_string(),
+        start: l.field_start,
+        field: w.field,
+        shift,
+        bits,
     })
 }
 
@@ -129,6 +210,11 @@ impl At<'_> {
             Some(f) => {
                 let start = base + f.offset as u64;
                 let mut field = format!("{prefix}.{}", f.name);
+                let word = Some(Word {
+                    record: record.id,
+                    field: f,
+                    name_len: field.len(),
+                });
                 // A bit-field word names the parts the byte holds bits of.
                 if !f.parts.is_empty() {
                     let lo = 8 * (r - f.offset as u64) as u32;
@@ -143,6 +229,7 @@ impl At<'_> {
                 if f.ty != fm::Type::U32s || f.width <= 4 {
                     return Located {
                         ty: Some(f.ty),
+                        word,
                         ..Located::whole((field, start))
                     };
                 }
@@ -157,6 +244,7 @@ impl At<'_> {
                     field_start: start,
                     unit: start + 4 * i,
                     ty: Some(fm::Type::U32),
+                    word: None,
                 }
             }
             None => Located::whole((format!("{prefix}+0x{r:x}"), base)),
@@ -204,6 +292,7 @@ fn command_named(
         field_start: word,
         unit: word,
         ty: Some(fm::Type::U32),
+        word: None,
     })
 }
 
@@ -446,6 +535,53 @@ pub struct Change {
     pub b_end: u64,
     /// The field (or opaque unit) the run lies in, as `locate` names it.
     pub field: String,
+    /// The parts of a bit-field word whose value the run changes, with both values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartChange>,
+}
+
+/// One part of a bit-field word whose value differs between A and B.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PartChange {
+    /// The part's name (`in_image_border_const`).
+    pub part: &'static str,
+    /// Its value in A.
+    pub a: u64,
+    /// Its value in B.
+    pub b: u64,
+}
+
+/// The little-endian value of up to 8 bytes.
+fn le_value(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .rev()
+        .fold(0u64, |v, &x| (v << 8) | u64::from(x))
+}
+
+/// The parts of `field` whose values differ between the words `a` and `b` (the field's
+/// bytes in A and B), with their bit ranges: (first bit, width, change).
+fn changed_parts(field: &fm::Field, a: &[u8], b: &[u8]) -> Vec<(u32, u32, PartChange)> {
+    if a.len() != field.width || b.len() != field.width || field.width > 8 {
+        return Vec::new();
+    }
+    let (wa, wb) = (le_value(a), le_value(b));
+    field
+        .parts
+        .iter()
+        .filter(|p| p.get(wa) != p.get(wb))
+        .map(|p| {
+            (
+                p.shift,
+                p.bits,
+                PartChange {
+                    part: p.name,
+                    a: p.get(wa),
+                    b: p.get(wb),
+                },
+            )
+        })
+        .collect()
 }
 
 /// How a paired owner differs between A and B.
@@ -621,6 +757,10 @@ struct Run {
     start: u64,
     field: String,
     unit: u64,
+    /// A bit-field word's changed parts (first bit, width, change) and the word's start in
+    /// the owner.
+    parts: Vec<(u32, u32, PartChange)>,
+    word_start: u64,
 }
 
 /// The changed ranges of paired owners `x` (of A) and `y` (of B), found over their common
@@ -645,15 +785,50 @@ impl Ranges {
         self.changed += end - run.start;
         self.total += 1;
         if self.ranges.len() < MAX_RANGES {
+            // The parts with bits in the run's bytes.
+            let (lo, hi) = (8 * (run.start - run.word_start), 8 * (end - run.word_start));
+            let parts = run
+                .parts
+                .into_iter()
+                .filter(|(shift, bits, _)| {
+                    u64::from(*shift) < hi && lo < u64::from(*shift) + u64::from(*bits)
+                })
+                .map(|(_, _, c)| c)
+                .collect();
             self.ranges.push(Change {
                 a_start: x.start + run.start,
                 a_end: x.start + end,
                 b_start: y.start + run.start,
                 b_end: y.start + end,
                 field: run.field,
+                parts,
             });
         }
     }
+}
+
+/// The changed parts of the bit-field word of A holding byte `offset` (of owner `x`), against
+/// the same bytes of `y` in B, and the word's start in the owner.
+fn word_parts(
+    ga: &Graph<'_>,
+    x: &Owner,
+    ia: &NbgImage<'_>,
+    y: &Owner,
+    ib: &NbgImage<'_>,
+    offset: u64,
+) -> (Vec<(u32, u32, PartChange)>, u64) {
+    let l = located(ga, x, offset);
+    let Some(w) = l.word.filter(|w| !w.field.parts.is_empty()) else {
+        return (Vec::new(), 0);
+    };
+    let rel = l.field_start - x.start;
+    let end = rel + w.field.width as u64;
+    if end > x.len() || end > y.len() {
+        return (Vec::new(), rel);
+    }
+    let a = ia.range(l.field_start, x.start + end);
+    let b = ib.range(y.start + rel, y.start + end);
+    (changed_parts(w.field, &a, &b), rel)
 }
 
 fn compare(
@@ -698,10 +873,13 @@ fn compare(
                 if !extends {
                     r.close(i, x, y);
                     let (field, unit) = locate(ga, x, x.start + i);
+                    let (parts, word_start) = word_parts(ga, x, ia, y, ib, x.start + i);
                     r.open = Some(Run {
                         start: i,
                         field,
                         unit,
+                        parts,
+                        word_start,
                     });
                 }
             }

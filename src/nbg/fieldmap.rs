@@ -199,9 +199,22 @@ pub struct Record {
     pub size: usize,
     /// The fields in offset order, covering the record without gaps.
     pub fields: &'static [Field],
+    /// The record this one repeats the first words of (another generation's shorter form):
+    /// a proof measured on the base does not carry over (`Record::evidence`).
+    pub base: Option<&'static str>,
 }
 
 impl Record {
+    /// A field's or part's evidence as this record holds it: a `Proved` label repeated from
+    /// the base record is only `Inferred` here, since the capture sets proved it on the base's
+    /// generation.
+    pub fn evidence(&self, e: Evidence) -> Evidence {
+        match (self.base, e) {
+            (Some(_), Evidence::Proved) => Evidence::Inferred,
+            _ => e,
+        }
+    }
+
     /// The field containing record-relative byte `rel`.
     pub fn field_at(&self, rel: u64) -> Option<&'static Field> {
         self.fields.iter().find(|f| f.contains(rel))
@@ -316,6 +329,7 @@ macro_rules! record {
                 public_name: $public,
                 size: $size,
                 fields: &[$($field),*],
+                base: None,
             };
             const _: () = assert!(super::layout_ok(RECORD.fields, SIZE));
         }
@@ -482,7 +496,7 @@ record! {
         "relu": 24, 1, Public;
         "unused1": 25, 1, Public;
         "post_multiplier": 26, 1, Public;
-        "post_shift": 27, 5, Public;
+        "post_shift": 27, 5, Proved;
     ];
     word3 @ 12, 4, U32, Public, parts [
         "unused2": 0, 3, Public;
@@ -521,13 +535,13 @@ record! {
     word14 as "image_cache_end_address" @ 56, 4, U32, Public;
     word15 @ 60, 4, U32, Public, parts [
         "in_image_border_mode": 0, 2, Public;
-        "in_image_border_const": 2, 16, Public;
+        "in_image_border_const": 2, 16, Proved;
         "unused4": 18, 1, Public;
         "kernel_data_type_bit_2": 19, 1, Public;
         "in_image_data_type_bit_2": 20, 1, Public;
         "out_image_data_type_bit_2": 21, 1, Public;
         "post_multiplier_1_to_6": 22, 6, Public;
-        "post_shift_bit_5_6": 28, 2, Public;
+        "post_shift_bit_5_6": 28, 2, Proved;
         "unused5": 30, 2, Public;
     ];
     word16 @ 64, 4, U32, Public, parts [
@@ -561,7 +575,7 @@ record! {
     ];
     word22 @ 88, 4, U32, Public, parts [
         "coef_zero_point": 0, 8, Public;
-        "out_zero_point": 8, 8, Public;
+        "out_zero_point": 8, 8, Proved;
         "kernel_direct_stream_from_vip_sram": 16, 1, Public;
         "depthwise": 17, 1, Public;
         "post_multiplier_15_to_22": 18, 8, Public;
@@ -577,7 +591,13 @@ record! {
         "unused16": 4, 28, Public;
     ];
     word26 as "further1" @ 104, 4, U32, Public;
-    word27 as "further2" @ 108, 4, U32, Public;
+    // Mesa's `further2` (set to 0 by its driver); bit 30 carries bit 7 of the post shift on
+    // the serializer's VIP9000 (proved by `nbg mapping fields`).
+    word27 @ 108, 4, U32, Public, parts [
+        "further2_b0_29": 0, 30, Public;
+        "post_shift_bit_7": 30, 1, Proved;
+        "further2_b31": 31, 1, Public;
+    ];
     word28 as "further3" @ 112, 4, U32, Public;
     word29 as "further4" @ 116, 4, U32, Public;
     word30 as "further5" @ 120, 4, U32, Public;
@@ -768,6 +788,7 @@ const fn prefix(
         public_name,
         size,
         fields,
+        base: Some(base.id),
     }
 }
 

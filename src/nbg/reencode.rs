@@ -681,6 +681,7 @@ const COEF_VALUES: fm::Record = fm::Record {
     public_name: "coefficient stream, biases or table",
     size: 0,
     fields: &[],
+    base: None,
 };
 
 fn v2_header(g: &NbgV2<'_>) -> Piece {

@@ -22,7 +22,7 @@ pub fn to_json(family: Family) -> Value {
                         "width": f.width,
                         "type": f.ty.as_str(),
                         "endian": "le",
-                        "evidence": f.evidence.as_str(),
+                        "evidence": r.evidence(f.evidence).as_str(),
                     });
                     if f.since > 0 {
                         v["since"] = json!(format!("0x{:08x}", f.since));
@@ -30,7 +30,7 @@ pub fn to_json(family: Family) -> Value {
                     if !f.parts.is_empty() {
                         v["parts"] = f.parts.iter().map(|p| json!({
                             "name": p.name, "shift": p.shift, "bits": p.bits,
-                            "evidence": p.evidence.as_str(),
+                            "evidence": r.evidence(p.evidence).as_str(),
                         })).collect();
                     }
                     if !f.elements.is_empty() {
@@ -72,7 +72,16 @@ pub fn to_markdown(family: Family) -> String {
             let parts = f
                 .parts
                 .iter()
-                .map(|p| format!("{}[{}:{}]", p.name, p.shift, p.shift + p.bits))
+                .map(|p| {
+                    // A part's evidence is named where it differs from its word's.
+                    let (pe, fe) = (r.evidence(p.evidence), r.evidence(f.evidence));
+                    let ev = if pe == fe {
+                        String::new()
+                    } else {
+                        format!(" ({})", pe.as_str())
+                    };
+                    format!("{}[{}:{}]{ev}", p.name, p.shift, p.shift + p.bits)
+                })
                 .chain(
                     f.elements
                         .iter()
@@ -93,7 +102,7 @@ pub fn to_markdown(family: Family) -> String {
                 f.width,
                 f.name,
                 f.ty.as_str(),
-                f.evidence.as_str(),
+                r.evidence(f.evidence).as_str(),
                 since,
                 parts
             );
@@ -166,7 +175,10 @@ fn ksy_type(r: &Record, version: &str, out: &mut Vec<String>) {
         if f.since > 0 {
             out.push(format!("        if: \"{version} >= 0x{:x}\"", f.since));
         }
-        out.push(format!("        doc: \"{}\"", f.evidence.as_str()));
+        out.push(format!(
+            "        doc: \"{}\"",
+            r.evidence(f.evidence).as_str()
+        ));
     }
     let parts: Vec<(&Field, &Part)> = r
         .fields

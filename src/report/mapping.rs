@@ -1,6 +1,6 @@
 //! Text of `nbg mapping check` and `promote`.
 
-use crate::lab::mapping::{CheckRow, Outcome, Refusal, summary};
+use crate::lab::mapping::{CheckRow, CoveredPart, FieldProofs, Outcome, Refusal, summary};
 
 /// One check: the mapping, the capture set, the outcome and reason, the first unexplained
 /// byte, the computed candidates and, when proved, the replay's SHA-256.
@@ -74,5 +74,64 @@ pub fn promoted(rows: &[CheckRow], name: &str, evidence: usize, path: &std::path
         "promoted {name} on {evidence} capture sets; wrote {}\n",
         path.display()
     ));
+    s
+}
+
+/// `nbg mapping fields`: the parts proved and held, with their values per capture set, the
+/// placements that cover no part exactly, and evidence that no longer proves its mapping.
+pub fn fields(p: &FieldProofs) -> String {
+    let covered = |c: &CoveredPart| {
+        let values: Vec<String> = c
+            .values
+            .iter()
+            .map(|v| format!("{} -> {} ({})", v.a, v.b, v.capture))
+            .collect();
+        format!(
+            "  {}.{} ({}) {}  by {}{}\n    {}\n",
+            c.at,
+            c.part,
+            c.record,
+            c.word,
+            c.mapping,
+            c.pid
+                .as_deref()
+                .map(|p| format!(" on {p}"))
+                .unwrap_or_default(),
+            values.join("; ")
+        )
+    };
+    let mut s = format!("proved: {} parts\n", p.proved.len());
+    s.extend(p.proved.iter().map(covered));
+    s.push_str(&format!(
+        "held (covered exactly, no capture set changes the value): {}\n",
+        p.held.len()
+    ));
+    s.extend(p.held.iter().map(covered));
+    s.push_str(&format!(
+        "not aligned (covers no part exactly): {}\n",
+        p.unaligned.len()
+    ));
+    for u in &p.unaligned {
+        s.push_str(&format!(
+            "  {} bits {}..{} ({}) by {}: in {}\n",
+            u.at,
+            u.shift,
+            u.shift + u.bits,
+            u.record,
+            u.mapping,
+            if u.parts.is_empty() {
+                "a word with no parts".to_string()
+            } else {
+                u.parts.join("+")
+            }
+        ));
+    }
+    s.push_str(&format!(
+        "evidence that no longer proves its mapping: {}\n",
+        p.unproved.len()
+    ));
+    for u in &p.unproved {
+        s.push_str(&format!("  {} on {}: {}\n", u.mapping, u.capture, u.detail));
+    }
     s
 }

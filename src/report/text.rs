@@ -349,6 +349,25 @@ pub fn diff(a_name: &str, b_name: &str, report: &DiffReport) -> String {
             o.ranges_total
         );
     }
+    // Bit-field words name the parts that changed, with both values.
+    let parts: Vec<(&str, &crate::lab::diff::PartChange)> = report
+        .owners
+        .iter()
+        .flat_map(|o| o.ranges.iter())
+        .flat_map(|c| {
+            let word = c
+                .field
+                .rsplit_once('.')
+                .map_or(c.field.as_str(), |(w, _)| w);
+            c.parts.iter().map(move |p| (word, p))
+        })
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(s, "changed bit fields");
+        for (word, p) in parts {
+            let _ = writeln!(s, "  {word}.{} {} -> {}", p.part, p.a, p.b);
+        }
+    }
     s
 }
 

@@ -282,3 +282,59 @@ fn the_locator_finds_every_initializer_of_the_compiled_models() {
     assert_eq!(files, 96);
     assert!(coef > 0);
 }
+
+/// The field map's `proved` parts are exactly the parts the promoted mappings prove on their
+/// evidence: each proved part is covered exactly by a promoted mapping whose capture sets change
+/// it, and each such part is labelled `proved` (in the record measured: the 128-byte NN command
+/// repeats those words for another generation and holds them as `inferred`). Removing a
+/// mapping's bit field, or a label, fails here.
+#[test]
+fn proved_parts_are_the_parts_promoted_mappings_prove() {
+    use nbg_lab::nbg::fieldmap::{self as fm, Evidence};
+    let (_, proofs) = mapping::run_fields(&common::root().join(mapping::COMMITTED)).unwrap();
+    assert!(proofs.unproved.is_empty(), "{:?}", proofs.unproved);
+    let labelled: std::collections::BTreeSet<(&str, &str, &str)> = fm::ALL
+        .iter()
+        .flat_map(|r| {
+            r.fields.iter().flat_map(move |f| {
+                f.parts
+                    .iter()
+                    .filter(move |p| r.evidence(p.evidence) == Evidence::Proved)
+                    .map(move |p| (r.id, f.name, p.name))
+            })
+        })
+        .collect();
+    let proved = proofs.proved_parts();
+    assert_eq!(proved, labelled);
+    let short = fm::NN_COMMAND_128.field("word15").unwrap();
+    let part = short
+        .parts
+        .iter()
+        .find(|p| p.name == "in_image_border_const")
+        .unwrap();
+    assert_eq!(
+        fm::NN_COMMAND_128.evidence(part.evidence),
+        Evidence::Inferred
+    );
+    // The NN command's zero points and post shift, from the nn-relu capture sets on 0x1000001e.
+    for part in [
+        "in_image_border_const",
+        "out_zero_point",
+        "post_shift",
+        "post_shift_bit_7",
+    ] {
+        assert!(proved.iter().any(|(_, _, p)| *p == part), "{part}");
+    }
+    // Every proved part changes as its capture sets predict, in the same NN command.
+    for p in &proofs.proved {
+        assert!(p.values.len() >= 2 && p.changes(), "{p:?}");
+        assert!(p.at.starts_with("NBG_SECTION_NN["), "{}", p.at);
+    }
+    let zp = proofs
+        .proved
+        .iter()
+        .find(|p| p.part == "in_image_border_const")
+        .unwrap();
+    let b: std::collections::BTreeSet<u64> = zp.values.iter().map(|v| v.b).collect();
+    assert_eq!(b, [100, 140].into());
+}

@@ -179,6 +179,30 @@ pub(super) fn width(encoding: Encoding) -> Option<u64> {
     }
 }
 
+/// One place a mapping may write in A: a file byte range, and for a computed bit field the
+/// bits it sets in that word.
+#[derive(Clone, Copy, Debug)]
+pub struct Place<'m> {
+    /// The target it resolves.
+    pub target: &'m Target,
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// A bit field's (first bit, width) in the word at `start`; `None` for whole bytes.
+    pub bits: Option<(u32, u32)>,
+}
+
+impl Place<'_> {
+    /// The file bits the place covers: (first bit, width).
+    pub fn bit_span(&self) -> (u64, u64) {
+        match self.bits {
+            Some((shift, width)) => (8 * self.start + u64::from(shift), u64::from(width)),
+            None => (8 * self.start, 8 * (self.end - self.start)),
+        }
+    }
+}
+
 /// Where a mapping may write in A, whatever the source value: (target, start, end) file
 /// ranges in `Mapping::targets` order. The DYNAIO kind without an entry index covers
 /// every entry, as does an element map's primary target; a field target runs from its offset
@@ -188,34 +212,55 @@ pub fn places<'m>(
     g: &Graph<'_>,
     image: &NbgImage<'_>,
 ) -> Vec<(&'m Target, u64, u64)> {
+    placed(m, g, image)
+        .into_iter()
+        .map(|p| (p.target, p.start, p.end))
+        .collect()
+}
+
+/// `places`, with the bits each computed bit field sets.
+pub fn placed<'m>(m: &'m Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<Place<'m>> {
     let word = crate::nbg::read::le32_at(g.bytes(), crate::nbg::format::OFF_TARGET_WORD);
     if g.family() != m.family || m.pid.as_deref().is_some_and(|p| parse_pid(p) != word) {
         return Vec::new();
     }
-    let mut spans: Vec<(&Target, Option<u64>)> = Vec::new();
+    type Span<'m> = (&'m Target, Option<u64>, Option<(u32, u32)>);
+    let mut spans: Vec<Span<'m>> = Vec::new();
     if let (Some(t), Some(e)) = (&m.target, m.encoding) {
-        spans.push((t, width(e).filter(|_| !m.is_element_map())));
+        spans.push((t, width(e).filter(|_| !m.is_element_map()), None));
     }
     for p in &m.also {
         spans.push((
             &p.target,
             width(p.encoding).map(|w| w * u64::from(p.repeat)),
+            None,
         ));
     }
     for c in &m.computed {
-        spans.extend(c.target.iter().map(|t| (t, width(c.encoding))));
-        spans.extend(c.bits.iter().map(|b| (&b.target, Some(4))));
+        spans.extend(c.target.iter().map(|t| (t, width(c.encoding), None)));
+        spans.extend(
+            c.bits
+                .iter()
+                .map(|b| (&b.target, Some(4), Some((b.shift, b.width)))),
+        );
     }
     let mut out = Vec::new();
-    for (target, width) in spans {
+    for (target, width, bits) in spans {
+        let place = |(start, end)| Place {
+            target,
+            start,
+            end,
+            bits,
+        };
         match target {
             Target::Field { field, offset } => out.extend(
                 crate::lab::diff::field_range(g, image, field)
                     .map(|(s, e)| {
                         let start = s + offset;
-                        (target, start, width.map_or(e, |w| (start + w).min(e)))
+                        (start, width.map_or(e, |w| (start + w).min(e)))
                     })
-                    .filter(|(_, s, e)| s < e),
+                    .filter(|(s, e)| s < e)
+                    .map(place),
             ),
             Target::SectionRange {
                 section,
@@ -224,11 +269,11 @@ pub fn places<'m>(
             } => out.extend(
                 payload_of(g, section)
                     .filter(|(_, size)| end <= size)
-                    .map(|(o, _)| (target, o + start, o + end)),
+                    .map(|(o, _)| place((o + start, o + end))),
             ),
             Target::DynaioEntry { entry, .. } => {
                 let entries = g.dynaio_ranges();
-                let all = entries.iter().map(|&(s, e)| (target, s, e));
+                let all = entries.iter().map(|&r| place(r));
                 match entry {
                     Some(i) => out.extend(all.skip(*i as usize).take(1)),
                     None => out.extend(all),
