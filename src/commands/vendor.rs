@@ -2,6 +2,7 @@
 //! simulator driver as a peer.
 
 use super::{plan_outputs, print, print_json, usage_error};
+use nbg_lab::NbgFamily as _;
 use nbg_lab::vendor::{self, Image, LoadVerdict, VendorError};
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -64,6 +65,30 @@ pub enum Command {
         /// Import from the path (`vx_vivante_file`) instead of from memory.
         #[arg(long)]
         from_file: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run FILE once on the simulator: loaded from memory in a child process, the inputs of
+    /// IN.npz (named, shaped and typed as nbg's parse of FILE's input records says: the stored
+    /// type as it is, or float32, converted to affine uint8/int8, dynamic fixed point, float16
+    /// or bfloat16), the outputs converted back to float32 and written to OUT.npz. Files of
+    /// versions 0x00020000-0x00020004 are handed to the driver with the version word read as
+    /// 0x00020005, in memory only, and the report says so. One run of a board file takes 5-15
+    /// s and about 0.4 GB. Exit 0 ran, 1 nbg refuses the file or the driver refuses, crashes or
+    /// hangs, 2 usage (an input that does not match, with its name) or a missing driver.
+    Run {
+        file: PathBuf,
+        /// The inputs: an .npz of arrays named as the file's inputs.
+        #[arg(long, value_name = "IN.npz")]
+        input: PathBuf,
+        #[arg(short, long, value_name = "OUT.npz")]
+        out: PathBuf,
+        /// A configuration name or 0xPID; the file's own target word by default.
+        #[arg(long)]
+        target: Option<String>,
+        /// Replace an existing OUT.npz.
+        #[arg(long)]
+        force: bool,
         #[arg(long)]
         json: bool,
     },
@@ -175,6 +200,14 @@ pub fn exec(command: Command) -> ExitCode {
             from_file,
             json,
         } => load(&file, target.as_deref(), from_file, json),
+        Command::Run {
+            file,
+            input,
+            out,
+            target,
+            force,
+            json,
+        } => run(&file, &input, &out, target.as_deref(), force, json),
         Command::Models { out } => models(&out),
         Command::Controls { write } => controls(write),
         Command::CaptureSets { write } => capture_sets(write),
@@ -369,29 +402,118 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
     }
 }
 
-fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitCode {
-    let bytes = match nbg_lab::nbg::files::read_regular(file) {
-        Ok(b) => b,
-        Err(e) => return usage_error(e),
-    };
-    let (sdk, configs) = match setup() {
-        Ok(s) => s,
-        Err(e) => return fail(&e, json),
-    };
+/// The driver and the configuration `target` names, or the one `bytes`' target word selects.
+fn file_driver(
+    bytes: &[u8],
+    target: Option<&str>,
+) -> Result<(vendor::Sdk, vendor::Config), VendorError> {
+    let (sdk, configs) = setup()?;
     let config = match target {
         Some(t) => vendor::targets::resolve(&configs, t).cloned(),
         None => {
-            let pid = target_word(&bytes).unwrap_or(0);
+            let pid = target_word(bytes).unwrap_or(0);
             vendor::targets::for_pid(&configs, pid)
                 .cloned()
                 .ok_or(format!(
                     "no configuration of the driver has the file's PID 0x{pid:x}; pass --target"
                 ))
         }
+    }
+    .map_err(VendorError::Target)?;
+    Ok((sdk, config))
+}
+
+fn run(
+    file: &Path,
+    input: &Path,
+    out: &Path,
+    target: Option<&str>,
+    force: bool,
+    json: bool,
+) -> ExitCode {
+    let mut outputs = match plan_outputs(&[file, input], force, &[Some(out)]) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
-    let config = match config {
-        Ok(c) => c,
-        Err(m) => return fail(&VendorError::Target(m), json),
+    let read = |p: &Path| nbg_lab::nbg::files::read_regular(p);
+    let (bytes, archive) = match (read(file), read(input)) {
+        (Ok(b), Ok(a)) => (b, a),
+        (Err(e), _) | (_, Err(e)) => return usage_error(e),
+    };
+    let bounds = match vendor::run::Prepared::input_bound(&bytes) {
+        Ok(b) => b,
+        Err(e) => return fail(&e, json),
+    };
+    let tensors = nbg_lab::onnx::npz::read_bounded(&archive, |name| {
+        bounds
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, max)| *max)
+            .ok_or_else(|| {
+                nbg_lab::onnx::refusal::Refusal::new(
+                    nbg_lab::onnx::refusal::RefusalCode::TensorBoundary,
+                    format!("{name:?}: the file has no input of that name (refused before it is inflated)"),
+                )
+            })
+    });
+    let tensors = match tensors {
+        Ok(t) => t,
+        Err(r) => {
+            return fail(
+                &VendorError::InputMismatch(format!("{}: {}", input.display(), r.message)),
+                json,
+            );
+        }
+    };
+    let prepared = match vendor::run::Prepared::new(&bytes, &tensors) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, json),
+    };
+    let (sdk, config) = match file_driver(&bytes, target) {
+        Ok(d) => d,
+        Err(e) => return fail(&e, json),
+    };
+    let ran = match vendor::run::run(&sdk, &config, &prepared) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, json),
+    };
+    let done = matches!(ran.report.verdict, vendor::run::RunVerdict::Ran { .. });
+    if done
+        && let Err(e) = outputs
+            .stage(out, &nbg_lab::onnx::npz::write(&ran.float))
+            .and_then(|_| outputs.commit())
+    {
+        return usage_error(e);
+    }
+    let written = done.then(|| out.display().to_string());
+    if json {
+        let mut doc = serde_json::to_value(&ran.report).unwrap_or_default();
+        doc["file"] = json!(file.display().to_string());
+        doc["driver"] = sdk.to_json();
+        doc["out"] = json!(written);
+        print_json(&doc);
+    } else {
+        print(&nbg_lab::report::run::text(
+            &file.display().to_string(),
+            &ran.report,
+            written.as_deref(),
+        ));
+    }
+    if done {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitCode {
+    let bytes = match nbg_lab::nbg::files::read_regular(file) {
+        Ok(b) => b,
+        Err(e) => return usage_error(e),
+    };
+    let (sdk, config) = match file_driver(&bytes, target) {
+        Ok(d) => d,
+        Err(e) => return fail(&e, json),
     };
     let image = if from_file {
         Image::File(file)
@@ -404,10 +526,10 @@ fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitC
     };
     let parsed = nbg_lab::parse(&bytes);
     let (nbg_verdict, differences) = match (&parsed, &verdict) {
-        (Ok(g), LoadVerdict::Accepted { parameters, .. }) => {
-            let (i, o) = io_of(g);
-            (json!("valid"), vendor::compare_io(i, o, parameters))
-        }
+        (Ok(g), LoadVerdict::Accepted { parameters, .. }) => (
+            json!("valid"),
+            vendor::compare_io(g.inputs(), g.outputs(), parameters),
+        ),
         (Ok(_), _) => (json!("valid"), vec![]),
         (Err(f), _) => (
             json!({"code": f.code.to_string(), "offset": f.offset}),
@@ -470,18 +592,6 @@ fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitC
 }
 
 /// nbg's I/O records of a parsed graph.
-fn io_of<'a>(
-    g: &'a nbg_lab::Graph<'_>,
-) -> (
-    &'a [nbg_lab::nbg::parse::IoRecord],
-    &'a [nbg_lab::nbg::parse::IoRecord],
-) {
-    match g {
-        nbg_lab::Graph::V1(v) => (&v.inputs, &v.outputs),
-        nbg_lab::Graph::V2(v) => (&v.inputs, &v.outputs),
-    }
-}
-
 fn controls(write: bool) -> ExitCode {
     let (sdk, configs) = match setup() {
         Ok(s) => s,

@@ -53,8 +53,8 @@ pub fn read_inputs(
 }
 
 /// `read` with a per-member bound on the data bytes, decided from the member's name before
-/// any member is inflated.
-fn read_bounded(
+/// any member is inflated (a name `bound` refuses is never inflated).
+pub fn read_bounded(
     bytes: &[u8],
     bound: impl Fn(&str) -> Result<u64, Refusal>,
 ) -> Result<Vec<Tensor>, Refusal> {

@@ -23,6 +23,8 @@ pub mod mapping;
 #[cfg(feature = "onnx")]
 pub mod onnx;
 mod pair_page;
+#[cfg(feature = "onnx")]
+pub mod run;
 pub mod svg;
 pub mod text;
 #[cfg(feature = "onnx")]

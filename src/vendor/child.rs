@@ -69,6 +69,8 @@ pub struct Answer {
     /// The file the driver wrote into the child's folder (`driver::OUT_FILE`), read back, if
     /// any.
     pub written: Option<Vec<u8>>,
+    /// A run's outputs (`driver::RUN_OUTPUTS`), read back, if any.
+    pub outputs: Option<Vec<u8>>,
     /// Wall-clock time of the child, lock wait excluded.
     pub seconds: f64,
 }
@@ -268,6 +270,7 @@ pub fn run_keeping(
     let seconds = start.elapsed().as_secs_f64();
     let answer = std::fs::read(&result).ok();
     let written = std::fs::read(dir.path().join(super::driver::OUT_FILE)).ok();
+    let outputs = std::fs::read(dir.path().join(super::driver::RUN_OUTPUTS)).ok();
     match (answer, status.signal()) {
         (Some(bytes), signal) => {
             let response: Response = serde_json::from_slice(&bytes)
@@ -276,6 +279,7 @@ pub fn run_keeping(
                 response,
                 teardown_signal: signal,
                 written,
+                outputs,
                 seconds,
             })
         }

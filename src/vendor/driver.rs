@@ -45,7 +45,20 @@ pub enum Request {
         /// The images' lengths.
         lens: Vec<u64>,
     },
+    /// Import an NBG from memory and run it once through a generic node: the `len` image bytes
+    /// follow the request on stdin, then each input parameter's elements in its stored type,
+    /// `inputs` bytes each, in parameter order. The outputs are written to `RUN_OUTPUTS`,
+    /// back to back in parameter order, before the answer.
+    Run {
+        /// Bytes of the image.
+        len: u64,
+        /// Bytes of each input parameter's elements.
+        inputs: Vec<u64>,
+    },
 }
+
+/// The file in the child's folder a run's outputs are written to.
+pub const RUN_OUTPUTS: &str = "outputs.bin";
 
 /// The file in the child's folder that a batch's verdicts are appended to, one JSON line each.
 pub const BATCH_FILE: &str = "batch.jsonl";
@@ -129,6 +142,17 @@ pub enum Response {
         /// The status's name.
         status_name: String,
     },
+    /// The imported graph was verified and processed (the outputs are in `RUN_OUTPUTS`).
+    Ran {
+        /// Its parameters, in index order.
+        parameters: Vec<Parameter>,
+        /// Bytes of each output parameter, in index order.
+        outputs: Vec<u64>,
+        /// Seconds `vxVerifyGraph` took.
+        verify_seconds: f64,
+        /// Seconds `vxProcessGraph` took.
+        process_seconds: f64,
+    },
     /// Every image of a batch was judged (the verdicts are in `BATCH_FILE`).
     Batch {
         /// Images judged.
@@ -199,6 +223,26 @@ fn read_request() -> Result<(Request, Vec<u8>), String> {
             return Err(format!("{} batch bytes of {total}", image.len()));
         }
     }
+    if let Request::Run { len, inputs } = &request {
+        let total = inputs
+            .iter()
+            .try_fold(*len, |a, &b| a.checked_add(b))
+            .filter(|&t| t <= MAX_IMAGE && inputs.len() <= MAX_BATCH)
+            .ok_or_else(|| {
+                format!(
+                    "a run of {len} image bytes and {} inputs is too large",
+                    inputs.len()
+                )
+            })?;
+        image.reserve_exact(total as usize);
+        (&mut stdin)
+            .take(total)
+            .read_to_end(&mut image)
+            .map_err(|e| format!("stdin: {e}"))?;
+        if image.len() as u64 != total {
+            return Err(format!("{} run bytes of {total}", image.len()));
+        }
+    }
     if let Request::Load { path: None, len } = &request {
         if *len > MAX_IMAGE {
             return Err(format!("an image of {len} bytes (at most {MAX_IMAGE})"));
@@ -242,6 +286,7 @@ fn run(request: &Request, image: &[u8], answer: &dyn Fn(&Response) -> bool) -> b
             Request::Load { path, .. } => load(&api, ctx, path.as_deref(), image),
             Request::LoadBatch { lens } => batch(&api, ctx, lens, image),
             Request::CompileBatch { plans } => compile_batch(&api, ctx, plans),
+            Request::Run { len, inputs } => execute(&api, ctx, image, *len, inputs),
         };
         let written = answer(&response);
         if written && matches!(request, Request::CompileBatch { .. }) {
@@ -550,27 +595,47 @@ unsafe fn compile(api: &Api, ctx: Ref, plan: &Plan) -> Response {
 }
 
 unsafe fn load(api: &Api, ctx: Ref, path: Option<&Path>, image: &[u8]) -> Response {
-    unsafe {
-        let (kind, url) = match path {
-            Some(p) => {
-                let Ok(c) = CString::new(p.as_os_str().as_encoded_bytes()) else {
-                    return Response::Error {
-                        message: "the path holds a NUL byte".into(),
-                    };
+    let (kind, url) = match path {
+        Some(p) => {
+            let Ok(c) = CString::new(p.as_os_str().as_encoded_bytes()) else {
+                return Response::Error {
+                    message: "the path holds a NUL byte".into(),
                 };
-                ("vx_vivante_file", UrlArg::Path(c))
-            }
-            None => ("vx_vivante_pointer", UrlArg::Memory(image.as_ptr())),
-        };
+            };
+            ("vx_vivante_file", UrlArg::Path(c))
+        }
+        None => ("vx_vivante_pointer", UrlArg::Memory(image.as_ptr())),
+    };
+    // SAFETY: the path or the image outlives the import.
+    match unsafe { import(api, ctx, kind, &url) } {
+        Ok((_, parameters)) => Response::Accepted {
+            import_type: kind.into(),
+            parameters,
+        },
+        Err(r) => r,
+    }
+}
+
+/// `vxImportKernelFromURL` of `url` as `kind`, and the kernel's parameters in index order.
+unsafe fn import(
+    api: &Api,
+    ctx: Ref,
+    kind: &str,
+    url: &UrlArg,
+) -> Result<(Ref, Vec<Parameter>), Response> {
+    unsafe {
         let ty = CString::new(kind).unwrap_or_default();
-        let url_ptr = match &url {
+        let url_ptr = match url {
             UrlArg::Path(c) => c.as_ptr(),
             UrlArg::Memory(p) => p.cast(),
         };
         let kernel = (api.import_kernel_from_url)(ctx, ty.as_ptr(), url_ptr);
         let s = (api.get_status)(kernel);
         if kernel.is_null() || s != ffi::SUCCESS {
-            return refused("vxImportKernelFromURL", if s == 0 { -1 } else { s });
+            return Err(refused(
+                "vxImportKernelFromURL",
+                if s == 0 { -1 } else { s },
+            ));
         }
         let mut count = 0u32;
         let s = (api.query_kernel)(
@@ -580,20 +645,230 @@ unsafe fn load(api: &Api, ctx: Ref, path: Option<&Path>, image: &[u8]) -> Respon
             4,
         );
         if s != ffi::SUCCESS {
-            return refused("vxQueryKernel(VX_KERNEL_PARAMETERS)", s);
+            return Err(refused("vxQueryKernel(VX_KERNEL_PARAMETERS)", s));
         }
         // A kernel declares at most a few hundred parameters; bound the loop all the same.
         let mut parameters = Vec::new();
         for i in 0..count.min(4096) {
             let p = (api.get_kernel_parameter_by_index)(kernel, i);
             if (api.get_status)(p) != ffi::SUCCESS {
-                return refused("vxGetKernelParameterByIndex", (api.get_status)(p));
+                return Err(refused("vxGetKernelParameterByIndex", (api.get_status)(p)));
             }
             parameters.push(parameter(api, p));
         }
-        Response::Accepted {
-            import_type: kind.into(),
+        Ok((kernel, parameters))
+    }
+}
+
+/// A parameter's tensor as the run creates it: its dimensions (innermost first),
+/// `vx_tensor_create_params_t` (sizes not yet set) and its element and total bytes; `None` when
+/// the loader did not report a tensor format the run can create.
+struct RunTensor {
+    dims: Vec<u32>,
+    params: ffi::TensorCreateParams,
+    elem: usize,
+    bytes: usize,
+}
+
+fn run_tensor(p: &Parameter) -> Option<RunTensor> {
+    let dims: Vec<u32> = p
+        .dims
+        .as_ref()?
+        .iter()
+        .map(|&d| u32::try_from(d).ok())
+        .collect::<Option<_>>()?;
+    let code = p.data_type_code?;
+    let elem = ffi::type_size(code)?;
+    let bytes = dims
+        .iter()
+        .try_fold(elem, |a, &d| a.checked_mul(d as usize))?;
+    let mut quant_data = [0u64; 5];
+    let quant_format = match p.quant_format.unwrap_or(ffi::quant::NONE) {
+        ffi::quant::AFFINE_SCALE => {
+            quant_data[0] = u64::from(p.scale?.to_bits()) | (u64::from(p.zero_point? as u32) << 32);
+            ffi::quant::AFFINE_SCALE
+        }
+        ffi::quant::DYNAMIC_FIXED_POINT => {
+            quant_data[0] = u64::from(p.fixed_point_position? as u8);
+            ffi::quant::DYNAMIC_FIXED_POINT
+        }
+        _ => ffi::quant::NONE,
+    };
+    let params = ffi::TensorCreateParams {
+        num_of_dims: dims.len() as u32,
+        sizes: std::ptr::null(),
+        data_format: code,
+        quant_format,
+        quant_data,
+        sparsity_type: 0,
+    };
+    Some(RunTensor {
+        dims,
+        params,
+        elem,
+        bytes,
+    })
+}
+
+/// Copy a whole tensor of `dims` (innermost first, `elem` bytes each) to or from `data`.
+unsafe fn copy_whole(
+    api: &Api,
+    tensor: Ref,
+    dims: &[u32],
+    elem: usize,
+    data: *mut c_void,
+    usage: i32,
+) -> Status {
+    let n = dims.len();
+    let start = vec![0usize; n];
+    let end: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    let mut stride = vec![elem; n];
+    for i in 1..n {
+        stride[i] = stride[i - 1] * end[i - 1];
+    }
+    // SAFETY: `data` holds the tensor's elements (the caller sized it from `dims`).
+    unsafe {
+        (api.copy_tensor_patch)(
+            tensor,
+            n,
+            start.as_ptr(),
+            end.as_ptr(),
+            stride.as_ptr(),
+            data,
+            usage,
+            ffi::MEMORY_TYPE_HOST,
+        )
+    }
+}
+
+/// Import the first `len` bytes of `bytes` from memory and run the graph once: one generic
+/// node, one tensor per parameter as the loader describes it, the inputs (the rest of `bytes`,
+/// `inputs` bytes each) copied in, the outputs written to `RUN_OUTPUTS`.
+unsafe fn execute(api: &Api, ctx: Ref, bytes: &[u8], len: u64, inputs: &[u64]) -> Response {
+    let Some((image, mut data)) = usize::try_from(len)
+        .ok()
+        .and_then(|l| bytes.split_at_checked(l))
+    else {
+        return Response::Error {
+            message: format!("{len} image bytes of {}", bytes.len()),
+        };
+    };
+    let url = UrlArg::Memory(image.as_ptr());
+    // SAFETY: `image` outlives the graph; every handle below is the library's.
+    unsafe {
+        let (kernel, parameters) = match import(api, ctx, "vx_vivante_pointer", &url) {
+            Ok(k) => k,
+            Err(r) => return r,
+        };
+        let graph = (api.create_graph)(ctx);
+        let s = (api.get_status)(graph);
+        if s != ffi::SUCCESS {
+            return refused("vxCreateGraph", s);
+        }
+        let node = (api.create_generic_node)(graph, kernel);
+        let s = (api.get_status)(node);
+        if node.is_null() || s != ffi::SUCCESS {
+            return refused("vxCreateGenericNode", if s == 0 { -1 } else { s });
+        }
+        let mut tensors = Vec::with_capacity(parameters.len());
+        for (i, p) in parameters.iter().enumerate() {
+            let Some(mut rt) = run_tensor(p) else {
+                return Response::Error {
+                    message: format!("parameter {i}: the loader reports no tensor format ({p:?})"),
+                };
+            };
+            rt.params.sizes = rt.dims.as_ptr();
+            let t = (api.create_tensor2)(
+                ctx,
+                &rt.params,
+                std::mem::size_of::<ffi::TensorCreateParams>(),
+            );
+            let s = (api.get_status)(t);
+            if s != ffi::SUCCESS {
+                return refused(&format!("vxCreateTensor2 parameter {i}"), s);
+            }
+            let s = (api.set_parameter_by_index)(node, i as u32, t);
+            if s != ffi::SUCCESS {
+                return refused(&format!("vxSetParameterByIndex {i}"), s);
+            }
+            tensors.push((t, rt));
+        }
+        let start = std::time::Instant::now();
+        let s = (api.verify_graph)(graph);
+        if s != ffi::SUCCESS {
+            return refused("vxVerifyGraph", s);
+        }
+        let verify_seconds = start.elapsed().as_secs_f64();
+        let is_input = |p: &Parameter| p.direction == "input";
+        let wanted = parameters.iter().filter(|p| is_input(p)).count();
+        if wanted != inputs.len() {
+            return Response::Error {
+                message: format!("the graph has {wanted} inputs, {} were given", inputs.len()),
+            };
+        }
+        let mut given = inputs.iter();
+        for (p, (t, rt)) in parameters.iter().zip(&tensors) {
+            if !is_input(p) {
+                continue;
+            }
+            let n = given.next().copied().unwrap_or(0);
+            if n != rt.bytes as u64 || data.len() < rt.bytes {
+                return Response::Error {
+                    message: format!("an input of {} bytes was given {n}", rt.bytes),
+                };
+            }
+            let (this, rest) = data.split_at(rt.bytes);
+            data = rest;
+            let mut buf = this.to_vec();
+            let s = copy_whole(
+                api,
+                *t,
+                &rt.dims,
+                rt.elem,
+                buf.as_mut_ptr().cast(),
+                ffi::WRITE_ONLY,
+            );
+            if s != ffi::SUCCESS {
+                return refused("vxCopyTensorPatch (input)", s);
+            }
+        }
+        let start = std::time::Instant::now();
+        let s = (api.process_graph)(graph);
+        if s != ffi::SUCCESS {
+            return refused("vxProcessGraph", s);
+        }
+        let process_seconds = start.elapsed().as_secs_f64();
+        let mut out = Vec::new();
+        let mut outputs = Vec::new();
+        for (p, (t, rt)) in parameters.iter().zip(&tensors) {
+            if is_input(p) {
+                continue;
+            }
+            let mut buf = vec![0u8; rt.bytes];
+            let s = copy_whole(
+                api,
+                *t,
+                &rt.dims,
+                rt.elem,
+                buf.as_mut_ptr().cast(),
+                ffi::READ_ONLY,
+            );
+            if s != ffi::SUCCESS {
+                return refused("vxCopyTensorPatch (output)", s);
+            }
+            outputs.push(buf.len() as u64);
+            out.extend_from_slice(&buf);
+        }
+        if let Err(e) = std::fs::write(RUN_OUTPUTS, &out) {
+            return Response::Error {
+                message: format!("{RUN_OUTPUTS}: {e}"),
+            };
+        }
+        Response::Ran {
             parameters,
+            outputs,
+            verify_seconds,
+            process_seconds,
         }
     }
 }

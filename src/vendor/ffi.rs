@@ -24,12 +24,18 @@ pub mod ty {
     pub const UINT8: i32 = 0x003;
     /// `VX_TYPE_INT16`.
     pub const INT16: i32 = 0x004;
+    /// `VX_TYPE_UINT16`.
+    pub const UINT16: i32 = 0x005;
     /// `VX_TYPE_INT32`.
     pub const INT32: i32 = 0x006;
     /// `VX_TYPE_FLOAT32`.
     pub const FLOAT32: i32 = 0x00a;
+    /// `VX_TYPE_UINT32`.
+    pub const UINT32: i32 = 0x007;
     /// `VX_TYPE_FLOAT16`.
     pub const FLOAT16: i32 = 0x00f;
+    /// `VX_TYPE_BFLOAT16` (Vivante).
+    pub const BFLOAT16: i32 = 0x81a;
 }
 
 /// `vx_quantized_format_e`.
@@ -58,6 +64,8 @@ pub const ACTIVATION_LOGISTIC: i32 = 0x1_d000;
 pub const ACTIVATION_HYPERBOLIC_TAN: i32 = 0x1_d001;
 /// `VX_NN_ACTIVATION_RELU`.
 pub const ACTIVATION_RELU: i32 = 0x1_d002;
+/// `VX_READ_ONLY`.
+pub const READ_ONLY: i32 = 0x1_1001;
 /// `VX_WRITE_ONLY`.
 pub const WRITE_ONLY: i32 = 0x1_1002;
 /// `VX_MEMORY_TYPE_HOST`.
@@ -254,6 +262,8 @@ api! {
     get_kernel_parameter_by_index = "vxGetKernelParameterByIndex": fn(Ref, u32) -> Ref;
     query_parameter = "vxQueryParameter": fn(Ref, i32, *mut c_void, usize) -> Status;
     query_meta_format_attribute = "vxQueryMetaFormatAttribute": fn(Ref, i32, *mut c_void, usize) -> Status;
+    create_generic_node = "vxCreateGenericNode": fn(Ref, Ref) -> Ref;
+    set_parameter_by_index = "vxSetParameterByIndex": fn(Ref, u32, Ref) -> Status;
 }
 
 /// The `vx_status_e` name of a status code (negative codes are errors).
@@ -299,12 +309,22 @@ pub fn type_name(t: i32) -> Option<&'static str> {
         ty::INT8 => "INT8",
         ty::UINT8 => "UINT8",
         ty::INT16 => "INT16",
-        0x005 => "UINT16",
+        ty::UINT16 => "UINT16",
         ty::INT32 => "INT32",
-        0x007 => "UINT32",
+        ty::UINT32 => "UINT32",
         ty::FLOAT32 => "FLOAT32",
         ty::FLOAT16 => "FLOAT16",
-        0x81a => "BFLOAT16",
+        ty::BFLOAT16 => "BFLOAT16",
+        _ => return None,
+    })
+}
+
+/// Bytes per element of the `vx_type_e` values a tensor parameter may hold.
+pub fn type_size(t: i32) -> Option<usize> {
+    Some(match t {
+        ty::INT8 | ty::UINT8 => 1,
+        ty::INT16 | ty::UINT16 | ty::FLOAT16 | ty::BFLOAT16 => 2,
+        ty::INT32 | ty::UINT32 | ty::FLOAT32 => 4,
         _ => return None,
     })
 }

@@ -11,11 +11,13 @@ mod child;
 pub mod compat;
 pub mod compiles;
 pub mod controls;
+pub mod convert;
 pub mod driver;
 mod ffi;
 pub mod lower;
 pub mod models;
 pub mod plan;
+pub mod run;
 pub mod sdk;
 pub mod sweep;
 pub mod targets;
@@ -65,13 +67,25 @@ pub enum VendorError {
     /// A file the command writes could not be written (exit 2).
     #[error(transparent)]
     Write(#[from] crate::nbg::files::InputError),
+    /// nbg refuses the file a run was asked to load (exit 1).
+    #[error("nbg refuses the file: {0}")]
+    Invalid(crate::Failure),
+    /// The given inputs do not match the file's input records (exit 2).
+    #[error("{0}")]
+    InputMismatch(String),
+    /// An input or output record's storage has no float conversion (exit 1).
+    #[error("{0}")]
+    Unconvertible(String),
 }
 
 impl VendorError {
     /// The exit status: 2 for set-up and usage problems, 1 for a refusal or failure.
     pub fn exit_status(&self) -> u8 {
         match self {
-            VendorError::Sdk(_) | VendorError::Target(_) | VendorError::Write(_) => 2,
+            VendorError::Sdk(_)
+            | VendorError::Target(_)
+            | VendorError::Write(_)
+            | VendorError::InputMismatch(_) => 2,
             _ => 1,
         }
     }
@@ -91,6 +105,9 @@ impl VendorError {
             VendorError::ChildError(_) => "vendor-child-failed",
             VendorError::NoBinary => "vendor-no-binary",
             VendorError::Write(_) => "output-unwritable",
+            VendorError::Invalid(_) => "invalid-nbg",
+            VendorError::InputMismatch(_) => "input-mismatch",
+            VendorError::Unconvertible(_) => "io-unconvertible",
         }
     }
 }
@@ -307,7 +324,7 @@ pub fn load(
             status_name,
         },
         Response::Error { message } => return Err(VendorError::ChildError(message)),
-        Response::Compiled { .. } | Response::Batch { .. } => {
+        Response::Compiled { .. } | Response::Batch { .. } | Response::Ran { .. } => {
             return Err(VendorError::ChildError("an unexpected answer".into()));
         }
     };

@@ -45,3 +45,5 @@ mod vendor;
 mod vendor_loader;
 mod vendor_reader;
 mod vendor_refusals;
+#[cfg(feature = "onnx")]
+mod vendor_run;

@@ -37,6 +37,14 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.file())
     }
 
+    fn inputs(&self) -> &[crate::nbg::parse::IoRecord] {
+        with_family!(self, g => g.inputs())
+    }
+
+    fn outputs(&self) -> &[crate::nbg::parse::IoRecord] {
+        with_family!(self, g => g.outputs())
+    }
+
     fn structural_signature(&self) -> Hash256 {
         with_family!(self, g => g.structural_signature())
     }

@@ -108,6 +108,12 @@ pub trait NbgFamily<'data> {
     /// Whole-file size and SHA-256.
     fn file(&self) -> &FileFacts;
 
+    /// The input records, in table order.
+    fn inputs(&self) -> &[crate::nbg::parse::IoRecord];
+
+    /// The output records, in table order.
+    fn outputs(&self) -> &[crate::nbg::parse::IoRecord];
+
     /// Hash of the layout with payload bytes left out: equal for two captures of one network
     /// that differ only in weights.
     fn structural_signature(&self) -> Hash256;

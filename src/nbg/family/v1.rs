@@ -153,6 +153,14 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
             .map(|t| t.offset)
     }
 
+    fn inputs(&self) -> &[crate::nbg::parse::IoRecord] {
+        &self.inputs
+    }
+
+    fn outputs(&self) -> &[crate::nbg::parse::IoRecord] {
+        &self.outputs
+    }
+
     fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
         let region = self.table("dyna_io").map_or(0, |t| t.offset);
         self.nested_tables

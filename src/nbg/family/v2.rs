@@ -198,6 +198,14 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         self.section(section::DYNAIO).map(|s| s.offset)
     }
 
+    fn inputs(&self) -> &[crate::nbg::parse::IoRecord] {
+        &self.inputs
+    }
+
+    fn outputs(&self) -> &[crate::nbg::parse::IoRecord] {
+        &self.outputs
+    }
+
     fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
         self.dynamic_io.as_ref().map_or_else(Vec::new, |d| {
             d.entries

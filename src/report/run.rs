@@ -1,0 +1,85 @@
+//! Text of `nbg vendor run`: the configuration, a relabelling, the verdict, and each input
+//! and output with its storage and conversion.
+
+use crate::vendor::convert::Storage;
+use crate::vendor::run::{RunReport, RunTensor, RunVerdict};
+use std::fmt::Write as _;
+
+fn storage(s: &Storage) -> String {
+    match s {
+        Storage::Float32 => "float32".into(),
+        Storage::Float16 => "float16".into(),
+        Storage::Bfloat16 => "bfloat16".into(),
+        Storage::Affine {
+            int,
+            scale,
+            zero_point,
+        } => format!("{int:?} affine scale {scale} zero point {zero_point}").to_lowercase(),
+        Storage::DynamicFixedPoint { int, position } => {
+            format!("{int:?} dynamic fixed point {position}").to_lowercase()
+        }
+        Storage::Integer { int } => format!("{int:?}").to_lowercase(),
+    }
+}
+
+fn tensor(s: &mut String, side: &str, t: &RunTensor) {
+    let conversion = serde_json::to_value(t.conversion)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "  {side} {:<24} {:?} {}, {conversion}, stored sha256 {}",
+        t.name,
+        t.shape,
+        storage(&t.storage),
+        t.stored_sha256
+    );
+}
+
+/// The report as text; `out` is where the outputs were written, when they were.
+pub fn text(file: &str, r: &RunReport, out: Option<&str>) -> String {
+    let mut s = format!("{file} under {}: ", r.config.name);
+    match &r.verdict {
+        RunVerdict::Ran {
+            verify_seconds,
+            process_seconds,
+        } => {
+            let _ = writeln!(
+                s,
+                "ran (verify {verify_seconds:.2} s, process {process_seconds:.2} s, child {:.1} s)",
+                r.seconds
+            );
+        }
+        RunVerdict::Refused {
+            step,
+            status,
+            status_name,
+        } => {
+            let _ = writeln!(s, "refused at {step}: status {status} ({status_name})");
+        }
+        RunVerdict::Crashed { failure } => {
+            let _ = writeln!(s, "crashed: {failure}");
+        }
+    }
+    if let Some(r) = &r.relabelled {
+        let _ = writeln!(
+            s,
+            "  relabelled in memory: version {} read as {} ({})",
+            r.from, r.to, r.reason
+        );
+    }
+    for t in &r.inputs {
+        tensor(&mut s, "input ", t);
+    }
+    for t in &r.outputs {
+        tensor(&mut s, "output", t);
+    }
+    for d in &r.io_differences {
+        let _ = writeln!(s, "  differs from the loader: {d}");
+    }
+    if let Some(o) = out {
+        let _ = writeln!(s, "wrote {o} (outputs as float32)");
+    }
+    s
+}

@@ -1,0 +1,170 @@
+//! `nbg vendor run`: a real board file run on the simulator. Two compilations of one network
+//! (the A733 face detector, int16 dynamic fixed point and its fp16 twin, both committed as
+//! public controls) run on the same float input agree with each other, which holds the
+//! conversions (quantize, dequantize, the relabelled version word) to the outputs of the real
+//! driver; runs are deterministic; inputs that do not match the file are refused with their
+//! name before any driver call. Without the driver the run tests say `skipped:` on stderr.
+
+use crate::common;
+use nbg_lab::onnx::npz::{self, Dtype, Tensor};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+const INT16: &str = "controls/public/v2/a733-face_detector_int16-0000.nb";
+const FP16: &str = "controls/public/v2-twins/a733-face_detector_fp16-0000.nb";
+const INPUT: &str = "input/output[0]";
+
+/// A smooth float input in the model's [-1, 1] range, NHWC 1x128x128x3.
+fn image() -> Tensor {
+    let mut v = Vec::with_capacity(128 * 128 * 3);
+    for h in 0..128 {
+        for w in 0..128 {
+            for c in 0..3 {
+                let x = (0.05 * h as f32 + 0.07 * w as f32 + c as f32).sin() * 0.9;
+                v.push(x);
+            }
+        }
+    }
+    Tensor::from_f32(INPUT, &[1, 128, 128, 3], &v)
+}
+
+fn write_input(dir: &Path, t: &Tensor) -> PathBuf {
+    let p = dir.join("in.npz");
+    std::fs::write(&p, npz::write(std::slice::from_ref(t))).unwrap();
+    p
+}
+
+/// Run `file` on `input`; the JSON report and the output archive's bytes.
+fn run(dir: &Path, file: &str, input: &Path, out: &str) -> (Value, Vec<u8>) {
+    let file = common::root().join(file);
+    let o = common::nbg(
+        dir,
+        &[
+            "vendor",
+            "run",
+            file.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+            "-o",
+            out,
+            "--json",
+        ],
+    );
+    let v = common::stdout_json(&o);
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    (v, std::fs::read(dir.join(out)).unwrap())
+}
+
+fn floats(archive: &[u8]) -> Vec<Tensor> {
+    npz::read(archive, 1 << 24).unwrap()
+}
+
+fn correlation(a: &[f32], b: &[f32]) -> f64 {
+    let n = a.len() as f64;
+    let (ma, mb) = (
+        a.iter().map(|&x| f64::from(x)).sum::<f64>() / n,
+        b.iter().map(|&x| f64::from(x)).sum::<f64>() / n,
+    );
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (&x, &y) in a.iter().zip(b) {
+        let (x, y) = (f64::from(x) - ma, f64::from(y) - mb);
+        sab += x * y;
+        saa += x * x;
+        sbb += y * y;
+    }
+    sab / (saa * sbb).sqrt()
+}
+
+/// The int16 and the fp16 file of the face detector, run on one input, give the same outputs
+/// within the int16 file's quantization (correlation above 0.9999 on each output): the
+/// dynamic-fixed-point input and output conversions and the fp16 ones are right, and the
+/// version word 0x00020000 was relabelled (in memory) for the run. A second run of the int16
+/// file gives a byte-identical archive.
+#[test]
+fn two_compilations_of_the_face_detector_agree_on_the_simulator() {
+    if common::vendor_driver().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_input(dir.path(), &image());
+    let (a, a_bytes) = run(dir.path(), INT16, &input, "int16.npz");
+    let (b, b_bytes) = run(dir.path(), FP16, &input, "fp16.npz");
+    for v in [&a, &b] {
+        assert_eq!(v["verdict"]["verdict"], "ran", "{v}");
+        assert_eq!(v["relabelled"]["from"], "0x00020000", "{v}");
+        assert_eq!(v["relabelled"]["to"], "0x00020005", "{v}");
+        assert_eq!(v["io_differences"], serde_json::json!([]), "{v}");
+    }
+    assert_eq!(a["inputs"][0]["conversion"], "dynamic-fixed-point-quantize");
+    assert_eq!(a["inputs"][0]["storage"]["position"], 15);
+    assert_eq!(
+        a["outputs"][0]["conversion"],
+        "dynamic-fixed-point-dequantize"
+    );
+    assert_eq!(b["inputs"][0]["conversion"], "float16-round");
+    assert_eq!(b["outputs"][0]["conversion"], "float16-widen");
+    let (x, y) = (floats(&a_bytes), floats(&b_bytes));
+    assert_eq!(x.len(), 2);
+    for (p, q) in x.iter().zip(&y) {
+        assert_eq!((&p.name, &p.shape), (&q.name, &q.shape));
+        let (p, q) = (p.f32_values().unwrap(), q.f32_values().unwrap());
+        let r = correlation(&p, &q);
+        assert!(r > 0.9999, "correlation {r}");
+    }
+    let (_, again) = run(dir.path(), INT16, &input, "again.npz");
+    assert_eq!(again, a_bytes, "runs are deterministic");
+}
+
+/// Inputs that do not match the file are refused before any driver call, with exit 2 and the
+/// tensor's name: a wrong name, a wrong shape and a type that is neither stored nor float32.
+/// Nothing is written.
+#[test]
+fn inputs_that_do_not_match_the_file_are_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = image();
+    let cases = [
+        (
+            Tensor {
+                name: "image".into(),
+                ..good.clone()
+            },
+            "\"image\"",
+        ),
+        (
+            Tensor {
+                shape: vec![1, 3, 128, 128],
+                ..good.clone()
+            },
+            "shape [1, 3, 128, 128]",
+        ),
+        (
+            Tensor {
+                dtype: Dtype::I32,
+                ..good.clone()
+            },
+            "element type <i4",
+        ),
+    ];
+    for (t, said) in cases {
+        let input = write_input(dir.path(), &t);
+        let o = common::nbg(
+            dir.path(),
+            &[
+                "vendor",
+                "run",
+                common::root().join(INT16).to_str().unwrap(),
+                "--input",
+                input.to_str().unwrap(),
+                "-o",
+                "out.npz",
+                "--json",
+            ],
+        );
+        let v = common::stdout_json(&o);
+        assert_eq!(o.status.code(), Some(2), "{v}");
+        assert_eq!(v["error"]["code"], "input-mismatch", "{v}");
+        let m = v["error"]["message"].as_str().unwrap();
+        assert!(m.contains(said), "{m}");
+        assert!(!dir.path().join("out.npz").exists());
+    }
+}
