@@ -58,6 +58,34 @@ pub enum Command {
         #[arg(long)]
         policy: Option<PathBuf>,
     },
+    /// Qualify MODEL's graph signature on the simulated target T: the audit, the compile (the
+    /// project's lowering), a run of the NBG on the simulator and of the model on ONNX Runtime
+    /// on the same inputs (each --input archive, or one deterministic set uniform over each
+    /// input's stored range), every output compared within its stated tolerance (floats: 1 %
+    /// of the reference's range; quantized: 2 steps). -o writes the record (deterministic,
+    /// `nbg-qualification/1`): signature, driver pin, target, NBG SHA-256, each output's max
+    /// absolute and relative error, the verdict. About 15-30 s per model. Exit 0 qualified, 1
+    /// not qualified or refused, 2 usage or a missing driver or runtime.
+    Qualify {
+        model: PathBuf,
+        /// A configuration name, or 0xPID.
+        #[arg(long)]
+        target: String,
+        /// An input set (repeatable): an .npz of the model's inputs.
+        #[arg(long, value_name = "IN.npz")]
+        input: Vec<PathBuf>,
+        /// Write the qualification record.
+        #[arg(short, long, value_name = "RECORD.json")]
+        out: Option<PathBuf>,
+        /// Replace an existing RECORD.json.
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+        /// Policy file the audit runs under (default: the committed policy).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+    },
     /// Internal: one engine session in a child process under resource limits (started by
     /// `nbg onnx run`).
     #[command(hide = true)]
@@ -164,7 +192,100 @@ pub fn exec(command: Command) -> ExitCode {
             policy,
         } => crosscheck_cmd(&model, &input, json, policy.as_deref()),
         Command::VerifyFixtures { write } => fixtures_cmd(write),
+        Command::Qualify {
+            model,
+            target,
+            input,
+            out,
+            force,
+            json,
+            policy,
+        } => qualify_cmd(&QualifyArgs {
+            model: &model,
+            target: &target,
+            inputs: &input,
+            out: out.as_deref(),
+            force,
+            json,
+            policy: policy.as_deref(),
+        }),
     }
+}
+
+/// `nbg onnx qualify`'s arguments, parsed.
+struct QualifyArgs<'a> {
+    model: &'a Path,
+    target: &'a str,
+    inputs: &'a [PathBuf],
+    out: Option<&'a Path>,
+    force: bool,
+    json: bool,
+    policy: Option<&'a Path>,
+}
+
+fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
+    let json = args.json;
+    let mut read_from = vec![args.model];
+    read_from.extend(args.inputs.iter().map(PathBuf::as_path));
+    read_from.extend(args.policy);
+    let mut outputs = match plan_outputs(&read_from, args.force, &[args.out]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let (bytes, a, limits) = match admitted(args.model, args.policy) {
+        Ok(x) => x,
+        Err(stop) => return stop.exit(json),
+    };
+    let mut sets = Vec::with_capacity(args.inputs.len());
+    for p in args.inputs {
+        let archive = match nbg_lab::nbg::files::read_regular(p) {
+            Ok(b) => b,
+            Err(e) => return usage_error(e),
+        };
+        match npz::read_inputs(&archive, &a.inputs, limits.tensor_bytes) {
+            Ok(t) => sets.push(t),
+            Err(r) => return refused(&r, json, None),
+        }
+    }
+    if let Err(code) = ort_ready() {
+        return code;
+    }
+    let (sdk, config) = match super::vendor::driver_for(args.target, json) {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let exe = match std::env::current_exe() {
+        Ok(p) => p,
+        Err(e) => return usage_error(format!("cannot find this executable: {e}")),
+    };
+    let mut engines = nbg_lab::onnx::isolate::ChildEngines::new(
+        exe,
+        run::Engine::Ort,
+        nbg_lab::onnx::isolate::ChildLimits::default(),
+    );
+    let record =
+        nbg_lab::vendor::qualify::qualify(&sdk, &config, &bytes, &a.signature, &sets, &mut engines);
+    let (record, _) = match record {
+        Ok(r) => r,
+        Err(e) => return super::vendor::fail(&e, json),
+    };
+    let text = nbg_lab::canonical::canonical(&json::value(&record));
+    if let Some(out) = args.out
+        && let Err(e) = outputs
+            .stage(out, text.as_bytes())
+            .and_then(|_| outputs.commit())
+    {
+        return usage_error(e);
+    }
+    if json {
+        print_json(&json::value(&record));
+    } else {
+        print(&report::onnx::qualification(
+            &args.model.display().to_string(),
+            &record,
+        ));
+    }
+    status(record.verdict == nbg_lab::vendor::qualify::Verdict::Qualified)
 }
 
 /// A refused model (or input): the refusal as JSON on stdout or as text on stderr; the exit

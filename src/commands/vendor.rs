@@ -146,7 +146,7 @@ pub enum Command {
     Child { result: PathBuf },
 }
 
-fn fail(e: &VendorError, json: bool) -> ExitCode {
+pub(super) fn fail(e: &VendorError, json: bool) -> ExitCode {
     if json {
         print_json(&json!({"error": {"code": e.code(), "message": e.to_string()}}));
     } else {
@@ -163,7 +163,10 @@ pub(super) fn setup() -> Result<(vendor::Sdk, Vec<vendor::Config>), VendorError>
 }
 
 /// The driver and the configuration `target` names, or the exit status saying why not.
-fn driver_for(target: &str, json: bool) -> Result<(vendor::Sdk, vendor::Config), ExitCode> {
+pub(super) fn driver_for(
+    target: &str,
+    json: bool,
+) -> Result<(vendor::Sdk, vendor::Config), ExitCode> {
     let (sdk, configs) = setup().map_err(|e| fail(&e, json))?;
     let config = vendor::targets::resolve(&configs, target)
         .map_err(|m| fail(&VendorError::Target(m), json))?

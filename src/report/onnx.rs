@@ -120,3 +120,44 @@ pub fn crosscheck(model: &str, c: &Crosscheck) -> String {
     }
     o
 }
+
+/// `nbg onnx qualify`: the target, the NBG, each output's error beside its bound, the verdict.
+pub fn qualification(model: &str, r: &crate::vendor::qualify::Record) -> String {
+    use crate::vendor::qualify::{Tolerance, Verdict};
+    let mut s = format!(
+        "{model} on {} ({}): signature {}\n  nbg sha256 {}, driver pin {}, oracle {} {}\n",
+        r.target.name,
+        r.target.pid,
+        r.signature,
+        r.nbg_sha256,
+        r.driver.pin_sha256,
+        r.oracle.engine,
+        r.oracle.version
+    );
+    if let Some(x) = &r.refusal {
+        s.push_str(&format!("  the simulator did not run it: {x}\n"));
+    }
+    for o in &r.outputs {
+        let rule = match o.tolerance {
+            Tolerance::RangeFraction { fraction, .. } => format!("{}% of range", fraction * 100.0),
+            Tolerance::Steps { steps, step } => format!("{steps} steps of {step}"),
+        };
+        s.push_str(&format!(
+            "  set {} {:<20} {:?} max abs {:.6} (bound {:.6}, {rule}), max rel {:.6}, reference {:.4}..{:.4}: {}\n",
+            o.set,
+            o.name,
+            o.shape,
+            o.max_abs_error,
+            o.bound,
+            o.max_rel_error,
+            o.reference_range[0],
+            o.reference_range[1],
+            if o.pass { "pass" } else { "FAIL" }
+        ));
+    }
+    s.push_str(match r.verdict {
+        Verdict::Qualified => "qualified\n",
+        Verdict::NotQualified => "not qualified\n",
+    });
+    s
+}

@@ -8,10 +8,10 @@
 use crate::nbg::parse::IoRecord;
 use crate::nbg::parse::Quantization;
 use crate::onnx::npz::Dtype;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// An integer element type of a stored tensor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Int {
     /// Unsigned 8-bit.
@@ -83,7 +83,7 @@ impl Int {
 }
 
 /// How a tensor's elements are stored.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Storage {
     /// IEEE single.
@@ -261,6 +261,32 @@ impl Storage {
                 Storage::Integer { int } => int.get(b) as f32,
             })
             .collect()
+    }
+}
+
+impl Storage {
+    /// Share of the stored elements at the limits of their integer type (0 for floats).
+    pub fn saturated(self, bytes: &[u8]) -> f64 {
+        let int = match self {
+            Storage::Affine { int, .. }
+            | Storage::DynamicFixedPoint { int, .. }
+            | Storage::Integer { int } => int,
+            _ => return 0.0,
+        };
+        let size = self.dtype().size();
+        let (lo, hi) = int.range();
+        let n = bytes.len() / size;
+        if n == 0 {
+            return 0.0;
+        }
+        let at = bytes
+            .chunks_exact(size)
+            .filter(|b| {
+                let v = int.get(b);
+                v == lo || v == hi
+            })
+            .count();
+        at as f64 / n as f64
     }
 }
 

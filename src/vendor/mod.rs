@@ -17,6 +17,7 @@ mod ffi;
 pub mod lower;
 pub mod models;
 pub mod plan;
+pub mod qualify;
 pub mod run;
 pub mod sdk;
 pub mod sweep;
@@ -76,6 +77,9 @@ pub enum VendorError {
     /// An input or output record's storage has no float conversion (exit 1).
     #[error("{0}")]
     Unconvertible(String),
+    /// The CPU oracle could not give the reference outputs (exit 1).
+    #[error("the CPU oracle failed: {0}")]
+    Oracle(String),
 }
 
 impl VendorError {
@@ -108,6 +112,7 @@ impl VendorError {
             VendorError::Invalid(_) => "invalid-nbg",
             VendorError::InputMismatch(_) => "input-mismatch",
             VendorError::Unconvertible(_) => "io-unconvertible",
+            VendorError::Oracle(_) => "oracle-failed",
         }
     }
 }
