@@ -20,9 +20,10 @@ pub enum Command {
         #[arg(long)]
         policy: Option<PathBuf>,
     },
-    /// Run a model on a fixed input: cpu (one CPU session), hybrid (zero NPU attempts while no
-    /// partition is eligible), strict (refuses before any session). Writes OUT.npz (never
-    /// overwrites) and, with --evidence, the run evidence.
+    /// Run a model on a fixed input: cpu (one CPU session), hybrid (the simulated NPU of
+    /// --target for a graph approved there, else one CPU session and zero NPU attempts), strict
+    /// (the NPU only; refused before any session when the graph is not approved on --target).
+    /// Writes OUT.npz (never overwrites) and, with --evidence, the run evidence.
     Run {
         model: PathBuf,
         #[arg(long, value_enum)]
@@ -45,6 +46,13 @@ pub enum Command {
         /// Replace existing output files (never the model, the input or the policy).
         #[arg(long)]
         force: bool,
+        /// The simulated NPU target (a configuration name or 0xPID) for hybrid and strict
+        /// modes: a graph whose signature the policy approves on it (beside a passing
+        /// qualification record) is compiled and run there, one attempt and, in hybrid mode,
+        /// one CPU fallback on a construction or run failure. Without it nothing is placed on
+        /// the NPU.
+        #[arg(long)]
+        target: Option<String>,
     },
     /// Run a model on both engines (ONNX Runtime and tract) and report, per output, the max
     /// absolute and relative difference and whether they agree within the stated tolerance.
@@ -160,8 +168,10 @@ pub fn exec(command: Command) -> ExitCode {
             policy,
             engine,
             force,
+            target,
         } => {
             let run = RunArgs {
+                target: target.as_deref(),
                 model: &model,
                 mode: mode.into(),
                 engine: engine.into(),
@@ -331,10 +341,19 @@ fn unreadable(u: &audit::Unreadable) -> ExitCode {
 type Admitted = (Vec<u8>, audit::Audit, audit::Limits);
 
 fn admitted(model: &Path, policy_path: Option<&Path>) -> Result<Admitted, Stop> {
+    admitted_on(model, policy_path, None)
+}
+
+/// `admitted`, placed for `target` (a configuration name; `None`: approvals on any target).
+fn admitted_on(
+    model: &Path,
+    policy_path: Option<&Path>,
+    target: Option<&str>,
+) -> Result<Admitted, Stop> {
     let policy = policy::load_or_embedded(policy_path).map_err(|r| Stop::Usage(usage_error(r)))?;
     let limits = audit::Limits::default();
     let bytes = audit::read_model(model, &limits).map_err(|u| Stop::Usage(unreadable(&u)))?;
-    let a = audit::audit(&bytes, &limits, &policy).map_err(Stop::Refused)?;
+    let a = audit::audit_on(&bytes, &limits, &policy, target).map_err(Stop::Refused)?;
     Ok((bytes, a, limits))
 }
 
@@ -351,13 +370,15 @@ fn audit_cmd(model: &Path, json: bool, policy_path: Option<&Path>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Audit the model and read its input archive; refusals are values, usage errors exit 2.
+/// Audit the model (placed for `target`) and read its input archive; refusals are values,
+/// usage errors exit 2.
 fn prepared(
     model: &Path,
     input: &Path,
     policy_path: Option<&Path>,
+    target: Option<&str>,
 ) -> Result<(Vec<u8>, audit::Audit, audit::Limits, Vec<npz::Tensor>), Stop> {
-    let (bytes, a, limits) = admitted(model, policy_path)?;
+    let (bytes, a, limits) = admitted_on(model, policy_path, target)?;
     let archive =
         nbg_lab::nbg::files::read_regular(input).map_err(|e| Stop::Usage(usage_error(e)))?;
     let tensors =
@@ -389,6 +410,7 @@ struct RunArgs<'a> {
     evidence: Option<&'a Path>,
     policy: Option<&'a Path>,
     force: bool,
+    target: Option<&'a str>,
 }
 
 fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
@@ -400,10 +422,22 @@ fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
-    let (bytes, a, limits, tensors) = match prepared(model, args.input, args.policy) {
-        Ok(x) => x,
-        Err(stop) => return stop.exit(json),
+    // A run places a graph on the NPU only on the target it names.
+    let driver = match (args.target, args.mode) {
+        (Some(t), run::Mode::Hybrid | run::Mode::Strict) => {
+            match super::vendor::driver_for(t, json) {
+                Ok(d) => Some(d),
+                Err(code) => return code,
+            }
+        }
+        _ => None,
     };
+    let placed_on = driver.as_ref().map_or("", |(_, c)| c.name.as_str());
+    let (bytes, a, limits, tensors) =
+        match prepared(model, args.input, args.policy, Some(placed_on)) {
+            Ok(x) => x,
+            Err(stop) => return stop.exit(json),
+        };
     if args.engine == run::Engine::Ort && args.mode != run::Mode::Strict {
         if let Err(code) = ort_ready() {
             return code;
@@ -419,7 +453,20 @@ fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
         args.engine,
         nbg_lab::onnx::isolate::ChildLimits::default(),
     );
-    let (report, out) = match run::run(&a, &bytes, args.mode, &tensors, &limits, &mut engines) {
+    let result = match driver {
+        Some((sdk, config)) => {
+            let mut simulator = nbg_lab::vendor::npu::Simulator {
+                sdk,
+                config,
+                cpu: &mut engines,
+                inputs: a.inputs.iter().map(|v| v.name.clone()).collect(),
+                outputs: a.outputs.iter().map(|v| v.name.clone()).collect(),
+            };
+            run::run(&a, &bytes, args.mode, &tensors, &limits, &mut simulator)
+        }
+        None => run::run(&a, &bytes, args.mode, &tensors, &limits, &mut engines),
+    };
+    let (report, out) = match result {
         Ok(x) => x,
         Err((ex, r)) => return refused(&r, json, Some(json::value(&ex))),
     };
@@ -444,7 +491,7 @@ fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
 }
 
 fn crosscheck_cmd(model: &Path, input: &Path, json: bool, policy_path: Option<&Path>) -> ExitCode {
-    let (bytes, a, limits, tensors) = match prepared(model, input, policy_path) {
+    let (bytes, a, limits, tensors) = match prepared(model, input, policy_path, None) {
         Ok(x) => x,
         Err(stop) => return stop.exit(json),
     };

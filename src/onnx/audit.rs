@@ -113,8 +113,10 @@ pub struct PolicySummary {
     pub sha256: Hash256,
     /// Whether the NPU compiler profile is qualified.
     pub compiler_qualified: bool,
-    /// How many compiled graph signatures are approved for the NPU.
+    /// How many (signature, target) pairs are approved for the NPU.
     pub approved_npu_signatures: usize,
+    /// The targets this model's signature is approved on.
+    pub approved_targets: Vec<String>,
 }
 
 /// A model file that could not be read at all (`ONNX_MODEL_UNREADABLE`): a usage or I/O
@@ -192,6 +194,17 @@ fn graph_missing() -> Refusal {
 
 /// The whole admission audit.
 pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Refusal> {
+    audit_on(bytes, limits, policy, None)
+}
+
+/// `audit`, placing the graph for `target` (a driver configuration name): an approval on
+/// another target places nothing. Without a target, an approval on any target places it.
+pub fn audit_on(
+    bytes: &[u8],
+    limits: &Limits,
+    policy: &Policy,
+    target: Option<&str>,
+) -> Result<Audit, Refusal> {
     let model = decode(bytes, limits)?;
     let Some(graph) = model.graph.as_ref() else {
         return Err(graph_missing());
@@ -212,7 +225,11 @@ pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Re
         check_shape(v, limits)?;
     }
     let sig = signature::model_signature(&model);
-    let placement = place(graph, policy, &sig);
+    let placement = place(
+        graph,
+        policy.approves(&sig, target),
+        policy.compiler_qualified,
+    );
     let partitions = partitions(graph, &placement);
     Ok(Audit {
         mode: "audit",
@@ -236,7 +253,13 @@ pub fn audit(bytes: &[u8], limits: &Limits, policy: &Policy) -> Result<Audit, Re
         policy: PolicySummary {
             sha256: policy.sha256,
             compiler_qualified: policy.compiler_qualified,
-            approved_npu_signatures: policy.approved_npu_signatures.len(),
+            approved_npu_signatures: policy.approved.len(),
+            approved_targets: policy
+                .approved
+                .iter()
+                .filter(|a| a.signature == sig.hex())
+                .map(|a| a.target.clone())
+                .collect(),
         },
     })
 }
@@ -468,7 +491,10 @@ const CANDIDATE_OPS: [&str; 19] = [
 /// Element types a future partition could carry: FLOAT, UINT8, INT8, FLOAT16.
 const CANDIDATE_TYPES: [i32; 4] = [1, 2, 3, 10];
 
-fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement> {
+/// Each node's placement. An approved signature (a qualification record shows the whole graph
+/// compiled and run on the simulator within tolerance of the oracle) places every node on the
+/// NPU; otherwise every node stays on the CPU with its reasons.
+fn place(g: &GraphProto, approved: bool, compiler_qualified: bool) -> Vec<Placement> {
     let mut types: BTreeMap<&str, ValueType> = BTreeMap::new();
     for v in g.input.iter().chain(&g.output).chain(&g.value_info) {
         types.insert(v.name.as_deref().unwrap_or(""), value_type(v));
@@ -478,10 +504,6 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
         .iter()
         .map(|t| (t.name.as_deref().unwrap_or(""), t))
         .collect();
-    let approved = policy
-        .approved_npu_signatures
-        .iter()
-        .any(|s| *s == signature.hex());
     g.node
         .iter()
         .enumerate()
@@ -489,7 +511,16 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
             let op = n.op_type.clone().unwrap_or_default();
             let domain = n.domain.clone().unwrap_or_default();
             let mut reasons = Vec::new();
-            if !policy.compiler_qualified {
+            if approved {
+                return Placement {
+                    node: node_name(n, i),
+                    op_type: op,
+                    domain,
+                    placement: Device::Npu,
+                    reasons: vec![],
+                };
+            }
+            if !compiler_qualified {
                 reasons.push(RefusalCode::CompilerDependencyMismatch);
             }
             if !approved {
@@ -527,20 +558,23 @@ fn place(g: &GraphProto, policy: &Policy, signature: &Hash256) -> Vec<Placement>
                 reasons.push(RefusalCode::ShapeUnsupported);
             }
             Placement {
-                node: n
-                    .name
-                    .clone()
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| format!("node_{i}")),
+                node: node_name(n, i),
                 op_type: op,
                 domain,
-                // Any reason keeps a node on the CPU; with none it would still need an NPU
-                // session that does not exist here, so placement is CPU either way today.
+                // Without an approval the whole graph has no NPU session to run in.
                 placement: Device::Cpu,
                 reasons,
             }
         })
         .collect()
+}
+
+/// A node's name, or `node_I` where it has none.
+fn node_name(n: &super::proto::NodeProto, i: usize) -> String {
+    n.name
+        .clone()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| format!("node_{i}"))
 }
 
 /// Consecutive nodes with the same placement form a partition; its boundary tensors are the

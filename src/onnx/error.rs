@@ -161,6 +161,9 @@ pub enum OnnxError {
     /// No NPU session can be built while the compiler is unqualified.
     #[error("no NPU session exists: the compiler is not qualified")]
     NpuUnqualified,
+    /// The simulated NPU could not build or run the graph (the driver's own words).
+    #[error("the simulated NPU: {0}")]
+    Npu(String),
     /// The engine child's private temporary folder cannot be created.
     #[error("temporary folder: {0}")]
     ChildFolder(String),

@@ -77,6 +77,9 @@ refusal_codes! {
     TensorBoundary = "TENSOR_BOUNDARY",
     /// The policy file is invalid.
     PolicyInvalid = "POLICY_INVALID",
+    /// An approval's qualification record does not bind it: unreadable, not qualified, or of
+    /// another signature, driver pin or target.
+    QualificationInvalid = "QUALIFICATION_INVALID",
     /// The CPU engine failed (an error while running, a panic, an abort, OOM or a hang).
     CpuEngineFailed = "CPU_ENGINE_FAILED",
     /// The CPU engine cannot build a session for the model.
@@ -87,6 +90,8 @@ refusal_codes! {
     PartitionNotNpuResident = "PARTITION_NOT_NPU_RESIDENT",
     /// Strict mode: an NPU partition failed to compile.
     PartitionCompileFailure = "PARTITION_COMPILE_FAILURE",
+    /// Strict mode: an NPU partition compiled but failed to run.
+    PartitionRunFailure = "PARTITION_RUN_FAILURE",
     /// Placement: the NPU compiler is not qualified.
     CompilerDependencyMismatch = "COMPILER_DEPENDENCY_MISMATCH",
     /// Placement: no approved signature covers the partition.

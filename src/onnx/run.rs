@@ -326,14 +326,41 @@ pub fn run(
         cpu_sessions: 0,
     };
     check_tensors("input", &audit.inputs, inputs, limits).map_err(|r| (none.clone(), r))?;
-    let eligible = audit
-        .partitions
-        .iter()
-        .filter(|p| p.placement == super::types::Device::Npu)
-        .count();
-    let (ex, mut session) = construct(mode, eligible, model, inputs, factory)?;
-    let outputs = contained(|| session.run(inputs))
-        .map_err(|c| (ex.clone(), c.refusal(RefusalCode::CpuEngineFailed)))?;
+    // The NPU session runs the whole graph: eligible only when every partition is placed there.
+    let npu = super::types::Device::Npu;
+    let eligible = usize::from(
+        !audit.partitions.is_empty() && audit.partitions.iter().all(|p| p.placement == npu),
+    );
+    let (mut ex, mut session) = construct(mode, eligible, model, inputs, factory)?;
+    let outputs = match contained(|| session.run(inputs)) {
+        Ok(o) => o,
+        // An NPU run that fails falls back once to the CPU in hybrid mode, never retried.
+        Err(c) if ex.classification == Classification::Npu && mode == Mode::Hybrid => {
+            let e = c.reason();
+            let fallback = contained(|| {
+                let mut s = factory.cpu(model, inputs)?;
+                ex.cpu_sessions += 1;
+                s.run(inputs)
+            });
+            ex.classification = Classification::CpuRunFallback;
+            match fallback {
+                Ok(o) => o,
+                Err(c) => {
+                    ex.classification = Classification::HybridRefused;
+                    let r = c.refusal(RefusalCode::CpuEngineFailed);
+                    let message = format!("{} (after the NPU run failed: {e})", r.message);
+                    return Err((ex, Refusal::new(r.code, message)));
+                }
+            }
+        }
+        Err(c) if ex.classification == Classification::Npu => {
+            return Err((
+                ex.clone(),
+                Refusal::new(RefusalCode::PartitionRunFailure, c.reason()),
+            ));
+        }
+        Err(c) => return Err((ex.clone(), c.refusal(RefusalCode::CpuEngineFailed))),
+    };
     check_tensors("output", &audit.outputs, &outputs, limits).map_err(|r| (ex.clone(), r))?;
     let archive = super::npz::write(&outputs);
     Ok((

@@ -21,6 +21,9 @@ pub enum Classification {
     /// `--mode hybrid`: the NPU session could not be built, one CPU session instead.
     #[serde(rename = "cpu-session-construction-fallback")]
     CpuSessionConstructionFallback,
+    /// `--mode hybrid`: the NPU session was built but its run failed, one CPU session instead.
+    #[serde(rename = "cpu-run-fallback")]
+    CpuRunFallback,
     /// An NPU session.
     #[serde(rename = "npu")]
     Npu,
@@ -45,6 +48,7 @@ impl Classification {
         Classification::CpuExplicit,
         Classification::CpuPreflightFallback,
         Classification::CpuSessionConstructionFallback,
+        Classification::CpuRunFallback,
         Classification::Npu,
         Classification::CpuRefused,
         Classification::HybridRefused,
@@ -59,6 +63,7 @@ impl Classification {
             Classification::CpuExplicit => "cpu-explicit",
             Classification::CpuPreflightFallback => "cpu-preflight-fallback",
             Classification::CpuSessionConstructionFallback => "cpu-session-construction-fallback",
+            Classification::CpuRunFallback => "cpu-run-fallback",
             Classification::Npu => "npu",
             Classification::CpuRefused => "cpu-refused",
             Classification::HybridRefused => "hybrid-refused",

@@ -16,6 +16,7 @@ pub mod driver;
 mod ffi;
 pub mod lower;
 pub mod models;
+pub mod npu;
 pub mod plan;
 pub mod qualify;
 pub mod run;

@@ -16,10 +16,7 @@ use serde::{Deserialize, Serialize};
 /// Schema tag of a qualification record.
 pub const SCHEMA: &str = "nbg-qualification/1";
 
-/// SHA-256 of the driver pin as committed (`vendor/sdk.json`).
-pub fn driver_pin() -> Hash256 {
-    Hash256::of(super::sdk::PIN.as_bytes())
-}
+pub use crate::onnx::pins::driver_pin_sha256 as driver_pin;
 
 /// How close an output must be to the oracle's, by the type the NBG stores it in.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

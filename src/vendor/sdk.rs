@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 /// The pin, as committed.
-pub const PIN: &str = include_str!("../../vendor/sdk.json");
+pub use crate::onnx::pins::DRIVER_PIN as PIN;
 
 /// The setup command that installs the driver (named by every "missing driver" error).
 pub const SETUP: &str = "bash .ci/setup";

@@ -42,6 +42,8 @@ mod v2_properties;
 #[cfg(feature = "onnx")]
 mod vendor;
 #[cfg(feature = "onnx")]
+mod vendor_hybrid;
+#[cfg(feature = "onnx")]
 mod vendor_loader;
 mod vendor_reader;
 mod vendor_refusals;

@@ -53,7 +53,7 @@ fn spectral_mask_audit() {
         assert_eq!(p.placement, audit::Device::Cpu);
         assert_eq!(
             p.reasons.iter().map(|r| r.as_str()).collect::<Vec<_>>(),
-            ["COMPILER_DEPENDENCY_MISMATCH", "PARTITION_NOT_PREFLIGHTED"],
+            ["PARTITION_NOT_PREFLIGHTED"],
             "{}",
             p.op_type
         );
@@ -502,72 +502,179 @@ fn admission_refusals() {
     );
 }
 
-fn policy_case(policy_json: &str, manifest_json: &str) -> Result<policy::Policy, Refusal> {
+/// A policy in a temporary folder: `policy_json` with `MSHA` replaced by the manifest's digest
+/// and `RSHA` by the record's; the manifest at `manifest.json`, the record at `q/r.json`.
+fn policy_case(
+    policy_json: &str,
+    manifest_json: &str,
+    record_json: &str,
+) -> Result<policy::Policy, Refusal> {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("manifest.json"), manifest_json).unwrap();
-    let sha = nbg_lab::nbg::fingerprint::Hash256::of(manifest_json.as_bytes());
-    let text = policy_json.replace("SHA", &sha.hex());
+    std::fs::create_dir(tmp.path().join("q")).unwrap();
+    std::fs::write(tmp.path().join("q/r.json"), record_json).unwrap();
+    let sha = |t: &str| nbg_lab::nbg::fingerprint::Hash256::of(t.as_bytes()).hex();
+    let text = policy_json
+        .replace("MSHA", &sha(manifest_json))
+        .replace("RSHA", &sha(record_json));
     policy::from_bytes(text.as_bytes(), tmp.path())
 }
 
+/// The v2 policy: `compiler_qualified` derives from a manifest that authorizes the compiler and
+/// pins this build's driver; each approval stands only beside a `qualified` record of the same
+/// signature, driver pin and target. Every other shape is refused with its code.
 #[test]
 fn policy_loader_fails_closed() {
-    let denied = r#"{"schema": "nbg-compiler-profile/1", "decision": "x", "authorization": {"compiler_execution": false}}"#;
-    let allowed = r#"{"schema": "nbg-compiler-profile/1", "decision": "x", "authorization": {"compiler_execution": true}}"#;
-    let p = |qualified: bool, sigs: &str, path: &str| {
+    let pin = nbg_lab::onnx::pins::driver_pin_sha256().hex();
+    let manifest = |exec: bool, pin: &str| {
         format!(
-            r#"{{"schema": "nbg-onnx-hybrid-policy/1", "compiler_qualified": {qualified}, "approved_npu_signatures": [{sigs}], "compiler_profile": {{"path": "{path}", "sha256": "SHA"}}}}"#
+            r#"{{"schema": "nbg-compiler-profile/2", "decision": "x", "driver_pin_sha256": "{pin}", "authorization": {{"compiler_execution": {exec}}}}}"#
         )
     };
+    let (allowed, denied) = (manifest(true, &pin), manifest(false, &pin));
     let a = "a".repeat(64);
     let b = "b".repeat(64);
-    assert!(policy_case(&p(false, "", "manifest.json"), denied).is_ok());
-    assert!(
-        policy_case(
-            &p(true, &format!("\"{a}\", \"{b}\""), "manifest.json"),
-            allowed
+    let record = |sig: &str, pin: &str, target: &str, verdict: &str| {
+        format!(
+            r#"{{"schema": "nbg-qualification/1", "signature": "{sig}", "driver": {{"pin_sha256": "{pin}", "wheel": "w"}}, "target": {{"name": "{target}", "pid": "0x1"}}, "verdict": "{verdict}"}}"#
         )
-        .is_ok()
-    );
-    let refusals = [
+    };
+    let good = record(&a, &pin, "T", "qualified");
+    let approval = |sig: &str, target: &str, path: &str| {
+        format!(
+            r#"{{"signature": "{sig}", "target": "{target}", "qualification": {{"path": "{path}", "sha256": "RSHA"}}}}"#
+        )
+    };
+    let p = |approvals: &[String], manifest_path: &str| {
+        format!(
+            r#"{{"schema": "nbg-onnx-hybrid-policy/2", "compiler_profile": {{"path": "{manifest_path}", "sha256": "MSHA"}}, "approved": [{}]}}"#,
+            approvals.join(", ")
+        )
+    };
+    let one = [approval(&a, "T", "q/r.json")];
+    // Accepted: nothing approved under a denying manifest; one approval beside its record.
+    let none = policy_case(&p(&[], "manifest.json"), &denied, &good).unwrap();
+    assert!(!none.compiler_qualified && none.approved.is_empty());
+    let ok = policy_case(&p(&one, "manifest.json"), &allowed, &good).unwrap();
+    assert!(ok.compiler_qualified);
+    let sig = nbg_lab::nbg::fingerprint::Hash256(<[u8; 32]>::try_from(vec![0xaa; 32]).unwrap());
+    assert!(ok.approves(&sig, Some("T")) && ok.approves(&sig, None));
+    assert!(!ok.approves(&sig, Some("U")));
+    let policy_invalid = [
         (
-            p(false, "", "manifest.json").replace("}}", "}, \"extra\": 1}"),
-            denied,
+            p(&[], "manifest.json").replacen('}', "}, \"extra\": 1", 1),
+            denied.clone(),
+            good.clone(),
         ),
         (
-            p(false, "", "manifest.json").replace(
-                "\"compiler_qualified\": false,",
-                "\"compiler_qualified\": false, \"compiler_qualified\": false,",
+            p(&[], "manifest.json")
+                .replace("\"approved\": []", "\"approved\": [], \"approved\": []"),
+            denied.clone(),
+            good.clone(),
+        ),
+        (p(&[], "/etc/manifest.json"), denied.clone(), good.clone()),
+        (p(&[], "../manifest.json"), denied.clone(), good.clone()),
+        (
+            p(&[], "manifest.json").replace("MSHA", &"0".repeat(64)),
+            denied.clone(),
+            good.clone(),
+        ),
+        // A manifest pinning another driver, or an old schema.
+        (p(&[], "manifest.json"), manifest(true, &b), good.clone()),
+        (
+            p(&[], "manifest.json"),
+            allowed.replace("/2", "/1"),
+            good.clone(),
+        ),
+        // Approvals while the compiler is denied; unsorted or repeated approvals; a bad digest.
+        (p(&one, "manifest.json"), denied.clone(), good.clone()),
+        (
+            p(
+                &[approval(&b, "T", "q/r.json"), approval(&a, "T", "q/r.json")],
+                "manifest.json",
             ),
-            denied,
-        ),
-        (p(false, "", "/etc/manifest.json"), denied),
-        (p(false, "", "../manifest.json"), denied),
-        (
-            p(false, "", "manifest.json").replace("SHA", &"0".repeat(64)),
-            denied,
+            allowed.clone(),
+            record(&b, &pin, "T", "qualified"),
         ),
         (
-            p(true, &format!("\"{b}\", \"{a}\""), "manifest.json"),
-            allowed,
+            p(&[one[0].clone(), one[0].clone()], "manifest.json"),
+            allowed.clone(),
+            good.clone(),
         ),
         (
-            p(true, &format!("\"{a}\", \"{a}\""), "manifest.json"),
-            allowed,
+            p(
+                &[approval(&"A".repeat(64), "T", "q/r.json")],
+                "manifest.json",
+            ),
+            allowed.clone(),
+            good.clone(),
         ),
         (
-            p(true, &format!("\"{}\"", "A".repeat(64)), "manifest.json"),
-            allowed,
+            p(&[approval(&a, "T", "q/missing.json")], "manifest.json"),
+            allowed.clone(),
+            good.clone(),
         ),
-        (p(false, &format!("\"{a}\""), "manifest.json"), denied),
-        (p(true, "", "manifest.json"), denied),
+        (
+            p(&one, "manifest.json").replace("RSHA", &"0".repeat(64)),
+            allowed.clone(),
+            good.clone(),
+        ),
     ];
-    for (policy_json, manifest) in refusals {
-        let r = policy_case(&policy_json, manifest).expect_err(&policy_json);
-        assert_eq!(r.code.as_str(), "POLICY_INVALID", "{policy_json}");
+    for (policy_json, manifest, record) in policy_invalid {
+        let r = policy_case(&policy_json, &manifest, &record).expect_err(&policy_json);
+        assert_eq!(
+            r.code.as_str(),
+            "POLICY_INVALID",
+            "{policy_json} {manifest}"
+        );
     }
+    // A record that does not bind its approval.
+    for bad in [
+        "not json".to_string(),
+        record(&a, &pin, "T", "not-qualified"),
+        record(&b, &pin, "T", "qualified"),
+        record(&a, &b, "T", "qualified"),
+        record(&a, &pin, "U", "qualified"),
+        good.replace("nbg-qualification/1", "nbg-qualification/0"),
+    ] {
+        let r = policy_case(&p(&one, "manifest.json"), &allowed, &bad).expect_err(&bad);
+        assert_eq!(r.code.as_str(), "QUALIFICATION_INVALID", "{bad}");
+    }
+    // The committed policy: the compiler qualified by the pin, every approval beside its record,
+    // every file it names compiled in (and nothing else).
     let committed = policy();
-    assert!(!committed.compiler_qualified && committed.approved_npu_signatures.is_empty());
+    assert!(committed.compiler_qualified && !committed.approved.is_empty());
+    let text: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(common::root().join(policy::DEFAULT_POLICY)).unwrap(),
+    )
+    .unwrap();
+    let mut named: Vec<String> = text["approved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["qualification"]["path"].as_str().unwrap().to_string())
+        .collect();
+    named.push(
+        text["compiler_profile"]["path"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+    );
+    named.sort();
+    let mut embedded: Vec<String> = policy::EMBEDDED_FILES
+        .iter()
+        .map(|(p, _)| p.to_string())
+        .collect();
+    embedded.sort();
+    assert_eq!(named, embedded);
+    for (path, bytes) in policy::EMBEDDED_FILES {
+        assert_eq!(
+            &std::fs::read(common::root().join("policy").join(path)).unwrap(),
+            bytes,
+            "{path}"
+        );
+    }
+    assert_eq!(policy::embedded().unwrap().sha256, committed.sha256);
 }
 
 /// Counts constructions; the NPU constructor fails like a missing compiler would.
@@ -632,6 +739,74 @@ fn the_four_session_cases() {
             (Err((_, r)), Ok(c)) => panic!("{mode:?}: expected {c}, got {r}"),
         }
     }
+}
+
+/// An NPU session that is built but fails to run; CPU sessions echo.
+#[derive(Default)]
+struct FailingRun {
+    npu: u32,
+    cpu: u32,
+}
+
+struct Broken;
+
+/// The spectral-mask model's output, whatever the input.
+struct Mask;
+
+impl Session for Mask {
+    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
+        Ok(vec![Tensor::from_f32("mask", &[1, 1, 8], &[0.5; 8])])
+    }
+}
+
+impl Session for Broken {
+    fn run(&mut self, _: &[Tensor]) -> Result<Vec<Tensor>, OnnxError> {
+        Err(OnnxError::Npu("the run failed".into()))
+    }
+}
+
+impl Factory for FailingRun {
+    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+        self.npu += 1;
+        Ok(Box::new(Broken))
+    }
+    fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
+        self.cpu += 1;
+        Ok(Box::new(Mask))
+    }
+}
+
+/// An NPU run that fails after its session was built: hybrid falls back once to the CPU
+/// (`cpu-run-fallback`, one attempt, one CPU session), strict refuses with
+/// `PARTITION_RUN_FAILURE` and builds no CPU session. Never a retry.
+#[test]
+fn an_npu_run_failure_falls_back_once_in_hybrid_mode() {
+    let model = fixtures::spectral_mask().encode_to_vec();
+    let mut a = audit_bytes(&model).unwrap();
+    for p in a.partitions.iter_mut() {
+        p.placement = audit::Device::Npu;
+    }
+    let input = vec![Tensor::from_f32(
+        "features",
+        &[1, 1, 8],
+        &fixtures::FEATURES,
+    )];
+    let limits = Limits::default();
+    let mut f = FailingRun::default();
+    let (r, out) = run::run(&a, &model, Mode::Hybrid, &input, &limits, &mut f).unwrap();
+    assert_eq!(
+        (r.classification.as_str(), r.npu_attempts, r.cpu_sessions),
+        ("cpu-run-fallback", 1, 1)
+    );
+    assert_eq!((f.npu, f.cpu), (1, 1));
+    assert!(!out.is_empty());
+    let mut f = FailingRun::default();
+    let (ex, refusal) = run::run(&a, &model, Mode::Strict, &input, &limits, &mut f).unwrap_err();
+    assert_eq!(refusal.code.as_str(), "PARTITION_RUN_FAILURE");
+    assert_eq!(
+        (ex.npu_attempts, ex.cpu_sessions, f.npu, f.cpu),
+        (1, 0, 1, 0)
+    );
 }
 
 fn engines(a: &Audit) -> run::Engines {
@@ -1537,7 +1712,7 @@ fn intermediate_tensors_stay_within_the_tensor_limit() {
 }
 
 /// The refusal codes as documented: pinned here, not read back from the enum.
-const REFUSAL_CODES: [&str; 36] = [
+const REFUSAL_CODES: [&str; 38] = [
     "ONNX_MODEL_UNREADABLE",
     "ONNX_MODEL_EMPTY",
     "ONNX_MODEL_TOO_LARGE",
@@ -1562,11 +1737,13 @@ const REFUSAL_CODES: [&str; 36] = [
     "TENSOR_TOO_LARGE",
     "TENSOR_BOUNDARY",
     "POLICY_INVALID",
+    "QUALIFICATION_INVALID",
     "CPU_ENGINE_FAILED",
     "CPU_ENGINE_UNSUPPORTED",
     "CPU_ENGINE_MISSING",
     "PARTITION_NOT_NPU_RESIDENT",
     "PARTITION_COMPILE_FAILURE",
+    "PARTITION_RUN_FAILURE",
     "COMPILER_DEPENDENCY_MISMATCH",
     "PARTITION_NOT_PREFLIGHTED",
     "ONNX_DOMAIN_UNSUPPORTED",
@@ -1577,11 +1754,12 @@ const REFUSAL_CODES: [&str; 36] = [
 ];
 
 /// The run classifications as documented.
-const CLASSIFICATIONS: [&str; 9] = [
+const CLASSIFICATIONS: [&str; 10] = [
     "audit-no-session",
     "cpu-explicit",
     "cpu-preflight-fallback",
     "cpu-session-construction-fallback",
+    "cpu-run-fallback",
     "npu",
     "cpu-refused",
     "hybrid-refused",
