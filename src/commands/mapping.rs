@@ -4,21 +4,29 @@ use super::{failed, print, print_json};
 use nbg_lab::lab::mapping::{self, Promoted, Stop};
 use nbg_lab::nbg::fingerprint::Hash256;
 use nbg_lab::report;
+use nbg_lab::vendor::mapping_run::{RunCheck, RunOutcome};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Subcommand)]
 pub enum Command {
     /// Check every mapping of MAPPINGS against each capture set: proved (the in-memory replay
-    /// reproduces B), refuted (the first unexplained byte) or inapplicable. Writes nothing.
-    /// Exit 0 when nothing is refuted, 1 when something is (or a capture is an invalid NBG),
-    /// 2 on a bad mappings file or capture set.
+    /// reproduces B), refuted (the first unexplained byte) or inapplicable. With --run, each
+    /// proved pair of a serializer capture set is also run on the simulator: the replay (in
+    /// memory, on a pipe) and B on one input must give equal outputs, and B's must agree with
+    /// ONNX Runtime's for B's source model within the qualification tolerance (about 5 s per
+    /// pair). Writes nothing. Exit 0 when nothing is refuted or differs, 1 when something is
+    /// (or a capture is an invalid NBG, or a run could not be made), 2 on a bad mappings file,
+    /// capture set, or a missing driver or runtime.
     Check {
         mappings: PathBuf,
         #[arg(required = true)]
         captures: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+        /// Also run each proved pair on the simulator and the oracle.
+        #[arg(long)]
+        run: bool,
     },
     /// Promote NAME when at least two capture sets with different source values prove it and
     /// none refutes it; rewrites MAPPINGS atomically with the evidence digests. Exit 0
@@ -42,6 +50,30 @@ pub enum Command {
     },
 }
 
+/// `--run`: every proved pair run on the simulator and the oracle.
+fn run_proved(rows: &[mapping::CheckRow]) -> Result<Vec<RunCheck>, ExitCode> {
+    let (sdk, configs) = super::vendor::setup().map_err(|e| super::vendor::fail(&e, false))?;
+    nbg_lab::onnx::ort_engine::environment().map_err(|e| {
+        eprintln!("nbg: CPU_ENGINE_MISSING: {e}");
+        ExitCode::from(2)
+    })?;
+    let exe = std::env::current_exe()
+        .map_err(|e| super::usage_error(format!("cannot find this executable: {e}")))?;
+    let mut engines = nbg_lab::onnx::isolate::ChildEngines::new(
+        exe,
+        nbg_lab::onnx::run::Engine::Ort,
+        nbg_lab::onnx::isolate::ChildLimits::default(),
+    );
+    let b_of = |capture: &str| std::fs::read(std::path::Path::new(capture).join("B.nb")).ok();
+    Ok(nbg_lab::vendor::mapping_run::run_rows(
+        &sdk,
+        &configs,
+        rows,
+        &b_of,
+        &mut engines,
+    ))
+}
+
 fn stopped(e: &Stop) -> ExitCode {
     eprintln!("nbg: {e}");
     e.exit_status().into()
@@ -53,17 +85,41 @@ pub fn exec(command: Command) -> ExitCode {
             mappings,
             captures,
             json,
+            run,
         } => match mapping::run_check(&mappings, &captures) {
             Err(e) => stopped(&e),
             Ok((registry, rows)) => {
+                let runs = if run {
+                    match run_proved(&rows) {
+                        Ok(r) => Some(r),
+                        Err(code) => return code,
+                    }
+                } else {
+                    None
+                };
                 if json {
                     let sha = Hash256::of(registry.canonical().as_bytes());
-                    print_json(&mapping::check_document(&sha, &rows));
+                    let mut doc = mapping::check_document(&sha, &rows);
+                    if let Some(r) = &runs {
+                        doc["runs"] = serde_json::to_value(r).unwrap_or_default();
+                    }
+                    print_json(&doc);
                 } else {
                     print(&report::mapping::check(&rows));
+                    if let Some(r) = &runs {
+                        print(&report::mapping::runs(r));
+                    }
                 }
                 let refuted = rows.iter().any(|r| r.outcome == mapping::Outcome::Refuted);
-                if refuted { failed() } else { ExitCode::SUCCESS }
+                let differs = runs
+                    .iter()
+                    .flatten()
+                    .any(|r| !matches!(r.outcome, RunOutcome::Agrees | RunOutcome::NoSourceModel));
+                if refuted || differs {
+                    failed()
+                } else {
+                    ExitCode::SUCCESS
+                }
             }
         },
         Command::Fields { mappings, json } => match mapping::run_fields(&mappings) {

@@ -135,3 +135,42 @@ pub fn fields(p: &FieldProofs) -> String {
     }
     s
 }
+
+/// `nbg mapping check --run`: each proved pair run on the simulator and the oracle.
+#[cfg(feature = "onnx")]
+pub fn runs(runs: &[crate::vendor::mapping_run::RunCheck]) -> String {
+    use crate::vendor::mapping_run::RunOutcome;
+    let mut s = format!("runs: {} proved pairs\n", runs.len());
+    for r in runs {
+        let verdict = match &r.outcome {
+            RunOutcome::Agrees => "agrees".to_string(),
+            RunOutcome::ReplayDiffers => "REPLAY DIFFERS from B".to_string(),
+            RunOutcome::ModelDiffers => {
+                "B (the serializer's compile of model B) DIFFERS from model B on the oracle"
+                    .to_string()
+            }
+            RunOutcome::NoSourceModel => {
+                "no source model (not a serializer capture set)".to_string()
+            }
+            RunOutcome::NotRun { reason } => format!("not run: {reason}"),
+        };
+        s.push_str(&format!("  {} on {}: {verdict}\n", r.mapping, r.capture));
+        if let Some(eq) = r.replay_outputs_equal_b {
+            s.push_str(&format!(
+                "    replay outputs {} B's on {}\n",
+                if eq { "equal" } else { "DIFFER FROM" },
+                r.config.as_deref().unwrap_or("?")
+            ));
+        }
+        for o in &r.outputs {
+            s.push_str(&format!(
+                "    B {} against the oracle for model B: max abs {:.6} (bound {:.6}){}\n",
+                o.name,
+                o.max_abs_error,
+                o.bound,
+                if o.pass { "" } else { " FAIL" }
+            ));
+        }
+    }
+    s
+}

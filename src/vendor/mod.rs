@@ -15,6 +15,7 @@ pub mod convert;
 pub mod driver;
 mod ffi;
 pub mod lower;
+pub mod mapping_run;
 pub mod models;
 pub mod npu;
 pub mod plan;

@@ -323,7 +323,7 @@ pub fn qualify(
 }
 
 /// The model's graph input names that are not initializers, in order.
-fn model_input_names(model: &[u8]) -> Result<Vec<String>, VendorError> {
+pub(super) fn model_input_names(model: &[u8]) -> Result<Vec<String>, VendorError> {
     use prost::Message as _;
     let proto = crate::onnx::proto::ModelProto::decode(model)
         .map_err(|e| VendorError::Admission(e.to_string()))?;
@@ -341,7 +341,7 @@ fn model_input_names(model: &[u8]) -> Result<Vec<String>, VendorError> {
 }
 
 /// One simulator output against the oracle's.
-fn compare(
+pub(super) fn compare(
     set: usize,
     npu: &Tensor,
     storage: Storage,

@@ -88,6 +88,10 @@ pub struct CheckRow {
     pub replay_sha256: Option<Hash256>,
     /// SHA-256 of B.
     pub b_sha256: Hash256,
+    /// The replayed image, when proved (in memory only: a changed image has no emission
+    /// path; `mapping check --run` hands it to the simulator on a pipe).
+    #[serde(skip)]
+    pub replayed: Option<Vec<u8>>,
 }
 
 /// A capture set loaded for checking, named as the user gave it.
@@ -362,6 +366,7 @@ pub fn check_one(
         first_unexplained: None,
         replay_sha256: None,
         b_sha256: gb.file().sha256,
+        replayed: None,
     };
     if ga.family() != m.family || gb.family() != m.family {
         return row;
@@ -745,6 +750,7 @@ pub(super) fn replay_at(
         None if sha == row.b_sha256 && changed.first_difference(b).is_none() => {
             row.outcome = Outcome::Proved;
             row.reason = Reason::ReplayReproducesB;
+            row.replayed = Some(changed.bytes().to_vec());
         }
         _ => {
             row.reason = Reason::ReplayDiffersFromB;
