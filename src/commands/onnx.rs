@@ -82,6 +82,10 @@ pub enum Command {
         /// An input set (repeatable): an .npz of the model's inputs.
         #[arg(long, value_name = "IN.npz")]
         input: Vec<PathBuf>,
+        /// The shape of a generated input (repeatable, outermost first): fixes the symbolic
+        /// dimensions of a model input when no --input is given.
+        #[arg(long, value_name = "NAME=D,D,...", value_parser = parse_shape)]
+        shape: Vec<(String, Vec<u64>)>,
         /// Write the qualification record.
         #[arg(short, long, value_name = "RECORD.json")]
         out: Option<PathBuf>,
@@ -206,6 +210,7 @@ pub fn exec(command: Command) -> ExitCode {
             model,
             target,
             input,
+            shape,
             out,
             force,
             json,
@@ -214,6 +219,7 @@ pub fn exec(command: Command) -> ExitCode {
             model: &model,
             target: &target,
             inputs: &input,
+            shapes: &shape,
             out: out.as_deref(),
             force,
             json,
@@ -222,11 +228,27 @@ pub fn exec(command: Command) -> ExitCode {
     }
 }
 
+/// `NAME=D,D,...`: a tensor's name and its dimensions.
+fn parse_shape(s: &str) -> Result<(String, Vec<u64>), String> {
+    let (name, dims) = s
+        .rsplit_once('=')
+        .ok_or_else(|| format!("{s:?} is not NAME=D,D,..."))?;
+    let dims = dims
+        .split(',')
+        .map(|d| d.trim().parse::<u64>().map_err(|e| format!("{d:?}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    if name.is_empty() || dims.is_empty() || dims.iter().any(|&d| d == 0 || d > 1 << 20) {
+        return Err(format!("{s:?}: a name and dimensions from 1 to 1048576"));
+    }
+    Ok((name.to_string(), dims))
+}
+
 /// `nbg onnx qualify`'s arguments, parsed.
 struct QualifyArgs<'a> {
     model: &'a Path,
     target: &'a str,
     inputs: &'a [PathBuf],
+    shapes: &'a [(String, Vec<u64>)],
     out: Option<&'a Path>,
     force: bool,
     json: bool,
@@ -273,8 +295,15 @@ fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
         run::Engine::Ort,
         nbg_lab::onnx::isolate::ChildLimits::default(),
     );
-    let record =
-        nbg_lab::vendor::qualify::qualify(&sdk, &config, &bytes, &a.signature, &sets, &mut engines);
+    let record = nbg_lab::vendor::qualify::qualify(
+        &sdk,
+        &config,
+        &bytes,
+        &a.signature,
+        &sets,
+        args.shapes,
+        &mut engines,
+    );
     let (record, _) = match record {
         Ok(r) => r,
         Err(e) => return super::vendor::fail(&e, json),

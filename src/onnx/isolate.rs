@@ -77,7 +77,7 @@ fn file_error(e: std::io::Error) -> OnnxError {
 }
 
 impl Factory for ChildEngines {
-    fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+    fn npu(&mut self, _model: &[u8], _inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         Err(OnnxError::NpuUnqualified)
     }
 

@@ -158,6 +158,30 @@ pub const EMBEDDED_FILES: &[(&str, &[u8])] = &[
         "qualifications/gemm-relu-qdq-u8-1000001e.json",
         include_bytes!("../../policy/qualifications/gemm-relu-qdq-u8-1000001e.json"),
     ),
+    (
+        "qualifications/mtcnn-onet-1000000e.json",
+        include_bytes!("../../policy/qualifications/mtcnn-onet-1000000e.json"),
+    ),
+    (
+        "qualifications/mtcnn-onet-88.json",
+        include_bytes!("../../policy/qualifications/mtcnn-onet-88.json"),
+    ),
+    (
+        "qualifications/mtcnn-pnet-1000000e.json",
+        include_bytes!("../../policy/qualifications/mtcnn-pnet-1000000e.json"),
+    ),
+    (
+        "qualifications/mtcnn-pnet-88.json",
+        include_bytes!("../../policy/qualifications/mtcnn-pnet-88.json"),
+    ),
+    (
+        "qualifications/mtcnn-rnet-1000000e.json",
+        include_bytes!("../../policy/qualifications/mtcnn-rnet-1000000e.json"),
+    ),
+    (
+        "qualifications/mtcnn-rnet-88.json",
+        include_bytes!("../../policy/qualifications/mtcnn-rnet-88.json"),
+    ),
 ];
 
 /// The compiled-in policy, checked exactly like a policy file (every path it names must be a

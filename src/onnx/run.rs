@@ -119,9 +119,9 @@ pub use super::types::Session;
 
 /// Where sessions come from.
 pub trait Factory {
-    /// Compile and load one NPU partition; no implementation exists while the compiler is
-    /// unqualified.
-    fn npu(&mut self, model: &[u8]) -> Result<Box<dyn Session>, OnnxError>;
+    /// Compile and load the NPU session for the whole model, its input shapes those of
+    /// `inputs` (which fix any symbolic dimension).
+    fn npu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError>;
     /// One CPU session for the whole model.
     fn cpu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError>;
     /// The CPU engine evidence names.
@@ -184,7 +184,7 @@ pub fn construct(
         )),
         (Mode::Hybrid | Mode::Strict, _) => {
             ex.npu_attempts += 1;
-            match contained(|| factory.npu(model)) {
+            match contained(|| factory.npu(model, inputs)) {
                 Ok(s) => {
                     ex.classification = Classification::Npu;
                     Ok(s)
@@ -412,7 +412,7 @@ impl Engines {
 }
 
 impl Factory for Engines {
-    fn npu(&mut self, _model: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+    fn npu(&mut self, _model: &[u8], _inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         Err(OnnxError::NpuUnqualified)
     }
 

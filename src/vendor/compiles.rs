@@ -64,7 +64,7 @@ fn batch(
     // Refused models are answered here; the admitted ones go to children.
     let mut admitted: Vec<(usize, super::plan::Plan)> = Vec::new();
     for (k, m) in models.iter().enumerate() {
-        match super::admitted_plan(m) {
+        match super::admitted_plan(m, &[]) {
             Ok(plan) => {
                 admitted.push((k, plan));
                 out.push(None);

@@ -477,15 +477,18 @@ unsafe fn compile(api: &Api, ctx: Ref, plan: &Plan) -> Response {
                     input,
                     output,
                 } => {
-                    let f = match function {
-                        plan::Activation::Relu => ffi::ACTIVATION_RELU,
-                        plan::Activation::Logistic => ffi::ACTIVATION_LOGISTIC,
-                        plan::Activation::Tanh => ffi::ACTIVATION_HYPERBOLIC_TAN,
-                    };
-                    // tanh is a * tanh(b * x) in OpenVX.
-                    let (a, b) = match function {
-                        plan::Activation::Tanh => (1.0, 1.0),
-                        _ => (0.0, 0.0),
+                    // OpenVX's functions and their a, b (tanh is a tanh(b x)).
+                    let (f, a, b) = match *function {
+                        plan::Activation::Relu => (ffi::ACTIVATION_RELU, 0.0, 0.0),
+                        plan::Activation::Logistic => (ffi::ACTIVATION_LOGISTIC, 0.0, 0.0),
+                        plan::Activation::Tanh => (ffi::ACTIVATION_HYPERBOLIC_TAN, 1.0, 1.0),
+                        plan::Activation::BoundedRelu { upper } => {
+                            (ffi::ACTIVATION_BRELU, upper, 0.0)
+                        }
+                        plan::Activation::LeakyRelu { alpha } => {
+                            (ffi::ACTIVATION_LEAKYRELU, alpha, 0.0)
+                        }
+                        plan::Activation::HardSwish => (ffi::ACTIVATION_HSWISH, 0.0, 0.0),
                     };
                     (
                         "vxActivationLayer",
@@ -542,6 +545,52 @@ unsafe fn compile(api: &Api, ctx: Ref, plan: &Plan) -> Response {
                         ),
                     )
                 }
+                Node::Permute {
+                    input,
+                    perm,
+                    output,
+                } => {
+                    let mut perm = perm.clone();
+                    (
+                        "vxTensorPermuteNode",
+                        (api.tensor_permute_node)(
+                            graph,
+                            at(*input),
+                            at(*output),
+                            perm.as_mut_ptr(),
+                            perm.len() as u32,
+                        ),
+                    )
+                }
+                Node::PRelu {
+                    input,
+                    alpha,
+                    output,
+                } => (
+                    "vxPReluLayer",
+                    (api.prelu_layer)(graph, at(*input), at(*alpha), at(*output)),
+                ),
+                Node::BatchNorm {
+                    input,
+                    eps,
+                    mean,
+                    variance,
+                    gamma,
+                    beta,
+                    output,
+                } => (
+                    "vxBatchNormalizationLayer",
+                    (api.batch_normalization_layer)(
+                        graph,
+                        *eps,
+                        at(*mean),
+                        at(*variance),
+                        at(*gamma),
+                        at(*beta),
+                        at(*input),
+                        at(*output),
+                    ),
+                ),
                 Node::Reshape {
                     input,
                     shape,

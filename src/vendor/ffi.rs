@@ -66,6 +66,12 @@ pub const ACTIVATION_HYPERBOLIC_TAN: i32 = 0x1_d001;
 pub const ACTIVATION_RELU: i32 = 0x1_d002;
 /// `VX_READ_ONLY`.
 pub const READ_ONLY: i32 = 0x1_1001;
+/// `VX_NN_ACTIVATION_BRELU`: min(a, max(0, x)).
+pub const ACTIVATION_BRELU: i32 = 0x1_d003;
+/// `VX_NN_ACTIVATION_LEAKYRELU` (Vivante): x > 0 ? x : a x.
+pub const ACTIVATION_LEAKYRELU: i32 = 0x71_d000;
+/// `VX_NN_ACTIVATION_HSWISH` (Vivante).
+pub const ACTIVATION_HSWISH: i32 = 0x71_d006;
 /// `VX_WRITE_ONLY`.
 pub const WRITE_ONLY: i32 = 0x1_1002;
 /// `VX_MEMORY_TYPE_HOST`.
@@ -263,6 +269,9 @@ api! {
     query_parameter = "vxQueryParameter": fn(Ref, i32, *mut c_void, usize) -> Status;
     query_meta_format_attribute = "vxQueryMetaFormatAttribute": fn(Ref, i32, *mut c_void, usize) -> Status;
     create_generic_node = "vxCreateGenericNode": fn(Ref, Ref) -> Ref;
+    tensor_permute_node = "vxTensorPermuteNode": fn(Ref, Ref, Ref, *mut u32, u32) -> Ref;
+    prelu_layer = "vxPReluLayer": fn(Ref, Ref, Ref, Ref) -> Ref;
+    batch_normalization_layer = "vxBatchNormalizationLayer": fn(Ref, f32, Ref, Ref, Ref, Ref, Ref, Ref) -> Ref;
     set_parameter_by_index = "vxSetParameterByIndex": fn(Ref, u32, Ref) -> Status;
 }
 

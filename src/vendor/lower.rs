@@ -30,8 +30,15 @@ fn refuse<T>(node: &str, reason: impl Into<String>) -> Result<T, Unsupported> {
 }
 
 /// Operators the lowering covers (besides QuantizeLinear/DequantizeLinear).
-pub const COVERED: [&str; 16] = [
+pub const COVERED: [&str; 23] = [
     "Conv",
+    "Transpose",
+    "PRelu",
+    "BatchNormalization",
+    "Clip",
+    "LeakyRelu",
+    "HardSwish",
+    "Dropout",
     "Gemm",
     "MatMul",
     "Add",
@@ -200,9 +207,98 @@ struct Lowering<'m> {
     plan: Plan,
     made: BTreeMap<String, usize>,
     quantized: bool,
+    /// MatMul nodes (by index) fused with the Add after them: the bias and the Add's output.
+    fused: BTreeMap<usize, (String, String)>,
+    /// Outputs of the Add nodes a fused MatMul computes.
+    skipped: BTreeSet<String>,
 }
 
 impl Lowering<'_> {
+    /// Whether the graph is a float graph (no Q/DQ).
+    fn quantized_free(&self) -> bool {
+        !self.quantized
+    }
+
+    /// A one-dimensional constant of `values` (float16 in a float graph, float32 for `wide`),
+    /// for per-channel parameters.
+    fn channel_constant(&mut self, name: &str, values: &[f64], wide: bool) -> usize {
+        let (elem, data) = if wide {
+            (
+                Elem::Float32,
+                values
+                    .iter()
+                    .flat_map(|&x| (x as f32).to_le_bytes())
+                    .collect(),
+            )
+        } else {
+            (
+                Elem::Float16,
+                values
+                    .iter()
+                    .flat_map(|&x| f16_bits(x as f32).to_le_bytes())
+                    .collect(),
+            )
+        };
+        let i = self.plan.tensors.len();
+        self.plan.tensors.push(plan::Tensor {
+            name: name.to_string(),
+            dims: vec![values.len() as u32],
+            elem,
+            quant: None,
+            role: Role::Constant(data),
+        });
+        i
+    }
+
+    /// A reshape of plan tensor `from` to `dims` (ONNX order, outermost first) into a new
+    /// intermediate tensor of the same element type and quantization: the driver's per-channel
+    /// and softmax layers take the channel or the reduced axis where a 4-D or 2-D layout puts it.
+    fn reshaped(&mut self, name: &str, from: usize, dims: &[i64]) -> usize {
+        let t = self.plan.tensors[from].clone();
+        let dims: Vec<u32> = dims.iter().rev().map(|&d| d as u32).collect();
+        let to = self.plan.tensors.len();
+        self.plan.tensors.push(plan::Tensor {
+            name: name.to_string(),
+            dims: dims.clone(),
+            elem: t.elem,
+            quant: t.quant,
+            role: Role::Virtual,
+        });
+        let shape = self.dims_constant(name, &dims);
+        self.plan.nodes.push(Node::Reshape {
+            input: from,
+            shape,
+            output: to,
+        });
+        to
+    }
+
+    /// An intermediate tensor shaped and typed like plan tensor `like`, with `dims` (ONNX
+    /// order).
+    fn intermediate(&mut self, name: &str, like: usize, dims: &[i64]) -> usize {
+        let t = self.plan.tensors[like].clone();
+        let i = self.plan.tensors.len();
+        self.plan.tensors.push(plan::Tensor {
+            name: name.to_string(),
+            dims: dims.iter().rev().map(|&d| d as u32).collect(),
+            elem: t.elem,
+            quant: t.quant,
+            role: Role::Virtual,
+        });
+        i
+    }
+
+    /// An initializer's values, or why it is not one.
+    fn constant_values(&self, node: &str, v: &str) -> Result<Vec<f64>, Unsupported> {
+        self.inits
+            .get(v)
+            .and_then(|t| values(t))
+            .ok_or_else(|| Unsupported {
+                node: node.into(),
+                reason: format!("{v} is not a constant the lowering reads"),
+            })
+    }
+
     /// The static shape of `v`, or of another value of its class (a folded Q/DQ keeps it).
     fn shape(&mut self, node: &str, v: &str) -> Result<Vec<i64>, Unsupported> {
         let class = self.classes.find(v);
@@ -381,6 +477,67 @@ impl Lowering<'_> {
 
 /// Lower `model` (already admitted by the ONNX audit).
 pub fn lower(model: &ModelProto) -> Result<Plan, Unsupported> {
+    lower_fixed(model, &[])
+}
+
+/// `model` with the dimensions of the graph inputs `fixed` names set to the given shape
+/// (outermost first): symbolic batch or spatial dimensions fixed by the input a run gives.
+/// A fixed dimension must equal the given one, and the rank must agree.
+pub fn with_input_shapes(
+    model: &ModelProto,
+    fixed: &[(String, Vec<u64>)],
+) -> Result<ModelProto, Unsupported> {
+    let mut m = model.clone();
+    let Some(graph) = m.graph.as_mut() else {
+        return refuse("model", "no graph");
+    };
+    for (name, shape) in fixed {
+        let Some(v) = graph
+            .input
+            .iter_mut()
+            .find(|v| v.name.as_ref() == Some(name))
+        else {
+            return refuse(name, "not a graph input");
+        };
+        let Some(proto::TypeValue::TensorType(t)) =
+            v.r#type.as_mut().and_then(|t| t.value.as_mut())
+        else {
+            return refuse(name, "not a tensor");
+        };
+        let dims = &mut t.shape.get_or_insert_with(Default::default).dim;
+        if !dims.is_empty() && dims.len() != shape.len() {
+            return refuse(
+                name,
+                format!(
+                    "rank {} given, the model declares {}",
+                    shape.len(),
+                    dims.len()
+                ),
+            );
+        }
+        dims.resize_with(shape.len(), Default::default);
+        for (i, (d, &n)) in dims.iter_mut().zip(shape).enumerate() {
+            let n = i64::try_from(n).unwrap_or(i64::MAX);
+            if let Some(proto::DimensionValue::DimValue(v)) = d.value
+                && v != n
+            {
+                return refuse(name, format!("dimension {i} is {v}, {n} was given"));
+            }
+            d.value = Some(proto::DimensionValue::DimValue(n));
+        }
+    }
+    Ok(m)
+}
+
+/// `lower` with the graph inputs' shapes fixed (`with_input_shapes`).
+pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<Plan, Unsupported> {
+    let fixed_model;
+    let model = if fixed.is_empty() {
+        model
+    } else {
+        fixed_model = with_input_shapes(model, fixed)?;
+        &fixed_model
+    };
     let Some(graph) = model.graph.as_ref() else {
         return refuse("model", "no graph");
     };
@@ -449,19 +606,58 @@ pub fn lower(model: &ModelProto) -> Result<Plan, Unsupported> {
             outputs: vec![],
         },
         made: BTreeMap::new(),
+        fused: BTreeMap::new(),
+        skipped: BTreeSet::new(),
     };
-    // Fold Q/DQ (and Identity): each joins its input and output into one tensor.
+    // A MatMul whose only reader adds a one-dimensional constant of its width is one fully
+    // connected layer with that bias: the Add's output is the layer's.
+    for (i, n) in graph.node.iter().enumerate() {
+        if n.op_type.as_deref() != Some("MatMul") || !l.quantized_free() {
+            continue;
+        }
+        let (Some(out), Some(w)) = (n.output.first(), n.input.get(1)) else {
+            continue;
+        };
+        let readers: Vec<&NodeProto> = graph
+            .node
+            .iter()
+            .filter(|m| m.input.iter().any(|x| x == out))
+            .collect();
+        let [add] = readers[..] else { continue };
+        if add.op_type.as_deref() != Some("Add")
+            || graph.output.iter().any(|o| o.name.as_ref() == Some(out))
+        {
+            continue;
+        }
+        let Some(bias) = add.input.iter().find(|x| *x != out) else {
+            continue;
+        };
+        let width = l.inits.get(w).and_then(|t| t.dims.get(1).copied());
+        let fits = l
+            .inits
+            .get(bias)
+            .is_some_and(|b| b.dims.len() == 1 && Some(b.dims[0]) == width);
+        if fits && let Some(add_out) = add.output.first() {
+            l.fused.insert(i, (bias.clone(), add_out.clone()));
+            l.skipped.insert(add_out.clone());
+        }
+    }
+    // Fold Q/DQ (and Identity, Dropout at inference): each joins its input and output into
+    // one tensor.
     let mut stated: Vec<(String, Affine, Elem, String)> = Vec::new();
     for n in &graph.node {
         let op = n.op_type.as_deref().unwrap_or("");
-        if !matches!(op, "QuantizeLinear" | "DequantizeLinear" | "Identity") {
+        if !matches!(
+            op,
+            "QuantizeLinear" | "DequantizeLinear" | "Identity" | "Dropout"
+        ) {
             continue;
         }
         let (Some(x), Some(y)) = (n.input.first(), n.output.first()) else {
             return refuse(&label(n), "missing input or output");
         };
         l.classes.union(x, y);
-        if op != "Identity" {
+        if matches!(op, "QuantizeLinear" | "DequantizeLinear") {
             let (a, e) = qdq(n, &l.inits)?;
             stated.push((x.clone(), a, e, label(n)));
         }
@@ -487,8 +683,8 @@ pub fn lower(model: &ModelProto) -> Result<Plan, Unsupported> {
             l.tensor("graph input", name, false)?;
         }
     }
-    for n in &graph.node {
-        lower_node(&mut l, n)?;
+    for (i, n) in graph.node.iter().enumerate() {
+        lower_node(&mut l, i, n)?;
     }
     // Outputs in the model's order.
     let mut outputs = Vec::new();
@@ -504,10 +700,14 @@ pub fn lower(model: &ModelProto) -> Result<Plan, Unsupported> {
     Ok(l.plan)
 }
 
-fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
+fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), Unsupported> {
     let op = n.op_type.as_deref().unwrap_or("");
     let node = label(n);
-    if matches!(op, "QuantizeLinear" | "DequantizeLinear" | "Identity") {
+    if matches!(
+        op,
+        "QuantizeLinear" | "DequantizeLinear" | "Identity" | "Dropout"
+    ) || n.output.first().is_some_and(|o| l.skipped.contains(o))
+    {
         return Ok(());
     }
     if !n.domain.as_deref().unwrap_or("").is_empty() {
@@ -537,20 +737,41 @@ fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
             Some(_) => refuse(&node, format!("{name} must be two positive values")),
         }
     };
-    let pads = || -> Result<[u32; 4], Unsupported> {
-        if let Some(a) = attr(n, "auto_pad").and_then(|a| a.s.as_deref())
-            && a != b"NOTSET"
-        {
-            return refuse(&node, "auto_pad other than NOTSET is not covered");
-        }
-        match ints(n, "pads").as_deref() {
-            None => Ok([0; 4]),
-            // ONNX: begin H, begin W, end H, end W; OpenVX: left, right, top, bottom.
-            Some([t, lft, b, r]) if [t, lft, b, r].iter().all(|&&p| p >= 0) => {
-                Ok([*lft as u32, *r as u32, *t as u32, *b as u32])
-            }
-            Some(_) => refuse(&node, "pads must be four non-negative values"),
-        }
+    // The pads of a 2-D window over `x` with `kernel` (H, W) and `strides` (x, y): explicit,
+    // or as `auto_pad` computes them from the input size.
+    let pads = |l: &mut Lowering<'_>,
+                x: &str,
+                kernel: [i64; 2],
+                strides: [u32; 2],
+                dil: [u32; 2]|
+     -> Result<[u32; 4], Unsupported> {
+        let given = match ints(n, "pads").as_deref() {
+            None => [0; 4],
+            Some([t, lft, b, r]) if [t, lft, b, r].iter().all(|&&p| p >= 0) => [*t, *lft, *b, *r],
+            Some(_) => return refuse(&node, "pads must be four non-negative values"),
+        };
+        let Some(auto) = checker::AutoPad::of(n) else {
+            return refuse(
+                &node,
+                "auto_pad is not NOTSET, VALID, SAME_UPPER or SAME_LOWER",
+            );
+        };
+        let s = l.shape(&node, x)?;
+        // ONNX: begin H, begin W, end H, end W; OpenVX: left, right, top, bottom.
+        let (t, b) = auto.pads(
+            s[2],
+            i64::from(strides[1]),
+            i64::from(dil[1]) * (kernel[0] - 1) + 1,
+            (given[0], given[2]),
+        );
+        let (lft, r) = auto.pads(
+            s[3],
+            i64::from(strides[0]),
+            i64::from(dil[0]) * (kernel[1] - 1) + 1,
+            (given[1], given[3]),
+        );
+        let u = |v: i64| u32::try_from(v).unwrap_or(0);
+        Ok([u(lft), u(r), u(t), u(b)])
     };
     let four_d = |l: &mut Lowering<'_>, v: &str| -> Result<(), Unsupported> {
         if rank(l, v) == 4 {
@@ -563,14 +784,26 @@ fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
         "Conv" => {
             let (x, w) = (input(0)?, input(1)?);
             four_d(l, &x)?;
-            if int(n, "group", 1) != 1 {
-                return refuse(&node, "grouped and depthwise convolutions are not covered");
-            }
             if !l.is_constant(&w) {
                 return refuse(&node, "the weight is not constant");
             }
+            let ws = l.shape(&node, &w)?;
+            let channels = l.shape(&node, &x)?[1];
+            let group = int(n, "group", 1);
+            // Depthwise: one group per input channel, `depth_multiplier` outputs each.
+            let depth_multiplier = match group {
+                1 => 0,
+                g if g == channels && ws[1] == 1 && ws[0] % g == 0 => (ws[0] / g) as u32,
+                _ => {
+                    return refuse(
+                        &node,
+                        "grouped convolutions other than depthwise are not covered",
+                    );
+                }
+            };
             let dil = spatial("dilations", [1, 1])?;
-            let (pads, strides) = (pads()?, spatial("strides", [1, 1])?);
+            let strides = spatial("strides", [1, 1])?;
+            let pads = pads(l, &x, [ws[2], ws[3]], strides, dil)?;
             let input = l.tensor(&node, &x, false)?;
             let weights = l.tensor(&node, &w, false)?;
             let bias = match n.input.get(2).filter(|s| !s.is_empty()) {
@@ -585,7 +818,7 @@ fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
                 pads,
                 strides,
                 dilation: [dil[0] - 1, dil[1] - 1],
-                depth_multiplier: 0,
+                depth_multiplier,
                 output,
             }
         }
@@ -612,10 +845,20 @@ fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
             }
             let input = l.tensor(&node, &x, false)?;
             let weights = l.tensor(&node, &w, false)?;
-            let bias = match n.input.get(2).filter(|s| !s.is_empty() && op == "Gemm") {
-                Some(b) => Some(l.tensor(&node, b, true)?),
-                None => None,
+            let fused = l.fused.get(&index).cloned();
+            let bias = match (
+                n.input.get(2).filter(|s| !s.is_empty() && op == "Gemm"),
+                &fused,
+            ) {
+                (Some(b), _) | (None, Some((b, _))) => Some(l.tensor(&node, b, true)?),
+                (None, None) => None,
             };
+            if let Some((_, add_out)) = &fused {
+                l.classes.union(&out, add_out);
+                if let Ok(s) = l.shape(&node, add_out) {
+                    l.shapes.insert(out.clone(), s);
+                }
+            }
             let output = l.tensor(&node, &out, false)?;
             Node::FullyConnected {
                 input,
@@ -660,15 +903,15 @@ fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
             if int(n, "ceil_mode", 0) != 0 || n.output.len() > 1 {
                 return refuse(&node, "ceil_mode and the indices output are not covered");
             }
-            let pads = pads()?;
-            if op == "AveragePool" && int(n, "count_include_pad", 0) != 0 && pads != [0; 4] {
-                return refuse(&node, "count_include_pad with padding is not covered");
-            }
             let Some(k) = ints(n, "kernel_shape").filter(|k| k.len() == 2) else {
                 return refuse(&node, "kernel_shape must hold two values");
             };
             let size = [k[1] as u32, k[0] as u32];
             let strides = spatial("strides", [1, 1])?;
+            let pads = pads(l, &x, [k[0], k[1]], strides, [1, 1])?;
+            if op == "AveragePool" && int(n, "count_include_pad", 0) != 0 && pads != [0; 4] {
+                return refuse(&node, "count_include_pad with padding is not covered");
+            }
             if l.shape(&node, &out).is_err() {
                 // Floor rounding: (in + pads - kernel) / stride + 1 on H and W.
                 let s = l.shape(&node, &x)?;
@@ -721,7 +964,30 @@ fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
             }
             let input = l.tensor(&node, &x, false)?;
             let output = l.tensor(&node, &out, false)?;
-            Node::Softmax { input, output }
+            if r <= 2 {
+                Node::Softmax { input, output }
+            } else {
+                // Over the last axis of a 2-D view [rows, last] and back (measured: on a 4-D
+                // tensor the layer reduces another axis).
+                let s = l.shape(&node, &x)?;
+                let last = s[s.len() - 1];
+                let view = [s.iter().product::<i64>() / last.max(1), last];
+                let a = l.reshaped(&format!("{out}/softmax-in"), input, &view);
+                let b = l.intermediate(&format!("{out}/softmax-out"), output, &view);
+                l.plan.nodes.push(Node::Softmax {
+                    input: a,
+                    output: b,
+                });
+                let shape = l.dims_constant(
+                    &format!("{out}/softmax-back"),
+                    &l.plan.tensors[output].dims.clone(),
+                );
+                Node::Reshape {
+                    input: b,
+                    shape,
+                    output,
+                }
+            }
         }
         "Concat" => {
             let r = rank(l, &out) as i64;
@@ -738,6 +1004,145 @@ fn lower_node(l: &mut Lowering<'_>, n: &NodeProto) -> Result<(), Unsupported> {
             Node::Concat {
                 inputs,
                 axis: (r - 1 - axis) as u32,
+                output,
+            }
+        }
+        "Transpose" => {
+            let x = input(0)?;
+            let r = rank(l, &x);
+            let perm: Vec<i64> = ints(n, "perm").unwrap_or_else(|| (0..r as i64).rev().collect());
+            let mut seen = perm.clone();
+            seen.sort_unstable();
+            if seen != (0..r as i64).collect::<Vec<_>>() {
+                return refuse(&node, "perm is not a permutation of the input's axes");
+            }
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            // ONNX output axis i is input axis perm[i], outermost first; in OpenVX's order
+            // (innermost first) output dimension j is input dimension r-1-perm[r-1-j].
+            let perm = (0..r)
+                .map(|j| (r - 1 - perm[r - 1 - j] as usize) as u32)
+                .collect();
+            Node::Permute {
+                input,
+                perm,
+                output,
+            }
+        }
+        "PRelu" => {
+            if l.quantized {
+                return refuse(&node, "PRelu in a quantized graph is not covered");
+            }
+            let (x, slope) = (input(0)?, input(1)?);
+            let s = l.shape(&node, &x)?;
+            let channels = if s.len() >= 2 { s[1] } else { 0 };
+            let slopes = l.constant_values(&node, &slope)?;
+            // One slope per channel (dimension 1), however the slope tensor is shaped.
+            let per_channel: Vec<f64> = match slopes.len() as i64 {
+                1 => vec![slopes[0]; channels as usize],
+                c if c == channels => slopes,
+                _ => return refuse(&node, "the slope is not one value per channel"),
+            };
+            let input = l.tensor(&node, &x, false)?;
+            let alpha = l.channel_constant(&format!("{slope}/channels"), &per_channel, false);
+            let output = l.tensor(&node, &out, false)?;
+            if s.len() == 4 {
+                Node::PRelu {
+                    input,
+                    alpha,
+                    output,
+                }
+            } else {
+                // The layer takes the channel where NCHW puts it: view the input as
+                // [N, C, rest, 1] and the result back (measured: on a 2-D input it applies
+                // the slopes along another axis).
+                let rest: i64 = s.iter().skip(2).product();
+                let view = [s[0], channels, rest, 1];
+                let a = l.reshaped(&format!("{out}/prelu-in"), input, &view);
+                let b = l.intermediate(&format!("{out}/prelu-out"), output, &view);
+                l.plan.nodes.push(Node::PRelu {
+                    input: a,
+                    alpha,
+                    output: b,
+                });
+                let shape = l.dims_constant(
+                    &format!("{out}/prelu-back"),
+                    &l.plan.tensors[output].dims.clone(),
+                );
+                Node::Reshape {
+                    input: b,
+                    shape,
+                    output,
+                }
+            }
+        }
+        "BatchNormalization" => {
+            if l.quantized || n.output.len() > 1 {
+                return refuse(
+                    &node,
+                    "training outputs and quantized graphs are not covered",
+                );
+            }
+            let x = input(0)?;
+            four_d(l, &x)?;
+            let eps = attr(n, "epsilon").and_then(|a| a.f).unwrap_or(1e-5);
+            let mut channel = |k: usize, what: &str| -> Result<usize, Unsupported> {
+                let v = input(k)?;
+                let values = l.constant_values(&node, &v)?;
+                Ok(l.channel_constant(&format!("{v}/{what}"), &values, true))
+            };
+            let (gamma, beta, mean, variance) = (
+                channel(1, "gamma")?,
+                channel(2, "beta")?,
+                channel(3, "mean")?,
+                channel(4, "variance")?,
+            );
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            Node::BatchNorm {
+                input,
+                eps,
+                mean,
+                variance,
+                gamma,
+                beta,
+                output,
+            }
+        }
+        "Clip" | "LeakyRelu" | "HardSwish" => {
+            let function = match op {
+                "LeakyRelu" => plan::Activation::LeakyRelu {
+                    alpha: attr(n, "alpha").and_then(|a| a.f).unwrap_or(0.01),
+                },
+                "HardSwish" => plan::Activation::HardSwish,
+                _ => {
+                    // Bounds from the attributes (opset < 11) or the constant inputs.
+                    let bound = |k: usize, name: &str| -> Result<Option<f64>, Unsupported> {
+                        if let Some(v) = attr(n, name).and_then(|a| a.f) {
+                            return Ok(Some(f64::from(v)));
+                        }
+                        match n.input.get(k).filter(|s| !s.is_empty()) {
+                            Some(v) => match l.constant_values(&node, v)?.as_slice() {
+                                [x] => Ok(Some(*x)),
+                                _ => refuse(&node, format!("{v} is not one value")),
+                            },
+                            None => Ok(None),
+                        }
+                    };
+                    match (bound(1, "min")?, bound(2, "max")?) {
+                        (Some(lo), Some(hi)) if lo == 0.0 && hi > 0.0 => {
+                            plan::Activation::BoundedRelu { upper: hi as f32 }
+                        }
+                        (Some(0.0), None) => plan::Activation::Relu,
+                        _ => return refuse(&node, "only Clip(0, max) and Clip(0) are covered"),
+                    }
+                }
+            };
+            let input = l.tensor(&node, &input(0)?, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            Node::Activation {
+                function,
+                input,
                 output,
             }
         }

@@ -174,7 +174,19 @@ pub fn compile(
     model: &[u8],
     network_name: Option<&str>,
 ) -> Result<Compiled, VendorError> {
-    let plan = admitted_plan(model)?;
+    compile_fixed(sdk, config, model, network_name, &[])
+}
+
+/// `compile`, with the shapes of the graph inputs `fixed` names fixed (symbolic batch or
+/// spatial dimensions set by the input a run gives; `lower::with_input_shapes`).
+pub fn compile_fixed(
+    sdk: &Sdk,
+    config: &Config,
+    model: &[u8],
+    network_name: Option<&str>,
+    fixed: &[(String, Vec<u64>)],
+) -> Result<Compiled, VendorError> {
+    let plan = admitted_plan(model, fixed)?;
     let answer = child::run(
         sdk,
         &config.name,
@@ -193,8 +205,9 @@ pub fn compile(
     )
 }
 
-/// `model` admitted by the ONNX audit and lowered to the graph the driver builds.
-fn admitted_plan(model: &[u8]) -> Result<plan::Plan, VendorError> {
+/// `model` admitted by the ONNX audit and lowered to the graph the driver builds, the inputs
+/// `fixed` names at the given shapes.
+fn admitted_plan(model: &[u8], fixed: &[(String, Vec<u64>)]) -> Result<plan::Plan, VendorError> {
     use prost::Message as _;
     let limits = crate::onnx::audit::Limits::default();
     let policy =
@@ -203,7 +216,7 @@ fn admitted_plan(model: &[u8]) -> Result<plan::Plan, VendorError> {
         .map_err(|r| VendorError::Admission(r.to_string()))?;
     let proto = crate::onnx::proto::ModelProto::decode(model)
         .map_err(|e| VendorError::Admission(e.to_string()))?;
-    Ok(lower::lower(&proto)?)
+    Ok(lower::lower_fixed(&proto, fixed)?)
 }
 
 /// The record of one compile of `model` for `config`: what the driver answered and the file

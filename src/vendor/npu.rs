@@ -34,8 +34,12 @@ struct NpuSession {
 }
 
 impl Factory for Simulator<'_> {
-    fn npu(&mut self, model: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
-        let compiled = super::compile(&self.sdk, &self.config, model, None)
+    fn npu(&mut self, model: &[u8], inputs: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
+        let fixed: Vec<(String, Vec<u64>)> = inputs
+            .iter()
+            .map(|t| (t.name.clone(), t.shape.clone()))
+            .collect();
+        let compiled = super::compile_fixed(&self.sdk, &self.config, model, None, &fixed)
             .map_err(|e| OnnxError::Npu(format!("compile for {}: {e}", self.config.name)))?;
         Ok(Box::new(NpuSession {
             sdk: self.sdk.clone(),

@@ -99,7 +99,7 @@ pub enum PoolKind {
 }
 
 /// Activation function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Activation {
     /// max(0, x).
@@ -108,6 +108,18 @@ pub enum Activation {
     Logistic,
     /// tanh(x).
     Tanh,
+    /// min(upper, max(0, x)) (`VX_NN_ACTIVATION_BRELU`): Clip(0, upper), Relu6.
+    BoundedRelu {
+        /// The upper bound.
+        upper: f32,
+    },
+    /// x for x > 0, alpha x otherwise (`VX_NN_ACTIVATION_LEAKYRELU`).
+    LeakyRelu {
+        /// The slope below zero.
+        alpha: f32,
+    },
+    /// x min(1, max(0, x / 6 + 1 / 2)) (`VX_NN_ACTIVATION_HSWISH`).
+    HardSwish,
 }
 
 /// One node; tensor operands are indices into `Plan::tensors`.
@@ -199,6 +211,43 @@ pub enum Node {
         inputs: Vec<usize>,
         /// The axis, innermost first.
         axis: u32,
+        /// Output tensor.
+        output: usize,
+    },
+    /// `vxTensorPermuteNode`: output dimension i is input dimension `perm[i]` (innermost
+    /// first).
+    Permute {
+        /// Input tensor.
+        input: usize,
+        /// The permutation, innermost first.
+        perm: Vec<u32>,
+        /// Output tensor.
+        output: usize,
+    },
+    /// `vxPReluLayer`: x for x > 0, alpha[c] x otherwise, per channel.
+    PRelu {
+        /// Input tensor.
+        input: usize,
+        /// The per-channel slopes, one dimension.
+        alpha: usize,
+        /// Output tensor.
+        output: usize,
+    },
+    /// `vxBatchNormalizationLayer`: gamma (x - mean) / sqrt(variance + eps) + beta, per
+    /// channel.
+    BatchNorm {
+        /// Input tensor.
+        input: usize,
+        /// Epsilon.
+        eps: f32,
+        /// Means, one dimension.
+        mean: usize,
+        /// Variances.
+        variance: usize,
+        /// Scales.
+        gamma: usize,
+        /// Offsets.
+        beta: usize,
         /// Output tensor.
         output: usize,
     },

@@ -223,9 +223,38 @@ pub fn qualify(
     model: &[u8],
     signature: &Hash256,
     sets: &[Vec<Tensor>],
+    shapes: &[(String, Vec<u64>)],
     cpu: &mut dyn Factory,
 ) -> Result<(Record, Vec<u8>), VendorError> {
-    let compiled = super::compile(sdk, config, model, None)?;
+    let generated;
+    let sets = if sets.is_empty() {
+        generated = vec![generated_set(model, shapes)?];
+        &generated[..]
+    } else {
+        sets
+    };
+    // The input sets fix any symbolic dimension; they must agree on every input's shape.
+    let fixed: Vec<(String, Vec<u64>)> = sets
+        .first()
+        .map(|s| {
+            s.iter()
+                .map(|t| (t.name.clone(), t.shape.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for (k, set) in sets.iter().enumerate() {
+        for t in set {
+            if fixed.iter().any(|(n, s)| *n == t.name && *s != t.shape) {
+                return Err(VendorError::InputMismatch(format!(
+                    "input set {k}: {:?} has shape {:?}, set 0 gives {:?}",
+                    t.name,
+                    t.shape,
+                    fixed.iter().find(|(n, _)| *n == t.name).map(|(_, s)| s)
+                )));
+            }
+        }
+    }
+    let compiled = super::compile_fixed(sdk, config, model, None, &fixed)?;
     let nbg = compiled.nbg;
     let g = crate::parse(&nbg).map_err(VendorError::Invalid)?;
     use crate::nbg::family::NbgFamily as _;
@@ -320,6 +349,36 @@ pub fn qualify(
         record.verdict = Verdict::NotQualified;
     }
     Ok((record, nbg))
+}
+
+/// One generated input set: each model input at its declared shape, symbolic dimensions
+/// fixed by `shapes` (a name's whole shape), uniform in [-1, 1) (`generated_input`).
+fn generated_set(model: &[u8], shapes: &[(String, Vec<u64>)]) -> Result<Vec<Tensor>, VendorError> {
+    use prost::Message as _;
+    let proto = crate::onnx::proto::ModelProto::decode(model)
+        .map_err(|e| VendorError::Admission(e.to_string()))?;
+    let g = proto.graph.unwrap_or_default();
+    let names = model_input_names(model)?;
+    let mut out = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let declared = g
+            .input
+            .iter()
+            .find(|v| v.name.as_ref() == Some(name))
+            .map(crate::onnx::types::value_type)
+            .and_then(|v| v.static_dims());
+        let shape: Vec<u64> = match (shapes.iter().find(|(n, _)| n == name), declared) {
+            (Some((_, s)), _) => s.clone(),
+            (None, Some(d)) => d.iter().map(|&x| x.max(0) as u64).collect(),
+            (None, None) => {
+                return Err(VendorError::InputMismatch(format!(
+                    "input {name:?} has symbolic dimensions: give --shape {name}=D,D,... or --input"
+                )));
+            }
+        };
+        out.push(generated_input(name, &shape, 0x6e62_67 + i as u64));
+    }
+    Ok(out)
 }
 
 /// The model's graph input names that are not initializers, in order.

@@ -693,7 +693,7 @@ impl Session for Echo {
 }
 
 impl Factory for Counting {
-    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+    fn npu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         self.npu += 1;
         Err(OnnxError::NpuUnqualified)
     }
@@ -766,7 +766,7 @@ impl Session for Broken {
 }
 
 impl Factory for FailingRun {
-    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+    fn npu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         self.npu += 1;
         Ok(Box::new(Broken))
     }
@@ -940,7 +940,7 @@ struct PanicFactory {
     in_construction: bool,
 }
 impl Factory for PanicFactory {
-    fn npu(&mut self, _: &[u8]) -> Result<Box<dyn Session>, OnnxError> {
+    fn npu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {
         Err(OnnxError::NpuUnqualified)
     }
     fn cpu(&mut self, _: &[u8], _: &[Tensor]) -> Result<Box<dyn Session>, OnnxError> {

@@ -20,6 +20,7 @@ mod shapes;
 
 use payload::*;
 pub use schemas::*;
+pub use shapes::AutoPad;
 use shapes::*;
 
 use super::error::OnnxError;

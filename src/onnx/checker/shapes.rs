@@ -171,7 +171,7 @@ pub(super) fn infer_shape(
     Ok(match op {
         "Cast" | "Dropout" => shape(0),
         o if UNARY.contains(&o) => shape(0),
-        o if BROADCAST.contains(&o) || o == "Sum" => {
+        o if BROADCAST.contains(&o) || o == "Sum" || o == "PRelu" => {
             let mut acc: Option<Vec<Option<i64>>> = Some(vec![]);
             for k in 0..inputs.len() {
                 acc = match (acc, shape(k)) {
@@ -284,7 +284,31 @@ pub(super) fn infer_shape(
             let (a, b) = s.split_at(axis as usize);
             Some(vec![product(a), product(b)])
         }),
-        "Conv" => conv_shape(n, shape(0), shape(1)),
+        "Conv" => {
+            let w = shape(1);
+            let channels = w.as_ref().and_then(|w| w.first().copied().flatten());
+            window_shape(
+                n,
+                shape(0),
+                channels,
+                w.filter(|w| w.len() > 2).map(|w| w[2..].to_vec()),
+            )
+        }
+        "MaxPool" | "AveragePool" | "LpPool" if n.output.len() == 1 => {
+            let channels = shape(0).and_then(|x| x.get(1).copied().flatten());
+            window_shape(n, shape(0), channels, None)
+        }
+        "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
+            shape(0).filter(|x| x.len() >= 3).map(|x| {
+                x.iter()
+                    .enumerate()
+                    .map(|(i, &d)| if i < 2 { d } else { Some(1) })
+                    .collect()
+            })
+        }
+        "BatchNormalization" | "LRN" | "Clip" | "InstanceNormalization" if n.output.len() == 1 => {
+            shape(0)
+        }
         "ConstantOfShape" => match inputs.first().and_then(|f| f.value.clone()) {
             Some(v) if v.iter().all(|&d| d >= 0) => Some(v.iter().map(|&d| Some(d)).collect()),
             _ => shape(0).and_then(|s| rank_only(&s)),
@@ -624,27 +648,77 @@ pub(super) fn broadcast(a: &[Option<i64>], b: &[Option<i64>]) -> Option<Vec<Opti
         .collect()
 }
 
-pub(super) fn conv_shape(
+/// How a windowed operator pads: ONNX's `auto_pad` (`NOTSET` takes `pads`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum AutoPad {
+    /// Explicit `pads`.
+    NotSet,
+    /// No padding.
+    Valid,
+    /// Output = ceil(input / stride), the odd pad at the end.
+    SameUpper,
+    /// Output = ceil(input / stride), the odd pad at the start.
+    SameLower,
+}
+
+impl AutoPad {
+    /// The node's `auto_pad`; `None` for a value ONNX does not define.
+    pub fn of(n: &NodeProto) -> Option<AutoPad> {
+        let s = n
+            .attribute
+            .iter()
+            .find(|a| a.name.as_deref() == Some("auto_pad"))
+            .and_then(|a| a.s.as_deref());
+        Some(match s {
+            None | Some(b"NOTSET") => AutoPad::NotSet,
+            Some(b"VALID") => AutoPad::Valid,
+            Some(b"SAME_UPPER") => AutoPad::SameUpper,
+            Some(b"SAME_LOWER") => AutoPad::SameLower,
+            Some(_) => return None,
+        })
+    }
+
+    /// The (begin, end) pads of one spatial axis of `size` under `stride` and effective
+    /// kernel `eff` (explicit pads `given` for `NotSet`).
+    pub fn pads(self, size: i64, stride: i64, eff: i64, given: (i64, i64)) -> (i64, i64) {
+        match self {
+            AutoPad::NotSet => given,
+            AutoPad::Valid => (0, 0),
+            AutoPad::SameUpper | AutoPad::SameLower => {
+                let out = (size + stride - 1) / stride;
+                let total = ((out - 1) * stride + eff - size).max(0);
+                let small = total / 2;
+                if self == AutoPad::SameUpper {
+                    (small, total - small)
+                } else {
+                    (total - small, small)
+                }
+            }
+        }
+    }
+}
+
+/// The output shape of a windowed operator over `x` (N, C, spatial...): Conv (`channels` the
+/// weight's first dimension, the kernel its spatial ones unless `kernel_shape` says) or a pool
+/// (`channels` the input's, the kernel `kernel_shape`). Pads, strides, dilations, `auto_pad`
+/// and `ceil_mode` as ONNX defines them (a ceil window that would start in the end padding is
+/// dropped).
+pub(super) fn window_shape(
     n: &NodeProto,
     x: Option<Vec<Option<i64>>>,
-    w: Option<Vec<Option<i64>>>,
+    channels: Option<i64>,
+    weight_kernel: Option<Vec<Option<i64>>>,
 ) -> Option<Vec<Option<i64>>> {
-    let (x, w) = (x?, w?);
-    if x.len() < 3 || w.len() != x.len() {
+    let x = x?;
+    if x.len() < 3 {
         return None;
     }
     let spatial = x.len() - 2;
-    let auto_pad = n
-        .attribute
-        .iter()
-        .find(|a| a.name.as_deref() == Some("auto_pad"))
-        .and_then(|a| a.s.as_deref());
-    if auto_pad.is_some_and(|p| p != b"NOTSET") {
-        return None;
-    }
-    let kernel: Vec<Option<i64>> = match ints_attr(n, "kernel_shape") {
-        Some(k) if k.len() == spatial => k.iter().map(|&v| Some(v)).collect(),
-        _ => w[2..].to_vec(),
+    let auto_pad = AutoPad::of(n)?;
+    let kernel: Vec<Option<i64>> = match (ints_attr(n, "kernel_shape"), weight_kernel) {
+        (Some(k), _) if k.len() == spatial => k.iter().map(|&v| Some(v)).collect(),
+        (_, Some(w)) if w.len() == spatial => w,
+        _ => return None,
     };
     let get = |name: &str, len: usize, default: i64| -> Vec<i64> {
         match ints_attr(n, name) {
@@ -655,16 +729,28 @@ pub(super) fn conv_shape(
     let pads = get("pads", 2 * spatial, 0);
     let strides = get("strides", spatial, 1);
     let dil = get("dilations", spatial, 1);
-    let mut out = vec![x[0], w[0]];
+    let ceil = n
+        .attribute
+        .iter()
+        .any(|a| a.name.as_deref() == Some("ceil_mode") && a.i == Some(1));
+    let mut out = vec![x[0], channels];
     for i in 0..spatial {
         out.push(match (x[2 + i], kernel[i]) {
-            (Some(size), Some(k)) if strides[i] > 0 => {
+            (Some(size), Some(k)) if strides[i] > 0 && k > 0 && dil[i] > 0 => {
                 let w = |v: i64| i128::from(v);
-                let eff = w(dil[i]) * (w(k) - 1) + 1;
-                let total = w(size) + w(pads[i]) + w(pads[i + spatial]) - eff;
-                (total >= 0)
-                    .then(|| i64::try_from(total / w(strides[i]) + 1).ok())
-                    .flatten()
+                let eff = dil[i] * (k - 1) + 1;
+                let (b, e) = auto_pad.pads(size, strides[i], eff, (pads[i], pads[i + spatial]));
+                let total = w(size) + w(b) + w(e) - w(eff);
+                let s = w(strides[i]);
+                let mut o = if ceil {
+                    (total + s - 1).div_euclid(s) + 1
+                } else {
+                    total.div_euclid(s) + 1
+                };
+                if ceil && (o - 1) * s >= w(size) + w(b) {
+                    o -= 1;
+                }
+                (total >= 0).then(|| i64::try_from(o).ok()).flatten()
             }
             _ => None,
         });
