@@ -30,8 +30,10 @@ fn refuse<T>(node: &str, reason: impl Into<String>) -> Result<T, Unsupported> {
 }
 
 /// Operators the lowering covers (besides QuantizeLinear/DequantizeLinear).
-pub const COVERED: [&str; 23] = [
+pub const COVERED: [&str; 25] = [
     "Conv",
+    "ConstantOfShape",
+    "Sum",
     "Transpose",
     "PRelu",
     "BatchNormalization",
@@ -56,12 +58,77 @@ pub const COVERED: [&str; 23] = [
     "Identity",
 ];
 
+/// A node as a refusal names it: its operator and name, or (unnamed) its first output.
 fn label(n: &NodeProto) -> String {
-    format!(
-        "{} node {:?}",
-        n.op_type.as_deref().unwrap_or("?"),
-        n.name.as_deref().unwrap_or("")
-    )
+    let op = n.op_type.as_deref().unwrap_or("?");
+    match n.name.as_deref().filter(|s| !s.is_empty()) {
+        Some(name) => format!("{op} node {name:?}"),
+        None => format!(
+            "{op} node computing {:?}",
+            n.output.first().map_or("", String::as_str)
+        ),
+    }
+}
+
+/// Most bytes of constants the lowering materializes (ConstantOfShape): the plan carries them
+/// to the driver child as hex.
+const MAX_FOLDED_BYTES: usize = 128 << 20;
+
+/// Fold the nodes that only make constants (ConstantOfShape of a constant shape) into
+/// initializers, so the layers reading them see weights. Returns the folded nodes' outputs.
+fn fold_constants(
+    graph: &proto::GraphProto,
+    inits: &mut BTreeMap<String, Cow<'_, TensorProto>>,
+    shapes: &mut BTreeMap<String, Vec<i64>>,
+) -> Result<BTreeSet<String>, Unsupported> {
+    let mut folded = BTreeSet::new();
+    let mut total = 0usize;
+    for n in &graph.node {
+        if n.op_type.as_deref() != Some("ConstantOfShape") {
+            continue;
+        }
+        let l = label(n);
+        let (Some(shape), Some(out)) = (n.input.first(), n.output.first()) else {
+            continue;
+        };
+        let Some(dims) = inits.get(shape).and_then(|t| values(t)) else {
+            continue;
+        };
+        let dims: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        let count = dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(usize::try_from(d).ok()?));
+        // The fill value: one element of the `value` tensor (float 0 when absent).
+        let value = attr(n, "value").and_then(|a| a.t.as_ref());
+        let (data_type, fill) = match value {
+            None => (data_type::FLOAT, 0f32.to_le_bytes().to_vec()),
+            Some(t) => match elements(t) {
+                Some((_, b)) if t.data_type.is_some() => (t.data_type.unwrap_or(0), b),
+                _ => return refuse(&l, "its value is not a tensor the lowering reads"),
+            },
+        };
+        let Some(count) = count.filter(|c| {
+            c.checked_mul(fill.len())
+                .is_some_and(|b| total + b <= MAX_FOLDED_BYTES)
+        }) else {
+            return refuse(
+                &l,
+                format!("the constants it makes exceed {MAX_FOLDED_BYTES} bytes in all"),
+            );
+        };
+        total += count * fill.len();
+        let t = TensorProto {
+            name: Some(out.clone()),
+            dims: dims.clone(),
+            data_type: Some(data_type),
+            raw_data: Some(fill.repeat(count)),
+            ..Default::default()
+        };
+        inits.insert(out.clone(), Cow::Owned(t));
+        shapes.insert(out.clone(), dims);
+        folded.insert(out.clone());
+    }
+    Ok(folded)
 }
 
 fn attr<'a>(n: &'a NodeProto, name: &str) -> Option<&'a AttributeProto> {
@@ -531,13 +598,19 @@ pub fn with_input_shapes(
 
 /// `lower` with the graph inputs' shapes fixed (`with_input_shapes`).
 pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<Plan, Unsupported> {
-    let fixed_model;
-    let model = if fixed.is_empty() {
-        model
-    } else {
-        fixed_model = with_input_shapes(model, fixed)?;
-        &fixed_model
-    };
+    // Initializers a model also lists as graph inputs (IR < 4) are weights, not inputs a run
+    // feeds (the audit's rule): without them in the inputs, inference knows their contents.
+    let mut owned = with_input_shapes(model, fixed)?;
+    if let Some(g) = owned.graph.as_mut() {
+        let inits: BTreeSet<String> = g
+            .initializer
+            .iter()
+            .filter_map(|t| t.name.clone())
+            .collect();
+        g.input
+            .retain(|v| v.name.as_ref().is_none_or(|n| !inits.contains(n)));
+    }
+    let model = &owned;
     let Some(graph) = model.graph.as_ref() else {
         return refuse("model", "no graph");
     };
@@ -583,9 +656,11 @@ pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<P
         .iter()
         .filter_map(|t| Some((t.name.clone()?, Cow::Borrowed(t))))
         .collect();
+    let mut inits = inits;
     for (name, t) in &inits {
         shapes.insert(name.clone(), t.dims.clone());
     }
+    let folded = fold_constants(graph, &mut inits, &mut shapes)?;
     let mut l = Lowering {
         quantized: graph.node.iter().any(|n| {
             matches!(
@@ -607,7 +682,7 @@ pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<P
         },
         made: BTreeMap::new(),
         fused: BTreeMap::new(),
-        skipped: BTreeSet::new(),
+        skipped: folded,
     };
     // A MatMul whose only reader adds a one-dimensional constant of its width is one fully
     // connected layer with that bias: the Add's output is the layer's.
@@ -804,6 +879,13 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
             let dil = spatial("dilations", [1, 1])?;
             let strides = spatial("strides", [1, 1])?;
             let pads = pads(l, &x, [ws[2], ws[3]], strides, dil)?;
+            if l.shape(&node, &out).is_err() {
+                // Weights folded from constants: the output shape from the window arithmetic.
+                let xs = l.shape(&node, &x)?;
+                if let Some(s) = checker::window_output(n, &xs, Some(&ws)) {
+                    l.shapes.insert(out.clone(), s);
+                }
+            }
             let input = l.tensor(&node, &x, false)?;
             let weights = l.tensor(&node, &w, false)?;
             let bias = match n.input.get(2).filter(|s| !s.is_empty()) {
@@ -867,7 +949,10 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
                 output,
             }
         }
-        "Add" | "Mul" => {
+        "Add" | "Mul" | "Sum" => {
+            if op == "Sum" && n.input.len() != 2 {
+                return refuse(&node, "Sum of other than two inputs is not covered");
+            }
             let (a, b) = (input(0)?, input(1)?);
             if l.shape(&node, &a)? != l.shape(&node, &b)? {
                 return refuse(
@@ -878,7 +963,7 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
             let a = l.tensor(&node, &a, false)?;
             let b = l.tensor(&node, &b, false)?;
             let output = l.tensor(&node, &out, false)?;
-            if op == "Add" {
+            if op != "Mul" {
                 Node::Add { a, b, output }
             } else {
                 Node::Mul { a, b, output }
@@ -913,14 +998,10 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
                 return refuse(&node, "count_include_pad with padding is not covered");
             }
             if l.shape(&node, &out).is_err() {
-                // Floor rounding: (in + pads - kernel) / stride + 1 on H and W.
-                let s = l.shape(&node, &x)?;
-                let dim = |i: usize, k: u32, p: u32, st: u32| {
-                    (s[i] + i64::from(p) - i64::from(k)) / i64::from(st) + 1
-                };
-                let h = dim(2, size[1], pads[2] + pads[3], strides[1]);
-                let w = dim(3, size[0], pads[0] + pads[1], strides[0]);
-                l.shapes.insert(out.clone(), vec![s[0], s[1], h, w]);
+                let xs = l.shape(&node, &x)?;
+                if let Some(s) = checker::window_output(n, &xs, None) {
+                    l.shapes.insert(out.clone(), s);
+                }
             }
             let input = l.tensor(&node, &x, false)?;
             let output = l.tensor(&node, &out, false)?;

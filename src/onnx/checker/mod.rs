@@ -20,8 +20,8 @@ mod shapes;
 
 use payload::*;
 pub use schemas::*;
-pub use shapes::AutoPad;
 use shapes::*;
+pub use shapes::{AutoPad, window_output};
 
 use super::error::OnnxError;
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};

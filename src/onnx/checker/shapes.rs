@@ -698,6 +698,20 @@ impl AutoPad {
     }
 }
 
+/// The static output shape of a Conv (`w` its weight's shape) or a pool (`w` none) over an
+/// input of static shape `x`; `None` where it is not defined.
+pub fn window_output(n: &NodeProto, x: &[i64], w: Option<&[i64]>) -> Option<Vec<i64>> {
+    let x: Vec<Option<i64>> = x.iter().map(|&d| Some(d)).collect();
+    let (channels, kernel) = match w {
+        Some(w) if w.len() > 2 => (Some(w[0]), Some(w[2..].iter().map(|&d| Some(d)).collect())),
+        Some(_) => return None,
+        None => (x.get(1).copied().flatten(), None),
+    };
+    window_shape(n, Some(x), channels, kernel)?
+        .into_iter()
+        .collect()
+}
+
 /// The output shape of a windowed operator over `x` (N, C, spatial...): Conv (`channels` the
 /// weight's first dimension, the kernel its spatial ones unless `kernel_shape` says) or a pool
 /// (`channels` the input's, the kernel `kernel_shape`). Pads, strides, dilations, `auto_pad`
