@@ -591,6 +591,74 @@ unsafe fn compile(api: &Api, ctx: Ref, plan: &Plan) -> Response {
                         at(*output),
                     ),
                 ),
+                Node::Pad {
+                    input,
+                    front,
+                    back,
+                    value,
+                    output,
+                } => {
+                    let scalar =
+                        (api.create_scalar)(ctx, ffi::ty::FLOAT32, (&raw const *value).cast());
+                    let p = ffi::PadParams {
+                        front: front.as_ptr(),
+                        back: back.as_ptr(),
+                        dims: front.len() as u8,
+                        mode: ffi::PAD_CONSTANT,
+                        value: scalar,
+                    };
+                    (
+                        "vxTensorPadNode",
+                        (api.tensor_pad_node)(
+                            graph,
+                            at(*input),
+                            at(*output),
+                            &p,
+                            std::mem::size_of::<ffi::PadParams>(),
+                        ),
+                    )
+                }
+                Node::Slice {
+                    input,
+                    begin,
+                    end,
+                    stride,
+                    output,
+                } => {
+                    let p = ffi::StrideSliceParams {
+                        begin: at(*begin),
+                        end: at(*end),
+                        stride: at(*stride),
+                        begin_mask: 0,
+                        end_mask: 0,
+                        shrink_axis_mask: 0,
+                    };
+                    (
+                        "vxTensorStrideSliceNode",
+                        (api.tensor_stride_slice_node)(
+                            graph,
+                            at(*input),
+                            &p,
+                            std::mem::size_of::<ffi::StrideSliceParams>(),
+                            at(*output),
+                        ),
+                    )
+                }
+                Node::ResizeNearest { input, output } => {
+                    let p = ffi::ScaleParams {
+                        kind: ffi::INTERPOLATION_NEAREST_NEIGHBOR,
+                    };
+                    (
+                        "vxTensorScaleNode",
+                        (api.tensor_scale_node)(
+                            graph,
+                            at(*input),
+                            &p,
+                            std::mem::size_of::<ffi::ScaleParams>(),
+                            at(*output),
+                        ),
+                    )
+                }
                 Node::Reshape {
                     input,
                     shape,

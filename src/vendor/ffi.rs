@@ -72,6 +72,10 @@ pub const ACTIVATION_BRELU: i32 = 0x1_d003;
 pub const ACTIVATION_LEAKYRELU: i32 = 0x71_d000;
 /// `VX_NN_ACTIVATION_HSWISH` (Vivante).
 pub const ACTIVATION_HSWISH: i32 = 0x71_d006;
+/// `VX_PAD_CONSTANT` (Vivante, `vx_pad_mode_e`).
+pub const PAD_CONSTANT: i32 = 0x70_c000;
+/// `VX_INTERPOLATION_NEAREST_NEIGHBOR`.
+pub const INTERPOLATION_NEAREST_NEIGHBOR: i32 = 0x4000;
 /// `VX_WRITE_ONLY`.
 pub const WRITE_ONLY: i32 = 0x1_1002;
 /// `VX_MEMORY_TYPE_HOST`.
@@ -195,6 +199,46 @@ pub struct ConcatParams {
     pub axis: u32,
 }
 
+/// `vx_nn_pad_params_t` (32 bytes): the front and back pads per dimension, their count, the
+/// mode and a scalar holding the constant.
+#[repr(C)]
+pub struct PadParams {
+    /// `pad_front_array`.
+    pub front: *const i32,
+    /// `pad_back_array`.
+    pub back: *const i32,
+    /// `numViewDimensions`.
+    pub dims: u8,
+    /// `pad_mode`.
+    pub mode: i32,
+    /// `pad_const` (a float32 scalar).
+    pub value: Ref,
+}
+
+/// `vx_nn_stride_slice_params_t` (40 bytes): begin, end and stride tensors and three masks.
+#[repr(C)]
+pub struct StrideSliceParams {
+    /// `begin_dims`.
+    pub begin: Ref,
+    /// `end_dims`.
+    pub end: Ref,
+    /// `stride_dims`.
+    pub stride: Ref,
+    /// `begin_mask`.
+    pub begin_mask: i32,
+    /// `end_mask`.
+    pub end_mask: i32,
+    /// `shrink_axis_mask`.
+    pub shrink_axis_mask: i32,
+}
+
+/// `vx_nn_scale_params_t`: the interpolation.
+#[repr(C)]
+pub struct ScaleParams {
+    /// `type`.
+    pub kind: i32,
+}
+
 /// `vx_nn_reshape_params_t`: a tensor holding the new dimensions.
 #[repr(C)]
 pub struct ReshapeParams {
@@ -272,6 +316,9 @@ api! {
     tensor_permute_node = "vxTensorPermuteNode": fn(Ref, Ref, Ref, *mut u32, u32) -> Ref;
     prelu_layer = "vxPReluLayer": fn(Ref, Ref, Ref, Ref) -> Ref;
     batch_normalization_layer = "vxBatchNormalizationLayer": fn(Ref, f32, Ref, Ref, Ref, Ref, Ref, Ref) -> Ref;
+    tensor_pad_node = "vxTensorPadNode": fn(Ref, Ref, Ref, *const PadParams, usize) -> Ref;
+    tensor_stride_slice_node = "vxTensorStrideSliceNode": fn(Ref, Ref, *const StrideSliceParams, usize, Ref) -> Ref;
+    tensor_scale_node = "vxTensorScaleNode": fn(Ref, Ref, *const ScaleParams, usize, Ref) -> Ref;
     set_parameter_by_index = "vxSetParameterByIndex": fn(Ref, u32, Ref) -> Status;
 }
 

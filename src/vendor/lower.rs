@@ -30,8 +30,13 @@ fn refuse<T>(node: &str, reason: impl Into<String>) -> Result<T, Unsupported> {
 }
 
 /// Operators the lowering covers (besides QuantizeLinear/DequantizeLinear).
-pub const COVERED: [&str; 25] = [
+pub const COVERED: [&str; 30] = [
     "Conv",
+    "Pad",
+    "Slice",
+    "Resize",
+    "Upsample",
+    "HardSigmoid",
     "ConstantOfShape",
     "Sum",
     "Transpose",
@@ -775,6 +780,129 @@ pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<P
     Ok(l.plan)
 }
 
+/// A grouped convolution (neither plain nor depthwise) as `group` convolutions: each reads its
+/// slice of the input channels (`vxTensorStrideSliceNode`) with its slice of the weights and
+/// biases, and the outputs are concatenated along the channels.
+fn grouped(l: &mut Lowering<'_>, n: &NodeProto, node: &str, group: i64) -> Result<(), Unsupported> {
+    let (x, w, out) = (&n.input[0], &n.input[1], &n.output[0]);
+    let bias = n.input.get(2).filter(|b| !b.is_empty()).cloned();
+    let xs = l.shape(node, x)?;
+    let ws = l.shape(node, w)?;
+    let os = match l.shape(node, out) {
+        Ok(s) => s,
+        Err(e) => {
+            let s = checker::window_output(n, &xs, Some(&ws)).ok_or(e)?;
+            l.shapes.insert(out.clone(), s.clone());
+            s
+        }
+    };
+    let (c, oc) = (xs[1] / group, ws[0] / group);
+    let cut = |l: &Lowering<'_>, v: &str, k: i64, rows: i64| -> Result<TensorProto, Unsupported> {
+        let t = l.inits.get(v).ok_or_else(|| Unsupported {
+            node: node.into(),
+            reason: format!("{v} is not a constant"),
+        })?;
+        let (width, bytes) = elements(t).ok_or_else(|| Unsupported {
+            node: node.into(),
+            reason: format!("{v} has an element type the lowering does not read"),
+        })?;
+        let per_row = bytes.len() / t.dims[0] as usize;
+        let start = (k * rows) as usize * per_row;
+        let mut dims = t.dims.clone();
+        dims[0] = rows;
+        debug_assert!(per_row % width == 0);
+        Ok(TensorProto {
+            name: Some(format!("{v}/group{k}")),
+            dims,
+            raw_data: Some(bytes[start..start + rows as usize * per_row].to_vec()),
+            float_data: vec![],
+            int32_data: vec![],
+            int64_data: vec![],
+            ..t.as_ref().clone()
+        })
+    };
+    let input = l.tensor(node, x, false)?;
+    let output = l.tensor(node, out, false)?;
+    let mut parts = Vec::with_capacity(group as usize);
+    for k in 0..group {
+        let part_shape = [xs[0], c, xs[2], xs[3]];
+        let xk = l.intermediate(&format!("{out}/group{k}/in"), input, &part_shape);
+        let vx = |v: [i64; 4]| -> Vec<u32> { v.iter().rev().map(|&d| d as u32).collect() };
+        let begin = l.dims_constant(&format!("{out}/group{k}/begin"), &vx([0, k * c, 0, 0]));
+        let end = l.dims_constant(
+            &format!("{out}/group{k}/end"),
+            &vx([xs[0], (k + 1) * c, xs[2], xs[3]]),
+        );
+        let stride = l.dims_constant(&format!("{out}/group{k}/stride"), &vx([1, 1, 1, 1]));
+        l.plan.nodes.push(Node::Slice {
+            input,
+            begin,
+            end,
+            stride,
+            output: xk,
+        });
+        let wk = cut(l, w, k, oc)?;
+        let wname = wk.name.clone().unwrap_or_default();
+        l.shapes.insert(wname.clone(), wk.dims.clone());
+        l.inits.insert(wname.clone(), Cow::Owned(wk));
+        let weights = l.tensor(node, &wname, false)?;
+        let bias = match &bias {
+            Some(b) => {
+                let bk = cut(l, b, k, oc)?;
+                let bname = bk.name.clone().unwrap_or_default();
+                l.shapes.insert(bname.clone(), bk.dims.clone());
+                l.inits.insert(bname.clone(), Cow::Owned(bk));
+                Some(l.tensor(node, &bname, true)?)
+            }
+            None => None,
+        };
+        let yk = l.intermediate(
+            &format!("{out}/group{k}/out"),
+            output,
+            &[os[0], oc, os[2], os[3]],
+        );
+        let strides = match ints(n, "strides").as_deref() {
+            Some([h, w]) => [*w as u32, *h as u32],
+            _ => [1, 1],
+        };
+        let dil = match ints(n, "dilations").as_deref() {
+            Some([h, w]) => [*w as u32, *h as u32],
+            _ => [1, 1],
+        };
+        let given = ints(n, "pads").unwrap_or_else(|| vec![0; 4]);
+        let auto = checker::AutoPad::of(n).unwrap_or(checker::AutoPad::NotSet);
+        let (t, b) = auto.pads(
+            xs[2],
+            i64::from(strides[1]),
+            i64::from(dil[1]) * (ws[2] - 1) + 1,
+            (given[0], given[2]),
+        );
+        let (lft, r) = auto.pads(
+            xs[3],
+            i64::from(strides[0]),
+            i64::from(dil[0]) * (ws[3] - 1) + 1,
+            (given[1], given[3]),
+        );
+        l.plan.nodes.push(Node::Conv {
+            input: xk,
+            weights,
+            bias,
+            pads: [lft as u32, r as u32, t as u32, b as u32],
+            strides,
+            dilation: [dil[0] - 1, dil[1] - 1],
+            depth_multiplier: 0,
+            output: yk,
+        });
+        parts.push(yk);
+    }
+    l.plan.nodes.push(Node::Concat {
+        inputs: parts,
+        axis: 2,
+        output,
+    });
+    Ok(())
+}
+
 fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), Unsupported> {
     let op = n.op_type.as_deref().unwrap_or("");
     let node = label(n);
@@ -869,12 +997,10 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
             let depth_multiplier = match group {
                 1 => 0,
                 g if g == channels && ws[1] == 1 && ws[0] % g == 0 => (ws[0] / g) as u32,
-                _ => {
-                    return refuse(
-                        &node,
-                        "grouped convolutions other than depthwise are not covered",
-                    );
+                g if g > 1 && channels % g == 0 && ws[0] % g == 0 && ws[1] == channels / g => {
+                    return grouped(l, n, &node, g);
                 }
+                _ => return refuse(&node, "the group does not divide the channels"),
             };
             let dil = spatial("dilations", [1, 1])?;
             let strides = spatial("strides", [1, 1])?;
@@ -1190,6 +1316,42 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
                 output,
             }
         }
+        "HardSigmoid" => {
+            // max(0, min(1, alpha x + beta)) as a 1x1 depthwise convolution (weight alpha, bias
+            // beta) and min(1, max(0, .)): the driver refuses its own hard-sigmoid activation
+            // at verify (VX_ERROR_NOT_SUPPORTED, measured).
+            let x = input(0)?;
+            four_d(l, &x)?;
+            if l.quantized {
+                return refuse(&node, "HardSigmoid in a quantized graph is not covered");
+            }
+            let alpha = attr(n, "alpha").and_then(|a| a.f).unwrap_or(0.2);
+            let beta = attr(n, "beta").and_then(|a| a.f).unwrap_or(0.5);
+            let s = l.shape(&node, &x)?;
+            let c = s[1] as usize;
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            let weights =
+                l.channel_constant(&format!("{out}/alpha"), &vec![f64::from(alpha); c], false);
+            l.plan.tensors[weights].dims = vec![1, 1, 1, c as u32];
+            let bias = l.channel_constant(&format!("{out}/beta"), &vec![f64::from(beta); c], true);
+            let affine = l.intermediate(&format!("{out}/affine"), output, &s);
+            l.plan.nodes.push(Node::Conv {
+                input,
+                weights,
+                bias: Some(bias),
+                pads: [0; 4],
+                strides: [1, 1],
+                dilation: [0, 0],
+                depth_multiplier: 1,
+                output: affine,
+            });
+            Node::Activation {
+                function: plan::Activation::BoundedRelu { upper: 1.0 },
+                input: affine,
+                output,
+            }
+        }
         "Clip" | "LeakyRelu" | "HardSwish" => {
             let function = match op {
                 "LeakyRelu" => plan::Activation::LeakyRelu {
@@ -1226,6 +1388,170 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
                 input,
                 output,
             }
+        }
+        "Pad" => {
+            let x = input(0)?;
+            let s = l.shape(&node, &x)?;
+            let r = s.len();
+            let mode = attr(n, "mode").and_then(|a| a.s.clone());
+            if mode.is_some_and(|m| m != b"constant") {
+                return refuse(&node, "only the constant mode is covered");
+            }
+            // Opset 11 moved pads and the value from attributes to constant inputs.
+            let pads: Vec<i64> = match ints(n, "pads") {
+                Some(p) => p,
+                None => l
+                    .constant_values(&node, &input(1)?)?
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect(),
+            };
+            if pads.len() != 2 * r || pads.iter().any(|&p| p < 0) {
+                return refuse(&node, "pads must be two non-negative values per axis");
+            }
+            if n.input.get(3).is_some_and(|a| !a.is_empty()) {
+                return refuse(&node, "pads over chosen axes are not covered");
+            }
+            let value = match (
+                attr(n, "value").and_then(|a| a.f),
+                n.input.get(2).filter(|v| !v.is_empty()),
+            ) {
+                (Some(v), _) => v,
+                (None, Some(v)) => match l.constant_values(&node, v)?.as_slice() {
+                    [x] => *x as f32,
+                    _ => return refuse(&node, "the constant value is not one value"),
+                },
+                (None, None) => 0.0,
+            };
+            if l.shape(&node, &out).is_err() {
+                let o: Vec<i64> = (0..r).map(|i| s[i] + pads[i] + pads[r + i]).collect();
+                l.shapes.insert(out.clone(), o);
+            }
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            let vx = |k: usize| (0..r).map(|j| pads[k + r - 1 - j] as i32).collect();
+            Node::Pad {
+                input,
+                front: vx(0),
+                back: vx(r),
+                value,
+                output,
+            }
+        }
+        "Slice" => {
+            let x = input(0)?;
+            let s = l.shape(&node, &x)?;
+            let r = s.len();
+            // Opset 10 moved starts, ends, axes and steps to constant inputs.
+            let list =
+                |l: &Lowering<'_>, k: usize, name: &str| -> Result<Option<Vec<i64>>, Unsupported> {
+                    if let Some(v) = ints(n, name) {
+                        return Ok(Some(v));
+                    }
+                    match n.input.get(k).filter(|v| !v.is_empty()) {
+                        Some(v) => Ok(Some(
+                            l.constant_values(&node, v)?
+                                .iter()
+                                .map(|&x| x as i64)
+                                .collect(),
+                        )),
+                        None => Ok(None),
+                    }
+                };
+            let (Some(starts), Some(ends)) = (list(l, 1, "starts")?, list(l, 2, "ends")?) else {
+                return refuse(&node, "starts and ends must be constant");
+            };
+            let axes = list(l, 3, "axes")?.unwrap_or_else(|| (0..starts.len() as i64).collect());
+            let steps = list(l, 4, "steps")?.unwrap_or_else(|| vec![1; starts.len()]);
+            if axes.len() != starts.len()
+                || ends.len() != starts.len()
+                || steps.len() != starts.len()
+            {
+                return refuse(&node, "starts, ends, axes and steps differ in length");
+            }
+            let (mut begin, mut end, mut stride) = (vec![0i64; r], s.clone(), vec![1i64; r]);
+            for k in 0..starts.len() {
+                let a = if axes[k] < 0 {
+                    axes[k] + r as i64
+                } else {
+                    axes[k]
+                };
+                let Some(a) = usize::try_from(a).ok().filter(|&a| a < r) else {
+                    return refuse(&node, "an axis is out of range");
+                };
+                if steps[k] <= 0 {
+                    return refuse(&node, "only positive steps are covered");
+                }
+                let clamp = |v: i64| (if v < 0 { v + s[a] } else { v }).clamp(0, s[a]);
+                (begin[a], end[a], stride[a]) = (clamp(starts[k]), clamp(ends[k]), steps[k]);
+            }
+            if l.shape(&node, &out).is_err() {
+                let o = (0..r)
+                    .map(|i| ((end[i] - begin[i]).max(0) + stride[i] - 1) / stride[i])
+                    .collect();
+                l.shapes.insert(out.clone(), o);
+            }
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            let mut int32 = |what: &str, v: &[i64]| {
+                let dims: Vec<u32> = (0..r).map(|j| v[r - 1 - j] as u32).collect();
+                l.dims_constant(&format!("{out}/{what}"), &dims)
+            };
+            let (begin, end, stride) = (
+                int32("begin", &begin),
+                int32("end", &end),
+                int32("stride", &stride),
+            );
+            Node::Slice {
+                input,
+                begin,
+                end,
+                stride,
+                output,
+            }
+        }
+        "Resize" | "Upsample" => {
+            let x = input(0)?;
+            let s = l.shape(&node, &x)?;
+            let mode = attr(n, "mode")
+                .and_then(|a| a.s.clone())
+                .unwrap_or_else(|| b"nearest".to_vec());
+            if mode != b"nearest" {
+                return refuse(&node, "only nearest-neighbour resizing is covered");
+            }
+            // The scales (Upsample's second input; Resize's third) or Resize's sizes.
+            let scales_at = if op == "Upsample" { 1 } else { 2 };
+            let scales = match n.input.get(scales_at).filter(|v| !v.is_empty()) {
+                Some(v) => l.constant_values(&node, v)?,
+                None => vec![],
+            };
+            let sizes = match n.input.get(3).filter(|v| !v.is_empty() && op == "Resize") {
+                Some(v) => l.constant_values(&node, v)?,
+                None => vec![],
+            };
+            let o: Vec<i64> = if sizes.len() == s.len() {
+                sizes.iter().map(|&v| v as i64).collect()
+            } else if scales.len() == s.len() {
+                s.iter()
+                    .zip(&scales)
+                    .map(|(&d, &f)| (d as f64 * f).floor() as i64)
+                    .collect()
+            } else {
+                return refuse(&node, "scales or sizes must be constant, one per axis");
+            };
+            if s.len() != 4 || o[0] != s[0] || o[1] != s[1] || o[2] % s[2] != 0 || o[3] % s[3] != 0
+            {
+                return refuse(
+                    &node,
+                    "only whole-number spatial upscaling of a 4-D tensor is covered",
+                );
+            }
+            if l.shape(&node, &out).is_err() {
+                l.shapes.insert(out.clone(), o);
+            }
+            let input = l.tensor(&node, &x, false)?;
+            let output = l.tensor(&node, &out, false)?;
+            Node::ResizeNearest { input, output }
         }
         "Reshape" | "Flatten" => {
             let x = input(0)?;

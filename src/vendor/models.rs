@@ -414,3 +414,153 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     }
     out
 }
+
+fn attr_float(name: &str, v: f32) -> AttributeProto {
+    AttributeProto {
+        name: s(name),
+        f: Some(v),
+        r#type: Some(attribute_type::FLOAT),
+        ..Default::default()
+    }
+}
+
+fn int64s(name: &str, v: &[i64]) -> TensorProto {
+    tensor(
+        name,
+        data_type::INT64,
+        &[v.len() as i64],
+        v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    )
+}
+
+/// One operator of the lowering on a 1x4x8x8 float input (opset 14): the coverage models
+/// `nbg onnx qualify` holds the lowering to (`vendor_hybrid` tests). Not part of `all`, whose
+/// models are the committed serializer controls.
+pub fn coverage() -> Vec<(&'static str, Vec<u8>)> {
+    let mut rng = Rng::new(0xc0fe);
+    let r = &mut rng;
+    let x4: &[i64] = &[1, 4, 8, 8];
+    let one = |name: &'static str,
+               nodes: Vec<NodeProto>,
+               inits: Vec<TensorProto>,
+               out: &[i64]|
+     -> (&'static str, Vec<u8>) {
+        let mut m = fixtures::model(GraphProto {
+            node: nodes,
+            name: s(&name.replace('-', "_")),
+            initializer: inits,
+            input: vec![value("x", x4)],
+            output: vec![value("y", out)],
+            ..Default::default()
+        });
+        m.producer_version = s("vendor-models/1");
+        m.opset_import[0].version = Some(14);
+        (name, m.encode_to_vec())
+    };
+    vec![
+        one(
+            "grouped-conv",
+            vec![node(
+                "Conv",
+                &["x", "w", "b"],
+                &["y"],
+                vec![attr_int("group", 2), fixtures::ints("pads", &[1, 1, 1, 1])],
+            )],
+            vec![floats(r, "w", &[6, 2, 3, 3]), floats(r, "b", &[6])],
+            &[1, 6, 8, 8],
+        ),
+        one(
+            "depthwise-conv",
+            vec![node(
+                "Conv",
+                &["x", "w", "b"],
+                &["y"],
+                vec![attr_int("group", 4), fixtures::ints("pads", &[1, 1, 1, 1])],
+            )],
+            vec![floats(r, "w", &[8, 1, 3, 3]), floats(r, "b", &[8])],
+            &[1, 8, 8, 8],
+        ),
+        one(
+            "batchnorm-prelu",
+            vec![
+                node(
+                    "BatchNormalization",
+                    &["x", "g", "b", "m", "v"],
+                    &["t"],
+                    vec![],
+                ),
+                node("PRelu", &["t", "sl"], &["y"], vec![]),
+            ],
+            vec![
+                floats(r, "g", &[4]),
+                floats(r, "b", &[4]),
+                floats(r, "m", &[4]),
+                fixtures::float_tensor("v", &[4], &[0.5, 1.0, 1.5, 2.0]),
+                floats(r, "sl", &[4, 1, 1]),
+            ],
+            x4,
+        ),
+        one(
+            "clip-relu6",
+            vec![node("Clip", &["x", "lo", "hi"], &["y"], vec![])],
+            vec![scalar_f32("lo", 0.0), scalar_f32("hi", 0.5)],
+            x4,
+        ),
+        one(
+            "pad",
+            vec![node("Pad", &["x", "p", "c"], &["y"], vec![])],
+            vec![int64s("p", &[0, 0, 1, 2, 0, 0, 2, 1]), scalar_f32("c", 0.5)],
+            &[1, 4, 11, 11],
+        ),
+        one(
+            "resize-nearest",
+            vec![node("Resize", &["x", "", "sc"], &["y"], vec![])],
+            vec![fixtures::float_tensor("sc", &[4], &[1.0, 1.0, 2.0, 2.0])],
+            &[1, 4, 16, 16],
+        ),
+        one(
+            "hard-sigmoid",
+            vec![node(
+                "HardSigmoid",
+                &["x"],
+                &["y"],
+                vec![attr_float("alpha", 0.25), attr_float("beta", 0.4)],
+            )],
+            vec![],
+            x4,
+        ),
+        one(
+            "hard-swish",
+            vec![node("HardSwish", &["x"], &["y"], vec![])],
+            vec![],
+            x4,
+        ),
+        one(
+            "transpose",
+            vec![node(
+                "Transpose",
+                &["x"],
+                &["y"],
+                vec![fixtures::ints("perm", &[0, 2, 3, 1])],
+            )],
+            vec![],
+            &[1, 8, 8, 4],
+        ),
+        one(
+            "slice",
+            vec![node(
+                "Slice",
+                &["x", "st", "en", "ax", "sp"],
+                &["y"],
+                vec![],
+            )],
+            vec![
+                int64s("st", &[1, 2]),
+                int64s("en", &[7, 8]),
+                int64s("ax", &[2, 3]),
+                int64s("sp", &[1, 2]),
+            ],
+            &[1, 4, 6, 3],
+        ),
+    ]
+}

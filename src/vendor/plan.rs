@@ -251,6 +251,40 @@ pub enum Node {
         /// Output tensor.
         output: usize,
     },
+    /// `vxTensorPadNode` with a constant: `front` and `back` elements per dimension
+    /// (innermost first).
+    Pad {
+        /// Input tensor.
+        input: usize,
+        /// Elements added before, per dimension.
+        front: Vec<i32>,
+        /// Elements added after, per dimension.
+        back: Vec<i32>,
+        /// The value added.
+        value: f32,
+        /// Output tensor.
+        output: usize,
+    },
+    /// `vxTensorStrideSliceNode`: per dimension (innermost first) `begin..end` by `stride`.
+    Slice {
+        /// Input tensor.
+        input: usize,
+        /// An INT32 constant of the begins.
+        begin: usize,
+        /// An INT32 constant of the ends.
+        end: usize,
+        /// An INT32 constant of the strides.
+        stride: usize,
+        /// Output tensor.
+        output: usize,
+    },
+    /// `vxTensorScaleNode` with nearest-neighbour interpolation.
+    ResizeNearest {
+        /// Input tensor.
+        input: usize,
+        /// Output tensor.
+        output: usize,
+    },
     /// `vxTensorReshapeNode`.
     Reshape {
         /// Input tensor.
