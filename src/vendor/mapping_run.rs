@@ -133,7 +133,7 @@ fn one(
     let mut nbg_inputs = Vec::new();
     for (i, (name, r)) in names.iter().zip(g.inputs()).enumerate() {
         let shape: Vec<u64> = r.dimensions.iter().rev().map(|&d| u64::from(d)).collect();
-        let t = generated_input(name, &shape, 0x7275_6e + i as u64);
+        let t = generated_input(name, &shape, 0x0072_756e + i as u64);
         nbg_inputs.push(Tensor {
             name: r.name.clone().unwrap_or_default(),
             ..t.clone()

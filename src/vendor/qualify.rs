@@ -268,20 +268,6 @@ pub fn qualify(
         })
         .collect::<Result<_, VendorError>>()?;
     let model_inputs = model_input_names(model)?;
-    let sets: Vec<Vec<Tensor>> = if sets.is_empty() {
-        vec![
-            model_inputs
-                .iter()
-                .zip(&nbg_inputs)
-                .enumerate()
-                .map(|(i, (name, (_, shape, _)))| {
-                    generated_input(name, shape, 0x6e62_67 + i as u64)
-                })
-                .collect(),
-        ]
-    } else {
-        sets.to_vec()
-    };
     let mut record = Record {
         schema: SCHEMA.into(),
         signature: signature.hex(),
@@ -376,7 +362,7 @@ fn generated_set(model: &[u8], shapes: &[(String, Vec<u64>)]) -> Result<Vec<Tens
                 )));
             }
         };
-        out.push(generated_input(name, &shape, 0x6e62_67 + i as u64));
+        out.push(generated_input(name, &shape, 0x006e_6267 + i as u64));
     }
     Ok(out)
 }

@@ -251,7 +251,7 @@ impl Prepared {
         let version = g.version();
         let mut image = bytes.to_vec();
         let relabelled = RELABELLED.contains(&version).then(|| {
-            let at = crate::nbg::format::OFF_VERSION_WORD as usize;
+            let at = crate::nbg::format::OFF_VERSION_WORD;
             image[at..at + 4].copy_from_slice(&RUN_VERSION.to_le_bytes());
             Relabel {
                 from: format!("0x{version:08x}"),
@@ -370,6 +370,9 @@ pub fn run(sdk: &Sdk, config: &Config, p: &Prepared) -> Result<Ran, VendorError>
     })
 }
 
+/// A run's outputs: as stored, as float32, and their records.
+type Outputs = (Vec<Tensor>, Vec<Tensor>, Vec<RunTensor>);
+
 /// The outputs the child wrote (`sizes` bytes each, back to back in `bytes`), as stored and
 /// as float32, checked against nbg's records.
 fn outputs_of(
@@ -377,7 +380,7 @@ fn outputs_of(
     sizes: &[u64],
     bytes: &[u8],
     parameters: &[Parameter],
-) -> Result<(Vec<Tensor>, Vec<Tensor>, Vec<RunTensor>), VendorError> {
+) -> Result<Outputs, VendorError> {
     let loader_outputs = parameters
         .iter()
         .filter(|p| p.direction == "output")
