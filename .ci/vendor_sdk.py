@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The vendor's simulator driver, as `vendor/sdk.json` pins it.
+"""The vendor's simulator driver, as `simulator/sdk.json` pins it.
 
   vendor_sdk.py verify DEST        exit 0 when DEST holds every pinned library with its SHA-256
   vendor_sdk.py install DEST       download the pinned wheel from PyPI (pip), check its SHA-256,
@@ -19,7 +19,7 @@ import time
 import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PIN = json.load(open(os.path.join(ROOT, "vendor", "sdk.json")))
+PIN = json.load(open(os.path.join(ROOT, "simulator", "sdk.json")))
 
 
 def sha256(path):
@@ -38,7 +38,7 @@ def problems(dest):
         if os.path.islink(p) or not os.path.isfile(p):
             out.append(f"{rel}: missing")
         elif sha256(p) != want:
-            out.append(f"{rel}: SHA-256 differs from vendor/sdk.json")
+            out.append(f"{rel}: SHA-256 differs from simulator/sdk.json")
     for rel, target in sorted(PIN["links"].items()):
         p = os.path.join(dest, rel)
         if not os.path.islink(p) or os.readlink(p) != target:
@@ -88,7 +88,7 @@ def install(dest):
             raise SystemExit(f"vendor_sdk: pip did not fetch {w['file']}")
         got = sha256(wheel)
         if got != w["sha256"]:
-            raise SystemExit(f"vendor_sdk: {w['file']} has SHA-256 {got}, vendor/sdk.json pins {w['sha256']}")
+            raise SystemExit(f"vendor_sdk: {w['file']} has SHA-256 {got}, simulator/sdk.json pins {w['sha256']}")
         fresh = dest + ".new"
         shutil.rmtree(fresh, ignore_errors=True)
         os.makedirs(fresh)

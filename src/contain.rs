@@ -1,5 +1,5 @@
 //! Child processes under limits, for the code that runs native engines it does not trust: the
-//! ONNX engine child (`onnx::isolate`) and the vendor driver child (`vendor::child`). Address
+//! ONNX engine child (`onnx::isolate`) and the vendor driver child (`simulator::child`). Address
 //! space and CPU time are `setrlimit` limits set between fork and exec; wall-clock time is
 //! the parent's wait, which kills a child that overruns it.
 

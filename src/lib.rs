@@ -14,7 +14,7 @@ pub mod progress;
 pub mod project;
 pub mod report;
 #[cfg(feature = "onnx")]
-pub mod vendor;
+pub mod simulator;
 
 // Types, not modules, at the root (one path per module: `nbg_lab::nbg::parse`, `nbg_lab::lab::diff`).
 pub use nbg::failure::{Code, Failure};

@@ -4,7 +4,7 @@ use super::{failed, print, print_json};
 use nbg_lab::lab::mapping::{self, Promoted, Stop};
 use nbg_lab::nbg::fingerprint::Hash256;
 use nbg_lab::report;
-use nbg_lab::vendor::mapping_run::{RunCheck, RunOutcome};
+use nbg_lab::simulator::mapping_run::{RunCheck, RunOutcome};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -65,7 +65,7 @@ fn run_proved(rows: &[mapping::CheckRow]) -> Result<Vec<RunCheck>, ExitCode> {
         nbg_lab::onnx::isolate::ChildLimits::default(),
     );
     let b_of = |capture: &str| std::fs::read(std::path::Path::new(capture).join("B.nb")).ok();
-    Ok(nbg_lab::vendor::mapping_run::run_rows(
+    Ok(nbg_lab::simulator::mapping_run::run_rows(
         &sdk,
         &configs,
         rows,

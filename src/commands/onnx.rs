@@ -295,7 +295,7 @@ fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
         run::Engine::Ort,
         nbg_lab::onnx::isolate::ChildLimits::default(),
     );
-    let record = nbg_lab::vendor::qualify::qualify(
+    let record = nbg_lab::simulator::qualify::qualify(
         &sdk,
         &config,
         &bytes,
@@ -324,7 +324,7 @@ fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
             &record,
         ));
     }
-    status(record.verdict == nbg_lab::vendor::qualify::Verdict::Qualified)
+    status(record.verdict == nbg_lab::simulator::qualify::Verdict::Qualified)
 }
 
 /// A refused model (or input): the refusal as JSON on stdout or as text on stderr; the exit
@@ -484,7 +484,7 @@ fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
     );
     let result = match driver {
         Some((sdk, config)) => {
-            let mut simulator = nbg_lab::vendor::npu::Simulator {
+            let mut simulator = nbg_lab::simulator::npu::Simulator {
                 sdk,
                 config,
                 cpu: &mut engines,

@@ -3,7 +3,7 @@
 
 use super::{plan_outputs, print, print_json, usage_error};
 use nbg_lab::NbgFamily as _;
-use nbg_lab::vendor::{self, Image, LoadVerdict, VendorError};
+use nbg_lab::simulator::{self, Image, LoadVerdict, VendorError};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -156,9 +156,9 @@ pub(super) fn fail(e: &VendorError, json: bool) -> ExitCode {
 }
 
 /// The installed driver and its configurations.
-pub(super) fn setup() -> Result<(vendor::Sdk, Vec<vendor::Config>), VendorError> {
-    let sdk = vendor::sdk::locate()?;
-    let configs = vendor::configs(&sdk)?;
+pub(super) fn setup() -> Result<(simulator::Sdk, Vec<simulator::Config>), VendorError> {
+    let sdk = simulator::sdk::locate()?;
+    let configs = simulator::configs(&sdk)?;
     Ok((sdk, configs))
 }
 
@@ -166,9 +166,9 @@ pub(super) fn setup() -> Result<(vendor::Sdk, Vec<vendor::Config>), VendorError>
 pub(super) fn driver_for(
     target: &str,
     json: bool,
-) -> Result<(vendor::Sdk, vendor::Config), ExitCode> {
+) -> Result<(simulator::Sdk, simulator::Config), ExitCode> {
     let (sdk, configs) = setup().map_err(|e| fail(&e, json))?;
-    let config = vendor::targets::resolve(&configs, target)
+    let config = simulator::targets::resolve(&configs, target)
         .map_err(|m| fail(&VendorError::Target(m), json))?
         .clone();
     Ok((sdk, config))
@@ -180,7 +180,7 @@ fn target_word(bytes: &[u8]) -> Option<u32> {
 
 pub fn exec(command: Command) -> ExitCode {
     match command {
-        Command::Child { result } => vendor::driver::child_main(&result),
+        Command::Child { result } => simulator::driver::child_main(&result),
         Command::Targets { file, json } => targets(file.as_deref(), json),
         Command::Compile {
             model,
@@ -238,7 +238,7 @@ fn targets(file: Option<&Path>, json: bool) -> ExitCode {
             let Some(pid) = target_word(&bytes) else {
                 return usage_error(format!("{}: shorter than a header", f.display()));
             };
-            Some((pid, vendor::targets::for_pid(&configs, pid).cloned()))
+            Some((pid, simulator::targets::for_pid(&configs, pid).cloned()))
         }
         None => None,
     };
@@ -291,7 +291,7 @@ fn compile(
         Ok(d) => d,
         Err(code) => return code,
     };
-    let compiled = match vendor::compile(&sdk, &config, &bytes, name) {
+    let compiled = match simulator::compile(&sdk, &config, &bytes, name) {
         Ok(c) => c,
         Err(e) => return fail(&e, json),
     };
@@ -332,7 +332,7 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return usage_error(e),
     };
-    let quantity = match vendor::capture::difference(&ma, &mb) {
+    let quantity = match simulator::capture::difference(&ma, &mb) {
         Ok(q) => q,
         Err(m) => {
             eprintln!("nbg: capture-refused: {m}");
@@ -354,8 +354,8 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
     };
     let mut compiled = Vec::new();
     for m in [&ma, &ma, &mb] {
-        let name = vendor::capture::graph_name(&prost_decode(m));
-        match vendor::compile(
+        let name = simulator::capture::graph_name(&prost_decode(m));
+        match simulator::compile(
             &sdk,
             &config,
             m,
@@ -365,8 +365,8 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
             Err(e) => return fail(&e, json),
         }
     }
-    let mut spec = vendor::capture::spec(&quantity, &compiled[0], &compiled[2], &config, &sdk);
-    spec.context = vendor::capture::context(&ma)
+    let mut spec = simulator::capture::spec(&quantity, &compiled[0], &compiled[2], &config, &sdk);
+    spec.context = simulator::capture::context(&ma)
         .into_iter()
         .filter(|(k, _)| *k != quantity.key)
         .collect();
@@ -409,13 +409,13 @@ fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode
 fn file_driver(
     bytes: &[u8],
     target: Option<&str>,
-) -> Result<(vendor::Sdk, vendor::Config), VendorError> {
+) -> Result<(simulator::Sdk, simulator::Config), VendorError> {
     let (sdk, configs) = setup()?;
     let config = match target {
-        Some(t) => vendor::targets::resolve(&configs, t).cloned(),
+        Some(t) => simulator::targets::resolve(&configs, t).cloned(),
         None => {
             let pid = target_word(bytes).unwrap_or(0);
-            vendor::targets::for_pid(&configs, pid)
+            simulator::targets::for_pid(&configs, pid)
                 .cloned()
                 .ok_or(format!(
                     "no configuration of the driver has the file's PID 0x{pid:x}; pass --target"
@@ -443,7 +443,7 @@ fn run(
         (Ok(b), Ok(a)) => (b, a),
         (Err(e), _) | (_, Err(e)) => return usage_error(e),
     };
-    let bounds = match vendor::run::Prepared::input_bound(&bytes) {
+    let bounds = match simulator::run::Prepared::input_bound(&bytes) {
         Ok(b) => b,
         Err(e) => return fail(&e, json),
     };
@@ -468,7 +468,7 @@ fn run(
             );
         }
     };
-    let prepared = match vendor::run::Prepared::new(&bytes, &tensors) {
+    let prepared = match simulator::run::Prepared::new(&bytes, &tensors) {
         Ok(p) => p,
         Err(e) => return fail(&e, json),
     };
@@ -476,11 +476,11 @@ fn run(
         Ok(d) => d,
         Err(e) => return fail(&e, json),
     };
-    let ran = match vendor::run::run(&sdk, &config, &prepared) {
+    let ran = match simulator::run::run(&sdk, &config, &prepared) {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
-    let done = matches!(ran.report.verdict, vendor::run::RunVerdict::Ran { .. });
+    let done = matches!(ran.report.verdict, simulator::run::RunVerdict::Ran { .. });
     if done
         && let Err(e) = outputs
             .stage(out, &nbg_lab::onnx::npz::write(&ran.float))
@@ -523,7 +523,7 @@ fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitC
     } else {
         Image::Memory(&bytes)
     };
-    let (verdict, seconds) = match vendor::load(&sdk, &config, image) {
+    let (verdict, seconds) = match simulator::load(&sdk, &config, image) {
         Ok(v) => v,
         Err(e) => return fail(&e, json),
     };
@@ -531,7 +531,7 @@ fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitC
     let (nbg_verdict, differences) = match (&parsed, &verdict) {
         (Ok(g), LoadVerdict::Accepted { parameters, .. }) => (
             json!("valid"),
-            vendor::compare_io(g.inputs(), g.outputs(), parameters),
+            simulator::compare_io(g.inputs(), g.outputs(), parameters),
         ),
         (Ok(_), _) => (json!("valid"), vec![]),
         (Err(f), _) => (
@@ -603,11 +603,11 @@ fn controls(write: bool) -> ExitCode {
     let root = nbg_lab::project::root();
     let start = std::time::Instant::now();
     if write {
-        return match vendor::controls::write(&root, &sdk, &configs) {
+        return match simulator::controls::write(&root, &sdk, &configs) {
             Ok(n) => {
                 eprintln!(
                     "wrote {n} controls into {} in {:.0} s",
-                    vendor::controls::DIR,
+                    simulator::controls::DIR,
                     start.elapsed().as_secs_f64()
                 );
                 ExitCode::SUCCESS
@@ -615,11 +615,11 @@ fn controls(write: bool) -> ExitCode {
             Err(e) => fail(&e, false),
         };
     }
-    match vendor::controls::verify(&root, &sdk, &configs) {
+    match simulator::controls::verify(&root, &sdk, &configs) {
         Ok((n, problems)) if problems.is_empty() => {
             print(&format!(
                 "{}: {n} controls recompiled byte-identically in {:.0} s\n",
-                vendor::controls::DIR,
+                simulator::controls::DIR,
                 start.elapsed().as_secs_f64()
             ));
             ExitCode::SUCCESS
@@ -645,17 +645,17 @@ fn capture_sets(write: bool) -> ExitCode {
     };
     let root = nbg_lab::project::root();
     let start = std::time::Instant::now();
-    let built = match vendor::capture_sets::build(&sdk, &configs, &mut |d| {
+    let built = match simulator::capture_sets::build(&sdk, &configs, &mut |d| {
         eprintln!("  {d} ({:.0} s)", start.elapsed().as_secs_f64())
     }) {
         Ok(b) => b,
         Err(e) => return fail(&e, false),
     };
-    let files = vendor::capture_sets::files(&sdk, &built);
-    let dir = vendor::capture_sets::DIR;
+    let files = simulator::capture_sets::files(&sdk, &built);
+    let dir = simulator::capture_sets::DIR;
     let seconds = start.elapsed().as_secs_f64();
     if write {
-        return match vendor::capture_sets::write(&root, &files) {
+        return match simulator::capture_sets::write(&root, &files) {
             Ok(n) => {
                 eprintln!(
                     "wrote {} capture sets ({n} files) into {dir} in {seconds:.0} s",
@@ -666,7 +666,7 @@ fn capture_sets(write: bool) -> ExitCode {
             Err(e) => fail(&e, false),
         };
     }
-    let problems = vendor::capture_sets::compare(&root, &files);
+    let problems = simulator::capture_sets::compare(&root, &files);
     if problems.is_empty() {
         print(&format!(
             "{dir}: {} capture sets recompiled byte-identically in {seconds:.0} s\n",
@@ -684,7 +684,7 @@ fn models(out: &Path) -> ExitCode {
         Ok(f) => f,
         Err(e) => return usage_error(e),
     };
-    for (name, _, bytes) in vendor::models::all() {
+    for (name, _, bytes) in simulator::models::all() {
         let path = out.join(format!("{name}.onnx"));
         if let Err(e) =
             nbg_lab::nbg::files::write_atomic_with(&path, false, |w| w.write_all(&bytes))
@@ -695,7 +695,7 @@ fn models(out: &Path) -> ExitCode {
     folder.keep();
     eprintln!(
         "wrote {} models into {}",
-        vendor::models::all().len(),
+        simulator::models::all().len(),
         out.display()
     );
     ExitCode::SUCCESS
@@ -734,7 +734,7 @@ pub fn sweep(
     } else {
         nbg_lab::progress::bar(0, nbg_lab::progress::Unit::Mutations)
     };
-    let run = vendor::sweep::run(&bytes, &sdk, &config, stride, &mut |done, total| {
+    let run = simulator::sweep::run(&bytes, &sdk, &config, stride, &mut |done, total| {
         if let Some(b) = &bar {
             b.set_length(total);
             b.set_position(done);
@@ -743,8 +743,8 @@ pub fn sweep(
     nbg_lab::progress::clear(bar);
     let report = match run {
         Ok(r) => r,
-        Err(vendor::sweep::SweepError::Invalid(f)) => return super::report_failure(&f, json),
-        Err(vendor::sweep::SweepError::Vendor(e)) => return fail(&e, json),
+        Err(simulator::sweep::SweepError::Invalid(f)) => return super::report_failure(&f, json),
+        Err(simulator::sweep::SweepError::Vendor(e)) => return fail(&e, json),
     };
     if let Some(path) = svg {
         let title = format!(
@@ -763,7 +763,7 @@ pub fn sweep(
     }
     if json {
         let mut v = serde_json::to_value(&report).unwrap_or_default();
-        v["schema"] = json!(vendor::sweep::SCHEMA);
+        v["schema"] = json!(simulator::sweep::SCHEMA);
         print_json(&v);
     } else {
         print(&nbg_lab::report::text::vendor_sweep(
@@ -781,8 +781,8 @@ fn agreement(corpus: Option<&Path>, json: bool) -> ExitCode {
         Err(e) => return fail(&e, json),
     };
     let root = nbg_lab::project::root();
-    let files = vendor::agreement::files(&root, corpus);
-    let rows = match vendor::agreement::run(&sdk, &configs, &files) {
+    let files = simulator::agreement::files(&root, corpus);
+    let rows = match simulator::agreement::run(&sdk, &configs, &files) {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
@@ -847,10 +847,10 @@ fn compat(files: &[PathBuf], targets: &[String], versions: &[String], json: bool
             Err(e) => return usage_error(e),
         }
     }
-    let mut chosen: Vec<&vendor::Config> = Vec::new();
+    let mut chosen: Vec<&simulator::Config> = Vec::new();
     if targets.is_empty() {
         for (_, b) in &loaded {
-            match target_word(b).and_then(|t| vendor::targets::for_pid(&configs, t)) {
+            match target_word(b).and_then(|t| simulator::targets::for_pid(&configs, t)) {
                 Some(c) if !chosen.iter().any(|x| x.name == c.name) => chosen.push(c),
                 Some(_) => {}
                 None => {
@@ -866,12 +866,12 @@ fn compat(files: &[PathBuf], targets: &[String], versions: &[String], json: bool
         }
     }
     for t in targets {
-        match vendor::targets::resolve(&configs, t) {
+        match simulator::targets::resolve(&configs, t) {
             Ok(c) => chosen.push(c),
             Err(m) => return fail(&VendorError::Target(m), json),
         }
     }
-    let trials = match vendor::compat::run(&sdk, &chosen, &loaded, &versions_n) {
+    let trials = match simulator::compat::run(&sdk, &chosen, &loaded, &versions_n) {
         Ok(t) => t,
         Err(e) => return fail(&e, json),
     };

@@ -87,7 +87,7 @@ fn vendor_files(_root: &std::path::Path) -> bool {
 /// when identical, or when the driver is missing outside CI (said on stderr).
 #[cfg(feature = "onnx")]
 fn vendor_files(root: &std::path::Path) -> bool {
-    use nbg_lab::vendor;
+    use nbg_lab::simulator;
     let (sdk, configs) = match super::vendor::setup() {
         Ok(s) => s,
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
@@ -100,30 +100,30 @@ fn vendor_files(root: &std::path::Path) -> bool {
         }
     };
     let start = std::time::Instant::now();
-    let mut problems = match vendor::controls::verify(root, &sdk, &configs) {
+    let mut problems = match simulator::controls::verify(root, &sdk, &configs) {
         Ok((n, p)) => {
             eprintln!(
                 "{}: {n} controls recompiled in {:.0} s",
-                vendor::controls::DIR,
+                simulator::controls::DIR,
                 start.elapsed().as_secs_f64()
             );
             p
         }
-        Err(e) => vec![format!("{}: {e}", vendor::controls::DIR)],
+        Err(e) => vec![format!("{}: {e}", simulator::controls::DIR)],
     };
     let start = std::time::Instant::now();
-    match vendor::capture_sets::build(&sdk, &configs, &mut |_| {}) {
+    match simulator::capture_sets::build(&sdk, &configs, &mut |_| {}) {
         Ok(built) => {
-            let files = vendor::capture_sets::files(&sdk, &built);
-            problems.extend(vendor::capture_sets::compare(root, &files));
+            let files = simulator::capture_sets::files(&sdk, &built);
+            problems.extend(simulator::capture_sets::compare(root, &files));
             eprintln!(
                 "{}: {} capture sets recompiled in {:.0} s",
-                vendor::capture_sets::DIR,
+                simulator::capture_sets::DIR,
                 built.len(),
                 start.elapsed().as_secs_f64()
             );
         }
-        Err(e) => problems.push(format!("{}: {e}", vendor::capture_sets::DIR)),
+        Err(e) => problems.push(format!("{}: {e}", simulator::capture_sets::DIR)),
     }
     for p in &problems {
         print(&format!("{p}\n"));

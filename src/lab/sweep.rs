@@ -69,7 +69,7 @@ pub enum OutcomeClass {
     Undetected,
 }
 
-/// The cells of a sweep against the vendor's loader (`vendor::sweep`), as its runs name them,
+/// The cells of a sweep against the vendor's loader (`simulator::sweep`), as its runs name them,
 /// worst first: here, below both the driver code and the report that reads a sweep document
 /// without the driver.
 pub const VENDOR_CELLS: [&str; 6] = [

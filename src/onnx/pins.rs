@@ -9,10 +9,10 @@ pub const ORT_VERSION: &str = "1.31.1";
 pub const CPU_PROVIDER: &str = "CPUExecutionProvider";
 /// Where the generated schema table lives in the repository (messages name it).
 pub const SCHEMAS_PATH: &str = "onnx/schemas.json";
-/// The vendor driver pin as committed (`vendor/sdk.json`): the wheel and every library's
+/// The vendor driver pin as committed (`simulator/sdk.json`): the wheel and every library's
 /// SHA-256. The hybrid policy's compiler profile and every qualification record name its
 /// SHA-256.
-pub const DRIVER_PIN: &str = include_str!("../../vendor/sdk.json");
+pub const DRIVER_PIN: &str = include_str!("../../simulator/sdk.json");
 
 /// SHA-256 of `DRIVER_PIN`.
 pub fn driver_pin_sha256() -> crate::nbg::fingerprint::Hash256 {

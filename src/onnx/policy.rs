@@ -25,7 +25,7 @@ use std::path::Path;
 pub const POLICY_SCHEMA: &str = "nbg-onnx-hybrid-policy/2";
 /// Schema tag of a compiler profile manifest.
 pub const MANIFEST_SCHEMA: &str = "nbg-compiler-profile/2";
-/// Schema tag of a qualification record (written by `vendor::qualify`).
+/// Schema tag of a qualification record (written by `simulator::qualify`).
 pub const QUALIFICATION_SCHEMA: &str = "nbg-qualification/1";
 /// The committed policy, relative to the project root.
 pub const DEFAULT_POLICY: &str = "policy/hybrid-policy.json";
@@ -272,7 +272,7 @@ fn check(bytes: &[u8], read: impl Fn(&str) -> Result<Vec<u8>, Refusal>) -> Resul
     let pin = super::pins::driver_pin_sha256().hex();
     if m.driver_pin_sha256 != pin {
         return Err(invalid(format!(
-            "the compiler profile pins driver {}, this build is pinned to {pin} (vendor/sdk.json)",
+            "the compiler profile pins driver {}, this build is pinned to {pin} (simulator/sdk.json)",
             m.driver_pin_sha256
         )));
     }

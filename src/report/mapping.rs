@@ -138,8 +138,8 @@ pub fn fields(p: &FieldProofs) -> String {
 
 /// `nbg mapping check --run`: each proved pair run on the simulator and the oracle.
 #[cfg(feature = "onnx")]
-pub fn runs(runs: &[crate::vendor::mapping_run::RunCheck]) -> String {
-    use crate::vendor::mapping_run::RunOutcome;
+pub fn runs(runs: &[crate::simulator::mapping_run::RunCheck]) -> String {
+    use crate::simulator::mapping_run::RunOutcome;
     let mut s = format!("runs: {} proved pairs\n", runs.len());
     for r in runs {
         let verdict = match &r.outcome {

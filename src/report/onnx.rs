@@ -122,8 +122,8 @@ pub fn crosscheck(model: &str, c: &Crosscheck) -> String {
 }
 
 /// `nbg onnx qualify`: the target, the NBG, each output's error beside its bound, the verdict.
-pub fn qualification(model: &str, r: &crate::vendor::qualify::Record) -> String {
-    use crate::vendor::qualify::{Tolerance, Verdict};
+pub fn qualification(model: &str, r: &crate::simulator::qualify::Record) -> String {
+    use crate::simulator::qualify::{Tolerance, Verdict};
     let mut s = format!(
         "{model} on {} ({}): signature {}\n  nbg sha256 {}, driver pin {}, oracle {} {}\n",
         r.target.name,

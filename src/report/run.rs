@@ -1,8 +1,8 @@
 //! Text of `nbg vendor run`: the configuration, a relabelling, the verdict, and each input
 //! and output with its storage and conversion.
 
-use crate::vendor::convert::Storage;
-use crate::vendor::run::{RunReport, RunTensor, RunVerdict};
+use crate::simulator::convert::Storage;
+use crate::simulator::run::{RunReport, RunTensor, RunVerdict};
 use std::fmt::Write as _;
 
 fn storage(s: &Storage) -> String {

@@ -160,7 +160,11 @@ const VENDOR_COLOURS: [&str; 6] = [
 /// `nbg sweep --vendor --svg`: each swept offset coloured by its worst cell (nbg's and the
 /// loader's verdicts together); a sampled offset stands for the `stride` bytes from it.
 #[cfg(feature = "onnx")]
-pub fn vendor_sweep_map(title: &str, size: u64, report: &crate::vendor::sweep::Report) -> String {
+pub fn vendor_sweep_map(
+    title: &str,
+    size: u64,
+    report: &crate::simulator::sweep::Report,
+) -> String {
     let palette: Vec<(&str, &str)> = crate::lab::sweep::VENDOR_CELLS
         .iter()
         .copied()

@@ -581,7 +581,7 @@ pub fn lab_total(report: &lab::Report) -> String {
 /// `nbg sweep --vendor`: the 2x2 table of nbg's and the loader's verdicts, per owner class,
 /// then the findings.
 #[cfg(feature = "onnx")]
-pub fn vendor_sweep(name: &str, r: &crate::vendor::sweep::Report) -> String {
+pub fn vendor_sweep(name: &str, r: &crate::simulator::sweep::Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -597,7 +597,7 @@ pub fn vendor_sweep(name: &str, r: &crate::vendor::sweep::Report) -> String {
         r.children,
         r.seconds
     );
-    let row = |s: &mut String, label: &str, c: &crate::vendor::sweep::Cells| {
+    let row = |s: &mut String, label: &str, c: &crate::simulator::sweep::Cells| {
         let _ = writeln!(
             s,
             "  {label:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",

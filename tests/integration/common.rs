@@ -283,8 +283,8 @@ pub fn nbg_command(dir: &Path) -> std::process::Command {
 /// The installed vendor driver, or `None` with a visible `skipped:` line naming the test (a
 /// failure under `CI=true`).
 #[cfg(feature = "onnx")]
-pub fn vendor_driver() -> Option<nbg_lab::vendor::Sdk> {
-    match nbg_lab::vendor::sdk::locate() {
+pub fn vendor_driver() -> Option<nbg_lab::simulator::Sdk> {
+    match nbg_lab::simulator::sdk::locate() {
         Ok(s) => Some(s),
         Err(e) => {
             skip(&format!("the vendor driver is missing: {e}"));

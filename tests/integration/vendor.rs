@@ -5,11 +5,11 @@
 //! print `skipped:` on stderr; under `CI=true` a missing driver fails them.
 
 use crate::common;
-use nbg_lab::vendor::{self, lower, models, plan};
+use nbg_lab::simulator::{self, lower, models, plan};
 use serde_json::Value;
 use std::path::Path;
 
-fn driver() -> Option<vendor::Sdk> {
+fn driver() -> Option<simulator::Sdk> {
     common::vendor_driver()
 }
 
@@ -192,16 +192,16 @@ fn a_capture_names_its_one_difference_and_refuses_two() {
         w.raw_data.as_mut().unwrap()[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
     };
     let b = edit(&|m| set(m, 37, 0.75));
-    let d = vendor::capture::difference(&a, &b).unwrap();
+    let d = simulator::capture::difference(&a, &b).unwrap();
     assert_eq!(d.key, "initializer:w[37]");
     assert_eq!(d.b_source, lower::f16_bits(0.75).to_le_bytes());
     let two = edit(&|m| {
         set(m, 1, 0.5);
         set(m, 2, 0.5);
     });
-    let e = vendor::capture::difference(&a, &two).unwrap_err();
+    let e = simulator::capture::difference(&a, &two).unwrap_err();
     assert!(e.contains("differ in 2 quantities"), "{e}");
-    assert!(vendor::capture::difference(&a, &a).is_err());
+    assert!(simulator::capture::difference(&a, &a).is_err());
     // A Q/DQ scale is named as such.
     let q = model("conv-qdq-u8");
     let mut m = decode(&q);
@@ -214,7 +214,7 @@ fn a_capture_names_its_one_difference_and_refuses_two() {
         .find(|t| t.name.as_deref() == Some("y_scale"))
         .unwrap();
     s.raw_data = Some(4.0f32.to_le_bytes().to_vec());
-    let d = vendor::capture::difference(&q, &m.encode_to_vec()).unwrap();
+    let d = simulator::capture::difference(&q, &m.encode_to_vec()).unwrap();
     assert_eq!(d.key, "scale:y");
 }
 
@@ -238,9 +238,9 @@ fn a_missing_driver_names_the_setup_command() {
 #[test]
 fn the_driver_carries_the_spec_target() {
     let Some(sdk) = driver() else { return };
-    let configs = vendor::configs(&sdk).unwrap();
+    let configs = simulator::configs(&sdk).unwrap();
     assert!(configs.len() > 400, "{} configurations", configs.len());
-    let c = vendor::targets::for_pid(&configs, 0x1000_000e).unwrap();
+    let c = simulator::targets::for_pid(&configs, 0x1000_000e).unwrap();
     assert_eq!(c.name, "VIP9000NANOS_PID0X1000000E");
     let o = common::nbg(
         &common::root(),

@@ -7,7 +7,7 @@
 
 use crate::common;
 use nbg_lab::onnx::npz::{self, Tensor};
-use nbg_lab::vendor::models;
+use nbg_lab::simulator::models;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -102,7 +102,7 @@ fn the_four_session_cases_with_real_attempts() {
     // conv-fp16 is approved on 0x1000000e (policy/qualifications/conv-fp16-1000000e.json), not
     // on 0x1000001e.
     let conv = write_model(d, "conv-fp16");
-    let x = nbg_lab::vendor::qualify::generated_input("x", &[1, 4, 8, 8], 7);
+    let x = nbg_lab::simulator::qualify::generated_input("x", &[1, 4, 8, 8], 7);
     let input = d.join("x.npz");
     std::fs::write(&input, npz::write(std::slice::from_ref(&x))).unwrap();
     let (v, code) = run(d, &conv, "hybrid", "0x1000001e", &input, "h0.npz", None);
@@ -373,7 +373,7 @@ fn a_public_cnn_runs_on_the_simulated_npu_in_hybrid_mode() {
     let d = dir.path();
     let model = d.join("pnet.onnx");
     std::fs::write(&model, pnet).unwrap();
-    let x = nbg_lab::vendor::qualify::generated_input("input_1", &[1, 24, 24, 3], 11);
+    let x = nbg_lab::simulator::qualify::generated_input("input_1", &[1, 24, 24, 3], 11);
     let input = d.join("x.npz");
     std::fs::write(&input, npz::write(std::slice::from_ref(&x))).unwrap();
     let (v, code) = run(d, &model, "hybrid", "0x88", &input, "h.npz", None);

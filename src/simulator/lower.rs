@@ -1,4 +1,4 @@
-//! An admitted ONNX model lowered to an OpenVX plan (`vendor::plan`), for the vendor's
+//! An admitted ONNX model lowered to an OpenVX plan (`simulator::plan`), for the vendor's
 //! serializer. Float32 models become float16 tensors (biases float32); quantized models in the
 //! usual QDQ form (QuantizeLinear/DequantizeLinear pairs, per-tensor scale and zero point,
 //! uint8 or int8) become affine-quantized tensors: each Q/DQ pair is folded away and its

@@ -1,6 +1,6 @@
 //! The simulated NPU as the hybrid runner's NPU: a session is the model compiled by the
 //! project's lowering for one target (in the driver child), and a run is the compiled NBG run
-//! once on the simulator (`vendor::run`), its outputs converted to float32 under the model's
+//! once on the simulator (`simulator::run`), its outputs converted to float32 under the model's
 //! output names. The CPU side is any other factory (the isolated ONNX Runtime child).
 
 use super::run::{Prepared, RunVerdict};

@@ -1,5 +1,5 @@
 //! What the driver child builds: an OpenVX graph as plain data, made from an ONNX model in the
-//! parent (`vendor::lower`) and replayed call by call in the child (`vendor::driver`), so the
+//! parent (`simulator::lower`) and replayed call by call in the child (`simulator::driver`), so the
 //! translation is testable without the driver and the child only does what the plan says.
 
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,6 @@
 //! Where the vendor's driver is: `NBG_VIVANTE_SDK` (an extracted `prebuilt-sdk/x86_64_linux`),
 //! else the folder `.ci/setup` installs into (`.ci/vendor/x86_64_linux` in the project). The
-//! pin (`vendor/sdk.json`, compiled in) names the wheel and every library's SHA-256; the
+//! pin (`simulator/sdk.json`, compiled in) names the wheel and every library's SHA-256; the
 //! driver library itself is checked against it before a child loads it.
 
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ pub enum SdkError {
     },
     /// The library is there but is not the pinned build.
     #[error(
-        "{path}: SHA-256 {found} is not the pinned {pinned} (vendor/sdk.json); reinstall with `{SETUP}`"
+        "{path}: SHA-256 {found} is not the pinned {pinned} (simulator/sdk.json); reinstall with `{SETUP}`"
     )]
     Mismatch {
         /// The library.
@@ -58,7 +58,7 @@ pub struct Sdk {
 }
 
 fn pin() -> serde_json::Value {
-    // Invariant: `vendor/sdk.json` is committed JSON, read by `.ci/vendor_sdk.py` as well;
+    // Invariant: `simulator/sdk.json` is committed JSON, read by `.ci/vendor_sdk.py` as well;
     // `tests/integration/vendor.rs` parses it.
     serde_json::from_str(PIN).unwrap_or_default()
 }

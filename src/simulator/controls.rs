@@ -1,5 +1,5 @@
 //! `controls/serializer/`: real NBG files the vendor's serializer wrote from the project's own
-//! tiny models (`vendor::models`), for eight targets. Committed with the models, a hash-pinned
+//! tiny models (`simulator::models`), for eight targets. Committed with the models, a hash-pinned
 //! `corpus.json` (`nbg-corpus/1`, which `nbg lab` round-trips always) and `serializer.json`
 //! (driver, configuration and model SHA-256 per file); `nbg verify-generated` recompiles every
 //! file when the driver is installed and compares bytes.
@@ -28,7 +28,7 @@ pub const TARGETS: [&str; 8] = [
 pub struct Control {
     /// `MODEL-PID.nb`.
     pub file: String,
-    /// The model's name in `vendor::models`.
+    /// The model's name in `simulator::models`.
     pub model: &'static str,
     /// The model's ONNX bytes.
     pub onnx: Vec<u8>,
@@ -36,7 +36,7 @@ pub struct Control {
     pub config: &'static str,
 }
 
-/// Every control, models in `vendor::models` order, then targets in `TARGETS` order.
+/// Every control, models in `simulator::models` order, then targets in `TARGETS` order.
 pub fn plan(configs: &[Config]) -> Result<Vec<(Control, Config)>, VendorError> {
     let mut out = Vec::new();
     for (model, _, onnx) in super::models::all() {

@@ -2,7 +2,7 @@
 //! its bytes. The in-memory replay of the substitution on A (handed to the driver child on a
 //! pipe, never written) and B run on the simulator on one input; their stored outputs must be
 //! equal, and B's outputs must agree with ONNX Runtime's for B's source model (rebuilt from the
-//! capture-set table, `vendor::capture_sets`) within the qualification's tolerance per stored
+//! capture-set table, `simulator::capture_sets`) within the qualification's tolerance per stored
 //! type. A replay that reproduces B's bytes but computes something else is caught here.
 
 use super::capture_sets::{SETS, changed};

@@ -2,7 +2,7 @@
 //! project's lowering, a run of the compiled NBG on the simulator and a run of the model on the
 //! CPU oracle (ONNX Runtime) on the same inputs, every output compared within a tolerance stated
 //! per stored type. The record names the signature, the driver pin (SHA-256 of
-//! `vendor/sdk.json`), the target and the NBG's SHA-256: the hybrid policy approves a signature
+//! `simulator/sdk.json`), the target and the NBG's SHA-256: the hybrid policy approves a signature
 //! only beside a passing record for the same three (`onnx::policy`).
 
 use super::convert::Storage;
@@ -116,7 +116,7 @@ pub enum Verdict {
 /// The driver a record was made with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DriverPin {
-    /// SHA-256 of `vendor/sdk.json`.
+    /// SHA-256 of `simulator/sdk.json`.
     pub pin_sha256: String,
     /// The wheel it names.
     pub wheel: String,

@@ -1,7 +1,7 @@
 //! The few OpenVX 1.3 entry points, structures and values the driver child calls, declared from
 //! the public Khronos OpenVX 1.3 and neural-network extension specifications and the Vivante
 //! extension headers the SDK ships (facts: signatures, layouts, enum values), and loaded from
-//! `libOpenVX.so` at run time with `libloading`. Only the driver child (`vendor::driver`) uses
+//! `libOpenVX.so` at run time with `libloading`. Only the driver child (`simulator::driver`) uses
 //! them; layouts were checked with `offsetof`/`sizeof` against the SDK's headers (the notebook).
 
 #![allow(non_camel_case_types)]

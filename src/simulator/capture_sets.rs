@@ -1,5 +1,5 @@
 //! `differentials/serializer/`: capture sets the vendor's serializer wrote from the project's
-//! own tiny models (`vendor::models`), one source quantity changed per B, for the mapping
+//! own tiny models (`simulator::models`), one source quantity changed per B, for the mapping
 //! registry to prove or refute where each quantity lands. A set whose B also changes a second,
 //! undeclared quantity is a refuting control. The table below is the whole definition: model,
 //! the changes B makes (the first is declared), and the two targets (an NN-engine part and a
@@ -39,7 +39,7 @@ pub enum Change {
 pub struct Set {
     /// Name before the `-PID` suffix.
     pub name: &'static str,
-    /// The model's name in `vendor::models`.
+    /// The model's name in `simulator::models`.
     pub model: &'static str,
     /// What B changes; the first is declared in `differential.json`, any further change is
     /// undeclared (the set then refutes the first's mapping).
@@ -445,8 +445,8 @@ fn notice(sdk: &Sdk, built: &[Built]) -> String {
         "# differentials/serializer: capture sets written by the vendor's serializer\n\n\
          Every `A1.nb`, `A2.nb` and `B.nb` here was written by VeriSilicon's x86-64 OpenVX \
          simulator driver from the PyPI wheel {} (build {}), `VIV_VX_ENABLE_SAVE_NETWORK_BINARY`, \
-         from the project's own tiny models (`src/vendor/models.rs`) and the changes of \
-         `src/vendor/capture_sets.rs`, for these configurations:\n\n",
+         from the project's own tiny models (`src/simulator/models.rs`) and the changes of \
+         `src/simulator/capture_sets.rs`, for these configurations:\n\n",
         sdk.wheel, sdk.build
     );
     for c in configs {
