@@ -138,6 +138,30 @@ impl Part {
     pub fn get(&self, raw: u64) -> u64 {
         (raw >> self.shift) & self.mask()
     }
+
+    /// The part's value as `T` (a part of at most `T`'s width; a wider value saturates to
+    /// `T::MAX`, which the record's layout checks rule out).
+    pub fn get_as<T: TryFrom<u64> + Bounded>(&self, raw: u64) -> T {
+        T::try_from(self.get(raw)).unwrap_or(T::MAX)
+    }
+}
+
+/// An unsigned integer type's largest value, for `Part::get_as`.
+pub trait Bounded {
+    /// The largest value.
+    const MAX: Self;
+}
+
+impl Bounded for u8 {
+    const MAX: u8 = u8::MAX;
+}
+
+impl Bounded for u16 {
+    const MAX: u16 = u16::MAX;
+}
+
+impl Bounded for u32 {
+    const MAX: u32 = u32::MAX;
 }
 
 /// One field of a record.

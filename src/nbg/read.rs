@@ -230,6 +230,13 @@ impl<'data> Data<'data> {
     }
 }
 
+/// A file offset or length as an index into the bytes: every one the parser hands out is
+/// bounded by the file it read, so it fits; one that does not saturates, and the access through
+/// `get` that follows finds nothing.
+pub fn index(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
 /// Little-endian u32 at `offset` of a buffer nobody has checked, when it holds one (a header
 /// word of a file nbg may refuse).
 pub fn le32_at(bytes: &[u8], offset: usize) -> Option<u32> {

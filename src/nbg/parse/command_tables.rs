@@ -130,7 +130,7 @@ fn decode_entries(
                     if c.opcode == commands::LOAD_STATE {
                         out.load_states += 1;
                         out.state_values += c.values.len() as u64;
-                        states.extend((0..c.values.len() as u32).map(|k| c.address + k));
+                        states.extend((0u32..).take(c.values.len()).map(|k| c.address + k));
                     }
                 }
                 out.decoded.push((i as u64, start, list));

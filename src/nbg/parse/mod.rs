@@ -1,6 +1,9 @@
 //! Strict parsers for the NBG families. `parse` dispatches on magic and version; each family
 //! borrows the file bytes and returns a complete description or the first `Failure`.
 
+// Every value read from a file is converted with a check: no narrowing `as` here.
+#![deny(clippy::cast_possible_truncation)]
+
 pub mod command_tables;
 pub mod invariants;
 pub mod patch_targets;
@@ -286,7 +289,7 @@ impl IoLayout {
 
     /// Most dimensions the record holds.
     pub fn max_dims(&self) -> u32 {
-        (self.dims.width / 4) as u32
+        u32::try_from(self.dims.width / 4).unwrap_or(u32::MAX)
     }
 }
 
@@ -378,8 +381,9 @@ pub fn decode_io(
         data_type,
         data_type_name: data_type::name(data_type),
         quantization: Quantization::new(quant_format, raw, layout.quant),
-        element_count: element_count as u64,
-        storage_bytes: storage.map(|s| s as u64),
+        // Both are at most MAX_TENSOR_STORAGE (checked above).
+        element_count: u64::try_from(element_count).unwrap_or(u64::MAX),
+        storage_bytes: storage.map(|s| u64::try_from(s).unwrap_or(u64::MAX)),
     })
 }
 
@@ -437,7 +441,8 @@ pub(crate) fn fingerprint_ranges(
             };
         }
     };
-    let slice = |&(s, e): &(u64, u64)| &bytes[s as usize..e as usize];
+    use crate::nbg::read::index;
+    let slice = |&(s, e): &(u64, u64)| bytes.get(index(s)..index(e)).unwrap_or_default();
     if !opts.fingerprints {
         return crc_fingerprints(data.flip(), bytes, full, crc_only);
     }
@@ -484,8 +489,10 @@ fn crc_fingerprints(
     if let Some(flip) = flip {
         return with(&|&(s, e)| flip.range(s, e));
     }
-    let direct =
-        |&(s, e): &(u64, u64)| crate::nbg::fingerprint::crc32(&bytes[s as usize..e as usize]);
+    use crate::nbg::read::index;
+    let direct = |&(s, e): &(u64, u64)| {
+        crate::nbg::fingerprint::crc32(bytes.get(index(s)..index(e)).unwrap_or_default())
+    };
     let cuts = full
         .iter()
         .chain(crc_only)

@@ -360,7 +360,11 @@ fn init_commands(cx: &Context<'_>, h: &HwInitOperation) -> Result<(u64, Record),
     };
     let size = match starts.get(1) {
         Some(&(_, _, next)) => u64::from((next & !0x3f).wrapping_sub(value & !0x3f)),
-        None => cx.icd.entries.get(e as usize).map_or(0, |&[_, size]| size),
+        None => cx
+            .icd
+            .entries
+            .get(crate::nbg::read::index(e))
+            .map_or(0, |&[_, size]| size),
     };
     layouts
         .iter()
@@ -379,7 +383,8 @@ fn state_value(b: &Buffers<'_>, entry: u64, dest: u32) -> Option<(u32, u32)> {
             && dest < c.at + 4 + 4 * c.values.len() as u64
     })?;
     let k = (dest - c.at - 4) / 4;
-    (dest % 4 == 0).then(|| (c.address + k as u32, c.values[k as usize]))
+    let value = *c.values.get(crate::nbg::read::index(k))?;
+    (dest % 4 == 0).then(|| (c.address + u32::try_from(k).unwrap_or(u32::MAX), value))
 }
 
 /// A state value of buffer `entry` of `b` at byte `dest`.
@@ -584,7 +589,7 @@ fn hw_init_field(cx: &Context<'_>, h: &HwInitOperation, p: &Patch) -> Named {
             let &[_, size] = cx
                 .icd
                 .entries
-                .get(e as usize)
+                .get(crate::nbg::read::index(e))
                 .ok_or("its command index names no ICD entry")?;
             let dest = u64::from(p.dest_offset);
             let len = record.size as u64;
@@ -601,7 +606,8 @@ fn hw_init_field(cx: &Context<'_>, h: &HwInitOperation, p: &Patch) -> Named {
                 record,
                 count: 1,
             };
-            let (_, field) = command_field(Some(one), 0, (dest % len) as u32)?;
+            let at = u32::try_from(dest % len).map_err(|_| "the destination is beyond 4 GiB")?;
+            let (_, field) = command_field(Some(one), 0, at)?;
             let field = field.trim_start_matches('.');
             Ok((
                 format!("{}[{e}].{engine}[{}].{field}", cx.icd.label, dest / len),

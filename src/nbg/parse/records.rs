@@ -55,7 +55,7 @@ impl Slice<'_> {
     fn records(&self) -> impl ExactSizeIterator<Item = (usize, u64, &[u8])> {
         let size = self.record_size;
         self.bytes
-            .chunks_exact(size as usize)
+            .chunks_exact(crate::nbg::read::index(size))
             .enumerate()
             .map(move |(i, r)| (i, self.offset + i as u64 * size, r))
     }
@@ -316,7 +316,7 @@ pub struct Patch {
 fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
     // Counted by number, named once per kind: a patch table has thousands of records.
     let mut by_kind: BTreeMap<u32, u64> = BTreeMap::new();
-    let mut records = Vec::with_capacity(p.count() as usize);
+    let mut records = Vec::with_capacity(crate::nbg::read::index(p.count()));
     let layout = patch_layout(p.record_size, p.offset)?;
     let wide = layout.size == fp::SIZE;
     for (_, offset, r) in p.records() {
@@ -412,8 +412,8 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 state_id: v.u32(&fo::state_id),
                 patch_index: v.u32(&fo::patch_index),
                 patch_count: v.u32(&fo::patch_count),
-                preempt: word.map(|w| preempt.get(w) as u32),
-                abs_share_id: word.map(|w| abs_share_id.get(w) as u32),
+                preempt: word.map(|w| preempt.get_as(w)),
+                abs_share_id: word.map(|w| abs_share_id.get_as(w)),
                 abs_op_id: v.opt_u32(&fo::abs_op_id),
                 command_bytes: None,
                 instruction_bytes: None,

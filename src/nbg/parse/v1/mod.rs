@@ -55,7 +55,13 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let entry_count = f::entry_count(version);
     let fixed_end = entries_offset + 8 * entry_count as u64;
     let fixed = &*data.slice(0, fixed_end, "the v1 fixed part")?;
-    let v = super::view(&fx::RECORD, &fixed[..entries_offset as usize], 0)?;
+    let v = super::view(
+        &fx::RECORD,
+        fixed
+            .get(..crate::nbg::read::index(entries_offset))
+            .unwrap_or_default(),
+        0,
+    )?;
     let Some((network_name, network_name_trailing_bytes)) = fixed_name(v.bytes(&fx::network_name))
     else {
         return fail(
@@ -99,7 +105,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let mut tables: Vec<Table> = (0..entry_count)
         .map(|k| {
             let spec = f::ENTRIES[k];
-            let at = entries_offset as usize + fm::v1_entry::SIZE * k;
+            let at = crate::nbg::read::index(entries_offset) + fm::v1_entry::SIZE * k;
             let e = super::view(
                 &fm::v1_entry::RECORD,
                 &fixed[at..at + fm::v1_entry::SIZE],
@@ -110,7 +116,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             Ok(Table {
                 index: k,
                 name: spec.name,
-                section_type: k as u32 + 1,
+                section_type: u32::try_from(k + 1).unwrap_or(u32::MAX),
                 evidence: spec.evidence.as_str(),
                 entry_offset: at as u64,
                 offset: u64::from(e.u32(&fm::v1_entry::offset)),

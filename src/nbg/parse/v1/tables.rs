@@ -8,7 +8,7 @@ pub(super) fn feature_database(v: &fm::View<'_>) -> FeatureDatabase {
     let bits: std::collections::BTreeMap<&'static str, u32> = fx::feature_bits
         .parts
         .iter()
-        .map(|p| (p.name, p.get(u64::from(raw)) as u32))
+        .map(|p| (p.name, p.get_as(u64::from(raw))))
         .collect();
     let core = v.uint(&fx::core_fields);
     let [
@@ -18,7 +18,7 @@ pub(super) fn feature_database(v: &fm::View<'_>) -> FeatureDatabase {
         cluster_id_width,
         nn_core_count,
         tp_core_count,
-    ] = [0, 1, 2, 3, 4, 5].map(|i| fx::core_fields.parts[i].get(core) as u8);
+    ] = [0, 1, 2, 3, 4, 5].map(|i| fx::core_fields.parts[i].get_as(core));
     FeatureDatabase {
         offset: f::FEATURE_DB as u64,
         raw_bits: raw,
@@ -32,7 +32,7 @@ pub(super) fn feature_database(v: &fm::View<'_>) -> FeatureDatabase {
         cluster_id_width,
         nn_core_count,
         tp_core_count,
-        core_reserved: fx::core_fields.parts[6].get(core) as u16,
+        core_reserved: fx::core_fields.parts[6].get_as(core),
         nbg_crc_sum: v.u32(&fx::nbg_crc_sum),
         vip_sram_width: v.u32(&fx::vip_sram_width),
         vsi_reserved: Reserved::of(v.bytes(&fx::vsi_reserved)),

@@ -393,7 +393,7 @@ fn decode_header(h: &[u8]) -> Result<Header, Failure> {
     let low = v.u32(&fh::total_size_low);
     let high = v.u32(&fh::total_size_high);
     let class_word = v.uint(&fh::class_word);
-    let [class, reserved1] = [0, 1].map(|i| fh::class_word.parts[i].get(class_word) as u32);
+    let [class, reserved1] = [0, 1].map(|i| fh::class_word.parts[i].get_as(class_word));
     let target = v.u32(&fh::target);
     let crc = v.u32(&fh::crc_sum);
     Ok(Header {

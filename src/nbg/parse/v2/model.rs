@@ -220,7 +220,7 @@ pub struct Attribute {
 
 impl Attribute {
     pub(super) fn new(raw: u32) -> Self {
-        let [ppu, nn, tp, dma, reserved] = ATTRIBUTE_PARTS.map(|p| p.get(u64::from(raw)) as u32);
+        let [ppu, nn, tp, dma, reserved] = ATTRIBUTE_PARTS.map(|p| p.get_as(u64::from(raw)));
         Attribute {
             raw,
             change_ppu_param: ppu != 0,
@@ -393,7 +393,10 @@ impl<'data> NbgV2<'data> {
 
     /// The payload bytes of `s` (a section of this graph parsed from memory).
     pub fn payload(&self, s: &Section) -> &'data [u8] {
-        &self.bytes[s.offset as usize..s.end() as usize]
+        use crate::nbg::read::index;
+        self.bytes
+            .get(index(s.offset)..index(s.end()))
+            .unwrap_or_default()
     }
 }
 

@@ -132,7 +132,7 @@ pub(super) fn verify_section_checksums(
     let mut out: Vec<SectionChecksum> = Vec::with_capacity(sections.len());
     data.visit(s.offset, s.end(), f::CHECKSUM_RECORD_SIZE, |at, piece| {
         for (j, r) in piece
-            .chunks_exact(f::CHECKSUM_RECORD_SIZE as usize)
+            .chunks_exact(crate::nbg::read::index(f::CHECKSUM_RECORD_SIZE))
             .enumerate()
         {
             let offset = at + j as u64 * f::CHECKSUM_RECORD_SIZE;
@@ -300,7 +300,7 @@ pub(super) fn decode_dynaio(
         f::DYNAIO_RECORD_SIZE,
         |start, piece| {
             for (j, r) in piece
-                .chunks_exact(f::DYNAIO_RECORD_SIZE as usize)
+                .chunks_exact(crate::nbg::read::index(f::DYNAIO_RECORD_SIZE))
                 .enumerate()
             {
                 let at = start + j as u64 * f::DYNAIO_RECORD_SIZE;
@@ -408,7 +408,10 @@ pub(super) fn decode_index_tables(
             .map_or(0, |t| t.size);
         let mut entries = Vec::new();
         data.visit(s.offset, s.end(), record, |start, piece| {
-            for (j, r) in piece.chunks_exact(record as usize).enumerate() {
+            for (j, r) in piece
+                .chunks_exact(crate::nbg::read::index(record))
+                .enumerate()
+            {
                 let at = start + j as u64 * record;
                 let e = [u64::from(le32(r, 0)), u64::from(le32(r, 4))];
                 // An empty entry points at no byte; only a non-empty one can leave its data.
