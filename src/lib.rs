@@ -3,7 +3,10 @@
 
 pub mod canonical;
 pub mod contain;
+pub mod digest;
 pub mod evidence;
+pub mod exit;
+pub mod files;
 pub mod lab;
 pub mod nbg;
 #[cfg(feature = "onnx")]

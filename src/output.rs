@@ -8,7 +8,7 @@
 //! every output of the run is complete; on any failure the staged files are removed and nothing
 //! new remains. Messages name the paths the user gave.
 
-use crate::nbg::files::InputError;
+use crate::files::InputError;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -112,7 +112,7 @@ impl Outputs {
             self.plan(path)?;
         }
         let mut tmp =
-            crate::nbg::files::partial_file(parent(path)).map_err(|e| InputError::io(path, e))?;
+            crate::files::partial_file(parent(path)).map_err(|e| InputError::io(path, e))?;
         let mut buffered = std::io::BufWriter::new(tmp.as_file_mut());
         write(&mut buffered)
             .and_then(|_| buffered.flush())

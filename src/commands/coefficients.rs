@@ -30,7 +30,7 @@ pub struct Args {
 pub fn exec(args: Args) -> ExitCode {
     let name = args.file.display().to_string();
     // The buffers are read from memory: the whole file (a regular file, never a symlink).
-    let bytes = match nbg_lab::nbg::files::read_regular(&args.file) {
+    let bytes = match nbg_lab::files::read_regular(&args.file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -43,7 +43,7 @@ pub fn exec(args: Args) -> ExitCode {
     #[cfg(feature = "onnx")]
     if let Some(out) = &args.output {
         let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(buffers));
-        if let Err(e) = nbg_lab::nbg::files::write_atomic(out, &npz, true) {
+        if let Err(e) = nbg_lab::files::write_atomic(out, &npz, true) {
             return usage_error(e);
         }
     }

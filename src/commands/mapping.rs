@@ -1,8 +1,8 @@
 //! `nbg mapping check|promote|fields`: field mappings as evidence.
 
 use super::{failed, print, print_json};
+use nbg_lab::digest::Hash256;
 use nbg_lab::lab::mapping::{self, Promoted, Stop};
-use nbg_lab::nbg::fingerprint::Hash256;
 use nbg_lab::report;
 use nbg_lab::simulator::mapping_run::{RunCheck, RunOutcome};
 use std::path::PathBuf;

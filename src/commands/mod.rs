@@ -31,13 +31,13 @@ pub mod vendor;
 pub mod verify_generated;
 
 use nbg_lab::Failure;
-use nbg_lab::lab::Exit;
+use nbg_lab::exit::Exit;
 use nbg_lab::output::Outputs;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-// Every ending maps to an exit status through `nbg_lab::lab::Exit` (`From<Exit> for
+// Every ending maps to an exit status through `nbg_lab::exit::Exit` (`From<Exit> for
 // ExitCode`): the helpers below and each error's `exit_status()` name the kind, never a number.
 
 /// Exit status 1: an invalid NBG, a refused model or a failed check.

@@ -1,7 +1,7 @@
 //! `nbg onnx audit|run|crosscheck|verify-fixtures` (and the hidden `engine-child`).
 
 use super::{failed, plan_outputs, print, print_json, status, usage_error};
-use nbg_lab::nbg::files::write_atomic;
+use nbg_lab::files::write_atomic;
 use nbg_lab::onnx::run::{Engine, Mode};
 use nbg_lab::onnx::{audit, crosscheck, fixtures, npz, policy, run};
 use nbg_lab::report::{self, json};
@@ -270,7 +270,7 @@ fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
     };
     let mut sets = Vec::with_capacity(args.inputs.len());
     for p in args.inputs {
-        let archive = match nbg_lab::nbg::files::read_regular(p) {
+        let archive = match nbg_lab::files::read_regular(p) {
             Ok(b) => b,
             Err(e) => return usage_error(e),
         };
@@ -408,8 +408,7 @@ fn prepared(
     target: Option<&str>,
 ) -> Result<(Vec<u8>, audit::Audit, audit::Limits, Vec<npz::Tensor>), Stop> {
     let (bytes, a, limits) = admitted_on(model, policy_path, target)?;
-    let archive =
-        nbg_lab::nbg::files::read_regular(input).map_err(|e| Stop::Usage(usage_error(e)))?;
+    let archive = nbg_lab::files::read_regular(input).map_err(|e| Stop::Usage(usage_error(e)))?;
     let tensors =
         npz::read_inputs(&archive, &a.inputs, limits.tensor_bytes).map_err(Stop::Refused)?;
     Ok((bytes, a, limits, tensors))

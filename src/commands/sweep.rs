@@ -2,7 +2,7 @@
 //! [--target T] [--stride N]` the same flips judged by the vendor's loader too.
 
 use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
-use nbg_lab::nbg::files::read_regular;
+use nbg_lab::files::read_regular;
 use nbg_lab::progress;
 use nbg_lab::report::{json, svg, text};
 use std::path::PathBuf;

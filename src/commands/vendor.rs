@@ -231,7 +231,7 @@ fn targets(file: Option<&Path>, json: bool) -> ExitCode {
     };
     let selected = match file {
         Some(f) => {
-            let bytes = match nbg_lab::nbg::files::read_regular(f) {
+            let bytes = match nbg_lab::files::read_regular(f) {
                 Ok(b) => b,
                 Err(e) => return usage_error(e),
             };
@@ -283,7 +283,7 @@ fn compile(
         Ok(o) => o,
         Err(code) => return code,
     };
-    let bytes = match nbg_lab::nbg::files::read_regular(model) {
+    let bytes = match nbg_lab::files::read_regular(model) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -327,7 +327,7 @@ fn compile(
 }
 
 fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) -> ExitCode {
-    let read = |p: &Path| nbg_lab::nbg::files::read_regular(p);
+    let read = |p: &Path| nbg_lab::files::read_regular(p);
     let (ma, mb) = match (read(a), read(b)) {
         (Ok(x), Ok(y)) => (x, y),
         (Err(e), _) | (_, Err(e)) => return usage_error(e),
@@ -438,7 +438,7 @@ fn run(
         Ok(o) => o,
         Err(code) => return code,
     };
-    let read = |p: &Path| nbg_lab::nbg::files::read_regular(p);
+    let read = |p: &Path| nbg_lab::files::read_regular(p);
     let (bytes, archive) = match (read(file), read(input)) {
         (Ok(b), Ok(a)) => (b, a),
         (Err(e), _) | (_, Err(e)) => return usage_error(e),
@@ -510,7 +510,7 @@ fn run(
 }
 
 fn load(file: &Path, target: Option<&str>, from_file: bool, json: bool) -> ExitCode {
-    let bytes = match nbg_lab::nbg::files::read_regular(file) {
+    let bytes = match nbg_lab::files::read_regular(file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -686,9 +686,7 @@ fn models(out: &Path) -> ExitCode {
     };
     for (name, _, bytes) in simulator::models::all() {
         let path = out.join(format!("{name}.onnx"));
-        if let Err(e) =
-            nbg_lab::nbg::files::write_atomic_with(&path, false, |w| w.write_all(&bytes))
-        {
+        if let Err(e) = nbg_lab::files::write_atomic_with(&path, false, |w| w.write_all(&bytes)) {
             return usage_error(e);
         }
     }
@@ -714,7 +712,7 @@ pub fn sweep(
         Ok(o) => o,
         Err(code) => return code,
     };
-    let bytes = match nbg_lab::nbg::files::read_regular(file) {
+    let bytes = match nbg_lab::files::read_regular(file) {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
@@ -842,7 +840,7 @@ fn compat(files: &[PathBuf], targets: &[String], versions: &[String], json: bool
     }
     let mut loaded = Vec::new();
     for f in files {
-        match nbg_lab::nbg::files::read_regular(f) {
+        match nbg_lab::files::read_regular(f) {
             Ok(b) => loaded.push((f.display().to_string(), b)),
             Err(e) => return usage_error(e),
         }

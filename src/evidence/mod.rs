@@ -5,13 +5,13 @@
 //! Every evidence file is canonical JSON (sorted keys, two-space indent, trailing newline, no
 //! timestamps, no absolute paths), so a rebuild can be compared byte for byte.
 
-use crate::lab::Exit;
+use crate::exit::Exit;
+use crate::files::InputError;
 use crate::lab::corpus::ConfigError;
 use crate::lab::differential::{CaptureError, LoadError};
 use crate::lab::mapping::{CaptureFailure, MappingError};
 use crate::nbg::failure::Failure;
 use crate::nbg::fieldmap::Family;
-use crate::nbg::files::InputError;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::parse;
 use crate::report::ReportError;
@@ -57,7 +57,7 @@ pub fn image_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let mut out = Vec::new();
     for name in control_names(root)? {
         let file = root.join("controls").join(&name);
-        let bytes = crate::nbg::files::read_regular(&file)?;
+        let bytes = crate::files::read_regular(&file)?;
         let doc = match image_document(&bytes) {
             Ok(d) => d,
             Err(failure) => return Err(EvidenceError::Control { name, failure }),
@@ -205,7 +205,7 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let all: Vec<&mapping::Mapping> = registry.mappings.iter().collect();
     let rows = mapping::check_all(&all, &captures)?;
     let text = registry.canonical();
-    let sha = crate::nbg::fingerprint::Hash256::of(text.as_bytes());
+    let sha = crate::digest::Hash256::of(text.as_bytes());
     // The grouped sets (the vendor serializer's) are checked against every mapping too, but
     // only the rows that apply are kept: most pairs are another target's or kind's.
     let (grouped, top): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.capture.contains('/'));
@@ -535,7 +535,7 @@ pub fn write_all(root: &Path) -> Result<usize, EvidenceError> {
                 source,
             })?;
         }
-        crate::nbg::files::write_atomic(&path, g.text.as_bytes(), true)?;
+        crate::files::write_atomic(&path, g.text.as_bytes(), true)?;
     }
     Ok(generated.len())
 }
@@ -557,7 +557,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     let policy = policy::load(&root.join(policy::DEFAULT_POLICY)).map_err(refused("policy"))?;
     let limits = audit::Limits::default();
     let dir = root.join(fixtures::DIR);
-    let read = |name: &str| crate::nbg::files::read_regular(&dir.join(name));
+    let read = |name: &str| crate::files::read_regular(&dir.join(name));
     let mut out = Vec::new();
     for (file, stem) in [
         ("spectral_mask_conv.onnx", "spectral-mask"),

@@ -119,12 +119,7 @@ fn board_files(root: &Path) -> Outcome {
     let files: Vec<(String, Vec<u8>)> = corpus
         .entries
         .iter()
-        .map(|e| {
-            Ok((
-                e.path.clone(),
-                crate::nbg::files::read_regular(&e.full_path)?,
-            ))
-        })
+        .map(|e| Ok((e.path.clone(), crate::files::read_regular(&e.full_path)?)))
         .collect::<Result<_, EvidenceError>>()?;
     let mut rows = Vec::new();
     for (i, (name, bytes)) in files.iter().enumerate() {
@@ -193,7 +188,7 @@ fn roundtrip_controls(root: &Path) -> Outcome {
     for config in CONTROL_CONFIGS {
         let corpus = crate::lab::corpus::load(&root.join(config))?;
         for e in &corpus.entries {
-            let bytes = crate::nbg::files::read_regular(&e.full_path)?;
+            let bytes = crate::files::read_regular(&e.full_path)?;
             let detail = match parse(&bytes).and_then(|g| NbgImage::new(&g)) {
                 Err(f) => Err(format!("{} at 0x{:x}", f.code, f.offset)),
                 Ok(image) => match image.reconstruction() {

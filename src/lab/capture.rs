@@ -1,8 +1,8 @@
 //! Capture sets on disk: their files, spec and source quantities, read (`load`) and written
 //! (what `nbg synth-differential` and `nbg vendor capture` write).
 
-use crate::lab::Exit;
-use crate::nbg::files::{InputError, read_regular, write_atomic};
+use crate::exit::Exit;
+use crate::files::{InputError, read_regular, write_atomic};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -158,7 +158,7 @@ pub fn load(dir: &Path) -> Result<CaptureSet, LoadError> {
     }
     let spec_path = dir.join("differential.json");
     let mut json = Vec::new();
-    crate::nbg::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
+    crate::files::read_regular_limited(&spec_path, &mut json, MAX_SPEC_BYTES + 1)?;
     if json.len() as u64 > MAX_SPEC_BYTES {
         return Err(LoadError::SpecTooLarge(spec_path));
     }

@@ -5,11 +5,11 @@
 //! with its failure code and never extracted. The image is scanned in fixed chunks and each
 //! candidate streamed, so memory stays constant whatever the image size.
 
+use crate::digest::Hash256;
+use crate::files::{InputError, open_regular};
 use crate::nbg::failure::{Code, Failure};
 use crate::nbg::family::NbgFamily as _;
 use crate::nbg::fieldmap::v2_header;
-use crate::nbg::files::{InputError, open_regular};
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::format::v1 as f1;
 use crate::nbg::parse::Options;
 use crate::nbg::read::le32;

@@ -9,10 +9,10 @@
 //! keys and duplicate files are errors; paths must stay inside their root, with no absolute
 //! paths, no `..`, no symlink at any component and only regular files.
 
-use super::Exit;
-use crate::nbg::files::InputError;
-pub use crate::nbg::files::{PathError, resolve};
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
+use crate::exit::Exit;
+use crate::files::InputError;
+pub use crate::files::{PathError, resolve};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -195,7 +195,7 @@ pub struct Corpus {
 /// Load and check a config of either schema.
 pub fn load(config: &Path) -> Result<Corpus, ConfigError> {
     let mut bytes = Vec::new();
-    crate::nbg::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)?;
+    crate::files::read_regular_limited(config, &mut bytes, MAX_CONFIG_BYTES + 1)?;
     if bytes.len() as u64 > MAX_CONFIG_BYTES {
         return Err(ConfigError::TooLarge {
             config: config.display().to_string(),
@@ -350,7 +350,7 @@ pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), InputEr
                 source: e.into_io(),
             })?;
         let mut digest = (Hash256::default(), 0);
-        crate::nbg::files::write_atomic_with(&out.join(&name), false, |w| {
+        crate::files::write_atomic_with(&out.join(&name), false, |w| {
             let mut hashed = crate::nbg::fingerprint::HashingWriter::new(w);
             layout
                 .write(&mut hashed, Some(&generated))
@@ -367,7 +367,7 @@ pub fn write_synthetic(out: &Path, files: u32, bytes: u64) -> Result<(), InputEr
         }));
     }
     let config = serde_json::json!({ "schema": OWN_SCHEMA, "files": entries });
-    crate::nbg::files::write_atomic(
+    crate::files::write_atomic(
         &out.join("corpus.json"),
         crate::canonical::canonical(&config).as_bytes(),
         false,

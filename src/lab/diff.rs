@@ -658,9 +658,9 @@ pub enum DiffError {
 
 impl DiffError {
     /// Two files that cannot be compared are a usage problem.
-    pub fn exit_status(&self) -> crate::lab::Exit {
+    pub fn exit_status(&self) -> crate::exit::Exit {
         match self {
-            DiffError::FamilyMismatch { .. } => crate::lab::Exit::Usage,
+            DiffError::FamilyMismatch { .. } => crate::exit::Exit::Usage,
         }
     }
 }

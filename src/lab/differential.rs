@@ -16,7 +16,8 @@
 //!
 //! Nothing is ever written here; the caller may write the report.
 
-use super::Exit;
+use crate::digest::Hash256;
+use crate::exit::Exit;
 pub use crate::lab::capture::{
     A1_FILE, A2_FILE, B_FILE, CaptureSet, CaptureSpec, LoadError, SPEC_FILE, load,
 };
@@ -24,7 +25,6 @@ use crate::lab::diff::locate;
 use crate::lab::mapping::{Outcome, Registry, Target};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::image::{ChangedImage, NbgImage, OwnerClass};
 use crate::nbg::parse::{FileFacts, Graph, parse};
 use serde::Serialize;

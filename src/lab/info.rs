@@ -3,10 +3,10 @@
 //! (the byte-ownership ledger by content) and whether the CRC holds. Built from a parse with
 //! positioned reads and the ledger over file ranges, so a large file is streamed once.
 
+use crate::digest::Hash256;
+use crate::files::InputError;
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily as _;
-use crate::nbg::files::InputError;
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::format::{Content, section};
 use crate::nbg::image::{NbgImage, Origin, OwnerClass};
 use crate::nbg::parse::{Graph, IoRecord};

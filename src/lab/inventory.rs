@@ -6,11 +6,11 @@
 //! one field absent; it is then inserted.
 
 use crate::canonical::canonical;
+use crate::digest::Hash256;
+use crate::files::InputError;
 use crate::lab::corpus::{Corpus, Entry};
 use crate::nbg::failure::Code;
 use crate::nbg::family::NbgFamily;
-use crate::nbg::files::InputError;
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::parse::{Graph, Options};
 use crate::nbg::stream::{self, FileSource};
 use rayon::prelude::*;
@@ -499,9 +499,9 @@ pub enum InventoryError {
 
 impl InventoryError {
     /// A failed temporary file is an I/O problem.
-    pub fn exit_status(&self) -> crate::lab::Exit {
+    pub fn exit_status(&self) -> crate::exit::Exit {
         match self {
-            InventoryError::Temporary(_) => crate::lab::Exit::Usage,
+            InventoryError::Temporary(_) => crate::exit::Exit::Usage,
         }
     }
 }

@@ -7,12 +7,12 @@
 //! `tp`, `dyna_io`). The registry is a document with its own SHA-256, reported with every
 //! result, so a search can never broaden silently. A non-match is evidence, not an error.
 
-use super::Exit;
+use crate::digest::Hash256;
+use crate::exit::Exit;
 use crate::lab::kernel_match;
 use crate::lab::mapping::numeric::{f32_to_bf16, f32_to_f16};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::{Family, NbgFamily};
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::format::section;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Graph, parse};
@@ -195,7 +195,7 @@ pub enum LocateError {
     },
     /// The NBG file could not be read.
     #[error(transparent)]
-    NbgUnreadable(#[from] crate::nbg::files::InputError),
+    NbgUnreadable(#[from] crate::files::InputError),
     /// The ONNX audit refuses the model (its `ONNX_*` code).
     #[error("{}: {}", .0.code, .0.message)]
     Model(crate::onnx::refusal::Refusal),
@@ -696,8 +696,8 @@ pub fn locate_files(
     nbg: &std::path::Path,
 ) -> Result<serde_json::Value, LocateError> {
     if model.extension().is_some_and(|e| e == "npz") {
-        let a = crate::nbg::files::read_regular(model)?;
-        let n = crate::nbg::files::read_regular(nbg)?;
+        let a = crate::files::read_regular(model)?;
+        let n = crate::files::read_regular(nbg)?;
         return locate_npz(&a, &n);
     }
     let m =
@@ -705,7 +705,7 @@ pub fn locate_files(
             model: model.to_path_buf(),
             refusal: r.0,
         })?;
-    let n = crate::nbg::files::read_regular(nbg)?;
+    let n = crate::files::read_regular(nbg)?;
     locate(&m, &n)
 }
 

@@ -10,7 +10,6 @@ pub mod crc_rules;
 pub mod failure;
 pub mod family;
 pub mod fieldmap;
-pub mod files;
 pub mod fingerprint;
 pub mod format;
 pub mod holds;

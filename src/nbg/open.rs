@@ -1,8 +1,8 @@
 //! Parsing a file on disk: the parser reads its structure with positioned reads and `stream`
 //! streams the payload once. Above both `parse` and `stream`, so neither imports the other back.
 
+use crate::files::InputError;
 use crate::nbg::failure::Failure;
-use crate::nbg::files::InputError;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Graph, Options};
 use crate::nbg::read::Data;

@@ -282,6 +282,6 @@ impl NameTail {
 
 impl serde::Serialize for NameTail {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&crate::nbg::fingerprint::hex(&self.0))
+        s.serialize_str(&crate::digest::hex(&self.0))
     }
 }

@@ -11,8 +11,9 @@
 //! SHA-NI latency and both cores carry the same load. Memory is a few chunks per file, whatever
 //! the file size. Files under one chunk run on the calling thread, both hashes interleaved.
 
-use crate::nbg::files::{InputError, open_regular};
-use crate::nbg::fingerprint::{EDGE, Fingerprint, Hash256, count_bytes, interleave};
+use crate::digest::Hash256;
+use crate::files::{InputError, open_regular};
+use crate::nbg::fingerprint::{EDGE, Fingerprint, count_bytes, interleave};
 use crate::nbg::window::Window;
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::FileExt;

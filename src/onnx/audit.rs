@@ -10,7 +10,7 @@ use super::proto::{self, AttributeProto, GraphProto, ModelProto, TensorProto, Va
 pub use super::refusal::{Refusal, RefusalCode};
 use super::signature;
 pub use super::types::{Classification, Device, Limits, MAX_TENSOR_BYTES, ValueType, value_type};
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use prost::Message;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -133,7 +133,7 @@ impl std::fmt::Display for Unreadable {
 /// Read at most `limit + 1` bytes of a regular file.
 pub fn read_model(path: &Path, limits: &Limits) -> Result<Vec<u8>, Unreadable> {
     let mut bytes = Vec::new();
-    crate::nbg::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
+    crate::files::read_regular_limited(path, &mut bytes, limits.model_bytes + 1)
         .map_err(|e| Unreadable(Refusal::new(RefusalCode::ModelUnreadable, e.to_string())))?;
     Ok(bytes)
 }

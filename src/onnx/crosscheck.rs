@@ -79,7 +79,7 @@ pub struct OutputDiff {
 #[derive(Clone, Debug, Serialize)]
 pub struct Crosscheck {
     /// SHA-256 of the model.
-    pub model_sha256: crate::nbg::fingerprint::Hash256,
+    pub model_sha256: crate::digest::Hash256,
     /// The tolerance applied.
     pub tolerance: Tolerance,
     /// The verdict.

@@ -5,7 +5,7 @@
 
 use super::npz::{self, Tensor};
 use super::proto::*;
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use prost::Message;
 use serde_json::json;
 
@@ -244,7 +244,7 @@ pub fn verify(root: &std::path::Path) -> Result<Vec<String>, Vec<String>> {
     ));
     let (mut ok, mut bad) = (Vec::new(), Vec::new());
     for (name, bytes) in files {
-        match crate::nbg::files::read_regular(&dir.join(&name)) {
+        match crate::files::read_regular(&dir.join(&name)) {
             Ok(committed) if committed == bytes => {
                 ok.push(format!("{name}: identical ({} bytes)", bytes.len()))
             }

@@ -15,6 +15,6 @@ pub const SCHEMAS_PATH: &str = "onnx/schemas.json";
 pub const DRIVER_PIN: &str = include_str!("../../simulator/sdk.json");
 
 /// SHA-256 of `DRIVER_PIN`.
-pub fn driver_pin_sha256() -> crate::nbg::fingerprint::Hash256 {
-    crate::nbg::fingerprint::Hash256::of(DRIVER_PIN.as_bytes())
+pub fn driver_pin_sha256() -> crate::digest::Hash256 {
+    crate::digest::Hash256::of(DRIVER_PIN.as_bytes())
 }

@@ -17,7 +17,7 @@
 //! not qualified, or names another signature, driver pin or target than its approval.
 
 use super::refusal::{Refusal, RefusalCode};
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use serde::Deserialize;
 use std::path::Path;
 
@@ -210,7 +210,7 @@ pub fn load_or_embedded(path: Option<&Path>) -> Result<Policy, Refusal> {
 
 /// Load and validate a policy file; a bad file is a refusal.
 pub fn load(path: &Path) -> Result<Policy, Refusal> {
-    let bytes = crate::nbg::files::read_regular(path).map_err(|e| invalid(e.to_string()))?;
+    let bytes = crate::files::read_regular(path).map_err(|e| invalid(e.to_string()))?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -222,8 +222,8 @@ pub fn load(path: &Path) -> Result<Policy, Refusal> {
 pub fn from_bytes(bytes: &[u8], dir: &Path) -> Result<Policy, Refusal> {
     check(bytes, |path| {
         let file =
-            crate::nbg::files::resolve(dir, path).map_err(|m| invalid(format!("{path:?}: {m}")))?;
-        crate::nbg::files::read_regular(&file).map_err(|e| invalid(e.to_string()))
+            crate::files::resolve(dir, path).map_err(|m| invalid(format!("{path:?}: {m}")))?;
+        crate::files::read_regular(&file).map_err(|e| invalid(e.to_string()))
     })
 }
 

@@ -111,10 +111,12 @@ refusal_codes! {
 impl RefusalCode {
     /// The CLI's exit status for a refusal with this code: 2 for a set-up or I/O problem
     /// (the model cannot be read, ONNX Runtime is missing), 1 for a verdict on the bytes.
-    pub fn exit_status(self) -> u8 {
+    pub fn exit_status(self) -> crate::exit::Exit {
         match self {
-            RefusalCode::ModelUnreadable | RefusalCode::CpuEngineMissing => 2,
-            _ => 1,
+            RefusalCode::ModelUnreadable | RefusalCode::CpuEngineMissing => {
+                crate::exit::Exit::Usage
+            }
+            _ => crate::exit::Exit::Failure,
         }
     }
 }

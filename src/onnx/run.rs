@@ -13,7 +13,7 @@ use super::audit::{Audit, Limits, Refusal, RefusalCode, ValueType};
 use super::error::OnnxError;
 use super::npz::{Tensor, TensorFacts};
 pub use super::types::Classification;
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use serde::Serialize;
 
 /// Pinned with `=` in Cargo.toml; a test checks the two agree.

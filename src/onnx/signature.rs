@@ -9,7 +9,7 @@
 
 use super::proto::{AttributeProto, GraphProto, ModelProto, SparseTensorProto, TensorProto};
 use super::types::value_type;
-use crate::nbg::fingerprint::{Hash256, hex};
+use crate::digest::{Hash256, hex};
 use prost::Message;
 use serde_json::{Value, json};
 

@@ -1,7 +1,7 @@
 //! Tensors at the run boundary: their element types, bytes and the facts evidence keeps.
 //! A leaf of the ONNX layer: the archive reader and the session types both take them.
 
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use serde::Serialize;
 
 /// Element types the boundary accepts (every numeric tensor type ONNX Runtime's CPU provider

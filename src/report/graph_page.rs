@@ -13,7 +13,7 @@ use crate::lab::sweep::VENDOR_CELLS;
 pub(super) fn read_vendor_sweep(path: &Path, bytes: &[u8]) -> Result<Value, ReportError> {
     let bad = |why: String| ReportError::VendorSweep(path.display().to_string(), why);
     let mut text = Vec::new();
-    crate::nbg::files::read_regular_limited(path, &mut text, MAX_VENDOR_SWEEP + 1)?;
+    crate::files::read_regular_limited(path, &mut text, MAX_VENDOR_SWEEP + 1)?;
     if text.len() as u64 > MAX_VENDOR_SWEEP {
         return Err(bad(format!("larger than {MAX_VENDOR_SWEEP} bytes")));
     }
@@ -21,7 +21,7 @@ pub(super) fn read_vendor_sweep(path: &Path, bytes: &[u8]) -> Result<Value, Repo
     if v["schema"] != "nbg-vendor-sweep/1" {
         return Err(bad("not an nbg-vendor-sweep/1 document".into()));
     }
-    let sha = crate::nbg::fingerprint::Hash256::of(bytes).hex();
+    let sha = crate::digest::Hash256::of(bytes).hex();
     if v["sha256"].as_str() != Some(sha.as_str()) {
         return Err(bad(format!(
             "a sweep of {}, not of this file ({sha})",

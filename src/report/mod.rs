@@ -30,12 +30,12 @@ pub mod text;
 #[cfg(feature = "onnx")]
 pub mod weights_npz;
 
-use crate::lab::Exit;
+use crate::exit::Exit;
+use crate::files::InputError;
 use crate::lab::diff::{DiffError, DiffReport, locate};
 use crate::lab::differential::{CaptureSet, LoadError};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
-use crate::nbg::files::InputError;
 use crate::nbg::image::{NbgImage, OwnerClass, ViewClass};
 use crate::nbg::parse::{Graph, parse};
 pub use capture_page::*;
@@ -143,7 +143,7 @@ impl Request {
                 sweep,
                 vendor_sweep,
             } => {
-                let bytes = crate::nbg::files::read_regular(file)?;
+                let bytes = crate::files::read_regular(file)?;
                 let vendor = match vendor_sweep {
                     Some(p) => Some(read_vendor_sweep(p, &bytes)?),
                     None => None,
@@ -152,8 +152,8 @@ impl Request {
                     .map_err(|f| ReportError::Invalid(file.display().to_string(), f))
             }
             Request::Pair { a, b } => {
-                let ba = crate::nbg::files::read_regular(a)?;
-                let bb = crate::nbg::files::read_regular(b)?;
+                let ba = crate::files::read_regular(a)?;
+                let bb = crate::files::read_regular(b)?;
                 pair_page(&display_name(a), &ba, &display_name(b), &bb, |which| {
                     if which == 0 { a } else { b }.display().to_string()
                 })

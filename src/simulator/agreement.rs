@@ -83,7 +83,7 @@ pub fn run(
     let mut rows = Vec::new();
     let mut by_config: BTreeMap<String, Vec<(usize, Vec<u8>)>> = BTreeMap::new();
     for (label, path) in files {
-        let bytes = crate::nbg::files::read_regular(path)?;
+        let bytes = crate::files::read_regular(path)?;
         let nbg = match crate::nbg::parse::parse(&bytes) {
             Ok(_) => "valid".to_string(),
             Err(f) => f.code.as_str().to_string(),

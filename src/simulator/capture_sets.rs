@@ -7,9 +7,9 @@
 
 use super::capture::{self, Difference};
 use super::{Compiled, Config, Sdk, VendorError};
+use crate::digest::Hash256;
 use crate::lab::differential::CaptureSpec;
 use crate::lab::mapping::Quantity;
-use crate::nbg::fingerprint::Hash256;
 use crate::onnx::proto::{ModelProto, data_type};
 use prost::Message as _;
 use serde_json::json;
@@ -467,14 +467,12 @@ pub fn write(root: &Path, files: &[(String, Vec<u8>)]) -> Result<usize, VendorEr
     for (path, bytes) in files {
         let p = dir.join(path);
         if let Some(parent) = p.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| {
-                crate::nbg::files::InputError::Io {
-                    path: parent.to_path_buf(),
-                    source,
-                }
+            std::fs::create_dir_all(parent).map_err(|source| crate::files::InputError::Io {
+                path: parent.to_path_buf(),
+                source,
             })?;
         }
-        crate::nbg::files::write_atomic(&p, bytes, true)?;
+        crate::files::write_atomic(&p, bytes, true)?;
     }
     Ok(files.len())
 }

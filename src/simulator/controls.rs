@@ -5,7 +5,7 @@
 //! file when the driver is installed and compares bytes.
 
 use super::{Config, Sdk, VendorError};
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -112,22 +112,20 @@ pub fn documents(sdk: &Sdk, built: &[(Control, super::Compiled)]) -> (Value, Val
 pub fn write(root: &Path, sdk: &Sdk, configs: &[Config]) -> Result<usize, VendorError> {
     let built = build(sdk, configs)?;
     let dir = root.join(DIR);
-    std::fs::create_dir_all(dir.join("models")).map_err(|source| {
-        crate::nbg::files::InputError::Io {
-            path: dir.join("models"),
-            source,
-        }
+    std::fs::create_dir_all(dir.join("models")).map_err(|source| crate::files::InputError::Io {
+        path: dir.join("models"),
+        source,
     })?;
     for (model, _, onnx) in super::models::all() {
-        crate::nbg::files::write_atomic(&dir.join(format!("models/{model}.onnx")), &onnx, true)?;
+        crate::files::write_atomic(&dir.join(format!("models/{model}.onnx")), &onnx, true)?;
     }
     for (c, x) in &built {
-        crate::nbg::files::write_atomic(&dir.join(&c.file), &x.nbg, true)?;
+        crate::files::write_atomic(&dir.join(&c.file), &x.nbg, true)?;
     }
     let (corpus, provenance) = documents(sdk, &built);
     for (name, doc) in [("corpus.json", corpus), ("serializer.json", provenance)] {
         let text = crate::canonical::canonical(&doc);
-        crate::nbg::files::write_atomic(&dir.join(name), text.as_bytes(), true)?;
+        crate::files::write_atomic(&dir.join(name), text.as_bytes(), true)?;
     }
     Ok(built.len())
 }

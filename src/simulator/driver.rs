@@ -190,7 +190,7 @@ pub fn child_main(result: &Path) -> std::process::ExitCode {
     if written {
         std::process::ExitCode::SUCCESS
     } else {
-        std::process::ExitCode::from(2)
+        crate::exit::Exit::Usage.into()
     }
 }
 

@@ -30,7 +30,7 @@ pub use driver::{Parameter, Response};
 pub use sdk::{Sdk, SdkError};
 pub use targets::Config;
 
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use serde::Serialize;
 
 /// Why a vendor command could not give its result.
@@ -69,7 +69,7 @@ pub enum VendorError {
     NoBinary,
     /// A file the command writes could not be written (exit 2).
     #[error(transparent)]
-    Write(#[from] crate::nbg::files::InputError),
+    Write(#[from] crate::files::InputError),
     /// nbg refuses the file a run was asked to load (exit 1).
     #[error("nbg refuses the file: {0}")]
     Invalid(crate::Failure),
@@ -86,13 +86,13 @@ pub enum VendorError {
 
 impl VendorError {
     /// The exit status: 2 for set-up and usage problems, 1 for a refusal or failure.
-    pub fn exit_status(&self) -> u8 {
+    pub fn exit_status(&self) -> crate::exit::Exit {
         match self {
             VendorError::Sdk(_)
             | VendorError::Target(_)
             | VendorError::Write(_)
-            | VendorError::InputMismatch(_) => 2,
-            _ => 1,
+            | VendorError::InputMismatch(_) => crate::exit::Exit::Usage,
+            _ => crate::exit::Exit::Failure,
         }
     }
 

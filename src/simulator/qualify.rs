@@ -8,7 +8,7 @@
 use super::convert::Storage;
 use super::run::{Prepared, RunVerdict};
 use super::{Config, Sdk, VendorError};
-use crate::nbg::fingerprint::Hash256;
+use crate::digest::Hash256;
 use crate::onnx::npz::{Dtype, Tensor};
 use crate::onnx::run::Factory;
 use serde::{Deserialize, Serialize};

@@ -10,8 +10,8 @@
 
 use super::convert::{Conversion, Storage};
 use super::{ChildFailure, Config, Limits, Parameter, Response, Sdk, VendorError, child, driver};
+use crate::digest::Hash256;
 use crate::nbg::family::NbgFamily as _;
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::parse::IoRecord;
 use crate::onnx::npz::{Dtype, Tensor};
 use serde::Serialize;

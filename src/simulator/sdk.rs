@@ -88,7 +88,7 @@ pub fn locate() -> Result<Sdk, SdkError> {
         path: lib.clone(),
         source,
     })?;
-    let found = crate::nbg::fingerprint::Hash256::of(&bytes).hex();
+    let found = crate::digest::Hash256::of(&bytes).hex();
     let p = pin();
     let pinned = p["libraries"]["lib/libOpenVX.so.1.3.0"]
         .as_str()

@@ -6,9 +6,9 @@
 //! accept (and the loader's crashes and hangs beside it).
 
 use super::{BatchVerdict, Config, Sdk, VendorError};
+use crate::digest::Hash256;
 use crate::nbg::crc_rules::CrcClass;
 use crate::nbg::family::NbgFamily as _;
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Options, parse, parse_with};
 use serde::Serialize;

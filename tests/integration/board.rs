@@ -326,7 +326,7 @@ fn carve_finds_every_embedded_control_and_nothing_else() {
             .collect();
         let expected: Vec<(u64, String)> = embedded
             .iter()
-            .map(|(at, b)| (*at, nbg_lab::nbg::fingerprint::Hash256::of(b).to_string()))
+            .map(|(at, b)| (*at, nbg_lab::digest::Hash256::of(b).to_string()))
             .collect();
         assert_eq!(found, expected, "seed {seed}");
         // Each extracted file is the control, byte for byte; nothing else was written.

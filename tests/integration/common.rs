@@ -153,7 +153,7 @@ fn pinned_files_in(dir: &Path, files_dir: &Path) -> Vec<(String, Vec<u8>, serde_
                 "{name} size"
             );
             assert_eq!(
-                nbg_lab::nbg::fingerprint::Hash256::of(&bytes).hex(),
+                nbg_lab::digest::Hash256::of(&bytes).hex(),
                 f["sha256"].as_str().unwrap(),
                 "{name} sha256"
             );

@@ -73,7 +73,7 @@ fn canonical_trio_is_reproduced_like_the_spec() {
     assert_eq!(replay.recorded_crc32, replay.recomputed_crc32);
     assert_eq!(
         replay.sha256.hex(),
-        nbg_lab::nbg::fingerprint::Hash256::of(&set.b).hex()
+        nbg_lab::digest::Hash256::of(&set.b).hex()
     );
     assert_eq!(replay.substitutions.len(), 1);
 }

@@ -96,7 +96,7 @@ fn corpus_paths_cannot_escape_their_root() {
     let erf = common::control("erf-u8.nb");
     std::fs::write(d.join("outside.nb"), &erf).unwrap();
     std::os::unix::fs::symlink(d, root.join("up")).unwrap();
-    let sha = nbg_lab::nbg::fingerprint::Hash256::of(&erf);
+    let sha = nbg_lab::digest::Hash256::of(&erf);
     for path in ["../outside.nb", "up/outside.nb", "/etc/hostname", "./x.nb"] {
         let text = format!(
             r#"{{"schema": "nbg-corpus/1", "files": [{{"path": "{path}", "role": "stock", "sha256": "{sha}", "size": {}}}]}}"#,
@@ -169,7 +169,7 @@ fn outputs_never_destroy_anything() {
     std::fs::write(d.join("a.nb"), &erf).unwrap();
     let config = format!(
         r#"{{"schema": "nbg-corpus/1", "files": [{{"path": "a.nb", "role": "stock", "sha256": "{}", "size": {}}}]}}"#,
-        nbg_lab::nbg::fingerprint::Hash256::of(&erf),
+        nbg_lab::digest::Hash256::of(&erf),
         erf.len()
     );
     std::fs::write(d.join("corpus.json"), &config).unwrap();
@@ -336,7 +336,7 @@ fn inputs_have_strict_shapes_and_bounds() {
 
     let erf = common::control("erf-u8.nb");
     std::fs::write(d.join("a.nb"), &erf).unwrap();
-    let sha = nbg_lab::nbg::fingerprint::Hash256::of(&erf);
+    let sha = nbg_lab::digest::Hash256::of(&erf);
     std::fs::write(
         d.join("arr.json"),
         format!(
@@ -359,7 +359,7 @@ fn inputs_have_strict_shapes_and_bounds() {
         std::fs::write(many.join(&name), b"").unwrap();
         entries.push(format!(
             r#"{{"path": "{name}", "role": "x", "sha256": "{}", "size": 0}}"#,
-            nbg_lab::nbg::fingerprint::Hash256::of(b"")
+            nbg_lab::digest::Hash256::of(b"")
         ));
     }
     let text = format!(

@@ -16,7 +16,7 @@ fn write_config(dir: &Path, text: &str) -> std::path::PathBuf {
 fn entry(path: &str, bytes: &[u8]) -> String {
     format!(
         r#"{{"path": "{path}", "role": "stock", "sha256": "{}", "size": {}}}"#,
-        nbg_lab::nbg::fingerprint::Hash256::of(bytes),
+        nbg_lab::digest::Hash256::of(bytes),
         bytes.len()
     )
 }
@@ -88,7 +88,7 @@ fn controls_inventory_is_deterministic_and_self_hashed() {
         .unwrap();
     assert_eq!(
         recorded.as_str().unwrap(),
-        nbg_lab::nbg::fingerprint::Hash256::of(evidence::canonical(&without).as_bytes()).hex()
+        nbg_lab::digest::Hash256::of(evidence::canonical(&without).as_bytes()).hex()
     );
     let text = evidence::canonical(&d1);
     assert!(
@@ -422,10 +422,10 @@ fn written_files_get_the_usual_permissions() {
 fn atomic_writes_leave_no_partial_files() {
     let tmp = tempfile::tempdir().unwrap();
     let p = tmp.path().join("out.json");
-    nbg_lab::nbg::files::write_atomic(&p, b"first", false).unwrap();
-    assert!(nbg_lab::nbg::files::write_atomic(&p, b"second", false).is_err());
+    nbg_lab::files::write_atomic(&p, b"first", false).unwrap();
+    assert!(nbg_lab::files::write_atomic(&p, b"second", false).is_err());
     assert_eq!(std::fs::read(&p).unwrap(), b"first");
-    nbg_lab::nbg::files::write_atomic(&p, b"third", true).unwrap();
+    nbg_lab::files::write_atomic(&p, b"third", true).unwrap();
     assert_eq!(std::fs::read(&p).unwrap(), b"third");
     let names: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
@@ -433,5 +433,5 @@ fn atomic_writes_leave_no_partial_files() {
         .collect();
     assert_eq!(names.len(), 1, "temporary files left behind: {names:?}");
     // A write into a missing folder fails cleanly.
-    assert!(nbg_lab::nbg::files::write_atomic(&tmp.path().join("no/such/x"), b"x", true).is_err());
+    assert!(nbg_lab::files::write_atomic(&tmp.path().join("no/such/x"), b"x", true).is_err());
 }

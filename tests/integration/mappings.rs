@@ -392,7 +392,7 @@ fn promote_from_data_alone_writes_the_evidence_digests() {
     let a = std::fs::read(ws.path().join("coef-word-b/B.nb")).unwrap();
     assert_eq!(
         promoted.evidence[1].b_sha256,
-        nbg_lab::nbg::fingerprint::Hash256::of(&a).hex()
+        nbg_lab::digest::Hash256::of(&a).hex()
     );
     assert_eq!(promoted.evidence[1].capture, "coef-word-b");
     assert_eq!(std::fs::read_to_string(&m).unwrap(), after.canonical());

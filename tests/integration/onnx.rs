@@ -513,7 +513,7 @@ fn policy_case(
     std::fs::write(tmp.path().join("manifest.json"), manifest_json).unwrap();
     std::fs::create_dir(tmp.path().join("q")).unwrap();
     std::fs::write(tmp.path().join("q/r.json"), record_json).unwrap();
-    let sha = |t: &str| nbg_lab::nbg::fingerprint::Hash256::of(t.as_bytes()).hex();
+    let sha = |t: &str| nbg_lab::digest::Hash256::of(t.as_bytes()).hex();
     let text = policy_json
         .replace("MSHA", &sha(manifest_json))
         .replace("RSHA", &sha(record_json));
@@ -557,7 +557,7 @@ fn policy_loader_fails_closed() {
     assert!(!none.compiler_qualified && none.approved.is_empty());
     let ok = policy_case(&p(&one, "manifest.json"), &allowed, &good).unwrap();
     assert!(ok.compiler_qualified);
-    let sig = nbg_lab::nbg::fingerprint::Hash256(<[u8; 32]>::try_from(vec![0xaa; 32]).unwrap());
+    let sig = nbg_lab::digest::Hash256(<[u8; 32]>::try_from(vec![0xaa; 32]).unwrap());
     assert!(ok.approves(&sig, Some("T")) && ok.approves(&sig, None));
     assert!(!ok.approves(&sig, Some("U")));
     let policy_invalid = [
@@ -1145,7 +1145,7 @@ fn silero_files_run_on_ort_and_match_python_onnxruntime() {
         let name = f["model"].as_str().unwrap();
         let model = std::fs::read(silero(name)).unwrap();
         assert_eq!(
-            nbg_lab::nbg::fingerprint::Hash256::of(&model).hex(),
+            nbg_lab::digest::Hash256::of(&model).hex(),
             f["model_sha256"].as_str().unwrap(),
             "{name}"
         );

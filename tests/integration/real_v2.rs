@@ -23,7 +23,7 @@ fn controls() -> Vec<(String, Vec<u8>)> {
             let name = f["path"].as_str().unwrap().to_string();
             let bytes = std::fs::read(dir.join(&name)).unwrap();
             assert_eq!(
-                nbg_lab::nbg::fingerprint::Hash256::of(&bytes).hex(),
+                nbg_lab::digest::Hash256::of(&bytes).hex(),
                 f["sha256"].as_str().unwrap(),
                 "{name}"
             );

@@ -610,7 +610,7 @@ fn a_vendor_sweep_is_a_layer_of_the_byte_map() {
         .collect();
     let doc = serde_json::json!({
         "schema": "nbg-vendor-sweep/1",
-        "sha256": nbg_lab::nbg::fingerprint::Hash256::of(&bytes).hex(),
+        "sha256": nbg_lab::digest::Hash256::of(&bytes).hex(),
         "bytes": n, "stride": 1, "mutations": n * 3, "patterns": [1, 128, 255],
         "config": {"name": "VIP9000NANOS_PID0X1000000E", "pid": 268435470u32},
         "baseline": {"verdict": "accepted"},

@@ -144,12 +144,12 @@ fn large_file_pipelined_like_memory() {
     assert_eq!(Ok(memory.clone()), streamed);
     assert_eq!(
         memory["file"]["sha256"],
-        serde_json::to_value(nbg_lab::nbg::fingerprint::Hash256::of(&bytes)).unwrap()
+        serde_json::to_value(nbg_lab::digest::Hash256::of(&bytes)).unwrap()
     );
     let file = FileSource::from_bytes(bytes.clone());
     assert_eq!(
         stream::sha256(&file).unwrap(),
-        nbg_lab::nbg::fingerprint::Hash256::of(&bytes)
+        nbg_lab::digest::Hash256::of(&bytes)
     );
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("bulk.nb");
@@ -162,7 +162,7 @@ fn large_file_pipelined_like_memory() {
     let file = FileSource::open(&path).unwrap();
     assert_eq!(
         stream::sha256(&file).unwrap(),
-        nbg_lab::nbg::fingerprint::Hash256::of(&bytes)
+        nbg_lab::digest::Hash256::of(&bytes)
     );
     assert_crc_explain_same(&path, &bytes);
     assert_image_same(&path, &bytes);
@@ -440,7 +440,7 @@ fn inventory_rows_write_the_document() {
             bytes.len()
         )
     };
-    let sha = |b: &[u8]| nbg_lab::nbg::fingerprint::Hash256::of(b).hex();
+    let sha = |b: &[u8]| nbg_lab::digest::Hash256::of(b).hex();
     for (name, bytes) in [("good.nb", &erf), ("bad.nb", &bad), ("pin.nb", &erf)] {
         std::fs::write(d.join(name), bytes).expect("write");
     }

@@ -317,11 +317,7 @@ fn newer_versions_are_bounded_round_trip_and_find_their_crc_rule() {
             nbg_lab::nbg::image::NbgImage::new(&graph).unwrap_or_else(|f| panic!("{name}: {f}"));
         let r = image.reconstruction().unwrap();
         assert_eq!(r.bytes, bytes.len() as u64, "{name}");
-        assert_eq!(
-            r.sha256,
-            nbg_lab::nbg::fingerprint::Hash256::of(&bytes),
-            "{name}"
-        );
+        assert_eq!(r.sha256, nbg_lab::digest::Hash256::of(&bytes), "{name}");
         let (sweep, _) = nbg_lab::lab::sweep::sweep(&bytes, u64::MAX).unwrap();
         assert_eq!(sweep.offsets, bytes.len() as u64, "{name}");
         if rule.is_some() {

@@ -205,7 +205,7 @@ fn a_version_without_a_public_file_reads_the_vendor_gated_entries() {
     assert_eq!(g.opaque_fixed_extension.size, 16);
     assert_eq!(
         g.opaque_fixed_extension.fingerprint.sha256,
-        nbg_lab::nbg::fingerprint::Hash256::of(&b[0x1f8..0x208])
+        nbg_lab::digest::Hash256::of(&b[0x1f8..0x208])
     );
     assert!(g.records.layers.is_none());
 }

@@ -4,8 +4,8 @@ use crate::common;
 use nbg_lab::NbgFamily;
 
 use common::{control, manifest};
+use nbg_lab::digest::Hash256;
 use nbg_lab::lab::synth;
-use nbg_lab::nbg::fingerprint::Hash256;
 use nbg_lab::nbg::parse::Graph;
 use nbg_lab::parse;
 

@@ -73,7 +73,7 @@ fn counts(v: &Value) -> (String, u64, u64) {
 /// simulator cannot honour makes a real attempt fail.
 fn policy_approving(dir: &Path, sig: &str, target: &str) -> PathBuf {
     let pin = nbg_lab::onnx::pins::driver_pin_sha256().hex();
-    let sha = |b: &[u8]| nbg_lab::nbg::fingerprint::Hash256::of(b).hex();
+    let sha = |b: &[u8]| nbg_lab::digest::Hash256::of(b).hex();
     let manifest = format!(
         r#"{{"schema": "nbg-compiler-profile/2", "decision": "test", "driver_pin_sha256": "{pin}", "authorization": {{"compiler_execution": true}}}}"#
     );
@@ -244,7 +244,7 @@ fn committed_qualification_records_regenerate() {
         assert_eq!(v["verdict"], "qualified", "{name}");
         let Some((file, bytes)) = candidates
             .iter()
-            .find(|m| nbg_lab::nbg::fingerprint::Hash256::of(&m.1).hex() == v["model_sha256"])
+            .find(|m| nbg_lab::digest::Hash256::of(&m.1).hex() == v["model_sha256"])
         else {
             common::skip(&format!("{name}: its model is not installed"));
             continue;

@@ -6,7 +6,7 @@ use super::*;
 /// unique, counts bounded, digests well formed, every value within its encoding.
 pub fn load(path: &Path) -> Result<Registry, MappingError> {
     let mut bytes = Vec::new();
-    crate::nbg::files::read_regular_limited(path, &mut bytes, MAX_FILE_BYTES + 1)?;
+    crate::files::read_regular_limited(path, &mut bytes, MAX_FILE_BYTES + 1)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(MappingError::TooLarge(path.to_path_buf()));
     }

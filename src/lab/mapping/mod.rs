@@ -33,13 +33,13 @@ pub use model::*;
 pub use promote::*;
 pub use run::*;
 
-use super::Exit;
+use crate::digest::Hash256;
+use crate::exit::Exit;
+use crate::files::InputError;
 use crate::lab::capture::CaptureSet;
 pub use crate::lab::capture::{MAX_QUANTITIES, Quantity, Value};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
-use crate::nbg::files::InputError;
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Graph, parse};
 use serde::{Deserialize, Serialize};

@@ -18,9 +18,10 @@ mod graph;
 mod v1;
 mod v2;
 
+use crate::digest::Hash256;
 use crate::nbg::crc_rules::{self, CrcClass, Explanation};
 use crate::nbg::fieldmap as fm;
-use crate::nbg::fingerprint::{Hash256, crc32};
+use crate::nbg::fingerprint::crc32;
 use crate::nbg::format::{HeaderCrc, section, v1 as f1, v2 as f2};
 use crate::nbg::parse::{FileFacts, Graph, NbgV1, NbgV2};
 use serde::{Deserialize, Serialize};

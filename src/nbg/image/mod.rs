@@ -24,9 +24,9 @@ mod claims;
 
 use claims::*;
 
+use crate::digest::Hash256;
 use crate::nbg::failure::{Code, Failure, fail};
 use crate::nbg::family::NbgFamily;
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
 use crate::nbg::parse::{Graph, NbgV1, NbgV2};
 use crate::nbg::read::{Data, Source};

@@ -11,8 +11,8 @@ pub mod records;
 pub mod v1;
 pub mod v2;
 
+use crate::digest::Hash256;
 use crate::nbg::failure::{Code, Failure, fail};
-use crate::nbg::fingerprint::Hash256;
 use crate::nbg::format::{self, MAX_TENSOR_STORAGE, buffer_format, data_type, quantization};
 use crate::nbg::read::{Data, Source, fixed_name};
 use serde::Serialize;

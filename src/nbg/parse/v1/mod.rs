@@ -24,10 +24,11 @@ pub use tables::*;
 
 use super::command_tables::{self, CommandStreams, NnCommand, TpCommand};
 use super::{ConnectionRegion, FileFacts, IoLayout, IoRecord, Options, QuantSlots, decode_io};
+use crate::digest::Hash256;
 use crate::nbg::crc_rules::{self, CrcClass};
 use crate::nbg::failure::{Code, Failure, collect_records, fail};
 use crate::nbg::fieldmap::{self as fm, v1_fixed as fx};
-use crate::nbg::fingerprint::{Fingerprint, Hash256};
+use crate::nbg::fingerprint::Fingerprint;
 use crate::nbg::format::v1 as f;
 use crate::nbg::format::v2::IO_MAX_RECORDS;
 use crate::nbg::read::{Data, fixed_name, le32};
