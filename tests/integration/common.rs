@@ -187,8 +187,9 @@ pub fn snapshot(file: expect_test::ExpectFile, actual: &serde_json::Value) {
 
 /// Compare a per-file map with its committed snapshot without pinning the corpus: the
 /// committed entries are compared (a committed file that vanished or changed fails), and a
-/// file the snapshot does not hold yet is named on stderr, to be added with `UPDATE_EXPECT=1`
-/// (which writes every entry).
+/// file the snapshot does not hold yet (a corpus that grew) must have the committed entries'
+/// shape, every key they have and no other (a parse that failed or lost a field fails); it
+/// is named on stderr and added with `UPDATE_EXPECT=1`, the one way to bless.
 pub fn snapshot_per_file(
     file: expect_test::ExpectFile,
     path: &str,
@@ -203,16 +204,29 @@ pub fn snapshot_per_file(
         let keys = committed
             .as_object()
             .expect("a per-file snapshot is an object");
+        let shape = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        let committed_shape = keys.values().next().map(shape);
         let new: Vec<String> = actual
             .keys()
             .filter(|k| !keys.contains_key(*k))
             .cloned()
             .collect();
         for k in &new {
-            actual.remove(k);
+            let entry = actual.remove(k).unwrap_or_default();
+            if let Some(want) = &committed_shape {
+                assert_eq!(
+                    &shape(&entry),
+                    want,
+                    "{k}: not the shape of the entries of tests/snapshots/{path}"
+                );
+            }
             let _ = writeln!(
                 std::io::stderr(),
-                "note: {k} is not in tests/snapshots/{path} yet (checked, not compared; UPDATE_EXPECT=1 adds it)"
+                "note: {k} is not in tests/snapshots/{path} yet (its shape checked; UPDATE_EXPECT=1 adds it)"
             );
         }
     }
@@ -232,12 +246,13 @@ macro_rules! snapshot_file {
 }
 pub(crate) use snapshot_file;
 
-/// Compare rebuilt evidence with the committed files; `UPDATE_SNAPSHOTS=1` writes them.
+/// Compare rebuilt evidence with the committed files; `UPDATE_EXPECT=1` (the one way tests
+/// bless what they compare) writes them, as `nbg verify-generated --write` does.
 pub fn check_generated(generated: Vec<nbg_lab::evidence::Generated>) {
     let root = root();
     for g in generated {
         let path = root.join(&g.path);
-        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        if std::env::var_os("UPDATE_EXPECT").is_some() {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, &g.text).unwrap();
         }

@@ -67,7 +67,7 @@ pub fn parse_with(bytes: &[u8], opts: Options) -> Result<Graph<'_>, Failure> {
     parse_data(Data::new(bytes), opts)
 }
 
-/// `parse_with` over bytes in memory or a file (`stream::parse_file`): the same checks in the
+/// `parse_with` over bytes in memory or a file (`open::parse_file`): the same checks in the
 /// same order, reading only the bytes each check needs.
 pub fn parse_data(data: Data<'_>, opts: Options) -> Result<Graph<'_>, Failure> {
     let magic = data.slice(0, 4, "magic")?;

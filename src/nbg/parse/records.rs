@@ -676,7 +676,7 @@ fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
 /// Whether the v1 parser decodes the records of table `name` for `version`: every version
 /// whose layout is known (`format::v1::Layout::Known`) has its record layouts in the field map,
 /// each field gated by the version it appears from (`Field::since`, evidence per version in
-/// `format::v1::VERSIONS`).
+/// `format::v1::PROVED_VERSIONS`).
 pub fn v1_decodes(name: &str, version: u32) -> bool {
     crate::nbg::format::v1::Layout::of(version) == crate::nbg::format::v1::Layout::Known
         && matches!(
