@@ -408,19 +408,20 @@ fn judge(
         Err(f) => return Ok(Err(f)),
     };
     use crate::nbg::crc_rules::CrcClass;
-    let integrity = match &g {
+    let crc = g.crc_summary();
+    let integrity = match g.crc_class() {
         // v2: the parser enforces its checksums.
-        crate::nbg::parse::Graph::V2(_) => Integrity::Crc,
-        crate::nbg::parse::Graph::V1(g) => match g.crc.classification {
+        None => Integrity::Crc,
+        Some(class) => match class {
             CrcClass::Matches => Integrity::Crc,
             CrcClass::Absent => Integrity::StructureOnly,
             CrcClass::Unexplained => {
                 return Ok(Err(Failure::new(
                     Code::FileChecksumMismatch,
-                    g.crc.offset,
+                    crc.offset,
                     format!(
                         "the CRC field holds 0x{:08x}, which no rule reproduces over these bytes",
-                        g.crc.stored
+                        crc.stored
                     ),
                 )));
             }

@@ -7,7 +7,7 @@ use crate::digest::Hash256;
 use crate::files::InputError;
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily as _;
-use crate::nbg::format::{Content, section};
+use crate::nbg::format::Content;
 use crate::nbg::image::{NbgImage, Origin, OwnerClass};
 use crate::nbg::parse::{Graph, IoRecord};
 use serde::Serialize;
@@ -242,17 +242,8 @@ fn size(graph: &Graph<'_>, image: &NbgImage<'_>) -> Vec<SizeShare> {
                 Content::Padding
             }
             (_, Origin::Structure) => Content::Structure,
-            (_, Origin::Section(i) | Origin::SectionEntry(i, _) | Origin::Coefficient(i, _, _)) => {
-                match graph {
-                    Graph::V2(g) => g
-                        .sections
-                        .get(*i)
-                        .map_or(Content::Other, |s| section::content(s.kind)),
-                    Graph::V1(_) => Content::Other,
-                }
-            }
-            (_, Origin::Table(k) | Origin::TableEntry(k, _)) => section::content(*k as u32 + 1),
             (_, Origin::Extension | Origin::Gap | Origin::Tail) => Content::Other,
+            (_, origin) => graph.owner_content(origin),
         };
         *bytes.entry(content).or_default() += o.len();
     }
@@ -281,47 +272,18 @@ pub fn info(
     if let Some(e) = source.error() {
         return Err(e);
     }
-    let memory = match &graph {
-        Graph::V1(g) => Memory {
-            pool_bytes: Some(g.memory_pool_bytes),
-            axi_sram_bytes: Some(g.axi_sram_bytes),
-            vip_sram_bytes: g.vip_sram_bytes,
-        },
-        Graph::V2(g) => Memory {
-            pool_bytes: g.memory_pool_bytes,
-            axi_sram_bytes: g.axi_sram_bytes,
-            vip_sram_bytes: g.vip_sram_bytes,
-        },
+    let m = graph.memory();
+    let memory = Memory {
+        pool_bytes: m.pool_bytes,
+        axi_sram_bytes: m.axi_sram_bytes,
+        vip_sram_bytes: m.vip_sram_bytes,
     };
     let (version, target) = (graph.version(), graph.target());
-    let (network, inputs, outputs, ops, layout_evidence, crc) = match &graph {
-        Graph::V1(g) => (
-            g.header.network_name.clone(),
-            &g.inputs,
-            &g.outputs,
-            &g.records.operations,
-            Some(g.fixed_part.evidence),
-            Crc {
-                status: g.crc.classification,
-                rule: g.crc.rule.clone(),
-                stored: g.crc.stored,
-            },
-        ),
-        Graph::V2(g) => (
-            g.network_info
-                .as_ref()
-                .map(|n| n.name.clone())
-                .unwrap_or_default(),
-            &g.inputs,
-            &g.outputs,
-            &g.records.operations,
-            None,
-            Crc {
-                status: crate::nbg::crc_rules::CrcClass::Matches,
-                rule: Some(g.file_checksum.scope.to_string()),
-                stored: g.file_checksum.recorded_crc32,
-            },
-        ),
+    let c = graph.crc_summary();
+    let crc = Crc {
+        status: c.status,
+        rule: c.rule,
+        stored: c.stored,
     };
     Ok(Ok(Info {
         file: path.display().to_string(),
@@ -329,7 +291,7 @@ pub fn info(
         sha256: graph.file().sha256,
         format: graph.format(),
         version: format!("0x{version:08x}"),
-        layout_evidence,
+        layout_evidence: graph.layout_evidence(),
         target: format!("0x{target:08x}"),
         configurations: configurations.map(|c| {
             c.iter()
@@ -337,10 +299,10 @@ pub fn info(
                 .map(|c| c.name.clone())
                 .collect()
         }),
-        network,
-        inputs: inputs.iter().map(tensor).collect(),
-        outputs: outputs.iter().map(tensor).collect(),
-        engines: ops.as_deref().map(engines),
+        network: graph.network_name(),
+        inputs: graph.inputs().iter().map(tensor).collect(),
+        outputs: graph.outputs().iter().map(tensor).collect(),
+        engines: graph.records().operations.as_deref().map(engines),
         size: size(&graph, &image),
         decoding: decoding(&graph, &image),
         patches: graph.patch_targets().map(|t| Patches {

@@ -45,6 +45,30 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.outputs())
     }
 
+    fn network_name(&self) -> String {
+        with_family!(self, g => g.network_name())
+    }
+
+    fn records(&self) -> &crate::nbg::parse::records::Records {
+        with_family!(self, g => g.records())
+    }
+
+    fn memory(&self) -> DeclaredMemory {
+        with_family!(self, g => g.memory())
+    }
+
+    fn layout_evidence(&self) -> Option<crate::nbg::format::v1::LayoutEvidence> {
+        with_family!(self, g => g.layout_evidence())
+    }
+
+    fn crc_summary(&self) -> CrcSummary {
+        with_family!(self, g => g.crc_summary())
+    }
+
+    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
+        with_family!(self, g => g.owner_content(origin))
+    }
+
     fn structural_signature(&self) -> Hash256 {
         with_family!(self, g => g.structural_signature())
     }

@@ -115,6 +115,26 @@ pub trait NbgFamily<'data> {
     /// The output records, in table order.
     fn outputs(&self) -> &[crate::nbg::parse::IoRecord];
 
+    /// The network's name (v1 header, v2 network-info section; empty without one).
+    fn network_name(&self) -> String;
+
+    /// The decoded graph records (layers, operations, patches, ...).
+    fn records(&self) -> &crate::nbg::parse::records::Records;
+
+    /// The working memory the file declares: pool, AXI SRAM, VIP SRAM (`None` where the family
+    /// or the file does not say).
+    fn memory(&self) -> DeclaredMemory;
+
+    /// Where the version's record layouts come from (v1: `proved` or the reasoning); `None`
+    /// where the family has one layout.
+    fn layout_evidence(&self) -> Option<crate::nbg::format::v1::LayoutEvidence>;
+
+    /// The stored file CRC and the rule that reproduces it, when one does.
+    fn crc_summary(&self) -> CrcSummary;
+
+    /// What the bytes of a payload owner of `origin` hold.
+    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content;
+
     /// Hash of the layout with payload bytes left out: equal for two captures of one network
     /// that differ only in weights.
     fn structural_signature(&self) -> Hash256;
@@ -190,6 +210,30 @@ pub trait NbgFamily<'data> {
     /// The CRC hypothesis registry (plus the recovered v2 rule for v2) evaluated against this
     /// graph's structural boundaries, given the CRC-32 of any `[start, end)` of the file.
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation;
+}
+
+/// The working memory a file declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeclaredMemory {
+    /// The memory pool (intermediate tensors).
+    pub pool_bytes: Option<u64>,
+    /// AXI SRAM.
+    pub axi_sram_bytes: Option<u32>,
+    /// VIP SRAM.
+    pub vip_sram_bytes: Option<u32>,
+}
+
+/// A file's CRC as its family holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CrcSummary {
+    /// How the stored value relates to the rules (v2: `matches`, the parser enforces it).
+    pub status: CrcClass,
+    /// The rule that reproduces it, when one does.
+    pub rule: Option<String>,
+    /// The stored value.
+    pub stored: u32,
+    /// Its file offset.
+    pub offset: u64,
 }
 
 /// The parse model as JSON.

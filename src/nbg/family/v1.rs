@@ -161,6 +161,50 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         &self.outputs
     }
 
+    fn network_name(&self) -> String {
+        self.header.network_name.clone()
+    }
+
+    fn records(&self) -> &crate::nbg::parse::records::Records {
+        &self.records
+    }
+
+    fn memory(&self) -> DeclaredMemory {
+        DeclaredMemory {
+            pool_bytes: Some(self.memory_pool_bytes),
+            axi_sram_bytes: Some(self.axi_sram_bytes),
+            vip_sram_bytes: self.vip_sram_bytes,
+        }
+    }
+
+    fn layout_evidence(&self) -> Option<crate::nbg::format::v1::LayoutEvidence> {
+        Some(self.fixed_part.evidence)
+    }
+
+    fn crc_summary(&self) -> CrcSummary {
+        CrcSummary {
+            status: self.crc.classification,
+            rule: self.crc.rule.clone(),
+            stored: self.crc.stored,
+            offset: self.crc.offset,
+        }
+    }
+
+    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
+        use crate::nbg::image::Origin;
+        // A v1 table's content is that of the v2 section of the same kind (table k is type k+1).
+        match origin {
+            Origin::Table(k) | Origin::TableEntry(k, _) => u32::try_from(*k)
+                .ok()
+                .and_then(|k| k.checked_add(1))
+                .map_or(
+                    crate::nbg::format::Content::Other,
+                    crate::nbg::format::section::content,
+                ),
+            _ => crate::nbg::format::Content::Other,
+        }
+    }
+
     fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
         let region = self.table("dyna_io").map_or(0, |t| t.offset);
         self.nested_tables

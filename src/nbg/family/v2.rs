@@ -206,6 +206,51 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         &self.outputs
     }
 
+    fn network_name(&self) -> String {
+        self.network_info
+            .as_ref()
+            .map(|n| n.name.clone())
+            .unwrap_or_default()
+    }
+
+    fn records(&self) -> &crate::nbg::parse::records::Records {
+        &self.records
+    }
+
+    fn memory(&self) -> DeclaredMemory {
+        DeclaredMemory {
+            pool_bytes: self.memory_pool_bytes,
+            axi_sram_bytes: self.axi_sram_bytes,
+            vip_sram_bytes: self.vip_sram_bytes,
+        }
+    }
+
+    fn layout_evidence(&self) -> Option<crate::nbg::format::v1::LayoutEvidence> {
+        None
+    }
+
+    fn crc_summary(&self) -> CrcSummary {
+        CrcSummary {
+            status: crate::nbg::crc_rules::CrcClass::Matches,
+            rule: Some(self.file_checksum.scope.to_string()),
+            stored: self.file_checksum.recorded_crc32,
+            offset: u64::try_from(crate::nbg::format::v2::OFF_CRC_SUM).unwrap_or(0),
+        }
+    }
+
+    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
+        use crate::nbg::image::Origin;
+        match origin {
+            Origin::Section(i) | Origin::SectionEntry(i, _) | Origin::Coefficient(i, _, _) => self
+                .sections
+                .get(*i)
+                .map_or(crate::nbg::format::Content::Other, |s| {
+                    crate::nbg::format::section::content(s.kind)
+                }),
+            _ => crate::nbg::format::Content::Other,
+        }
+    }
+
     fn dynaio_ranges(&self) -> Vec<(u64, u64)> {
         self.dynamic_io.as_ref().map_or_else(Vec::new, |d| {
             d.entries
