@@ -1,0 +1,91 @@
+//! `nbg vendor run`.
+
+use super::{fail, file_driver};
+use crate::commands::{plan_outputs, print, print_json, usage_error};
+use nbg_lab::simulator::{self, VendorError};
+use serde_json::json;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub(super) fn run(
+    file: &Path,
+    input: &Path,
+    out: &Path,
+    target: Option<&str>,
+    force: bool,
+    json: bool,
+) -> ExitCode {
+    let mut outputs = match plan_outputs(&[file, input], force, &[Some(out)]) {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    let read = |p: &Path| nbg_lab::files::read_regular(p);
+    let (bytes, archive) = match (read(file), read(input)) {
+        (Ok(b), Ok(a)) => (b, a),
+        (Err(e), _) | (_, Err(e)) => return usage_error(e),
+    };
+    let bounds = match simulator::run::Prepared::input_bound(&bytes) {
+        Ok(b) => b,
+        Err(e) => return fail(&e, json),
+    };
+    let tensors = nbg_lab::onnx::npz::read_bounded(&archive, |name| {
+        bounds
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, max)| *max)
+            .ok_or_else(|| {
+                nbg_lab::onnx::refusal::Refusal::new(
+                    nbg_lab::onnx::refusal::RefusalCode::TensorBoundary,
+                    format!("{name:?}: the file has no input of that name (refused before it is inflated)"),
+                )
+            })
+    });
+    let tensors = match tensors {
+        Ok(t) => t,
+        Err(r) => {
+            return fail(
+                &VendorError::InputMismatch(format!("{}: {}", input.display(), r.message)),
+                json,
+            );
+        }
+    };
+    let prepared = match simulator::run::Prepared::new(&bytes, &tensors) {
+        Ok(p) => p,
+        Err(e) => return fail(&e, json),
+    };
+    let (sdk, config) = match file_driver(&bytes, target) {
+        Ok(d) => d,
+        Err(e) => return fail(&e, json),
+    };
+    let ran = match simulator::run::run(&sdk, &config, &prepared) {
+        Ok(r) => r,
+        Err(e) => return fail(&e, json),
+    };
+    let done = matches!(ran.report.verdict, simulator::run::RunVerdict::Ran { .. });
+    if done
+        && let Err(e) = outputs
+            .stage(out, &nbg_lab::onnx::npz::write(&ran.float))
+            .and_then(|_| outputs.commit())
+    {
+        return usage_error(e);
+    }
+    let written = done.then(|| out.display().to_string());
+    if json {
+        let mut doc = serde_json::to_value(&ran.report).unwrap_or_default();
+        doc["file"] = json!(file.display().to_string());
+        doc["driver"] = sdk.to_json();
+        doc["out"] = json!(written);
+        print_json(&doc);
+    } else {
+        print(&nbg_lab::report::run::text(
+            &file.display().to_string(),
+            &ran.report,
+            written.as_deref(),
+        ));
+    }
+    if done {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
