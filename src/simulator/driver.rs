@@ -355,23 +355,14 @@ unsafe fn compile(api: &Api, ctx: Ref, plan: &Plan) -> Response {
                 return refused(&format!("vxCreateTensor2 {}", t.name), s);
             }
             if let Role::Constant(data) = &t.role {
-                let n = t.dims.len();
-                let start = vec![0usize; n];
-                let end: Vec<usize> = t.dims.iter().map(|&d| d as usize).collect();
-                let mut stride = vec![t.elem.size(); n];
-                for i in 1..n {
-                    stride[i] = stride[i - 1] * end[i - 1];
-                }
                 let mut data = data.clone();
-                let s = (api.copy_tensor_patch)(
+                let s = copy_whole(
+                    api,
                     handle,
-                    n,
-                    start.as_ptr(),
-                    end.as_ptr(),
-                    stride.as_ptr(),
+                    &t.dims,
+                    t.elem.size(),
                     data.as_mut_ptr().cast::<c_void>(),
                     ffi::WRITE_ONLY,
-                    ffi::MEMORY_TYPE_HOST,
                 );
                 if s != ffi::SUCCESS {
                     return refused(&format!("vxCopyTensorPatch {}", t.name), s);
