@@ -17,6 +17,7 @@ pub mod project;
 pub mod report;
 #[cfg(feature = "onnx")]
 pub mod simulator;
+pub mod word;
 
 // Types, not modules, at the root (one path per module: `nbg_lab::nbg::parse`, `nbg_lab::lab::diff`).
 pub use nbg::failure::{Code, Failure};

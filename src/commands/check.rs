@@ -11,23 +11,15 @@ pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// The device's NPU PID (0x1000003b): each file's target word must be it.
-    #[arg(long, value_name = "0xPID", value_parser = hex)]
+    #[arg(long, value_name = "0xPID", value_parser = nbg_lab::word::parse)]
     target: Option<u32>,
     /// The newest NBG format version the device's runtime reads (0x00010020): no file may be
     /// newer.
-    #[arg(long, value_name = "0xVERSION", value_parser = hex)]
+    #[arg(long, value_name = "0xVERSION", value_parser = nbg_lab::word::parse)]
     runtime: Option<u32>,
     /// One JSON document on stdout: {"files": [...]}.
     #[arg(long)]
     json: bool,
-}
-
-fn hex(s: &str) -> Result<u32, String> {
-    let digits = s
-        .strip_prefix("0x")
-        .or_else(|| s.strip_prefix("0X"))
-        .ok_or_else(|| format!("{s:?}: expected 0x followed by hex digits"))?;
-    u32::from_str_radix(digits, 16).map_err(|e| format!("{s:?}: {e}"))
 }
 
 pub fn exec(args: Args) -> ExitCode {

@@ -99,12 +99,8 @@ pub fn for_pid(configs: &[Config], pid: u32) -> Option<&Config> {
 
 /// A `--target` value: a configuration name, or `0xPID` (the configuration for that PID).
 pub fn resolve<'a>(configs: &'a [Config], target: &str) -> Result<&'a Config, String> {
-    if let Some(hex) = target
-        .strip_prefix("0x")
-        .or_else(|| target.strip_prefix("0X"))
-    {
-        let pid =
-            u32::from_str_radix(hex, 16).map_err(|_| format!("{target:?} is not a hex PID"))?;
+    if target.starts_with("0x") || target.starts_with("0X") {
+        let pid = crate::word::parse(target)?;
         return for_pid(configs, pid)
             .ok_or_else(|| format!("no configuration of the driver has PID 0x{pid:x}"));
     }

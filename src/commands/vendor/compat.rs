@@ -10,20 +10,13 @@ use std::process::ExitCode;
 pub(super) fn compat(
     files: &[PathBuf],
     targets: &[String],
-    versions: &[String],
+    versions: &[u32],
     json: bool,
 ) -> ExitCode {
     let (sdk, configs) = match setup() {
         Ok(s) => s,
         Err(e) => return fail(&e, json),
     };
-    let mut versions_n = Vec::new();
-    for v in versions {
-        match u32::from_str_radix(v.trim_start_matches("0x"), 16) {
-            Ok(n) => versions_n.push(n),
-            Err(_) => return usage_error(format!("--version {v}: not a hex word")),
-        }
-    }
     let mut loaded = Vec::new();
     for f in files {
         match nbg_lab::files::read_regular(f) {
@@ -55,7 +48,7 @@ pub(super) fn compat(
             Err(m) => return fail(&VendorError::Target(m), json),
         }
     }
-    let trials = match simulator::compat::run(&sdk, &chosen, &loaded, &versions_n) {
+    let trials = match simulator::compat::run(&sdk, &chosen, &loaded, versions) {
         Ok(t) => t,
         Err(e) => return fail(&e, json),
     };

@@ -141,8 +141,8 @@ pub enum Command {
         #[arg(long = "target", value_name = "T")]
         targets: Vec<String>,
         /// Version words to try (0x00010003, ...).
-        #[arg(long = "version", value_name = "0xVERSION")]
-        versions: Vec<String>,
+        #[arg(long = "version", value_name = "0xVERSION", value_parser = nbg_lab::word::parse)]
+        versions: Vec<u32>,
         #[arg(long)]
         json: bool,
     },

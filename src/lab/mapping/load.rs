@@ -148,8 +148,8 @@ pub(super) fn validate(r: &Registry) -> Result<(), RegistryProblem> {
 
 /// A target word written `0x` and eight hex digits.
 pub(super) fn parse_pid(p: &str) -> Option<u32> {
-    let hex = p.strip_prefix("0x").filter(|h| h.len() == 8)?;
-    u32::from_str_radix(hex, 16).ok()
+    // The registry's canonical form: `0x` and exactly eight digits.
+    crate::word::parse(p).ok().filter(|_| p.len() == 10)
 }
 
 impl Mapping {
