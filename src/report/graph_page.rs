@@ -8,34 +8,82 @@ use crate::nbg::fieldmap::Type;
 pub const MAX_VENDOR_SWEEP: u64 = 64 << 20;
 
 use crate::lab::sweep::VENDOR_CELLS;
+use crate::nbg::family::{Integrity, Layout};
+use crate::simulator::sweep::{Cells, SCHEMA};
+use serde::{Deserialize, Serialize};
+
+/// What a page reads of a saved `nbg sweep --vendor --json` document
+/// (`simulator::sweep::Report` and its schema).
+#[derive(Debug, Deserialize)]
+pub struct SavedVendorSweep {
+    schema: String,
+    sha256: String,
+    mutations: u64,
+    stride: u64,
+    patterns: Vec<u8>,
+    config: SavedConfig,
+    baseline: SavedVerdict,
+    by_class: std::collections::BTreeMap<String, Cells>,
+    total: Cells,
+    findings: Vec<SavedFinding>,
+    runs: Vec<(u64, u64, String)>,
+}
+
+/// The simulated configuration of a saved sweep.
+#[derive(Debug, Deserialize)]
+struct SavedConfig {
+    name: String,
+}
+
+/// A verdict of a saved sweep, by its name.
+#[derive(Debug, Deserialize)]
+struct SavedVerdict {
+    verdict: String,
+}
+
+/// nbg's side of a saved finding: the failure code where nbg refused.
+#[derive(Debug, Deserialize)]
+struct SavedNbg {
+    code: Option<String>,
+}
+
+/// A saved finding: a crash, hang or refusal only the loader makes.
+#[derive(Debug, Deserialize)]
+struct SavedFinding {
+    offset: u64,
+    pattern: u8,
+    field: String,
+    nbg: SavedNbg,
+    loader: SavedVerdict,
+}
 
 /// Read a `nbg sweep --vendor --json` document and check it is of `bytes`.
-pub(super) fn read_vendor_sweep(path: &Path, bytes: &[u8]) -> Result<Value, ReportError> {
+pub(super) fn read_vendor_sweep(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<SavedVendorSweep, ReportError> {
     let bad = |why: String| ReportError::VendorSweep(path.display().to_string(), why);
     let mut text = Vec::new();
     crate::files::read_regular_limited(path, &mut text, MAX_VENDOR_SWEEP + 1)?;
     if text.len() as u64 > MAX_VENDOR_SWEEP {
         return Err(bad(format!("larger than {MAX_VENDOR_SWEEP} bytes")));
     }
-    let v: Value = serde_json::from_slice(&text).map_err(|e| bad(e.to_string()))?;
-    if v["schema"] != "nbg-vendor-sweep/1" {
-        return Err(bad("not an nbg-vendor-sweep/1 document".into()));
+    let v: SavedVendorSweep =
+        serde_json::from_slice(&text).map_err(|e| bad(format!("not an {SCHEMA} document: {e}")))?;
+    if v.schema != SCHEMA {
+        return Err(bad(format!("not an {SCHEMA} document")));
     }
     let sha = crate::digest::Hash256::of(bytes).hex();
-    if v["sha256"].as_str() != Some(sha.as_str()) {
+    if v.sha256 != sha {
         return Err(bad(format!(
             "a sweep of {}, not of this file ({sha})",
-            v["sha256"].as_str().unwrap_or("?")
+            v.sha256
         )));
     }
-    let runs_ok = v["runs"].as_array().is_some_and(|r| {
-        r.iter().all(|x| {
-            x[0].as_u64()
-                .zip(x[1].as_u64())
-                .is_some_and(|(s, e)| s < e && e <= bytes.len() as u64)
-                && x[2].as_str().is_some_and(|c| VENDOR_CELLS.contains(&c))
-        })
-    });
+    let runs_ok = v
+        .runs
+        .iter()
+        .all(|(s, e, c)| s < e && *e <= bytes.len() as u64 && VENDOR_CELLS.contains(&c.as_str()));
     if !runs_ok {
         return Err(bad(
             "its runs are not [start, end, cell] inside the file".into()
@@ -54,11 +102,10 @@ pub fn graph_page_with(
     name: &str,
     bytes: &[u8],
     sweep: bool,
-    vendor: Option<&Value>,
+    vendor: Option<&SavedVendorSweep>,
 ) -> Result<String, Failure> {
     let graph = parse(bytes)?;
     let image = NbgImage::new(&graph)?;
-    let doc = graph.to_json();
     let sweep = if sweep {
         Some(crate::lab::sweep::sweep(
             bytes,
@@ -69,14 +116,20 @@ pub fn graph_page_with(
     };
     let mut p = Page::new(&format!("nbg report: {name}"), "graph");
 
-    summary_card(&mut p, name, &doc);
+    summary_card(&mut p, name, &graph);
+    let samples = samples(&graph, &image, bytes);
+    let embedded: u64 = samples
+        .iter()
+        .flat_map(|s| &s.segs)
+        .map(|(_, h)| h.len() as u64 / 2)
+        .sum();
     let mut data = json!({
         "kind": "graph",
         "size": image.len(),
         "classes": OwnerClass::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>(),
         "owners": image.owners().iter().map(|o| json!([o.start, o.end, o.class.as_str(), o.label])).collect::<Vec<_>>(),
         "views": image.views().iter().map(|v| json!([v.start, v.end, view_kind(v.class), v.label])).collect::<Vec<_>>(),
-        "samples": samples(&graph, &image, bytes),
+        "samples": samples,
     });
 
     // The byte map and its controls.
@@ -107,15 +160,15 @@ pub fn graph_page_with(
         DECODED_MAX,
         DECODED_TOTAL_MAX,
         SAMPLE_BYTES,
-        embedded_bytes(&data["samples"]),
+        embedded,
         image.len()
     );
 
     owner_table(&mut p, &image);
     views_table(&mut p, &image);
-    structure_tables(&mut p, &doc);
-    io_tables(&mut p, &doc);
-    checks(&mut p, &doc);
+    structure_tables(&mut p, &graph);
+    io_tables(&mut p, &graph);
+    checks(&mut p, &graph);
 
     if let Some((report, outcomes)) = &sweep {
         let mut runs: Vec<Value> = Vec::new();
@@ -129,7 +182,7 @@ pub fn graph_page_with(
         data["sweep"] = json!({ "runs": runs });
         sweep_section(&mut p, report);
     } else if let Some(v) = vendor {
-        data["sweep"] = json!({ "runs": v["runs"], "classes": VENDOR_CELLS });
+        data["sweep"] = json!({ "runs": v.runs, "classes": VENDOR_CELLS });
         vendor_section(&mut p, v);
     }
     p.data(&data);
@@ -144,19 +197,17 @@ pub(super) fn view_kind(class: ViewClass) -> &'static str {
     }
 }
 
-pub(super) fn embedded_bytes(samples: &Value) -> u64 {
-    samples
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|s| s["segs"].as_array().into_iter().flatten())
-        .map(|seg| seg[1].as_str().map_or(0, |h| h.len() as u64 / 2))
-        .sum()
+/// One owner's embedded bytes, as the page's script reads them.
+#[derive(Serialize)]
+pub(super) struct Sample {
+    /// Byte segments `[start, hex]`.
+    segs: Vec<(u64, String)>,
+    /// For decoded records, the field units `[start, end, field, value]` that cover them.
+    fields: Vec<(u64, u64, String, String)>,
 }
 
-/// Per owner: the embedded byte segments `[start, hex]` and, for decoded records, the field
-/// units `[start, end, field, value]` that cover them.
-pub(super) fn samples(graph: &Graph<'_>, image: &NbgImage<'_>, bytes: &[u8]) -> Value {
+/// Per owner: the embedded byte segments and, for decoded records, their field units.
+pub(super) fn samples(graph: &Graph<'_>, image: &NbgImage<'_>, bytes: &[u8]) -> Vec<Sample> {
     let mut out = Vec::new();
     let mut budget = DECODED_TOTAL_MAX;
     for o in image.owners() {
@@ -186,16 +237,19 @@ pub(super) fn samples(graph: &Graph<'_>, image: &NbgImage<'_>, bytes: &[u8]) -> 
                 let name = field_name(&name);
                 let ty = crate::lab::diff::unit_type(graph, o, at);
                 let value = decode_value(ty, &bytes[at as usize..end as usize]);
-                fields.push(json!([at, end, name, value]));
+                fields.push((at, end, name, value));
                 at = end;
             }
         }
-        out.push(json!({
-            "segs": segs.iter().map(|&(s, e)| json!([s, hex(&bytes[s as usize..e as usize])])).collect::<Vec<_>>(),
-            "fields": fields,
-        }));
+        out.push(Sample {
+            segs: segs
+                .iter()
+                .map(|&(s, e)| (s, hex(&bytes[s as usize..e as usize])))
+                .collect(),
+            fields,
+        });
     }
-    Value::Array(out)
+    out
 }
 
 /// A field name without a byte offset inside an undecoded record (`t[3]+0x1c` -> `t[3]`).
@@ -245,64 +299,42 @@ pub fn decode_value(ty: Option<Type>, b: &[u8]) -> String {
     }
 }
 
-pub(super) fn summary_card(p: &mut Page, name: &str, doc: &Value) {
-    let format = doc["format"].as_str().unwrap_or("?");
-    let h = &doc["header"];
-    let (crc_status, crc_rule) = if format == "nbg-v2" {
-        let c = &doc["file_checksum"];
-        (
-            if c["matches"].as_bool() == Some(true) {
-                "matches".to_string()
-            } else {
-                "mismatch".to_string()
-            },
+/// `matches` or `mismatch`.
+fn verdict(matches: bool) -> &'static str {
+    if matches { "matches" } else { "mismatch" }
+}
+
+pub(super) fn summary_card(p: &mut Page, name: &str, graph: &Graph<'_>) {
+    let (crc_status, crc_rule) = match graph.integrity() {
+        Integrity::Directory { file: c, .. } => (
+            verdict(c.matches).to_string(),
             format!(
                 "{} {} from {}, {} section bytes, {} gap bytes excluded",
-                str_of(&c["algorithm"]),
-                str_of(&c["scope"]),
-                str_of(&c["initial_value"]),
-                c["covered_section_bytes"],
-                c["excluded_alignment_gap_bytes"]
+                c.algorithm,
+                c.scope,
+                c.initial_value,
+                c.covered_section_bytes,
+                c.excluded_alignment_gap_bytes
             ),
-        )
-    } else {
-        let c = &doc["crc"];
-        (
-            str_of(&c["classification"]),
-            c["rule"].as_str().unwrap_or("none").to_string(),
-        )
-    };
-    let network = if format == "nbg-v2" {
-        str_of(&doc["network_info"]["name"])
-    } else {
-        str_of(&h["network_name"])
+        ),
+        Integrity::CrcField { crc, .. } => (
+            crc.classification.to_string(),
+            crc.rule.clone().unwrap_or_else(|| "none".into()),
+        ),
     };
     let rows = [
         ("file", name.to_string()),
-        ("family", format.to_string()),
-        ("version", hex32(&h["version"])),
-        ("target", hex32(&h["target"])),
-        ("network", network),
-        ("size", doc["file"]["size"].to_string()),
-        ("sha256", str_of(&doc["file"]["sha256"])),
+        ("family", graph.format().to_string()),
+        ("version", format!("0x{:08x}", graph.version())),
+        ("target", format!("0x{:08x}", graph.target())),
+        ("network", graph.network_name()),
+        ("size", graph.file().size.to_string()),
+        ("sha256", graph.file().sha256.hex()),
         ("crc-status", crc_status),
         ("crc-rule", crc_rule),
-        ("structural-signature", str_of(&doc["structural_signature"])),
+        ("structural-signature", graph.structural_signature().hex()),
     ];
     p.summary(&rows);
-}
-
-pub(super) fn str_of(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".into(),
-        other => other.to_string(),
-    }
-}
-
-pub(super) fn hex32(v: &Value) -> String {
-    v.as_u64()
-        .map_or_else(|| "-".into(), |n| format!("0x{n:08x}"))
 }
 
 pub(super) fn owner_table(p: &mut Page, image: &NbgImage<'_>) {
@@ -368,86 +400,101 @@ pub(super) fn views_table(p: &mut Page, image: &NbgImage<'_>) {
     p.body.push_str("</tbody></table></section>\n");
 }
 
-/// Sections (v2) or tables (v1) from the parse document.
-pub(super) fn structure_tables(p: &mut Page, doc: &Value) {
-    let v2 = doc["format"] == "nbg-v2";
-    let (title, id, list) = if v2 {
-        ("Sections", "sections", &doc["sections"])
-    } else {
-        ("Tables", "tables", &doc["tables"])
-    };
-    let rows = list.as_array().cloned().unwrap_or_default();
-    let head: &[&str] = if v2 {
-        &[
-            "#", "type", "name", "offset", "size", "align", "entry", "decoded", "crc32",
-        ]
-    } else {
-        &[
-            "#", "name", "evidence", "offset", "size", "record", "records", "decoded", "crc32",
-        ]
-    };
-    let body: Vec<Vec<String>> = rows
-        .iter()
-        .map(|s| {
-            let crc = s["fingerprint"]["crc32"]
-                .as_u64()
-                .map_or("-".into(), |c| format!("{c:08x}"));
-            if v2 {
-                vec![
-                    s["index"].to_string(),
-                    s["type"].to_string(),
-                    str_of(&s["type_name"]),
-                    hex_num(&s["offset"]),
-                    s["size"].to_string(),
-                    s["alignment"].to_string(),
-                    s["entry_size"].to_string(),
-                    s["decoded"].to_string(),
-                    crc,
-                ]
-            } else {
-                vec![
-                    s["index"].to_string(),
-                    str_of(&s["name"]),
-                    str_of(&s["evidence"]),
-                    hex_num(&s["offset"]),
-                    s["size"].to_string(),
-                    str_of(&s["record_size"]),
-                    str_of(&s["record_count"]),
-                    s["decoded"].to_string(),
-                    crc,
-                ]
-            }
-        })
-        .collect();
-    p.table(&format!("{title} ({})", rows.len()), id, head, &body);
+/// `-` for what the file does not say.
+fn or_dash(v: Option<impl std::fmt::Display>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
 }
 
-pub(super) fn hex_num(v: &Value) -> String {
-    v.as_u64()
-        .map_or_else(|| "-".into(), |n| format!("0x{n:x}"))
+/// Sections (v2) or tables (v1), each with its family's columns.
+pub(super) fn structure_tables(p: &mut Page, graph: &Graph<'_>) {
+    let crc = |f: Option<&crate::nbg::fingerprint::Fingerprint>| {
+        or_dash(f.map(|f| format!("{:08x}", f.crc32)))
+    };
+    match graph.layout() {
+        Layout::Sections(sections) => {
+            let body: Vec<Vec<String>> = sections
+                .iter()
+                .map(|s| {
+                    vec![
+                        s.index.to_string(),
+                        s.kind.to_string(),
+                        s.type_name.to_string(),
+                        format!("0x{:x}", s.offset),
+                        s.size.to_string(),
+                        s.alignment.to_string(),
+                        s.entry_size.to_string(),
+                        s.decoded.to_string(),
+                        crc(Some(&s.fingerprint)),
+                    ]
+                })
+                .collect();
+            p.table(
+                &format!("Sections ({})", body.len()),
+                "sections",
+                &[
+                    "#", "type", "name", "offset", "size", "align", "entry", "decoded", "crc32",
+                ],
+                &body,
+            );
+        }
+        Layout::Tables(tables) => {
+            let body: Vec<Vec<String>> = tables
+                .iter()
+                .map(|t| {
+                    vec![
+                        t.index.to_string(),
+                        t.name.to_string(),
+                        t.evidence.to_string(),
+                        format!("0x{:x}", t.offset),
+                        t.size.to_string(),
+                        or_dash(t.record_size),
+                        or_dash(t.record_count),
+                        t.decoded.to_string(),
+                        crc(t.fingerprint.as_ref()),
+                    ]
+                })
+                .collect();
+            p.table(
+                &format!("Tables ({})", body.len()),
+                "tables",
+                &[
+                    "#", "name", "evidence", "offset", "size", "record", "records", "decoded",
+                    "crc32",
+                ],
+                &body,
+            );
+        }
+    }
 }
 
-pub(super) fn io_tables(p: &mut Page, doc: &Value) {
-    for (title, key) in [("Inputs", "inputs"), ("Outputs", "outputs")] {
-        let rows = doc[key].as_array().cloned().unwrap_or_default();
-        let body: Vec<Vec<String>> = rows
+pub(super) fn io_tables(p: &mut Page, graph: &Graph<'_>) {
+    for (title, key, records) in [
+        ("Inputs", "inputs", graph.inputs()),
+        ("Outputs", "outputs", graph.outputs()),
+    ] {
+        let body: Vec<Vec<String>> = records
             .iter()
             .map(|r| {
-                let q = &r["quantization"];
+                let q = &r.quantization;
+                let dims: Vec<String> = r.dimensions.iter().map(u32::to_string).collect();
                 vec![
-                    r["index"].to_string(),
-                    str_of(&r["name"]),
-                    str_of(&r["data_format_name"]),
-                    r["dimensions"].to_string(),
-                    str_of(&r["storage_bytes"]),
-                    str_of(&q["format_name"]),
-                    str_of(&q["scale"]),
-                    str_of(&q["zero_point"]),
+                    r.index.to_string(),
+                    or_dash(r.name.as_ref()),
+                    or_dash(r.data_format_name),
+                    format!("[{}]", dims.join(",")),
+                    or_dash(r.storage_bytes),
+                    or_dash(q.format_name),
+                    // As the parse document writes an f32: widened to f64, shortest form.
+                    or_dash(
+                        q.scale
+                            .and_then(|s| serde_json::Number::from_f64(f64::from(s))),
+                    ),
+                    or_dash(q.zero_point),
                 ]
             })
             .collect();
         p.table(
-            &format!("{title} ({})", rows.len()),
+            &format!("{title} ({})", records.len()),
             key,
             &[
                 "#",
@@ -464,78 +511,75 @@ pub(super) fn io_tables(p: &mut Page, doc: &Value) {
     }
 }
 
-pub(super) fn checks(p: &mut Page, doc: &Value) {
+pub(super) fn checks(p: &mut Page, graph: &Graph<'_>) {
     let mut rows: Vec<Vec<String>> = Vec::new();
-    if doc["format"] == "nbg-v2" {
-        let c = &doc["file_checksum"];
-        rows.push(vec![
-            "file crc32 (header.crc_sum)".into(),
-            format!(
-                "recorded 0x{:08x}, computed 0x{:08x}, {}",
-                c["recorded_crc32"].as_u64().unwrap_or(0),
-                c["computed_crc32"].as_u64().unwrap_or(0),
-                if c["matches"] == true {
-                    "matches"
-                } else {
-                    "mismatch"
-                }
-            ),
-        ]);
-        for s in doc["section_checksums"].as_array().into_iter().flatten() {
+    match graph.integrity() {
+        Integrity::Directory {
+            file: c,
+            sections,
+            dynamic_io,
+        } => {
             rows.push(vec![
-                format!("section checksum {}", str_of(&s["section_type_name"])),
+                "file crc32 (header.crc_sum)".into(),
                 format!(
-                    "stored 0x{:08x}, computed 0x{:08x}, {}",
-                    s["stored"].as_u64().unwrap_or(0),
-                    s["computed"].as_u64().unwrap_or(0),
-                    if s["matches"] == true {
-                        "matches"
-                    } else {
-                        "mismatch"
-                    }
+                    "recorded 0x{:08x}, computed 0x{:08x}, {}",
+                    c.recorded_crc32,
+                    c.computed_crc32,
+                    verdict(c.matches)
+                ),
+            ]);
+            for s in sections {
+                rows.push(vec![
+                    format!("section checksum {}", s.section_type_name),
+                    format!(
+                        "stored 0x{:08x}, computed 0x{:08x}, {}",
+                        s.stored,
+                        s.computed,
+                        verdict(s.matches)
+                    ),
+                ]);
+            }
+            rows.push(vec![
+                "dynamic io".into(),
+                dynamic_io.map_or_else(
+                    || "absent".into(),
+                    |d| {
+                        format!(
+                            "{} entries, {} region bytes, {} padding bytes",
+                            d.entry_count, d.region_bytes, d.padding_bytes
+                        )
+                    },
                 ),
             ]);
         }
-        let d = &doc["dynamic_io"];
-        rows.push(vec![
-            "dynamic io".into(),
-            if d.is_null() {
-                "absent".into()
-            } else {
-                format!(
-                    "{} entries, {} region bytes, {} padding bytes",
-                    d["entry_count"], d["region_bytes"], d["padding_bytes"]
-                )
-            },
-        ]);
-    } else {
-        let c = &doc["crc"];
-        rows.push(vec![
-            format!("crc field @0x{:x}", c["offset"].as_u64().unwrap_or(0)),
-            format!(
-                "stored 0x{:08x}, whole-file-zeroed 0x{:08x}: {} ({})",
-                c["stored"].as_u64().unwrap_or(0),
-                c["computed_whole_file_zeroed"].as_u64().unwrap_or(0),
-                str_of(&c["classification"]),
-                c["rule"].as_str().unwrap_or("no rule")
-            ),
-        ]);
-        for n in doc["nested_tables"].as_array().into_iter().flatten() {
+        Integrity::CrcField { crc: c, nested } => {
             rows.push(vec![
-                format!("nested {} -> {}", str_of(&n["table"]), str_of(&n["target"])),
-                format!("{} entries in bounds", n["entry_count"]),
+                format!("crc field @0x{:x}", c.offset),
+                format!(
+                    "stored 0x{:08x}, whole-file-zeroed 0x{:08x}: {} ({})",
+                    c.stored,
+                    c.computed_whole_file_zeroed,
+                    c.classification,
+                    c.rule.as_deref().unwrap_or("no rule")
+                ),
             ]);
+            for n in nested {
+                rows.push(vec![
+                    format!("nested {} -> {}", n.table, n.target),
+                    format!("{} entries in bounds", n.entry_count),
+                ]);
+            }
         }
     }
-    let r = &doc["connection_region"];
+    let r = graph.connection_region();
     rows.push(vec![
         "connection region".into(),
         format!(
             "0x{:x}+{}, sha256 {}{}",
-            r["offset"].as_u64().unwrap_or(0),
-            r["size"],
-            str_of(&r["sha256"]),
-            if r["covered_by_section"] == true {
+            r.offset,
+            r.size,
+            r.sha256.hex(),
+            if r.covered_by_section {
                 " (covered by sections)"
             } else {
                 ""
@@ -546,39 +590,38 @@ pub(super) fn checks(p: &mut Page, doc: &Value) {
 }
 
 /// The vendor sweep's tables: nbg's and the loader's verdicts per owner class, the findings.
-pub(super) fn vendor_section(p: &mut Page, v: &Value) {
+pub(super) fn vendor_section(p: &mut Page, v: &SavedVendorSweep) {
+    let patterns: Vec<String> = v.patterns.iter().map(u8::to_string).collect();
     let _ = write!(
         p.body,
         r#"<section><h2>Loader verdicts (vendor sweep)</h2>
-<p class="note">{} mutations (every {} offset(s), patterns {}) handed from memory to the vendor's loader simulating {}; the unmutated file: {}. Tick "loader verdicts" above to colour the byte map by each offset's worst cell: the loader crashed or hung, only the loader refuses, only nbg refuses, both accept, both refuse.</p>
+<p class="note">{} mutations (every {} offset(s), patterns [{}]) handed from memory to the vendor's loader simulating {}; the unmutated file: {}. Tick "loader verdicts" above to colour the byte map by each offset's worst cell: the loader crashed or hung, only the loader refuses, only nbg refuses, both accept, both refuse.</p>
 "#,
-        v["mutations"],
-        v["stride"],
-        v["patterns"],
-        esc(v["config"]["name"].as_str().unwrap_or("")),
-        esc(&v["baseline"]["verdict"].to_string())
+        v.mutations,
+        v.stride,
+        patterns.join(","),
+        esc(&v.config.name),
+        esc(&v.baseline.verdict)
     );
-    let cols = [
-        "both_refuse",
-        "only_nbg_refuses",
-        "only_loader_refuses",
-        "both_accept",
-        "loader_crashed",
-        "loader_hung",
-    ];
-    let mut rows: Vec<Vec<String>> = v["by_class"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(class, c)| {
-            std::iter::once(class.clone())
-                .chain(cols.iter().map(|k| c[*k].to_string()))
-                .collect()
-        })
+    let cells = |c: &Cells| {
+        [
+            c.both_refuse,
+            c.only_nbg_refuses,
+            c.only_loader_refuses,
+            c.both_accept,
+            c.loader_crashed,
+            c.loader_hung,
+        ]
+        .map(|n| n.to_string())
+    };
+    let mut rows: Vec<Vec<String>> = v
+        .by_class
+        .iter()
+        .map(|(class, c)| std::iter::once(class.clone()).chain(cells(c)).collect())
         .collect();
     rows.push(
         std::iter::once("all".to_string())
-            .chain(cols.iter().map(|k| v["total"][*k].to_string()))
+            .chain(cells(&v.total))
             .collect(),
     );
     p.table(
@@ -595,17 +638,16 @@ pub(super) fn vendor_section(p: &mut Page, v: &Value) {
         ],
         &rows,
     );
-    let findings: Vec<Vec<String>> = v["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let findings: Vec<Vec<String>> = v
+        .findings
+        .iter()
         .map(|f| {
             vec![
-                format!("0x{:x}", f["offset"].as_u64().unwrap_or(0)),
-                format!("0x{:02x}", f["pattern"].as_u64().unwrap_or(0)),
-                f["field"].as_str().unwrap_or("").to_string(),
-                f["nbg"]["code"].as_str().unwrap_or("valid").to_string(),
-                f["loader"]["verdict"].as_str().unwrap_or("").to_string(),
+                format!("0x{:x}", f.offset),
+                format!("0x{:02x}", f.pattern),
+                f.field.clone(),
+                f.nbg.code.clone().unwrap_or_else(|| "valid".into()),
+                f.loader.verdict.clone(),
             ]
         })
         .collect();

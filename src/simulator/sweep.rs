@@ -11,7 +11,7 @@ use crate::nbg::crc_rules::CrcClass;
 use crate::nbg::family::NbgFamily as _;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Options, parse, parse_with};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Images per batch generated at once (memory: this many copies of the file).
@@ -72,7 +72,7 @@ impl Cell {
 }
 
 /// Mutations per cell.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Cells {
     /// `Cell::BothRefuse`.
     pub both_refuse: u64,

@@ -647,6 +647,27 @@ fn a_vendor_sweep_is_a_layer_of_the_byte_map() {
         assert!(shown.dom.contains(&format!("{c}: ")), "{c}");
     }
     assert!(shown.dom.contains("directory[0](NBG_SECTION_INPUT).offset"));
+    // The baseline verdict is its name, not a quoted JSON string.
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("the unmutated file: accepted.")
+    );
+    // A document of another schema is refused before anything is written.
+    let mut other = doc.clone();
+    other["schema"] = serde_json::json!("nbg-vendor-sweep/0");
+    std::fs::write(&sweep, other.to_string()).unwrap();
+    let out0 = dir.path().join("r0.html");
+    let o = common::nbg_command(&common::root())
+        .args(["report", file.to_str().unwrap(), "--vendor-sweep"])
+        .arg(&sweep)
+        .arg("-o")
+        .arg(&out0)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an nbg-vendor-sweep/1 document"));
+    assert!(!out0.exists());
     // A run past the file's end is refused before anything is written.
     let mut bad = doc.clone();
     bad["runs"][5][1] = serde_json::json!(n + 1);

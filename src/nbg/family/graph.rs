@@ -65,6 +65,18 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.crc_summary())
     }
 
+    fn layout(&self) -> Layout<'_> {
+        with_family!(self, g => g.layout())
+    }
+
+    fn integrity(&self) -> Integrity<'_> {
+        with_family!(self, g => g.integrity())
+    }
+
+    fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion {
+        with_family!(self, g => g.connection_region())
+    }
+
     fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
         with_family!(self, g => g.owner_content(origin))
     }

@@ -132,6 +132,17 @@ pub trait NbgFamily<'data> {
     /// The stored file CRC and the rule that reproduces it, when one does.
     fn crc_summary(&self) -> CrcSummary;
 
+    /// The payloads as the family lays them out (v2 directory sections, v1 entry tables), for
+    /// renderers that show each with its own columns.
+    fn layout(&self) -> Layout<'_>;
+
+    /// The integrity checks the family's format carries (v2 file and section checksums and
+    /// DYNAIO, the v1 CRC field and nested tables).
+    fn integrity(&self) -> Integrity<'_>;
+
+    /// The final 512 bytes that the vendor's loader reads as its connection region.
+    fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion;
+
     /// What the bytes of a payload owner of `origin` hold.
     fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content;
 
@@ -221,6 +232,36 @@ pub struct DeclaredMemory {
     pub axi_sram_bytes: Option<u32>,
     /// VIP SRAM.
     pub vip_sram_bytes: Option<u32>,
+}
+
+/// A family's payload layout.
+#[derive(Clone, Copy, Debug)]
+pub enum Layout<'a> {
+    /// v2: the section directory's entries.
+    Sections(&'a [crate::nbg::parse::v2::Section]),
+    /// v1: the entry table's tables.
+    Tables(&'a [crate::nbg::parse::v1::Table]),
+}
+
+/// A family's integrity checks, as the parse found them.
+#[derive(Clone, Copy, Debug)]
+pub enum Integrity<'a> {
+    /// v2: the file CRC over the directory's payloads, the section-40 checksums and DYNAIO.
+    Directory {
+        /// The header's CRC and how it was computed.
+        file: &'a crate::nbg::parse::v2::FileChecksum,
+        /// One per covered section.
+        sections: &'a [crate::nbg::parse::v2::SectionChecksum],
+        /// The DYNAIO region, when the file has one.
+        dynamic_io: Option<&'a crate::nbg::parse::v2::DynamicIo>,
+    },
+    /// v1: the header's CRC field against the recovered rules, and the nested tables.
+    CrcField {
+        /// The field and its classification.
+        crc: &'a crate::nbg::parse::v1::CrcField,
+        /// Tables whose entries point into another table.
+        nested: &'a [crate::nbg::parse::v1::NestedTable],
+    },
 }
 
 /// A file's CRC as its family holds it.

@@ -190,6 +190,21 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         }
     }
 
+    fn layout(&self) -> Layout<'_> {
+        Layout::Tables(&self.tables)
+    }
+
+    fn integrity(&self) -> Integrity<'_> {
+        Integrity::CrcField {
+            crc: &self.crc,
+            nested: &self.nested_tables,
+        }
+    }
+
+    fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion {
+        &self.connection_region
+    }
+
     fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
         use crate::nbg::image::Origin;
         // A v1 table's content is that of the v2 section of the same kind (table k is type k+1).

@@ -238,6 +238,22 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         }
     }
 
+    fn layout(&self) -> Layout<'_> {
+        Layout::Sections(&self.sections)
+    }
+
+    fn integrity(&self) -> Integrity<'_> {
+        Integrity::Directory {
+            file: &self.file_checksum,
+            sections: &self.section_checksums,
+            dynamic_io: self.dynamic_io.as_ref(),
+        }
+    }
+
+    fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion {
+        &self.connection_region
+    }
+
     fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
         use crate::nbg::image::Origin;
         match origin {
