@@ -60,7 +60,7 @@ pub fn exec(args: Args) -> ExitCode {
         .and_then(|_| match summary {
             Some(path) => outputs.stage(
                 path,
-                nbg_lab::report::inventory::summary(&inventory.doc).as_bytes(),
+                nbg_lab::report::inventory::summary(&inventory.head).as_bytes(),
             ),
             None => Ok(()),
         })

@@ -161,11 +161,11 @@ pub fn inventory_evidence(
     Ok(vec![
         Generated {
             path: format!("{stem}.json"),
-            text: canonical(&doc),
+            text: canonical(&doc.to_json()),
         },
         Generated {
             path: format!("{stem}.md"),
-            text: crate::report::inventory::summary(&doc),
+            text: crate::report::inventory::summary(&doc.head),
         },
     ])
 }

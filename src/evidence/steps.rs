@@ -282,25 +282,25 @@ fn inventory_step(corpus: &crate::lab::corpus::Corpus) -> (Vec<Row>, String, [St
             item: r.entry.path.clone(),
             passed: r.ok(),
             detail: match &r.facts {
-                Ok(f) => format!("{} pin {}", f["format"].as_str().unwrap_or(""), r.pin),
+                Ok(f) => format!("{} pin {}", f.format, r.pin),
                 Err((code, offset, _)) => format!("{code} at 0x{offset:x}, pin {}", r.pin),
             },
         })
         .collect();
     let failed = rows.iter().filter(|r| !r.passed).count();
-    let id = &doc["identity"];
+    let id = &doc.head.identity;
     let note = format!(
         "{} {}: {} files, {} ok, {failed} failed, {} bytes, inventory sha256 {}",
         corpus.schema,
         corpus.config_name,
         rows.len(),
         rows.len() - failed,
-        id["bytes"],
-        id["inventory_sha256"].as_str().unwrap_or("")
+        id.bytes,
+        id.inventory_sha256.map(|h| h.hex()).unwrap_or_default()
     );
     let docs = [
-        crate::canonical::canonical(&doc),
-        crate::report::inventory::summary(&doc),
+        crate::canonical::canonical(&doc.to_json()),
+        crate::report::inventory::summary(&doc.head),
     ];
     (rows, note, docs)
 }

@@ -10,10 +10,11 @@ use crate::digest::Hash256;
 use crate::files::InputError;
 use crate::lab::corpus::{Corpus, Entry};
 use crate::nbg::failure::Code;
-use crate::nbg::family::NbgFamily;
+use crate::nbg::family::{Integrity, Layout, NbgFamily};
 use crate::nbg::parse::{Graph, Options};
 use crate::nbg::stream::{self, FileSource};
 use rayon::prelude::*;
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -30,7 +31,19 @@ pub struct FileResult {
     /// Whether the file matches its pinned size and SHA-256.
     pub pin: Pin,
     /// The parse facts, or the failure's code, offset and message.
-    pub facts: Result<Value, (FailureCode, u64, String)>,
+    pub facts: Result<Facts, (FailureCode, u64, String)>,
+}
+
+/// What the inventory keeps of a parsed file: its entry's `facts` and its share of the
+/// aggregate tables, both taken from the graph.
+#[derive(Clone, Debug)]
+pub struct Facts {
+    /// The parse document, minus per-entry lists that only repeat counts already kept.
+    pub doc: Value,
+    /// The family's format name (`nbg-v1`, `nbg-v2`).
+    pub format: &'static str,
+    signature: Hash256,
+    totals: Totals,
 }
 
 /// Why a file has no parse facts, named in the inventory by the parse failure's code or
@@ -171,7 +184,12 @@ fn scan_one(entry: &Entry) -> FileResult {
         sha256,
         pin,
         facts: parsed
-            .map(|g| facts(&g))
+            .map(|g| Facts {
+                doc: facts(&g),
+                format: g.format(),
+                signature: g.structural_signature(),
+                totals: Totals::of(&g),
+            })
             .map_err(|f| (FailureCode::Parse(f.code), f.offset, f.message)),
     }
 }
@@ -207,7 +225,7 @@ fn count<K: Ord>(map: &mut BTreeMap<K, u64>, k: K) {
 
 /// The inventory's aggregate tables (everything but its rows), added file by file. Counts and
 /// sets only, so the order in which files are added does not matter.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Totals {
     split: BTreeMap<(String, String, String), u64>,
     profile: BTreeMap<(String, String), (u64, BTreeSet<u64>)>,
@@ -242,94 +260,64 @@ impl Totals {
         }
     }
 
-    /// One file's parse facts.
-    fn of(f: &Value) -> Self {
+    /// One file's share, from its graph.
+    fn of(g: &Graph<'_>) -> Self {
         let mut t = Totals::default();
-        let hexs = |k: &str| format!("0x{:08x}", f["header"][k].as_u64().unwrap_or(0));
         count(
             &mut t.split,
             (
-                f["format"].as_str().unwrap_or("").to_string(),
-                hexs("version"),
-                hexs("target"),
+                g.format().to_string(),
+                format!("0x{:08x}", g.version()),
+                format!("0x{:08x}", g.target()),
             ),
         );
-        let empty = Vec::new();
-        let rows = f
-            .get("sections")
-            .or(f.get("tables"))
-            .and_then(Value::as_array)
-            .unwrap_or(&empty);
-        for s in rows {
-            if s["size"].as_u64() == Some(0) && f["format"] == "nbg-v1" {
-                continue;
-            }
-            let (kind, name) = if f["format"] == "nbg-v2" {
-                (
-                    format!("{:02}", s["type"].as_u64().unwrap_or(0)),
-                    s["type_name"].as_str().unwrap_or("").to_string(),
-                )
-            } else {
-                (
-                    format!("{:02}", s["section_type"].as_u64().unwrap_or(0)),
-                    s["name"].as_str().unwrap_or("").to_string(),
-                )
-            };
-            let size = s
-                .get("entry_size")
-                .or(s.get("record_size"))
-                .and_then(Value::as_u64);
+        let mut profile = |kind: u32, name: &str, size: Option<u64>| {
             let e = t
                 .profile
-                .entry((kind, name))
+                .entry((format!("{kind:02}"), name.to_string()))
                 .or_insert((0, BTreeSet::new()));
             e.0 += 1;
             e.1.extend(size);
+        };
+        match g.layout() {
+            Layout::Sections(sections) => {
+                for s in sections {
+                    profile(s.kind, s.type_name, Some(u64::from(s.entry_size)));
+                }
+            }
+            // A v1 table the file leaves empty is not part of its profile.
+            Layout::Tables(tables) => {
+                for t in tables.iter().filter(|t| t.size != 0) {
+                    profile(t.section_type, t.name, t.record_size);
+                }
+            }
         }
-        let records = f["inputs"]
-            .as_array()
-            .into_iter()
-            .chain(f["outputs"].as_array())
-            .flatten();
-        for r in records {
-            let name = |k: &str, raw: &str| {
-                r[k].as_str()
-                    .map_or_else(|| format!("unknown({})", r[raw]), str::to_string)
+        for r in g.inputs().iter().chain(g.outputs()) {
+            let name = |n: Option<&str>, raw: u32| {
+                n.map_or_else(|| format!("unknown({raw})"), str::to_string)
             };
-            count(&mut t.formats, name("data_format_name", "data_format"));
-            count(&mut t.types, name("data_type_name", "data_type"));
+            count(&mut t.formats, name(r.data_format_name, r.data_format));
+            count(&mut t.types, name(r.data_type_name, r.data_type));
             count(
                 &mut t.quant,
-                r["quantization"]["format_name"]
-                    .as_str()
-                    .unwrap_or("unknown")
-                    .to_string(),
+                r.quantization.format_name.unwrap_or("unknown").to_string(),
             );
         }
-        let n = |k: &str| f[k].as_array().map_or(0, |a| a.len() as u64);
-        count(&mut t.io_hist, (n("inputs"), n("outputs")));
-        let finding = if f["format"] == "nbg-v2" {
-            format!(
+        count(
+            &mut t.io_hist,
+            (g.inputs().len() as u64, g.outputs().len() as u64),
+        );
+        let finding = match g.integrity() {
+            Integrity::Directory { file, .. } => format!(
                 "v2 file checksum {}",
-                if f["file_checksum"]["matches"] == true {
-                    "matches"
-                } else {
-                    "mismatch"
-                }
-            )
-        } else {
-            format!(
-                "v1 crc field {}",
-                f["crc"]["classification"].as_str().unwrap_or("unknown")
-            )
+                if file.matches { "matches" } else { "mismatch" }
+            ),
+            Integrity::CrcField { crc, .. } => format!("v1 crc field {}", crc.classification),
         };
         count(&mut t.crc, finding);
         t
     }
 }
-
-/// Parse facts, or the failure's code, offset and message.
-type Facts = Result<Value, (FailureCode, u64, String)>;
 
 /// One file's part of the inventory: what the aggregate tables need, and its entry of `files`
 /// (`body`: a JSON value, or its canonical text for a document written piece by piece).
@@ -355,7 +343,7 @@ impl<B> Row<B> {
     }
 }
 
-fn row(r: &FileResult, facts: Facts) -> Row<Value> {
+fn row(r: &FileResult, facts: Result<Facts, (FailureCode, u64, String)>) -> Row<Value> {
     let mut body = json!({
         "path": r.entry.path,
         "role": r.entry.role,
@@ -366,14 +354,9 @@ fn row(r: &FileResult, facts: Facts) -> Row<Value> {
     });
     let (signature, totals, failure) = match facts {
         Ok(f) => {
-            let signature = f["structural_signature"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-            let totals = Totals::of(&f);
-            body["facts"] = f;
+            body["facts"] = f.doc;
             body["failure"] = Value::Null;
-            (Some(signature), totals, None)
+            (Some(f.signature.hex()), f.totals, None)
         }
         Err((code, offset, message)) => {
             body["facts"] = Value::Null;
@@ -393,8 +376,116 @@ fn row(r: &FileResult, facts: Facts) -> Row<Value> {
     }
 }
 
-/// The document without `files` and without `identity.inventory_sha256`; `rows` sorted by path.
-fn head<B>(corpus: &Corpus, rows: &[Row<B>]) -> Value {
+/// The inventory's aggregate tables: the document without `files`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Head {
+    /// `nbg-inventory/1`.
+    pub schema: &'static str,
+    /// The corpus config.
+    pub config: ConfigName,
+    /// Counts and hashes that identify the inventory.
+    pub identity: Identity,
+    /// Files per (format, version, target).
+    pub version_target: Vec<VersionTarget>,
+    /// Files per section type (v2) or table (v1), with the entry sizes seen.
+    pub section_profile: Vec<ProfileRow>,
+    /// I/O records per tensor format, data type and quantization.
+    pub tensor_surface: TensorSurface,
+    /// Files per (inputs, outputs) count.
+    pub io_histogram: Vec<IoCount>,
+    /// Files per CRC finding.
+    pub crc: BTreeMap<String, u64>,
+    /// Files that failed their pin or their parse.
+    pub failures: Vec<FailureRow>,
+}
+
+/// The corpus config an inventory is of.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConfigName {
+    /// Its `name`.
+    pub name: String,
+    /// Its schema.
+    pub schema: &'static str,
+}
+
+/// Counts and hashes that identify an inventory.
+#[derive(Clone, Debug, Serialize)]
+pub struct Identity {
+    /// Files listed.
+    pub files: usize,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Distinct file SHA-256s.
+    pub unique_file_sha256: usize,
+    /// Distinct structural signatures of the files that parse.
+    pub unique_structural_signatures: usize,
+    /// SHA-256 of the config file.
+    pub config_sha256: Hash256,
+    /// SHA-256 of the canonical document without this field; absent while it is computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inventory_sha256: Option<Hash256>,
+}
+
+/// Files of one (format, version, target).
+#[derive(Clone, Debug, Serialize)]
+pub struct VersionTarget {
+    /// `nbg-v1` or `nbg-v2`.
+    pub format: String,
+    /// The version word, `0x%08x`.
+    pub version: String,
+    /// The target word, `0x%08x`.
+    pub target: String,
+    /// Files.
+    pub files: u64,
+}
+
+/// Files holding one section type or table.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProfileRow {
+    /// The type number, two digits.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Its public name.
+    pub name: String,
+    /// Files.
+    pub files: u64,
+    /// Entry (v2) or record (v1) sizes seen.
+    pub entry_sizes: BTreeSet<u64>,
+}
+
+/// I/O records per tensor format, data type and quantization.
+#[derive(Clone, Debug, Serialize)]
+pub struct TensorSurface {
+    /// Per data format name.
+    pub formats: BTreeMap<String, u64>,
+    /// Per data type name.
+    pub data_types: BTreeMap<String, u64>,
+    /// Per quantization format name.
+    pub quantization: BTreeMap<String, u64>,
+}
+
+/// Files with one (inputs, outputs) count.
+#[derive(Clone, Debug, Serialize)]
+pub struct IoCount {
+    /// Input records.
+    pub inputs: u64,
+    /// Output records.
+    pub outputs: u64,
+    /// Files.
+    pub files: u64,
+}
+
+/// A file that failed its pin or its parse.
+#[derive(Clone, Debug, Serialize)]
+pub struct FailureRow {
+    /// Its path as the config writes it.
+    pub path: String,
+    /// The parse failure's code or the pin status.
+    pub code: String,
+}
+
+/// The head of `rows` (sorted by path), without `identity.inventory_sha256`.
+fn head<B>(corpus: &Corpus, rows: &[Row<B>]) -> Head {
     let mut totals = Totals::default();
     let mut failures = Vec::new();
     let mut shas = BTreeSet::new();
@@ -406,10 +497,16 @@ fn head<B>(corpus: &Corpus, rows: &[Row<B>]) -> Value {
         sigs.extend(r.signature.as_deref());
         totals.add(&r.totals);
         if let Some((code, _, _)) = &r.failure {
-            failures.push(json!({ "path": r.path, "code": code }));
+            failures.push(FailureRow {
+                path: r.path.clone(),
+                code: code.as_str().to_string(),
+            });
         }
         if r.pin != Pin::Ok {
-            failures.push(json!({ "path": r.path, "code": r.pin }));
+            failures.push(FailureRow {
+                path: r.path.clone(),
+                code: r.pin.as_str().to_string(),
+            });
         }
     }
     let Totals {
@@ -421,39 +518,90 @@ fn head<B>(corpus: &Corpus, rows: &[Row<B>]) -> Value {
         io_hist,
         crc,
     } = totals;
-    json!({
-        "schema": "nbg-inventory/1",
-        "config": { "name": corpus.config_name, "schema": corpus.schema },
-        "identity": {
-            "files": rows.len(),
-            "bytes": bytes,
-            "unique_file_sha256": shas.len(),
-            "unique_structural_signatures": sigs.len(),
-            "config_sha256": corpus.config_sha256,
+    Head {
+        schema: "nbg-inventory/1",
+        config: ConfigName {
+            name: corpus.config_name.clone(),
+            schema: corpus.schema,
         },
-        "version_target": split.into_iter().map(|((format, version, target), files)| json!({
-            "format": format, "version": version, "target": target, "files": files
-        })).collect::<Vec<_>>(),
-        "section_profile": profile.into_iter().map(|((kind, name), (files, sizes))| json!({
-            "type": kind, "name": name, "files": files, "entry_sizes": sizes
-        })).collect::<Vec<_>>(),
-        "tensor_surface": { "formats": formats, "data_types": types, "quantization": quant },
-        "io_histogram": io_hist.into_iter().map(|((i, o), files)| json!({
-            "inputs": i, "outputs": o, "files": files
-        })).collect::<Vec<_>>(),
-        "crc": crc,
-        "failures": failures,
-    })
+        identity: Identity {
+            files: rows.len(),
+            bytes,
+            unique_file_sha256: shas.len(),
+            unique_structural_signatures: sigs.len(),
+            config_sha256: corpus.config_sha256,
+            inventory_sha256: None,
+        },
+        version_target: split
+            .into_iter()
+            .map(|((format, version, target), files)| VersionTarget {
+                format,
+                version,
+                target,
+                files,
+            })
+            .collect(),
+        section_profile: profile
+            .into_iter()
+            .map(|((kind, name), (files, entry_sizes))| ProfileRow {
+                kind,
+                name,
+                files,
+                entry_sizes,
+            })
+            .collect(),
+        tensor_surface: TensorSurface {
+            formats,
+            data_types: types,
+            quantization: quant,
+        },
+        io_histogram: io_hist
+            .into_iter()
+            .map(|((inputs, outputs), files)| IoCount {
+                inputs,
+                outputs,
+                files,
+            })
+            .collect(),
+        crc,
+        failures,
+    }
 }
 
-/// The canonical inventory document.
-pub fn document(corpus: &Corpus, results: &[FileResult]) -> Value {
+/// The head as a JSON value (sorted keys).
+fn head_json(head: &Head) -> Value {
+    // Invariant: `Head` derives `Serialize` over strings, integers, hashes and string-keyed
+    // maps, so it always serializes.
+    serde_json::to_value(head).expect("inventory head serializes")
+}
+
+/// An inventory built in memory: its head and each file's entry of `files`.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// The aggregate tables, with `identity.inventory_sha256`.
+    pub head: Head,
+    /// Each file's entry, sorted by path.
+    pub files: Vec<Value>,
+}
+
+impl Document {
+    /// The canonical document's value.
+    pub fn to_json(&self) -> Value {
+        let mut doc = head_json(&self.head);
+        doc["files"] = Value::Array(self.files.clone());
+        doc
+    }
+}
+
+/// The inventory of `results`.
+pub fn document(corpus: &Corpus, results: &[FileResult]) -> Document {
     let mut rows: Vec<Row<Value>> = results.iter().map(|r| row(r, r.facts.clone())).collect();
     rows.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut doc = head(corpus, &rows);
-    doc["files"] = rows.into_iter().map(|r| r.body).collect();
-    let digest = Hash256::of(canonical(&doc).as_bytes());
-    doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
+    let mut doc = Document {
+        head: head(corpus, &rows),
+        files: rows.into_iter().map(|r| r.body).collect(),
+    };
+    doc.head.identity.inventory_sha256 = Some(Hash256::of(canonical(&doc.to_json()).as_bytes()));
     doc
 }
 
@@ -528,7 +676,10 @@ pub fn inventory(
             .par_iter()
             .map(|e| {
                 let mut r = scan_one(e);
-                let facts = std::mem::replace(&mut r.facts, Ok(Value::Null));
+                let facts = std::mem::replace(
+                    &mut r.facts,
+                    Err((FailureCode::Unreadable, 0, String::new())),
+                );
                 let row = row(&r, facts);
                 let text = indent(
                     &serde_json::to_string_pretty(&row.body).unwrap_or_default(),
@@ -563,7 +714,7 @@ pub fn inventory(
     }
     rows.sort_by(|a, b| a.path.cmp(&b.path));
     let mut inventory = Inventory {
-        doc: head(corpus, &rows),
+        head: head(corpus, &rows),
         rows,
         spill: spill.file,
     };
@@ -572,7 +723,7 @@ pub fn inventory(
         .write(&mut sha)
         .map_err(InventoryError::Temporary)?;
     let digest = Hash256(sha2::Digest::finalize(sha.0).into());
-    inventory.doc["identity"]["inventory_sha256"] = Value::from(digest.hex());
+    inventory.head.identity.inventory_sha256 = Some(digest);
     Ok(inventory)
 }
 
@@ -586,7 +737,7 @@ fn indent(text: &str, levels: usize) -> String {
 /// temporary file, written piece by piece: the same bytes as `canonical(&document(..))`.
 pub struct Inventory {
     /// The document without `files` (what `summary` reads), with `identity.inventory_sha256`.
-    pub doc: Value,
+    pub head: Head,
     /// Sorted by path.
     pub rows: Vec<Row<Spilled>>,
     spill: std::fs::File,
@@ -611,9 +762,9 @@ impl Inventory {
     /// `files` in its place, each file's entry copied from the temporary file.
     pub fn write(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
         use std::os::unix::fs::FileExt;
+        let head = head_json(&self.head);
         let empty = serde_json::Map::new();
-        let mut members: Vec<(&str, Option<&Value>)> = self
-            .doc
+        let mut members: Vec<(&str, Option<&Value>)> = head
             .as_object()
             .unwrap_or(&empty)
             .iter()

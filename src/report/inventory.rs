@@ -1,94 +1,113 @@
-//! The Markdown summary of an inventory document (`nbg inventory --summary`, the committed
+//! The Markdown summary of an inventory (`nbg inventory --summary`, the committed
 //! `evidence/inventory/*.md`).
 
-use serde_json::{Value, json};
+use crate::lab::inventory::Head;
+use std::fmt::Write;
 
-/// The Markdown summary of an inventory document.
-pub fn summary(doc: &Value) -> String {
-    use std::fmt::Write;
+/// The Markdown summary of an inventory's head.
+pub fn summary(head: &Head) -> String {
     let mut s = String::new();
-    let id = &doc["identity"];
-    let _ = writeln!(
-        s,
-        "# Corpus inventory: {}\n",
-        doc["config"]["name"].as_str().unwrap_or("")
-    );
+    let id = &head.identity;
+    let _ = writeln!(s, "# Corpus inventory: {}\n", head.config.name);
     let _ = writeln!(s, "| identity | value |\n| --- | --- |");
-    for k in [
-        "files",
-        "bytes",
-        "unique_file_sha256",
-        "unique_structural_signatures",
-        "config_sha256",
-        "inventory_sha256",
+    for (k, v) in [
+        ("files", id.files.to_string()),
+        ("bytes", id.bytes.to_string()),
+        ("unique_file_sha256", id.unique_file_sha256.to_string()),
+        (
+            "unique_structural_signatures",
+            id.unique_structural_signatures.to_string(),
+        ),
+        ("config_sha256", id.config_sha256.hex()),
+        (
+            "inventory_sha256",
+            id.inventory_sha256.map_or_else(|| "-".into(), |h| h.hex()),
+        ),
     ] {
-        let _ = writeln!(s, "| {k} | {} |", plain(&id[k]));
+        let _ = writeln!(s, "| {k} | {v} |");
     }
-    let table = |s: &mut String, title: &str, rows: &Value, cols: &[&str]| {
-        let _ = writeln!(
-            s,
-            "\n## {title}\n\n| {} |\n|{}",
-            cols.join(" | "),
-            " --- |".repeat(cols.len())
-        );
-        for r in rows.as_array().into_iter().flatten() {
-            let cells: Vec<String> = cols.iter().map(|c| plain(&r[*c])).collect();
-            let _ = writeln!(s, "| {} |", cells.join(" | "));
-        }
-    };
     table(
         &mut s,
         "Version and target",
-        &doc["version_target"],
         &["format", "version", "target", "files"],
+        head.version_target.iter().map(|r| {
+            vec![
+                r.format.clone(),
+                r.version.clone(),
+                r.target.clone(),
+                r.files.to_string(),
+            ]
+        }),
     );
     table(
         &mut s,
         "Section and table profile",
-        &doc["section_profile"],
         &["type", "name", "files", "entry_sizes"],
+        head.section_profile.iter().map(|r| {
+            let sizes: Vec<String> = r.entry_sizes.iter().map(u64::to_string).collect();
+            vec![
+                r.kind.clone(),
+                r.name.clone(),
+                r.files.to_string(),
+                if sizes.is_empty() {
+                    "-".into()
+                } else {
+                    sizes.join(", ")
+                },
+            ]
+        }),
     );
-    for (title, key) in [
-        ("Tensor formats", "formats"),
-        ("Tensor data types", "data_types"),
-        ("Quantization", "quantization"),
+    let surface = &head.tensor_surface;
+    for (title, counts) in [
+        ("Tensor formats", &surface.formats),
+        ("Tensor data types", &surface.data_types),
+        ("Quantization", &surface.quantization),
     ] {
-        let rows: Vec<Value> = doc["tensor_surface"][key]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| json!({ "value": k, "records": v }))
-            .collect();
-        table(&mut s, title, &Value::Array(rows), &["value", "records"]);
+        table(
+            &mut s,
+            title,
+            &["value", "records"],
+            counts.iter().map(|(k, n)| vec![k.clone(), n.to_string()]),
+        );
     }
     table(
         &mut s,
         "I/O counts",
-        &doc["io_histogram"],
         &["inputs", "outputs", "files"],
+        head.io_histogram.iter().map(|r| {
+            vec![
+                r.inputs.to_string(),
+                r.outputs.to_string(),
+                r.files.to_string(),
+            ]
+        }),
     );
-    let crc: Vec<Value> = doc["crc"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| json!({ "finding": k, "files": v }))
-        .collect();
     table(
         &mut s,
         "CRC findings",
-        &Value::Array(crc),
         &["finding", "files"],
+        head.crc.iter().map(|(k, n)| vec![k.clone(), n.to_string()]),
     );
-    table(&mut s, "Failures", &doc["failures"], &["path", "code"]);
+    table(
+        &mut s,
+        "Failures",
+        &["path", "code"],
+        head.failures
+            .iter()
+            .map(|r| vec![r.path.clone(), r.code.clone()]),
+    );
     s
 }
 
-fn plain(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".into(),
-        Value::Array(a) if a.is_empty() => "-".into(),
-        Value::Array(a) => a.iter().map(plain).collect::<Vec<_>>().join(", "),
-        other => other.to_string(),
+/// A Markdown table under a heading.
+fn table(s: &mut String, title: &str, cols: &[&str], rows: impl Iterator<Item = Vec<String>>) {
+    let _ = writeln!(
+        s,
+        "\n## {title}\n\n| {} |\n|{}",
+        cols.join(" | "),
+        " --- |".repeat(cols.len())
+    );
+    for cells in rows {
+        let _ = writeln!(s, "| {} |", cells.join(" | "));
     }
 }

@@ -72,7 +72,10 @@ fn controls_inventory_is_deterministic_and_self_hashed() {
     let c = corpus::load(&common::root().join("controls/corpus.json")).unwrap();
     let one = inventory::scan(&c, 1, &|| {});
     let two = inventory::scan(&c, 2, &|| {});
-    let (d1, d2) = (inventory::document(&c, &one), inventory::document(&c, &two));
+    let (d1, d2) = (
+        inventory::document(&c, &one).to_json(),
+        inventory::document(&c, &two).to_json(),
+    );
     assert_eq!(evidence::canonical(&d1), evidence::canonical(&d2));
     assert!(inventory::all_ok(&one));
     let id = &d1["identity"];
@@ -174,7 +177,7 @@ fn public_corpus_config_is_read_as_it_is() {
     let older = listed.iter().filter(|p| version(p) < 0x0001_0018).count();
     let r = inventory::scan(&c, 2, &|| {});
     assert!(inventory::all_ok(&r));
-    let d = inventory::document(&c, &r);
+    let d = inventory::document(&c, &r).to_json();
     assert_eq!(d["identity"]["files"], listed.len());
     assert_eq!(d["identity"]["bytes"], bytes);
     assert_eq!(d["crc"]["v1 crc field matches"], whole_file);
