@@ -22,7 +22,7 @@ pub fn exec(args: Args) -> ExitCode {
             e.exit_status().into()
         }
         Ok(doc) if args.json => {
-            print_json(&doc);
+            print_json(&doc.to_json());
             ExitCode::SUCCESS
         }
         Ok(doc) => {

@@ -600,6 +600,6 @@ fn locate_evidence() -> Result<Vec<Generated>, EvidenceError> {
     let doc = locate(&m, &n)?;
     Ok(vec![Generated {
         path: "evidence/locate/synthetic-pair.json".into(),
-        text: canonical(&doc),
+        text: canonical(&doc.to_json()),
     }])
 }

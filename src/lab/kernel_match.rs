@@ -93,6 +93,33 @@ pub enum Quantization {
     F32,
 }
 
+impl Layout {
+    /// Its name in the report (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Oihw => "oihw",
+            Layout::Ohwi => "ohwi",
+            Layout::OneHwc => "one-hwc",
+            Layout::Channels => "channels",
+        }
+    }
+}
+
+impl Quantization {
+    /// Its type's name in the report (as serialized), and the fraction bits of a dynamic
+    /// fixed point.
+    pub fn name(&self) -> (&'static str, Option<i32>) {
+        match *self {
+            Quantization::Dfp { position } => ("dfp", Some(position)),
+            Quantization::DfpBias { position } => ("dfp-bias", Some(position)),
+            Quantization::Affine { .. } => ("affine", None),
+            Quantization::Fp16 => ("fp16", None),
+            Quantization::Bf16 => ("bf16", None),
+            Quantization::F32 => ("f32", None),
+        }
+    }
+}
+
 /// How the matched elements are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

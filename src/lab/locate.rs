@@ -149,6 +149,17 @@ pub enum Outcome {
     Skipped,
 }
 
+impl Outcome {
+    /// Its name in the report (as serialized).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Found => "found",
+            Outcome::NotFound => "not-found",
+            Outcome::Skipped => "skipped",
+        }
+    }
+}
+
 /// One initializer of the model and where its bytes occur in the NBG.
 #[derive(Clone, Debug, Serialize)]
 pub struct Initializer {
@@ -466,7 +477,7 @@ fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
 }
 
 /// Locate every initializer of `model` (ONNX bytes) in `nbg`.
-pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
+pub fn locate(model: &[u8], nbg: &[u8]) -> Result<Located, LocateError> {
     let limits = Limits::default();
     let m = audit::decode(model, &limits).map_err(LocateError::Model)?;
     let graph = m.graph.as_ref().ok_or_else(|| {
@@ -575,52 +586,156 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError
         rows.push(row);
     }
     let count = |o: Outcome| rows.iter().filter(|r| r.result == o).count();
+    let summary = Counts {
+        found: count(Outcome::Found),
+        not_found: count(Outcome::NotFound),
+        skipped: count(Outcome::Skipped),
+    };
     let coverage = coverage(&regions, &rows);
-    Ok(json!({
-        "schema": SCHEMA,
-        "model": {
-            "sha256": Hash256::of(model),
-            "initializers": graph.initializer.len(),
-            "initializers_searched": graph.initializer.len().min(MAX_INITIALIZERS),
+    Ok(Located {
+        schema: SCHEMA,
+        model: ModelFacts {
+            sha256: Hash256::of(model),
+            initializers: Some(graph.initializer.len()),
+            initializers_searched: Some(graph.initializer.len().min(MAX_INITIALIZERS)),
+            tensors: None,
         },
-        "graph": {
-            "format": g.format(),
-            "sha256": g.file().sha256,
-            "admitted": regions,
-            "coverage": coverage,
+        graph: GraphFacts {
+            format: g.format(),
+            sha256: g.file().sha256,
+            admitted: Some(regions),
+            coverage: Some(coverage),
         },
-        "registry": registry(),
-        "registry_sha256": registry_sha256(),
-        "initializers": rows,
-        "decoded": decoded_section(&g, &kernel_match::of_initializers(graph)),
-        "summary": {
-            "found": count(Outcome::Found),
-            "not_found": count(Outcome::NotFound),
-            "skipped": count(Outcome::Skipped),
-        },
-    }))
+        registry: Some(Registry {
+            registry: registry(),
+            sha256: registry_sha256(),
+        }),
+        initializers: Some(rows),
+        decoded: decoded_section(&g, &kernel_match::of_initializers(graph)),
+        summary: Some(summary),
+    })
 }
 
-/// The source tensors matched to the kernels and biases decoded from the graph's coefficient
+/// What `nbg locate` reports: the initializers found by the transform registry (ONNX models)
+/// and the source tensors matched to the decoded coefficients.
+#[derive(Clone, Debug, Serialize)]
+pub struct Located {
+    /// `SCHEMA`.
+    pub schema: &'static str,
+    /// The source model or tensor archive.
+    pub model: ModelFacts,
+    /// The graph searched.
+    pub graph: GraphFacts,
+    /// The transform registry used (ONNX models only).
+    #[serde(flatten)]
+    pub registry: Option<Registry>,
+    /// Each initializer and where its bytes occur (ONNX models only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initializers: Option<Vec<Initializer>>,
+    /// The source tensors against the decoded kernels and biases.
+    pub decoded: Decoded,
+    /// Initializers per outcome (ONNX models only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<Counts>,
+}
+
+impl Located {
+    /// The `--json` document (sorted keys).
+    pub fn to_json(&self) -> serde_json::Value {
+        // Invariant: every member derives `Serialize` over strings, integers, floats from
+        // finite fits, hashes and the registry's JSON, so it always serializes.
+        serde_json::to_value(self).expect("locate report serializes")
+    }
+}
+
+/// The source a locator run matched.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelFacts {
+    /// SHA-256 of the model or archive bytes.
+    pub sha256: Hash256,
+    /// Initializers in the ONNX model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initializers: Option<usize>,
+    /// Initializers searched (at most `MAX_INITIALIZERS`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initializers_searched: Option<usize>,
+    /// Tensors in the `.npz` archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensors: Option<usize>,
+}
+
+/// The graph a locator run searched.
+#[derive(Clone, Debug, Serialize)]
+pub struct GraphFacts {
+    /// `nbg-v1` or `nbg-v2`.
+    pub format: &'static str,
+    /// Its SHA-256.
+    pub sha256: Hash256,
+    /// The regions the registry searched (ONNX models only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub admitted: Option<Vec<Region>>,
+    /// How much of each the found initializers explain (ONNX models only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Vec<Coverage>>,
+}
+
+/// The transform registry a report names.
+#[derive(Clone, Debug, Serialize)]
+pub struct Registry {
+    /// Its canonical JSON (`registry()`).
+    pub registry: serde_json::Value,
+    /// SHA-256 of that JSON.
+    #[serde(rename = "registry_sha256")]
+    pub sha256: Hash256,
+}
+
+/// Initializers per outcome.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Counts {
+    /// `Outcome::Found`.
+    pub found: usize,
+    /// `Outcome::NotFound`.
+    pub not_found: usize,
+    /// `Outcome::Skipped`.
+    pub skipped: usize,
+}
+
+/// The source tensors matched to the kernels and biases decoded from a graph's coefficient
 /// buffers (`kernel_match`).
-fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> serde_json::Value {
+#[derive(Clone, Debug, Serialize)]
+pub struct Decoded {
+    /// NN weight buffers.
+    pub buffers: usize,
+    /// Entries no NN command reads, read as plain arrays.
+    pub plain_entries: usize,
+    /// Buffers whose streams decode into kernels.
+    pub buffers_decoded: usize,
+    /// Buffers whose streams do not decode.
+    pub buffers_refused: usize,
+    /// One per source tensor.
+    pub tensors: Vec<kernel_match::Row>,
+    /// Elements exact and consistent over all tensors.
+    pub summary: kernel_match::Summary,
+}
+
+fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> Decoded {
     let view = g.coefficient_view();
     let c = crate::nbg::coefficients::of(&view);
     let plain = crate::nbg::coefficients::plain::of(&view);
-    let (rows, summary) = kernel_match::matches(sources, &c.buffers, &plain);
-    json!({
-        "buffers": c.buffers.len(),
-        "plain_entries": plain.len(),
-        "buffers_decoded": c.buffers.iter().filter(|b| b.weights.is_some()).count(),
-        "buffers_refused": c.refused.len(),
-        "tensors": rows,
-        "summary": summary,
-    })
+    let (tensors, summary) = kernel_match::matches(sources, &c.buffers, &plain);
+    Decoded {
+        buffers: c.buffers.len(),
+        plain_entries: plain.len(),
+        buffers_decoded: c.buffers.iter().filter(|b| b.weights.is_some()).count(),
+        buffers_refused: c.refused.len(),
+        tensors,
+        summary,
+    }
 }
 
 /// Locate every tensor of an `.npz` archive (named source tensors, such as a TFLite model's
 /// constants) among the kernels and biases decoded from `nbg`.
-pub fn locate_npz(npz: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateError> {
+pub fn locate_npz(npz: &[u8], nbg: &[u8]) -> Result<Located, LocateError> {
     let limits = Limits::default();
     let tensors = crate::onnx::npz::read(npz, limits.tensor_bytes).map_err(LocateError::Model)?;
     let sources: Vec<kernel_match::Source> = tensors
@@ -629,18 +744,25 @@ pub fn locate_npz(npz: &[u8], nbg: &[u8]) -> Result<serde_json::Value, LocateErr
         .collect();
     let g = parse(nbg).map_err(LocateError::Parse)?;
     NbgImage::new(&g).map_err(LocateError::Ledger)?;
-    Ok(json!({
-        "schema": SCHEMA,
-        "model": {
-            "sha256": Hash256::of(npz),
-            "tensors": tensors.len(),
+    Ok(Located {
+        schema: SCHEMA,
+        model: ModelFacts {
+            sha256: Hash256::of(npz),
+            initializers: None,
+            initializers_searched: None,
+            tensors: Some(tensors.len()),
         },
-        "graph": {
-            "format": g.format(),
-            "sha256": g.file().sha256,
+        graph: GraphFacts {
+            format: g.format(),
+            sha256: g.file().sha256,
+            admitted: None,
+            coverage: None,
         },
-        "decoded": decoded_section(&g, &sources),
-    }))
+        registry: None,
+        initializers: None,
+        decoded: decoded_section(&g, &sources),
+        summary: None,
+    })
 }
 
 /// How much of one admitted region the found initializers explain.
@@ -694,7 +816,7 @@ fn coverage(regions: &[Region], rows: &[Initializer]) -> Vec<Coverage> {
 pub fn locate_files(
     model: &std::path::Path,
     nbg: &std::path::Path,
-) -> Result<serde_json::Value, LocateError> {
+) -> Result<Located, LocateError> {
     if model.extension().is_some_and(|e| e == "npz") {
         let a = crate::files::read_regular(model)?;
         let n = crate::files::read_regular(nbg)?;

@@ -1,132 +1,88 @@
-//! Text of `nbg locate`, from its document.
+//! Text of `nbg locate`, from its report.
 
-use crate::lab::locate::{ENCODINGS, ORDERS};
-use serde_json::Value;
+use crate::lab::kernel_match::Row;
+use crate::lab::locate::{Decoded, ENCODINGS, Located, ORDERS};
+use std::fmt::Write;
 
 /// The registry line, each initializer with its matches, the coverage of each admitted region
-/// and the counts.
-pub fn text(doc: &Value) -> String {
-    let mut s = format!(
-        "registry sha256 {} ({} orders x {} encodings)\n",
-        doc["registry_sha256"].as_str().unwrap_or(""),
-        ORDERS.len(),
-        ENCODINGS.len()
-    );
-    for r in doc["initializers"].as_array().into_iter().flatten() {
-        let dims: Vec<String> = r["dims"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|d| d.to_string())
-            .collect();
-        s.push_str(&format!(
+/// and the counts (ONNX models), then the decoded coefficients.
+pub fn text(doc: &Located) -> String {
+    let mut s = String::new();
+    if let Some(r) = &doc.registry {
+        let _ = writeln!(
+            s,
+            "registry sha256 {} ({} orders x {} encodings)",
+            r.sha256.hex(),
+            ORDERS.len(),
+            ENCODINGS.len()
+        );
+    }
+    for r in doc.initializers.iter().flatten() {
+        let dims: Vec<String> = r.dims.iter().map(i64::to_string).collect();
+        let _ = write!(
+            s,
             "{:<32} {:<8} [{}] {}",
-            r["name"].as_str().unwrap_or(""),
-            r["data_type"].as_str().unwrap_or(""),
+            r.name,
+            r.data_type,
             dims.join(", "),
-            r["result"].as_str().unwrap_or("")
-        ));
-        if let Some(reason) = r["reason"].as_str() {
-            s.push_str(&format!(" ({reason})"));
+            r.result.as_str()
+        );
+        if let Some(reason) = &r.reason {
+            let _ = write!(s, " ({reason})");
         }
         s.push('\n');
-        for m in r["matches"].as_array().into_iter().flatten() {
-            for o in m["occurrences"].as_array().into_iter().flatten() {
-                s.push_str(&format!(
-                    "    {} at 0x{:x} ({}+0x{:x}){}\n",
-                    m["transform"].as_str().unwrap_or(""),
-                    o["file_offset"].as_u64().unwrap_or(0),
-                    o["owner"].as_str().unwrap_or(""),
-                    o["offset_in_owner"].as_u64().unwrap_or(0),
-                    if m["degenerate"] == true {
-                        " degenerate"
-                    } else {
-                        ""
-                    }
-                ));
+        for m in &r.matches {
+            for o in &m.occurrences {
+                let _ = writeln!(
+                    s,
+                    "    {} at 0x{:x} ({}+0x{:x}){}",
+                    m.transform,
+                    o.file_offset,
+                    o.owner,
+                    o.offset_in_owner,
+                    if m.degenerate { " degenerate" } else { "" }
+                );
             }
         }
     }
-    for c in doc["graph"]["coverage"].as_array().into_iter().flatten() {
-        let (bytes, covered) = (
-            c["bytes"].as_u64().unwrap_or(0),
-            c["covered_bytes"].as_u64().unwrap_or(0),
-        );
-        s.push_str(&format!(
-            "region {:<28} {bytes:>8} bytes, {covered:>8} covered by initializers{}\n",
-            c["owner"].as_str().unwrap_or(""),
-            if covered == 0 {
+    for c in doc.graph.coverage.iter().flatten() {
+        let _ = writeln!(
+            s,
+            "region {:<28} {:>8} bytes, {:>8} covered by initializers{}",
+            c.owner,
+            c.bytes,
+            c.covered_bytes,
+            if c.covered_bytes == 0 {
                 " (content not found under any transform)"
             } else {
                 ""
             }
-        ));
+        );
     }
-    let sum = &doc["summary"];
-    if sum.is_object() {
-        s.push_str(&format!(
-            "{} found, {} not found, {} skipped\n",
-            sum["found"], sum["not_found"], sum["skipped"]
-        ));
+    if let Some(sum) = &doc.summary {
+        let _ = writeln!(
+            s,
+            "{} found, {} not found, {} skipped",
+            sum.found, sum.not_found, sum.skipped
+        );
     }
-    s.push_str(&decoded(&doc["decoded"]));
+    s.push_str(&decoded(&doc.decoded));
     s
 }
 
 /// The source tensors against the decoded kernels and biases: where each is, under which
 /// layout and quantization, and how many of its elements are exact and consistent.
-fn decoded(d: &Value) -> String {
+fn decoded(d: &Decoded) -> String {
     let mut s = format!(
         "decoded coefficients: {} buffers, {} put together, {} refused; {} plain entries\n",
-        d["buffers"], d["buffers_decoded"], d["buffers_refused"], d["plain_entries"]
+        d.buffers, d.buffers_decoded, d.buffers_refused, d.plain_entries
     );
-    for r in d["tensors"].as_array().into_iter().flatten() {
-        let dims: Vec<String> = r["shape"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|d| d.to_string())
-            .collect();
-        let f = &r["found"];
-        let what = if f.is_object() {
-            let q = &f["quantization"];
-            let quant = match q["position"].as_i64() {
-                Some(p) => format!("{} {p}", q["type"].as_str().unwrap_or("")),
-                None => q["type"].as_str().unwrap_or("").to_string(),
-            };
-            let reader = match (f["command"].as_u64(), f["operation"].as_u64()) {
-                (Some(c), _) => format!("NN[{c}]"),
-                (None, Some(o)) => format!("plain, op {o}"),
-                (None, None) => "plain".to_string(),
-            };
-            let decimals = match f["decimals"].as_u64() {
-                Some(n) => format!(" of the source rounded to {n} decimals"),
-                None => String::new(),
-            };
-            format!(
-                "entry {} @0x{:x} {reader} {} {quant}{decimals}: {} exact, {} consistent of {}",
-                f["entry"],
-                f["offset"].as_u64().unwrap_or(0),
-                f["layout"].as_str().unwrap_or(""),
-                f["exact"],
-                f["consistent"],
-                r["elements"]
-            )
-        } else {
-            "not found".to_string()
-        };
-        s.push_str(&format!(
-            "  {:<36} [{}] {what}\n",
-            r["name"].as_str().unwrap_or(""),
-            dims.join(", ")
-        ));
+    for r in &d.tensors {
+        let dims: Vec<String> = r.shape.iter().map(u64::to_string).collect();
+        let _ = writeln!(s, "  {:<36} [{}] {}", r.name, dims.join(", "), found(r));
     }
-    let sum = &d["summary"];
-    let (n, exact, consistent) = (
-        sum["elements"].as_u64().unwrap_or(0),
-        sum["exact"].as_u64().unwrap_or(0),
-        sum["consistent"].as_u64().unwrap_or(0),
-    );
+    let sum = &d.summary;
+    let (n, exact, consistent) = (sum.elements, sum.exact, sum.consistent);
     let pct = |x: u64| {
         if n == 0 {
             0.0
@@ -134,12 +90,115 @@ fn decoded(d: &Value) -> String {
             100.0 * x as f64 / n as f64
         }
     };
-    s.push_str(&format!(
-        "{} of {} source tensors found; {n} elements: {exact} exact ({:.2} %), {consistent} consistent ({:.2} %)\n",
-        sum["found"],
-        sum["tensors"],
+    let _ = writeln!(
+        s,
+        "{} of {} source tensors found; {n} elements: {exact} exact ({:.2} %), {consistent} consistent ({:.2} %)",
+        sum.found,
+        sum.tensors,
         pct(exact),
         pct(consistent)
-    ));
+    );
     s
+}
+
+/// Where one source tensor was found, or `not found`.
+fn found(r: &Row) -> String {
+    let Some(f) = &r.found else {
+        return "not found".to_string();
+    };
+    let quant = match f.quantization.name() {
+        (ty, Some(p)) => format!("{ty} {p}"),
+        (ty, None) => ty.to_string(),
+    };
+    let reader = match (f.command, f.operation) {
+        (Some(c), _) => format!("NN[{c}]"),
+        (None, Some(o)) => format!("plain, op {o}"),
+        (None, None) => "plain".to_string(),
+    };
+    let decimals = match f.decimals {
+        Some(n) => format!(" of the source rounded to {n} decimals"),
+        None => String::new(),
+    };
+    format!(
+        "entry {} @0x{:x} {reader} {} {quant}{decimals}: {} exact, {} consistent of {}",
+        f.entry,
+        f.offset,
+        f.layout.as_str(),
+        f.exact,
+        f.consistent,
+        r.elements
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lab::kernel_match::{Layout, Quantization, Summary};
+    use crate::lab::locate::{Decoded, GraphFacts, Located, ModelFacts, Outcome};
+    use serde_json::to_value;
+
+    /// Names the text prints are the ones the JSON serializes.
+    #[test]
+    fn names_are_the_serialized_ones() {
+        for o in [Outcome::Found, Outcome::NotFound, Outcome::Skipped] {
+            assert_eq!(to_value(o).unwrap(), o.as_str());
+        }
+        for l in [Layout::Oihw, Layout::Ohwi, Layout::OneHwc, Layout::Channels] {
+            assert_eq!(to_value(l).unwrap(), l.as_str());
+        }
+        for q in [
+            Quantization::Dfp { position: 7 },
+            Quantization::DfpBias { position: 9 },
+            Quantization::Affine {
+                scale: 0.5,
+                zero_point: 3,
+            },
+            Quantization::Fp16,
+            Quantization::Bf16,
+            Quantization::F32,
+        ] {
+            let v = to_value(q).unwrap();
+            let (ty, position) = q.name();
+            assert_eq!(v["type"], ty);
+            assert_eq!(v["position"].as_i64(), position.map(i64::from));
+        }
+    }
+
+    /// A run on tensors (an .npz) used no registry, so its text names none.
+    #[test]
+    fn a_run_without_the_registry_names_none() {
+        let doc = Located {
+            schema: crate::lab::locate::SCHEMA,
+            model: ModelFacts {
+                sha256: crate::digest::Hash256::of(b"npz"),
+                initializers: None,
+                initializers_searched: None,
+                tensors: Some(0),
+            },
+            graph: GraphFacts {
+                format: "nbg-v2",
+                sha256: crate::digest::Hash256::of(b"nb"),
+                admitted: None,
+                coverage: None,
+            },
+            registry: None,
+            initializers: None,
+            decoded: Decoded {
+                buffers: 0,
+                plain_entries: 0,
+                buffers_decoded: 0,
+                buffers_refused: 0,
+                tensors: Vec::new(),
+                summary: Summary::default(),
+            },
+            summary: None,
+        };
+        let text = super::text(&doc);
+        assert!(
+            text.starts_with("decoded coefficients: 0 buffers"),
+            "{text}"
+        );
+        assert!(!text.contains("registry"), "{text}");
+        let json = doc.to_json();
+        assert!(json.get("registry").is_none() && json.get("registry_sha256").is_none());
+    }
 }

@@ -17,7 +17,7 @@ fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn locator_finds_the_placed_weight_under_its_one_transform_only() {
     let (m, n) = nbg_lab::lab::locate::synthetic_pair().unwrap();
-    let doc = nbg_lab::lab::locate::locate(&m, &n).unwrap();
+    let doc = nbg_lab::lab::locate::locate(&m, &n).unwrap().to_json();
     assert_eq!(doc["schema"], "nbg-locate/1");
     assert_eq!(
         doc["registry_sha256"],
@@ -88,7 +88,9 @@ fn locator_finds_a_quantized_weight_computed_independently() {
         .find(|s| s.kind == nbg_lab::nbg::format::section::NN)
         .unwrap();
     nn.payload[100..100 + q.len()].copy_from_slice(&q);
-    let doc = nbg_lab::lab::locate::locate(&m, &layout.emit().unwrap()).unwrap();
+    let doc = nbg_lab::lab::locate::locate(&m, &layout.emit().unwrap())
+        .unwrap()
+        .to_json();
     let w = &doc["initializers"][0];
     assert_eq!(w["result"], "found");
     let hit = w["matches"]
