@@ -28,6 +28,8 @@ pub mod run;
 pub mod svg;
 pub mod text;
 #[cfg(feature = "onnx")]
+pub mod vendor;
+#[cfg(feature = "onnx")]
 pub mod weights_npz;
 
 use crate::exit::Exit;

@@ -445,6 +445,26 @@ pub enum BatchVerdict {
     Hung,
 }
 
+impl BatchVerdict {
+    /// Its name, as serialized (`verdict`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            BatchVerdict::Accepted => "accepted",
+            BatchVerdict::Refused { .. } => "refused",
+            BatchVerdict::Crashed { .. } => "crashed",
+            BatchVerdict::Hung => "hung",
+        }
+    }
+
+    /// The driver's status of a refusal.
+    pub fn status(&self) -> Option<i32> {
+        match self {
+            BatchVerdict::Refused { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
 /// Images per loader child (a crash costs a restart, a hang the child's limit).
 pub const BATCH: usize = 128;
 /// RLIMIT_AS of a batch child. An import of a valid file stays under 40 MB resident, but a

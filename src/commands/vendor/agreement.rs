@@ -2,8 +2,8 @@
 
 use super::{fail, setup};
 use crate::commands::{print, print_json};
+use nbg_lab::report;
 use nbg_lab::simulator;
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -18,44 +18,16 @@ pub(super) fn agreement(corpus: Option<&Path>, json: bool) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
-    let disagreements = rows.iter().filter(|r| r.disagree).count();
+    let doc = report::vendor::Agreement {
+        rows: &rows,
+        files: rows.len(),
+        disagreements: rows.iter().filter(|r| r.disagree).count(),
+        not_loaded: rows.iter().filter(|r| r.loader.is_none()).count(),
+    };
     if json {
-        let unjudged = rows.iter().filter(|r| r.loader.is_none()).count();
-        print_json(
-            &json!({"rows": rows, "files": rows.len(), "disagreements": disagreements, "not_loaded": unjudged}),
-        );
+        print_json(&report::json::value(&doc));
     } else {
-        let mut s = String::new();
-        for r in &rows {
-            let loader = match &r.loader {
-                None => "no configuration for its target".to_string(),
-                Some(v) => serde_json::to_value(v)
-                    .ok()
-                    .map(|v| match (v["verdict"].as_str(), v["status"].as_i64()) {
-                        (Some(k), Some(st)) => format!("{k} {st}"),
-                        (Some(k), None) => k.to_string(),
-                        _ => String::new(),
-                    })
-                    .unwrap_or_default(),
-            };
-            s.push_str(&format!(
-                "{} {:<60} {} {} nbg {:<24} loader {}\n",
-                if r.disagree { "!" } else { " " },
-                r.file,
-                r.version,
-                r.target,
-                r.nbg,
-                loader
-            ));
-        }
-        let unjudged = rows.iter().filter(|r| r.loader.is_none()).count();
-        s.push_str(&format!(
-            "{} files: {} judged by both, {} agree, {disagreements} disagree; {unjudged} not loaded (no configuration for their target)\n",
-            rows.len(),
-            rows.len() - unjudged,
-            rows.len() - unjudged - disagreements
-        ));
-        print(&s);
+        print(&report::vendor::agreement(&doc));
     }
-    crate::commands::status(disagreements == 0)
+    crate::commands::status(doc.disagreements == 0)
 }

@@ -2,8 +2,8 @@
 
 use super::{driver_for, fail};
 use crate::commands::{print_json, usage_error};
+use nbg_lab::report;
 use nbg_lab::simulator;
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -61,23 +61,19 @@ pub(super) fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) 
         return usage_error(e);
     }
     let a2_same = compiled[0].nbg == compiled[1].nbg;
+    let doc = report::vendor::Capture {
+        out: out.display().to_string(),
+        config: &config,
+        quantity: &quantity.key,
+        a1_sha256: compiled[0].nbg_sha256,
+        a2_sha256: compiled[1].nbg_sha256,
+        b_sha256: compiled[2].nbg_sha256,
+        a1_equals_a2: a2_same,
+    };
     if json {
-        print_json(&json!({
-            "out": out.display().to_string(),
-            "config": config,
-            "quantity": quantity.key,
-            "a1_sha256": compiled[0].nbg_sha256,
-            "a2_sha256": compiled[1].nbg_sha256,
-            "b_sha256": compiled[2].nbg_sha256,
-            "a1_equals_a2": a2_same,
-        }));
+        print_json(&report::json::value(&doc));
     } else {
-        eprintln!(
-            "wrote capture set {} ({}; A1 {} A2)",
-            out.display(),
-            quantity.key,
-            if a2_same { "=" } else { "!=" }
-        );
+        eprint!("{}", report::vendor::capture(&doc));
     }
     if a2_same {
         ExitCode::SUCCESS

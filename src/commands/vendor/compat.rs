@@ -2,8 +2,8 @@
 
 use super::{fail, setup, target_word};
 use crate::commands::{print, print_json, usage_error};
+use nbg_lab::report;
 use nbg_lab::simulator::{self, VendorError};
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -52,28 +52,11 @@ pub(super) fn compat(
         Ok(t) => t,
         Err(e) => return fail(&e, json),
     };
+    let doc = report::vendor::Compat { trials: &trials };
     if json {
-        print_json(&json!({"trials": trials}));
+        print_json(&report::json::value(&doc));
     } else {
-        let mut s = String::new();
-        for t in &trials {
-            let v = serde_json::to_value(&t.loader).unwrap_or_default();
-            s.push_str(&format!(
-                "{:<56} version {} (own {}) target {} under {:<34} nbg {:<24} loader {} {}\n",
-                t.file,
-                t.version,
-                t.own_version,
-                t.own_target,
-                t.config,
-                t.nbg,
-                v["verdict"].as_str().unwrap_or(""),
-                v["status"]
-                    .as_i64()
-                    .map(|x| x.to_string())
-                    .unwrap_or_default()
-            ));
-        }
-        print(&s);
+        print(&report::vendor::compat(&doc));
     }
     ExitCode::SUCCESS
 }

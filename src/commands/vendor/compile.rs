@@ -2,8 +2,8 @@
 
 use super::{driver_for, fail};
 use crate::commands::{plan_outputs, print_json, usage_error};
+use nbg_lab::report;
 use nbg_lab::simulator;
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -37,27 +37,17 @@ pub(super) fn compile(
     {
         return usage_error(e);
     }
-    let verdict = match nbg_lab::parse(&compiled.nbg) {
-        Ok(_) => json!("valid"),
-        Err(f) => json!({"code": f.code.to_string(), "offset": f.offset}),
+    let doc = report::vendor::Compile {
+        compiled: &compiled,
+        driver: sdk.to_json(),
+        model: model.display().to_string(),
+        out: out.display().to_string(),
+        nbg_parse: report::vendor::ParseVerdict::of(&nbg_lab::parse(&compiled.nbg)),
     };
     if json {
-        let mut doc = serde_json::to_value(&compiled).unwrap_or_default();
-        doc["driver"] = sdk.to_json();
-        doc["model"] = json!(model.display().to_string());
-        doc["out"] = json!(out.display().to_string());
-        doc["nbg_parse"] = verdict;
-        print_json(&doc);
+        print_json(&report::json::value(&doc));
     } else {
-        eprintln!(
-            "wrote {} ({} bytes, version {}, sha256 {}) for {} in {:.1} s",
-            out.display(),
-            compiled.nbg_bytes,
-            compiled.nbg_version,
-            compiled.nbg_sha256,
-            config.name,
-            compiled.seconds
-        );
+        eprint!("{}", report::vendor::compile(&doc));
     }
     ExitCode::SUCCESS
 }

@@ -2,6 +2,7 @@
 
 use super::{fail, setup};
 use crate::commands::{print, usage_error};
+use nbg_lab::report;
 use nbg_lab::simulator;
 use std::path::Path;
 use std::process::ExitCode;
@@ -29,15 +30,16 @@ pub(super) fn controls(write: bool) -> ExitCode {
     }
     match simulator::controls::verify(&root, &sdk, &configs) {
         Ok((n, problems)) if problems.is_empty() => {
-            print(&format!(
-                "{}: {n} controls recompiled byte-identically in {:.0} s\n",
+            print(&report::vendor::recompiled(
                 simulator::controls::DIR,
-                start.elapsed().as_secs_f64()
+                n,
+                "controls",
+                start.elapsed().as_secs_f64(),
             ));
             ExitCode::SUCCESS
         }
         Ok((_, problems)) => {
-            print(&(problems.join("\n") + "\n"));
+            print(&report::vendor::problems(&problems));
             crate::commands::failed()
         }
         Err(e) => fail(&e, false),
@@ -74,13 +76,15 @@ pub(super) fn capture_sets(write: bool) -> ExitCode {
     }
     let problems = simulator::capture_sets::compare(&root, &files);
     if problems.is_empty() {
-        print(&format!(
-            "{dir}: {} capture sets recompiled byte-identically in {seconds:.0} s\n",
-            built.len()
+        print(&report::vendor::recompiled(
+            dir,
+            built.len(),
+            "capture sets",
+            seconds,
         ));
         ExitCode::SUCCESS
     } else {
-        print(&(problems.join("\n") + "\n"));
+        print(&report::vendor::problems(&problems));
         crate::commands::failed()
     }
 }

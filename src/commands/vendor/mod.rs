@@ -14,7 +14,6 @@ mod targets;
 
 use super::print_json;
 use nbg_lab::simulator::{self, VendorError};
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -158,7 +157,14 @@ pub enum Command {
 
 pub(super) fn fail(e: &VendorError, json: bool) -> ExitCode {
     if json {
-        print_json(&json!({"error": {"code": e.code(), "message": e.to_string()}}));
+        print_json(&nbg_lab::report::json::value(
+            &nbg_lab::report::vendor::ErrorDoc {
+                error: nbg_lab::report::vendor::ErrorBody {
+                    code: e.code(),
+                    message: e.to_string(),
+                },
+            },
+        ));
     } else {
         eprintln!("nbg: {}: {e}", e.code());
     }

@@ -2,8 +2,8 @@
 
 use super::{fail, file_driver};
 use crate::commands::{plan_outputs, print, print_json, usage_error};
+use nbg_lab::report;
 use nbg_lab::simulator::{self, VendorError};
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -71,11 +71,12 @@ pub(super) fn run(
     }
     let written = done.then(|| out.display().to_string());
     if json {
-        let mut doc = serde_json::to_value(&ran.report).unwrap_or_default();
-        doc["file"] = json!(file.display().to_string());
-        doc["driver"] = sdk.to_json();
-        doc["out"] = json!(written);
-        print_json(&doc);
+        print_json(&report::json::value(&report::vendor::Run {
+            report: &ran.report,
+            file: file.display().to_string(),
+            driver: sdk.to_json(),
+            out: written.clone(),
+        }));
     } else {
         print(&nbg_lab::report::run::text(
             &file.display().to_string(),

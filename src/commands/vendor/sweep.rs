@@ -3,7 +3,6 @@
 use super::{driver_for, fail, target_word};
 use crate::commands::{plan_outputs, print, print_json, usage_error};
 use nbg_lab::simulator;
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -70,9 +69,12 @@ pub fn sweep(
         }
     }
     if json {
-        let mut v = serde_json::to_value(&report).unwrap_or_default();
-        v["schema"] = json!(simulator::sweep::SCHEMA);
-        print_json(&v);
+        print_json(&nbg_lab::report::json::value(
+            &nbg_lab::report::vendor::Sweep {
+                schema: simulator::sweep::SCHEMA,
+                report: &report,
+            },
+        ));
     } else {
         print(&nbg_lab::report::text::vendor_sweep(
             &file.display().to_string(),

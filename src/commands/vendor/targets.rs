@@ -2,8 +2,8 @@
 
 use super::{fail, setup, target_word};
 use crate::commands::{print, print_json, usage_error};
+use nbg_lab::report;
 use nbg_lab::simulator;
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -25,28 +25,15 @@ pub(super) fn targets(file: Option<&Path>, json: bool) -> ExitCode {
         }
         None => None,
     };
+    let doc = report::vendor::Targets {
+        configs: &configs,
+        file_target: selected.as_ref().map(|(pid, _)| format!("0x{pid:08x}")),
+        selected: selected.as_ref().map(|(_, c)| c.as_ref()),
+    };
     if json {
-        let mut doc = json!({ "configs": configs });
-        if let Some((pid, c)) = &selected {
-            doc["file_target"] = json!(format!("0x{pid:08x}"));
-            doc["selected"] = json!(c);
-        }
-        print_json(&doc);
+        print_json(&report::json::value(&doc));
     } else {
-        let mut text = String::new();
-        match &selected {
-            Some((pid, Some(c))) => text.push_str(&format!("target 0x{pid:08x}: {}\n", c.name)),
-            Some((pid, None)) => text.push_str(&format!(
-                "target 0x{pid:08x}: no configuration of the driver has this PID\n"
-            )),
-            None => {
-                for c in &configs {
-                    text.push_str(&format!("{:<48} 0x{:08x}\n", c.name, c.pid));
-                }
-                text.push_str(&format!("{} configurations\n", configs.len()));
-            }
-        }
-        print(&text);
+        print(&report::vendor::targets(&doc));
     }
     match selected {
         Some((_, None)) => crate::commands::failed(),
