@@ -24,7 +24,7 @@ pub fn exec(args: Args) -> ExitCode {
         Err(e) => usage_error(e),
         Ok(c) => {
             if args.json {
-                print_json(&serde_json::json!(c));
+                print_json(&nbg_lab::report::json::value(&c));
             } else {
                 print(&board::carve(&c));
             }

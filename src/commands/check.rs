@@ -2,7 +2,7 @@
 
 use super::{print, print_json, status, usage_error};
 use nbg_lab::lab::compatibility::{self, Expect};
-use nbg_lab::report::board;
+use nbg_lab::report::{board, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,21 +37,19 @@ pub fn exec(args: Args) -> ExitCode {
                 let v = compatibility::verdict(&shown, &g, expect);
                 ok &= v.verdict == compatibility::Outcome::Compatible;
                 if args.json {
-                    docs.push(serde_json::json!(v));
+                    docs.push(json::value(&v));
                 } else {
                     print(&board::verdict(&v));
                 }
             }
             Ok(Ok(_)) if args.json => {
-                docs.push(serde_json::json!({"file": shown, "verdict": "ok"}))
+                docs.push(json::Entry::done(&shown, json::Parses { verdict: "ok" }).to_json())
             }
             Ok(Ok(_)) => print(&format!("{shown}: ok\n")),
             Ok(Err(f)) => {
                 ok = false;
                 if args.json {
-                    let mut e = f.to_json();
-                    e["file"] = serde_json::json!(shown);
-                    docs.push(e);
+                    docs.push(json::Entry::<()>::failed(&shown, &f).to_json());
                 } else {
                     print(&format!("{shown}: {} at 0x{:x}\n", f.code, f.offset));
                 }
@@ -59,7 +57,7 @@ pub fn exec(args: Args) -> ExitCode {
         }
     }
     if args.json {
-        print_json(&serde_json::json!({ "files": docs }));
+        print_json(&json::files(docs));
     }
     status(ok)
 }

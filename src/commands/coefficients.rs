@@ -3,7 +3,7 @@
 use super::{print, print_json, report_failure, status, usage_error};
 use nbg_lab::nbg::coefficients;
 use nbg_lab::nbg::family::NbgFamily;
-use nbg_lab::report::text;
+use nbg_lab::report::{json, text};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,12 +48,7 @@ pub fn exec(args: Args) -> ExitCode {
         }
     }
     if args.json {
-        print_json(&serde_json::json!({
-            "file": name,
-            "buffers": buffers,
-            "tables": c.tables,
-            "refused": refused,
-        }));
+        print_json(&json::Entry::done(&name, &c).to_json());
     } else {
         print(&text::coefficients(&name, &c));
     }

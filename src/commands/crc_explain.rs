@@ -42,12 +42,12 @@ pub fn exec(args: Args) -> ExitCode {
                 if !args.json {
                     print(&text::crc_explain(&name, &e));
                 }
-                reports.push(json::with_file(json::value(&e), &name));
+                reports.push(json::Entry::done(&name, &e).to_json());
             }
             Err(f) => {
                 ok = false;
                 if args.json {
-                    reports.push(json::failure_in(&name, &f));
+                    reports.push(json::Entry::<()>::failed(&name, &f).to_json());
                 } else {
                     eprintln!("{name}: {f}");
                 }

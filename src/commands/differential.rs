@@ -37,7 +37,7 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(r) => r,
         Err(e) => {
             if args.json {
-                print_json(&json::failure_in(e.file, &e.failure));
+                print_json(&json::Entry::<()>::failed(e.file, &e.failure).to_json());
             } else {
                 eprintln!("{e}");
             }

@@ -2,7 +2,7 @@
 
 use super::{print, print_json, report_failure, status, usage_error};
 use nbg_lab::lab::info::{self, Configuration};
-use nbg_lab::report::board;
+use nbg_lab::report::{board, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -39,13 +39,11 @@ pub fn exec(args: Args) -> ExitCode {
     for file in &args.files {
         match info::info(file, configs.as_deref()) {
             Err(e) => return usage_error(e),
-            Ok(Ok(i)) if args.json => docs.push(serde_json::json!(i)),
+            Ok(Ok(i)) if args.json => docs.push(json::value(&i)),
             Ok(Ok(i)) => print(&board::info(&i)),
             Ok(Err(f)) if args.json => {
                 ok = false;
-                let mut e = f.to_json();
-                e["file"] = serde_json::json!(file.display().to_string());
-                docs.push(e);
+                docs.push(json::Entry::<()>::failed(&file.display().to_string(), &f).to_json());
             }
             Ok(Err(f)) => {
                 ok = false;
@@ -54,7 +52,7 @@ pub fn exec(args: Args) -> ExitCode {
         }
     }
     if args.json {
-        print_json(&serde_json::json!({ "files": docs }));
+        print_json(&json::files(docs));
     }
     status(ok)
 }

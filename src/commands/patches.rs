@@ -2,7 +2,7 @@
 
 use super::{print, print_json, status, usage_error};
 use nbg_lab::NbgFamily;
-use nbg_lab::report::text;
+use nbg_lab::report::{json, text};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -27,9 +27,7 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(Err(f)) => {
                 ok = false;
                 if args.json {
-                    let mut e = f.to_json();
-                    e["file"] = serde_json::json!(name);
-                    docs.push(e);
+                    docs.push(json::Entry::<()>::failed(&name, &f).to_json());
                 } else {
                     eprintln!("{name}: {f}");
                 }
@@ -40,13 +38,13 @@ pub fn exec(args: Args) -> ExitCode {
         let targets = graph.patch_targets();
         // A patch that names no field or source is a finding, not a failure of the file.
         if args.json {
-            docs.push(serde_json::json!({ "file": name, "patches": targets }));
+            docs.push(json::Entry::done(&name, json::Patches { patches: targets }).to_json());
         } else {
             print(&text::patches(&name, targets.as_ref()));
         }
     }
     if args.json {
-        print_json(&serde_json::json!({ "files": docs }));
+        print_json(&json::files(docs));
     }
     status(ok)
 }

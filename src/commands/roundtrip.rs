@@ -3,6 +3,7 @@
 
 use super::{print, print_json, status, usage_error};
 use nbg_lab::output::Outputs;
+use nbg_lab::report::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -57,7 +58,10 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(x) => x,
             Err(f) => {
                 if args.json {
-                    docs.push(nbg_lab::nbg::reencode::failed_json(&name.to_string(), &f));
+                    docs.push(json::value(&json::RoundTripFailed {
+                        file: &name.to_string(),
+                        failure: (&f).into(),
+                    }));
                 } else {
                     print(&format!("{name}: {} at 0x{:x}\n", f.code, f.offset));
                 }
@@ -71,7 +75,12 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
         if args.json {
-            docs.push(records.to_json(&name.to_string(), emitted.as_ref().err()));
+            let entry = json::RoundTrip {
+                reencoding: &records,
+                ledger_exact: emitted.is_ok(),
+                ledger_error: emitted.as_ref().err().map(ToString::to_string),
+            };
+            docs.push(json::Entry::done(&name.to_string(), entry).to_json());
         } else {
             match &emitted {
                 Ok(_) => print(&format!("{name}: exact\n")),
@@ -106,7 +115,7 @@ pub fn exec(args: Args) -> ExitCode {
         }
     }
     if args.json {
-        print_json(&serde_json::json!({ "files": docs }));
+        print_json(&json::files(docs));
     }
     if out.is_some() {
         if !ok {

@@ -49,33 +49,6 @@ impl Reencoding {
     pub fn exact(&self) -> bool {
         self.records_reencoded == self.records_total
     }
-
-    /// The `nbg roundtrip --json` entry of a file: the ledger's emission result and the
-    /// re-encoding counts.
-    pub fn to_json(
-        &self,
-        file: &str,
-        emission: Option<&crate::nbg::image::EmitError>,
-    ) -> serde_json::Value {
-        // Invariant: `Reencoding` derives `Serialize` over integers, strings, a vector of
-        // strings and an optional struct of strings and an integer, with no map and no custom
-        // impl, so `serde_json::to_value` cannot fail.
-        let mut v = serde_json::to_value(self).expect("re-encoding serializes");
-        v["file"] = file.into();
-        v["ledger_exact"] = emission.is_none().into();
-        if let Some(e) = emission {
-            v["ledger_error"] = e.to_string().into();
-        }
-        v
-    }
-}
-
-/// The `nbg roundtrip --json` entry of a file that does not parse or has no ledger.
-pub fn failed_json(file: &str, f: &crate::nbg::failure::Failure) -> serde_json::Value {
-    serde_json::json!({
-        "file": file,
-        "failure": { "code": f.code.to_string(), "offset": f.offset, "message": f.message },
-    })
 }
 
 /// One encoded record: its file offset, the record layout, the name prefix and the bytes (or

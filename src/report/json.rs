@@ -1,21 +1,122 @@
-//! JSON documents the commands print beside the library's own serialized values.
+//! JSON documents the commands print beside the library's own serialized values: a typed
+//! value per document, serialized here, never assembled in a command.
 
 use crate::nbg::failure::Failure;
+use serde::Serialize;
 use serde_json::Value;
 
 /// Any serializable report as a JSON value (`Null` for none: every report type here has string
 /// keys and finite numbers, so serialization does not fail).
-pub fn value<T: serde::Serialize>(report: &T) -> Value {
+pub fn value<T: Serialize>(report: &T) -> Value {
     serde_json::to_value(report).unwrap_or(Value::Null)
 }
 
-/// A document with the `file` it is about added.
-pub fn with_file(mut doc: Value, file: &str) -> Value {
-    doc["file"] = Value::from(file);
-    doc
+/// A failure's code, offset and message.
+#[derive(Serialize)]
+pub struct FailureBody<'a> {
+    /// The broken rule's code.
+    pub code: &'static str,
+    /// Where.
+    pub offset: u64,
+    /// What was found.
+    pub message: &'a str,
 }
 
-/// `{"error": {code, offset, message}, "file": FILE}`: a failure in one file of several.
-pub fn failure_in(file: &str, failure: &Failure) -> Value {
-    with_file(failure.to_json(), file)
+impl<'a> From<&'a Failure> for FailureBody<'a> {
+    fn from(f: &'a Failure) -> Self {
+        FailureBody {
+            code: f.code.as_str(),
+            offset: f.offset,
+            message: &f.message,
+        }
+    }
+}
+
+/// One file's entry of a multi-file document: its report with the file named, or its failure
+/// (`{"error": {code, offset, message}, "file": FILE}`).
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum Entry<'a, T: Serialize> {
+    /// The file's report.
+    Done {
+        /// The report.
+        #[serde(flatten)]
+        report: T,
+        /// The file, as given.
+        file: &'a str,
+    },
+    /// The file's failure.
+    Failed {
+        /// Its code, offset and message.
+        error: FailureBody<'a>,
+        /// The file, as given.
+        file: &'a str,
+    },
+}
+
+impl<'a, T: Serialize> Entry<'a, T> {
+    /// `report` of `file`.
+    pub fn done(file: &'a str, report: T) -> Self {
+        Entry::Done { report, file }
+    }
+
+    /// `failure` of `file`.
+    pub fn failed(file: &'a str, failure: &'a Failure) -> Self {
+        Entry::Failed {
+            error: failure.into(),
+            file,
+        }
+    }
+
+    /// The entry as a JSON value.
+    pub fn to_json(&self) -> Value {
+        value(self)
+    }
+}
+
+/// `{"files": [...]}`: the document of a command that reads several files.
+pub fn files(entries: Vec<Value>) -> Value {
+    value(&Files { files: entries })
+}
+
+/// The document `files` serializes.
+#[derive(Serialize)]
+struct Files {
+    files: Vec<Value>,
+}
+
+/// A graph that parses, as `nbg check` lists it without expectations.
+#[derive(Serialize)]
+pub struct Parses {
+    /// `ok`.
+    pub verdict: &'static str,
+}
+
+/// A graph's patch records resolved, as `nbg patches --json` lists them.
+#[derive(Serialize)]
+pub struct Patches {
+    /// `null` where the graph's patch table is not decoded.
+    pub patches: Option<crate::nbg::parse::patch_targets::PatchTargets>,
+}
+
+/// A file's `nbg roundtrip --json` entry: the ledger's emission and the re-encoding counts.
+#[derive(Serialize)]
+pub struct RoundTrip<'a> {
+    /// The re-encoding counts.
+    #[serde(flatten)]
+    pub reencoding: &'a crate::nbg::reencode::Reencoding,
+    /// Whether the ledger re-emits the file byte for byte.
+    pub ledger_exact: bool,
+    /// Why it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ledger_error: Option<String>,
+}
+
+/// A file's `nbg roundtrip --json` entry when it does not parse or has no ledger.
+#[derive(Serialize)]
+pub struct RoundTripFailed<'a> {
+    /// The file, as given.
+    pub file: &'a str,
+    /// Its failure.
+    pub failure: FailureBody<'a>,
 }

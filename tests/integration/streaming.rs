@@ -61,7 +61,7 @@ fn assert_image_same(path: &std::path::Path, bytes: &[u8]) {
     use nbg_lab::nbg::image::NbgImage;
     use nbg_lab::nbg::reencode::reencode;
     let memory = parse(bytes).and_then(|g| {
-        NbgImage::new(&g).map(|i| (i.to_json(), reencode(&g, &i).to_json("f", None)))
+        NbgImage::new(&g).map(|i| (i.to_json(), serde_json::to_value(reencode(&g, &i)).unwrap()))
     });
     let source = Arc::new(FileSource::open(path).expect("readable file"));
     let parsed = nbg_lab::nbg::open::parse_source(Arc::clone(&source), Options::default())
@@ -71,7 +71,7 @@ fn assert_image_same(path: &std::path::Path, bytes: &[u8]) {
         memory,
         built
             .as_ref()
-            .map(|(g, i)| (i.to_json(), reencode(g, i).to_json("f", None)))
+            .map(|(g, i)| (i.to_json(), serde_json::to_value(reencode(g, i)).unwrap()))
             .map_err(Clone::clone),
         "{}: streamed image or re-encoding differs",
         path.display()
