@@ -99,11 +99,14 @@ pub fn exec(command: Command) -> ExitCode {
                 };
                 if json {
                     let sha = Hash256::of(registry.canonical().as_bytes());
-                    let mut doc = mapping::check_document(&sha, &rows);
-                    if let Some(r) = &runs {
-                        doc["runs"] = serde_json::to_value(r).unwrap_or_default();
-                    }
-                    print_json(&doc);
+                    let doc = mapping::CheckDocument {
+                        schema: mapping::CHECK_SCHEMA,
+                        mappings_sha256: sha,
+                        rows: &rows,
+                        summary: mapping::summary(&rows),
+                        runs: runs.as_deref(),
+                    };
+                    print_json(&report::json::value(&doc));
                 } else {
                     print(&report::mapping::check(&rows));
                     if let Some(r) = &runs {

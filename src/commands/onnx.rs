@@ -331,11 +331,10 @@ fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
 /// status follows from its code (1).
 fn refused(r: &audit::Refusal, json: bool, execution: Option<serde_json::Value>) -> ExitCode {
     if json {
-        let mut v = r.to_json();
-        if let Some(x) = execution {
-            v["execution"] = x;
-        }
-        print_json(&v);
+        print_json(&json::value(&json::Refused {
+            error: r,
+            execution,
+        }));
     } else {
         eprintln!("error[{}]: {}", r.code, r.message);
     }

@@ -209,15 +209,15 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
     // The grouped sets (the vendor serializer's) are checked against every mapping too, but
     // only the rows that apply are kept: most pairs are another target's or kind's.
     let (grouped, top): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.capture.contains('/'));
-    let mut applied = mapping::check_document(
-        &sha,
-        &grouped
-            .iter()
-            .filter(|r| r.outcome != mapping::Outcome::Inapplicable)
-            .cloned()
-            .collect::<Vec<_>>(),
-    );
-    applied["summary"] = serde_json::json!(mapping::summary(&grouped));
+    let grouped_applied: Vec<_> = grouped
+        .iter()
+        .filter(|r| r.outcome != mapping::Outcome::Inapplicable)
+        .cloned()
+        .collect();
+    let applied = mapping::CheckDocument {
+        summary: mapping::summary(&grouped),
+        ..mapping::check_document(&sha, &grouped_applied)
+    };
     // The record bit fields the promoted mappings prove (the field map's `proved` labels).
     let (_, fields) = mapping::run_fields(&root.join(mapping::COMMITTED)).map_err(|e| match e {
         mapping::Stop::Input(e) => EvidenceError::Mapping(e),
@@ -230,11 +230,13 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
         },
         Generated {
             path: "evidence/mappings/check.json".into(),
-            text: canonical(&mapping::check_document(&sha, &top)),
+            text: canonical(&crate::report::json::value(&mapping::check_document(
+                &sha, &top,
+            ))),
         },
         Generated {
             path: "evidence/mappings/serializer-check.json".into(),
-            text: canonical(&applied),
+            text: canonical(&crate::report::json::value(&applied)),
         },
         Generated {
             path: "evidence/mappings/fields.json".into(),

@@ -128,7 +128,7 @@ impl std::fmt::Display for RefusalCode {
 }
 
 /// A refusal: a stable upper-case code and a message.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Refusal {
     /// Why.
     pub code: RefusalCode,
@@ -145,9 +145,9 @@ impl Refusal {
         }
     }
 
-    /// `{"code": ..., "message": ...}`.
+    /// `{"error": {"code": ..., "message": ...}}`.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({ "error": { "code": self.code, "message": self.message } })
+        serde_json::json!({ "error": self })
     }
 }
 

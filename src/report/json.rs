@@ -120,3 +120,15 @@ pub struct RoundTripFailed<'a> {
     /// Its failure.
     pub failure: FailureBody<'a>,
 }
+
+/// A refused model as `--json` prints it: the refusal and, when the model ran on the CPU
+/// before it was refused, the execution.
+#[cfg(feature = "onnx")]
+#[derive(Serialize)]
+pub struct Refused<'a> {
+    /// Its code and message.
+    pub error: &'a crate::onnx::refusal::Refusal,
+    /// What ran before the refusal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
+}

@@ -51,9 +51,9 @@ pub fn check(rows: &[CheckRow]) -> String {
     s.push_str(&format!(
         "{} checks: {} proved, {} refuted, {} inapplicable\n",
         rows.len(),
-        sum["proved"],
-        sum["refuted"],
-        sum["inapplicable"]
+        sum.proved,
+        sum.refuted,
+        sum.inapplicable
     ));
     s
 }

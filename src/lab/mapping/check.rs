@@ -782,23 +782,56 @@ pub(super) fn unexplained(
     }
 }
 
-/// Counts of each outcome.
-pub fn summary(rows: &[CheckRow]) -> BTreeMap<&'static str, usize> {
-    let mut s = BTreeMap::from([("proved", 0), ("refuted", 0), ("inapplicable", 0)]);
+/// Checks per outcome.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// `Outcome::Proved`.
+    pub proved: usize,
+    /// `Outcome::Refuted`.
+    pub refuted: usize,
+    /// `Outcome::Inapplicable`.
+    pub inapplicable: usize,
+}
+
+/// The checks of `rows` per outcome.
+pub fn summary(rows: &[CheckRow]) -> Summary {
+    let mut s = Summary::default();
     for r in rows {
-        *s.entry(r.outcome.as_str()).or_insert(0) += 1;
+        *match r.outcome {
+            Outcome::Proved => &mut s.proved,
+            Outcome::Refuted => &mut s.refuted,
+            Outcome::Inapplicable => &mut s.inapplicable,
+        } += 1;
     }
     s
 }
 
-/// The check document: schema, the registry's SHA-256, rows and summary.
-pub fn check_document(registry_sha256: &Hash256, rows: &[CheckRow]) -> serde_json::Value {
-    serde_json::json!({
-        "schema": CHECK_SCHEMA,
-        "mappings_sha256": registry_sha256,
-        "rows": rows,
-        "summary": summary(rows),
-    })
+/// The check document: schema, the registry's SHA-256, rows, summary and, with `--run`, the
+/// runs (`R`).
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckDocument<'a, R: Serialize = ()> {
+    /// `CHECK_SCHEMA`.
+    pub schema: &'static str,
+    /// SHA-256 of the registry's canonical text.
+    pub mappings_sha256: Hash256,
+    /// One per (mapping, capture set).
+    pub rows: &'a [CheckRow],
+    /// Rows per outcome.
+    pub summary: Summary,
+    /// The proved mappings run on the simulator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<R>,
+}
+
+/// The check document of `rows`, without runs.
+pub fn check_document<'a>(registry_sha256: &Hash256, rows: &'a [CheckRow]) -> CheckDocument<'a> {
+    CheckDocument {
+        schema: CHECK_SCHEMA,
+        mappings_sha256: *registry_sha256,
+        rows,
+        summary: summary(rows),
+        runs: None,
+    }
 }
 
 /// The (file offset, size) of a v2 section or v1 table named `section`, when the graph has it.

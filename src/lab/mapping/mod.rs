@@ -43,5 +43,4 @@ use crate::nbg::family::NbgFamily;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Graph, parse};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
