@@ -27,17 +27,20 @@ enum Command {
     /// --runtime, whether each file loads on that device: `compatible`, `target-mismatch`,
     /// `version-newer-than-runtime` or `unknown`, with the values and a hint. Exit 0 when every
     /// file is valid (and compatible), 1 otherwise, 2 on a usage or I/O problem.
+    /// With --json, one document: {"files": [...]}.
     Check(cmd::check::Args),
     /// What a board user asks first, one screen per file: format and version, target and the
     /// driver configurations with that PID, inputs and outputs (shape, type, scale, zero
     /// point, bytes), operations per engine, bytes by content (commands, coefficients, states
     /// and patches, I/O metadata, padding) and the CRC. Exit 0 all valid, 1 an invalid NBG.
+    /// With --json, one document: {"files": [...]}, each file's answers or its error.
     Info(cmd::info::Args),
     /// Find every NBG embedded in IMAGE (firmware, archive, container): each VPMN magic
     /// bounded by its declared size (v2) or its tables (v1), parsed strictly, listed with its
     /// offset, length and SHA-256 and (with -o) extracted when valid; near misses listed with
     /// their failure code, never extracted. Streamed in constant memory. Exit 0 when at least
     /// one valid NBG was found, 1 when none, 2 on a usage or I/O problem.
+    /// With --json, the nbg-carve/1 document.
     Carve(cmd::carve::Args),
     /// Evaluate the documented registry of CRC coverage hypotheses for each file's CRC field
     /// and print every hypothesis that reproduces the stored value.
@@ -48,6 +51,7 @@ enum Command {
     /// Rebuild each file in memory from its ledger and print `exact` or the first differing
     /// offset, then re-encode every decoded record from its decoded values through the field
     /// map (`records: N re-encoded exactly`); exit 1 on any mismatch or invalid file.
+    /// With --json, one document: per file the ledger result, `records_reencoded`, `records_total`.
     Roundtrip(cmd::roundtrip::Args),
     /// Resolve every patch record: the field it relocates (a state value of a state buffer,
     /// a word of an NN or TP command, a word of a coefficient buffer) and what the address
@@ -55,6 +59,9 @@ enum Command {
     /// or ICD table, the operation's own command). Counts per field, and each patch that names
     /// no field or source with the reason. Exit 0 when every file parses (unresolved patches
     /// are findings), 1 on an invalid file.
+    /// With --json, one document: {"files": [...]}, each file's counts and every patch (`targets`:
+    /// patch, owner, kind, field, source, transformation; an unresolved field or source as {"Err":
+    /// reason}), or its error.
     Patches(cmd::patches::Args),
     /// Cut every NN coefficient buffer (v2, VIP9000 class) into its 64-byte header (decoded
     /// and re-encoded), one weight stream per NN core and one bias per output channel, decode
@@ -63,6 +70,12 @@ enum Command {
     /// code, bit offset and reason. Exit 0 when every buffer is cut and its kernels put
     /// together, 1 when one is refused or not decoded (its code and offset) or the file is
     /// invalid or v1, 2 on an I/O problem.
+    /// With --json, one document: {"file", "buffers": [...], "tables": [...], "refused": [...]};
+    /// each buffer with its entry, offset, size, the NN command and operation that read it, the
+    /// decoded header, its streams (core, offset, bits, bytes, padding_zero, then decoded {codes,
+    /// elements, runs, raw_escapes, dummy, reencoded} or not_decoded {code, bit, message}), its
+    /// biases, and weights {dtype, layout, shape, zero_point, sha256, padding_zero} or
+    /// weights_error {core, error}.
     Coefficients(cmd::coefficients::Args),
     /// Export the field map (every record of both families, defined once in the library's
     /// `fieldmap` module) as canonical JSON, a Kaitai Struct .ksy (one family) or a Markdown table.

@@ -14,16 +14,15 @@ pub struct Args {
     /// without it nothing is written.
     #[arg(short, long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// The nbg-carve/1 document on stdout.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
 }
 
 pub fn exec(args: Args) -> ExitCode {
     match carve::carve(&args.image, args.out.as_deref()) {
         Err(e) => usage_error(e),
         Ok(c) => {
-            if args.json {
+            if args.format.json {
                 print_json(&nbg_lab::report::json::value(&c));
             } else {
                 print(&board::carve(&c));

@@ -17,9 +17,8 @@ pub struct Args {
     /// newer.
     #[arg(long, value_name = "0xVERSION", value_parser = nbg_lab::word::parse)]
     runtime: Option<u32>,
-    /// One JSON document on stdout: {"files": [...]}.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -36,19 +35,19 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(Ok(g)) if expect.target.is_some() || expect.runtime.is_some() => {
                 let v = compatibility::verdict(&shown, &g, expect);
                 ok &= v.verdict == compatibility::Outcome::Compatible;
-                if args.json {
+                if args.format.json {
                     docs.push(json::value(&v));
                 } else {
                     print(&board::verdict(&v));
                 }
             }
-            Ok(Ok(_)) if args.json => {
+            Ok(Ok(_)) if args.format.json => {
                 docs.push(json::Entry::done(&shown, json::Parses { verdict: "ok" }).to_json())
             }
             Ok(Ok(_)) => print(&format!("{shown}: ok\n")),
             Ok(Err(f)) => {
                 ok = false;
-                if args.json {
+                if args.format.json {
                     docs.push(json::Entry::<()>::failed(&shown, &f).to_json());
                 } else {
                     print(&format!("{shown}: {} at 0x{:x}\n", f.code, f.offset));
@@ -56,7 +55,7 @@ pub fn exec(args: Args) -> ExitCode {
             }
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&json::files(docs));
     }
     status(ok)

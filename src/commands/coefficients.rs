@@ -10,14 +10,8 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    /// One JSON document: {"file", "buffers": [...], "tables": [...], "refused": [...]} (an invalid file as
-    /// {"error": {code, offset, message}}); each buffer with its entry, offset, size, the NN
-    /// command and operation that read it, the decoded header, its streams (core, offset, bits,
-    /// bytes, padding_zero, then decoded {codes, elements, runs, raw_escapes, dummy, reencoded}
-    /// or not_decoded {code, bit, message}), its biases, and weights {dtype, layout, shape,
-    /// zero_point, sha256, padding_zero} or weights_error {core, error}.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
     /// Write the decoded kernels to WEIGHTS.npz: per buffer `NAME.weights` in the stored type,
     /// shape (channels, z, y, x), `NAME.biases` (int64), `NAME.extras` (per-kernel extra
     /// elements) and `NAME.zero_point` (8-bit types), NAME being
@@ -36,7 +30,7 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let graph = match nbg_lab::nbg::parse::parse(&bytes) {
         Ok(g) => g,
-        Err(f) => return report_failure(&f, args.json),
+        Err(f) => return report_failure(&f, args.format.json),
     };
     let c = coefficients::of(&graph.coefficient_view());
     let (buffers, refused) = (&c.buffers, &c.refused);
@@ -47,7 +41,7 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&json::Entry::done(&name, &c).to_json());
     } else {
         print(&text::coefficients(&name, &c));

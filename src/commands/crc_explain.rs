@@ -13,8 +13,8 @@ use std::sync::Arc;
 pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -39,14 +39,14 @@ pub fn exec(args: Args) -> ExitCode {
                 if let Some(error) = source.error() {
                     return usage_error(error);
                 }
-                if !args.json {
+                if !args.format.json {
                     print(&text::crc_explain(&name, &e));
                 }
                 reports.push(json::Entry::done(&name, &e).to_json());
             }
             Err(f) => {
                 ok = false;
-                if args.json {
+                if args.format.json {
                     reports.push(json::Entry::<()>::failed(&name, &f).to_json());
                 } else {
                     eprintln!("{name}: {f}");
@@ -54,7 +54,7 @@ pub fn exec(args: Args) -> ExitCode {
             }
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&serde_json::Value::Array(reports));
     }
     status(ok)

@@ -10,8 +10,8 @@ use std::process::ExitCode;
 pub struct Args {
     a: PathBuf,
     b: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
     /// Show each changed range with 16 bytes of context (coloured on a terminal).
     #[arg(long)]
     hexdump: bool,
@@ -48,7 +48,7 @@ pub fn exec(args: Args) -> ExitCode {
             return e.exit_status().into();
         }
     };
-    if args.json {
+    if args.format.json {
         if let Some(e) = io_error() {
             return usage_error(e);
         }

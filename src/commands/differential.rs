@@ -8,21 +8,20 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     dir: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
     /// Write the report as canonical JSON to FILE (the only file ever written; an existing
     /// one only with --force, never a file of the capture set).
     #[arg(long, value_name = "FILE")]
     evidence: Option<PathBuf>,
-    /// Replace an existing output file (never an input of this run, never a non-regular file).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    replace: super::args::Replace,
 }
 
 pub fn exec(args: Args) -> ExitCode {
     let dir = args.dir.as_path();
     let evidence = args.evidence.as_deref();
-    let mut outputs = match plan_outputs(&[dir], args.force, &[evidence]) {
+    let mut outputs = match plan_outputs(&[dir], args.replace.force, &[evidence]) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -36,7 +35,7 @@ pub fn exec(args: Args) -> ExitCode {
     let report = match nbg_lab::lab::differential::run(&set) {
         Ok(r) => r,
         Err(e) => {
-            if args.json {
+            if args.format.json {
                 print_json(&json::Entry::<()>::failed(e.file, &e.failure).to_json());
             } else {
                 eprintln!("{e}");
@@ -54,7 +53,7 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&value);
     } else {
         print(&text::differential(&dir.display().to_string(), &report));

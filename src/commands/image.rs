@@ -8,19 +8,18 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
     /// Also write a byte map coloured by owner class (refuses to overwrite without --force).
     #[arg(long, value_name = "OUT.svg")]
     svg: Option<PathBuf>,
-    /// Replace an existing output file (never an input of this run, never a non-regular file).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    replace: super::args::Replace,
 }
 
 pub fn exec(args: Args) -> ExitCode {
     let file = args.file.as_path();
-    let mut outputs = match plan_outputs(&[file], args.force, &[args.svg.as_deref()]) {
+    let mut outputs = match plan_outputs(&[file], args.replace.force, &[args.svg.as_deref()]) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -32,7 +31,7 @@ pub fn exec(args: Args) -> ExitCode {
     };
     let image = match built {
         Ok((_, i)) => i,
-        Err(f) => return report_failure(&f, args.json),
+        Err(f) => return report_failure(&f, args.format.json),
     };
     let recon = image.reconstruction();
     if let Some(e) = source.error() {
@@ -48,7 +47,7 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&image.to_json());
     } else {
         print(&text::image(&file.display().to_string(), &image, &recon));

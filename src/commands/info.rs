@@ -10,9 +10,8 @@ use std::process::ExitCode;
 pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// One JSON document on stdout: {"files": [...]}, each file's answers or its error.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
 }
 
 /// The driver's configurations, when it is installed (it names the PIDs).
@@ -39,9 +38,9 @@ pub fn exec(args: Args) -> ExitCode {
     for file in &args.files {
         match info::info(file, configs.as_deref()) {
             Err(e) => return usage_error(e),
-            Ok(Ok(i)) if args.json => docs.push(json::value(&i)),
+            Ok(Ok(i)) if args.format.json => docs.push(json::value(&i)),
             Ok(Ok(i)) => print(&board::info(&i)),
-            Ok(Err(f)) if args.json => {
+            Ok(Err(f)) if args.format.json => {
                 ok = false;
                 docs.push(json::Entry::<()>::failed(&file.display().to_string(), &f).to_json());
             }
@@ -51,7 +50,7 @@ pub fn exec(args: Args) -> ExitCode {
             }
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&json::files(docs));
     }
     status(ok)

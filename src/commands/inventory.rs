@@ -18,9 +18,8 @@ pub struct Args {
     /// Worker threads (default: the machine's parallelism; at most 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=nbg_lab::lab::inventory::MAX_JOBS as i64))]
     jobs: Option<u16>,
-    /// Replace an existing output file (never an input of this run, never a non-regular file).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    replace: super::args::Replace,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -35,7 +34,7 @@ pub fn exec(args: Args) -> ExitCode {
     // The config and every corpus member are inputs: no output may replace one.
     let mut inputs: Vec<&Path> = vec![config];
     inputs.extend(corpus.entries.iter().map(|e| e.full_path.as_path()));
-    let mut outputs = match plan_outputs(&inputs, args.force, &[out, summary]) {
+    let mut outputs = match plan_outputs(&inputs, args.replace.force, &[out, summary]) {
         Ok(o) => o,
         Err(code) => return code,
     };

@@ -10,8 +10,8 @@ pub struct Args {
     /// An ONNX model, or an .npz of named source tensors (decoded matching only).
     model: PathBuf,
     graph: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
 }
 
 /// Exit 0 when it ran (found or not), 1 an invalid NBG or a refused model, 2 unreadable input.
@@ -21,7 +21,7 @@ pub fn exec(args: Args) -> ExitCode {
             eprintln!("nbg: {e}");
             e.exit_status().into()
         }
-        Ok(doc) if args.json => {
+        Ok(doc) if args.format.json => {
             print_json(&doc.to_json());
             ExitCode::SUCCESS
         }

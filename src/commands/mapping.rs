@@ -1,5 +1,6 @@
 //! `nbg mapping check|promote|fields`: field mappings as evidence.
 
+use super::args::Format;
 use super::{failed, print, print_json};
 use nbg_lab::digest::Hash256;
 use nbg_lab::lab::mapping::{self, Promoted, Stop};
@@ -22,8 +23,8 @@ pub enum Command {
         mappings: PathBuf,
         #[arg(required = true)]
         captures: Vec<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: super::args::Format,
         /// Also run each proved pair on the simulator and the oracle.
         #[arg(long)]
         run: bool,
@@ -45,8 +46,8 @@ pub enum Command {
     /// an invalid NBG, 2 on a bad mappings file.
     Fields {
         mappings: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: super::args::Format,
     },
 }
 
@@ -84,7 +85,7 @@ pub fn exec(command: Command) -> ExitCode {
         Command::Check {
             mappings,
             captures,
-            json,
+            format: Format { json },
             run,
         } => match mapping::run_check(&mappings, &captures) {
             Err(e) => stopped(&e),
@@ -125,7 +126,10 @@ pub fn exec(command: Command) -> ExitCode {
                 }
             }
         },
-        Command::Fields { mappings, json } => match mapping::run_fields(&mappings) {
+        Command::Fields {
+            mappings,
+            format: Format { json },
+        } => match mapping::run_fields(&mappings) {
             Err(e) => stopped(&e),
             Ok((registry, proofs)) => {
                 if json {

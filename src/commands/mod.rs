@@ -2,6 +2,7 @@
 //! arguments (`Args`) and `exec`, which calls the library, prints what `nbg_lab::report`
 //! renders and maps the outcome to an exit status. These modules belong to the binary only.
 
+pub mod args;
 pub mod carve;
 pub mod check;
 pub mod coefficients;

@@ -1,5 +1,6 @@
 //! `nbg onnx audit|run|crosscheck|verify-fixtures` (and the hidden `engine-child`).
 
+use super::args::{Format, Replace};
 use super::{failed, plan_outputs, print, print_json, status, usage_error};
 use nbg_lab::files::write_atomic;
 use nbg_lab::onnx::run::{Engine, Mode};
@@ -14,8 +15,8 @@ pub enum Command {
     /// refusal reasons, partitions. A refused model exits 1 with {"error": {code, message}}.
     Audit {
         model: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: super::args::Format,
         /// Policy file (default: the committed policy, compiled into the binary).
         #[arg(long)]
         policy: Option<PathBuf>,
@@ -32,8 +33,8 @@ pub enum Command {
         input: PathBuf,
         #[arg(long, value_name = "OUT.npz")]
         output: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: super::args::Format,
         /// Also write the run evidence; written together with OUT.npz or not at all.
         #[arg(long, value_name = "FILE")]
         evidence: Option<PathBuf>,
@@ -43,9 +44,8 @@ pub enum Command {
         /// CPU engine: ort (ONNX Runtime, the oracle) or tract (the second opinion).
         #[arg(long, value_enum, default_value = "ort")]
         engine: EngineArg,
-        /// Replace existing output files (never the model, the input or the policy).
-        #[arg(long)]
-        force: bool,
+        #[command(flatten)]
+        replace: super::args::Replace,
         /// The simulated NPU target (a configuration name or 0xPID) for hybrid and strict
         /// modes: a graph whose signature the policy approves on it (beside a passing
         /// qualification record) is compiled and run there, one attempt and, in hybrid mode,
@@ -61,8 +61,8 @@ pub enum Command {
         model: PathBuf,
         #[arg(long, value_name = "IN.npz")]
         input: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: super::args::Format,
         #[arg(long)]
         policy: Option<PathBuf>,
     },
@@ -89,11 +89,10 @@ pub enum Command {
         /// Write the qualification record.
         #[arg(short, long, value_name = "RECORD.json")]
         out: Option<PathBuf>,
-        /// Replace an existing RECORD.json.
-        #[arg(long)]
-        force: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        replace: super::args::Replace,
+        #[command(flatten)]
+        format: super::args::Format,
         /// Policy file the audit runs under (default: the committed policy).
         #[arg(long)]
         policy: Option<PathBuf>,
@@ -159,7 +158,7 @@ pub fn exec(command: Command) -> ExitCode {
     match command {
         Command::Audit {
             model,
-            json,
+            format: Format { json },
             policy,
         } => audit_cmd(&model, json, policy.as_deref()),
         Command::Run {
@@ -167,11 +166,11 @@ pub fn exec(command: Command) -> ExitCode {
             mode,
             input,
             output,
-            json,
+            format: Format { json },
             evidence,
             policy,
             engine,
-            force,
+            replace: Replace { force },
             target,
         } => {
             let run = RunArgs {
@@ -202,7 +201,7 @@ pub fn exec(command: Command) -> ExitCode {
         Command::Crosscheck {
             model,
             input,
-            json,
+            format: Format { json },
             policy,
         } => crosscheck_cmd(&model, &input, json, policy.as_deref()),
         Command::VerifyFixtures { write } => fixtures_cmd(write),
@@ -212,8 +211,8 @@ pub fn exec(command: Command) -> ExitCode {
             input,
             shape,
             out,
-            force,
-            json,
+            replace: Replace { force },
+            format: Format { json },
             policy,
         } => qualify_cmd(&QualifyArgs {
             model: &model,

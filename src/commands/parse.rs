@@ -9,9 +9,8 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    /// One JSON document on stdout (errors as {"error": {code, offset, message}}).
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -21,9 +20,9 @@ pub fn exec(args: Args) -> ExitCode {
         Err(e) => return usage_error(e),
     };
     match parsed {
-        Ok(graph) if args.json => print_json(&graph.to_json()),
+        Ok(graph) if args.format.json => print_json(&graph.to_json()),
         Ok(graph) => print(&text::graph(&graph)),
-        Err(failure) => return report_failure(&failure, args.json),
+        Err(failure) => return report_failure(&failure, args.format.json),
     }
     ExitCode::SUCCESS
 }

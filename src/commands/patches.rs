@@ -10,11 +10,8 @@ use std::process::ExitCode;
 pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// One JSON document: {"files": [...]}, each file's counts and every patch (`targets`:
-    /// patch, owner, kind, field, source, transformation; an unresolved field or source as
-    /// {"Err": reason}), or its error.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -26,7 +23,7 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(Ok(g)) => g,
             Ok(Err(f)) => {
                 ok = false;
-                if args.json {
+                if args.format.json {
                     docs.push(json::Entry::<()>::failed(&name, &f).to_json());
                 } else {
                     eprintln!("{name}: {f}");
@@ -37,13 +34,13 @@ pub fn exec(args: Args) -> ExitCode {
         };
         let targets = graph.patch_targets();
         // A patch that names no field or source is a finding, not a failure of the file.
-        if args.json {
+        if args.format.json {
             docs.push(json::Entry::done(&name, json::Patches { patches: targets }).to_json());
         } else {
             print(&text::patches(&name, targets.as_ref()));
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&json::files(docs));
     }
     status(ok)

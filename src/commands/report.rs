@@ -23,9 +23,8 @@ pub struct Args {
     /// (saved as SWEEP.json; it must be of the same file) on the byte map, with its tables.
     #[arg(long, value_name = "SWEEP.json", conflicts_with = "sweep")]
     vendor_sweep: Option<PathBuf>,
-    /// Replace an existing OUT (never an input).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    replace: super::args::Replace,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -35,7 +34,7 @@ pub fn exec(args: Args) -> ExitCode {
         out,
         sweep,
         vendor_sweep,
-        force,
+        replace: super::args::Replace { force },
     } = args;
     if vendor_sweep.is_some() && (differential.is_some() || files.len() != 1) {
         return usage_error("--vendor-sweep needs exactly one FILE");

@@ -11,22 +11,20 @@ use std::process::ExitCode;
 pub struct Args {
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// One JSON document: per file the ledger result, `records_reencoded`, `records_total`.
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
     /// Write each exact reconstruction into DIR (an existing folder): only when every file
     /// is exact, all or nothing, never a changed image; existing files only with --force.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Replace an existing output file (never an input of this run, never a non-regular file).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    replace: super::args::Replace,
 }
 
 pub fn exec(args: Args) -> ExitCode {
     let (files, out) = (&args.files, args.out.as_deref());
     let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    let mut outputs = Outputs::new(&inputs, args.force);
+    let mut outputs = Outputs::new(&inputs, args.replace.force);
     if let Some(dir) = out {
         if !std::fs::symlink_metadata(dir)
             .map(|m| m.is_dir())
@@ -57,7 +55,7 @@ pub fn exec(args: Args) -> ExitCode {
         let (graph, image) = match built {
             Ok(x) => x,
             Err(f) => {
-                if args.json {
+                if args.format.json {
                     docs.push(json::value(&json::RoundTripFailed {
                         file: &name.to_string(),
                         failure: (&f).into(),
@@ -74,7 +72,7 @@ pub fn exec(args: Args) -> ExitCode {
         if let Some(e) = source.error() {
             return usage_error(e);
         }
-        if args.json {
+        if args.format.json {
             let entry = json::RoundTrip {
                 reencoding: &records,
                 ledger_exact: emitted.is_ok(),
@@ -114,7 +112,7 @@ pub fn exec(args: Args) -> ExitCode {
             Err(_) => ok = false,
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&json::files(docs));
     }
     if out.is_some() {

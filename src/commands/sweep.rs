@@ -11,14 +11,13 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     file: PathBuf,
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    format: super::args::Format,
     /// Also write a byte map of the three classes (refuses to overwrite without --force).
     #[arg(long, value_name = "OUT.svg")]
     svg: Option<PathBuf>,
-    /// Replace an existing output file (never an input of this run, never a non-regular file).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    replace: super::args::Replace,
     /// Flip and parse every offset even in large files (no coverage-derived payload bytes).
     #[arg(long)]
     exhaustive: bool,
@@ -46,13 +45,13 @@ pub fn exec(args: Args) -> ExitCode {
             &args.file,
             args.target.as_deref(),
             args.stride,
-            args.json,
+            args.format.json,
             args.svg.as_deref(),
-            args.force,
+            args.replace.force,
         );
     }
     let file = args.file.as_path();
-    let mut outputs = match plan_outputs(&[file], args.force, &[args.svg.as_deref()]) {
+    let mut outputs = match plan_outputs(&[file], args.replace.force, &[args.svg.as_deref()]) {
         Ok(o) => o,
         Err(code) => return code,
     };
@@ -60,7 +59,7 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(b) => b,
         Err(e) => return usage_error(e),
     };
-    let bar = if args.json {
+    let bar = if args.format.json {
         None
     } else {
         progress::bar(bytes.len() as u64, progress::Unit::Bytes)
@@ -75,7 +74,7 @@ pub fn exec(args: Args) -> ExitCode {
     progress::clear(bar);
     let (report, outcomes) = match swept {
         Ok(r) => r,
-        Err(f) => return report_failure(&f, args.json),
+        Err(f) => return report_failure(&f, args.format.json),
     };
     if let Some(path) = &args.svg {
         let title = format!("sweep of {} ({})", file.display(), report.format);
@@ -87,7 +86,7 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
     }
-    if args.json {
+    if args.format.json {
         print_json(&json::value(&report));
     } else {
         print(&text::sweep(&file.display().to_string(), &report));

@@ -16,14 +16,13 @@ pub struct Args {
     /// Output file (refuses to overwrite an existing one without --force).
     #[arg(short, long)]
     out: PathBuf,
-    /// Replace an existing output file (never an input of this run, never a non-regular file).
-    #[arg(long)]
-    force: bool,
+    #[command(flatten)]
+    replace: super::args::Replace,
 }
 
 pub fn exec(args: Args) -> ExitCode {
     let (profile, out) = (args.profile.as_str(), args.out.as_path());
-    let mut outputs = match plan_outputs(&[], args.force, &[Some(out)]) {
+    let mut outputs = match plan_outputs(&[], args.replace.force, &[Some(out)]) {
         Ok(o) => o,
         Err(code) => return code,
     };

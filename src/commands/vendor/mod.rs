@@ -13,6 +13,7 @@ pub mod sweep;
 mod targets;
 
 use super::print_json;
+use crate::commands::args::{Format, Replace};
 use nbg_lab::simulator::{self, VendorError};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,8 +25,8 @@ pub enum Command {
     Targets {
         /// An NBG whose target word (offset 8) selects a configuration.
         file: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: crate::commands::args::Format,
     },
     /// Admit MODEL.onnx with the ONNX audit, build it through OpenVX and have the driver save
     /// it as OUT.nb (float32 models as float16, QDQ models quantized). Exit 0 written, 1 the
@@ -40,11 +41,10 @@ pub enum Command {
         /// The embedded network name (VIV_VX_NBG_NAME); the driver's default otherwise.
         #[arg(long)]
         name: Option<String>,
-        /// Replace an existing OUT.nb.
-        #[arg(long)]
-        force: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        replace: crate::commands::args::Replace,
+        #[command(flatten)]
+        format: crate::commands::args::Format,
     },
     /// Compile A twice (A1, A2) and B once into the new folder DIR with a differential.json
     /// naming the one source quantity that differs (refused when A and B differ in more) and
@@ -58,8 +58,8 @@ pub enum Command {
         target: String,
         #[arg(short, long, value_name = "DIR")]
         out: PathBuf,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: crate::commands::args::Format,
     },
     /// Import FILE with the vendor's loader in a child process (from memory: the bytes are
     /// handed over on a pipe, never written): accepted with its parameters, or refused with
@@ -74,8 +74,8 @@ pub enum Command {
         /// Import from the path (`vx_vivante_file`) instead of from memory.
         #[arg(long)]
         from_file: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: crate::commands::args::Format,
     },
     /// Run FILE once on the simulator: loaded from memory in a child process, the inputs of
     /// IN.npz (named, shaped and typed as nbg's parse of FILE's input records says: the stored
@@ -95,11 +95,10 @@ pub enum Command {
         /// A configuration name or 0xPID; the file's own target word by default.
         #[arg(long)]
         target: Option<String>,
-        /// Replace an existing OUT.npz.
-        #[arg(long)]
-        force: bool,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        replace: crate::commands::args::Replace,
+        #[command(flatten)]
+        format: crate::commands::args::Format,
     },
     /// controls/serializer: recompile every control (each model for eight targets) and compare
     /// with the committed files, or with --write regenerate them. Exit 0 identical or written,
@@ -126,8 +125,8 @@ pub enum Command {
         /// A folder of further NBG files (../shared/corpus/v1).
         #[arg(long, value_name = "DIR")]
         corpus: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: crate::commands::args::Format,
     },
     /// Which configurations and version words the loader accepts FILE... under: each file
     /// under each --target (default: each file's own), as it is and with each --version word
@@ -142,8 +141,8 @@ pub enum Command {
         /// Version words to try (0x00010003, ...).
         #[arg(long = "version", value_name = "0xVERSION", value_parser = nbg_lab::word::parse)]
         versions: Vec<u32>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        format: crate::commands::args::Format,
     },
     /// Write the project's tiny ONNX models into the new folder DIR.
     Models {
@@ -197,45 +196,51 @@ fn target_word(bytes: &[u8]) -> Option<u32> {
 pub fn exec(command: Command) -> ExitCode {
     match command {
         Command::Child { result } => simulator::driver::child_main(&result),
-        Command::Targets { file, json } => targets::targets(file.as_deref(), json),
+        Command::Targets {
+            file,
+            format: Format { json },
+        } => targets::targets(file.as_deref(), json),
         Command::Compile {
             model,
             target,
             out,
             name,
-            force,
-            json,
+            replace: Replace { force },
+            format: Format { json },
         } => compile::compile(&model, &target, &out, name.as_deref(), force, json),
         Command::Capture {
             a,
             b,
             target,
             out,
-            json,
+            format: Format { json },
         } => capture::capture(&a, &b, &target, &out, json),
         Command::Load {
             file,
             target,
             from_file,
-            json,
+            format: Format { json },
         } => load::load(&file, target.as_deref(), from_file, json),
         Command::Run {
             file,
             input,
             out,
             target,
-            force,
-            json,
+            replace: Replace { force },
+            format: Format { json },
         } => run::run(&file, &input, &out, target.as_deref(), force, json),
         Command::Models { out } => controls::models(&out),
         Command::Controls { write } => controls::controls(write),
         Command::CaptureSets { write } => controls::capture_sets(write),
-        Command::Agreement { corpus, json } => agreement::agreement(corpus.as_deref(), json),
+        Command::Agreement {
+            corpus,
+            format: Format { json },
+        } => agreement::agreement(corpus.as_deref(), json),
         Command::Compat {
             files,
             targets,
             versions,
-            json,
+            format: Format { json },
         } => compat::compat(&files, &targets, &versions, json),
     }
 }
