@@ -110,7 +110,7 @@ enum Command {
     #[cfg(feature = "onnx")]
     Vendor {
         #[command(subcommand)]
-        command: cmd::vendor::Command,
+        command: cmd::simulator::Command,
     },
     /// Inventory a hash-pinned corpus config (nbg-corpus/1 or nbg-public-corpus/1): parse
     /// every file in parallel, verify pins, print canonical JSON (or write it with --out).
@@ -165,7 +165,7 @@ fn main() -> ExitCode {
         #[cfg(feature = "onnx")]
         Command::Locate(a) => cmd::locate::exec(a),
         #[cfg(feature = "onnx")]
-        Command::Vendor { command } => cmd::vendor::exec(command),
+        Command::Vendor { command } => cmd::simulator::exec(command),
         Command::Inventory(a) => cmd::inventory::exec(a),
         Command::VerifyGenerated(a) => cmd::verify_generated::exec(a),
         Command::Lab(a) => cmd::lab::exec(a),

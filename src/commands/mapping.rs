@@ -53,7 +53,8 @@ pub enum Command {
 
 /// `--run`: every proved pair run on the simulator and the oracle.
 fn run_proved(rows: &[mapping::CheckRow]) -> Result<Vec<RunCheck>, ExitCode> {
-    let (sdk, configs) = super::vendor::setup().map_err(|e| super::vendor::fail(&e, false))?;
+    let (sdk, configs) =
+        super::simulator::setup().map_err(|e| super::simulator::fail(&e, false))?;
     nbg_lab::onnx::ort_engine::environment().map_err(|e| {
         eprintln!("nbg: CPU_ENGINE_MISSING: {e}");
         ExitCode::from(2)

@@ -23,12 +23,12 @@ pub mod parse;
 pub mod patches;
 pub mod report;
 pub mod roundtrip;
+#[cfg(feature = "onnx")]
+pub mod simulator;
 pub mod sweep;
 pub mod synth;
 pub mod synth_corpus;
 pub mod synth_differential;
-#[cfg(feature = "onnx")]
-pub mod vendor;
 pub mod verify_generated;
 
 use nbg_lab::Failure;

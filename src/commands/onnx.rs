@@ -281,7 +281,7 @@ fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
     if let Err(code) = ort_ready() {
         return code;
     }
-    let (sdk, config) = match super::vendor::driver_for(args.target, json) {
+    let (sdk, config) = match super::simulator::driver_for(args.target, json) {
         Ok(d) => d,
         Err(code) => return code,
     };
@@ -305,7 +305,7 @@ fn qualify_cmd(args: &QualifyArgs<'_>) -> ExitCode {
     );
     let (record, _) = match record {
         Ok(r) => r,
-        Err(e) => return super::vendor::fail(&e, json),
+        Err(e) => return super::simulator::fail(&e, json),
     };
     let text = nbg_lab::canonical::canonical(&json::value(&record));
     if let Some(out) = args.out
@@ -451,7 +451,7 @@ fn run_cmd(args: &RunArgs<'_>) -> ExitCode {
     // A run places a graph on the NPU only on the target it names.
     let driver = match (args.target, args.mode) {
         (Some(t), run::Mode::Hybrid | run::Mode::Strict) => {
-            match super::vendor::driver_for(t, json) {
+            match super::simulator::driver_for(t, json) {
                 Ok(d) => Some(d),
                 Err(code) => return code,
             }

@@ -41,7 +41,7 @@ pub struct Args {
 pub fn exec(args: Args) -> ExitCode {
     #[cfg(feature = "onnx")]
     if args.vendor {
-        return super::vendor::sweep::sweep(
+        return super::simulator::sweep::sweep(
             &args.file,
             args.target.as_deref(),
             args.stride,

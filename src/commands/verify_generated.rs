@@ -88,7 +88,7 @@ fn vendor_files(_root: &std::path::Path) -> bool {
 #[cfg(feature = "onnx")]
 fn vendor_files(root: &std::path::Path) -> bool {
     use nbg_lab::simulator;
-    let (sdk, configs) = match super::vendor::setup() {
+    let (sdk, configs) = match super::simulator::setup() {
         Ok(s) => s,
         Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
             eprintln!("nbg: CI=true and the vendor driver is needed: {e}");

@@ -7,10 +7,11 @@
 //! named by its offset in the payload (`NBG_SECTION_NN+0x1a4`).
 
 use crate::nbg::family::NbgFamily;
+use crate::nbg::family::Origin;
 use crate::nbg::fieldmap::{self as fm, Record};
 use crate::nbg::format::v2 as f2;
 use crate::nbg::holds::Holds;
-use crate::nbg::image::{NbgImage, Origin, Owner, OwnerClass};
+use crate::nbg::image::{NbgImage, Owner, OwnerClass};
 use crate::nbg::parse::{Graph, NbgV1, NbgV2};
 use serde::Serialize;
 

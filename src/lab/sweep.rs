@@ -15,8 +15,9 @@
 use crate::nbg::crc_index::{CrcIndex, Flip};
 use crate::nbg::crc_rules::{CrcClass, CrcFlips};
 use crate::nbg::failure::Failure;
+use crate::nbg::family::Origin;
 use crate::nbg::family::{NbgFamily, Place};
-use crate::nbg::image::{NbgImage, Origin, OwnerClass};
+use crate::nbg::image::{NbgImage, OwnerClass};
 use crate::nbg::parse::{Graph, Options, parse, parse_data};
 use crate::nbg::read::{Data, ReadLog, ReadMap};
 use rayon::prelude::*;

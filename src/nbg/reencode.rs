@@ -8,10 +8,11 @@
 //! re-encoding differ, and the first differing field is named. An owner without an encoder is
 //! reported as not re-encodable and never counted exact.
 
+use crate::nbg::family::Origin;
 use crate::nbg::fieldmap::{self as fm, Record, Writer};
 use crate::nbg::format::{section, v1 as f1};
 use crate::nbg::holds::{Holds, Kind};
-use crate::nbg::image::{NbgImage, Origin, Owner, OwnerClass};
+use crate::nbg::image::{NbgImage, Owner, OwnerClass};
 use crate::nbg::parse::records::{
     HwInitOperation, Layer, Operation, Patch, PpuParam, Records, ShOperation, SwOperation,
 };

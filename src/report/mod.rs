@@ -25,10 +25,10 @@ pub mod onnx;
 mod pair_page;
 #[cfg(feature = "onnx")]
 pub mod run;
+#[cfg(feature = "onnx")]
+pub mod simulator;
 pub mod svg;
 pub mod text;
-#[cfg(feature = "onnx")]
-pub mod vendor;
 #[cfg(feature = "onnx")]
 pub mod weights_npz;
 

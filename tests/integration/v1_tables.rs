@@ -28,7 +28,7 @@ fn owners_of(bytes: &[u8], name: &str) -> (usize, bool) {
     let n = image
         .owners()
         .iter()
-        .filter(|o| o.origin == nbg_lab::nbg::image::Origin::Table(k))
+        .filter(|o| o.origin == nbg_lab::nbg::family::Origin::Table(k))
         .inspect(|o| assert_eq!(o.class, OwnerClass::DecodedRecord, "{name}"))
         .count();
     let r = reencode(&graph, &image);

@@ -77,7 +77,7 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.connection_region())
     }
 
-    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
+    fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content {
         with_family!(self, g => g.owner_content(origin))
     }
 

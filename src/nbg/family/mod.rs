@@ -36,6 +36,31 @@ pub enum Family {
     V2,
 }
 
+/// What structure an owner stands for, so diffs can name fields and align owners.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// v2 header, sub-header or directory; v1 fixed-part group (by its start offset).
+    Structure,
+    /// v2 section by directory index.
+    Section(usize),
+    /// v1 table by entry index.
+    Table(usize),
+    /// One entry of a v2 section its index table cuts into buffers (the ICD): directory
+    /// index, table entry.
+    SectionEntry(usize, usize),
+    /// One entry of a v1 table its index table cuts into buffers (`lcd`, `icd`): table
+    /// index, table entry.
+    TableEntry(usize, usize),
+    /// One part of a decoded v2 coefficient entry: directory index, table entry, part.
+    Coefficient(usize, usize, crate::nbg::coefficients::Part),
+    /// v1 bytes between the decoded fixed part and the first table.
+    Extension,
+    /// Alignment or padding before the owner that follows, or before EOF.
+    Gap,
+    /// The final 512 bytes with no other owner.
+    Tail,
+}
+
 /// A named payload: a v2 section or a v1 table, by its public name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Payload {
@@ -144,7 +169,7 @@ pub trait NbgFamily<'data> {
     fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion;
 
     /// What the bytes of a payload owner of `origin` hold.
-    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content;
+    fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content;
 
     /// Hash of the layout with payload bytes left out: equal for two captures of one network
     /// that differ only in weights.

@@ -205,8 +205,7 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         &self.connection_region
     }
 
-    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
-        use crate::nbg::image::Origin;
+    fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content {
         // A v1 table's content is that of the v2 section of the same kind (table k is type k+1).
         match origin {
             Origin::Table(k) | Origin::TableEntry(k, _) => u32::try_from(*k)

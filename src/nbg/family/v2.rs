@@ -254,8 +254,7 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         &self.connection_region
     }
 
-    fn owner_content(&self, origin: &crate::nbg::image::Origin) -> crate::nbg::format::Content {
-        use crate::nbg::image::Origin;
+    fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content {
         match origin {
             Origin::Section(i) | Origin::SectionEntry(i, _) | Origin::Coefficient(i, _, _) => self
                 .sections

@@ -26,7 +26,7 @@ use claims::*;
 
 use crate::digest::Hash256;
 use crate::nbg::failure::{Code, Failure, fail};
-use crate::nbg::family::NbgFamily;
+use crate::nbg::family::{NbgFamily, Origin};
 use crate::nbg::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
 use crate::nbg::parse::{Graph, NbgV1, NbgV2};
 use crate::nbg::read::{Data, Source};
@@ -83,31 +83,6 @@ pub enum ViewClass {
     SectionCoveredView,
     /// A table entry's range inside another table's data (v1 nested tables, v2 DYNAIO).
     NestedReference,
-}
-
-/// What structure an owner stands for, so diffs can name fields and align owners.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Origin {
-    /// v2 header, sub-header or directory; v1 fixed-part group (by its start offset).
-    Structure,
-    /// v2 section by directory index.
-    Section(usize),
-    /// v1 table by entry index.
-    Table(usize),
-    /// One entry of a v2 section its index table cuts into buffers (the ICD): directory
-    /// index, table entry.
-    SectionEntry(usize, usize),
-    /// One entry of a v1 table its index table cuts into buffers (`lcd`, `icd`): table
-    /// index, table entry.
-    TableEntry(usize, usize),
-    /// One part of a decoded v2 coefficient entry: directory index, table entry, part.
-    Coefficient(usize, usize, crate::nbg::coefficients::Part),
-    /// v1 bytes between the decoded fixed part and the first table.
-    Extension,
-    /// Alignment or padding before the owner that follows, or before EOF.
-    Gap,
-    /// The final 512 bytes with no other owner.
-    Tail,
 }
 
 /// One entry of the ledger: the byte range `[start, end)` and who owns it.

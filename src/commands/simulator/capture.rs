@@ -61,7 +61,7 @@ pub(super) fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) 
         return usage_error(e);
     }
     let a2_same = compiled[0].nbg == compiled[1].nbg;
-    let doc = report::vendor::Capture {
+    let doc = report::simulator::Capture {
         out: out.display().to_string(),
         config: &config,
         quantity: &quantity.key,
@@ -73,7 +73,7 @@ pub(super) fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) 
     if json {
         print_json(&report::json::value(&doc));
     } else {
-        eprint!("{}", report::vendor::capture(&doc));
+        eprint!("{}", report::simulator::capture(&doc));
     }
     if a2_same {
         ExitCode::SUCCESS

@@ -71,7 +71,7 @@ pub(super) fn run(
     }
     let written = done.then(|| out.display().to_string());
     if json {
-        print_json(&report::json::value(&report::vendor::Run {
+        print_json(&report::json::value(&report::simulator::Run {
             report: &ran.report,
             file: file.display().to_string(),
             driver: sdk.to_json(),

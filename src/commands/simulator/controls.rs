@@ -30,7 +30,7 @@ pub(super) fn controls(write: bool) -> ExitCode {
     }
     match simulator::controls::verify(&root, &sdk, &configs) {
         Ok((n, problems)) if problems.is_empty() => {
-            print(&report::vendor::recompiled(
+            print(&report::simulator::recompiled(
                 simulator::controls::DIR,
                 n,
                 "controls",
@@ -39,7 +39,7 @@ pub(super) fn controls(write: bool) -> ExitCode {
             ExitCode::SUCCESS
         }
         Ok((_, problems)) => {
-            print(&report::vendor::problems(&problems));
+            print(&report::simulator::problems(&problems));
             crate::commands::failed()
         }
         Err(e) => fail(&e, false),
@@ -76,7 +76,7 @@ pub(super) fn capture_sets(write: bool) -> ExitCode {
     }
     let problems = simulator::capture_sets::compare(&root, &files);
     if problems.is_empty() {
-        print(&report::vendor::recompiled(
+        print(&report::simulator::recompiled(
             dir,
             built.len(),
             "capture sets",
@@ -84,7 +84,7 @@ pub(super) fn capture_sets(write: bool) -> ExitCode {
         ));
         ExitCode::SUCCESS
     } else {
-        print(&report::vendor::problems(&problems));
+        print(&report::simulator::problems(&problems));
         crate::commands::failed()
     }
 }

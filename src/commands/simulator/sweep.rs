@@ -70,7 +70,7 @@ pub fn sweep(
     }
     if json {
         print_json(&nbg_lab::report::json::value(
-            &nbg_lab::report::vendor::Sweep {
+            &nbg_lab::report::simulator::Sweep {
                 schema: simulator::sweep::SCHEMA,
                 report: &report,
             },

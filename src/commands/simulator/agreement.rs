@@ -18,7 +18,7 @@ pub(super) fn agreement(corpus: Option<&Path>, json: bool) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(&e, json),
     };
-    let doc = report::vendor::Agreement {
+    let doc = report::simulator::Agreement {
         rows: &rows,
         files: rows.len(),
         disagreements: rows.iter().filter(|r| r.disagree).count(),
@@ -27,7 +27,7 @@ pub(super) fn agreement(corpus: Option<&Path>, json: bool) -> ExitCode {
     if json {
         print_json(&report::json::value(&doc));
     } else {
-        print(&report::vendor::agreement(&doc));
+        print(&report::simulator::agreement(&doc));
     }
     crate::commands::status(doc.disagreements == 0)
 }

@@ -37,17 +37,17 @@ pub(super) fn compile(
     {
         return usage_error(e);
     }
-    let doc = report::vendor::Compile {
+    let doc = report::simulator::Compile {
         compiled: &compiled,
         driver: sdk.to_json(),
         model: model.display().to_string(),
         out: out.display().to_string(),
-        nbg_parse: report::vendor::ParseVerdict::of(&nbg_lab::parse(&compiled.nbg)),
+        nbg_parse: report::simulator::ParseVerdict::of(&nbg_lab::parse(&compiled.nbg)),
     };
     if json {
         print_json(&report::json::value(&doc));
     } else {
-        eprint!("{}", report::vendor::compile(&doc));
+        eprint!("{}", report::simulator::compile(&doc));
     }
     ExitCode::SUCCESS
 }

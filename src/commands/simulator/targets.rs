@@ -25,7 +25,7 @@ pub(super) fn targets(file: Option<&Path>, json: bool) -> ExitCode {
         }
         None => None,
     };
-    let doc = report::vendor::Targets {
+    let doc = report::simulator::Targets {
         configs: &configs,
         file_target: selected.as_ref().map(|(pid, _)| format!("0x{pid:08x}")),
         selected: selected.as_ref().map(|(_, c)| c.as_ref()),
@@ -33,7 +33,7 @@ pub(super) fn targets(file: Option<&Path>, json: bool) -> ExitCode {
     if json {
         print_json(&report::json::value(&doc));
     } else {
-        print(&report::vendor::targets(&doc));
+        print(&report::simulator::targets(&doc));
     }
     match selected {
         Some((_, None)) => crate::commands::failed(),

@@ -52,11 +52,11 @@ pub(super) fn compat(
         Ok(t) => t,
         Err(e) => return fail(&e, json),
     };
-    let doc = report::vendor::Compat { trials: &trials };
+    let doc = report::simulator::Compat { trials: &trials };
     if json {
         print_json(&report::json::value(&doc));
     } else {
-        print(&report::vendor::compat(&doc));
+        print(&report::simulator::compat(&doc));
     }
     ExitCode::SUCCESS
 }

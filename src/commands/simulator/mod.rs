@@ -157,8 +157,8 @@ pub enum Command {
 pub(super) fn fail(e: &VendorError, json: bool) -> ExitCode {
     if json {
         print_json(&nbg_lab::report::json::value(
-            &nbg_lab::report::vendor::ErrorDoc {
-                error: nbg_lab::report::vendor::ErrorBody {
+            &nbg_lab::report::simulator::ErrorDoc {
+                error: nbg_lab::report::simulator::ErrorBody {
                     code: e.code(),
                     message: e.to_string(),
                 },

@@ -36,19 +36,19 @@ pub(super) fn load(file: &Path, target: Option<&str>, from_file: bool, json: boo
         _ => vec![],
     };
     let accepted = matches!(verdict, LoadVerdict::Accepted { .. });
-    let doc = report::vendor::Load {
+    let doc = report::simulator::Load {
         file: file.display().to_string(),
         config: &config,
         driver: sdk.to_json(),
         loader: &verdict,
         seconds,
-        nbg: report::vendor::ParseVerdict::of(&parsed),
+        nbg: report::simulator::ParseVerdict::of(&parsed),
         io_differences: differences,
     };
     if json {
         print_json(&report::json::value(&doc));
     } else {
-        print(&report::vendor::load(&doc));
+        print(&report::simulator::load(&doc));
     }
     if accepted && doc.io_differences.is_empty() && parsed.is_ok() {
         ExitCode::SUCCESS
