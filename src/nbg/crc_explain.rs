@@ -26,7 +26,7 @@ pub fn explain_with(graph: &Graph<'_>, mut crc_of: impl FnMut(u64, u64) -> u32) 
 pub(crate) fn explain_v1(g: &NbgV1<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
     let (field, hypotheses) = v1_registry(g);
     finish(
-        "nbg-v1",
+        g.format,
         g.file.size,
         crc_of,
         field,
@@ -93,7 +93,7 @@ pub(crate) fn explain_v2(g: &NbgV2<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32)
     let v2_rule = v2_rule_hypothesis(&listing);
     let computed = g.file_checksum.directory_order_crc32;
     finish(
-        "nbg-v2",
+        g.format,
         g.file.size,
         crc_of,
         field,
