@@ -5,6 +5,7 @@ use super::{failed, print, print_json};
 use nbg_lab::digest::Hash256;
 use nbg_lab::lab::mapping::{self, Promoted, Stop};
 use nbg_lab::report;
+#[cfg(feature = "onnx")]
 use nbg_lab::simulator::mapping_run::{RunCheck, RunOutcome};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +27,7 @@ pub enum Command {
         #[command(flatten)]
         format: super::args::Format,
         /// Also run each proved pair on the simulator and the oracle.
+        #[cfg(feature = "onnx")]
         #[arg(long)]
         run: bool,
     },
@@ -51,7 +53,22 @@ pub enum Command {
     },
 }
 
+/// What `--run` gives: every proved pair run on the simulator and the oracle (a build without
+/// the `onnx` feature has no simulator and no `--run`).
+#[cfg(feature = "onnx")]
+type Runs = Vec<RunCheck>;
+#[cfg(not(feature = "onnx"))]
+type Runs = Vec<()>;
+
+/// Whether a run gives other outputs than B's, or B's differ from the oracle's.
+#[cfg(feature = "onnx")]
+fn differs(runs: &Runs) -> bool {
+    runs.iter()
+        .any(|r| !matches!(r.outcome, RunOutcome::Agrees | RunOutcome::NoSourceModel))
+}
+
 /// `--run`: every proved pair run on the simulator and the oracle.
+#[cfg(feature = "onnx")]
 fn run_proved(rows: &[mapping::CheckRow]) -> Result<Vec<RunCheck>, ExitCode> {
     let (sdk, configs) =
         super::simulator::setup().map_err(|e| super::simulator::fail(&e, false))?;
@@ -87,11 +104,13 @@ pub fn exec(command: Command) -> ExitCode {
             mappings,
             captures,
             format: Format { json },
+            #[cfg(feature = "onnx")]
             run,
         } => match mapping::run_check(&mappings, &captures) {
             Err(e) => stopped(&e),
             Ok((registry, rows)) => {
-                let runs = if run {
+                #[cfg(feature = "onnx")]
+                let runs: Option<Runs> = if run {
                     match run_proved(&rows) {
                         Ok(r) => Some(r),
                         Err(code) => return code,
@@ -99,6 +118,8 @@ pub fn exec(command: Command) -> ExitCode {
                 } else {
                     None
                 };
+                #[cfg(not(feature = "onnx"))]
+                let runs: Option<Runs> = None;
                 if json {
                     let sha = Hash256::of(registry.canonical().as_bytes());
                     let doc = mapping::CheckDocument {
@@ -111,20 +132,15 @@ pub fn exec(command: Command) -> ExitCode {
                     print_json(&report::json::value(&doc));
                 } else {
                     print(&report::mapping::check(&rows));
+                    #[cfg(feature = "onnx")]
                     if let Some(r) = &runs {
                         print(&report::mapping::runs(r));
                     }
                 }
                 let refuted = rows.iter().any(|r| r.outcome == mapping::Outcome::Refuted);
-                let differs = runs
-                    .iter()
-                    .flatten()
-                    .any(|r| !matches!(r.outcome, RunOutcome::Agrees | RunOutcome::NoSourceModel));
-                if refuted || differs {
-                    failed()
-                } else {
-                    ExitCode::SUCCESS
-                }
+                #[cfg(feature = "onnx")]
+                let refuted = refuted || runs.as_ref().is_some_and(differs);
+                if refuted { failed() } else { ExitCode::SUCCESS }
             }
         },
         Command::Fields {

@@ -15,13 +15,12 @@
 use crate::nbg::crc_index::{CrcIndex, Flip};
 use crate::nbg::crc_rules::{CrcClass, CrcFlips};
 use crate::nbg::failure::Failure;
-use crate::nbg::family::Origin;
-use crate::nbg::family::{NbgFamily, Place};
+use crate::nbg::family::{NbgFamily, Origin, Place};
 use crate::nbg::image::{NbgImage, OwnerClass};
 use crate::nbg::parse::{Graph, Options, parse, parse_data};
 use crate::nbg::read::{Data, ReadLog, ReadMap};
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// XOR patterns applied to every byte: a low bit, the high bit and every bit.
@@ -81,6 +80,27 @@ pub const VENDOR_CELLS: [&str; 6] = [
     "both-accept",
     "both-refuse",
 ];
+
+/// Schema tag of `nbg sweep --vendor --json`.
+pub const VENDOR_SCHEMA: &str = "nbg-vendor-sweep/1";
+
+/// Mutations per cell of a vendor sweep (`simulator::sweep` counts them; a report reads them
+/// from a saved document without the driver).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct VendorCells {
+    /// `both-refuse`.
+    pub both_refuse: u64,
+    /// `only-nbg-refuses`.
+    pub only_nbg_refuses: u64,
+    /// `only-loader-refuses`.
+    pub only_loader_refuses: u64,
+    /// `both-accept`.
+    pub both_accept: u64,
+    /// `loader-crashed`.
+    pub loader_crashed: u64,
+    /// `loader-hung`.
+    pub loader_hung: u64,
+}
 
 crate::canonical::names! {
     OutcomeClass {

@@ -8,8 +8,8 @@ use crate::nbg::fieldmap::Type;
 pub const MAX_VENDOR_SWEEP: u64 = 64 << 20;
 
 use crate::lab::sweep::VENDOR_CELLS;
+use crate::lab::sweep::{VENDOR_SCHEMA, VendorCells};
 use crate::nbg::family::{Integrity, Layout};
-use crate::simulator::sweep::{Cells, SCHEMA};
 use serde::{Deserialize, Serialize};
 
 /// What a page reads of a saved `nbg sweep --vendor --json` document
@@ -23,8 +23,8 @@ pub struct SavedVendorSweep {
     patterns: Vec<u8>,
     config: SavedConfig,
     baseline: SavedVerdict,
-    by_class: std::collections::BTreeMap<String, Cells>,
-    total: Cells,
+    by_class: std::collections::BTreeMap<String, VendorCells>,
+    total: VendorCells,
     findings: Vec<SavedFinding>,
     runs: Vec<(u64, u64, String)>,
 }
@@ -68,10 +68,10 @@ pub(super) fn read_vendor_sweep(
     if text.len() as u64 > MAX_VENDOR_SWEEP {
         return Err(bad(format!("larger than {MAX_VENDOR_SWEEP} bytes")));
     }
-    let v: SavedVendorSweep =
-        serde_json::from_slice(&text).map_err(|e| bad(format!("not an {SCHEMA} document: {e}")))?;
-    if v.schema != SCHEMA {
-        return Err(bad(format!("not an {SCHEMA} document")));
+    let v: SavedVendorSweep = serde_json::from_slice(&text)
+        .map_err(|e| bad(format!("not an {VENDOR_SCHEMA} document: {e}")))?;
+    if v.schema != VENDOR_SCHEMA {
+        return Err(bad(format!("not an {VENDOR_SCHEMA} document")));
     }
     let sha = crate::digest::Hash256::of(bytes).hex();
     if v.sha256 != sha {
@@ -603,7 +603,7 @@ pub(super) fn vendor_section(p: &mut Page, v: &SavedVendorSweep) {
         esc(&v.config.name),
         esc(&v.baseline.verdict)
     );
-    let cells = |c: &Cells| {
+    let cells = |c: &VendorCells| {
         [
             c.both_refuse,
             c.only_nbg_refuses,

@@ -329,7 +329,7 @@ pub struct Run<'a> {
 /// `nbg vendor sweep --json`: the sweep's report under its schema.
 #[derive(Serialize)]
 pub struct Sweep<'a> {
-    /// `simulator::sweep::SCHEMA`.
+    /// `lab::sweep::VENDOR_SCHEMA`.
     pub schema: &'static str,
     /// The report.
     #[serde(flatten)]

@@ -597,7 +597,7 @@ pub fn vendor_sweep(name: &str, r: &crate::simulator::sweep::Report) -> String {
         r.children,
         r.seconds
     );
-    let row = |s: &mut String, label: &str, c: &crate::simulator::sweep::Cells| {
+    let row = |s: &mut String, label: &str, c: &crate::lab::sweep::VendorCells| {
         let _ = writeln!(
             s,
             "  {label:<22} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",

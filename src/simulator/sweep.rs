@@ -7,11 +7,12 @@
 
 use super::{BatchVerdict, Config, Sdk, VendorError};
 use crate::digest::Hash256;
+use crate::lab::sweep::VendorCells;
 use crate::nbg::crc_rules::CrcClass;
 use crate::nbg::family::NbgFamily as _;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Options, parse, parse_with};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Images per batch generated at once (memory: this many copies of the file).
@@ -71,34 +72,16 @@ impl Cell {
     }
 }
 
-/// Mutations per cell.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Cells {
-    /// `Cell::BothRefuse`.
-    pub both_refuse: u64,
-    /// `Cell::OnlyNbgRefuses`.
-    pub only_nbg_refuses: u64,
-    /// `Cell::OnlyLoaderRefuses`.
-    pub only_loader_refuses: u64,
-    /// `Cell::BothAccept`.
-    pub both_accept: u64,
-    /// `Cell::LoaderCrashed`.
-    pub loader_crashed: u64,
-    /// `Cell::LoaderHung`.
-    pub loader_hung: u64,
-}
-
-impl Cells {
-    fn add(&mut self, c: Cell) {
-        *match c {
-            Cell::BothRefuse => &mut self.both_refuse,
-            Cell::OnlyNbgRefuses => &mut self.only_nbg_refuses,
-            Cell::OnlyLoaderRefuses => &mut self.only_loader_refuses,
-            Cell::BothAccept => &mut self.both_accept,
-            Cell::LoaderCrashed => &mut self.loader_crashed,
-            Cell::LoaderHung => &mut self.loader_hung,
-        } += 1;
-    }
+/// Count `c` in `cells`.
+fn add(cells: &mut VendorCells, c: Cell) {
+    *match c {
+        Cell::BothRefuse => &mut cells.both_refuse,
+        Cell::OnlyNbgRefuses => &mut cells.only_nbg_refuses,
+        Cell::OnlyLoaderRefuses => &mut cells.only_loader_refuses,
+        Cell::BothAccept => &mut cells.both_accept,
+        Cell::LoaderCrashed => &mut cells.loader_crashed,
+        Cell::LoaderHung => &mut cells.loader_hung,
+    } += 1;
 }
 
 /// One mutation that is a finding: the loader crashed or hung, or refused what nbg accepts.
@@ -139,11 +122,11 @@ pub struct Report {
     /// The loader's verdict on the unmutated file.
     pub baseline: BatchVerdict,
     /// All mutations.
-    pub total: Cells,
+    pub total: VendorCells,
     /// Per owner class.
-    pub by_class: BTreeMap<String, Cells>,
+    pub by_class: BTreeMap<String, VendorCells>,
     /// Per field (`diff::locate` names).
-    pub by_field: BTreeMap<String, Cells>,
+    pub by_field: BTreeMap<String, VendorCells>,
     /// Crashes, hangs and loader-only refusals (first `MAX_FINDINGS`).
     pub findings: Vec<Finding>,
     /// Loader children started.
@@ -157,9 +140,6 @@ pub struct Report {
     /// sampled offset stands for the `stride` bytes from it).
     pub runs: Vec<(u64, u64, Cell)>,
 }
-
-/// Schema tag of `nbg sweep --vendor --json`.
-pub const SCHEMA: &str = "nbg-vendor-sweep/1";
 
 /// Why a vendor sweep could not run.
 #[derive(Debug, thiserror::Error)]
@@ -238,7 +218,7 @@ pub fn run(
         stride,
         mutations: total,
         baseline,
-        total: Cells::default(),
+        total: VendorCells::default(),
         by_class: BTreeMap::new(),
         by_field: BTreeMap::new(),
         findings: Vec::new(),
@@ -269,9 +249,9 @@ pub fn run(
             let owner = image.owner_of(o);
             let class = owner.class.as_str().to_string();
             let field = crate::lab::diff::locate(&graph, owner, o).0;
-            report.total.add(c);
-            report.by_class.entry(class.clone()).or_default().add(c);
-            report.by_field.entry(field.clone()).or_default().add(c);
+            add(&mut report.total, c);
+            add(report.by_class.entry(class.clone()).or_default(), c);
+            add(report.by_field.entry(field.clone()).or_default(), c);
             match report.per_offset.last_mut() {
                 Some((last, w)) if *last == o => *w = worse(*w, c),
                 _ => report.per_offset.push((o, c)),

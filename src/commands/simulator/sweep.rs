@@ -71,7 +71,7 @@ pub fn sweep(
     if json {
         print_json(&nbg_lab::report::json::value(
             &nbg_lab::report::simulator::Sweep {
-                schema: simulator::sweep::SCHEMA,
+                schema: nbg_lab::lab::sweep::VENDOR_SCHEMA,
                 report: &report,
             },
         ));
