@@ -2,7 +2,7 @@
 
 use super::{print, print_json, status, usage_error};
 use nbg_lab::lab::compatibility::{self, Expect};
-use nbg_lab::report::{board, json};
+use nbg_lab::report::{board, json, text};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,13 +44,13 @@ pub fn exec(args: Args) -> ExitCode {
             Ok(Ok(_)) if args.format.json => {
                 docs.push(json::Entry::done(&shown, json::Parses { verdict: "ok" }).to_json())
             }
-            Ok(Ok(_)) => print(&format!("{shown}: ok\n")),
+            Ok(Ok(_)) => print(&text::parses(&shown)),
             Ok(Err(f)) => {
                 ok = false;
                 if args.format.json {
                     docs.push(json::Entry::<()>::failed(&shown, &f).to_json());
                 } else {
-                    print(&format!("{shown}: {} at 0x{:x}\n", f.code, f.offset));
+                    print(&text::failed(&shown, &f));
                 }
             }
         }

@@ -3,7 +3,7 @@
 
 use super::{print, print_json, status, usage_error};
 use nbg_lab::output::Outputs;
-use nbg_lab::report::json;
+use nbg_lab::report::{json, text};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -61,7 +61,7 @@ pub fn exec(args: Args) -> ExitCode {
                         failure: (&f).into(),
                     }));
                 } else {
-                    print(&format!("{name}: {} at 0x{:x}\n", f.code, f.offset));
+                    print(&text::failed(&name.to_string(), &f));
                 }
                 ok = false;
                 continue;
@@ -80,13 +80,10 @@ pub fn exec(args: Args) -> ExitCode {
             };
             docs.push(json::Entry::done(&name.to_string(), entry).to_json());
         } else {
-            match &emitted {
-                Ok(_) => print(&format!("{name}: exact\n")),
-                Err(e) => print(&format!("{name}: {e}\n")),
-            }
-            print(&format!(
-                "{name}: {}\n",
-                nbg_lab::report::text::reencoding(&records).replace('\n', &format!("\n{name}: "))
+            print(&text::roundtrip(
+                &name.to_string(),
+                emitted.as_ref().map(|_| ()),
+                &records,
             ));
         }
         if !records.exact() {

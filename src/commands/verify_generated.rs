@@ -1,6 +1,6 @@
 //! `nbg verify-generated [--write]`.
 
-use super::{failed, print};
+use super::{failed, print, status};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -42,29 +42,13 @@ pub fn exec(args: Args) -> ExitCode {
         vendor_files(root)
     };
     match nbg_lab::evidence::verify(root) {
-        Ok((n, mismatches)) if mismatches.is_empty() && vendor_ok => {
-            print(&format!("{n} evidence files rebuilt; all identical\n"));
-            ExitCode::SUCCESS
-        }
-        Ok((n, mismatches)) if mismatches.is_empty() => {
-            print(&format!(
-                "{n} evidence files rebuilt; all identical; the vendor-compiled files differ\n"
-            ));
-            failed()
-        }
         Ok((n, mismatches)) => {
-            for m in &mismatches {
-                if m.missing {
-                    print(&format!("{}: missing (not committed)\n", m.path));
-                } else {
-                    print(&format!("{}: differs\n{}", m.path, m.diff));
-                }
-            }
-            print(&format!(
-                "{} of {n} evidence files differ\n",
-                mismatches.len()
-            ));
-            failed()
+            let listed: Vec<(&str, Option<&str>)> = mismatches
+                .iter()
+                .map(|m| (m.path.as_str(), (!m.missing).then_some(m.diff.as_str())))
+                .collect();
+            print(&nbg_lab::report::text::verified(n, &listed, vendor_ok));
+            status(mismatches.is_empty() && vendor_ok)
         }
         Err(e) => {
             eprintln!("nbg: cannot rebuild evidence: {e}");

@@ -631,6 +631,64 @@ pub fn vendor_sweep(name: &str, r: &crate::simulator::sweep::Report) -> String {
     s
 }
 
+/// `nbg check`: a file that parses.
+pub fn parses(name: &str) -> String {
+    format!("{name}: ok\n")
+}
+
+/// A file's failure in a list of files: `FILE: CODE at 0xOFFSET`.
+pub fn failed(name: &str, f: &crate::nbg::failure::Failure) -> String {
+    format!("{name}: {} at 0x{:x}\n", f.code, f.offset)
+}
+
+/// `nbg roundtrip`: the ledger's emission (`exact` or why not), then the re-encoding, each
+/// line naming the file.
+pub fn roundtrip(
+    name: &str,
+    emitted: Result<(), &EmitError>,
+    r: &crate::nbg::reencode::Reencoding,
+) -> String {
+    let ledger = match emitted {
+        Ok(()) => "exact".to_string(),
+        Err(e) => e.to_string(),
+    };
+    format!(
+        "{name}: {ledger}\n{name}: {}\n",
+        reencoding(r).replace('\n', &format!("\n{name}: "))
+    )
+}
+
+/// `nbg verify-generated`: every evidence file identical (and, when checked, the files the
+/// vendor's driver compiles), or each that differs: its path and its diff (`None`: not
+/// committed).
+pub fn verified(n: usize, mismatches: &[(&str, Option<&str>)], compiled_ok: bool) -> String {
+    let mut s = String::new();
+    if mismatches.is_empty() {
+        let _ = writeln!(
+            s,
+            "{n} evidence files rebuilt; all identical{}",
+            if compiled_ok {
+                ""
+            } else {
+                "; the vendor-compiled files differ"
+            }
+        );
+        return s;
+    }
+    for (path, diff) in mismatches {
+        match diff {
+            None => {
+                let _ = writeln!(s, "{path}: missing (not committed)");
+            }
+            Some(d) => {
+                let _ = write!(s, "{path}: differs\n{d}");
+            }
+        }
+    }
+    let _ = writeln!(s, "{} of {n} evidence files differ", mismatches.len());
+    s
+}
+
 /// The re-encoding lines `nbg roundtrip` prints for a file.
 pub fn reencoding(r: &crate::nbg::reencode::Reencoding) -> String {
     let mut s = format!(
