@@ -780,10 +780,24 @@ pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<P
     Ok(l.plan)
 }
 
-/// A grouped convolution (neither plain nor depthwise) as `group` convolutions: each reads its
-/// slice of the input channels (`vxTensorStrideSliceNode`) with its slice of the weights and
-/// biases, and the outputs are concatenated along the channels.
-fn grouped(l: &mut Lowering<'_>, n: &NodeProto, node: &str, group: i64) -> Result<(), Unsupported> {
+/// The window of a convolution as the Conv lowering checked it: OpenVX pads (left, right, top,
+/// bottom), strides (x, y) and dilations (x, y, 1 = none).
+struct Window {
+    pads: [u32; 4],
+    strides: [u32; 2],
+    dil: [u32; 2],
+}
+
+/// A grouped convolution (neither plain nor depthwise) as `group` convolutions over `window`:
+/// each reads its slice of the input channels (`vxTensorStrideSliceNode`) with its slice of
+/// the weights and biases, and the outputs are concatenated along the channels.
+fn grouped(
+    l: &mut Lowering<'_>,
+    n: &NodeProto,
+    node: &str,
+    group: i64,
+    window: &Window,
+) -> Result<(), Unsupported> {
     let (x, w, out) = (&n.input[0], &n.input[1], &n.output[0]);
     let bias = n.input.get(2).filter(|b| !b.is_empty()).cloned();
     let xs = l.shape(node, x)?;
@@ -861,35 +875,13 @@ fn grouped(l: &mut Lowering<'_>, n: &NodeProto, node: &str, group: i64) -> Resul
             output,
             &[os[0], oc, os[2], os[3]],
         );
-        let strides = match ints(n, "strides").as_deref() {
-            Some([h, w]) => [*w as u32, *h as u32],
-            _ => [1, 1],
-        };
-        let dil = match ints(n, "dilations").as_deref() {
-            Some([h, w]) => [*w as u32, *h as u32],
-            _ => [1, 1],
-        };
-        let given = ints(n, "pads").unwrap_or_else(|| vec![0; 4]);
-        let auto = checker::AutoPad::of(n).unwrap_or(checker::AutoPad::NotSet);
-        let (t, b) = auto.pads(
-            xs[2],
-            i64::from(strides[1]),
-            i64::from(dil[1]) * (ws[2] - 1) + 1,
-            (given[0], given[2]),
-        );
-        let (lft, r) = auto.pads(
-            xs[3],
-            i64::from(strides[0]),
-            i64::from(dil[0]) * (ws[3] - 1) + 1,
-            (given[1], given[3]),
-        );
         l.plan.nodes.push(Node::Conv {
             input: xk,
             weights,
             bias,
-            pads: [lft as u32, r as u32, t as u32, b as u32],
-            strides,
-            dilation: [dil[0] - 1, dil[1] - 1],
+            pads: window.pads,
+            strides: window.strides,
+            dilation: [window.dil[0] - 1, window.dil[1] - 1],
             depth_multiplier: 0,
             output: yk,
         });
@@ -993,18 +985,21 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
             let ws = l.shape(&node, &w)?;
             let channels = l.shape(&node, &x)?[1];
             let group = int(n, "group", 1);
-            // Depthwise: one group per input channel, `depth_multiplier` outputs each.
+            // Depthwise: one group per input channel, `depth_multiplier` outputs each; `None`:
+            // grouped.
             let depth_multiplier = match group {
-                1 => 0,
-                g if g == channels && ws[1] == 1 && ws[0] % g == 0 => (ws[0] / g) as u32,
-                g if g > 1 && channels % g == 0 && ws[0] % g == 0 && ws[1] == channels / g => {
-                    return grouped(l, n, &node, g);
-                }
+                1 => Some(0),
+                g if g == channels && ws[1] == 1 && ws[0] % g == 0 => Some((ws[0] / g) as u32),
+                g if g > 1 && channels % g == 0 && ws[0] % g == 0 && ws[1] == channels / g => None,
                 _ => return refuse(&node, "the group does not divide the channels"),
             };
             let dil = spatial("dilations", [1, 1])?;
             let strides = spatial("strides", [1, 1])?;
             let pads = pads(l, &x, [ws[2], ws[3]], strides, dil)?;
+            let Some(depth_multiplier) = depth_multiplier else {
+                let window = Window { pads, strides, dil };
+                return grouped(l, n, &node, group, &window);
+            };
             if l.shape(&node, &out).is_err() {
                 // Weights folded from constants: the output shape from the window arithmetic.
                 let xs = l.shape(&node, &x)?;
