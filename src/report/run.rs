@@ -51,12 +51,8 @@ pub fn text(file: &str, r: &RunReport, out: Option<&str>) -> String {
                 r.seconds
             );
         }
-        RunVerdict::Refused {
-            step,
-            status,
-            status_name,
-        } => {
-            let _ = writeln!(s, "refused at {step}: status {status} ({status_name})");
+        RunVerdict::Refused(r) => {
+            let _ = writeln!(s, "{r}");
         }
         RunVerdict::Crashed { failure } => {
             let _ = writeln!(s, "crashed: {failure}");

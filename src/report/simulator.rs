@@ -158,12 +158,8 @@ pub fn load(l: &Load<'_>) -> String {
                 );
             }
         }
-        LoadVerdict::Refused {
-            step,
-            status,
-            status_name,
-        } => {
-            let _ = writeln!(t, "refused at {step}: status {status} ({status_name})");
+        LoadVerdict::Refused(r) => {
+            let _ = writeln!(t, "{r}");
         }
         LoadVerdict::Crashed { failure } => {
             let _ = writeln!(t, "crashed: {failure}");
@@ -369,6 +365,38 @@ mod tests {
             assert_eq!(j["verdict"], v.name());
             assert_eq!(j["status"].as_i64(), v.status().map(i64::from));
         }
+    }
+
+    /// A driver refusal is one type in a compile's, a load's and a run's answer: flat beside
+    /// the verdict's tag in JSON, one line in text, and the child's answer reads back.
+    #[test]
+    fn a_driver_refusal_is_flat_in_every_answer() {
+        use crate::simulator::driver::{DriverRefusal, Response};
+        let r = DriverRefusal {
+            step: "vxVerifyGraph".into(),
+            status: -1,
+            status_name: "VX_FAILURE".into(),
+        };
+        let flat = serde_json::json!({"verdict": "refused", "step": "vxVerifyGraph", "status": -1,
+            "status_name": "VX_FAILURE"});
+        assert_eq!(
+            serde_json::to_value(LoadVerdict::Refused(r.clone())).unwrap(),
+            flat
+        );
+        assert_eq!(
+            serde_json::to_value(crate::simulator::run::RunVerdict::Refused(r.clone())).unwrap(),
+            flat
+        );
+        let answer = serde_json::to_string(&Response::Refused(r.clone())).unwrap();
+        assert!(answer.contains(r#""result":"refused""#), "{answer}");
+        match serde_json::from_str::<Response>(&answer).unwrap() {
+            Response::Refused(back) => assert_eq!(back, r),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            r.to_string(),
+            "refused at vxVerifyGraph: status -1 (VX_FAILURE)"
+        );
     }
 
     /// nbg's verdict: `valid` or `{code, offset}` in JSON, a phrase in text.

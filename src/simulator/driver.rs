@@ -115,6 +115,28 @@ pub struct Parameter {
     pub fixed_point_position: Option<i8>,
 }
 
+/// A driver call that returned an error status: the answer of a compile, a load and a run
+/// alike.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriverRefusal {
+    /// The call.
+    pub step: String,
+    /// Its status code.
+    pub status: i32,
+    /// The status's name.
+    pub status_name: String,
+}
+
+impl std::fmt::Display for DriverRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "refused at {}: status {} ({})",
+            self.step, self.status, self.status_name
+        )
+    }
+}
+
 /// What the child answers.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "kebab-case")]
@@ -134,14 +156,7 @@ pub enum Response {
         parameters: Vec<Parameter>,
     },
     /// A call returned an error status (the step and the status).
-    Refused {
-        /// The call that failed.
-        step: String,
-        /// Its status code.
-        status: i32,
-        /// The status's name.
-        status_name: String,
-    },
+    Refused(DriverRefusal),
     /// The imported graph was verified and processed (the outputs are in `RUN_OUTPUTS`).
     Ran {
         /// Its parameters, in index order.
@@ -166,11 +181,11 @@ pub enum Response {
 }
 
 fn refused(step: &str, status: Status) -> Response {
-    Response::Refused {
+    Response::Refused(DriverRefusal {
         step: step.into(),
         status,
         status_name: ffi::status_name(status).into(),
-    }
+    })
 }
 
 /// The child's main: read the request, run it, write the response to `result` (before the

@@ -52,15 +52,8 @@ pub enum VendorError {
     #[error(transparent)]
     Child(#[from] ChildFailure),
     /// A driver call returned an error status (exit 1).
-    #[error("the driver refused the graph at {step}: status {status} ({status_name})")]
-    DriverRefused {
-        /// The call.
-        step: String,
-        /// Its status.
-        status: i32,
-        /// The status's name.
-        status_name: String,
-    },
+    #[error("the driver refused the graph at {}: status {} ({})", .0.step, .0.status, .0.status_name)]
+    DriverRefused(driver::DriverRefusal),
     /// The child could not do what was asked (exit 1).
     #[error("the driver child failed: {0}")]
     ChildError(String),
@@ -107,7 +100,7 @@ impl VendorError {
             VendorError::Child(ChildFailure::Signal { .. }) => "vendor-driver-crashed",
             VendorError::Child(ChildFailure::Timeout(_)) => "vendor-driver-timeout",
             VendorError::Child(_) => "vendor-child-failed",
-            VendorError::DriverRefused { .. } => "vendor-driver-refused",
+            VendorError::DriverRefused(_) => "vendor-driver-refused",
             VendorError::ChildError(_) => "vendor-child-failed",
             VendorError::NoBinary => "vendor-no-binary",
             VendorError::Write(_) => "output-unwritable",
@@ -152,15 +145,7 @@ pub struct Compiled {
 
 fn driver_response(r: Response) -> Result<Response, VendorError> {
     match r {
-        Response::Refused {
-            step,
-            status,
-            status_name,
-        } => Err(VendorError::DriverRefused {
-            step,
-            status,
-            status_name,
-        }),
+        Response::Refused(r) => Err(VendorError::DriverRefused(r)),
         Response::Error { message } => Err(VendorError::ChildError(message)),
         other => Ok(other),
     }
@@ -274,14 +259,7 @@ pub enum LoadVerdict {
         parameters: Vec<Parameter>,
     },
     /// It returned an error status.
-    Refused {
-        /// The call.
-        step: String,
-        /// Its status.
-        status: i32,
-        /// The status's name.
-        status_name: String,
-    },
+    Refused(driver::DriverRefusal),
     /// The loader crashed or hung on it (contained).
     Crashed {
         /// What happened.
@@ -334,15 +312,7 @@ pub fn load(
             import_type,
             parameters,
         },
-        Response::Refused {
-            step,
-            status,
-            status_name,
-        } => LoadVerdict::Refused {
-            step,
-            status,
-            status_name,
-        },
+        Response::Refused(r) => LoadVerdict::Refused(r),
         Response::Error { message } => return Err(VendorError::ChildError(message)),
         Response::Compiled { .. } | Response::Batch { .. } | Response::Ran { .. } => {
             return Err(VendorError::ChildError("an unexpected answer".into()));

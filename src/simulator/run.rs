@@ -60,14 +60,7 @@ pub enum RunVerdict {
         process_seconds: f64,
     },
     /// A call returned an error status.
-    Refused {
-        /// The call.
-        step: String,
-        /// Its status.
-        status: i32,
-        /// The status's name.
-        status_name: String,
-    },
+    Refused(super::driver::DriverRefusal),
     /// The driver crashed or hung (contained).
     Crashed {
         /// What happened.
@@ -325,16 +318,8 @@ pub fn run(sdk: &Sdk, config: &Config, p: &Prepared) -> Result<Ran, VendorError>
             verify_seconds,
             process_seconds,
         } => (parameters, outputs, verify_seconds, process_seconds),
-        Response::Refused {
-            step,
-            status,
-            status_name,
-        } => {
-            let verdict = RunVerdict::Refused {
-                step,
-                status,
-                status_name,
-            };
+        Response::Refused(r) => {
+            let verdict = RunVerdict::Refused(r);
             return Ok(Ran {
                 report: report(
                     verdict,
