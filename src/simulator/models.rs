@@ -129,6 +129,27 @@ fn quantized_const(
     )
 }
 
+/// A quantized int32 bias of `n` channels: `b_q` (uniform in [-half, half)) with scale `scale`
+/// and zero point 0, dequantized to `b_dq`.
+fn int32_bias(rng: &mut Rng, n: usize, half: u64, scale: f32) -> (Vec<TensorProto>, NodeProto) {
+    let q: Vec<u8> = (0..n)
+        .flat_map(|_| ((rng.next_u64() % (2 * half)) as i32 - half as i32).to_le_bytes())
+        .collect();
+    (
+        vec![
+            tensor("b_q", data_type::INT32, &[n as i64], q),
+            scalar_f32("b_scale", scale),
+            tensor("b_zp", data_type::INT32, &[], 0i32.to_le_bytes().to_vec()),
+        ],
+        node(
+            "DequantizeLinear",
+            &["b_q", "b_scale", "b_zp"],
+            &["b_dq"],
+            vec![],
+        ),
+    )
+}
+
 /// The models, by name: (name, what it covers, ONNX bytes).
 pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let mut rng = Rng::new(0x5e71);
@@ -303,23 +324,9 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         let (w, wn) = quantized_const(r, "w", &[8, 4, 3, 3], 0.25, 10);
         inits.extend(w);
         nodes.push(wn);
-        let bias: Vec<u8> = (0..8)
-            .flat_map(|_| ((r.next_u64() % 512) as i32 - 256).to_le_bytes())
-            .collect();
-        inits.push(tensor("b_q", data_type::INT32, &[8], bias));
-        inits.push(scalar_f32("b_scale", 0.125));
-        inits.push(tensor(
-            "b_zp",
-            data_type::INT32,
-            &[],
-            0i32.to_le_bytes().to_vec(),
-        ));
-        nodes.push(node(
-            "DequantizeLinear",
-            &["b_q", "b_scale", "b_zp"],
-            &["b_dq"],
-            vec![],
-        ));
+        let (b, bn) = int32_bias(r, 8, 256, 0.125);
+        inits.extend(b);
+        nodes.push(bn);
         nodes.push(node(
             "Conv",
             &["x_dq", "w_dq", "b_dq"],
@@ -348,23 +355,9 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         let (w, wn) = quantized_const(r, "w", &[8, 16], 0.01, 128);
         inits.extend(w);
         nodes.push(wn);
-        let bias: Vec<u8> = (0..8)
-            .flat_map(|_| ((r.next_u64() % 2048) as i32 - 1024).to_le_bytes())
-            .collect();
-        inits.push(tensor("b_q", data_type::INT32, &[8], bias));
-        inits.push(scalar_f32("b_scale", 0.0002));
-        inits.push(tensor(
-            "b_zp",
-            data_type::INT32,
-            &[],
-            0i32.to_le_bytes().to_vec(),
-        ));
-        nodes.push(node(
-            "DequantizeLinear",
-            &["b_q", "b_scale", "b_zp"],
-            &["b_dq"],
-            vec![],
-        ));
+        let (b, bn) = int32_bias(r, 8, 1024, 0.0002);
+        inits.extend(b);
+        nodes.push(bn);
         nodes.push(node(
             "Gemm",
             &["x_dq", "w_dq", "b_dq"],
