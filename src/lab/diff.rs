@@ -642,6 +642,9 @@ pub struct DiffReport {
     pub owners_changed: usize,
     /// The owners that differ, A's order first, then those in B only.
     pub owners: Vec<OwnerDiff>,
+    /// The decoded coefficient tensors that differ, where a coefficient part changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coefficients: Vec<crate::lab::coefficient_changes::TensorChange>,
 }
 
 /// Why a diff stops before it starts.
@@ -705,12 +708,16 @@ pub fn diff(
     // Whether every owner of A is paired with an owner of B at the same range: with equal
     // sizes and no owner differing, the files are then byte for byte the same.
     let mut same_layout = ia.len() == ib.len();
+    let mut coefficient_changed = false;
     for (key, x) in &oa {
         match ob.iter().find(|(k, _)| k == key) {
             None => owners.push(one_sided(key, x, Status::OnlyA)),
             Some((_, y)) => {
                 same_layout &= (x.start, x.end) == (y.start, y.end);
-                owners.push(compare(key, a, x, ia, y, ib));
+                let d = compare(key, a, x, ia, y, ib);
+                coefficient_changed |=
+                    d.status != Status::Same && matches!(x.origin, Origin::Coefficient(..));
+                owners.push(d);
             }
         }
     }
@@ -730,6 +737,11 @@ pub fn diff(
         changed_bytes,
         owners_changed: owners.len(),
         owners,
+        coefficients: if coefficient_changed {
+            crate::lab::coefficient_changes::changes(a, ia, b, ib)
+        } else {
+            Vec::new()
+        },
     })
 }
 

@@ -55,6 +55,8 @@ pub enum RangeRole {
     MappedField,
     /// The place of a section-range mapping of the registry.
     MappedRange,
+    /// The coefficient buffer a decoded-coefficient mapping of the registry names.
+    MappedCoefficients,
     /// A section-40 value derived from a changed section.
     DerivedChecksum,
     /// Nothing above: the change cannot be localized.
@@ -67,6 +69,7 @@ crate::canonical::names! {
         DynaioEntry => "dynaio-entry",
         MappedField => "mapped-field",
         MappedRange => "mapped-range",
+        MappedCoefficients => "mapped-coefficients",
         DerivedChecksum => "derived-checksum",
         Other => "other",
     }
@@ -270,6 +273,7 @@ fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place
                 Target::DynaioEntry { .. } => RangeRole::DynaioEntry,
                 Target::Field { .. } => RangeRole::MappedField,
                 Target::SectionRange { .. } => RangeRole::MappedRange,
+                Target::Coefficient { .. } => RangeRole::MappedCoefficients,
             };
             let entry = if role == RangeRole::DynaioEntry {
                 entries.iter().position(|r| *r == (start, end))

@@ -36,6 +36,9 @@ pub struct Source {
     pub values: Vec<f64>,
     /// Float16 values (half-way to the neighbours is what they stand for).
     pub half: bool,
+    /// Integers a QDQ model already quantized (its uint8/int8 weights, int32 biases): matched
+    /// as stored (`Quantization::Stored`), not through a scale.
+    pub integer: bool,
 }
 
 impl Source {
@@ -46,6 +49,7 @@ impl Source {
             shape: t.shape.clone(),
             values: t.to_f64()?,
             half: t.dtype == Dtype::F16,
+            integer: false,
         })
     }
 }
@@ -91,6 +95,12 @@ pub enum Quantization {
     Bf16,
     /// IEEE single, as stored.
     F32,
+    /// An integer as stored, less `less` (a QDQ kernel's zero point; Mesa's
+    /// `etnaviv_ml_nn_v8.c` writes weight less zero point), wrapped to the element's width.
+    Stored {
+        /// Subtracted before it is stored (found: the most common difference).
+        less: i64,
+    },
 }
 
 impl Layout {
@@ -116,6 +126,7 @@ impl Quantization {
             Quantization::Fp16 => ("fp16", None),
             Quantization::Bf16 => ("bf16", None),
             Quantization::F32 => ("f32", None),
+            Quantization::Stored { .. } => ("stored", None),
         }
     }
 }
@@ -231,12 +242,15 @@ fn permute(src: &Source, layout: Layout, shape: [usize; 4]) -> Option<Vec<f64>> 
     let d: Vec<usize> = src.shape.iter().map(|&x| x as usize).collect();
     let [c, z, y, x] = shape;
     let n = c * z * y * x;
-    if d.len() != 4 || src.values.len() != n {
+    if !(d.len() == 4 || d.len() == 2 && src.integer) || src.values.len() != n {
         return None;
     }
     let v = &src.values;
     match layout {
         Layout::Oihw if d == [c, z, y, x] => Some(v.clone()),
+        // A fully connected layer's [O, I] matrix: its rows are the kernels, in order
+        // (measured: the QDQ Gemm on 0x1000003b and 0x9f, kernel 8x2x1 of 16 inputs).
+        Layout::Oihw if d.len() == 2 && d == [c, z * y * x] => Some(v.clone()),
         Layout::Ohwi if d == [c, y, x, z] => Some(
             (0..n)
                 .map(|i| {
@@ -352,6 +366,26 @@ fn float_tries(v: &[f64], stored: &[u32], q: Quantization) -> Vec<Try> {
         .collect()
 }
 
+/// An integer source as stored: the most common difference `less` (mod 2^bits) between
+/// source and stored element, with the elements that differ by exactly it.
+fn stored_tries(v: &[f64], q: &[i64], bits: u32) -> Vec<Try> {
+    let m = 1i64 << bits;
+    let diff = |(&x, &q): (&f64, &i64)| (x as i64 - q).rem_euclid(m);
+    let mut counts = std::collections::BTreeMap::<i64, u64>::new();
+    for d in v.iter().zip(q).map(diff) {
+        *counts.entry(d).or_default() += 1;
+    }
+    // The most common difference, the smallest of equals; written signed for 8 bits.
+    let Some((&less, &n)) = counts
+        .iter()
+        .max_by_key(|&(d, n)| (*n, std::cmp::Reverse(*d)))
+    else {
+        return Vec::new();
+    };
+    let less = if less >= m / 2 { less - m } else { less };
+    vec![(Quantization::Stored { less }, None, (n, n))]
+}
+
 /// bfloat16 of `f`, rounded to nearest even (NaN kept quiet).
 fn bf16(f: f32) -> u32 {
     let b = f.to_bits();
@@ -370,6 +404,8 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
             continue;
         };
         let tries: Vec<Try> = match d.weights.dtype {
+            WeightType::U8 | WeightType::I8 if src.integer => stored_tries(&v, &d.ints, 8),
+            _ if src.integer => Vec::new(),
             WeightType::F16 => {
                 let bits: Vec<u32> = d
                     .weights
@@ -504,6 +540,11 @@ fn plain_views(bytes: &[u8], n: usize) -> Vec<(Quantization, Vec<u32>)> {
 /// The best transform from `src` (a kernel or a bias) to a plain entry `p`, named by its
 /// reader `prefer` where it is one.
 fn plain_match(src: &Source, p: &Plain, prefer: Option<usize>) -> Option<Found> {
+    // A QDQ model's integers are matched where an NN command decodes them; a plain entry's
+    // views are float.
+    if src.integer {
+        return None;
+    }
     let views = plain_views(p.bytes, src.values.len());
     if views.is_empty() {
         return None;
@@ -544,6 +585,20 @@ fn fitted_scale(src: &[f64], q: &[i64]) -> Option<f64> {
 /// The best transform from a bias `src` to the biases of `d` (dynamic fixed point only).
 fn bias_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
     let biases = d.buffer.biases.as_ref()?;
+    if src.integer {
+        // A QDQ model's int32 bias, as stored.
+        if src.shape.len() != 1 || biases.values.len() != src.values.len() {
+            return None;
+        }
+        let exact = src
+            .values
+            .iter()
+            .zip(&biases.values)
+            .filter(|&(&x, &b)| x == b as f64)
+            .count() as u64;
+        let t = (Quantization::Stored { less: 0 }, None, (exact, exact));
+        return Some(Where::of_buffer(d.buffer).found(Layout::Channels, t));
+    }
     if d.weights.dtype != WeightType::I16
         || src.shape.len() != 1
         || biases.values.len() != src.values.len()
@@ -580,29 +635,50 @@ fn layer(name: &str) -> &str {
     name.rfind(['/', '.']).map_or(name, |i| &name[..i])
 }
 
-/// The sources of an ONNX model: its float initializers.
+/// The sources of an ONNX model: its float initializers, and the integers a QDQ model
+/// quantized (uint8 and int8 weights, int32 biases, raw or in `int32_data`).
 pub fn of_initializers(g: &crate::onnx::proto::GraphProto) -> Vec<Source> {
+    use crate::onnx::proto::data_type;
     g.initializer
         .iter()
-        .filter(|t| t.data_type == Some(crate::onnx::proto::data_type::FLOAT))
         .filter_map(|t| {
             let shape: Vec<u64> = t
                 .dims
                 .iter()
                 .map(|&d| u64::try_from(d).ok())
                 .collect::<Option<_>>()?;
-            let values: Vec<f64> = match t.raw_data.as_deref() {
-                Some(r) => r
-                    .chunks_exact(4)
-                    .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                    .collect(),
-                None => t.float_data.iter().map(|&x| f64::from(x)).collect(),
+            let raw = t.raw_data.as_deref();
+            let (values, integer): (Vec<f64>, bool) = match t.data_type? {
+                data_type::FLOAT => (
+                    match raw {
+                        Some(r) => r
+                            .chunks_exact(4)
+                            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                            .collect(),
+                        None => t.float_data.iter().map(|&x| f64::from(x)).collect(),
+                    },
+                    false,
+                ),
+                data_type::UINT8 => (raw?.iter().map(|&b| f64::from(b)).collect(), true),
+                data_type::INT8 => (raw?.iter().map(|&b| f64::from(b as i8)).collect(), true),
+                data_type::INT32 => (
+                    match raw {
+                        Some(r) => r
+                            .chunks_exact(4)
+                            .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                            .collect(),
+                        None => t.int32_data.iter().map(|&x| f64::from(x)).collect(),
+                    },
+                    true,
+                ),
+                _ => return None,
             };
             (values.len() as u64 == shape.iter().product::<u64>()).then(|| Source {
                 name: t.name.clone().unwrap_or_default(),
                 shape,
                 values,
                 half: false,
+                integer,
             })
         })
         .collect()
@@ -623,7 +699,7 @@ pub fn matches(sources: &[Source], buffers: &[Buffer], plain: &[Plain]) -> (Vec<
             name: s.name.clone(),
             shape: s.shape.clone(),
             elements: s.values.len() as u64,
-            found: if s.shape.len() == 4 {
+            found: if s.shape.len() == 4 || s.integer && s.shape.len() == 2 {
                 dec.iter()
                     .filter_map(|d| kernel_match(s, d))
                     .chain(plain.iter().filter_map(|p| plain_match(s, p, None)))
@@ -687,7 +763,21 @@ mod tests {
             shape,
             values,
             half: false,
+            integer: false,
         }
+    }
+
+    #[test]
+    fn stored_integers_are_found_less_their_most_common_difference() {
+        // uint8 source, stored less 10 in 8 bits (wrapping below 10), one element off.
+        let v: Vec<f64> = [0.0, 9.0, 10.0, 200.0, 255.0].to_vec();
+        let q: Vec<i64> = [-10, -1, 0, 190 - 256, 245 - 256 - 1].to_vec();
+        let t = stored_tries(&v, &q, 8);
+        assert_eq!(t, vec![(Quantization::Stored { less: 10 }, None, (4, 4))]);
+        // int8 source, stored as is; a difference of 246 reads as -10.
+        let t = stored_tries(&[-128.0, 5.0], &[-128 + 10, 5 + 10], 8);
+        assert_eq!(t[0].0, Quantization::Stored { less: -10 });
+        assert!(stored_tries(&[], &[], 8).is_empty());
     }
 
     #[test]

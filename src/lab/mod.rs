@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod carve;
+pub mod coefficient_changes;
 pub mod compatibility;
 pub mod corpus;
 pub mod diff;

@@ -1,6 +1,6 @@
 //! Text of `nbg locate`, from its report.
 
-use crate::lab::kernel_match::Row;
+use crate::lab::kernel_match::{Quantization, Row};
 use crate::lab::locate::{Decoded, ENCODINGS, Located, ORDERS};
 use std::fmt::Write;
 
@@ -106,9 +106,10 @@ fn found(r: &Row) -> String {
     let Some(f) = &r.found else {
         return "not found".to_string();
     };
-    let quant = match f.quantization.name() {
-        (ty, Some(p)) => format!("{ty} {p}"),
-        (ty, None) => ty.to_string(),
+    let quant = match (f.quantization, f.quantization.name()) {
+        (Quantization::Stored { less }, (ty, _)) => format!("{ty} less {less}"),
+        (_, (ty, Some(p))) => format!("{ty} {p}"),
+        (_, (ty, None)) => ty.to_string(),
     };
     let reader = match (f.command, f.operation) {
         (Some(c), _) => format!("NN[{c}]"),
@@ -155,6 +156,7 @@ mod tests {
             Quantization::Fp16,
             Quantization::Bf16,
             Quantization::F32,
+            Quantization::Stored { less: 10 },
         ] {
             let v = to_value(q).unwrap();
             let (ty, position) = q.name();

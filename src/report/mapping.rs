@@ -21,6 +21,16 @@ pub fn row(r: &CheckRow) -> String {
             u.offset, u.field, u.class.as_str(), u.a, u.b, u.replayed, r.unexplained_bytes, r.changed_bytes
         ));
     }
+    if let Some(d) = &r.decoded_mismatch {
+        let part = serde_json::to_value(d.part)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        s.push_str(&format!(
+            "\n    first decoded difference: {part}[{}] replay {} B {}",
+            d.element, d.replay, d.b
+        ));
+    }
     let computed: std::collections::BTreeSet<usize> =
         r.candidates.iter().map(|c| c.computed).collect();
     for k in computed {

@@ -81,6 +81,29 @@ pub(super) fn render_pair(
         ],
         &owner_rows,
     );
+    // Coefficient elements, named by the decoded buffer that holds them.
+    if !report.coefficients.is_empty() {
+        let rows: Vec<Vec<String>> = report
+            .coefficients
+            .iter()
+            .flat_map(|t| {
+                t.first.iter().map(move |e| {
+                    vec![
+                        format!("{}[{}]", t.name(), e.index),
+                        e.a.to_string(),
+                        e.b.to_string(),
+                        format!("{} of {}", t.changed, t.elements),
+                    ]
+                })
+            })
+            .collect();
+        p.table(
+            "Changed coefficient elements (decoded, as stored)",
+            "diff-coefficients",
+            &["element", "A", "B", "tensor elements changed"],
+            &rows,
+        );
+    }
     // Fields, with A/B hex side by side.
     let mut hexes = Vec::new();
     let mut heat_a = vec![0u64; HEAT_BINS];

@@ -368,6 +368,16 @@ pub fn diff(a_name: &str, b_name: &str, report: &DiffReport) -> String {
             let _ = writeln!(s, "  {word}.{} {} -> {}", p.part, p.a, p.b);
         }
     }
+    // Coefficient elements, by the NN command whose decoded buffer holds them.
+    if !report.coefficients.is_empty() {
+        let _ = writeln!(s, "changed coefficient elements (decoded, as stored)");
+        for t in &report.coefficients {
+            let _ = writeln!(s, "  {}: {} of {} changed", t.name(), t.changed, t.elements);
+            for e in &t.first {
+                let _ = writeln!(s, "    {}[{}] {} -> {}", t.name(), e.index, e.a, e.b);
+            }
+        }
+    }
     s
 }
 

@@ -24,6 +24,14 @@ pub const DIR: &str = "differentials/serializer";
 pub const TARGETS: [&str; 2] = ["VIP9000NANOS_PID0X1000000E", "GCNANOULTRA31_VIP2_PID0X15"];
 /// The part whose Relu after a Gemm runs as an NN command: the NN sets.
 pub const NN_TARGETS: [&str; 1] = ["VIP9000NANODI_PID0X1000001E"];
+/// Parts whose convolutions and fully connected layers run on NN once their constants are
+/// static (`models::nn`), one of each generation: the A733's VIP9000-class part and a
+/// VIP8000-class one whose coefficient buffers are of the same (v8) format. On 0x88 they run
+/// on NN too, with a buffer of the older format, which is not decoded.
+pub const COEFFICIENT_TARGETS: [&str; 2] = [
+    "VIP9000NANODI_PLUS_PID0X1000003B",
+    "VIP8000NANOSI_PLUS_PID0X9F",
+];
 
 /// One change B makes to a model.
 #[derive(Clone, Copy, Debug)]
@@ -170,6 +178,43 @@ pub const SETS: &[Set] = &[
         "nn-relu-output-zero-point-and-weight",
         &[E("r_zp", 0, 100.0), E("w_q", 5, 1.0)],
     ),
+    // The static-constant models on NN: one kernel or bias element per B, read back through
+    // the decoded coefficient streams. The weight's zero point is 10, so 10 is stored as 0.
+    coef("nn-conv-u8-weight-0", "conv-nn-u8", &[E("w_q", 0, 201.0)]),
+    coef("nn-conv-u8-weight-37", "conv-nn-u8", &[E("w_q", 37, 10.0)]),
+    coef("nn-conv-u8-weight-287", "conv-nn-u8", &[E("w_q", 287, 3.0)]),
+    coef("nn-conv-u8-bias-0", "conv-nn-u8", &[E("b_q", 0, 99.0)]),
+    coef("nn-conv-u8-bias-7", "conv-nn-u8", &[E("b_q", 7, -77.0)]),
+    coef(
+        "nn-conv-u8-weight-37-and-bias",
+        "conv-nn-u8",
+        &[E("w_q", 37, 200.0), E("b_q", 0, 99.0)],
+    ),
+    // int8 convolutions run on NN on the VIP9000-class part only (a shader on 0x9f).
+    Set {
+        name: "nn-conv-i8-weight-5",
+        model: "conv-nn-i8",
+        changes: &[E("w_q", 5, -128.0)],
+        targets: &["VIP9000NANODI_PLUS_PID0X1000003B"],
+    },
+    Set {
+        name: "nn-conv-i8-weight-100",
+        model: "conv-nn-i8",
+        changes: &[E("w_q", 100, 77.0)],
+        targets: &["VIP9000NANODI_PLUS_PID0X1000003B"],
+    },
+    coef(
+        "nn-depthwise-u8-weight-4",
+        "depthwise-nn-u8",
+        &[E("w_q", 4, 0.0)],
+    ),
+    coef(
+        "nn-depthwise-u8-weight-70",
+        "depthwise-nn-u8",
+        &[E("w_q", 70, 255.0)],
+    ),
+    coef("nn-gemm-u8-weight-9", "gemm-nn-u8", &[E("w_q", 9, 128.0)]),
+    coef("nn-gemm-u8-weight-127", "gemm-nn-u8", &[E("w_q", 127, 1.0)]),
 ];
 
 const fn set(name: &'static str, model: &'static str, changes: &'static [Change]) -> Set {
@@ -188,6 +233,16 @@ const fn nn(name: &'static str, changes: &'static [Change]) -> Set {
         model: "gemm-relu-qdq-u8",
         changes,
         targets: &NN_TARGETS,
+    }
+}
+
+/// A set of a static-constant model on the coefficient targets.
+const fn coef(name: &'static str, model: &'static str, changes: &'static [Change]) -> Set {
+    Set {
+        name,
+        model,
+        changes,
+        targets: &COEFFICIENT_TARGETS,
     }
 }
 
@@ -327,13 +382,18 @@ pub fn build(
 ) -> Result<Vec<Built>, VendorError> {
     let models: BTreeMap<&str, Vec<u8>> = super::models::all()
         .into_iter()
+        .chain(super::models::nn())
         .map(|(n, _, b)| (n, b))
         .collect();
     // Every compile first: (configuration, set, model bytes, pass); a set of `None` is a base
     // (A), whose second compile (A2) is of pass 1: a context of its own, so that it repeats
     // the whole compile.
     let mut jobs: Vec<(&Config, &Set, Option<Vec<u8>>, u8)> = Vec::new();
-    for name in TARGETS.iter().chain(&NN_TARGETS) {
+    for name in TARGETS
+        .iter()
+        .chain(&NN_TARGETS)
+        .chain(&COEFFICIENT_TARGETS)
+    {
         let config = configs
             .iter()
             .find(|c| c.name == *name)

@@ -382,6 +382,18 @@ unsafe fn compile(api: &Api, ctx: Ref, plan: &Plan) -> Response {
                 if s != ffi::SUCCESS {
                     return refused(&format!("vxCopyTensorPatch {}", t.name), s);
                 }
+                if plan.constants == plan::Lifetime::Static {
+                    let lifetime = ffi::TENSOR_LIFE_TIME_STATIC;
+                    let s = (api.set_tensor_attribute)(
+                        handle,
+                        ffi::attr::TENSOR_LIFETIME,
+                        (&raw const lifetime).cast(),
+                        std::mem::size_of::<i32>(),
+                    );
+                    if s != ffi::SUCCESS {
+                        return refused(&format!("vxSetTensorAttribute {}", t.name), s);
+                    }
+                }
             }
             tensors.push(handle);
         }

@@ -85,7 +85,10 @@ pub const INPUT: i32 = 0;
 /// `VX_OUTPUT`.
 pub const OUTPUT: i32 = 1;
 
-/// Attributes queried.
+/// `VX_TENSOR_LIFE_TIME_STATIC` (`vx_tensor_lifetime_type_e`, `vx_khr_nn.h`).
+pub const TENSOR_LIFE_TIME_STATIC: i32 = 0;
+
+/// Attributes queried or set.
 pub mod attr {
     /// `VX_CONTEXT_VERSION` (u16).
     pub const CONTEXT_VERSION: i32 = 0x8_0101;
@@ -105,6 +108,9 @@ pub mod attr {
     pub const TENSOR_DATA_TYPE: i32 = 0x8_1502;
     /// `VX_TENSOR_FIXED_POINT_POSITION` (i8).
     pub const TENSOR_FIXED_POINT_POSITION: i32 = 0x8_1503;
+    /// `VX_TENSOR_LIFETIME` (enum, Vivante: `VX_ATTRIBUTE_BASE(VX_ID_VIVANTE, VX_TYPE_TENSOR)
+    /// + 0x5`, `vx_types.h`).
+    pub const TENSOR_LIFETIME: i32 = 0x78_1505;
     /// `VX_TENSOR_QUANT_FORMAT` (enum, Vivante).
     pub const TENSOR_QUANT_FORMAT: i32 = 0x78_1500;
     /// `VX_TENSOR_ZERO_POINT` (i32, Vivante).
@@ -290,6 +296,7 @@ api! {
     query_context = "vxQueryContext": fn(Ref, i32, *mut c_void, usize) -> Status;
     create_graph = "vxCreateGraph": fn(Ref) -> Ref;
     create_tensor2 = "vxCreateTensor2": fn(Ref, *const TensorCreateParams, usize) -> Ref;
+    set_tensor_attribute = "vxSetTensorAttribute": fn(Ref, i32, *const c_void, usize) -> Status;
     create_virtual_tensor2 = "vxCreateVirtualTensor2": fn(Ref, *const TensorCreateParams, usize) -> Ref;
     copy_tensor_patch = "vxCopyTensorPatch": fn(Ref, usize, *const usize, *const usize, *const usize, *mut c_void, i32, i32) -> Status;
     convolution_layer = "vxConvolutionLayer": fn(Ref, Ref, Ref, Ref, *const ConvParamsExt2, usize, Ref) -> Ref;

@@ -547,6 +547,23 @@ impl Lowering<'_> {
     }
 }
 
+/// The constants' lifetime the model asks for (`plan::LIFETIME_KEY`); another value is refused.
+fn lifetime(model: &ModelProto) -> Result<plan::Lifetime, Unsupported> {
+    match model
+        .metadata_props
+        .iter()
+        .find(|e| e.key.as_deref() == Some(plan::LIFETIME_KEY))
+        .map(|e| e.value.as_deref().unwrap_or(""))
+    {
+        None => Ok(plan::Lifetime::Unset),
+        Some("static") => Ok(plan::Lifetime::Static),
+        Some(other) => refuse(
+            plan::LIFETIME_KEY,
+            format!("{other:?} is not a lifetime (static is)"),
+        ),
+    }
+}
+
 /// Lower `model` (already admitted by the ONNX audit).
 pub fn lower(model: &ModelProto) -> Result<Plan, Unsupported> {
     lower_fixed(model, &[])
@@ -684,6 +701,7 @@ pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<P
             nodes: vec![],
             inputs: vec![],
             outputs: vec![],
+            constants: lifetime(model)?,
         },
         made: BTreeMap::new(),
         fused: BTreeMap::new(),

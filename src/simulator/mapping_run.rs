@@ -122,6 +122,7 @@ fn one(
 ) -> Result<(), String> {
     let base = super::models::all()
         .into_iter()
+        .chain(super::models::nn())
         .find(|m| m.0 == set.model)
         .ok_or_else(|| format!("no model {}", set.model))?
         .2;

@@ -103,22 +103,29 @@ fn qdq(x: &str, scale: f32, zero_point: u8, signed: bool) -> (Vec<TensorProto>, 
     )
 }
 
-/// A quantized constant: `name_q` (uint8/int8 elements) dequantized to `name_dq`.
+/// A quantized constant: `name_q` (uint8 elements, or int8 where `signed`) dequantized to
+/// `name_dq`.
 fn quantized_const(
     rng: &mut Rng,
     name: &str,
     dims: &[i64],
     scale: f32,
     zero_point: u8,
+    signed: bool,
 ) -> (Vec<TensorProto>, NodeProto) {
     let n: i64 = dims.iter().product();
     let q: Vec<u8> = (0..n).map(|_| rng.next_u64() as u8).collect();
     let (sn, zn) = (format!("{name}_scale"), format!("{name}_zp"));
+    let dt = if signed {
+        data_type::INT8
+    } else {
+        data_type::UINT8
+    };
     (
         vec![
-            tensor(&format!("{name}_q"), data_type::UINT8, dims, q),
+            tensor(&format!("{name}_q"), dt, dims, q),
             scalar_f32(&sn, scale),
-            tensor(&zn, data_type::UINT8, &[], vec![zero_point]),
+            tensor(&zn, dt, &[], vec![zero_point]),
         ],
         node(
             "DequantizeLinear",
@@ -321,7 +328,7 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     // QDQ uint8 conv: input scale 0.5 zp 128, weights 0.25 zp 10, int32 bias, output 2.0 zp 5.
     {
         let (mut inits, mut nodes) = qdq("x", 0.5, 128, false);
-        let (w, wn) = quantized_const(r, "w", &[8, 4, 3, 3], 0.25, 10);
+        let (w, wn) = quantized_const(r, "w", &[8, 4, 3, 3], 0.25, 10, false);
         inits.extend(w);
         nodes.push(wn);
         let (b, bn) = int32_bias(r, 8, 256, 0.125);
@@ -352,7 +359,7 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     // (the logits and a Relu of them).
     {
         let (mut inits, mut nodes) = qdq("x", 0.02, 128, false);
-        let (w, wn) = quantized_const(r, "w", &[8, 16], 0.01, 128);
+        let (w, wn) = quantized_const(r, "w", &[8, 16], 0.01, 128, false);
         inits.extend(w);
         nodes.push(wn);
         let (b, bn) = int32_bias(r, 8, 1024, 0.0002);
@@ -406,6 +413,98 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         ));
     }
     out
+}
+
+/// Models whose constants are static (`plan::LIFETIME_KEY`), so that the driver runs their
+/// convolutions and fully connected layers on the NN engine (measured on 0x1000003b and 0x9f;
+/// without it every one runs on a shader): the bases of the NN capture sets, whose coefficient
+/// streams B changes element by element. Not part of `all`: their files are those sets' A.
+pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    let mut rng = Rng::new(0x4e4e);
+    let r = &mut rng;
+    // A QDQ layer: input `x`, constant weights and an int32 bias, output `y` (int8 where
+    // `signed`, zero points then 0).
+    let mut layer = |name: &'static str,
+                     what: &'static str,
+                     signed: bool,
+                     op: (&str, Vec<AttributeProto>),
+                     w: &[i64],
+                     x: &[i64],
+                     y: &[i64]| {
+        let zp = |u: u8| if signed { 0 } else { u };
+        let (mut inits, mut nodes) = qdq("x", 0.5, zp(128), signed);
+        let (wi, wn) = quantized_const(r, "w", w, 0.25, zp(10), signed);
+        inits.extend(wi);
+        nodes.push(wn);
+        let (b, bn) = int32_bias(r, w[0] as usize, 256, 0.125);
+        inits.extend(b);
+        nodes.push(bn);
+        nodes.push(node(op.0, &["x_dq", "w_dq", "b_dq"], &["y"], op.1));
+        let (o, on) = qdq("y", 2.0, zp(5), signed);
+        inits.extend(o);
+        nodes.extend(on);
+        let mut m = ModelProto::decode(
+            model(
+                &name.replace('-', "_"),
+                nodes,
+                inits,
+                &[("x", x)],
+                &[("y_dq", y)],
+            )
+            .as_slice(),
+        )
+        .expect("a model just built decodes");
+        m.metadata_props.push(StringStringEntryProto {
+            key: s(super::plan::LIFETIME_KEY),
+            value: s("static"),
+        });
+        (name, what, m.encode_to_vec())
+    };
+    let conv = || ("Conv", vec![fixtures::ints("kernel_shape", &[3, 3])]);
+    vec![
+        layer(
+            "conv-nn-u8",
+            "QDQ uint8 Conv 3x3 (weights 0.25/10), static constants: on NN",
+            false,
+            conv(),
+            &[8, 4, 3, 3],
+            &[1, 4, 8, 8],
+            &[1, 8, 6, 6],
+        ),
+        layer(
+            "conv-nn-i8",
+            "QDQ int8 Conv 3x3 (zero points 0), static constants: on NN",
+            true,
+            conv(),
+            &[8, 4, 3, 3],
+            &[1, 4, 8, 8],
+            &[1, 8, 6, 6],
+        ),
+        layer(
+            "depthwise-nn-u8",
+            "QDQ uint8 depthwise Conv 3x3 (group 8), static constants: on NN",
+            false,
+            (
+                "Conv",
+                vec![
+                    fixtures::ints("kernel_shape", &[3, 3]),
+                    attr_int("group", 8),
+                ],
+            ),
+            &[8, 1, 3, 3],
+            &[1, 8, 8, 8],
+            &[1, 8, 6, 6],
+        ),
+        layer(
+            "gemm-nn-u8",
+            "QDQ uint8 Gemm (transB = 1), static constants: on NN",
+            false,
+            ("Gemm", vec![attr_int("transB", 1)]),
+            &[8, 16],
+            &[1, 16],
+            &[1, 8],
+        ),
+    ]
 }
 
 fn attr_float(name: &str, v: f32) -> AttributeProto {

@@ -307,6 +307,28 @@ pub struct Plan {
     pub inputs: Vec<usize>,
     /// The graph outputs, in the model's order.
     pub outputs: Vec<usize>,
+    /// The lifetime the driver is told the constant tensors have.
+    #[serde(default)]
+    pub constants: Lifetime,
+}
+
+/// The metadata key (`ModelProto.metadata_props`) by which a model asks for static constants.
+pub const LIFETIME_KEY: &str = "nbg-lab.constant-lifetime";
+
+/// How long a constant tensor lives, as the driver is told (`VX_TENSOR_LIFETIME`, a Vivante
+/// extension in the wheel's public `vx_types.h` and `vx_khr_nn.h`). The driver's graph
+/// optimizer moves a convolution or fully connected layer onto the NN engine only when its
+/// weights and bias are static (measured: a uint8 3x3 conv on 0x1000003b runs on the shader
+/// without it, on NN with it); ACUITY's generated code marks its weights so.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lifetime {
+    /// Left as the driver creates it (the lowering's default: what every committed control
+    /// was compiled with).
+    #[default]
+    Unset,
+    /// `VX_TENSOR_LIFE_TIME_STATIC`: asked for by `LIFETIME_KEY` = `static`.
+    Static,
 }
 
 /// Constant bytes as lowercase hex in the plan's JSON (the plan crosses to the child on stdin).

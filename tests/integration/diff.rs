@@ -329,3 +329,40 @@ fn cli_diff_reports_unreadable_inputs_as_usage_errors() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// A changed kernel element moves a coefficient stream's bytes (here the symbol map too, on
+/// 0x9f); the diff names the element by the NN command whose decoded buffer holds it, as
+/// stored (uint8 less the zero point 10), and every other decoded element is unchanged.
+#[test]
+fn a_changed_weight_is_named_by_its_decoded_element() {
+    use nbg_lab::nbg::coefficients::Tensor;
+    let dir = common::root().join("differentials/serializer");
+    for (set, tensors) in [
+        (
+            "nn-conv-u8-weight-37-9f",
+            vec![(Tensor::Weights, 37, 111, 0)],
+        ),
+        (
+            "nn-conv-u8-weight-37-and-bias-1000003b",
+            vec![
+                (Tensor::Weights, 37, 111, 190),
+                (Tensor::Biases, 0, -87, 99),
+            ],
+        ),
+    ] {
+        let read = |f: &str| std::fs::read(dir.join(set).join(f)).unwrap();
+        let r = run(&read("A1.nb"), &read("B.nb"));
+        let got: Vec<_> = r
+            .coefficients
+            .iter()
+            .map(|t| {
+                assert_eq!((t.nn, t.changed, t.first.len()), (0, 1, 1), "{set}");
+                (t.tensor, t.first[0].index, t.first[0].a, t.first[0].b)
+            })
+            .collect();
+        assert_eq!(got, tensors, "{set}");
+        assert_eq!(r.coefficients[0].name(), "NN[0].weights");
+        // An unchanged buffer lists nothing.
+        assert!(run(&read("A1.nb"), &read("A2.nb")).coefficients.is_empty());
+    }
+}

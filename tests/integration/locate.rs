@@ -160,3 +160,40 @@ fn locate_cli_exit_codes_and_the_public_sample() {
         .collect();
     assert_eq!(owners, ["dyna_io", "coeff_data"]);
 }
+
+/// Through the decoder, a QDQ model's integers come back out of its NN coefficient buffer as
+/// stored: every kernel element less the weight zero point (10, or 0 for int8), every int32
+/// bias as is, on both coefficient targets; a Gemm's [O, I] rows are its kernels.
+#[test]
+fn qdq_integers_are_found_as_stored_in_the_decoded_nn_buffer() {
+    use nbg_lab::lab::kernel_match::Quantization;
+    let models: std::collections::BTreeMap<&str, Vec<u8>> = nbg_lab::simulator::models::nn()
+        .into_iter()
+        .map(|(n, _, b)| (n, b))
+        .collect();
+    let dir = common::root().join("differentials/serializer");
+    for (model, set, less) in [
+        ("conv-nn-u8", "nn-conv-u8-weight-0-9f", 10),
+        ("conv-nn-u8", "nn-conv-u8-weight-0-1000003b", 10),
+        ("conv-nn-i8", "nn-conv-i8-weight-5-1000003b", 0),
+        ("depthwise-nn-u8", "nn-depthwise-u8-weight-4-9f", 10),
+        ("gemm-nn-u8", "nn-gemm-u8-weight-9-1000003b", 10),
+    ] {
+        let nbg = std::fs::read(dir.join(set).join("A1.nb")).unwrap();
+        let located = nbg_lab::lab::locate::locate(&models[model], &nbg).unwrap();
+        let decoded = &located.decoded;
+        for (name, want) in [("w_q", less), ("b_q", 0)] {
+            let row = decoded.tensors.iter().find(|r| r.name == name).unwrap();
+            let f = row
+                .found
+                .as_ref()
+                .unwrap_or_else(|| panic!("{set}: {name}"));
+            assert_eq!(f.quantization, Quantization::Stored { less: want }, "{set}");
+            assert_eq!(
+                (f.exact, f.command),
+                (row.elements, Some(0)),
+                "{set}: {name}"
+            );
+        }
+    }
+}

@@ -4,6 +4,7 @@
 
 use super::common;
 use nbg_lab::lab::mapping::{self, Capture, Outcome, Reason, Status};
+use nbg_lab::nbg::coefficients::Tensor;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -51,8 +52,9 @@ fn every_set_proves_one_mapping_or_is_refused_at_its_undeclared_byte() {
     let mappings = serializer_mappings(&registry);
     assert!(mappings.len() >= 20, "{}", mappings.len());
     let all = sets();
-    // Two NN-engine targets and a shader-only one, each with proving and refuting sets.
-    for pid in ["1000000e", "15", "1000001e"] {
+    // Two NN-engine targets and a shader-only one, and the two parts whose convolutions run
+    // on NN, each with proving and refuting sets.
+    for pid in ["1000000e", "15", "1000001e", "1000003b", "9f"] {
         assert!(all.iter().any(|(s, _, u)| s.ends_with(pid) && u.is_empty()));
         assert!(
             all.iter()
@@ -81,6 +83,12 @@ fn every_set_proves_one_mapping_or_is_refused_at_its_undeclared_byte() {
             assert!(proved.is_empty(), "{set}: {proved:?}");
             assert_eq!(refuted.len(), 1, "{set}");
             let r = refuted[0];
+            if r.reason == Reason::DecodedDiffersFromB {
+                // A coefficient element's mapping: B's decoded buffer differs elsewhere too.
+                let d = r.decoded_mismatch.as_ref().unwrap();
+                assert_ne!(d.replay, d.b, "{set}");
+                continue;
+            }
             assert_eq!(r.reason, Reason::ReplayDiffersFromB, "{set}");
             // Every undeclared change is a weight, bias or constant element: in DYNAIO.
             let u = r.first_unexplained.as_ref().unwrap();
@@ -227,6 +235,25 @@ fn registry_bounds_placements_and_computed_values() {
             m.target = None;
             (m, "further placements")
         },
+        {
+            // A decoded coefficient element is an element map's primary target only.
+            let mut m = base.clone();
+            m.also[0].target = mapping::Target::Coefficient {
+                nn: 0,
+                part: Tensor::Weights,
+                less: None,
+            };
+            (m, "coefficient target")
+        },
+        {
+            let mut m = base.clone();
+            m.target = Some(mapping::Target::Coefficient {
+                nn: 0,
+                part: Tensor::Biases,
+                less: None,
+            });
+            (m, "coefficient target")
+        },
     ];
     for (m, want) in cases {
         let r = mapping::Registry {
@@ -339,4 +366,66 @@ fn proved_parts_are_the_parts_promoted_mappings_prove() {
         .unwrap();
     let b: std::collections::BTreeSet<u64> = zp.values.iter().map(|v| v.b).collect();
     assert_eq!(b, [100, 140].into());
+}
+
+/// The coefficient-element mappings are proved where the decoder puts the element, and only
+/// there: the same hypothesis without the zero point, or on another NN command, is refuted or
+/// does not apply; the refuting set names B's first other decoded difference.
+#[test]
+fn coefficient_elements_are_proved_through_the_decoded_streams() {
+    let registry = registry();
+    for pid in ["1000003b", "9f"] {
+        let m = registry
+            .get(&format!("serializer-nn-weight-element-{pid}"))
+            .unwrap();
+        assert_eq!(m.status, Status::Promoted);
+        let load = |set: &str| {
+            let name = format!("{set}-{pid}");
+            Capture::load(&dir().join(&name), name).unwrap()
+        };
+        let proving = [
+            load("nn-conv-u8-weight-37"),
+            load("nn-depthwise-u8-weight-70"),
+            load("nn-gemm-u8-weight-127"),
+        ];
+        let rows = mapping::check_all(&[m], &proving).unwrap();
+        for r in &rows {
+            assert_eq!(r.outcome, Outcome::Proved, "{}", r.capture);
+            assert_eq!(r.replay_sha256, Some(r.b_sha256));
+            assert!(
+                r.written
+                    .iter()
+                    .any(|w| w.role.as_str() == "decoded-coefficients")
+            );
+        }
+        // Without the zero point, A's element is not the A value.
+        let mut bare = m.clone();
+        let Some(mapping::Target::Coefficient { less, .. }) = bare.target.as_mut() else {
+            panic!("{pid}: a coefficient target");
+        };
+        *less = None;
+        let r = &mapping::check_all(&[&bare], &proving[..1]).unwrap()[0];
+        assert_eq!(
+            (r.outcome, r.reason),
+            (Outcome::Refuted, Reason::TargetHoldsOtherValue)
+        );
+        let d = r.decoded_mismatch.as_ref().unwrap();
+        assert_eq!((d.element, d.replay - d.b), (37, 10), "{pid}: {d:?}");
+        // There is no second NN command.
+        let mut other = m.clone();
+        if let Some(mapping::Target::Coefficient { nn, .. }) = other.target.as_mut() {
+            *nn = 1;
+        }
+        let r = &mapping::check_all(&[&other], &proving[..1]).unwrap()[0];
+        assert_eq!(
+            (r.outcome, r.reason),
+            (Outcome::Inapplicable, Reason::TargetNotFound)
+        );
+        // The weight and the bias changed: refuted at the bias.
+        let both = load("nn-conv-u8-weight-37-and-bias");
+        let r = &mapping::check_all(&[m], std::slice::from_ref(&both)).unwrap()[0];
+        assert_eq!(r.reason, Reason::DecodedDiffersFromB);
+        let d = r.decoded_mismatch.as_ref().unwrap();
+        assert_eq!((d.part, d.element, d.b), (Tensor::Biases, 0, 99));
+    }
 }

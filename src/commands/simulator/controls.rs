@@ -94,17 +94,17 @@ pub(super) fn models(out: &Path) -> ExitCode {
         Ok(f) => f,
         Err(e) => return usage_error(e),
     };
-    for (name, _, bytes) in simulator::models::all() {
+    let models: Vec<_> = simulator::models::all()
+        .into_iter()
+        .chain(simulator::models::nn())
+        .collect();
+    for (name, _, bytes) in &models {
         let path = out.join(format!("{name}.onnx"));
-        if let Err(e) = nbg_lab::files::write_atomic_with(&path, false, |w| w.write_all(&bytes)) {
+        if let Err(e) = nbg_lab::files::write_atomic_with(&path, false, |w| w.write_all(bytes)) {
             return usage_error(e);
         }
     }
     folder.keep();
-    eprintln!(
-        "wrote {} models into {}",
-        simulator::models::all().len(),
-        out.display()
-    );
+    eprintln!("wrote {} models into {}", models.len(), out.display());
     ExitCode::SUCCESS
 }

@@ -109,8 +109,9 @@ pub enum Command {
     },
     /// differentials/serializer: recompile every capture set (conv and add models on an
     /// NN-engine and a shader-only part, a Gemm + Relu on a part that runs the Relu as an NN
-    /// command; one quantity changed per B; 87 compiles in one driver context per target and
-    /// network name, A2 in another; about 50 s on 2 cores) and compare with the committed
+    /// command, static-constant conv, depthwise and Gemm models on the two parts that run them
+    /// on NN; one quantity changed per B; 123 compiles in one driver context per target and
+    /// network name, A2 in another; about 70 s on 2 cores) and compare with the committed
     /// files, or with --write regenerate them. Exit 0 identical or written, 1 a difference, 2
     /// a missing driver.
     CaptureSets {
@@ -144,7 +145,8 @@ pub enum Command {
         #[command(flatten)]
         format: crate::commands::args::Format,
     },
-    /// Write the project's tiny ONNX models into the new folder DIR.
+    /// Write the project's tiny ONNX models into the new folder DIR: the serializer controls'
+    /// models and the NN capture sets' bases (static constants).
     Models {
         #[arg(short, long, value_name = "DIR")]
         out: PathBuf,

@@ -32,6 +32,9 @@ pub enum WriteRole {
     SectionChecksum,
     /// The header's file CRC, recomputed.
     FileCrc,
+    /// A coefficient buffer as B holds it, written once its decoding is A's but for the
+    /// mapping's element (`decoded::buffer_write`).
+    DecodedCoefficients,
 }
 
 crate::canonical::names! {
@@ -40,6 +43,7 @@ crate::canonical::names! {
         Computed => "computed",
         SectionChecksum => "section-checksum",
         FileCrc => "file-crc",
+        DecodedCoefficients => "decoded-coefficients",
     }
 }
 
@@ -83,6 +87,9 @@ pub struct CheckRow {
     /// The first byte the replay does not explain.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_unexplained: Option<Unexplained>,
+    /// A decoded-coefficient target's first element B does not hold as the mapping says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoded_mismatch: Option<decoded::DecodedMismatch>,
     /// SHA-256 of the replayed image.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay_sha256: Option<Hash256>,
@@ -275,6 +282,9 @@ pub fn placed<'m>(m: &'m Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<Pl
                     .filter(|(_, size)| end <= size)
                     .map(|(o, _)| place((o + start, o + end))),
             ),
+            Target::Coefficient { nn, .. } => {
+                out.extend(decoded::buffer_range(g, *nn).map(place));
+            }
             Target::DynaioEntry { entry, .. } => {
                 let entries = g.dynaio_ranges();
                 let all = entries.iter().map(|&r| place(r));
@@ -335,10 +345,10 @@ pub fn check_all(
 /// written, and why.
 #[derive(Clone)]
 pub(super) struct Planned {
-    at: u64,
-    a: Vec<u8>,
-    b: Vec<u8>,
-    role: WriteRole,
+    pub(super) at: u64,
+    pub(super) a: Vec<u8>,
+    pub(super) b: Vec<u8>,
+    pub(super) role: WriteRole,
 }
 
 /// Check one mapping against one parsed capture set (A1 parsed as `ga` with ledger `ia`).
@@ -364,6 +374,7 @@ pub fn check_one(
         unexplained_bytes: 0,
         written: Vec::new(),
         first_unexplained: None,
+        decoded_mismatch: None,
         replay_sha256: None,
         b_sha256: gb.file().sha256,
         replayed: None,
@@ -395,7 +406,10 @@ pub fn check_one(
     }
     let stop = |mut row: CheckRow, reason: Reason| {
         // A graph without the target place is outside the mapping, not against it.
-        if matches!(reason, Reason::TargetNotFound | Reason::SourceKeyAbsent) {
+        if matches!(
+            reason,
+            Reason::TargetNotFound | Reason::SourceKeyAbsent | Reason::CoefficientsNotDecoded
+        ) {
             row.outcome = Outcome::Inapplicable;
         }
         row.reason = reason;
@@ -475,6 +489,28 @@ pub fn check_one(
                 b: y,
                 role: WriteRole::Target,
             })]
+        }
+        (Some(Target::Coefficient { nn, part, less }), Some(e)) => {
+            let less = match less {
+                None => None,
+                Some(key) => match input_quantity(set, key) {
+                    Some(q) => Some(q),
+                    None => return stop(row, Reason::SourceKeyAbsent),
+                },
+            };
+            let site = decoded::Site {
+                nn: *nn,
+                part: *part,
+                less,
+                encoding: e,
+            };
+            match decoded::buffer_write(&site, ga, gb, a, b, &q, index) {
+                Ok(p) => vec![Some(p)],
+                Err((reason, mismatch)) => {
+                    row.decoded_mismatch = mismatch;
+                    return stop(row, reason);
+                }
+            }
         }
         (Some(t), Some(e)) => {
             let Some((x, y)) = encoded(e, 1) else {
@@ -598,6 +634,8 @@ pub(super) fn resolve(
             }
             Ok(vec![offset + start + shift])
         }
+        // Only a primary target (the registry's rule), placed by `decoded::buffer_write`.
+        Target::Coefficient { .. } => Err(Reason::TargetNotFound),
         Target::DynaioEntry { entry, offset } => {
             let entries = g.dynaio_ranges();
             let fits = |&(s, e): &(u64, u64)| s + offset + shift + len <= e;
@@ -705,7 +743,9 @@ pub(super) fn replay_at(
     // CRC is a consequence, not a cause), unless only derived values are wrong.
     let derived_at = |offset: u64| {
         writes.iter().any(|(s, bytes, role)| {
-            *role != WriteRole::Target && *s <= offset && offset < s + bytes.len() as u64
+            !matches!(role, WriteRole::Target | WriteRole::DecodedCoefficients)
+                && *s <= offset
+                && offset < s + bytes.len() as u64
         })
     };
     let mut count = 0u64;

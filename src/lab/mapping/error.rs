@@ -101,6 +101,10 @@ pub enum RegistryProblem {
     /// More than `MAX_EVIDENCE` evidence entries; the mapping's name.
     #[error("{0}: at most {MAX_EVIDENCE} evidence entries")]
     EvidenceCount(String),
+    /// A decoded-coefficient target that is not an element map's primary target; the
+    /// mapping's name.
+    #[error("{0}: a coefficient target is only an element map's primary target")]
+    CoefficientTarget(String),
     /// An evidence digest is not 64 lowercase hex digits.
     #[error("{name}: evidence {capture:?}: digests are 64 lowercase hex digits")]
     Digest {

@@ -125,6 +125,17 @@ pub(super) fn validate(r: &Registry) -> Result<(), RegistryProblem> {
                 return Err(RegistryProblem::Computed(n.clone()));
             }
         }
+        // A decoded-coefficient place is an element map's primary target, nothing else.
+        let coefficient = |t: &Target| matches!(t, Target::Coefficient { .. });
+        if m.targets()
+            .skip(usize::from(m.target.is_some()))
+            .any(coefficient)
+            || m.target
+                .as_ref()
+                .is_some_and(|t| coefficient(t) && !m.is_element_map())
+        {
+            return Err(RegistryProblem::CoefficientTarget(n.clone()));
+        }
         for t in m.targets() {
             match t {
                 Target::SectionRange { start, end, .. }

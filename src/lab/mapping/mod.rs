@@ -16,6 +16,7 @@ pub mod computed;
 pub mod numeric;
 
 mod check;
+mod decoded;
 mod encode;
 mod error;
 mod fields;
@@ -25,6 +26,7 @@ mod promote;
 mod run;
 
 pub use check::*;
+pub use decoded::DecodedMismatch;
 pub use encode::*;
 pub use error::*;
 pub use fields::*;

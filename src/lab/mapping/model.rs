@@ -121,6 +121,10 @@ pub enum Reason {
     TargetHoldsOtherValue,
     /// The replayed image differs from B.
     ReplayDiffersFromB,
+    /// A's coefficient buffer at the target is not decoded (`nbg coefficients` says why).
+    CoefficientsNotDecoded,
+    /// B's decoded coefficients are not A's with the target element set to the B value.
+    DecodedDiffersFromB,
 }
 
 /// What value a mapping writes: a described quantity of the capture set.
@@ -186,6 +190,23 @@ pub enum Target {
         /// Bytes into the entry.
         #[serde(default)]
         offset: u64,
+    },
+    /// Element `i` of the decoded coefficients of NN command `nn` (`nbg coefficients`), for
+    /// an element map's primary target only: the stream's codes, symbol map and sizes change
+    /// with the values, so the place is where the decoder puts the element, not a byte. The
+    /// kernels are in their decoded shape order (channels, z, y, x: a convolution's OIHW, a
+    /// fully connected layer's rows), each stored as the source value less `less` in its
+    /// width; biases as their values.
+    Coefficient {
+        /// The NN command whose coefficient buffer holds it.
+        nn: u32,
+        /// The kernels or the biases.
+        part: crate::nbg::coefficients::Tensor,
+        /// A quantity of the capture set (controlled or context, `zero-point:w_q`) subtracted
+        /// from the source value before it is stored: Mesa's `etnaviv_ml_nn_v8.c` writes a
+        /// weight less its zero point.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        less: Option<String>,
     },
     /// Payload bytes `[start, end)` of a section (v2 type name) or table (v1 name).
     SectionRange {

@@ -294,6 +294,16 @@ impl Buffer {
     }
 }
 
+/// A decoded tensor of a weight buffer: what a mapping targets and a diff compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tensor {
+    /// The kernels, in their decoded shape order (channels, z, y, x).
+    Weights,
+    /// One bias per output channel.
+    Biases,
+}
+
 /// A part of a coefficient entry that the ledger owns on its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Part {
@@ -333,6 +343,27 @@ pub struct LedgerPart {
 }
 
 impl Buffer {
+    /// The decoded elements of `tensor` as stored, with their width in bits: kernel elements
+    /// unsigned in 8 or 16 bits, biases as signed values. `None` when it is not decoded.
+    pub fn elements(&self, tensor: Tensor) -> Option<(Vec<i64>, u32)> {
+        match tensor {
+            Tensor::Weights => {
+                let w = self.weights.as_ref()?;
+                let bits = match w.dtype {
+                    WeightType::U8 | WeightType::I8 => 8,
+                    WeightType::I16 | WeightType::F16 => 16,
+                };
+                let mask = (1i64 << bits) - 1;
+                let values = w.kernels.weights.iter().map(|&x| i64::from(x) & mask);
+                Some((values.collect(), bits))
+            }
+            Tensor::Biases => {
+                let b = self.biases.as_ref()?;
+                Some((b.values.clone(), 8 * b.width as u32))
+            }
+        }
+    }
+
     /// The parts the ledger owns, each with its file range and its bytes written again from
     /// what was decoded: `None` unless every part re-encodes (header, streams and their zero
     /// padding, biases and their zero tail) and together they cover the entry.
