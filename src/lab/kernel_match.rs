@@ -242,7 +242,7 @@ fn permute(src: &Source, layout: Layout, shape: [usize; 4]) -> Option<Vec<f64>> 
     let d: Vec<usize> = src.shape.iter().map(|&x| x as usize).collect();
     let [c, z, y, x] = shape;
     let n = c * z * y * x;
-    if !(d.len() == 4 || d.len() == 2 && src.integer) || src.values.len() != n {
+    if !(d.len() == 4 || d.len() == 2) || src.values.len() != n {
         return None;
     }
     let v = &src.values;
@@ -699,7 +699,7 @@ pub fn matches(sources: &[Source], buffers: &[Buffer], plain: &[Plain]) -> (Vec<
             name: s.name.clone(),
             shape: s.shape.clone(),
             elements: s.values.len() as u64,
-            found: if s.shape.len() == 4 || s.integer && s.shape.len() == 2 {
+            found: if s.shape.len() == 4 || s.shape.len() == 2 {
                 dec.iter()
                     .filter_map(|d| kernel_match(s, d))
                     .chain(plain.iter().filter_map(|p| plain_match(s, p, None)))

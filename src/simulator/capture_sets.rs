@@ -215,6 +215,19 @@ pub const SETS: &[Set] = &[
     ),
     coef("nn-gemm-u8-weight-9", "gemm-nn-u8", &[E("w_q", 9, 128.0)]),
     coef("nn-gemm-u8-weight-127", "gemm-nn-u8", &[E("w_q", 127, 1.0)]),
+    // float16 convolutions run on NN on 0x1000000e only (shaders on 0x1000003b and 0x9f).
+    Set {
+        name: "nn-conv-fp16-weight-0",
+        model: "conv-nn-fp16",
+        changes: &[E("w", 0, 0.5)],
+        targets: &["VIP9000NANOS_PID0X1000000E"],
+    },
+    Set {
+        name: "nn-conv-fp16-weight-200",
+        model: "conv-nn-fp16",
+        changes: &[E("w", 200, -0.25)],
+        targets: &["VIP9000NANOS_PID0X1000000E"],
+    },
 ];
 
 const fn set(name: &'static str, model: &'static str, changes: &'static [Change]) -> Set {

@@ -443,25 +443,17 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         let (o, on) = qdq("y", 2.0, zp(5), signed);
         inits.extend(o);
         nodes.extend(on);
-        let mut m = ModelProto::decode(
-            model(
-                &name.replace('-', "_"),
-                nodes,
-                inits,
-                &[("x", x)],
-                &[("y_dq", y)],
-            )
-            .as_slice(),
-        )
-        .expect("a model just built decodes");
-        m.metadata_props.push(StringStringEntryProto {
-            key: s(super::plan::LIFETIME_KEY),
-            value: s("static"),
-        });
-        (name, what, m.encode_to_vec())
+        let m = model(
+            &name.replace('-', "_"),
+            nodes,
+            inits,
+            &[("x", x)],
+            &[("y_dq", y)],
+        );
+        (name, what, static_constants(&m))
     };
     let conv = || ("Conv", vec![fixtures::ints("kernel_shape", &[3, 3])]);
-    vec![
+    let mut out = vec![
         layer(
             "conv-nn-u8",
             "QDQ uint8 Conv 3x3 (weights 0.25/10), static constants: on NN",
@@ -504,7 +496,30 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             &[1, 16],
             &[1, 8],
         ),
-    ]
+    ];
+    let fp16 = model(
+        "conv_nn_fp16",
+        vec![node("Conv", &["x", "w", "b"], &["y"], conv().1)],
+        vec![floats(r, "w", &[8, 4, 3, 3]), floats(r, "b", &[8])],
+        &[("x", &[1, 4, 8, 8])],
+        &[("y", &[1, 8, 6, 6])],
+    );
+    out.push((
+        "conv-nn-fp16",
+        "Conv 3x3 (float32 -> float16), static constants: on NN on 0x1000000e only",
+        static_constants(&fp16),
+    ));
+    out
+}
+
+/// `model` (ONNX bytes) asking for static constants (`plan::LIFETIME_KEY`).
+fn static_constants(model: &[u8]) -> Vec<u8> {
+    let mut m = ModelProto::decode(model).expect("a model just built decodes");
+    m.metadata_props.push(StringStringEntryProto {
+        key: s(super::plan::LIFETIME_KEY),
+        value: s("static"),
+    });
+    m.encode_to_vec()
 }
 
 fn attr_float(name: &str, v: f32) -> AttributeProto {

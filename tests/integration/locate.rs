@@ -197,3 +197,28 @@ fn qdq_integers_are_found_as_stored_in_the_decoded_nn_buffer() {
         }
     }
 }
+
+/// A float32 Conv compiled to float16 on NN (0x1000000e): every decoded fp16 kernel element
+/// is the model's weight as float16, bit for bit (the count's and the elements' sign
+/// rotations undone).
+#[test]
+fn fp16_nn_kernels_are_the_models_weights_as_float16() {
+    use nbg_lab::lab::kernel_match::Quantization;
+    let model = nbg_lab::simulator::models::nn()
+        .into_iter()
+        .find(|m| m.0 == "conv-nn-fp16")
+        .unwrap()
+        .2;
+    let set = common::root().join("differentials/serializer/nn-conv-fp16-weight-0-1000000e");
+    let nbg = std::fs::read(set.join("A1.nb")).unwrap();
+    let located = nbg_lab::lab::locate::locate(&model, &nbg).unwrap();
+    let row = located
+        .decoded
+        .tensors
+        .iter()
+        .find(|r| r.name == "w")
+        .unwrap();
+    let f = row.found.as_ref().unwrap();
+    assert_eq!(f.quantization, Quantization::Fp16);
+    assert_eq!((f.exact, row.elements, f.command), (288, 288, Some(0)));
+}

@@ -428,4 +428,13 @@ fn coefficient_elements_are_proved_through_the_decoded_streams() {
         let d = r.decoded_mismatch.as_ref().unwrap();
         assert_eq!((d.part, d.element, d.b), (Tensor::Biases, 0, 99));
     }
+    // float16 kernels on 0x1000000e: the element as the float32 rounded to the nearest half.
+    let m = registry
+        .get("serializer-nn-fp16-weight-element-1000000e")
+        .unwrap();
+    assert_eq!(m.status, Status::Promoted);
+    let name = "nn-conv-fp16-weight-200-1000000e".to_string();
+    let c = Capture::load(&dir().join(&name), name).unwrap();
+    let r = &mapping::check_all(&[m], std::slice::from_ref(&c)).unwrap()[0];
+    assert_eq!((r.outcome, r.element), (Outcome::Proved, Some(200)));
 }

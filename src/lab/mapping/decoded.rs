@@ -42,13 +42,19 @@ fn integer(v: &Value) -> Option<i64> {
     }
 }
 
-/// The element `v` is stored as: `v - less`, kernels wrapped to their width, biases as is.
-/// `None` when a value is no integer, `v` does not fit the encoding, or a kernel's width is
-/// not the encoding's.
+/// The element `v` is stored as: a half-precision encoding's bits (`f16`, `f16-nearest`:
+/// fp16 kernels), else `v - less`, kernels wrapped to their width, biases as is. `None` when a
+/// value is no integer where one is needed, `v` does not fit the encoding, or a kernel's width
+/// is not the encoding's.
 fn stored(v: &Value, less: Option<&Value>, site: &Site, bits: u32) -> Option<i64> {
-    encode(site.encoding, v).ok()?;
+    let bytes = encode(site.encoding, v).ok()?;
     if width(site.encoding)? * 8 != u64::from(bits) && site.part == Tensor::Weights {
         return None;
+    }
+    if matches!(site.encoding, Encoding::F16 | Encoding::F16Nearest) {
+        return less
+            .is_none()
+            .then(|| i64::from(u16::from_le_bytes([bytes[0], bytes[1]])));
     }
     let less = less.map_or(Some(0), integer)?;
     let x = integer(v)?.checked_sub(less)?;

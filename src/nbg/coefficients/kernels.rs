@@ -36,6 +36,11 @@ pub struct Layout {
     pub extras: usize,
     /// Elements of the kernel count that opens a stream: 1 (16-bit) or 2 (8-bit, low first).
     pub head: usize,
+    /// fp16 elements, the kernel count included, carry their sign in the lowest bit (the
+    /// vendor's encoder, `gc_vx_nn_encoder.c`; measured: the serializer's fp16 convolution and
+    /// depthwise buffers on 0x1000000e open with 4 = 2 << 1 where 2 kernels follow).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sign_lowest: bool,
     /// Elements each kernel carries inline in the v7 layout, which the vendor's encoder writes
     /// without a bias block after the streams: its 32-bit bias before its weights and its
     /// 32-bit z offset after them, 8 elements of an 8-bit kernel, no block padding
@@ -154,6 +159,7 @@ impl Layout {
             let want = self.count(c);
             let stored = |i: usize| v.get(i).copied().unwrap_or(0).wrapping_add(self.avg_bias);
             let count = match self.head {
+                1 if self.sign_lowest => usize::from(stored(0).rotate_right(1)),
                 1 => usize::from(stored(0)),
                 _ => usize::from(stored(0) & 0xff) | usize::from(stored(1) & 0xff) << 8,
             };
@@ -294,6 +300,7 @@ mod tests {
             depthwise: false,
             extras: 0,
             head: 1,
+            sign_lowest: false,
             inline: 0,
             avg_bias: 0,
             cores: 8,
@@ -331,6 +338,7 @@ mod tests {
             depthwise: false,
             extras: 3,
             head: 1,
+            sign_lowest: false,
             inline: 0,
             avg_bias: 0,
             cores: 2,
@@ -369,6 +377,7 @@ mod tests {
             depthwise: false,
             extras: 0,
             head: 2,
+            sign_lowest: false,
             inline: 8,
             avg_bias: 0x7a,
             cores: 2,

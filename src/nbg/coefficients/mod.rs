@@ -614,6 +614,7 @@ fn layout_of(
             depthwise: c.depthwise,
             extras: if dtype == WeightType::F16 { 3 } else { 0 },
             head: if h.bit16 { 1 } else { 2 },
+            sign_lowest: dtype == WeightType::F16,
             inline: 0,
             avg_bias: h.avg_bias,
             cores,
@@ -687,10 +688,13 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
         Ok((layout, dtype, mut k)) => {
             if dtype == WeightType::F16 {
                 // The vendor's encoder moves an fp16 weight's sign to the lowest bit
-                // (`gc_vx_nn_encoder.c`); put it back.
-                k.weights
-                    .iter_mut()
-                    .for_each(|e| *e = *e >> 1 | (*e & 1) << 15);
+                // (`gc_vx_nn_encoder.c`). Measured: a decoded fp16 kernel element is its
+                // value's bits rotated left by two, where the kernel count is rotated by one
+                // (`kernels::Layout::sign_lowest`); rotated back, the elements of four
+                // serializer buffers on 0x1000000e (conv 8x4x3x3 and 16x4x3x3, depthwise
+                // 8x1x3x3, Gemm 8x16: 1,064 elements) are exactly their models' weights as
+                // float16.
+                k.weights.iter_mut().for_each(|e| *e = e.rotate_right(2));
             }
             b.weights = Some(Weights {
                 dtype,
