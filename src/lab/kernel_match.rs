@@ -636,50 +636,46 @@ fn layer(name: &str) -> &str {
 }
 
 /// The sources of an ONNX model: its float initializers, and the integers a QDQ model
-/// quantized (uint8 and int8 weights, int32 biases, raw or in `int32_data`).
+/// quantized (uint8 and int8 weights, int32 biases), raw or in the proto's typed fields.
 pub fn of_initializers(g: &crate::onnx::proto::GraphProto) -> Vec<Source> {
     use crate::onnx::proto::data_type;
     g.initializer
         .iter()
         .filter_map(|t| {
+            let code = t.data_type?;
+            let integer = match code {
+                data_type::FLOAT => false,
+                data_type::UINT8 | data_type::INT8 | data_type::INT32 => true,
+                _ => return None,
+            };
+            let dtype = Dtype::from_onnx(code)?;
+            // The element bytes: raw, else the typed field ONNX keeps them in (float_data;
+            // int32_data, which also holds 8-bit elements one per entry).
+            let data: Vec<u8> = match t.raw_data.as_deref() {
+                Some(r) => r.to_vec(),
+                None if code == data_type::FLOAT => {
+                    t.float_data.iter().flat_map(|x| x.to_le_bytes()).collect()
+                }
+                None => t
+                    .int32_data
+                    .iter()
+                    .flat_map(|&x| x.to_le_bytes()[..dtype.size()].to_vec())
+                    .collect(),
+            };
             let shape: Vec<u64> = t
                 .dims
                 .iter()
                 .map(|&d| u64::try_from(d).ok())
                 .collect::<Option<_>>()?;
-            let raw = t.raw_data.as_deref();
-            let (values, integer): (Vec<f64>, bool) = match t.data_type? {
-                data_type::FLOAT => (
-                    match raw {
-                        Some(r) => r
-                            .chunks_exact(4)
-                            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                            .collect(),
-                        None => t.float_data.iter().map(|&x| f64::from(x)).collect(),
-                    },
-                    false,
-                ),
-                data_type::UINT8 => (raw?.iter().map(|&b| f64::from(b)).collect(), true),
-                data_type::INT8 => (raw?.iter().map(|&b| f64::from(b as i8)).collect(), true),
-                data_type::INT32 => (
-                    match raw {
-                        Some(r) => r
-                            .chunks_exact(4)
-                            .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-                            .collect(),
-                        None => t.int32_data.iter().map(|&x| f64::from(x)).collect(),
-                    },
-                    true,
-                ),
-                _ => return None,
-            };
-            (values.len() as u64 == shape.iter().product::<u64>()).then(|| Source {
+            let tensor = Tensor {
                 name: t.name.clone().unwrap_or_default(),
+                dtype,
                 shape,
-                values,
-                half: false,
-                integer,
-            })
+                data,
+            };
+            let source = Source::of(&tensor)?;
+            (source.values.len() as u64 == tensor.shape.iter().product::<u64>())
+                .then_some(Source { integer, ..source })
         })
         .collect()
 }
@@ -765,6 +761,58 @@ mod tests {
             half: false,
             integer: false,
         }
+    }
+
+    #[test]
+    fn initializers_are_read_raw_or_from_their_typed_fields() {
+        use crate::onnx::proto::{GraphProto, TensorProto, data_type};
+        let t = |name: &str, dt, dims: Vec<i64>| TensorProto {
+            name: Some(name.into()),
+            data_type: Some(dt),
+            dims,
+            ..Default::default()
+        };
+        let g = GraphProto {
+            initializer: vec![
+                TensorProto {
+                    float_data: vec![0.5, -1.0],
+                    ..t("f", data_type::FLOAT, vec![2])
+                },
+                TensorProto {
+                    int32_data: vec![-128, 7],
+                    ..t("i8", data_type::INT8, vec![2])
+                },
+                TensorProto {
+                    raw_data: Some(vec![200, 3]),
+                    ..t("u8", data_type::UINT8, vec![2])
+                },
+                TensorProto {
+                    int32_data: vec![-70000],
+                    ..t("i32", data_type::INT32, vec![1])
+                },
+                // A count that is not the shape's: left out.
+                TensorProto {
+                    raw_data: Some(vec![1]),
+                    ..t("short", data_type::UINT8, vec![2])
+                },
+                // A type it does not read (INT64).
+                t("s", 7, vec![]),
+            ],
+            ..Default::default()
+        };
+        let got: Vec<(String, Vec<f64>, bool)> = of_initializers(&g)
+            .into_iter()
+            .map(|s| (s.name, s.values, s.integer))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("f".into(), vec![0.5, -1.0], false),
+                ("i8".into(), vec![-128.0, 7.0], true),
+                ("u8".into(), vec![200.0, 3.0], true),
+                ("i32".into(), vec![-70000.0], true),
+            ]
+        );
     }
 
     #[test]
