@@ -64,9 +64,26 @@ fn stored(v: &Value, less: Option<&Value>, site: &Site, bits: u32) -> Option<i64
     })
 }
 
-/// What a kernel buffer decodes to besides its elements: shape, type and zero point.
-fn kernel_form(b: &Buffer) -> Option<([usize; 4], WeightType, u64)> {
-    b.weights.as_ref().map(|w| (w.shape, w.dtype, w.zero_point))
+/// What a buffer decodes to besides its kernel and bias elements, which a value change must
+/// leave alone: the header's format flags, the kernels' shape, type, zero point and extra
+/// elements (an fp16 kernel's bias), and the per-channel post-multipliers. The symbol map,
+/// run-length table and stream sizes follow from the values and may change.
+#[allow(clippy::type_complexity)]
+fn form(
+    b: &Buffer,
+) -> (
+    (u8, bool, bool, bool),
+    Option<([usize; 4], WeightType, u64, &[u16])>,
+    Option<&Vec<[f32; 2]>>,
+) {
+    let h = &b.header;
+    (
+        (h.version, h.precode, h.bit16, h.fp16),
+        b.weights
+            .as_ref()
+            .map(|w| (w.shape, w.dtype, w.zero_point, w.kernels.extras.as_slice())),
+        b.biases.as_ref().and_then(|x| x.post_multipliers.as_ref()),
+    )
 }
 
 /// The first decoded element where B is not A with the mapped element set to the B value.
@@ -101,8 +118,9 @@ fn first_mismatch(part: Tensor, expected: &[i64], b: &[i64]) -> Option<DecodedMi
 pub(super) type Refusal = (Reason, Option<DecodedMismatch>);
 
 /// The replay's write for a decoded-coefficient target: B's buffer, once A's and B's
-/// buffers sit at the same bytes and decode to the same tensors but for element `index` of
-/// the target's part, which holds the A value in A and the B value in B.
+/// buffers sit at the same bytes, each re-encodes from what it decodes to, and they decode to
+/// the same tensors and form (`form`) but for element `index` of the target's part, which
+/// holds the A value in A and the B value in B.
 pub(super) fn buffer_write(
     site: &Site,
     ga: &Graph<'_>,
@@ -114,6 +132,11 @@ pub(super) fn buffer_write(
 ) -> Result<Planned, Refusal> {
     let only = |r: Reason| (r, None);
     let ba = buffer(ga, site.nn).ok_or(only(Reason::TargetNotFound))?;
+    // Decoded whole: every byte of the buffer is the encoding of what was decoded (the
+    // ledger's condition), so equal decodings leave nothing of it unexplained.
+    if ba.ledger_parts().is_none() {
+        return Err(only(Reason::CoefficientsNotDecoded));
+    }
     let (ea, bits) = ba
         .elements(site.part)
         .ok_or(only(Reason::CoefficientsNotDecoded))?;
@@ -139,7 +162,10 @@ pub(super) fn buffer_write(
     }
     let differs = |m| (Reason::DecodedDiffersFromB, m);
     let bb = buffer(gb, site.nn).ok_or(differs(None))?;
-    if (ba.offset, ba.size) != (bb.offset, bb.size) || kernel_form(&ba) != kernel_form(&bb) {
+    if (ba.offset, ba.size) != (bb.offset, bb.size)
+        || bb.ledger_parts().is_none()
+        || form(&ba) != form(&bb)
+    {
         return Err(differs(None));
     }
     let mut expected = ea;

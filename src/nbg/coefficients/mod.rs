@@ -395,17 +395,27 @@ impl Buffer {
                 bytes,
             ));
         }
-        let b = self.biases.as_ref().filter(|b| b.tail_zero)?;
-        let width = b.width as usize;
-        let mut bytes = Vec::new();
-        for (i, v) in b.values.iter().enumerate() {
-            bytes.extend_from_slice(&v.to_le_bytes()[..width]);
-            if let Some(m) = &b.post_multipliers {
-                bytes.extend(m[i].iter().flat_map(|x| x.to_le_bytes()));
+        match &self.biases {
+            Some(b) if b.tail_zero => {
+                let width = b.width as usize;
+                let mut bytes = Vec::new();
+                for (i, v) in b.values.iter().enumerate() {
+                    bytes.extend_from_slice(&v.to_le_bytes()[..width]);
+                    if let Some(m) = &b.post_multipliers {
+                        bytes.extend(m[i].iter().flat_map(|x| x.to_le_bytes()));
+                    }
+                }
+                bytes.resize(bytes.len() + b.tail_bytes as usize, 0);
+                parts.push(part(b.offset, self.offset + self.size, Part::Biases, bytes));
             }
+            // No bias block: the biases ride in each kernel's extra elements (fp16), and the
+            // streams end the buffer (checked below).
+            None if self
+                .weights
+                .as_ref()
+                .is_some_and(|w| !w.kernels.extras.is_empty()) => {}
+            _ => return None,
         }
-        bytes.resize(bytes.len() + b.tail_bytes as usize, 0);
-        parts.push(part(b.offset, self.offset + self.size, Part::Biases, bytes));
         let covers = parts.windows(2).all(|w| w[0].end == w[1].start)
             && parts
                 .last()
