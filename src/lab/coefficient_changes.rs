@@ -41,11 +41,7 @@ pub struct TensorChange {
 impl TensorChange {
     /// Its name in a diff: `NN[0].weights`.
     pub fn name(&self) -> String {
-        let tensor = match self.tensor {
-            Tensor::Weights => "weights",
-            Tensor::Biases => "biases",
-        };
-        format!("NN[{}].{tensor}", self.nn)
+        format!("NN[{}].{}", self.nn, self.tensor.as_str())
     }
 }
 

@@ -404,7 +404,11 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
             continue;
         };
         let tries: Vec<Try> = match d.weights.dtype {
-            WeightType::U8 | WeightType::I8 if src.integer => stored_tries(&v, &d.ints, 8),
+            // Against the elements as stored (`Buffer::elements`), whatever the type reads.
+            WeightType::U8 | WeightType::I8 if src.integer => d
+                .buffer
+                .elements(crate::nbg::coefficients::Tensor::Weights)
+                .map_or_else(Vec::new, |(q, bits)| stored_tries(&v, &q, bits)),
             _ if src.integer => Vec::new(),
             WeightType::F16 => {
                 let bits: Vec<u32> = d

@@ -22,13 +22,12 @@ pub fn row(r: &CheckRow) -> String {
         ));
     }
     if let Some(d) = &r.decoded_mismatch {
-        let part = serde_json::to_value(d.part)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
         s.push_str(&format!(
-            "\n    first decoded difference: {part}[{}] replay {} B {}",
-            d.element, d.replay, d.b
+            "\n    first decoded difference: {}[{}] replay {} B {}",
+            d.part.as_str(),
+            d.element,
+            d.replay,
+            d.b
         ));
     }
     let computed: std::collections::BTreeSet<usize> =

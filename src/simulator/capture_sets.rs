@@ -32,6 +32,11 @@ pub const COEFFICIENT_TARGETS: [&str; 2] = [
     "VIP9000NANODI_PLUS_PID0X1000003B",
     "VIP8000NANOSI_PLUS_PID0X9F",
 ];
+/// The coefficient target whose int8 convolutions run on NN (a shader on 0x9f).
+const INT8_TARGETS: [&str; 1] = [COEFFICIENT_TARGETS[0]];
+/// The part whose float16 convolutions run on NN (shaders on the coefficient targets): the
+/// conv sets' NN-engine part, 0x1000000e.
+const FP16_TARGETS: [&str; 1] = [TARGETS[0]];
 
 /// One change B makes to a model.
 #[derive(Clone, Copy, Debug)]
@@ -190,19 +195,18 @@ pub const SETS: &[Set] = &[
         "conv-nn-u8",
         &[E("w_q", 37, 200.0), E("b_q", 0, 99.0)],
     ),
-    // int8 convolutions run on NN on the VIP9000-class part only (a shader on 0x9f).
-    Set {
-        name: "nn-conv-i8-weight-5",
-        model: "conv-nn-i8",
-        changes: &[E("w_q", 5, -128.0)],
-        targets: &["VIP9000NANODI_PLUS_PID0X1000003B"],
-    },
-    Set {
-        name: "nn-conv-i8-weight-100",
-        model: "conv-nn-i8",
-        changes: &[E("w_q", 100, 77.0)],
-        targets: &["VIP9000NANODI_PLUS_PID0X1000003B"],
-    },
+    on(
+        &INT8_TARGETS,
+        "nn-conv-i8-weight-5",
+        "conv-nn-i8",
+        &[E("w_q", 5, -128.0)],
+    ),
+    on(
+        &INT8_TARGETS,
+        "nn-conv-i8-weight-100",
+        "conv-nn-i8",
+        &[E("w_q", 100, 77.0)],
+    ),
     coef(
         "nn-depthwise-u8-weight-4",
         "depthwise-nn-u8",
@@ -215,48 +219,47 @@ pub const SETS: &[Set] = &[
     ),
     coef("nn-gemm-u8-weight-9", "gemm-nn-u8", &[E("w_q", 9, 128.0)]),
     coef("nn-gemm-u8-weight-127", "gemm-nn-u8", &[E("w_q", 127, 1.0)]),
-    // float16 convolutions run on NN on 0x1000000e only (shaders on 0x1000003b and 0x9f).
-    Set {
-        name: "nn-conv-fp16-weight-0",
-        model: "conv-nn-fp16",
-        changes: &[E("w", 0, 0.5)],
-        targets: &["VIP9000NANOS_PID0X1000000E"],
-    },
-    Set {
-        name: "nn-conv-fp16-weight-200",
-        model: "conv-nn-fp16",
-        changes: &[E("w", 200, -0.25)],
-        targets: &["VIP9000NANOS_PID0X1000000E"],
-    },
+    on(
+        &FP16_TARGETS,
+        "nn-conv-fp16-weight-0",
+        "conv-nn-fp16",
+        &[E("w", 0, 0.5)],
+    ),
+    on(
+        &FP16_TARGETS,
+        "nn-conv-fp16-weight-200",
+        "conv-nn-fp16",
+        &[E("w", 200, -0.25)],
+    ),
 ];
 
-const fn set(name: &'static str, model: &'static str, changes: &'static [Change]) -> Set {
+/// A set of `model` on `targets`.
+const fn on(
+    targets: &'static [&'static str],
+    name: &'static str,
+    model: &'static str,
+    changes: &'static [Change],
+) -> Set {
     Set {
         name,
         model,
         changes,
-        targets: &TARGETS,
+        targets,
     }
+}
+
+const fn set(name: &'static str, model: &'static str, changes: &'static [Change]) -> Set {
+    on(&TARGETS, name, model, changes)
 }
 
 /// A set of the QDQ Gemm + Relu model on the NN part.
 const fn nn(name: &'static str, changes: &'static [Change]) -> Set {
-    Set {
-        name,
-        model: "gemm-relu-qdq-u8",
-        changes,
-        targets: &NN_TARGETS,
-    }
+    on(&NN_TARGETS, name, "gemm-relu-qdq-u8", changes)
 }
 
 /// A set of a static-constant model on the coefficient targets.
 const fn coef(name: &'static str, model: &'static str, changes: &'static [Change]) -> Set {
-    Set {
-        name,
-        model,
-        changes,
-        targets: &COEFFICIENT_TARGETS,
-    }
+    on(&COEFFICIENT_TARGETS, name, model, changes)
 }
 
 /// Why a change cannot be made to a model.

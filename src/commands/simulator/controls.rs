@@ -7,7 +7,7 @@ use nbg_lab::simulator;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// nbg's I/O records of a parsed graph.
+/// `nbg vendor controls [--write]`: recompile controls/serializer and compare, or rewrite it.
 pub(super) fn controls(write: bool) -> ExitCode {
     let (sdk, configs) = match setup() {
         Ok(s) => s,

@@ -491,12 +491,9 @@ pub fn check_one(
             })]
         }
         (Some(Target::Coefficient { nn, part, less }), Some(e)) => {
-            let less = match less {
-                None => None,
-                Some(key) => match input_quantity(set, key) {
-                    Some(q) => Some(q),
-                    None => return stop(row, Reason::SourceKeyAbsent),
-                },
+            let less = match less.as_deref().map(|key| input_quantity(set, key)) {
+                Some(None) => return stop(row, Reason::SourceKeyAbsent),
+                q => q.flatten(),
             };
             let site = decoded::Site {
                 nn: *nn,

@@ -295,13 +295,20 @@ impl Buffer {
 }
 
 /// A decoded tensor of a weight buffer: what a mapping targets and a diff compares.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tensor {
     /// The kernels, in their decoded shape order (channels, z, y, x).
     Weights,
     /// One bias per output channel.
     Biases,
+}
+
+crate::canonical::names! {
+    Tensor {
+        Weights => "weights",
+        Biases => "biases",
+    }
 }
 
 /// A part of a coefficient entry that the ledger owns on its own.
