@@ -6,13 +6,10 @@
 //! and field (`NBG_SECTION_INPUT[0].dimensions`, `header.crc_sum`); inside opaque payloads it is
 //! named by its offset in the payload (`NBG_SECTION_NN+0x1a4`).
 
-use crate::nbg::family::NbgFamily;
-use crate::nbg::family::Origin;
-use crate::nbg::fieldmap::{self as fm, Record};
-use crate::nbg::format::v2 as f2;
-use crate::nbg::holds::Holds;
+use crate::nbg::family::{NbgFamily, Origin};
+use crate::nbg::fieldmap as fm;
 use crate::nbg::image::{NbgImage, Owner, OwnerClass};
-use crate::nbg::parse::{Graph, NbgV1, NbgV2};
+use crate::nbg::parse::Graph;
 use serde::Serialize;
 
 /// Stable pairing key of an owner.
@@ -26,7 +23,7 @@ pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
             part.label()
         ),
         Origin::TableEntry(k, e) => entry_key(graph, Origin::Table(k), e, o),
-        origin => naming(graph)
+        origin => graph
             .payload_name(origin)
             .map_or_else(|| o.label.clone(), str::to_string),
     }
@@ -34,33 +31,15 @@ pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
 
 /// An entry of a table of buffers pairs by its payload's name and entry number.
 fn entry_key(graph: &Graph<'_>, payload: Origin, entry: usize, o: &Owner) -> String {
-    naming(graph)
+    graph
         .payload_name(payload)
         .map_or_else(|| o.label.clone(), |name| format!("{name}[{entry}]"))
-}
-
-/// What diff needs of a family beyond `NbgFamily`: the names of its payload owners, and how a
-/// byte of any owner is named down to the field. Implemented here for both families, because
-/// the naming is the diff's own; `naming` is the one place that picks the family.
-trait Naming {
-    /// The section type or table name of a payload owner of origin `origin`.
-    fn payload_name(&self, origin: Origin) -> Option<&str>;
-    /// The field (or opaque unit) holding `at`'s byte.
-    fn located(&self, at: &At<'_>) -> Located;
-}
-
-/// The naming rules of `graph`'s family: the only match on the family in this module.
-fn naming<'g>(graph: &'g Graph<'_>) -> &'g dyn Naming {
-    match graph {
-        Graph::V1(g) => g,
-        Graph::V2(g) => g,
-    }
 }
 
 /// How the field map reads the unit holding `offset` (see `locate`); `None` where it does not
 /// lay the bytes out.
 pub fn unit_type(graph: &Graph<'_>, o: &Owner, offset: u64) -> Option<fm::Type> {
-    located(graph, o, offset).ty
+    graph.located(o, offset).ty
 }
 
 /// A field name for `offset`, and the start of the unit it belongs to (an element of a word
@@ -69,61 +48,12 @@ pub fn unit_type(graph: &Graph<'_>, o: &Owner, offset: u64) -> Option<fm::Type> 
 /// map: by the element's name where the map names them (`header.memory_pool.size`), else by its
 /// index (`input[0].dimensions[1]`, `NBG_SECTION_OUTPUT[0].quantization.raw_words[1]`).
 pub fn locate(graph: &Graph<'_>, o: &Owner, offset: u64) -> (String, u64) {
-    let l = located(graph, o, offset);
+    let l = graph.located(o, offset);
     let name = match &l.element {
         Some(e) => format!("{}{e}", l.field),
         None => l.field,
     };
     (name, l.unit)
-}
-
-/// What `locate` finds for one byte, with the element kept apart from its field.
-struct Located {
-    /// The field (or opaque unit) name, without the element.
-    field: String,
-    /// `[i]` or `.name` of the word-array element holding the byte.
-    element: Option<String>,
-    /// Start of the field.
-    field_start: u64,
-    /// Start of the unit (the element, or the field).
-    unit: u64,
-    /// How the field map reads the unit (an element of a word array: `U32`); `None` for bytes
-    /// the map does not lay out.
-    ty: Option<fm::Type>,
-    /// The record field holding the byte (none for an element of a word array).
-    word: Option<Word>,
-}
-
-/// A field of a record, as `locate` found it.
-#[derive(Clone, Copy)]
-struct Word {
-    /// The record's id.
-    record: &'static str,
-    /// The field-map word.
-    field: &'static fm::Field,
-    /// Length of the field's name (the located name before the parts a byte holds).
-    name_len: usize,
-}
-
-impl Located {
-    fn whole((field, unit): (String, u64)) -> Self {
-        Located {
-            field,
-            element: None,
-            field_start: unit,
-            unit,
-            ty: None,
-            word: None,
-        }
-    }
-}
-
-fn located(graph: &Graph<'_>, o: &Owner, offset: u64) -> Located {
-    naming(graph).located(&At {
-        o,
-        offset,
-        rel: offset - o.start,
-    })
 }
 
 /// A run of bits of the file that lies inside one field of a record.
@@ -177,7 +107,7 @@ pub fn bit_place(graph: &Graph<'_>, image: &NbgImage<'_>, bit: u64, bits: u32) -
         return None;
     }
     let o = image.owner_of(offset);
-    let l = located(graph, o, offset);
+    let l = graph.located(o, offset);
     let w = l.word?;
     let shift = u32::try_from(bit.checked_sub(8 * l.field_start)?).ok()?;
     if u64::from(shift) + u64::from(bits) > 8 * w.field.width as u64 {
@@ -191,282 +121,6 @@ pub fn bit_place(graph: &Graph<'_>, image: &NbgImage<'_>, bit: u64, bits: u32) -
         shift,
         bits,
     })
-}
-
-/// One byte of one owner being named, with the naming steps both families share.
-struct At<'o> {
-    /// The owner.
-    o: &'o Owner,
-    /// The byte's file offset.
-    offset: u64,
-    /// The byte's offset in the owner.
-    rel: u64,
-}
-
-impl At<'_> {
-    /// The byte named by the field of `record` (laid out from `base`) that holds it.
-    fn named(&self, prefix: String, record: Record, base: u64) -> Located {
-        let r = self.offset - base;
-        match record.field_at(r) {
-            Some(f) => {
-                let start = base + f.offset as u64;
-                let mut field = format!("{prefix}.{}", f.name);
-                let word = Some(Word {
-                    record: record.id,
-                    field: f,
-                    name_len: field.len(),
-                });
-                // A bit-field word names the parts the byte holds bits of.
-                if !f.parts.is_empty() {
-                    let lo = 8 * (r - f.offset as u64) as u32;
-                    let names: Vec<&str> = f
-                        .parts
-                        .iter()
-                        .filter(|p| p.shift < lo + 8 && lo < p.shift + p.bits)
-                        .map(|p| p.name)
-                        .collect();
-                    field = format!("{field}.{}", names.join("+"));
-                }
-                if f.ty != fm::Type::U32s || f.width <= 4 {
-                    return Located {
-                        ty: Some(f.ty),
-                        word,
-                        ..Located::whole((field, start))
-                    };
-                }
-                let i = (r - f.offset as u64) / 4;
-                let element = match f.elements.get(i as usize) {
-                    Some(e) => format!(".{e}"),
-                    None => format!("[{i}]"),
-                };
-                Located {
-                    field,
-                    element: Some(element),
-                    field_start: start,
-                    unit: start + 4 * i,
-                    ty: Some(fm::Type::U32),
-                    word: None,
-                }
-            }
-            None => Located::whole((format!("{prefix}+0x{r:x}"), base)),
-        }
-    }
-
-    /// The byte in an array of `record`s of `size` bytes each (the instance size: a
-    /// version-gated record may be shorter than its layout).
-    fn sized(&self, prefix: &str, record: Record, size: u64) -> Located {
-        let r = self.rel / size.max(1);
-        self.named(format!("{prefix}[{r}]"), record, self.o.start + r * size)
-    }
-
-    /// The byte in an array of whole `record`s.
-    fn records(&self, prefix: &str, record: Record) -> Located {
-        self.sized(prefix, record, record.size as u64)
-    }
-
-    /// The byte named by its offset in an opaque owner (the owner is one unit).
-    fn opaque(&self, prefix: &str) -> Located {
-        Located::whole((format!("{prefix}+0x{:x}", self.rel), self.o.start))
-    }
-}
-
-/// A LOADSTATE byte named by its buffer, command and word
-/// (`NBG_SECTION_LOADSTATE[3].command[1].LOAD_STATE.state[0x0e4c].VIVS_GL_NN_CONFIG`).
-fn command_named(
-    l: &crate::nbg::parse::command_tables::CommandStreams,
-    name: &str,
-    offset: u64,
-) -> Option<Located> {
-    let b = l
-        .decoded
-        .partition_point(|(_, at, _)| *at <= offset)
-        .checked_sub(1)?;
-    let (entry, at, commands) = &l.decoded[b];
-    let rel = offset - at;
-    let k = commands.partition_point(|c| c.at <= rel).checked_sub(1)?;
-    let c = &commands[k];
-    let inner = rel.checked_sub(c.at).filter(|&r| r < c.len())?;
-    let word = at + c.at + inner / 4 * 4;
-    Some(Located {
-        field: format!("{name}[{entry}].command[{k}].{}", c.field_name(inner)),
-        element: None,
-        field_start: word,
-        unit: word,
-        ty: Some(fm::Type::U32),
-        word: None,
-    })
-}
-
-/// A byte of one entry of a table of buffers: by its command (a state stream), its command
-/// record's field (NN or TP commands), or its offset in the entry.
-fn region_located(
-    at: &At<'_>,
-    regions: Option<&[crate::nbg::parse::patch_targets::Region]>,
-    streams: Option<&crate::nbg::parse::command_tables::CommandStreams>,
-    name: &str,
-    entry: usize,
-) -> Located {
-    let prefix = format!("{name}[{entry}]");
-    let Some(r) = regions.and_then(|r| r.iter().find(|r| r.entry == entry)) else {
-        return at.opaque(&prefix);
-    };
-    if let (Some(record), true) = (r.record, r.decoded) {
-        return at.records(&format!("{prefix}.{}", r.role.prefix()), record);
-    }
-    if r.decoded {
-        if let Some(l) = streams.and_then(|l| command_named(l, name, at.offset)) {
-            return l;
-        }
-    }
-    at.opaque(&prefix)
-}
-
-impl Naming for NbgV2<'_> {
-    fn payload_name(&self, origin: Origin) -> Option<&str> {
-        match origin {
-            Origin::Section(i) => self.sections.get(i).map(|s| s.type_name),
-            _ => None,
-        }
-    }
-
-    fn located(&self, at: &At<'_>) -> Located {
-        let (o, offset) = (at.o, at.offset);
-        match o.origin {
-            Origin::Structure => {
-                let dir = u64::from(self.sub_header.section_headers_offset);
-                if o.label == "header" {
-                    at.named("header".into(), fm::v2_header::RECORD, 0)
-                } else if o.label == "sub-header" {
-                    at.named(
-                        "sub_header".into(),
-                        fm::v2_sub_header::RECORD,
-                        self.sub_header.offset,
-                    )
-                } else {
-                    let i = (offset - dir) / u64::from(f2::SECTION_HEADER_SIZE);
-                    let base = dir + i * u64::from(f2::SECTION_HEADER_SIZE);
-                    let name = self.sections.get(i as usize).map_or("?", |s| s.type_name);
-                    at.named(
-                        format!("directory[{i}]({name})"),
-                        fm::v2_section_header::RECORD,
-                        base,
-                    )
-                }
-            }
-            Origin::Section(i) => {
-                let Some(s) = self.sections.get(i) else {
-                    return at.opaque(&o.label);
-                };
-                let name = s.type_name;
-                if let Some(l) = self.load_states.as_ref().filter(|l| l.complete()) {
-                    if s.kind == crate::nbg::format::section::LOADSTATE {
-                        return command_named(l, name, offset).unwrap_or_else(|| at.opaque(name));
-                    }
-                }
-                let Some(kind) = crate::nbg::holds::v2(s.kind) else {
-                    return at.opaque(name);
-                };
-                let first = kind.records.first().copied();
-                match (kind.holds, first) {
-                    (Holds::NetworkInfo, Some(r)) => at.named(name.into(), r, o.start),
-                    (Holds::MemoryPool | Holds::VipSram | Holds::AxiSram, _) => {
-                        Located::whole((name.into(), o.start))
-                    }
-                    (
-                        Holds::Io | Holds::Checksums | Holds::DynaioEntries | Holds::IndexEntries,
-                        Some(r),
-                    ) => at.records(name, r),
-                    _ => {
-                        let size = u64::from(s.entry_size);
-                        match kind.record(size) {
-                            Some(record) => at.sized(name, record, size),
-                            None => at.opaque(name),
-                        }
-                    }
-                }
-            }
-            Origin::SectionEntry(i, e) => match self.sections.get(i) {
-                Some(s) => {
-                    let (regions, streams) = self.regions_of(s.kind);
-                    region_located(at, regions, streams, s.type_name, e)
-                }
-                None => at.opaque(&o.label),
-            },
-            _ => at.opaque(&o.label),
-        }
-    }
-}
-
-impl Naming for NbgV1<'_> {
-    fn payload_name(&self, origin: Origin) -> Option<&str> {
-        match origin {
-            Origin::Table(i) => self.tables.get(i).map(|t| t.name),
-            _ => None,
-        }
-    }
-
-    fn located(&self, at: &At<'_>) -> Located {
-        let (o, offset, rel) = (at.o, at.offset, at.rel);
-        match o.origin {
-            Origin::Structure => {
-                let entries = self.fixed_part.entries_offset;
-                if offset >= entries {
-                    let k = ((offset - entries) / 8) as usize;
-                    let half = if (offset - entries) % 8 < 4 {
-                        "offset"
-                    } else {
-                        "size"
-                    };
-                    let name = self.tables.get(k).map_or("?", |t| t.name);
-                    Located::whole((
-                        format!("entries.{name}.{half}"),
-                        entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
-                    ))
-                } else {
-                    at.named("header".into(), fm::v1_fixed::RECORD, 0)
-                }
-            }
-            Origin::Table(k) => {
-                let Some(t) = self.tables.get(k) else {
-                    return at.opaque(&o.label);
-                };
-                let layout = t.record_size.filter(|_| t.decoded).and_then(|size| {
-                    let record = crate::nbg::holds::v1(t.name)?.record(size)?;
-                    Some((record, size))
-                });
-                if let Some((record, size)) = layout {
-                    return at.sized(t.name, record, size);
-                }
-                if let Some(l) = self.load_states.as_ref().filter(|l| l.complete()) {
-                    if t.name == "load_states" {
-                        return command_named(l, t.name, offset)
-                            .unwrap_or_else(|| at.opaque(t.name));
-                    }
-                }
-                let nests = crate::nbg::format::v1::ENTRIES
-                    .get(k)
-                    .is_some_and(|e| e.nests_into.is_some());
-                match (t.name, t.record_size) {
-                    ("input" | "output", Some(116)) => at.records(t.name, fm::v1_io_record::RECORD),
-                    (_, Some(8)) if nests => at.records(t.name, fm::v1_entry::RECORD),
-                    (_, Some(size)) if size > 0 => {
-                        let r = rel / size;
-                        Located::whole((
-                            format!("{}[{r}]+0x{:x}", t.name, rel % size),
-                            o.start + r * size,
-                        ))
-                    }
-                    _ => at.opaque(t.name),
-                }
-            }
-            Origin::TableEntry(k, e) => {
-                let name = self.tables.get(k).map_or("?", |t| t.name);
-                let (regions, streams) = self.regions_of(name);
-                region_located(at, regions, streams, name, e)
-            }
-            _ => at.opaque(&o.label),
-        }
-    }
 }
 
 /// Most bytes `field_range` names one by one to find a field: bounds the cost of a lookup in an
@@ -506,11 +160,11 @@ pub fn field_range(graph: &Graph<'_>, image: &NbgImage<'_>, name: &str) -> Optio
                 return Some((offset, end));
             }
             // A name without its element (`input[0].dimensions`): the whole word array.
-            let l = located(graph, o, offset);
+            let l = graph.located(o, offset);
             if l.element.is_some() && l.field == name {
                 let mut end = offset + 1;
                 while end < o.end && {
-                    let next = located(graph, o, end);
+                    let next = graph.located(o, end);
                     next.field == name && next.field_start == l.field_start
                 } {
                     end += 1;
@@ -830,7 +484,7 @@ fn word_parts(
     ib: &NbgImage<'_>,
     offset: u64,
 ) -> (Vec<(u32, u32, PartChange)>, u64) {
-    let l = located(ga, x, offset);
+    let l = ga.located(x, offset);
     let Some(w) = l.word.filter(|w| !w.field.parts.is_empty()) else {
         return (Vec::new(), 0);
     };

@@ -286,7 +286,7 @@ impl Totals {
                 }
             }
             // A v1 table the file leaves empty is not part of its profile.
-            Layout::Tables(tables) => {
+            Layout::Tables { tables, .. } => {
                 for t in tables.iter().filter(|t| t.size != 0) {
                     profile(t.section_type, t.name, t.record_size);
                 }

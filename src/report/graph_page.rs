@@ -437,7 +437,7 @@ pub(super) fn structure_tables(p: &mut Page, graph: &Graph<'_>) {
                 &body,
             );
         }
-        Layout::Tables(tables) => {
+        Layout::Tables { tables, .. } => {
             let body: Vec<Vec<String>> = tables
                 .iter()
                 .map(|t| {

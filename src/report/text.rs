@@ -6,19 +6,196 @@ use crate::lab::diff::DiffReport;
 use crate::lab::differential;
 use crate::lab::sweep;
 use crate::nbg::crc_rules::Explanation;
+use crate::nbg::family::{Integrity, Layout, NbgFamily};
+use crate::nbg::format::v1::LayoutEvidence;
 use crate::nbg::image::{EmitError, NbgImage, Reconstruction, ViewClass};
-use crate::nbg::parse::{Graph, IoRecord, NbgV1, NbgV2};
+use crate::nbg::parse::{Graph, IoRecord};
 use std::fmt::Write;
 
 /// Changed ranges `differential` lists before it summarises the rest.
 const CHANGED_RANGES_SHOWN: usize = 64;
 
-/// `nbg parse`: the summary of one graph.
-pub fn graph(graph: &Graph<'_>) -> String {
-    match graph {
-        Graph::V1(g) => summary_v1(g),
-        Graph::V2(g) => summary_v2(g),
+/// `nbg parse`: the summary of one graph, rendered from its family's typed views (layout,
+/// integrity, network).
+pub fn graph(g: &Graph<'_>) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "format     {} (version 0x{:08x})",
+        g.format(),
+        g.version()
+    );
+    if let Some(evidence) = g.layout_evidence() {
+        let _ = writeln!(
+            s,
+            "layout     {}",
+            match evidence {
+                LayoutEvidence::Proved =>
+                    "known (proved: public files of this version round-trip and nbinfo agrees)",
+                LayoutEvidence::VendorReader =>
+                    "known (vendor-reader: the gates of nbinfo's v1 reader; no public file of this version)",
+                LayoutEvidence::BoundedUnknown =>
+                    "bounded-unknown (newer than any version the vendor's reader knows: public entries read, the rest opaque)",
+            }
+        );
     }
+    let _ = writeln!(s, "target     0x{:08x}", g.target());
+    let _ = writeln!(
+        s,
+        "file       {} bytes, sha256 {}",
+        g.file().size,
+        g.file().sha256
+    );
+    if let Some(n) = g.network() {
+        let _ = writeln!(
+            s,
+            "network    {:?}: {} layers, {} operations{}",
+            n.name,
+            n.layers,
+            n.operations,
+            n.cores.map_or(String::new(), |c| format!(", {c} cores"))
+        );
+    }
+    match g.layout() {
+        Layout::Tables {
+            fixed,
+            extension,
+            tables,
+        } => {
+            let _ = writeln!(
+                s,
+                "fixed part {} bytes, {} entries ({} public{}), opaque extension {} bytes",
+                fixed.size,
+                fixed.entry_count,
+                fixed.public_entry_count,
+                if fixed.extension_entries.is_empty() {
+                    String::new()
+                } else {
+                    format!(", extension: {}", fixed.extension_entries.join(" "))
+                },
+                extension.size
+            );
+            let _ = writeln!(s, "\ntables ({}):", tables.len());
+            let _ = writeln!(
+                s,
+                "  {:>3} {:<18} {:<9} {:>10} {:>10} {:>6} {:>7}",
+                "#", "name", "evidence", "offset", "size", "record", "records"
+            );
+            for t in tables {
+                let _ = writeln!(
+                    s,
+                    "  {:>3} {:<18} {:<9} {:>#10x} {:>10} {:>6} {:>7}",
+                    t.index,
+                    t.name,
+                    t.evidence,
+                    t.offset,
+                    t.size,
+                    t.record_size.map_or("-".into(), |r| r.to_string()),
+                    t.record_count.map_or("-".into(), |r| r.to_string()),
+                );
+            }
+        }
+        Layout::Sections(sections) => {
+            let _ = writeln!(s, "\nsections ({}):", sections.len());
+            let _ = writeln!(
+                s,
+                "  {:>3} {:>4}  {:<34} {:>10} {:>10} {:>5} {:>5}  crc32",
+                "#", "type", "name", "offset", "size", "align", "entry"
+            );
+            for x in sections {
+                let _ = writeln!(
+                    s,
+                    "  {:>3} {:>4}  {:<34} {:>#10x} {:>10} {:>5} {:>5}  {:08x}",
+                    x.index,
+                    x.kind,
+                    x.type_name,
+                    x.offset,
+                    x.size,
+                    x.alignment,
+                    x.entry_size,
+                    x.fingerprint.crc32
+                );
+            }
+        }
+    }
+    io_table(&mut s, "inputs", g.inputs());
+    io_table(&mut s, "outputs", g.outputs());
+    s.push_str(&g.records().summary());
+    let _ = writeln!(s, "\nchecks:");
+    match g.integrity() {
+        Integrity::Directory {
+            file: c,
+            sections,
+            dynamic_io,
+        } => {
+            let _ = writeln!(
+                s,
+                "  file crc32        0x{:08x} matches ({} section bytes, {} gap bytes excluded)",
+                c.computed_crc32, c.covered_section_bytes, c.excluded_alignment_gap_bytes
+            );
+            let _ = writeln!(s, "  section checksums {} match", sections.len());
+            match dynamic_io {
+                Some(d) => {
+                    let _ = writeln!(
+                        s,
+                        "  dynamic io        {} entries, {} region bytes, {} padding (zero)",
+                        d.entry_count, d.region_bytes, d.padding_bytes
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "  dynamic io        absent");
+                }
+            }
+        }
+        Integrity::CrcField { crc: c, nested } => {
+            let _ = writeln!(
+                s,
+                "  crc field @0x{:x}  stored 0x{:08x}, whole-file-zeroed 0x{:08x}: {}{}",
+                c.offset,
+                c.stored,
+                c.computed_whole_file_zeroed,
+                c.classification,
+                c.rule.as_ref().map_or(String::new(), |r| format!(" ({r})"))
+            );
+            for n in nested {
+                let _ = writeln!(
+                    s,
+                    "  nested {} -> {}: {} entries in bounds",
+                    n.table, n.target, n.entry_count
+                );
+            }
+        }
+    }
+    let r = g.connection_region();
+    let _ = writeln!(
+        s,
+        "  connection region 0x{:x}+{} sha256 {}{}",
+        r.offset,
+        r.size,
+        r.sha256,
+        if r.covered_by_section {
+            " (covered by sections)"
+        } else {
+            ""
+        }
+    );
+    let invariants = g.corpus_invariants();
+    let off: Vec<_> = invariants.iter().filter(|i| !i.holds).collect();
+    let _ = writeln!(
+        s,
+        "  corpus invariants {} of {} hold (reported, not enforced)",
+        invariants.len() - off.len(),
+        invariants.len()
+    );
+    for i in off {
+        let _ = writeln!(
+            s,
+            "    {}: expected {}, observed {}",
+            i.name, i.expected, i.observed
+        );
+    }
+    let _ = writeln!(s, "  structural sig    {}", g.structural_signature());
+    s
 }
 
 fn io_table(s: &mut String, title: &str, records: &[IoRecord]) {
@@ -35,188 +212,6 @@ fn io_table(s: &mut String, title: &str, records: &[IoRecord]) {
             r.quantization.format_name.unwrap_or("unknown"),
         );
     }
-}
-
-fn summary_v1(g: &NbgV1<'_>) -> String {
-    let mut s = String::new();
-    let h = &g.header;
-    let _ = writeln!(s, "format     nbg-v1 (version 0x{:08x})", h.version);
-    let _ = writeln!(
-        s,
-        "layout     {}",
-        match g.fixed_part.evidence {
-            crate::nbg::format::v1::LayoutEvidence::Proved =>
-                "known (proved: public files of this version round-trip and nbinfo agrees)",
-            crate::nbg::format::v1::LayoutEvidence::VendorReader =>
-                "known (vendor-reader: the gates of nbinfo's v1 reader; no public file of this version)",
-            crate::nbg::format::v1::LayoutEvidence::BoundedUnknown =>
-                "bounded-unknown (newer than any version the vendor's reader knows: public entries read, the rest opaque)",
-        }
-    );
-    let _ = writeln!(s, "target     0x{:08x}", h.target);
-    let _ = writeln!(
-        s,
-        "file       {} bytes, sha256 {}",
-        g.file.size, g.file.sha256
-    );
-    let _ = writeln!(
-        s,
-        "network    {:?}: {} layers, {} operations",
-        h.network_name, h.layer_count, h.operation_count
-    );
-    let fp = &g.fixed_part;
-    let _ = writeln!(
-        s,
-        "fixed part {} bytes, {} entries ({} public{}), opaque extension {} bytes",
-        fp.size,
-        fp.entry_count,
-        fp.public_entry_count,
-        if fp.extension_entries.is_empty() {
-            String::new()
-        } else {
-            format!(", extension: {}", fp.extension_entries.join(" "))
-        },
-        g.opaque_fixed_extension.size
-    );
-    let _ = writeln!(s, "\ntables ({}):", g.tables.len());
-    let _ = writeln!(
-        s,
-        "  {:>3} {:<18} {:<9} {:>10} {:>10} {:>6} {:>7}",
-        "#", "name", "evidence", "offset", "size", "record", "records"
-    );
-    for t in &g.tables {
-        let _ = writeln!(
-            s,
-            "  {:>3} {:<18} {:<9} {:>#10x} {:>10} {:>6} {:>7}",
-            t.index,
-            t.name,
-            t.evidence,
-            t.offset,
-            t.size,
-            t.record_size.map_or("-".into(), |r| r.to_string()),
-            t.record_count.map_or("-".into(), |r| r.to_string()),
-        );
-    }
-    io_table(&mut s, "inputs", &g.inputs);
-    io_table(&mut s, "outputs", &g.outputs);
-    s.push_str(&g.records.summary());
-    let _ = writeln!(s, "\nchecks:");
-    let c = &g.crc;
-    let _ = writeln!(
-        s,
-        "  crc field @0x{:x}  stored 0x{:08x}, whole-file-zeroed 0x{:08x}: {}{}",
-        c.offset,
-        c.stored,
-        c.computed_whole_file_zeroed,
-        c.classification,
-        c.rule.as_ref().map_or(String::new(), |r| format!(" ({r})"))
-    );
-    for n in &g.nested_tables {
-        let _ = writeln!(
-            s,
-            "  nested {} -> {}: {} entries in bounds",
-            n.table, n.target, n.entry_count
-        );
-    }
-    let r = &g.connection_region;
-    let _ = writeln!(
-        s,
-        "  connection region 0x{:x}+{} sha256 {}",
-        r.offset, r.size, r.sha256
-    );
-    let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
-    s
-}
-
-fn summary_v2(g: &NbgV2<'_>) -> String {
-    let mut s = String::new();
-    let h = &g.header;
-    let _ = writeln!(s, "format     nbg-v2 (version 0x{:08x})", h.version);
-    let _ = writeln!(s, "target     0x{:08x}", h.target);
-    let _ = writeln!(
-        s,
-        "file       {} bytes, sha256 {}",
-        g.file.size, g.file.sha256
-    );
-    if let Some(n) = &g.network_info {
-        let _ = writeln!(
-            s,
-            "network    {:?}: {} layers, {} operations, {} cores",
-            n.name, n.layer_count, n.operation_count, n.core_count
-        );
-    }
-    let _ = writeln!(s, "\nsections ({}):", g.sections.len());
-    let _ = writeln!(
-        s,
-        "  {:>3} {:>4}  {:<34} {:>10} {:>10} {:>5} {:>5}  crc32",
-        "#", "type", "name", "offset", "size", "align", "entry"
-    );
-    for x in &g.sections {
-        let _ = writeln!(
-            s,
-            "  {:>3} {:>4}  {:<34} {:>#10x} {:>10} {:>5} {:>5}  {:08x}",
-            x.index,
-            x.kind,
-            x.type_name,
-            x.offset,
-            x.size,
-            x.alignment,
-            x.entry_size,
-            x.fingerprint.crc32
-        );
-    }
-    io_table(&mut s, "inputs", &g.inputs);
-    io_table(&mut s, "outputs", &g.outputs);
-    s.push_str(&g.records.summary());
-    let c = &g.file_checksum;
-    let _ = writeln!(s, "\nchecks:");
-    let _ = writeln!(
-        s,
-        "  file crc32        0x{:08x} matches ({} section bytes, {} gap bytes excluded)",
-        c.computed_crc32, c.covered_section_bytes, c.excluded_alignment_gap_bytes
-    );
-    let _ = writeln!(s, "  section checksums {} match", g.section_checksums.len());
-    match &g.dynamic_io {
-        Some(d) => {
-            let _ = writeln!(
-                s,
-                "  dynamic io        {} entries, {} region bytes, {} padding (zero)",
-                d.entry_count, d.region_bytes, d.padding_bytes
-            );
-        }
-        None => {
-            let _ = writeln!(s, "  dynamic io        absent");
-        }
-    }
-    let r = &g.connection_region;
-    let _ = writeln!(
-        s,
-        "  connection region 0x{:x}+{} sha256 {}{}",
-        r.offset,
-        r.size,
-        r.sha256,
-        if r.covered_by_section {
-            " (covered by sections)"
-        } else {
-            ""
-        }
-    );
-    let off: Vec<_> = g.corpus_invariants.iter().filter(|i| !i.holds).collect();
-    let _ = writeln!(
-        s,
-        "  corpus invariants {} of {} hold (reported, not enforced)",
-        g.corpus_invariants.len() - off.len(),
-        g.corpus_invariants.len()
-    );
-    for i in off {
-        let _ = writeln!(
-            s,
-            "    {}: expected {}, observed {}",
-            i.name, i.expected, i.observed
-        );
-    }
-    let _ = writeln!(s, "  structural sig    {}", g.structural_signature);
-    s
 }
 
 /// `nbg crc-explain`: the field, the stored value and every hypothesis that reproduces it.

@@ -164,6 +164,30 @@ fn synth_writes_the_pinned_control_and_never_overwrites() {
     assert!(stderr(&o).contains("erf-u8"));
 }
 
+/// The text summary says what the JSON document holds about the connection region and the
+/// corpus invariants, for either family (it once left both out for v1).
+#[test]
+fn parse_text_reports_invariants_and_covered_region_for_both_families() {
+    for p in [
+        "controls/public/v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb",
+        "controls/erf-u8.nb",
+    ] {
+        let text = stdout(&common::nbg(&common::root(), &["parse", p]));
+        let doc = common::stdout_json(&common::nbg(&common::root(), &["parse", "--json", p]));
+        let invariants = doc["corpus_invariants"].as_array().unwrap();
+        let held = invariants.iter().filter(|i| i["holds"] == true).count();
+        assert!(
+            text.contains(&format!(
+                "corpus invariants {held} of {} hold",
+                invariants.len()
+            )),
+            "{p}: {text}"
+        );
+        let covered = doc["connection_region"]["covered_by_section"] == true;
+        assert_eq!(text.contains("(covered by sections)"), covered, "{p}");
+    }
+}
+
 #[test]
 fn v1_parse_and_crc_explain() {
     let corpus = common::root().join("controls/public/v1");

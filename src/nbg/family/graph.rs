@@ -45,8 +45,12 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.outputs())
     }
 
-    fn network_name(&self) -> String {
-        with_family!(self, g => g.network_name())
+    fn network(&self) -> Option<Network<'_>> {
+        with_family!(self, g => g.network())
+    }
+
+    fn corpus_invariants(&self) -> &[crate::nbg::parse::invariants::Invariant] {
+        with_family!(self, g => g.corpus_invariants())
     }
 
     fn records(&self) -> &crate::nbg::parse::records::Records {
@@ -75,6 +79,26 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
 
     fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion {
         with_family!(self, g => g.connection_region())
+    }
+
+    fn claims<'a>(&self, read: &Read<'a>) -> Vec<Claim> {
+        with_family!(self, g => g.claims(read))
+    }
+
+    fn views(&self) -> Vec<View> {
+        with_family!(self, g => g.views())
+    }
+
+    fn pieces<'a>(&self, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>> {
+        with_family!(self, g => g.pieces(o, read))
+    }
+
+    fn payload_name(&self, origin: Origin) -> Option<&str> {
+        with_family!(self, g => g.payload_name(origin))
+    }
+
+    fn located(&self, o: &Owner, offset: u64) -> Located {
+        with_family!(self, g => g.located(o, offset))
     }
 
     fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content {

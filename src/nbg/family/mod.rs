@@ -3,20 +3,33 @@
 //! `NbgFamily` holds what differs between the v1 and v2 families and what the lab, the
 //! ledger and the renderers ask of a parsed graph: identity, the JSON document, layout
 //! descriptors, named payloads (v2 sections, v1 tables), the file CRC field and its recovered
-//! rule, the section-40 checksums, which bytes no rule checks, DYNAIO, the re-encoding of
-//! decoded records and the CRC explanation. `NbgV1` and `NbgV2`
+//! rule, the section-40 checksums, which bytes no rule checks, DYNAIO, the ledger's claims and
+//! views, the re-encoding of decoded records, the name of any byte and the CRC explanation.
+//! `NbgV1` and `NbgV2`
 //! implement it; `Graph` implements it by forwarding every call through `with_family!`, the
 //! one place that matches on the family (the pattern of gimli-rs/object's `read::Object` and
 //! `read::File`).
 //!
-//! This module sits just above `parse` (it imports the parsed types, the format constants and
-//! the CRC rules) and below the lab and the renderers. The per-family halves of the
-//! re-encoding (`reencode`, which needs the ledger's owners) and of the CRC explanation
-//! (`crc_explain`) stay in their modules; the trait only dispatches them.
+//! This module sits just above `parse` (it imports the parsed types, the format constants, the
+//! CRC rules and the coefficient decoder) and below the ledger, the lab and the renderers. Each
+//! family's halves of what those ask live here, one file per concern: the ledger's vocabulary
+//! and claims (`ledger`, `claims`), the encoders of decoded records (`pieces`), the names of
+//! bytes (`naming`) and the CRC registry's boundaries (`crc`).
 
+mod claims;
+mod crc;
 mod graph;
+mod ledger;
+mod naming;
+mod pieces;
 mod v1;
 mod v2;
+
+#[cfg(test)]
+pub(crate) use ledger::claim;
+pub use ledger::{Claim, Origin, Owner, OwnerClass, View, ViewClass};
+pub use naming::{Located, Word};
+pub use pieces::Piece;
 
 use crate::digest::Hash256;
 use crate::nbg::crc_rules::{self, CrcClass, Explanation};
@@ -26,6 +39,10 @@ use crate::nbg::format::{HeaderCrc, section, v1 as f1, v2 as f2};
 use crate::nbg::parse::{FileFacts, Graph, NbgV1, NbgV2};
 use serde::{Deserialize, Serialize};
 
+/// Reads `len` bytes at a file offset (`None` outside the file): how the ledger's claims and the
+/// re-encoding reach the bytes of a coefficient entry, from memory or from a file.
+pub type Read<'a> = dyn Fn(u64, u64) -> Option<std::borrow::Cow<'a, [u8]>> + 'a;
+
 /// The NBG family of a graph (or the family a mapping of the registry is written for).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -34,31 +51,6 @@ pub enum Family {
     V1,
     /// Version 0x00020000: a header, a sub-header and a section directory.
     V2,
-}
-
-/// What structure an owner stands for, so diffs can name fields and align owners.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Origin {
-    /// v2 header, sub-header or directory; v1 fixed-part group (by its start offset).
-    Structure,
-    /// v2 section by directory index.
-    Section(usize),
-    /// v1 table by entry index.
-    Table(usize),
-    /// One entry of a v2 section its index table cuts into buffers (the ICD): directory
-    /// index, table entry.
-    SectionEntry(usize, usize),
-    /// One entry of a v1 table its index table cuts into buffers (`lcd`, `icd`): table
-    /// index, table entry.
-    TableEntry(usize, usize),
-    /// One part of a decoded v2 coefficient entry: directory index, table entry, part.
-    Coefficient(usize, usize, crate::nbg::coefficients::Part),
-    /// v1 bytes between the decoded fixed part and the first table.
-    Extension,
-    /// Alignment or padding before the owner that follows, or before EOF.
-    Gap,
-    /// The final 512 bytes with no other owner.
-    Tail,
 }
 
 /// A named payload: a v2 section or a v1 table, by its public name.
@@ -140,8 +132,19 @@ pub trait NbgFamily<'data> {
     /// The output records, in table order.
     fn outputs(&self) -> &[crate::nbg::parse::IoRecord];
 
-    /// The network's name (v1 header, v2 network-info section; empty without one).
-    fn network_name(&self) -> String;
+    /// The network as the file names and counts it (v1 header, v2 network-info section; `None`
+    /// without one).
+    fn network(&self) -> Option<Network<'_>>;
+
+    /// The network's name (empty without one).
+    fn network_name(&self) -> String {
+        self.network()
+            .map(|n| n.name.to_string())
+            .unwrap_or_default()
+    }
+
+    /// Relations a corpus showed, checked on this file and reported, never enforced.
+    fn corpus_invariants(&self) -> &[crate::nbg::parse::invariants::Invariant];
 
     /// The decoded graph records (layers, operations, patches, ...).
     fn records(&self) -> &crate::nbg::parse::records::Records;
@@ -167,6 +170,27 @@ pub trait NbgFamily<'data> {
 
     /// The final 512 bytes that the vendor's loader reads as its connection region.
     fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion;
+
+    /// Every range the family's structures, payloads and buffer entries claim, for the ledger
+    /// to fill the gaps and prove (`nbg::image`); `read` gives the bytes of a coefficient entry,
+    /// which is cut into its decoded parts.
+    fn claims<'a>(&self, read: &Read<'a>) -> Vec<Claim>;
+
+    /// The non-owning views: table entries that point into another table's data (v1 nested
+    /// tables, v2 DYNAIO entries).
+    fn views(&self) -> Vec<View>;
+
+    /// The decoded-record owner `o` of this graph's ledger encoded again from the parsed values,
+    /// one piece per record (a coefficient part decoded anew from `read`); `None` when the field
+    /// map has no encoder for it.
+    fn pieces<'a>(&self, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>>;
+
+    /// The section type or table name of a payload owner of `origin` (`None` for any other
+    /// origin).
+    fn payload_name(&self, origin: Origin) -> Option<&str>;
+
+    /// The field (or opaque unit) holding the byte at `offset` of the owner `o`.
+    fn located(&self, o: &Owner, offset: u64) -> Located;
 
     /// What the bytes of a payload owner of `origin` hold.
     fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content;
@@ -248,6 +272,19 @@ pub trait NbgFamily<'data> {
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation;
 }
 
+/// The network a file names, with its counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Network<'a> {
+    /// The network's name.
+    pub name: &'a str,
+    /// Layers.
+    pub layers: u32,
+    /// Operations.
+    pub operations: u32,
+    /// NPU cores, where the family records them (v2).
+    pub cores: Option<u32>,
+}
+
 /// The working memory a file declares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeclaredMemory {
@@ -264,8 +301,15 @@ pub struct DeclaredMemory {
 pub enum Layout<'a> {
     /// v2: the section directory's entries.
     Sections(&'a [crate::nbg::parse::v2::Section]),
-    /// v1: the entry table's tables.
-    Tables(&'a [crate::nbg::parse::v1::Table]),
+    /// v1: the fixed part, its opaque extension and the entry table's tables.
+    Tables {
+        /// The fixed part (header, feature database, memory fields, table entries).
+        fixed: &'a crate::nbg::parse::v1::FixedPart,
+        /// The bytes between the fixed part and the first table.
+        extension: &'a crate::nbg::parse::v1::Extension,
+        /// The tables.
+        tables: &'a [crate::nbg::parse::v1::Table],
+    },
 }
 
 /// A family's integrity checks, as the parse found them.

@@ -1,7 +1,6 @@
 //! `NbgFamily` for a v1 graph.
 
 use super::*;
-use crate::nbg::crc_explain;
 
 impl<'data> NbgFamily<'data> for NbgV1<'data> {
     fn family(&self) -> Family {
@@ -161,8 +160,18 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         &self.outputs
     }
 
-    fn network_name(&self) -> String {
-        self.header.network_name.clone()
+    fn network(&self) -> Option<Network<'_>> {
+        let h = &self.header;
+        Some(Network {
+            name: &h.network_name,
+            layers: h.layer_count,
+            operations: h.operation_count,
+            cores: None,
+        })
+    }
+
+    fn corpus_invariants(&self) -> &[crate::nbg::parse::invariants::Invariant] {
+        &self.corpus_invariants
     }
 
     fn records(&self) -> &crate::nbg::parse::records::Records {
@@ -191,7 +200,11 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     }
 
     fn layout(&self) -> Layout<'_> {
-        Layout::Tables(&self.tables)
+        Layout::Tables {
+            fixed: &self.fixed_part,
+            extension: &self.opaque_fixed_extension,
+            tables: &self.tables,
+        }
     }
 
     fn integrity(&self) -> Integrity<'_> {
@@ -203,6 +216,29 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
 
     fn connection_region(&self) -> &crate::nbg::parse::ConnectionRegion {
         &self.connection_region
+    }
+
+    fn claims<'a>(&self, _read: &Read<'a>) -> Vec<Claim> {
+        claims::v1(self)
+    }
+
+    fn views(&self) -> Vec<View> {
+        claims::views_v1(self)
+    }
+
+    fn pieces<'a>(&self, o: &Owner, _read: &Read<'a>) -> Option<Vec<Piece>> {
+        pieces::v1(self, o)
+    }
+
+    fn payload_name(&self, origin: Origin) -> Option<&str> {
+        match origin {
+            Origin::Table(i) => self.tables.get(i).map(|t| t.name),
+            _ => None,
+        }
+    }
+
+    fn located(&self, o: &Owner, offset: u64) -> Located {
+        naming::v1(self, &naming::At::new(o, offset))
     }
 
     fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content {
@@ -233,7 +269,7 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     }
 
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
-        crc_explain::explain_v1(self, crc_of)
+        super::crc::explain_v1(self, crc_of)
     }
 
     fn crc_flips(
@@ -244,6 +280,6 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         if self.crc.stored == 0 {
             return Some(crc_rules::CrcFlips::Absent);
         }
-        crc_explain::flips_v1(self, crc_of, patterns).map(crc_rules::CrcFlips::Registry)
+        super::crc::flips_v1(self, crc_of, patterns).map(crc_rules::CrcFlips::Registry)
     }
 }

@@ -1,7 +1,6 @@
 //! `NbgFamily` for a v2 graph.
 
 use super::*;
-use crate::nbg::crc_explain;
 
 impl NbgV2<'_> {
     /// The header CRC rule of this file's version (the spec's rule for a version nbg does not
@@ -206,11 +205,17 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         &self.outputs
     }
 
-    fn network_name(&self) -> String {
-        self.network_info
-            .as_ref()
-            .map(|n| n.name.clone())
-            .unwrap_or_default()
+    fn network(&self) -> Option<Network<'_>> {
+        self.network_info.as_ref().map(|n| Network {
+            name: &n.name,
+            layers: n.layer_count,
+            operations: n.operation_count,
+            cores: Some(n.core_count),
+        })
+    }
+
+    fn corpus_invariants(&self) -> &[crate::nbg::parse::invariants::Invariant] {
+        &self.corpus_invariants
     }
 
     fn records(&self) -> &crate::nbg::parse::records::Records {
@@ -254,6 +259,29 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         &self.connection_region
     }
 
+    fn claims<'a>(&self, read: &Read<'a>) -> Vec<Claim> {
+        claims::v2(self, read)
+    }
+
+    fn views(&self) -> Vec<View> {
+        claims::views_v2(self)
+    }
+
+    fn pieces<'a>(&self, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>> {
+        pieces::v2(self, o, read)
+    }
+
+    fn payload_name(&self, origin: Origin) -> Option<&str> {
+        match origin {
+            Origin::Section(i) => self.sections.get(i).map(|s| s.type_name),
+            _ => None,
+        }
+    }
+
+    fn located(&self, o: &Owner, offset: u64) -> Located {
+        naming::v2(self, &naming::At::new(o, offset))
+    }
+
     fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content {
         match origin {
             Origin::Section(i) | Origin::SectionEntry(i, _) | Origin::Coefficient(i, _, _) => self
@@ -289,7 +317,7 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     }
 
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {
-        crc_explain::explain_v2(self, crc_of)
+        super::crc::explain_v2(self, crc_of)
     }
 }
 

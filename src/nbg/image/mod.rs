@@ -20,15 +20,16 @@
 //! `alignment` (the minimum the declaration requires); every other unowned byte is `padding`.
 //! v1 declares no alignments, so its gaps are padding.
 
-mod claims;
+mod gaps;
 
-use claims::*;
+use gaps::*;
 
 use crate::digest::Hash256;
 use crate::nbg::failure::{Code, Failure, fail};
-use crate::nbg::family::{NbgFamily, Origin};
-use crate::nbg::format::{CONNECTION_REGION_SIZE, section, v1 as f1, v2 as f2};
-use crate::nbg::parse::{Graph, NbgV1, NbgV2};
+use crate::nbg::family::NbgFamily;
+pub use crate::nbg::family::{Origin, Owner, OwnerClass, View, ViewClass};
+use crate::nbg::format::CONNECTION_REGION_SIZE;
+use crate::nbg::parse::Graph;
 use crate::nbg::read::{Data, Source};
 use crate::nbg::stream::FileSource;
 use serde::Serialize;
@@ -36,103 +37,6 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::{Arc, OnceLock};
-
-/// Who owns a byte.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OwnerClass {
-    /// A record the parser decoded field by field (header, directory, I/O, tables).
-    DecodedRecord,
-    /// Gap bytes a declared section alignment requires.
-    Alignment,
-    /// Any other gap byte (before a section, before the connection tail, before EOF).
-    Padding,
-    /// A payload kept verbatim: hashed and bounded, not decoded.
-    PreservedOpaque,
-    /// The final 512 bytes when no other owner holds any of them.
-    ConnectionTail,
-}
-
-impl OwnerClass {
-    /// Every class, in the order reports list them.
-    pub const ALL: [OwnerClass; 5] = [
-        OwnerClass::DecodedRecord,
-        OwnerClass::Alignment,
-        OwnerClass::Padding,
-        OwnerClass::PreservedOpaque,
-        OwnerClass::ConnectionTail,
-    ];
-
-    /// The class's kebab-case name, as serialized.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OwnerClass::DecodedRecord => "decoded-record",
-            OwnerClass::Alignment => "alignment",
-            OwnerClass::Padding => "padding",
-            OwnerClass::PreservedOpaque => "preserved-opaque",
-            OwnerClass::ConnectionTail => "connection-tail",
-        }
-    }
-}
-
-/// A non-owning view; views never take part in reconstruction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ViewClass {
-    /// The connection region (final 512 bytes) over owners that already hold it.
-    SectionCoveredView,
-    /// A table entry's range inside another table's data (v1 nested tables, v2 DYNAIO).
-    NestedReference,
-}
-
-/// One entry of the ledger: the byte range `[start, end)` and who owns it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Owner {
-    /// First file offset owned.
-    pub start: u64,
-    /// One past the last file offset owned.
-    pub end: u64,
-    /// What kind of bytes these are.
-    pub class: OwnerClass,
-    /// A human-readable name (`section 3 type 20 ...`, `padding before ...`).
-    pub label: String,
-    /// The structure behind the owner (not serialized).
-    #[serde(skip)]
-    pub origin: Origin,
-    /// For padding: whether every byte is zero.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub all_zero: Option<bool>,
-}
-
-impl Owner {
-    /// Bytes owned.
-    pub fn len(&self) -> u64 {
-        self.end - self.start
-    }
-
-    /// Whether the range is empty (never true in a proved ledger).
-    pub fn is_empty(&self) -> bool {
-        self.end == self.start
-    }
-
-    /// Whether `offset` lies in `[start, end)`.
-    pub fn contains(&self, offset: u64) -> bool {
-        self.start <= offset && offset < self.end
-    }
-}
-
-/// A non-owning view of `[start, end)`: a second name for bytes an owner already holds.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct View {
-    /// First file offset viewed.
-    pub start: u64,
-    /// One past the last file offset viewed.
-    pub end: u64,
-    /// What kind of view.
-    pub class: ViewClass,
-    /// A human-readable name (`dynaio_table[2] -> ...`).
-    pub label: String,
-}
 
 /// Result of re-emitting an unchanged image.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -225,10 +129,8 @@ impl<'data> NbgImage<'data> {
     }
 
     fn build(graph: &Graph<'_>, source: Data<'data>) -> Result<Self, Failure> {
-        let (format, claims, mut views) = match graph {
-            Graph::V1(g) => (g.format, claims_v1(g), views_v1(g)),
-            Graph::V2(g) => (g.format, claims_v2(g, &source), views_v2(graph)),
-        };
+        let claims = graph.claims(&|at, len| source.slice(at, len, "coefficients").ok());
+        let mut views = graph.views();
         let owners = fill_gaps(&source, claims)?;
         prove(&owners, source.len())?;
         if let Some(v) = connection_view(&owners, source.len()) {
@@ -238,7 +140,7 @@ impl<'data> NbgImage<'data> {
         Ok(NbgImage {
             source,
             sha256: OnceLock::new(),
-            format,
+            format: graph.format(),
             owners,
             views,
             reconstruction: OnceLock::new(),
@@ -504,6 +406,7 @@ impl ChangedImage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::nbg::family::claim;
 
     fn o(start: u64, end: u64) -> Owner {
         Owner {

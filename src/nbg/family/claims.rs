@@ -1,31 +1,14 @@
-//! Who claims which bytes: each family's claims, the gaps filled, the ledger proved, and the
-//! views over it.
+//! Each family's claims on its bytes (structures, sections or tables, the entries of a table of
+//! buffers, coefficient parts) and its views, for `nbg::image` to fill the gaps and prove.
 
-use super::*;
+use super::ledger::{Claim, Origin, OwnerClass, View, ViewClass, claim};
+use super::{NbgFamily, Read};
+use crate::nbg::format::{section, v1 as f1, v2 as f2};
+use crate::nbg::parse::{NbgV1, NbgV2};
 
-/// A claimed (non-gap) range before gaps are filled.
-pub(super) struct Claim {
-    start: u64,
-    end: u64,
-    class: OwnerClass,
-    label: String,
-    origin: Origin,
-    /// Declared alignment of the section that starts here (v2), for the gap before it.
-    alignment: u64,
-}
-
-pub(super) fn claim(start: u64, end: u64, class: OwnerClass, label: String) -> Claim {
-    Claim {
-        start,
-        end,
-        class,
-        label,
-        origin: Origin::Structure,
-        alignment: 0,
-    }
-}
-
-pub(super) fn claims_v2(g: &NbgV2<'_>, source: &Data<'_>) -> Vec<Claim> {
+/// The v2 claims: header, sub-header, directory, and each section whole or cut into its entries
+/// (COEF_DATA entries into their decoded parts, read through `read`).
+pub(super) fn v2<'a>(g: &NbgV2<'_>, read: &Read<'a>) -> Vec<Claim> {
     let dir = u64::from(g.sub_header.section_headers_offset);
     let dir_end = dir + g.sections.len() as u64 * u64::from(f2::SECTION_HEADER_SIZE);
     let mut c = vec![
@@ -56,7 +39,7 @@ pub(super) fn claims_v2(g: &NbgV2<'_>, source: &Data<'_>) -> Vec<Claim> {
             });
             if let Some(mut parts) = parts {
                 if s.kind == crate::nbg::format::section::COEF_DATA {
-                    parts = coefficient_claims(g, source, s.index, parts);
+                    parts = coefficient_claims(g, read, s.index, parts);
                 }
                 if let Some(first) = parts.first_mut().filter(|p| p.start == s.offset) {
                     first.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
@@ -74,7 +57,9 @@ pub(super) fn claims_v2(g: &NbgV2<'_>, source: &Data<'_>) -> Vec<Claim> {
     c
 }
 
-pub(super) fn claims_v1(g: &NbgV1<'_>) -> Vec<Claim> {
+/// The v1 claims: the fixed part's groups, the opaque extension, and each table whole or cut
+/// into its entries.
+pub(super) fn v1(g: &NbgV1<'_>) -> Vec<Claim> {
     let entries = g.fixed_part.entries_offset;
     let mut c = vec![
         claim(
@@ -174,16 +159,14 @@ fn region_claims(
 /// The COEF_DATA entry claims with every entry that decodes whole split into its parts
 /// (`coefficients::Buffer::ledger_parts`: header, one stream per core, biases) or owned whole
 /// as a table, each a decoded record; the other entries stay as they are.
-fn coefficient_claims(
+fn coefficient_claims<'a>(
     g: &NbgV2<'_>,
-    source: &Data<'_>,
+    read: &Read<'a>,
     section: usize,
     parts: Vec<Claim>,
 ) -> Vec<Claim> {
     use crate::nbg::coefficients::{self, Part};
-    let c = coefficients::of_with(&g.coefficient_view(), None, &|at, len| {
-        source.slice(at, len, "coefficients").ok()
-    });
+    let c = coefficients::of_with(&g.coefficient_view(), None, read);
     let mut split: std::collections::HashMap<u64, Vec<(u64, u64, usize, Part)>> =
         std::collections::HashMap::new();
     for b in &c.buffers {
@@ -234,171 +217,10 @@ fn payload_class(decoded: bool) -> OwnerClass {
     }
 }
 
-/// Sort the claims and give every unclaimed byte an owner: alignment, padding, or the tail.
-pub(super) fn fill_gaps(source: &Data<'_>, mut claims: Vec<Claim>) -> Result<Vec<Owner>, Failure> {
-    let size = source.len();
-    claims.sort_by_key(|c| (c.start, c.end));
-    let mut owners: Vec<Owner> = Vec::with_capacity(claims.len() * 2 + 2);
-    let mut cursor = 0u64;
-    for c in claims {
-        if c.start < cursor {
-            return fail(
-                Code::OwnershipConflict,
-                c.start,
-                format!(
-                    "{} starts inside an earlier owner ending at 0x{cursor:x}",
-                    c.label
-                ),
-            );
-        }
-        if c.start > cursor {
-            let aligned = if c.alignment > 1 {
-                cursor.next_multiple_of(c.alignment).min(c.start)
-            } else {
-                cursor
-            };
-            if aligned > cursor {
-                owners.push(owner(
-                    source,
-                    cursor,
-                    aligned,
-                    OwnerClass::Alignment,
-                    format!("alignment before {}", c.label),
-                ));
-            }
-            if c.start > aligned {
-                owners.push(owner(
-                    source,
-                    aligned,
-                    c.start,
-                    OwnerClass::Padding,
-                    format!("padding before {}", c.label),
-                ));
-            }
-        }
-        cursor = c.end;
-        owners.push(Owner {
-            start: c.start,
-            end: c.end,
-            class: c.class,
-            label: c.label,
-            origin: c.origin,
-            all_zero: None,
-        });
-    }
-    if cursor < size {
-        let tail = size - CONNECTION_REGION_SIZE.min(size);
-        if cursor <= tail {
-            if tail > cursor {
-                owners.push(owner(
-                    source,
-                    cursor,
-                    tail,
-                    OwnerClass::Padding,
-                    "padding before connection tail".into(),
-                ));
-            }
-            owners.push(Owner {
-                start: tail,
-                end: size,
-                class: OwnerClass::ConnectionTail,
-                label: "connection region (final 512 bytes)".into(),
-                origin: Origin::Tail,
-                all_zero: None,
-            });
-        } else {
-            owners.push(owner(
-                source,
-                cursor,
-                size,
-                OwnerClass::Padding,
-                "padding before EOF".into(),
-            ));
-        }
-    }
-    Ok(owners)
-}
-
-pub(super) fn owner(
-    source: &Data<'_>,
-    start: u64,
-    end: u64,
-    class: OwnerClass,
-    label: String,
-) -> Owner {
-    let all_zero = (class == OwnerClass::Padding).then(|| {
-        source
-            .visit(start, end, 1, |_, piece| {
-                if piece.iter().all(|&b| b == 0) {
-                    Ok(())
-                } else {
-                    Err(())
-                }
-            })
-            .is_ok()
-    });
-    Owner {
-        start,
-        end,
-        class,
-        label,
-        origin: Origin::Gap,
-        all_zero,
-    }
-}
-
-/// Sorted, contiguous, non-empty, from 0 to the file size.
-pub(super) fn prove(owners: &[Owner], size: u64) -> Result<(), Failure> {
-    let mut cursor = 0;
-    for o in owners {
-        if o.start != cursor || o.end <= o.start {
-            return fail(
-                Code::OwnershipConflict,
-                o.start.min(cursor),
-                format!(
-                    "owner {} [0x{:x}, 0x{:x}) breaks contiguity at 0x{cursor:x}",
-                    o.label, o.start, o.end
-                ),
-            );
-        }
-        cursor = o.end;
-    }
-    if cursor != size {
-        return fail(
-            Code::OwnershipConflict,
-            cursor,
-            format!("owners end at 0x{cursor:x}, file ends at 0x{size:x}"),
-        );
-    }
-    Ok(())
-}
-
-/// The final 512 bytes as a view when other owners already hold any of them.
-pub(super) fn connection_view(owners: &[Owner], size: u64) -> Option<View> {
-    let start = size - CONNECTION_REGION_SIZE.min(size);
-    if size == 0 || owners.iter().any(|o| o.class == OwnerClass::ConnectionTail) {
-        return None;
-    }
-    let held: Vec<&str> = owners
-        .iter()
-        .filter(|o| o.end > start && o.class != OwnerClass::Padding)
-        .map(|o| o.label.as_str())
-        .collect();
-    Some(View {
-        start,
-        end: size,
-        class: ViewClass::SectionCoveredView,
-        label: format!(
-            "connection region (final 512 bytes) over {}",
-            held.join(", ")
-        ),
-    })
-}
-
-pub(super) fn views_v2(graph: &Graph<'_>) -> Vec<View> {
+/// v2 views: each DYNAIO entry inside the DYNAIO section.
+pub(super) fn views_v2(g: &NbgV2<'_>) -> Vec<View> {
     let name = section::name(section::DYNAIO).unwrap_or("DYNAIO");
-    graph
-        .dynaio_ranges()
+    g.dynaio_ranges()
         .into_iter()
         .enumerate()
         .map(|(i, (start, end))| View {
@@ -410,6 +232,7 @@ pub(super) fn views_v2(graph: &Graph<'_>) -> Vec<View> {
         .collect()
 }
 
+/// v1 views: each nested table entry inside the table it points into.
 pub(super) fn views_v1(g: &NbgV1<'_>) -> Vec<View> {
     let mut out = Vec::new();
     for n in &g.nested_tables {

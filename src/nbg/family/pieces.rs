@@ -1,0 +1,721 @@
+//! Each family's decoded records encoded again from the parsed values through the field map,
+//! one `Piece` per record, for `nbg::reencode` to compare with the file's bytes.
+
+use super::ledger::{Origin, Owner};
+use super::{NbgFamily, Read};
+use crate::nbg::fieldmap::{self as fm, Record, Writer};
+use crate::nbg::format::{section, v1 as f1};
+use crate::nbg::holds::{Holds, Kind};
+use crate::nbg::parse::records::{
+    HwInitOperation, Layer, Operation, Patch, PpuParam, Records, ShOperation, SwOperation,
+};
+use crate::nbg::parse::{IoLayout, IoRecord, NbgV1, NbgV2};
+
+/// One encoded record: its file offset, the record layout, the name prefix and the bytes (or
+/// the first field whose decoded value did not fit). `pieces` yields them.
+pub struct Piece {
+    /// File offset of the record (or of the part of it).
+    pub(crate) at: u64,
+    /// The record layout, for naming a mismatch.
+    pub(crate) record: Record,
+    /// Offset of the piece inside its record (non-zero for a part of the v1 fixed record).
+    pub(crate) skip: u64,
+    /// The name of the record (`NBG_SECTION_INPUT[0]`).
+    pub(crate) prefix: String,
+    /// The encoded bytes, or the first field whose value did not fit.
+    pub(crate) bytes: Result<Vec<u8>, &'static str>,
+}
+
+fn piece(at: u64, record: Record, prefix: String, w: Writer) -> Piece {
+    Piece {
+        at,
+        record,
+        skip: 0,
+        prefix,
+        bytes: w.finish().map_err(|o| o.field),
+    }
+}
+
+/// An I/O record from its decoded value through the layout's fields.
+fn io_piece(r: &IoRecord, layout: &IoLayout, prefix: String) -> Piece {
+    let mut w = Writer::new(layout.size());
+    w.put_u32(&layout.dim_count, r.dimension_count)
+        .put_words(
+            &layout.dims,
+            &[&r.dimensions[..], &r.unused_dimension_slots[..]].concat(),
+        )
+        .put_u32(&layout.data_format, r.data_format)
+        .put_u32(&layout.data_type, r.data_type)
+        .put_u32(&layout.quant_format, r.quantization.format);
+    let mut words = r.quantization.raw_words.iter().copied();
+    for f in layout.quant_fields {
+        let chunk: Vec<u32> = words.by_ref().take(f.width / 4).collect();
+        w.put_words(f, &chunk);
+    }
+    if words.next().is_some() {
+        w.refuse(&layout.quant_format);
+    }
+    match (&layout.name, &r.name) {
+        (Some(f), Some(name)) => {
+            w.put_name(f, name, &r.name_trailing_bytes);
+        }
+        (Some(f), None) => {
+            w.refuse(f);
+        }
+        (None, Some(_)) => {
+            w.refuse(&layout.dim_count);
+        }
+        (None, None) => {}
+    }
+    piece(r.offset, layout.record, prefix, w)
+}
+
+fn io_pieces(records: &[IoRecord], layout: &IoLayout, name: &str) -> Vec<Piece> {
+    records
+        .iter()
+        .map(|r| io_piece(r, layout, format!("{name}[{}]", r.index)))
+        .collect()
+}
+
+fn layer_pieces(layers: &[Layer], size: usize, name: &str) -> Vec<Piece> {
+    use fm::layer as l;
+    layers
+        .iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_name(&l::name, &x.name, &x.name_trailing_bytes)
+                .put_u32(&l::id, x.id)
+                .put_u32(&l::operation_count, x.operation_count)
+                .put_opt_u32(&l::uid, (size > l::uid.offset).then_some(x.uid));
+            piece(x.offset, l::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn operation_pieces(ops: &[Operation], size: usize, name: &str) -> Vec<Piece> {
+    use fm::operation as o;
+    ops.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&o::kind, x.kind)
+                .put_u32(&o::index, x.engine_index)
+                .put_u32(&o::layer_id, x.layer_id)
+                .put_u32(&o::state_id, x.state_id)
+                .put_u32(&o::patch_index, x.patch_index)
+                .put_u32(&o::patch_count, x.patch_count)
+                .put_opt_u32(&o::abs_op_id, x.abs_op_id);
+            match (x.preempt, x.abs_share_id) {
+                (Some(p), Some(a)) => {
+                    w.put_parts(&o::preempt_word, &[u64::from(p), u64::from(a)]);
+                }
+                _ => {
+                    w.put_opt_u32(&o::preempt_word, None);
+                }
+            }
+            piece(x.offset, o::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn sh_pieces(sh: &[ShOperation], at: u64, size: usize, name: &str) -> Vec<Piece> {
+    use fm::sh_operation as s;
+    sh.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&s::instr_index, x.instr_index)
+                .put_opt_u32(&s::ppu_param_index, x.ppu_param_index);
+            let offset = at + (x.index * size) as u64;
+            piece(offset, s::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn patch_pieces(patches: &[Patch], record: Record, at: u64, size: usize, name: &str) -> Vec<Piece> {
+    // The 40-byte layout's fields are a superset: each is written where the record has it.
+    use fm::patch_40bit as p;
+    patches
+        .iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let mut w = Writer::new(size);
+            w.put_u32(&p::kind, x.kind)
+                .put_u32(&p::dest_offset, x.dest_offset)
+                .put_u32(&p::source_type, x.source_type)
+                .put_u32(&p::index, x.index as u32)
+                .put_u32(&p::src_offset, x.src_offset)
+                .put_u32(&p::transformed, x.transformed)
+                .put_opt_u32(&p::name, x.name);
+            let [d, s, m] = x.high.map_or([None; 3], |h| h.map(Some));
+            w.put_opt_u32(&p::dest_offset_h, d)
+                .put_opt_u32(&p::src_offset_h, s)
+                .put_opt_u32(&p::mask_h, m);
+            piece(at + (i * size) as u64, record, format!("{name}[{i}]"), w)
+        })
+        .collect()
+}
+
+fn sw_pieces(sw: &[SwOperation], size: usize, name: &str) -> Vec<Piece> {
+    use fm::v1_sw_operation as s;
+    sw.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&s::sw_operation_type, x.kind);
+            match &x.name {
+                Some(n) => w.put_name(&s::name, n, &x.name_trailing_bytes),
+                None => w.put_opt_u32(&s::name, None),
+            };
+            piece(x.offset, s::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn hw_init_pieces(ops: &[HwInitOperation], size: usize, name: &str) -> Vec<Piece> {
+    use fm::hw_init_operation as h;
+    ops.iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_u32(&h::state_id, x.state_id)
+                .put_u32(&h::patch_index, x.patch_index)
+                .put_u32(&h::patch_count, x.patch_count);
+            piece(x.offset, h::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+fn ppu_param_pieces(params: &[PpuParam], size: usize, name: &str) -> Vec<Piece> {
+    use fm::v1_ppu_param as p;
+    params
+        .iter()
+        .map(|x| {
+            let mut w = Writer::new(size);
+            w.put_words(&p::global_offset, &x.global_offset)
+                .put_words(&p::global_scale, &x.global_scale)
+                .put_words(&p::group_size, &x.group_size)
+                .put_words(&p::group_count, &x.group_count);
+            piece(x.offset, p::RECORD, format!("{name}[{}]", x.index), w)
+        })
+        .collect()
+}
+
+/// (offset, size) pairs of an index table or DYNAIO table.
+fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<Piece> {
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(i, &[offset, size])| {
+            let mut w = Writer::new(record.size);
+            w.put_uint(&record.fields[0], offset)
+                .put_uint(&record.fields[1], size);
+            piece(
+                at + (i * record.size) as u64,
+                record,
+                format!("{name}[{i}]"),
+                w,
+            )
+        })
+        .collect()
+}
+
+/// A record of 32-bit words encoded through its fields: each bit part taken from the word and
+/// packed again, so every word's parts must cover it (the field map proves they tile it).
+fn word_record_piece(record: Record, at: u64, words: &[u32], prefix: String) -> Piece {
+    let mut w = Writer::new(record.size);
+    let mut rest = words;
+    for f in record.fields {
+        let (mine, next) = rest.split_at((f.width / 4).min(rest.len()));
+        rest = next;
+        match (f.ty, mine) {
+            (fm::Type::U32s, _) => {
+                w.put_words(f, mine);
+            }
+            (_, &[word]) if !f.parts.is_empty() => {
+                let values: Vec<u64> = f.parts.iter().map(|p| p.get(u64::from(word))).collect();
+                w.put_parts(f, &values);
+            }
+            (_, &[word]) => {
+                w.put_u32(f, word);
+            }
+            _ => {
+                w.refuse(f);
+            }
+        }
+    }
+    piece(at, record, prefix, w)
+}
+
+/// Records of 32-bit words `(index, file offset, words)`, one piece each, named `name[index]`.
+fn word_record_pieces<'a>(
+    record: Record,
+    name: &str,
+    records: impl Iterator<Item = (usize, u64, &'a [u32])>,
+) -> Vec<Piece> {
+    records
+        .map(|(i, at, words)| word_record_piece(record, at, words, format!("{name}[{i}]")))
+        .collect()
+}
+
+/// Every command of every state buffer (v2 LOADSTATE, v1 `load_states`) encoded again from its decoded fields, one piece per
+/// command, in file order (`None` unless the buffers decode and tile the section).
+fn command_pieces(
+    streams: &crate::nbg::parse::command_tables::CommandStreams,
+    name: &str,
+) -> Option<Vec<Piece>> {
+    if !streams.complete() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (entry, at, commands) in &streams.decoded {
+        for (k, c) in commands.iter().enumerate() {
+            let mut bytes = Vec::with_capacity(c.len() as usize);
+            c.encode(&mut bytes);
+            out.push(Piece {
+                at: at + c.at,
+                record: fm::fe_load_state::RECORD,
+                skip: 0,
+                prefix: format!("{name}[{entry}].command[{k}]"),
+                bytes: Ok(bytes),
+            });
+        }
+    }
+    Some(out)
+}
+
+/// One entry of a table of buffers (`patch_targets::Region`): a state stream's commands or a
+/// command entry's records, named `name[entry]`; `None` when the entry is not decoded.
+fn region_pieces(
+    regions: Option<&[crate::nbg::parse::patch_targets::Region]>,
+    streams: Option<&crate::nbg::parse::command_tables::CommandStreams>,
+    entry: usize,
+    name: &str,
+) -> Option<Vec<Piece>> {
+    let r = regions?.iter().find(|r| r.entry == entry)?;
+    if let (Some(record), Some(words)) = (r.record, r.words.as_ref()) {
+        let size = record.size as u64;
+        return Some(word_record_pieces(
+            record,
+            &format!("{name}[{entry}].{}", r.role.prefix()),
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (i, r.offset + i as u64 * size, &w[..])),
+        ));
+    }
+    let (_, at, commands) = streams?
+        .decoded
+        .iter()
+        .find(|(e, _, _)| *e == entry as u64)?;
+    Some(
+        commands
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let mut bytes = Vec::with_capacity(c.len() as usize);
+                c.encode(&mut bytes);
+                Piece {
+                    at: at + c.at,
+                    record: fm::fe_load_state::RECORD,
+                    skip: 0,
+                    prefix: format!("{name}[{entry}].command[{k}]"),
+                    bytes: Ok(bytes),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
+/// of a table at `at` with `size`-byte records, as `holds` says the table holds them.
+fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
+    Some(match kind.holds {
+        Holds::Layers => layer_pieces(r.layers.as_deref()?, size, name),
+        Holds::Operations => operation_pieces(r.operations.as_deref()?, size, name),
+        Holds::ShOperations => sh_pieces(r.sh_operations.as_deref()?, at, size, name),
+        Holds::Patches => {
+            let record = kind.record(size as u64)?;
+            patch_pieces(&r.patches.as_ref()?.records, record, at, size, name)
+        }
+        Holds::SwOperations => sw_pieces(r.sw_operations.as_deref()?, size, name),
+        Holds::HwInitOperations => hw_init_pieces(r.hw_init_operations.as_deref()?, size, name),
+        Holds::PpuParams => ppu_param_pieces(r.ppu_params.as_deref()?, size, name),
+        _ => return None,
+    })
+}
+
+/// The v2 decoded-record owner `o` encoded again, one piece per record (a coefficient part
+/// decoded anew from the bytes `read` gives).
+pub(super) fn v2<'a>(g: &NbgV2<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>> {
+    match o.origin {
+        Origin::Structure => match o.label.as_str() {
+            "header" => Some(vec![v2_header(g)]),
+            "sub-header" => {
+                use fm::v2_sub_header as s;
+                let h = &g.sub_header;
+                let mut w = Writer::new(s::SIZE);
+                w.put_u32(&s::section_headers_offset, h.section_headers_offset)
+                    .put_u32(&s::section_header_size, h.section_header_size)
+                    .put_u32(&s::section_header_count, h.section_header_count);
+                Some(vec![piece(h.offset, s::RECORD, "sub_header".into(), w)])
+            }
+            "section directory" => Some(v2_directory(g)),
+            _ => None,
+        },
+        Origin::Section(i) => {
+            let s = g.sections.get(i)?;
+            let name = s.type_name;
+            let one =
+                |record: Record, w: Writer| Some(vec![piece(s.offset, record, name.into(), w)]);
+            match s.kind {
+                section::INPUT => Some(io_pieces(
+                    &g.inputs,
+                    crate::nbg::parse::v2::io_layout(),
+                    name,
+                )),
+                section::OUTPUT => Some(io_pieces(
+                    &g.outputs,
+                    crate::nbg::parse::v2::io_layout(),
+                    name,
+                )),
+                section::NETWORK_INFO => one(fm::v2_network_info::RECORD, network_info(g)?),
+                section::MEMORY_POOL => {
+                    let mut w = Writer::new(fm::v2_memory_pool::SIZE);
+                    w.put_uint(&fm::v2_memory_pool::used_size, g.memory_pool_bytes?);
+                    one(fm::v2_memory_pool::RECORD, w)
+                }
+                section::VIP_SRAM => {
+                    let mut w = Writer::new(fm::v2_vip_sram::SIZE);
+                    w.put_u32(&fm::v2_vip_sram::used_size, g.vip_sram_bytes?);
+                    one(fm::v2_vip_sram::RECORD, w)
+                }
+                section::AXI_SRAM => {
+                    let mut w = Writer::new(fm::v2_axi_sram::SIZE);
+                    w.put_u32(&fm::v2_axi_sram::used_size, g.axi_sram_bytes?);
+                    one(fm::v2_axi_sram::RECORD, w)
+                }
+                section::CHECKSUM => {
+                    let pairs: Vec<[u64; 2]> = g
+                        .section_checksums
+                        .iter()
+                        .map(|c| [u64::from(c.section_type), u64::from(c.stored)])
+                        .collect();
+                    Some(pair_pieces(
+                        fm::v2_checksum_record::RECORD,
+                        s.offset,
+                        &pairs,
+                        name,
+                    ))
+                }
+                kind if section::indexed_by(kind).is_some() => {
+                    let t = g.index_tables.iter().find(|t| t.section_type == kind)?;
+                    Some(pair_pieces(
+                        fm::v2_index_entry::RECORD,
+                        s.offset,
+                        &t.entries,
+                        name,
+                    ))
+                }
+                section::LOADSTATE => command_pieces(g.load_states.as_ref()?, name),
+                section::TP => Some(word_record_pieces(
+                    fm::tp_command::RECORD,
+                    name,
+                    g.tp_commands
+                        .as_ref()?
+                        .iter()
+                        .map(|c| (c.index, c.offset, &c.words[..])),
+                )),
+                section::NN => Some(word_record_pieces(
+                    fm::nn_command::RECORD,
+                    name,
+                    g.nn_commands
+                        .as_ref()?
+                        .iter()
+                        .map(|c| (c.index, c.offset, &c.words[..])),
+                )),
+                section::DYNAIO_TABLE => {
+                    let d = g.dynamic_io.as_ref()?;
+                    let pairs: Vec<[u64; 2]> =
+                        d.entries.iter().map(|e| [e.offset, e.size]).collect();
+                    Some(pair_pieces(
+                        fm::v2_dynaio_entry::RECORD,
+                        s.offset,
+                        &pairs,
+                        name,
+                    ))
+                }
+                kind => record_pieces(
+                    &g.records,
+                    crate::nbg::holds::v2(kind)?,
+                    s.offset,
+                    s.entry_size as usize,
+                    name,
+                ),
+            }
+        }
+        Origin::SectionEntry(i, e) => {
+            let s = g.sections.get(i)?;
+            let (regions, streams) = g.regions_of(s.kind);
+            region_pieces(regions, streams, e, s.type_name)
+        }
+        Origin::Coefficient(i, e, part) => coefficient_piece(g, read, i, e, part),
+        _ => None,
+    }
+}
+
+/// A part of a decoded coefficient entry, written again from the entry decoded anew (read
+/// through `read`) and cut as the ledger cut it.
+fn coefficient_piece<'a>(
+    g: &NbgV2<'_>,
+    read: &Read<'a>,
+    section: usize,
+    entry: usize,
+    part: crate::nbg::coefficients::Part,
+) -> Option<Vec<Piece>> {
+    use crate::nbg::coefficients::{self, Part};
+    let name = g.sections.get(section)?.type_name;
+    let c = coefficients::of_with(&g.coefficient_view(), Some(entry), read);
+    let (at, bytes, record) = match part {
+        Part::Table => {
+            let t = c.tables.first()?;
+            (t.offset, t.rewritten()?, COEF_VALUES)
+        }
+        part => {
+            let p = c
+                .buffers
+                .first()?
+                .ledger_parts()?
+                .into_iter()
+                .find(|p| p.part == part)?;
+            let (at, bytes) = (p.start, p.bytes);
+            let record = if part == Part::Header {
+                fm::coef_header_v8::RECORD
+            } else {
+                COEF_VALUES
+            };
+            (at, bytes, record)
+        }
+    };
+    Some(vec![Piece {
+        at,
+        record,
+        skip: 0,
+        prefix: format!("{name}[{entry}].{}", part.label()),
+        bytes: Ok(bytes),
+    }])
+}
+
+/// Coded streams, biases and tables: bytes with no fixed fields (a mismatch is named by its
+/// offset in the part).
+const COEF_VALUES: fm::Record = fm::Record {
+    id: "coef_values",
+    family: fm::Family::V2,
+    public_name: "coefficient stream, biases or table",
+    size: 0,
+    fields: &[],
+    base: None,
+};
+
+fn v2_header(g: &NbgV2<'_>) -> Piece {
+    use fm::v2_header as h;
+    let x = &g.header;
+    let mut w = Writer::new(h::SIZE);
+    w.put_bytes(&h::magic, x.magic.as_bytes())
+        .put_u32(&h::version, x.version)
+        .put_u32(&h::target, x.target)
+        .put_u32(&h::crc_sum, x.crc_sum)
+        .put_u32(&h::total_size_low, x.declared_file_size_low)
+        .put_u32(&h::total_size_high, x.declared_file_size_high)
+        .put_u32(&h::sub_header_offset, x.sub_header_offset)
+        .put_u32(&h::sub_header_size, x.sub_header_size)
+        .put_u32(&h::sub_header_count, x.sub_header_count)
+        .put_parts(
+            &h::class_word,
+            &[
+                u64::from(x.class),
+                u64::from(x.reserved.class_word_reserved_bits),
+            ],
+        )
+        .put_u32(&h::reserved2, x.reserved.reserved2)
+        .put_u32(&h::reserved3, x.reserved.reserved3);
+    piece(0, h::RECORD, "header".into(), w)
+}
+
+fn v2_directory(g: &NbgV2<'_>) -> Vec<Piece> {
+    use fm::v2_section_header as d;
+    g.sections
+        .iter()
+        .map(|s| {
+            let mut w = Writer::new(d::SIZE);
+            w.put_u32(&d::kind, s.kind)
+                .put_uint(&d::offset, s.offset)
+                .put_uint(&d::size, s.size)
+                .put_uint(&d::load_address, s.load_address)
+                .put_u32(&d::alignment, s.alignment)
+                .put_u32(&d::entry_size, s.entry_size)
+                .put_words(&d::reserved_words, &s.reserved_words);
+            let prefix = format!("directory[{}]({})", s.index, s.type_name);
+            piece(s.header_offset, d::RECORD, prefix, w)
+        })
+        .collect()
+}
+
+fn network_info(g: &NbgV2<'_>) -> Option<Writer> {
+    use fm::v2_network_info as ni;
+    let n = g.network_info.as_ref()?;
+    let mut w = Writer::new(ni::SIZE);
+    w.put_name(&ni::name, &n.name, &n.name_trailing_bytes)
+        .put_u32(&ni::input_count, n.input_count)
+        .put_u32(&ni::output_count, n.output_count)
+        .put_u32(&ni::layer_count, n.layer_count)
+        .put_u32(&ni::absolute_operation_count, n.absolute_operation_count)
+        .put_u32(&ni::operation_count, n.operation_count)
+        .put_u32(&ni::core_count, n.core_count)
+        .put_u32(&ni::address_width, n.address_width)
+        .put_parts(&ni::attribute, &n.attribute.parts())
+        .put_words(&ni::vsi_reserved, &n.vsi_reserved.raw);
+    Some(w)
+}
+
+/// The v1 fixed part up to the entries, from the decoded header, feature database and memory
+/// fields.
+fn v1_fixed(g: &NbgV1<'_>) -> Writer {
+    use fm::v1_fixed as fx;
+    let h = &g.header;
+    let db = &g.feature_database;
+    let mut w = Writer::new(g.fixed_part.entries_offset as usize);
+    w.put_bytes(&fx::magic, h.magic.as_bytes())
+        .put_u32(&fx::version, h.version)
+        .put_u32(&fx::target, h.target)
+        .put_name(
+            &fx::network_name,
+            &h.network_name,
+            &h.network_name_trailing_bytes,
+        )
+        .put_u32(&fx::layer_count, h.layer_count)
+        .put_u32(&fx::operation_count, h.operation_count)
+        .put_u32(&fx::input_count, h.input_count)
+        .put_u32(&fx::output_count, h.output_count);
+    let bits: Vec<u64> = fx::feature_bits
+        .parts
+        .iter()
+        .map(|p| db.bits.get(p.name).map_or(u64::MAX, |&v| u64::from(v)))
+        .collect();
+    w.put_parts(&fx::feature_bits, &bits)
+        .put_u32(&fx::num_pixel_pipes, db.num_pixel_pipes)
+        .put_parts(
+            &fx::core_fields,
+            &[
+                u64::from(db.core_count),
+                u64::from(db.device_index),
+                u64::from(db.axi_bus_width_index),
+                u64::from(db.cluster_id_width),
+                u64::from(db.nn_core_count),
+                u64::from(db.tp_core_count),
+                u64::from(db.core_reserved),
+            ],
+        )
+        .put_u32(&fx::nbg_crc_sum, db.nbg_crc_sum)
+        .put_u32(&fx::vip_sram_width, db.vip_sram_width)
+        .put_bytes(&fx::vsi_reserved, &db.vsi_reserved.raw)
+        .put_bytes(&fx::customer_reserved, &db.customer_reserved.raw)
+        .put_words(
+            &fx::memory_pool,
+            &[
+                g.memory_pool.size,
+                g.memory_pool.alignment,
+                g.memory_pool.base,
+            ],
+        )
+        .put_words(&fx::axi_sram, &[g.axi_sram.base, g.axi_sram.size]);
+    if let Some(v) = &g.vip_sram {
+        w.put_words(&fx::vip_sram, &[v.base, v.size]);
+    }
+    w
+}
+
+/// The v1 decoded-record owner `o` encoded again, one piece per record.
+pub(super) fn v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
+    let entries = g.fixed_part.entries_offset;
+    match o.origin {
+        Origin::Structure if o.end <= entries => {
+            // One fixed record; each structure owner is compared over its own range.
+            let bytes = v1_fixed(g)
+                .finish()
+                .map(|b| {
+                    b.get(o.start as usize..o.end as usize)
+                        .map_or_else(Vec::new, <[u8]>::to_vec)
+                })
+                .map_err(|o| o.field);
+            Some(vec![Piece {
+                at: o.start,
+                record: fm::v1_fixed::RECORD,
+                skip: o.start,
+                prefix: "header".into(),
+                bytes,
+            }])
+        }
+        Origin::Structure if o.start == entries => {
+            let pairs: Vec<[u64; 2]> = g.tables.iter().map(|t| [t.offset, t.size]).collect();
+            Some(pair_pieces(
+                fm::v1_entry::RECORD,
+                entries,
+                &pairs,
+                "entries",
+            ))
+        }
+        Origin::Table(k) => {
+            let t = g.tables.get(k)?;
+            if t.name == "load_states" {
+                return command_pieces(g.load_states.as_ref()?, t.name);
+            }
+            let size = t.record_size? as usize;
+            match t.name {
+                "input" => Some(io_pieces(
+                    &g.inputs,
+                    &crate::nbg::parse::v1::io_layout(g.header.version),
+                    t.name,
+                )),
+                "output" => Some(io_pieces(
+                    &g.outputs,
+                    &crate::nbg::parse::v1::io_layout(g.header.version),
+                    t.name,
+                )),
+                "nn" | "tp" => {
+                    // Both command tables as (index, file offset, words).
+                    let words: Vec<(usize, u64, &[u32])> = if t.name == "nn" {
+                        let c = g.nn_commands.as_ref()?.iter();
+                        c.map(|c| (c.index, c.offset, &c.words[..])).collect()
+                    } else {
+                        let c = g.tp_commands.as_ref()?.iter();
+                        c.map(|c| (c.index, c.offset, &c.words[..])).collect()
+                    };
+                    Some(word_record_pieces(
+                        crate::nbg::holds::v1(t.name)?.record(size as u64)?,
+                        t.name,
+                        words.into_iter(),
+                    ))
+                }
+                _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {
+                    let n = g.nested_tables.iter().find(|n| n.table == t.name)?;
+                    Some(pair_pieces(
+                        fm::v1_entry::RECORD,
+                        t.offset,
+                        &n.entries,
+                        t.name,
+                    ))
+                }
+                _ => record_pieces(
+                    &g.records,
+                    crate::nbg::holds::v1(t.name)?,
+                    t.offset,
+                    size,
+                    t.name,
+                ),
+            }
+        }
+        Origin::TableEntry(k, e) => {
+            let t = g.tables.get(k)?;
+            let (regions, streams) = g.regions_of(t.name);
+            region_pieces(regions, streams, e, t.name)
+        }
+        _ => None,
+    }
+}
