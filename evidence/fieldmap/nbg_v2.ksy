@@ -1486,6 +1486,107 @@ types:
       - id: records
         type: tp_pwl_lut
         repeat: eos
+  shader_instruction:
+    doc: "shader instruction (Mesa etnaviv ISA, 128 bits) (16 bytes)"
+    seq:
+      - id: word0
+        type: u4
+        doc: "public"
+      - id: word1
+        type: u4
+        doc: "public"
+      - id: word2
+        type: u4
+        doc: "public"
+      - id: word3
+        type: u4
+        doc: "public"
+    instances:
+      word0_opc:
+        value: "(word0 >> 0) & 0x3f"
+      word0_cond:
+        value: "(word0 >> 6) & 0x1f"
+      word0_sat:
+        value: "(word0 >> 11) & 0x1"
+      word0_dst_use:
+        value: "(word0 >> 12) & 0x1"
+      word0_dst_amode:
+        value: "(word0 >> 13) & 0x7"
+      word0_dst_reg:
+        value: "(word0 >> 16) & 0x7f"
+      word0_dst_comps:
+        value: "(word0 >> 23) & 0xf"
+      word0_tex_id:
+        value: "(word0 >> 27) & 0x1f"
+      word1_rmode:
+        value: "(word1 >> 0) & 0x3"
+      word1_pmode:
+        value: "(word1 >> 2) & 0x1"
+      word1_left_shift_or_tex_swiz:
+        value: "(word1 >> 3) & 0xf"
+      word1_skphp:
+        value: "(word1 >> 7) & 0x1"
+      word1_local_denorm_or_tex_swiz:
+        value: "(word1 >> 8) & 0x7"
+      word1_src0_use:
+        value: "(word1 >> 11) & 0x1"
+      word1_src0_reg:
+        value: "(word1 >> 12) & 0x1ff"
+      word1_type_bit2:
+        value: "(word1 >> 21) & 0x1"
+      word1_src0_swiz:
+        value: "(word1 >> 22) & 0xff"
+      word1_src0_neg:
+        value: "(word1 >> 30) & 0x1"
+      word1_src0_abs:
+        value: "(word1 >> 31) & 0x1"
+      word2_src0_amode:
+        value: "(word2 >> 0) & 0x7"
+      word2_src0_rgroup:
+        value: "(word2 >> 3) & 0x7"
+      word2_src1_use:
+        value: "(word2 >> 6) & 0x1"
+      word2_src1_reg:
+        value: "(word2 >> 7) & 0x1ff"
+      word2_opcode_bit6:
+        value: "(word2 >> 16) & 0x1"
+      word2_src1_swiz:
+        value: "(word2 >> 17) & 0xff"
+      word2_src1_neg:
+        value: "(word2 >> 25) & 0x1"
+      word2_src1_abs:
+        value: "(word2 >> 26) & 0x1"
+      word2_src1_amode:
+        value: "(word2 >> 27) & 0x7"
+      word2_type_bit01:
+        value: "(word2 >> 30) & 0x3"
+      word3_src1_rgroup:
+        value: "(word3 >> 0) & 0x7"
+      word3_src2_use:
+        value: "(word3 >> 3) & 0x1"
+      word3_src2_reg:
+        value: "(word3 >> 4) & 0x1ff"
+      word3_low_half:
+        value: "(word3 >> 13) & 0x1"
+      word3_src2_swiz:
+        value: "(word3 >> 14) & 0xff"
+      word3_src2_neg:
+        value: "(word3 >> 22) & 0x1"
+      word3_src2_abs:
+        value: "(word3 >> 23) & 0x1"
+      word3_high_half:
+        value: "(word3 >> 24) & 0x1"
+      word3_src2_amode:
+        value: "(word3 >> 25) & 0x7"
+      word3_src2_rgroup:
+        value: "(word3 >> 28) & 0x7"
+      word3_dst_full:
+        value: "(word3 >> 31) & 0x1"
+  shader_instruction_table:
+    seq:
+      - id: records
+        type: shader_instruction
+        repeat: eos
   coef_header_v8:
     doc: "Mesa etna_nn_header_v8 (NN coefficient buffer header) (64 bytes)"
     seq:

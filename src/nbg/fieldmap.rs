@@ -854,6 +854,68 @@ record! {
     word1025 as "unknown_w1025_b0_31" @ 4100, 4, U32, Unknown;
 }
 
+record! {
+    /// One shader instruction of the NPU's programmable unit (PPU, the Vivante shader core):
+    /// 128 bits as four little-endian words, laid out as Mesa's etnaviv ISA description gives
+    /// its common ALU form (bminor/mesa-mesa 0f25d5e3, `src/etnaviv/isa/etnaviv.xml`:
+    /// `#instruction`, `#instruction-alu`, `#instruction-dst`, `#instruction-src` and the
+    /// `-src0-src1-src2` variant). The opcode is `opcode_bit6 << 6 | opc`. Other forms read some
+    /// of these bits otherwise, and keep their names here: texture loads hold `tex_id` in word 0
+    /// bits 27-31 and their swizzle in word 1 bits 3-10; loads and stores a left shift in word 1
+    /// bits 3-5 and `local`/`denorm` in bits 8 and 10; control flow a branch target in bits
+    /// 103-117 (word 3 bits 7-21); an immediate source (register group 7) spreads a 20-bit
+    /// value over that source's register, swizzle, negate, absolute and addressing-mode bits.
+    shader_instruction: "shader_instruction", Both, "shader instruction (Mesa etnaviv ISA, 128 bits)", 16;
+    word0 @ 0, 4, U32, Public, parts [
+        "opc": 0, 6, Public;
+        "cond": 6, 5, Public;
+        "sat": 11, 1, Public;
+        "dst_use": 12, 1, Public;
+        "dst_amode": 13, 3, Public;
+        "dst_reg": 16, 7, Public;
+        "dst_comps": 23, 4, Public;
+        "tex_id": 27, 5, Public;
+    ];
+    word1 @ 4, 4, U32, Public, parts [
+        "rmode": 0, 2, Public;
+        "pmode": 2, 1, Public;
+        "left_shift_or_tex_swiz": 3, 4, Public;
+        "skphp": 7, 1, Public;
+        "local_denorm_or_tex_swiz": 8, 3, Public;
+        "src0_use": 11, 1, Public;
+        "src0_reg": 12, 9, Public;
+        "type_bit2": 21, 1, Public;
+        "src0_swiz": 22, 8, Public;
+        "src0_neg": 30, 1, Public;
+        "src0_abs": 31, 1, Public;
+    ];
+    word2 @ 8, 4, U32, Public, parts [
+        "src0_amode": 0, 3, Public;
+        "src0_rgroup": 3, 3, Public;
+        "src1_use": 6, 1, Public;
+        "src1_reg": 7, 9, Public;
+        "opcode_bit6": 16, 1, Public;
+        "src1_swiz": 17, 8, Public;
+        "src1_neg": 25, 1, Public;
+        "src1_abs": 26, 1, Public;
+        "src1_amode": 27, 3, Public;
+        "type_bit01": 30, 2, Public;
+    ];
+    word3 @ 12, 4, U32, Public, parts [
+        "src1_rgroup": 0, 3, Public;
+        "src2_use": 3, 1, Public;
+        "src2_reg": 4, 9, Public;
+        "low_half": 13, 1, Public;
+        "src2_swiz": 14, 8, Public;
+        "src2_neg": 22, 1, Public;
+        "src2_abs": 23, 1, Public;
+        "high_half": 24, 1, Public;
+        "src2_amode": 25, 3, Public;
+        "src2_rgroup": 28, 3, Public;
+        "dst_full": 31, 1, Public;
+    ];
+}
+
 /// The NN command layouts by size (`nbg_nn_command_size_e`: 192 and 128 bytes).
 pub const NN_LAYOUTS: [Record; 2] = [nn_command::RECORD, NN_COMMAND_128];
 
@@ -1081,7 +1143,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 31] = [
+pub const ALL: [Record; 32] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -1099,6 +1161,7 @@ pub const ALL: [Record; 31] = [
     tp_command::RECORD,
     TP_COMMAND_128,
     tp_pwl_lut::RECORD,
+    shader_instruction::RECORD,
     coef_header_v8::RECORD,
     layer::RECORD,
     operation::RECORD,

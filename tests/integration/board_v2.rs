@@ -239,3 +239,72 @@ fn the_face_detectors_nn_commands_match_its_source_model() {
     let f = &common::stdout_json(&o)["files"][0];
     assert_eq!(f["records_reencoded"], f["records_total"], "{f}");
 }
+
+/// Shader code (v2 PPU_INSTR entries, v1 `ppu_instr` and `lcd` entries, ICD entries an SH
+/// state names) is owned instruction by instruction through Mesa's etnaviv ISA layout
+/// (`fieldmap::shader_instruction`), and the layout reads true where it can be checked against
+/// itself: every branch (opcode 0x16, `opcode_bit6 << 6 | opc`) targets an instruction of its
+/// own buffer (Mesa's `#instruction-cf` TARGET, bits 103-117: word 3 bits 7-21).
+#[test]
+fn shader_instructions_decode_and_branch_inside_their_buffer() {
+    use nbg_lab::nbg::fieldmap::shader_instruction as si;
+    use nbg_lab::nbg::image::{NbgImage, OwnerClass};
+    let part = |f: &nbg_lab::nbg::fieldmap::Field, name: &str| {
+        *f.parts.iter().find(|p| p.name == name).unwrap()
+    };
+    let (opc, bit6) = (part(&si::word0, "opc"), part(&si::word2, "opcode_bit6"));
+    let mut files = board_files();
+    let (dir, names) = common::public_paths();
+    files.extend(names.into_iter().map(|n| dir.join(n)));
+    let serializer = common::root().join("controls/serializer");
+    for e in std::fs::read_dir(&serializer).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "nb") {
+            files.push(p);
+        }
+    }
+    let (mut boards, mut instructions, mut branches) = (0, 0, 0);
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let g = parse(&bytes).unwrap_or_else(|f| panic!("{}: {f}", path.display()));
+        let image = NbgImage::new(&g).unwrap();
+        let mut shown = 0;
+        for o in image.owners() {
+            if !o.label.ends_with("shader instructions") || o.class != OwnerClass::DecodedRecord {
+                assert!(
+                    !(o.label.contains("PPU_INSTR") && o.class == OwnerClass::PreservedOpaque),
+                    "{}: {} is opaque",
+                    path.display(),
+                    o.label
+                );
+                continue;
+            }
+            let code = &bytes[o.start as usize..o.end as usize];
+            assert_eq!(code.len() % 16, 0, "{}: {}", path.display(), o.label);
+            let n = code.len() / 16;
+            for k in 0..n {
+                let w = |i: usize| u64::from(common::le32(code, 16 * k + 4 * i));
+                instructions += 1;
+                shown += 1;
+                if bit6.get(w(2)) << 6 | opc.get(w(0)) == 0x16 {
+                    branches += 1;
+                    let target = (w(3) >> 7) & 0x7fff;
+                    assert!(
+                        target <= n as u64,
+                        "{}: {} instruction {k} branches to {target} of {n}",
+                        path.display(),
+                        o.label
+                    );
+                }
+            }
+        }
+        if path.starts_with(board_files()[0].parent().unwrap()) && shown > 0 {
+            boards += 1;
+        }
+    }
+    assert!(boards > 0, "no board file has shader code");
+    assert!(
+        instructions > 0 && branches > 0,
+        "{instructions} instructions, {branches} branches"
+    );
+}

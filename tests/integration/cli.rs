@@ -279,9 +279,9 @@ fn image_json_svg_and_roundtrip() {
     assert_eq!(
         stdout(&o),
         "controls/erf-u8.nb: exact\n\
-         controls/erf-u8.nb: records: 18 re-encoded exactly (of 18 decoded-record owners)\n\
+         controls/erf-u8.nb: records: 19 re-encoded exactly (of 19 decoded-record owners)\n\
          controls/shuffled.nb: exact\n\
-         controls/shuffled.nb: records: 19 re-encoded exactly (of 19 decoded-record owners)\n"
+         controls/shuffled.nb: records: 20 re-encoded exactly (of 20 decoded-record owners)\n"
     );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),

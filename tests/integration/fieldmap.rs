@@ -357,8 +357,8 @@ fn cli_fieldmap_exports_and_roundtrip_json() {
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
     let f = &v["files"][0];
-    assert_eq!(f["records_reencoded"], 19);
-    assert_eq!(f["records_total"], 19);
+    assert_eq!(f["records_reencoded"], 20);
+    assert_eq!(f["records_total"], 20);
     assert_eq!(f["first_mismatch"], serde_json::Value::Null);
     assert_eq!(f["ledger_exact"], true);
 }

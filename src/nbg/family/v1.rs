@@ -118,6 +118,7 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
             + unknown_region_bytes(self.icd_regions.as_deref())
             + unknown_region_bytes(self.coeff_regions.as_deref())
             + unknown_region_bytes(self.load_states_regions.as_deref())
+            + unknown_region_bytes(self.ppu_instr_regions.as_deref())
     }
 
     fn patch_targets(&self) -> Option<crate::nbg::parse::patch_targets::PatchTargets> {

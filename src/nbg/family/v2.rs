@@ -175,6 +175,7 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
             + of(section::TP, self.tp_commands.as_ref().map_or(0, Vec::len))
             + unknown_region_bytes(self.icd_regions.as_deref())
             + unknown_region_bytes(self.coef_regions.as_deref())
+            + unknown_region_bytes(self.ppu_instr_regions.as_deref())
     }
 
     fn patch_targets(&self) -> Option<crate::nbg::parse::patch_targets::PatchTargets> {

@@ -706,6 +706,7 @@ impl Role {
         match self {
             Role::NnCommands => "nn",
             Role::TpCommands => "tp",
+            Role::Instructions => "instruction",
             _ => "pwl_lut",
         }
     }
@@ -888,6 +889,10 @@ pub fn regions(
             let (role, record) = match role {
                 Role::LookupTable if size == lut.size as u64 => (role, Some(lut)),
                 Role::LookupTable => (Role::TpBuffer, None),
+                // Shader code is whole 128-bit instructions (Mesa's etnaviv ISA).
+                Role::Instructions => {
+                    (role, Some(crate::nbg::fieldmap::shader_instruction::RECORD))
+                }
                 _ => (role, record),
             };
             let words = record

@@ -341,6 +341,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         icd_regions: None,
         coeff_regions: None,
         load_states_regions: None,
+        ppu_instr_regions: None,
         nn_commands: commands.nn,
         tp_commands: commands.tp,
         inputs,
@@ -354,7 +355,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     let mut invariants = crate::nbg::parse::invariants::Invariants::default();
     invariants.records(&graph.records);
     graph.corpus_invariants = invariants.0;
-    // What each `lcd`, `icd`, `coeff_data` and `load_states` entry holds: no rule reads it, so check-only
+    // What each `lcd`, `icd`, `coeff_data`, `load_states` and `ppu_instr` entry holds: no rule reads it, so check-only
     // mode skips it.
     if opts.fingerprints {
         [
@@ -362,6 +363,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
             graph.icd_regions,
             graph.coeff_regions,
             graph.load_states_regions,
+            graph.ppu_instr_regions,
         ] = regions(&graph, &data);
     }
     // No rule reads the signature: check-only mode (the sweep) leaves it zero.

@@ -62,6 +62,8 @@ pub struct NbgV1<'data> {
     /// Every `load_states` entry (from 0x00010018), on the same terms: its entries need not
     /// tile the table (0x0001001e aligns each to 64 bytes).
     pub load_states_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
+    /// Every `ppu_instr` entry (from 0x00010018), on the same terms: shader instructions.
+    pub ppu_instr_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
     /// The `nn` table's commands through the layout its record size selects (`holds`);
     /// absent where the table is not whole records of a known layout.
     pub nn_commands: Option<Vec<crate::nbg::parse::command_tables::NnCommand>>,
@@ -291,7 +293,8 @@ impl<'data> NbgV1<'data> {
 }
 
 impl NbgV1<'_> {
-    /// The entries a table of buffers is cut into (`lcd`, `icd`, `coeff_data`), and the state
+    /// The entries a table of buffers is cut into (`lcd`, `icd`, `coeff_data`, `load_states`,
+    /// `ppu_instr`), and the state
     /// streams among them.
     pub fn regions_of(
         &self,
@@ -308,6 +311,7 @@ impl NbgV1<'_> {
                 self.load_states_regions.as_deref(),
                 self.load_states.as_ref(),
             ),
+            "ppu_instr" => (self.ppu_instr_regions.as_deref(), None),
             _ => (None, None),
         }
     }

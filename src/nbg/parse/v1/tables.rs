@@ -285,15 +285,15 @@ pub(super) fn named_streams(
     (lcd, icd)
 }
 
-/// Every `lcd`, `icd`, `coeff_data` and `load_states` entry and what it holds
+/// Every `lcd`, `icd`, `coeff_data`, `load_states` and `ppu_instr` entry and what it holds
 /// (`patch_targets::regions`), where the table and its index are present.
 pub(super) fn regions(
     g: &NbgV1<'_>,
     data: &Data<'_>,
-) -> [Option<Vec<crate::nbg::parse::patch_targets::Region>>; 4] {
+) -> [Option<Vec<crate::nbg::parse::patch_targets::Region>>; 5] {
     use crate::nbg::parse::patch_targets as pt;
     let Some(cx) = g.patch_context() else {
-        return [None, None, None, None];
+        return [None, None, None, None, None];
     };
     let of = |table: &'static str, index: &str| {
         let t = g.table(table).filter(|t| t.size > 0)?;
@@ -312,5 +312,6 @@ pub(super) fn regions(
         of("icd", "icd_table"),
         of("coeff_data", "coeff_data_table"),
         of("load_states", "load_states_table"),
+        of("ppu_instr", "ppu_instr_table"),
     ]
 }

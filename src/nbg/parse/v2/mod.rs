@@ -363,6 +363,7 @@ pub(super) fn parse<'d>(
         icd_streams,
         icd_regions: None,
         coef_regions: None,
+        ppu_instr_regions: None,
         nn_commands,
         tp_commands,
         records,
@@ -375,10 +376,12 @@ pub(super) fn parse<'d>(
         graph.structural_signature = structural_signature(&graph);
     }
     graph.corpus_invariants = corpus_invariants(&graph);
-    // What each ICD and COEF_DATA entry holds: no rule reads it, so check-only mode skips it.
+    // What each ICD, COEF_DATA and PPU_INSTR entry holds: no rule reads it, so check-only mode skips it.
     if opts.fingerprints {
         graph.icd_regions = regions(&graph, &data, section::ICD, section::ICDT);
         graph.coef_regions = regions(&graph, &data, section::COEF_DATA, section::COEF_DATA_TABLE);
+        graph.ppu_instr_regions =
+            regions(&graph, &data, section::PPU_INSTR, section::PPU_INSTR_TABLE);
     }
     // The payload decoders may leave a section opaque (a stream that does not decode).
     let decoded: Vec<bool> = graph.sections.iter().map(|s| graph.decodes(s)).collect();

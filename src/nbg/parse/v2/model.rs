@@ -52,6 +52,9 @@ pub struct NbgV2<'data> {
     /// Every COEF_DATA entry (by COEF_DATA_TABLE) with what points at it: coefficients, lookup
     /// tables (decoded as `tp_pwl_lut`), data; owned entry by entry like the ICD.
     pub coef_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
+    /// Every PPU_INSTR entry (by PPU_INSTR_TABLE): the shader instructions an SH operation
+    /// names, owned entry by entry like the ICD.
+    pub ppu_instr_regions: Option<Vec<crate::nbg::parse::patch_targets::Region>>,
     /// The NN commands (section 7) through the field map's `nn_command` layout, where the
     /// section is whole records of its size; otherwise absent and the section opaque.
     pub nn_commands: Option<Vec<NnCommand>>,
@@ -401,7 +404,7 @@ impl<'data> NbgV2<'data> {
 }
 
 impl NbgV2<'_> {
-    /// The entries a section of buffers is cut into (ICD, COEF_DATA), and the state streams
+    /// The entries a section of buffers is cut into (ICD, COEF_DATA, PPU_INSTR), and the state streams
     /// among them.
     pub fn regions_of(
         &self,
@@ -413,6 +416,7 @@ impl NbgV2<'_> {
         match kind {
             section::ICD => (self.icd_regions.as_deref(), self.icd_streams.as_ref()),
             section::COEF_DATA => (self.coef_regions.as_deref(), None),
+            section::PPU_INSTR => (self.ppu_instr_regions.as_deref(), None),
             _ => (None, None),
         }
     }
