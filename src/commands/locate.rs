@@ -1,5 +1,6 @@
-//! `nbg locate MODEL.onnx|TENSORS.npz GRAPH.nb [--json]`: the coefficient locator (PoC 12A),
-//! and source tensors matched to the decoded coefficients.
+//! `nbg locate MODEL.onnx|TENSORS.npz GRAPH.nb [--ops OPS.json] [--json]`: the coefficient
+//! locator (PoC 12A), source tensors matched to the decoded coefficients, and (with `--ops`)
+//! every NN command against the layer its kernel pairs it with.
 
 use super::{print, print_json};
 use std::path::PathBuf;
@@ -10,24 +11,35 @@ pub struct Args {
     /// An ONNX model, or an .npz of named source tensors (decoded matching only).
     model: PathBuf,
     graph: PathBuf,
+    /// The source model's operators (`MODEL.ops.json`, as `../shared/models/tflite_facts.py`
+    /// writes it): each NN command whose kernel matched a source tensor is compared with the
+    /// operator reading that tensor (input and output image, kernel size and depth, output
+    /// channels); a command no kernel pairs is accounted for by its output elements
+    #[arg(long, value_name = "OPS.json")]
+    ops: Option<PathBuf>,
     #[command(flatten)]
     format: super::args::Format,
 }
 
-/// Exit 0 when it ran (found or not), 1 an invalid NBG or a refused model, 2 unreadable input.
+/// Exit 0 when it ran (found or not) and no paired NN command disagrees with its layer, 1 when
+/// one does, the NBG is invalid or the model refused, 2 unreadable input.
 pub fn exec(args: Args) -> ExitCode {
-    match nbg_lab::lab::locate::locate_files(&args.model, &args.graph) {
+    match nbg_lab::lab::locate::locate_files(&args.model, &args.graph, args.ops.as_deref()) {
         Err(e) => {
             eprintln!("nbg: {e}");
             e.exit_status().into()
         }
-        Ok(doc) if args.format.json => {
-            print_json(&doc.to_json());
-            ExitCode::SUCCESS
-        }
         Ok(doc) => {
-            print(&nbg_lab::report::locate::text(&doc));
-            ExitCode::SUCCESS
+            if args.format.json {
+                print_json(&doc.to_json());
+            } else {
+                print(&nbg_lab::report::locate::text(&doc));
+            }
+            if doc.disagrees() {
+                nbg_lab::exit::Exit::Failure.into()
+            } else {
+                ExitCode::SUCCESS
+            }
         }
     }
 }

@@ -10,6 +10,7 @@
 use crate::digest::Hash256;
 use crate::exit::Exit;
 use crate::lab::kernel_match;
+use crate::lab::layers::{Layers, Operators};
 use crate::lab::mapping::numeric::{f32_to_bf16, f32_to_f16};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::{Family, NbgFamily};
@@ -216,6 +217,14 @@ pub enum LocateError {
     /// The NBG parses but its ledger cannot be proven.
     #[error("{}: {}", .0.code, .0.message)]
     Ledger(Failure),
+    /// The operators file (`--ops`) is not an `.ops.json`.
+    #[error("{}: not an operators file: {message}", .path.display())]
+    Ops {
+        /// The file as given.
+        path: std::path::PathBuf,
+        /// Why it does not read.
+        message: String,
+    },
 }
 
 impl LocateError {
@@ -223,7 +232,9 @@ impl LocateError {
     /// failed check.
     pub fn exit_status(&self) -> Exit {
         match self {
-            LocateError::ModelUnreadable { .. } | LocateError::NbgUnreadable(_) => Exit::Usage,
+            LocateError::ModelUnreadable { .. }
+            | LocateError::NbgUnreadable(_)
+            | LocateError::Ops { .. } => Exit::Usage,
             LocateError::Model(_) | LocateError::Parse(_) | LocateError::Ledger(_) => Exit::Failure,
         }
     }
@@ -477,7 +488,7 @@ fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
 }
 
 /// Locate every initializer of `model` (ONNX bytes) in `nbg`.
-pub fn locate(model: &[u8], nbg: &[u8]) -> Result<Located, LocateError> {
+pub fn locate(model: &[u8], nbg: &[u8], ops: Option<&Operators>) -> Result<Located, LocateError> {
     let limits = Limits::default();
     let m = audit::decode(model, &limits).map_err(LocateError::Model)?;
     let graph = m.graph.as_ref().ok_or_else(|| {
@@ -613,7 +624,9 @@ pub fn locate(model: &[u8], nbg: &[u8]) -> Result<Located, LocateError> {
         initializers: Some(rows),
         decoded: decoded_section(&g, &kernel_match::of_initializers(graph)),
         summary: Some(summary),
-    })
+        layers: None,
+    }
+    .with_layers(&g, ops))
 }
 
 /// What `nbg locate` reports: the initializers found by the transform registry (ONNX models)
@@ -637,9 +650,26 @@ pub struct Located {
     /// Initializers per outcome (ONNX models only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<Counts>,
+    /// Each NN command against the source model's layer its kernel pairs it with (`--ops`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layers: Option<Layers>,
 }
 
 impl Located {
+    /// The NN commands of `g` (the graph searched) against `ops`, paired through the decoded
+    /// matches, when an operators file is given.
+    fn with_layers(mut self, g: &Graph<'_>, ops: Option<&Operators>) -> Self {
+        self.layers = ops.map(|o| {
+            crate::lab::layers::check(g.coefficient_view().commands, &self.decoded.tensors, o)
+        });
+        self
+    }
+
+    /// Whether a paired NN command disagrees with its layer.
+    pub fn disagrees(&self) -> bool {
+        self.layers.as_ref().is_some_and(|l| l.disagree > 0)
+    }
+
     /// The `--json` document (sorted keys).
     pub fn to_json(&self) -> serde_json::Value {
         // Invariant: every member derives `Serialize` over strings, integers, floats from
@@ -735,7 +765,7 @@ fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> Decoded {
 
 /// Locate every tensor of an `.npz` archive (named source tensors, such as a TFLite model's
 /// constants) among the kernels and biases decoded from `nbg`.
-pub fn locate_npz(npz: &[u8], nbg: &[u8]) -> Result<Located, LocateError> {
+pub fn locate_npz(npz: &[u8], nbg: &[u8], ops: Option<&Operators>) -> Result<Located, LocateError> {
     let limits = Limits::default();
     let tensors = crate::onnx::npz::read(npz, limits.tensor_bytes).map_err(LocateError::Model)?;
     let sources: Vec<kernel_match::Source> = tensors
@@ -762,7 +792,9 @@ pub fn locate_npz(npz: &[u8], nbg: &[u8]) -> Result<Located, LocateError> {
         initializers: None,
         decoded: decoded_section(&g, &sources),
         summary: None,
-    })
+        layers: None,
+    }
+    .with_layers(&g, ops))
 }
 
 /// How much of one admitted region the found initializers explain.
@@ -811,16 +843,27 @@ fn coverage(regions: &[Region], rows: &[Initializer]) -> Vec<Coverage> {
         .collect()
 }
 
-/// The locator on the files at `model` and `nbg`: the model read through the audit's bounded
-/// reader, the NBG as a regular file.
+/// The locator on the files at `model` and `nbg` (and the operators file `ops`): the model
+/// read through the audit's bounded reader, the NBG and the operators as regular files.
 pub fn locate_files(
     model: &std::path::Path,
     nbg: &std::path::Path,
+    ops: Option<&std::path::Path>,
 ) -> Result<Located, LocateError> {
+    let ops = ops
+        .map(|path| {
+            let bytes = crate::files::read_regular(path)?;
+            serde_json::from_slice::<Operators>(&bytes).map_err(|e| LocateError::Ops {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            })
+        })
+        .transpose()?;
+    let ops = ops.as_ref();
     if model.extension().is_some_and(|e| e == "npz") {
         let a = crate::files::read_regular(model)?;
         let n = crate::files::read_regular(nbg)?;
-        return locate_npz(&a, &n);
+        return locate_npz(&a, &n, ops);
     }
     let m =
         audit::read_model(model, &Limits::default()).map_err(|r| LocateError::ModelUnreadable {
@@ -828,7 +871,7 @@ pub fn locate_files(
             refusal: r.0,
         })?;
     let n = crate::files::read_regular(nbg)?;
-    locate(&m, &n)
+    locate(&m, &n, ops)
 }
 
 /// Seed of the synthetic pair's weights.

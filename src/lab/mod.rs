@@ -15,6 +15,8 @@ pub mod inventory;
 #[cfg(feature = "onnx")]
 pub mod kernel_match;
 #[cfg(feature = "onnx")]
+pub mod layers;
+#[cfg(feature = "onnx")]
 pub mod locate;
 pub mod mapping;
 pub mod step;

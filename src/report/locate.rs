@@ -1,6 +1,7 @@
 //! Text of `nbg locate`, from its report.
 
 use crate::lab::kernel_match::{Quantization, Row};
+use crate::lab::layers::Layers;
 use crate::lab::locate::{Decoded, ENCODINGS, Located, ORDERS};
 use std::fmt::Write;
 
@@ -67,6 +68,64 @@ pub fn text(doc: &Located) -> String {
         );
     }
     s.push_str(&decoded(&doc.decoded));
+    if let Some(l) = &doc.layers {
+        s.push_str(&layers(l));
+    }
+    s
+}
+
+/// Each NN command against its layer: the operator its kernel pairs it with and every compared
+/// quantity, or the operators with as many output elements.
+fn layers(l: &Layers) -> String {
+    let list = |v: &[u64]| v.iter().map(u64::to_string).collect::<Vec<_>>().join("x");
+    let mut s = format!(
+        "layers: {} NN commands: {} agree, {} disagree, {} not compared, {} accounted by elements, {} unaccounted\n",
+        l.commands.len(),
+        l.agree,
+        l.disagree,
+        l.not_compared,
+        l.accounted,
+        l.unaccounted
+    );
+    for c in &l.commands {
+        let _ = write!(s, "  NN[{}] {}", c.command, c.verdict);
+        match &c.operator {
+            Some(p) => {
+                let _ = write!(s, " op {} {} ({})", p.index, p.op, p.kernel);
+                for x in &c.compared {
+                    let mark = if x.equal { "=" } else { "!=" };
+                    let _ = write!(
+                        s,
+                        "; {} {} {mark} {}",
+                        x.field,
+                        list(&x.nbg),
+                        list(&x.model)
+                    );
+                    if let Some(n) = x.note {
+                        let _ = write!(s, " ({n})");
+                    }
+                }
+            }
+            None => {
+                let ops: Vec<String> = c
+                    .same_elements
+                    .iter()
+                    .flatten()
+                    .map(usize::to_string)
+                    .collect();
+                let _ = write!(s, "; {} output elements", c.out_elements);
+                if !c.tiled_with.is_empty() {
+                    let with: Vec<String> =
+                        c.tiled_with.iter().map(|k| format!("NN[{k}]")).collect();
+                    let _ = write!(s, ", tiled with {}", with.join(", "));
+                }
+                if !ops.is_empty() {
+                    let _ = write!(s, ", as op {}", ops.join(", "));
+                }
+            }
+        }
+        s.push('\n');
+    }
     s
 }
 
@@ -193,6 +252,7 @@ mod tests {
                 summary: Summary::default(),
             },
             summary: None,
+            layers: None,
         };
         let text = super::text(&doc);
         assert!(

@@ -308,3 +308,92 @@ fn shader_instructions_decode_and_branch_inside_their_buffer() {
         "{instructions} instructions, {branches} branches"
     );
 }
+
+/// `nbg locate --ops`: every NN command of the A733 face detector against its source model's
+/// layers. A command whose kernel matched a source tensor is paired with the operator reading
+/// that tensor, and its input image, kernel size and depth, output image and channels equal the
+/// layer's (a stride-2 layer runs at stride 1); every other command's output elements are an
+/// operator's, alone or tiled over neighbouring commands. A layer changed in the operators file
+/// is a disagreement, exit 1; an operators file that does not read, exit 2.
+#[test]
+fn locate_with_ops_checks_every_nn_command_against_its_layer() {
+    let models = common::root().join("../shared/models");
+    let (ops, npz) = (
+        models.join("face_detection_short_range.ops.json"),
+        models.join("face_detection_short_range.weights.npz"),
+    );
+    if !ops.is_file() {
+        common::skip("../shared/models is not present");
+        return;
+    }
+    let (dir, _) = common::public_v2_paths();
+    let nb = dir.join("a733-face_detector_int16-0000.nb");
+    let run = |ops: &std::path::Path| {
+        common::nbg(
+            &common::root(),
+            &[
+                "locate",
+                "--json",
+                npz.to_str().unwrap(),
+                nb.to_str().unwrap(),
+                "--ops",
+                ops.to_str().unwrap(),
+            ],
+        )
+    };
+    let o = run(&ops);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let doc = common::stdout_json(&o);
+    let l = &doc["layers"];
+    let commands = l["commands"].as_array().unwrap();
+    let kernels = doc["decoded"]["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["found"]["command"].is_u64() && t["shape"].as_array().unwrap().len() == 4)
+        .count();
+    assert_eq!(l["agree"], kernels as u64, "{l}");
+    assert_eq!(l["disagree"], 0);
+    assert_eq!(l["unaccounted"], 0);
+    assert_eq!(
+        l["agree"].as_u64().unwrap() + l["accounted"].as_u64().unwrap(),
+        commands.len() as u64
+    );
+    for c in commands.iter().filter(|c| c["verdict"] == "agrees") {
+        let fields: Vec<&str> = c["compared"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["field"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            fields,
+            ["in_image", "kernel", "kernel_z", "out_image", "out_z"]
+        );
+    }
+    // One layer's output channels changed: its command now disagrees.
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&ops).unwrap()).unwrap();
+    let conv = m["operators"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|o| o["op"] == "CONV_2D")
+        .unwrap();
+    conv["output_shapes"][0][3] = 7.into();
+    let tmp = tempfile::tempdir().unwrap();
+    let changed = tmp.path().join("changed.ops.json");
+    std::fs::write(&changed, serde_json::to_vec(&m).unwrap()).unwrap();
+    let o = run(&changed);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(common::stdout_json(&o)["layers"]["disagree"], 1);
+    let bad = tmp.path().join("bad.ops.json");
+    std::fs::write(&bad, b"{\"operators\": 3}").unwrap();
+    let o = run(&bad);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not an operators file"));
+}

@@ -17,7 +17,9 @@ fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn locator_finds_the_placed_weight_under_its_one_transform_only() {
     let (m, n) = nbg_lab::lab::locate::synthetic_pair().unwrap();
-    let doc = nbg_lab::lab::locate::locate(&m, &n).unwrap().to_json();
+    let doc = nbg_lab::lab::locate::locate(&m, &n, None)
+        .unwrap()
+        .to_json();
     assert_eq!(doc["schema"], "nbg-locate/1");
     assert_eq!(
         doc["registry_sha256"],
@@ -88,7 +90,7 @@ fn locator_finds_a_quantized_weight_computed_independently() {
         .find(|s| s.kind == nbg_lab::nbg::format::section::NN)
         .unwrap();
     nn.payload[100..100 + q.len()].copy_from_slice(&q);
-    let doc = nbg_lab::lab::locate::locate(&m, &layout.emit().unwrap())
+    let doc = nbg_lab::lab::locate::locate(&m, &layout.emit().unwrap(), None)
         .unwrap()
         .to_json();
     let w = &doc["initializers"][0];
@@ -180,7 +182,7 @@ fn qdq_integers_are_found_as_stored_in_the_decoded_nn_buffer() {
         ("gemm-nn-u8", "nn-gemm-u8-weight-9-1000003b", 10),
     ] {
         let nbg = std::fs::read(dir.join(set).join("A1.nb")).unwrap();
-        let located = nbg_lab::lab::locate::locate(&models[model], &nbg).unwrap();
+        let located = nbg_lab::lab::locate::locate(&models[model], &nbg, None).unwrap();
         let decoded = &located.decoded;
         for (name, want) in [("w_q", less), ("b_q", 0)] {
             let row = decoded.tensors.iter().find(|r| r.name == name).unwrap();
@@ -211,7 +213,7 @@ fn fp16_nn_kernels_are_the_models_weights_as_float16() {
         .2;
     let set = common::root().join("differentials/serializer/nn-conv-fp16-weight-0-1000000e");
     let nbg = std::fs::read(set.join("A1.nb")).unwrap();
-    let located = nbg_lab::lab::locate::locate(&model, &nbg).unwrap();
+    let located = nbg_lab::lab::locate::locate(&model, &nbg, None).unwrap();
     let row = located
         .decoded
         .tensors

@@ -1,0 +1,335 @@
+//! NN commands against the layers of their source model. A command whose kernel `locate`
+//! matched element for element to a source tensor is paired with the operator that consumes
+//! that tensor (through DEQUANTIZE), and the command's decoded geometry is compared with the
+//! operator's shapes. The operators come from an `.ops.json` as `../shared/models/tflite_facts.py`
+//! writes one: operators in order, their input and output tensor names and shapes (NHWC), and
+//! their options. A command no kernel pairs (a reshape, transpose, pad or pool) is accounted for
+//! by its elements.
+
+use crate::lab::kernel_match::Row;
+use crate::nbg::parse::command_tables::NnCommand;
+use serde::{Deserialize, Serialize};
+
+/// The operators of a source model.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Operators {
+    /// In model order.
+    pub operators: Vec<Operator>,
+}
+
+/// One operator.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Operator {
+    /// Position in the model.
+    pub index: usize,
+    /// The builtin operator's name (`CONV_2D`, `DEPTHWISE_CONV_2D`, `DEQUANTIZE`, ...).
+    pub op: String,
+    /// Input tensor names.
+    pub inputs: Vec<String>,
+    /// Output tensor names.
+    pub outputs: Vec<String>,
+    /// Input shapes (NHWC for images), as the model declares them.
+    pub input_shapes: Vec<Vec<i64>>,
+    /// Output shapes.
+    pub output_shapes: Vec<Vec<i64>>,
+    /// The builtin options (`StrideW`, `StrideH`, `Padding`: 0 SAME, 1 VALID).
+    #[serde(default)]
+    pub options: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Operator {
+    fn option(&self, name: &str) -> Option<u64> {
+        self.options.get(name)?.as_u64()
+    }
+}
+
+/// How a command relates to its layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Paired through its kernel; every compared quantity is equal.
+    Agrees,
+    /// Paired through its kernel; a compared quantity differs.
+    Disagrees,
+    /// Paired through its kernel with an operator whose geometry no rule here compares.
+    NotCompared,
+    /// No kernel pairs it; some operator the kernels leave unpaired has as many output elements.
+    Accounted,
+    /// No kernel pairs it, and no operator has as many output elements.
+    Unaccounted,
+}
+
+crate::canonical::names!(Verdict {
+    Agrees => "agrees",
+    Disagrees => "disagrees",
+    NotCompared => "not-compared",
+    Accounted => "accounted",
+    Unaccounted => "unaccounted",
+});
+
+/// One quantity of a command against its layer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Compared {
+    /// The command's fields (`in_image`, `kernel`, `kernel_z`, `out_image`, `out_z`).
+    pub field: &'static str,
+    /// As the command holds it.
+    pub nbg: Vec<u64>,
+    /// As the layer predicts it.
+    pub model: Vec<u64>,
+    /// Whether they are equal.
+    pub equal: bool,
+    /// How the prediction was made, where it is not the layer's shape as declared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<&'static str>,
+}
+
+/// The operator a command is paired with.
+#[derive(Clone, Debug, Serialize)]
+pub struct Paired {
+    /// Its position in the model.
+    pub index: usize,
+    /// Its name.
+    pub op: String,
+    /// The source tensor its kernel matched.
+    pub kernel: String,
+}
+
+/// One NN command.
+#[derive(Clone, Debug, Serialize)]
+pub struct Command {
+    /// Its position in the NN section or table.
+    pub command: usize,
+    /// The operator its kernel pairs it with.
+    pub operator: Option<Paired>,
+    /// The compared quantities.
+    pub compared: Vec<Compared>,
+    /// Output elements (`out_image` x * y * z).
+    pub out_elements: u64,
+    /// For a command no kernel pairs: the operators, not paired with any command, with as many
+    /// output elements (with the commands of `tiled_with`, where the layer is split).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_elements: Option<Vec<usize>>,
+    /// The neighbouring unpaired commands whose output elements, with this command's, are an
+    /// operator's: one layer tiled over several commands.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiled_with: Vec<usize>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// Every NN command of a graph against its source model's layers.
+#[derive(Clone, Debug, Serialize)]
+pub struct Layers {
+    /// One per NN command, in command order.
+    pub commands: Vec<Command>,
+    /// Commands per verdict.
+    pub agree: usize,
+    /// Commands whose layer disagrees.
+    pub disagree: usize,
+    /// Paired commands not compared.
+    pub not_compared: usize,
+    /// Unpaired commands accounted for by elements.
+    pub accounted: usize,
+    /// Unpaired commands no operator accounts for.
+    pub unaccounted: usize,
+}
+
+/// How many levels of DEQUANTIZE are followed from a constant to the operator that reads it.
+const DEQUANTIZE_DEPTH: usize = 4;
+
+/// Most consecutive unpaired commands one layer is taken to be tiled over.
+const MAX_TILES: usize = 16;
+
+/// The operator that reads tensor `name`, through at most `DEQUANTIZE_DEPTH` DEQUANTIZE ops.
+fn consumer<'a>(ops: &'a [Operator], name: &str, depth: usize) -> Option<&'a Operator> {
+    let op = ops.iter().find(|o| o.inputs.iter().any(|i| i == name))?;
+    if op.op == "DEQUANTIZE" && depth > 0 {
+        return consumer(ops, op.outputs.first()?, depth - 1);
+    }
+    Some(op)
+}
+
+/// The dimensions as unsigned sizes; `None` for an unknown (negative) one.
+fn dims(shape: &[i64]) -> Option<Vec<u64>> {
+    shape.iter().map(|&d| u64::try_from(d).ok()).collect()
+}
+
+fn compared(field: &'static str, nbg: Vec<u64>, model: Vec<u64>) -> Compared {
+    Compared {
+        equal: nbg == model,
+        field,
+        nbg,
+        model,
+        note: None,
+    }
+}
+
+/// A convolution's geometry (`CONV_2D`, kernel [O, KH, KW, I]; `DEPTHWISE_CONV_2D`, kernel
+/// [1, KH, KW, C]) against the command's; `None` for another operator or shapes that are not
+/// 4-D.
+fn convolution(c: &NnCommand, op: &Operator, kernel: &[u64]) -> Option<Vec<Compared>> {
+    let depthwise = match op.op.as_str() {
+        "CONV_2D" => false,
+        "DEPTHWISE_CONV_2D" => true,
+        _ => return None,
+    };
+    let [_, h, w, _] = dims(op.input_shapes.first()?)?[..] else {
+        return None;
+    };
+    let [_, oh, ow, oc] = dims(op.output_shapes.first()?)?[..] else {
+        return None;
+    };
+    let [_, kh, kw, i] = kernel[..] else {
+        return None;
+    };
+    let stride = [op.option("StrideW"), op.option("StrideH")];
+    // The output the layer has at stride 1: its input for SAME padding, less the kernel for VALID.
+    let stride_1 = match op.option("Padding") {
+        Some(1) => [w.checked_sub(kw)? + 1, h.checked_sub(kh)? + 1],
+        _ => [w, h],
+    };
+    let out = [c.out_image[0], c.out_image[1]];
+    let mut out_image = compared("out_image", out.to_vec(), vec![ow, oh]);
+    if !out_image.equal && stride.iter().any(|s| s.is_some_and(|s| s > 1)) && out == stride_1 {
+        out_image = Compared {
+            model: stride_1.to_vec(),
+            equal: true,
+            note: Some("run at stride 1: the layer's stride is applied by another operation"),
+            ..out_image
+        };
+    }
+    Some(vec![
+        compared("in_image", c.in_image.to_vec(), vec![w, h]),
+        compared("kernel", vec![c.kernel[0], c.kernel[1]], vec![kw, kh]),
+        compared(
+            "kernel_z",
+            vec![c.kernel[2]],
+            vec![if depthwise { 1 } else { i }],
+        ),
+        out_image,
+        compared("out_z", vec![c.out_image[2]], vec![oc]),
+    ])
+}
+
+/// Every command of `commands` against `ops`, paired through the kernel tensors of `rows` (the
+/// locator's matches).
+pub fn check(commands: &[NnCommand], rows: &[Row], ops: &Operators) -> Layers {
+    let ops = &ops.operators[..];
+    let kernel_of = |k: usize| {
+        rows.iter()
+            .find(|r| r.shape.len() > 1 && r.found.as_ref().is_some_and(|f| f.command == Some(k)))
+    };
+    let paired: Vec<Option<(&Row, &Operator)>> = commands
+        .iter()
+        .map(|c| {
+            let row = kernel_of(c.index)?;
+            Some((row, consumer(ops, &row.name, DEQUANTIZE_DEPTH)?))
+        })
+        .collect();
+    let used: std::collections::BTreeSet<usize> =
+        paired.iter().flatten().map(|(_, op)| op.index).collect();
+    let elements = |shape: &[i64]| dims(shape).map(|d| d.iter().product::<u64>());
+    let mut out = Layers {
+        commands: Vec::with_capacity(commands.len()),
+        agree: 0,
+        disagree: 0,
+        not_compared: 0,
+        accounted: 0,
+        unaccounted: 0,
+    };
+    let same_elements = |n: u64| -> Vec<usize> {
+        ops.iter()
+            .filter(|o| o.op != "DEQUANTIZE" && !used.contains(&o.index))
+            .filter(|o| {
+                o.output_shapes
+                    .first()
+                    .and_then(|s| elements(s))
+                    .is_some_and(|e| e == n)
+            })
+            .map(|o| o.index)
+            .collect()
+    };
+    for (c, pair) in commands.iter().zip(paired) {
+        let out_elements = c.out_image.iter().product();
+        let command = match pair {
+            Some((row, op)) => {
+                let compared = convolution(c, op, &row.shape).unwrap_or_default();
+                let verdict = if compared.is_empty() {
+                    Verdict::NotCompared
+                } else if compared.iter().all(|x| x.equal) {
+                    Verdict::Agrees
+                } else {
+                    Verdict::Disagrees
+                };
+                Command {
+                    command: c.index,
+                    operator: Some(Paired {
+                        index: op.index,
+                        op: op.op.clone(),
+                        kernel: row.name.clone(),
+                    }),
+                    compared,
+                    out_elements,
+                    same_elements: None,
+                    tiled_with: Vec::new(),
+                    verdict,
+                }
+            }
+            None => {
+                let same = same_elements(out_elements);
+                Command {
+                    command: c.index,
+                    operator: None,
+                    compared: Vec::new(),
+                    out_elements,
+                    verdict: if same.is_empty() {
+                        Verdict::Unaccounted
+                    } else {
+                        Verdict::Accounted
+                    },
+                    same_elements: Some(same),
+                    tiled_with: Vec::new(),
+                }
+            }
+        };
+        out.commands.push(command);
+    }
+    tiles(&mut out.commands, same_elements);
+    for c in &out.commands {
+        match c.verdict {
+            Verdict::Agrees => out.agree += 1,
+            Verdict::Disagrees => out.disagree += 1,
+            Verdict::NotCompared => out.not_compared += 1,
+            Verdict::Accounted => out.accounted += 1,
+            Verdict::Unaccounted => out.unaccounted += 1,
+        }
+    }
+    out
+}
+
+/// Runs of consecutive unpaired commands (at most `MAX_TILES`) that start at an unaccounted
+/// one and whose output elements together are an operator's: each command of the run is
+/// accounted for, tiled with the others.
+fn tiles(commands: &mut [Command], same_elements: impl Fn(u64) -> Vec<usize>) {
+    for i in 0..commands.len() {
+        if commands[i].verdict != Verdict::Unaccounted {
+            continue;
+        }
+        let mut total = 0u64;
+        for j in i..commands.len().min(i + MAX_TILES) {
+            if commands[j].operator.is_some() {
+                break;
+            }
+            total = total.saturating_add(commands[j].out_elements);
+            let same = same_elements(total);
+            if j > i && !same.is_empty() {
+                let run: Vec<usize> = commands[i..=j].iter().map(|c| c.command).collect();
+                for c in &mut commands[i..=j] {
+                    c.tiled_with = run.iter().copied().filter(|&k| k != c.command).collect();
+                    c.same_elements = Some(same.clone());
+                    c.verdict = Verdict::Accounted;
+                }
+                break;
+            }
+        }
+    }
+}
