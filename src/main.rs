@@ -100,11 +100,12 @@ enum Command {
     /// transform) or `not-found`. For a v2 graph, also match each source tensor (the ONNX
     /// float initializers, or every tensor of an .npz given instead of the model) to the kernels
     /// and biases the coefficient decoder puts together, with the layout, the quantization and
-    /// the exact and consistent element counts. With --ops MODEL.ops.json, every NN command
-    /// against the source layer its kernel pairs it with (input and output image, kernel size
-    /// and depth, output channels), or accounted for by its output elements. Exit 0 when it
-    /// ran and no paired command disagrees with its layer, 1 when one does, an invalid NBG or
-    /// a refused model, 2 I/O or an operators file that does not read.
+    /// the exact and consistent element counts. With --ops MODEL.ops.json (or --layers, the
+    /// ONNX model's own graph), every NN command against the source layer its kernel pairs it
+    /// with (input and output image, kernel size and depth, output channels), or accounted for
+    /// by its output elements. Exit 0 when it ran and no paired command disagrees with its
+    /// layer, 1 when one does, an invalid NBG or a refused model, 2 I/O or an operators file
+    /// that does not read.
     #[cfg(feature = "onnx")]
     Locate(cmd::locate::Args),
     /// The vendor's x86-64 OpenVX simulator driver (installed by `bash .ci/setup`), run in a

@@ -599,7 +599,7 @@ pub fn onnx_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
 fn locate_evidence() -> Result<Vec<Generated>, EvidenceError> {
     use crate::lab::locate::{locate, synthetic_pair};
     let (m, n) = synthetic_pair()?;
-    let doc = locate(&m, &n, None)?;
+    let doc = locate(&m, &n, &crate::lab::locate::LayerSource::None)?;
     Ok(vec![Generated {
         path: "evidence/locate/synthetic-pair.json".into(),
         text: canonical(&doc.to_json()),

@@ -2,12 +2,16 @@
 //! matched element for element to a source tensor is paired with the operator that consumes
 //! that tensor (through DEQUANTIZE), and the command's decoded geometry is compared with the
 //! operator's shapes. The operators come from an `.ops.json` as `../shared/models/tflite_facts.py`
-//! writes one: operators in order, their input and output tensor names and shapes (NHWC), and
-//! their options. A command no kernel pairs (a reshape, transpose, pad or pool) is accounted for
-//! by its elements.
+//! writes one (operators in order, their input and output tensor names and shapes, NHWC, and
+//! their options), or from an ONNX model's own graph in the same terms (`Operators::of_onnx`).
+//! A command no kernel pairs (a reshape, transpose, pad or pool) is accounted for by its
+//! elements.
 
 use crate::lab::kernel_match::Row;
 use crate::nbg::parse::command_tables::NnCommand;
+use crate::onnx::checker::{int_attr, ints_attr, static_shapes, window_output};
+use crate::onnx::proto::ModelProto;
+use crate::onnx::refusal::Refusal;
 use serde::{Deserialize, Serialize};
 
 /// The operators of a source model.
@@ -40,6 +44,103 @@ pub struct Operator {
 impl Operator {
     fn option(&self, name: &str) -> Option<u64> {
         self.options.get(name)?.as_u64()
+    }
+}
+
+impl Operators {
+    /// An ONNX model's nodes in the `.ops.json` terms: images NHWC, a `Conv`'s weight as
+    /// TFLite holds it (`CONV_2D` [O, KH, KW, I], a depthwise `Conv`, one group per input
+    /// channel, `DEPTHWISE_CONV_2D` [1, KH, KW, C]), `Gemm` and `MatMul` as
+    /// `FULLY_CONNECTED` with an [O, I] weight, `DequantizeLinear` as `DEQUANTIZE`; strides and
+    /// padding (`Padding` 0 where the stride-1 output is the input's size, 1 where nothing is
+    /// padded) as options. Shapes are the static ones the model declares or inference gives,
+    /// carried through QuantizeLinear and DequantizeLinear (which keep their input's shape) and
+    /// computed for a Conv (`window_output`) or a Gemm where neither gives them.
+    pub fn of_onnx(model: &ModelProto) -> Result<Operators, Refusal> {
+        let mut shapes = static_shapes(model)?;
+        for n in model.graph.iter().flat_map(|g| &g.node) {
+            let Some(out) = n.output.first().filter(|o| !shapes.contains_key(*o)) else {
+                continue;
+            };
+            let input = |i: usize| n.input.get(i).and_then(|x| shapes.get(x));
+            let derived = match (n.op_type.as_deref(), input(0), input(1)) {
+                (Some("QuantizeLinear" | "DequantizeLinear"), Some(x), _) => Some(x.clone()),
+                (Some("Conv"), Some(x), Some(w)) => window_output(n, x, Some(w)),
+                (Some("Gemm"), Some(x), Some(w)) if x.len() == 2 && w.len() == 2 => {
+                    let o = if int_attr(n, "transB") == Some(1) {
+                        w[0]
+                    } else {
+                        w[1]
+                    };
+                    Some(vec![x[0], o])
+                }
+                _ => None,
+            };
+            if let Some(d) = derived {
+                shapes.insert(out.clone(), d);
+            }
+        }
+        let shape = |name: Option<&String>| {
+            name.and_then(|n| shapes.get(n))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let nhwc = |s: Vec<i64>| match s[..] {
+            [n, c, h, w] => vec![n, h, w, c],
+            _ => s,
+        };
+        let mut operators = Vec::new();
+        for (index, n) in model.graph.iter().flat_map(|g| &g.node).enumerate() {
+            let x = shape(n.input.first());
+            let w = shape(n.input.get(1));
+            let mut options = serde_json::Map::new();
+            let (op, weight) = match (n.op_type.as_deref().unwrap_or(""), &w[..]) {
+                ("Conv", &[o, i, kh, kw]) => {
+                    let group = int_attr(n, "group").unwrap_or(1);
+                    let strides = ints_attr(n, "strides").unwrap_or(&[1, 1]);
+                    let pads = ints_attr(n, "pads").unwrap_or(&[0, 0, 0, 0]);
+                    options.insert(
+                        "StrideH".into(),
+                        strides.first().copied().unwrap_or(1).into(),
+                    );
+                    options.insert(
+                        "StrideW".into(),
+                        strides.get(1).copied().unwrap_or(1).into(),
+                    );
+                    let same = pads.len() == 4
+                        && pads[0] + pads[2] == kh - 1
+                        && pads[1] + pads[3] == kw - 1;
+                    if same || pads.iter().all(|&p| p == 0) {
+                        options.insert("Padding".into(), u8::from(!same).into());
+                    }
+                    if group > 1 && i == 1 && x.get(1) == Some(&group) {
+                        ("DEPTHWISE_CONV_2D".to_string(), vec![1, kh, kw, o])
+                    } else {
+                        ("CONV_2D".to_string(), vec![o, kh, kw, i])
+                    }
+                }
+                ("Gemm", &[a, b]) => {
+                    let t = int_attr(n, "transB") == Some(1);
+                    (
+                        "FULLY_CONNECTED".into(),
+                        if t { vec![a, b] } else { vec![b, a] },
+                    )
+                }
+                ("MatMul", &[i, o]) => ("FULLY_CONNECTED".into(), vec![o, i]),
+                ("DequantizeLinear", _) => ("DEQUANTIZE".into(), w),
+                (other, _) => (other.to_uppercase(), w),
+            };
+            operators.push(Operator {
+                index,
+                op,
+                inputs: n.input.clone(),
+                outputs: n.output.clone(),
+                input_shapes: vec![nhwc(x), weight],
+                output_shapes: vec![nhwc(shape(n.output.first()))],
+                options,
+            });
+        }
+        Ok(Operators { operators })
     }
 }
 
@@ -163,13 +264,15 @@ fn compared(field: &'static str, nbg: Vec<u64>, model: Vec<u64>) -> Compared {
     }
 }
 
-/// A convolution's geometry (`CONV_2D`, kernel [O, KH, KW, I]; `DEPTHWISE_CONV_2D`, kernel
-/// [1, KH, KW, C]) against the command's; `None` for another operator or shapes that are not
-/// 4-D.
-fn convolution(c: &NnCommand, op: &Operator, kernel: &[u64]) -> Option<Vec<Compared>> {
+/// A layer's geometry against the command's: a convolution (`CONV_2D`, weight [O, KH, KW, I];
+/// `DEPTHWISE_CONV_2D`, weight [1, KH, KW, C]) or a fully connected layer; `None` for another
+/// operator or shapes of another rank.
+fn geometry(c: &NnCommand, op: &Operator) -> Option<Vec<Compared>> {
+    let kernel = dims(op.input_shapes.get(1)?)?;
     let depthwise = match op.op.as_str() {
         "CONV_2D" => false,
         "DEPTHWISE_CONV_2D" => true,
+        "FULLY_CONNECTED" => return fully_connected(c, &kernel),
         _ => return None,
     };
     let [_, h, w, _] = dims(op.input_shapes.first()?)?[..] else {
@@ -207,6 +310,27 @@ fn convolution(c: &NnCommand, op: &Operator, kernel: &[u64]) -> Option<Vec<Compa
         ),
         out_image,
         compared("out_z", vec![c.out_image[2]], vec![oc]),
+    ])
+}
+
+/// A fully connected layer (weight [O, I]) as an NN command: one kernel that covers its whole
+/// input image, whose x * y * z elements are the layer's I inputs, and a 1 x 1 x O output.
+fn fully_connected(c: &NnCommand, weight: &[u64]) -> Option<Vec<Compared>> {
+    let [o, i] = weight[..] else {
+        return None;
+    };
+    let [ix, iy] = c.in_image;
+    let mut kernel = compared("kernel", vec![c.kernel[0], c.kernel[1]], vec![ix, iy]);
+    kernel.note = Some("a fully connected layer's kernel covers its whole input image");
+    Some(vec![
+        compared("inputs", vec![ix * iy * c.kernel[2]], vec![i]),
+        kernel,
+        compared(
+            "out_image",
+            vec![c.out_image[0], c.out_image[1]],
+            vec![1, 1],
+        ),
+        compared("out_z", vec![c.out_image[2]], vec![o]),
     ])
 }
 
@@ -252,7 +376,7 @@ pub fn check(commands: &[NnCommand], rows: &[Row], ops: &Operators) -> Layers {
         let out_elements = c.out_image.iter().product();
         let command = match pair {
             Some((row, op)) => {
-                let compared = convolution(c, op, &row.shape).unwrap_or_default();
+                let compared = geometry(c, op).unwrap_or_default();
                 let verdict = if compared.is_empty() {
                     Verdict::NotCompared
                 } else if compared.iter().all(|x| x.equal) {

@@ -217,6 +217,9 @@ pub enum LocateError {
     /// The NBG parses but its ledger cannot be proven.
     #[error("{}: {}", .0.code, .0.message)]
     Ledger(Failure),
+    /// `--layers` with tensors and no model graph to take the layers from.
+    #[error("--layers reads an ONNX model's graph; with an .npz, give its layers with --ops")]
+    NoModelGraph,
     /// The operators file (`--ops`) is not an `.ops.json`.
     #[error("{}: not an operators file: {message}", .path.display())]
     Ops {
@@ -234,7 +237,8 @@ impl LocateError {
         match self {
             LocateError::ModelUnreadable { .. }
             | LocateError::NbgUnreadable(_)
-            | LocateError::Ops { .. } => Exit::Usage,
+            | LocateError::Ops { .. }
+            | LocateError::NoModelGraph => Exit::Usage,
             LocateError::Model(_) | LocateError::Parse(_) | LocateError::Ledger(_) => Exit::Failure,
         }
     }
@@ -487,10 +491,31 @@ fn find_all(hay: &[u8], needle: &[u8]) -> (u64, Vec<u64>) {
     (count, listed)
 }
 
-/// Locate every initializer of `model` (ONNX bytes) in `nbg`.
-pub fn locate(model: &[u8], nbg: &[u8], ops: Option<&Operators>) -> Result<Located, LocateError> {
+/// Where the layers the NN commands are checked against come from.
+#[derive(Clone, Debug)]
+pub enum LayerSource {
+    /// No layer check.
+    None,
+    /// An operators file (`--ops`).
+    Ops(Operators),
+    /// The ONNX model's own graph (`--layers`).
+    Model,
+}
+
+/// Locate every initializer of `model` (ONNX bytes) in `nbg`, and check the NN commands against
+/// the `layers` given.
+pub fn locate(model: &[u8], nbg: &[u8], layers: &LayerSource) -> Result<Located, LocateError> {
     let limits = Limits::default();
     let m = audit::decode(model, &limits).map_err(LocateError::Model)?;
+    let own;
+    let ops = match layers {
+        LayerSource::None => None,
+        LayerSource::Ops(o) => Some(o),
+        LayerSource::Model => {
+            own = Operators::of_onnx(&m).map_err(LocateError::Model)?;
+            Some(&own)
+        }
+    };
     let graph = m.graph.as_ref().ok_or_else(|| {
         // `decode` refuses a model without a graph first; this keeps the refusal if it did not.
         LocateError::Model(crate::onnx::refusal::Refusal::new(
@@ -765,7 +790,12 @@ fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> Decoded {
 
 /// Locate every tensor of an `.npz` archive (named source tensors, such as a TFLite model's
 /// constants) among the kernels and biases decoded from `nbg`.
-pub fn locate_npz(npz: &[u8], nbg: &[u8], ops: Option<&Operators>) -> Result<Located, LocateError> {
+pub fn locate_npz(npz: &[u8], nbg: &[u8], layers: &LayerSource) -> Result<Located, LocateError> {
+    let ops = match layers {
+        LayerSource::None => None,
+        LayerSource::Ops(o) => Some(o),
+        LayerSource::Model => return Err(LocateError::NoModelGraph),
+    };
     let limits = Limits::default();
     let tensors = crate::onnx::npz::read(npz, limits.tensor_bytes).map_err(LocateError::Model)?;
     let sources: Vec<kernel_match::Source> = tensors
@@ -843,27 +873,26 @@ fn coverage(regions: &[Region], rows: &[Initializer]) -> Vec<Coverage> {
         .collect()
 }
 
-/// The locator on the files at `model` and `nbg` (and the operators file `ops`): the model
-/// read through the audit's bounded reader, the NBG and the operators as regular files.
+/// The operators file at `path` (`--ops`), read as a regular file.
+pub fn read_ops(path: &std::path::Path) -> Result<Operators, LocateError> {
+    let bytes = crate::files::read_regular(path)?;
+    serde_json::from_slice(&bytes).map_err(|e| LocateError::Ops {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+/// The locator on the files at `model` and `nbg`: the model read through the audit's bounded
+/// reader, the NBG as a regular file; the NN commands checked against `layers`.
 pub fn locate_files(
     model: &std::path::Path,
     nbg: &std::path::Path,
-    ops: Option<&std::path::Path>,
+    layers: &LayerSource,
 ) -> Result<Located, LocateError> {
-    let ops = ops
-        .map(|path| {
-            let bytes = crate::files::read_regular(path)?;
-            serde_json::from_slice::<Operators>(&bytes).map_err(|e| LocateError::Ops {
-                path: path.to_path_buf(),
-                message: e.to_string(),
-            })
-        })
-        .transpose()?;
-    let ops = ops.as_ref();
     if model.extension().is_some_and(|e| e == "npz") {
         let a = crate::files::read_regular(model)?;
         let n = crate::files::read_regular(nbg)?;
-        return locate_npz(&a, &n, ops);
+        return locate_npz(&a, &n, layers);
     }
     let m =
         audit::read_model(model, &Limits::default()).map_err(|r| LocateError::ModelUnreadable {
@@ -871,7 +900,7 @@ pub fn locate_files(
             refusal: r.0,
         })?;
     let n = crate::files::read_regular(nbg)?;
-    locate(&m, &n, ops)
+    locate(&m, &n, layers)
 }
 
 /// Seed of the synthetic pair's weights.

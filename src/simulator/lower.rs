@@ -636,52 +636,15 @@ pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<P
     let Some(graph) = model.graph.as_ref() else {
         return refuse("model", "no graph");
     };
-    let mut shapes = BTreeMap::new();
-    let dims_of = |v: &proto::ValueInfoProto| -> Option<Vec<i64>> {
-        let crate::onnx::proto::TypeValue::TensorType(t) = v.r#type.as_ref()?.value.as_ref()?
-        else {
-            return None;
-        };
-        t.shape
-            .as_ref()?
-            .dim
-            .iter()
-            .map(|d| match d.value {
-                Some(proto::DimensionValue::DimValue(n)) => Some(n),
-                _ => None,
-            })
-            .collect()
-    };
-    for v in graph
-        .input
-        .iter()
-        .chain(&graph.output)
-        .chain(&graph.value_info)
-    {
-        if let (Some(name), Some(d)) = (&v.name, dims_of(v)) {
-            shapes.insert(name.clone(), d);
-        }
-    }
-    let inferred = checker::infer(model).map_err(|r| Unsupported {
+    let mut shapes = checker::static_shapes(model).map_err(|r| Unsupported {
         node: "model".into(),
         reason: r.to_string(),
     })?;
-    for i in inferred {
-        if let Some(s) = i.shape
-            && let Some(d) = s.into_iter().collect::<Option<Vec<i64>>>()
-        {
-            shapes.entry(i.value).or_insert(d);
-        }
-    }
-    let inits: BTreeMap<String, Cow<'_, TensorProto>> = graph
+    let mut inits: BTreeMap<String, Cow<'_, TensorProto>> = graph
         .initializer
         .iter()
         .filter_map(|t| Some((t.name.clone()?, Cow::Borrowed(t))))
         .collect();
-    let mut inits = inits;
-    for (name, t) in &inits {
-        shapes.insert(name.clone(), t.dims.clone());
-    }
     let folded = fold_constants(graph, &mut inits, &mut shapes)?;
     let mut l = Lowering {
         quantized: graph.node.iter().any(|n| {

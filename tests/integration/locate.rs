@@ -17,7 +17,7 @@ fn pair_files() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn locator_finds_the_placed_weight_under_its_one_transform_only() {
     let (m, n) = nbg_lab::lab::locate::synthetic_pair().unwrap();
-    let doc = nbg_lab::lab::locate::locate(&m, &n, None)
+    let doc = nbg_lab::lab::locate::locate(&m, &n, &nbg_lab::lab::locate::LayerSource::None)
         .unwrap()
         .to_json();
     assert_eq!(doc["schema"], "nbg-locate/1");
@@ -90,9 +90,13 @@ fn locator_finds_a_quantized_weight_computed_independently() {
         .find(|s| s.kind == nbg_lab::nbg::format::section::NN)
         .unwrap();
     nn.payload[100..100 + q.len()].copy_from_slice(&q);
-    let doc = nbg_lab::lab::locate::locate(&m, &layout.emit().unwrap(), None)
-        .unwrap()
-        .to_json();
+    let doc = nbg_lab::lab::locate::locate(
+        &m,
+        &layout.emit().unwrap(),
+        &nbg_lab::lab::locate::LayerSource::None,
+    )
+    .unwrap()
+    .to_json();
     let w = &doc["initializers"][0];
     assert_eq!(w["result"], "found");
     let hit = w["matches"]
@@ -182,7 +186,12 @@ fn qdq_integers_are_found_as_stored_in_the_decoded_nn_buffer() {
         ("gemm-nn-u8", "nn-gemm-u8-weight-9-1000003b", 10),
     ] {
         let nbg = std::fs::read(dir.join(set).join("A1.nb")).unwrap();
-        let located = nbg_lab::lab::locate::locate(&models[model], &nbg, None).unwrap();
+        let located = nbg_lab::lab::locate::locate(
+            &models[model],
+            &nbg,
+            &nbg_lab::lab::locate::LayerSource::None,
+        )
+        .unwrap();
         let decoded = &located.decoded;
         for (name, want) in [("w_q", less), ("b_q", 0)] {
             let row = decoded.tensors.iter().find(|r| r.name == name).unwrap();
@@ -213,7 +222,9 @@ fn fp16_nn_kernels_are_the_models_weights_as_float16() {
         .2;
     let set = common::root().join("differentials/serializer/nn-conv-fp16-weight-0-1000000e");
     let nbg = std::fs::read(set.join("A1.nb")).unwrap();
-    let located = nbg_lab::lab::locate::locate(&model, &nbg, None).unwrap();
+    let located =
+        nbg_lab::lab::locate::locate(&model, &nbg, &nbg_lab::lab::locate::LayerSource::None)
+            .unwrap();
     let row = located
         .decoded
         .tensors
@@ -223,4 +234,34 @@ fn fp16_nn_kernels_are_the_models_weights_as_float16() {
     let f = row.found.as_ref().unwrap();
     assert_eq!(f.quantization, Quantization::Fp16);
     assert_eq!((f.exact, row.elements, f.command), (288, 288, Some(0)));
+}
+
+/// `locate --layers` on the project's NN capture sets: every NN command the serializer wrote
+/// for a static-constant model (Conv, depthwise Conv, Gemm; uint8, int8, fp16) is paired with
+/// its ONNX layer through its kernel, and its input image, kernel, output image and channels
+/// agree with the layer's (a Gemm as one kernel over the whole input image).
+#[test]
+fn locate_layers_pairs_every_nn_capture_command_with_its_onnx_layer() {
+    use nbg_lab::lab::locate::{LayerSource, locate};
+    let sets = common::root().join("differentials/serializer");
+    let mut checked = 0;
+    for (name, _, model) in nbg_lab::simulator::models::nn() {
+        let prefix = format!("nn-{}-", name.replace("-nn-", "-"));
+        for e in std::fs::read_dir(&sets).unwrap() {
+            let dir = e.unwrap().path();
+            let file = dir.file_name().unwrap().to_string_lossy().to_string();
+            if !file.starts_with(&prefix) {
+                continue;
+            }
+            for capture in ["A1.nb", "B.nb"] {
+                let nbg = std::fs::read(dir.join(capture)).unwrap();
+                let doc = locate(&model, &nbg, &LayerSource::Model).unwrap();
+                let l = doc.layers.as_ref().unwrap();
+                assert!(!l.commands.is_empty(), "{file}/{capture}");
+                assert_eq!(l.agree, l.commands.len(), "{file}/{capture}: {l:?}");
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 0, "no NN capture set");
 }

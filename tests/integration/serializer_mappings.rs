@@ -283,9 +283,13 @@ fn the_locator_finds_every_initializer_of_the_compiled_models() {
         let stem = p.file_stem().unwrap().to_str().unwrap();
         let model = stem.rsplit_once('-').unwrap().0;
         let onnx = std::fs::read(controls.join(format!("models/{model}.onnx"))).unwrap();
-        let doc = nbg_lab::lab::locate::locate(&onnx, &std::fs::read(&p).unwrap(), None)
-            .unwrap()
-            .to_json();
+        let doc = nbg_lab::lab::locate::locate(
+            &onnx,
+            &std::fs::read(&p).unwrap(),
+            &nbg_lab::lab::locate::LayerSource::None,
+        )
+        .unwrap()
+        .to_json();
         for r in doc["initializers"].as_array().unwrap() {
             if r["elements"].as_u64().unwrap() >= nbg_lab::lab::locate::MIN_ELEMENTS as u64 {
                 assert_eq!(r["result"], "found", "{stem}: {}", r["name"]);

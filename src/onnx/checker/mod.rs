@@ -195,6 +195,54 @@ pub struct Inferred {
     pub shape: Option<Shape>,
 }
 
+/// Every value of the main graph whose shape is static, by name: the graph's declared inputs,
+/// outputs and value infos, then what inference gives every node output, then the
+/// initializers' dimensions (which win).
+pub fn static_shapes(model: &ModelProto) -> Result<BTreeMap<String, Vec<i64>>, Refusal> {
+    let mut shapes = BTreeMap::new();
+    let Some(graph) = model.graph.as_ref() else {
+        return Ok(shapes);
+    };
+    let dims_of = |v: &super::proto::ValueInfoProto| -> Option<Vec<i64>> {
+        let TypeValue::TensorType(t) = v.r#type.as_ref()?.value.as_ref()? else {
+            return None;
+        };
+        t.shape
+            .as_ref()?
+            .dim
+            .iter()
+            .map(|d| match d.value {
+                Some(super::proto::DimensionValue::DimValue(n)) => Some(n),
+                _ => None,
+            })
+            .collect()
+    };
+    for v in graph
+        .input
+        .iter()
+        .chain(&graph.output)
+        .chain(&graph.value_info)
+    {
+        if let (Some(name), Some(d)) = (&v.name, dims_of(v)) {
+            shapes.insert(name.clone(), d);
+        }
+    }
+    for i in infer(model)? {
+        if let Some(d) = i
+            .shape
+            .and_then(|s| s.into_iter().collect::<Option<Vec<i64>>>())
+        {
+            shapes.entry(i.value).or_insert(d);
+        }
+    }
+    for t in &graph.initializer {
+        if let Some(name) = &t.name {
+            shapes.insert(name.clone(), t.dims.clone());
+        }
+    }
+    Ok(shapes)
+}
+
 /// Check the whole model. The audit has already bounded the graph tree.
 pub fn check(model: &ModelProto) -> Result<(), Refusal> {
     run(model, None)
@@ -635,14 +683,16 @@ fn attribute_type(a: &AttributeProto) -> i32 {
     }
 }
 
-fn int_attr(n: &NodeProto, name: &str) -> Option<i64> {
+/// The integer attribute `name` of a node.
+pub fn int_attr(n: &NodeProto, name: &str) -> Option<i64> {
     n.attribute
         .iter()
         .find(|a| a.name.as_deref() == Some(name))
         .and_then(|a| a.i)
 }
 
-fn ints_attr<'n>(n: &'n NodeProto, name: &str) -> Option<&'n [i64]> {
+/// The integer-list attribute `name` of a node.
+pub fn ints_attr<'n>(n: &'n NodeProto, name: &str) -> Option<&'n [i64]> {
     n.attribute
         .iter()
         .find(|a| a.name.as_deref() == Some(name))
