@@ -46,6 +46,24 @@ pub enum Holds {
     PpuParams,
 }
 
+impl Holds {
+    /// Whether these are the graph's own records (layers, operations, SH, patch, SW,
+    /// hardware-init and PPU-parameter records), which `parse::records` decodes into typed
+    /// values.
+    pub fn graph_records(self) -> bool {
+        matches!(
+            self,
+            Holds::Layers
+                | Holds::Operations
+                | Holds::ShOperations
+                | Holds::Patches
+                | Holds::SwOperations
+                | Holds::HwInitOperations
+                | Holds::PpuParams
+        )
+    }
+}
+
 /// One row: what it holds, where (v2 section type, v1 table names), its layouts and the
 /// Kaitai type the v1 export reads it with.
 pub struct Kind {

@@ -323,6 +323,26 @@ fn region_pieces(
     )
 }
 
+/// The NN or TP commands (as `holds` says the section or table holds them) as (index, file
+/// offset, words).
+fn command_words<'a>(
+    holds: Holds,
+    nn: Option<&'a [crate::nbg::parse::command_tables::NnCommand]>,
+    tp: Option<&'a [crate::nbg::parse::command_tables::TpCommand]>,
+) -> Option<Vec<(usize, u64, &'a [u32])>> {
+    Some(match holds {
+        Holds::NnCommands => nn?
+            .iter()
+            .map(|c| (c.index, c.offset, &c.words[..]))
+            .collect(),
+        Holds::TpCommands => tp?
+            .iter()
+            .map(|c| (c.index, c.offset, &c.words[..]))
+            .collect(),
+        _ => return None,
+    })
+}
+
 /// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
 /// of a table at `at` with `size`-byte records, as `holds` says the table holds them.
 fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
@@ -362,36 +382,39 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Pi
         Origin::Section(i) => {
             let s = g.sections.get(i)?;
             let name = s.type_name;
+            // State buffers are command streams, which no record layout holds.
+            if s.kind == section::LOADSTATE {
+                return command_pieces(g.load_states.as_ref()?, name);
+            }
+            let kind = crate::nbg::holds::v2(s.kind)?;
             let one =
                 |record: Record, w: Writer| Some(vec![piece(s.offset, record, name.into(), w)]);
-            match s.kind {
-                section::INPUT => Some(io_pieces(
-                    &g.inputs,
-                    crate::nbg::parse::v2::io_layout(),
-                    name,
-                )),
-                section::OUTPUT => Some(io_pieces(
-                    &g.outputs,
-                    crate::nbg::parse::v2::io_layout(),
-                    name,
-                )),
-                section::NETWORK_INFO => one(fm::v2_network_info::RECORD, network_info(g)?),
-                section::MEMORY_POOL => {
+            match kind.holds {
+                Holds::Io => {
+                    let records = if s.kind == section::OUTPUT {
+                        &g.outputs
+                    } else {
+                        &g.inputs
+                    };
+                    Some(io_pieces(records, crate::nbg::parse::v2::io_layout(), name))
+                }
+                Holds::NetworkInfo => one(fm::v2_network_info::RECORD, network_info(g)?),
+                Holds::MemoryPool => {
                     let mut w = Writer::new(fm::v2_memory_pool::SIZE);
                     w.put_uint(&fm::v2_memory_pool::used_size, g.memory_pool_bytes?);
                     one(fm::v2_memory_pool::RECORD, w)
                 }
-                section::VIP_SRAM => {
+                Holds::VipSram => {
                     let mut w = Writer::new(fm::v2_vip_sram::SIZE);
                     w.put_u32(&fm::v2_vip_sram::used_size, g.vip_sram_bytes?);
                     one(fm::v2_vip_sram::RECORD, w)
                 }
-                section::AXI_SRAM => {
+                Holds::AxiSram => {
                     let mut w = Writer::new(fm::v2_axi_sram::SIZE);
                     w.put_u32(&fm::v2_axi_sram::used_size, g.axi_sram_bytes?);
                     one(fm::v2_axi_sram::RECORD, w)
                 }
-                section::CHECKSUM => {
+                Holds::Checksums => {
                     let pairs: Vec<[u64; 2]> = g
                         .section_checksums
                         .iter()
@@ -404,8 +427,8 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Pi
                         name,
                     ))
                 }
-                kind if section::indexed_by(kind).is_some() => {
-                    let t = g.index_tables.iter().find(|t| t.section_type == kind)?;
+                Holds::IndexEntries => {
+                    let t = g.index_tables.iter().find(|t| t.section_type == s.kind)?;
                     Some(pair_pieces(
                         fm::v2_index_entry::RECORD,
                         s.offset,
@@ -413,24 +436,7 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Pi
                         name,
                     ))
                 }
-                section::LOADSTATE => command_pieces(g.load_states.as_ref()?, name),
-                section::TP => Some(word_record_pieces(
-                    fm::tp_command::RECORD,
-                    name,
-                    g.tp_commands
-                        .as_ref()?
-                        .iter()
-                        .map(|c| (c.index, c.offset, &c.words[..])),
-                )),
-                section::NN => Some(word_record_pieces(
-                    fm::nn_command::RECORD,
-                    name,
-                    g.nn_commands
-                        .as_ref()?
-                        .iter()
-                        .map(|c| (c.index, c.offset, &c.words[..])),
-                )),
-                section::DYNAIO_TABLE => {
+                Holds::DynaioEntries => {
                     let d = g.dynamic_io.as_ref()?;
                     let pairs: Vec<[u64; 2]> =
                         d.entries.iter().map(|e| [e.offset, e.size]).collect();
@@ -441,13 +447,17 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Pi
                         name,
                     ))
                 }
-                kind => record_pieces(
-                    &g.records,
-                    crate::nbg::holds::v2(kind)?,
-                    s.offset,
-                    s.entry_size as usize,
+                Holds::NnCommands | Holds::TpCommands => Some(word_record_pieces(
+                    kind.record(u64::from(s.entry_size))?,
                     name,
-                ),
+                    command_words(
+                        kind.holds,
+                        g.nn_commands.as_deref(),
+                        g.tp_commands.as_deref(),
+                    )?
+                    .into_iter(),
+                )),
+                _ => record_pieces(&g.records, kind, s.offset, s.entry_size as usize, name),
             }
         }
         Origin::SectionEntry(i, e) => {
@@ -663,52 +673,43 @@ pub(super) fn v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
         }
         Origin::Table(k) => {
             let t = g.tables.get(k)?;
+            // State buffers are command streams, which no record layout holds.
             if t.name == "load_states" {
                 return command_pieces(g.load_states.as_ref()?, t.name);
             }
             let size = t.record_size? as usize;
-            match t.name {
-                "input" => Some(io_pieces(
-                    &g.inputs,
-                    &crate::nbg::parse::v1::io_layout(g.header.version),
-                    t.name,
-                )),
-                "output" => Some(io_pieces(
-                    &g.outputs,
-                    &crate::nbg::parse::v1::io_layout(g.header.version),
-                    t.name,
-                )),
-                "nn" | "tp" => {
-                    // Both command tables as (index, file offset, words).
-                    let words: Vec<(usize, u64, &[u32])> = if t.name == "nn" {
-                        let c = g.nn_commands.as_ref()?.iter();
-                        c.map(|c| (c.index, c.offset, &c.words[..])).collect()
-                    } else {
-                        let c = g.tp_commands.as_ref()?.iter();
-                        c.map(|c| (c.index, c.offset, &c.words[..])).collect()
-                    };
-                    Some(word_record_pieces(
-                        crate::nbg::holds::v1(t.name)?.record(size as u64)?,
-                        t.name,
-                        words.into_iter(),
-                    ))
-                }
-                _ if f1::ENTRIES.get(k)?.nests_into.is_some() => {
-                    let n = g.nested_tables.iter().find(|n| n.table == t.name)?;
-                    Some(pair_pieces(
-                        fm::v1_entry::RECORD,
-                        t.offset,
-                        &n.entries,
-                        t.name,
-                    ))
-                }
-                _ => record_pieces(
-                    &g.records,
-                    crate::nbg::holds::v1(t.name)?,
+            // An index table of another table: (offset, size) entries.
+            if f1::ENTRIES.get(k)?.nests_into.is_some() {
+                let n = g.nested_tables.iter().find(|n| n.table == t.name)?;
+                return Some(pair_pieces(
+                    fm::v1_entry::RECORD,
                     t.offset,
-                    size,
+                    &n.entries,
                     t.name,
-                ),
+                ));
+            }
+            let kind = crate::nbg::holds::v1(t.name)?;
+            match kind.holds {
+                Holds::Io => Some(io_pieces(
+                    if t.name == "output" {
+                        &g.outputs
+                    } else {
+                        &g.inputs
+                    },
+                    &crate::nbg::parse::v1::io_layout(g.header.version),
+                    t.name,
+                )),
+                Holds::NnCommands | Holds::TpCommands => Some(word_record_pieces(
+                    kind.record(size as u64)?,
+                    t.name,
+                    command_words(
+                        kind.holds,
+                        g.nn_commands.as_deref(),
+                        g.tp_commands.as_deref(),
+                    )?
+                    .into_iter(),
+                )),
+                _ => record_pieces(&g.records, kind, t.offset, size, t.name),
             }
         }
         Origin::TableEntry(k, e) => {

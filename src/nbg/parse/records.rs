@@ -679,10 +679,7 @@ fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
 /// `format::v1::PROVED_VERSIONS`).
 pub fn v1_decodes(name: &str, version: u32) -> bool {
     crate::nbg::format::v1::Layout::of(version) == crate::nbg::format::v1::Layout::Known
-        && matches!(
-            name,
-            "layer" | "operation" | "sh" | "patch" | "sw" | "hw_init" | "ppu_param"
-        )
+        && crate::nbg::holds::v1(name).is_some_and(|k| k.holds.graph_records())
 }
 
 /// `(end, table records)` when the patch range `[index, index + count)` of an operation or
