@@ -457,3 +457,104 @@ fn tiles(commands: &mut [Command], same_elements: impl Fn(u64) -> Vec<usize>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(
+        index: usize,
+        kernel: [u64; 3],
+        in_image: [u64; 2],
+        out_image: [u64; 3],
+    ) -> NnCommand {
+        NnCommand {
+            index,
+            offset: 0,
+            kernel,
+            in_image,
+            out_image,
+            pooling: 0,
+            relu: 0,
+            words: Vec::new(),
+        }
+    }
+
+    fn operator(op: &str, x: &[i64], w: &[i64], y: &[i64], options: &[(&str, u64)]) -> Operator {
+        Operator {
+            index: 0,
+            op: op.into(),
+            inputs: vec![],
+            outputs: vec![],
+            input_shapes: vec![x.to_vec(), w.to_vec()],
+            output_shapes: vec![y.to_vec()],
+            options: options
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v.into()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_stride_2_layer_agrees_at_its_stride_1_output_only() {
+        let conv = |padding: u64| {
+            operator(
+                "CONV_2D",
+                &[1, 16, 16, 3],
+                &[8, 3, 3, 3],
+                &[1, 8, 8, 8],
+                &[("StrideW", 2), ("StrideH", 2), ("Padding", padding)],
+            )
+        };
+        // SAME: the stride-1 output is the input's size.
+        let same = geometry(&command(0, [3, 3, 3], [16, 16], [16, 16, 8]), &conv(0)).unwrap();
+        let out = same.iter().find(|c| c.field == "out_image").unwrap();
+        assert!(out.equal && out.note.is_some(), "{out:?}");
+        // VALID: the input less the kernel, plus one.
+        let valid = geometry(&command(0, [3, 3, 3], [16, 16], [14, 14, 8]), &conv(1)).unwrap();
+        assert!(valid.iter().all(|c| c.equal), "{valid:?}");
+        // Neither the layer's output nor its stride-1 output: a disagreement.
+        let off = geometry(&command(0, [3, 3, 3], [16, 16], [12, 12, 8]), &conv(0)).unwrap();
+        assert!(!off.iter().find(|c| c.field == "out_image").unwrap().equal);
+        // The output channels are the layer's.
+        let z = geometry(&command(0, [3, 3, 3], [16, 16], [8, 8, 7]), &conv(0)).unwrap();
+        assert!(!z.iter().find(|c| c.field == "out_z").unwrap().equal);
+    }
+
+    #[test]
+    fn a_fully_connected_layer_is_one_kernel_over_its_input_image() {
+        let fc = operator("FULLY_CONNECTED", &[1, 16], &[8, 16], &[1, 8], &[]);
+        let ok = geometry(&command(0, [8, 2, 1], [8, 2], [1, 1, 8]), &fc).unwrap();
+        assert!(ok.iter().all(|c| c.equal), "{ok:?}");
+        let short = geometry(&command(0, [4, 2, 1], [8, 2], [1, 1, 8]), &fc).unwrap();
+        assert!(short.iter().any(|c| !c.equal));
+    }
+
+    #[test]
+    fn unpaired_neighbours_tile_one_layer_and_a_paired_command_ends_the_run() {
+        let unpaired = |command: usize, out_elements: u64| Command {
+            command,
+            operator: None,
+            compared: Vec::new(),
+            out_elements,
+            same_elements: Some(Vec::new()),
+            tiled_with: Vec::new(),
+            verdict: Verdict::Unaccounted,
+        };
+        let same = |n: u64| if n == 8192 { vec![5] } else { Vec::new() };
+        let mut run = vec![unpaired(0, 4096), unpaired(1, 4096), unpaired(2, 100)];
+        tiles(&mut run, same);
+        assert_eq!(run[0].verdict, Verdict::Accounted);
+        assert_eq!(run[0].tiled_with, [1]);
+        assert_eq!(run[1].tiled_with, [0]);
+        assert_eq!(run[2].verdict, Verdict::Unaccounted);
+        let mut broken = vec![unpaired(0, 4096), unpaired(1, 4096)];
+        broken[1].operator = Some(Paired {
+            index: 1,
+            op: "CONV_2D".into(),
+            kernel: "k".into(),
+        });
+        tiles(&mut broken, same);
+        assert_eq!(broken[0].verdict, Verdict::Unaccounted);
+    }
+}
