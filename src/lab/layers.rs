@@ -107,9 +107,13 @@ impl Operators {
                         "StrideW".into(),
                         strides.get(1).copied().unwrap_or(1).into(),
                     );
-                    let same = pads.len() == 4
-                        && pads[0] + pads[2] == kh - 1
-                        && pads[1] + pads[3] == kw - 1;
+                    // The model's attributes are untrusted: no sum may overflow.
+                    let sums = |a: i64, b: i64, k: i64| {
+                        a.checked_add(b)
+                            .is_some_and(|s| Some(s) == k.checked_sub(1))
+                    };
+                    let same =
+                        pads.len() == 4 && sums(pads[0], pads[2], kh) && sums(pads[1], pads[3], kw);
                     if same || pads.iter().all(|&p| p == 0) {
                         options.insert("Padding".into(), u8::from(!same).into());
                     }
@@ -351,7 +355,9 @@ pub fn check(commands: &[NnCommand], rows: &[Row], ops: &Operators) -> Layers {
         .collect();
     let used: std::collections::BTreeSet<usize> =
         paired.iter().flatten().map(|(_, op)| op.index).collect();
-    let elements = |shape: &[i64]| dims(shape).map(|d| d.iter().product::<u64>());
+    // Untrusted dimensions: a product that overflows counts no elements.
+    let elements =
+        |shape: &[i64]| dims(shape).and_then(|d| d.iter().try_fold(1u64, |n, &x| n.checked_mul(x)));
     let mut out = Layers {
         commands: Vec::with_capacity(commands.len()),
         agree: 0,
@@ -528,6 +534,26 @@ mod tests {
         assert!(ok.iter().all(|c| c.equal), "{ok:?}");
         let short = geometry(&command(0, [4, 2, 1], [8, 2], [1, 1, 8]), &fc).unwrap();
         assert!(short.iter().any(|c| !c.equal));
+    }
+
+    /// An operators file is untrusted: overflowing or negative dimensions, a DEQUANTIZE that
+    /// feeds itself and pads that overflow give no pairing and no panic.
+    #[test]
+    fn hostile_operators_give_no_pairing_and_no_panic() {
+        let mut loop_op = operator("DEQUANTIZE", &[-1], &[], &[i64::MAX, i64::MAX, 2], &[]);
+        loop_op.inputs = vec!["w".into()];
+        loop_op.outputs = vec!["w".into()];
+        let ops = Operators {
+            operators: vec![loop_op],
+        };
+        assert_eq!(
+            consumer(&ops.operators, "w", DEQUANTIZE_DEPTH).map(|o| o.index),
+            Some(0)
+        );
+        let l = check(&[command(0, [1, 1, 1], [4, 4], [4, 4, 1])], &[], &ops);
+        assert_eq!(l.unaccounted, 1);
+        let conv = operator("CONV_2D", &[1, -4, 4, 1], &[1, 3, 3, 1], &[1, 2, 2, 1], &[]);
+        assert!(geometry(&command(0, [3, 3, 1], [4, 4], [2, 2, 1]), &conv).is_none());
     }
 
     #[test]
