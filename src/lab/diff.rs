@@ -7,8 +7,9 @@
 //! named by its offset in the payload (`NBG_SECTION_NN+0x1a4`).
 
 use crate::nbg::family::{NbgFamily, Origin};
+use crate::nbg::family::{Owner, OwnerClass};
 use crate::nbg::fieldmap as fm;
-use crate::nbg::image::{NbgImage, Owner, OwnerClass};
+use crate::nbg::image::NbgImage;
 use crate::nbg::parse::Graph;
 use serde::Serialize;
 

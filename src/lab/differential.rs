@@ -25,7 +25,8 @@ use crate::lab::diff::locate;
 use crate::lab::mapping::{Outcome, Registry, Target};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
-use crate::nbg::image::{ChangedImage, NbgImage, OwnerClass};
+use crate::nbg::family::OwnerClass;
+use crate::nbg::image::{ChangedImage, NbgImage};
 use crate::nbg::parse::{FileFacts, Graph, parse};
 use serde::Serialize;
 

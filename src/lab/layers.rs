@@ -297,12 +297,9 @@ fn geometry(c: &NnCommand, op: &Operator) -> Option<Vec<Compared>> {
     let out = [c.out_image[0], c.out_image[1]];
     let mut out_image = compared("out_image", out.to_vec(), vec![ow, oh]);
     if !out_image.equal && stride.iter().any(|s| s.is_some_and(|s| s > 1)) && out == stride_1 {
-        out_image = Compared {
-            model: stride_1.to_vec(),
-            equal: true,
-            note: Some("run at stride 1: the layer's stride is applied by another operation"),
-            ..out_image
-        };
+        out_image = compared("out_image", out.to_vec(), stride_1.to_vec());
+        out_image.note =
+            Some("run at stride 1: the layer's stride is applied by another operation");
     }
     Some(vec![
         compared("in_image", c.in_image.to_vec(), vec![w, h]),

@@ -502,20 +502,31 @@ pub enum LayerSource {
     Model,
 }
 
+impl LayerSource {
+    /// The operators to check against: the file's, or the ONNX `model`'s own graph (tensors
+    /// without a model have none to give).
+    fn operators(
+        &self,
+        model: Option<&crate::onnx::proto::ModelProto>,
+    ) -> Result<Option<std::borrow::Cow<'_, Operators>>, LocateError> {
+        use std::borrow::Cow;
+        match (self, model) {
+            (LayerSource::None, _) => Ok(None),
+            (LayerSource::Ops(o), _) => Ok(Some(Cow::Borrowed(o))),
+            (LayerSource::Model, Some(m)) => Operators::of_onnx(m)
+                .map(|o| Some(Cow::Owned(o)))
+                .map_err(LocateError::Model),
+            (LayerSource::Model, None) => Err(LocateError::NoModelGraph),
+        }
+    }
+}
+
 /// Locate every initializer of `model` (ONNX bytes) in `nbg`, and check the NN commands against
 /// the `layers` given.
 pub fn locate(model: &[u8], nbg: &[u8], layers: &LayerSource) -> Result<Located, LocateError> {
     let limits = Limits::default();
     let m = audit::decode(model, &limits).map_err(LocateError::Model)?;
-    let own;
-    let ops = match layers {
-        LayerSource::None => None,
-        LayerSource::Ops(o) => Some(o),
-        LayerSource::Model => {
-            own = Operators::of_onnx(&m).map_err(LocateError::Model)?;
-            Some(&own)
-        }
-    };
+    let ops = layers.operators(Some(&m))?;
     let graph = m.graph.as_ref().ok_or_else(|| {
         // `decode` refuses a model without a graph first; this keeps the refusal if it did not.
         LocateError::Model(crate::onnx::refusal::Refusal::new(
@@ -651,7 +662,7 @@ pub fn locate(model: &[u8], nbg: &[u8], layers: &LayerSource) -> Result<Located,
         summary: Some(summary),
         layers: None,
     }
-    .with_layers(&g, ops))
+    .with_layers(&g, ops.as_deref()))
 }
 
 /// What `nbg locate` reports: the initializers found by the transform registry (ONNX models)
@@ -791,11 +802,7 @@ fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> Decoded {
 /// Locate every tensor of an `.npz` archive (named source tensors, such as a TFLite model's
 /// constants) among the kernels and biases decoded from `nbg`.
 pub fn locate_npz(npz: &[u8], nbg: &[u8], layers: &LayerSource) -> Result<Located, LocateError> {
-    let ops = match layers {
-        LayerSource::None => None,
-        LayerSource::Ops(o) => Some(o),
-        LayerSource::Model => return Err(LocateError::NoModelGraph),
-    };
+    let ops = layers.operators(None)?;
     let limits = Limits::default();
     let tensors = crate::onnx::npz::read(npz, limits.tensor_bytes).map_err(LocateError::Model)?;
     let sources: Vec<kernel_match::Source> = tensors
@@ -824,7 +831,7 @@ pub fn locate_npz(npz: &[u8], nbg: &[u8], layers: &LayerSource) -> Result<Locate
         summary: None,
         layers: None,
     }
-    .with_layers(&g, ops))
+    .with_layers(&g, ops.as_deref()))
 }
 
 /// How much of one admitted region the found initializers explain.

@@ -15,8 +15,9 @@
 use crate::nbg::crc_index::{CrcIndex, Flip};
 use crate::nbg::crc_rules::{CrcClass, CrcFlips};
 use crate::nbg::failure::Failure;
+use crate::nbg::family::OwnerClass;
 use crate::nbg::family::{NbgFamily, Origin, Place};
-use crate::nbg::image::{NbgImage, OwnerClass};
+use crate::nbg::image::NbgImage;
 use crate::nbg::parse::{Graph, Options, parse, parse_data};
 use crate::nbg::read::{Data, ReadLog, ReadMap};
 use rayon::prelude::*;
@@ -253,7 +254,7 @@ pub fn sweep_with_progress(
     // checksum that covers it, or the gap's reason), the same for every byte of the owner.
     // Coefficient streams, biases and tables as well: the check-only parse does not decode
     // them, so every byte of one has its owner's outcome, like an opaque payload's.
-    let derived = |o: &crate::nbg::image::Owner| {
+    let derived = |o: &crate::nbg::family::Owner| {
         large
             && (matches!(
                 o.class,

@@ -9,7 +9,8 @@
 //! reported as not re-encodable and never counted exact.
 
 use crate::nbg::family::{NbgFamily, Piece};
-use crate::nbg::image::{NbgImage, Owner, OwnerClass};
+use crate::nbg::family::{Owner, OwnerClass};
+use crate::nbg::image::NbgImage;
 use crate::nbg::parse::Graph;
 use serde::Serialize;
 

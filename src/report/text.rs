@@ -6,9 +6,10 @@ use crate::lab::diff::DiffReport;
 use crate::lab::differential;
 use crate::lab::sweep;
 use crate::nbg::crc_rules::Explanation;
+use crate::nbg::family::ViewClass;
 use crate::nbg::family::{Integrity, Layout, NbgFamily};
 use crate::nbg::format::v1::LayoutEvidence;
-use crate::nbg::image::{EmitError, NbgImage, Reconstruction, ViewClass};
+use crate::nbg::image::{EmitError, NbgImage, Reconstruction};
 use crate::nbg::parse::{Graph, IoRecord};
 use std::fmt::Write;
 

@@ -247,8 +247,9 @@ fn the_face_detectors_nn_commands_match_its_source_model() {
 /// own buffer (Mesa's `#instruction-cf` TARGET, bits 103-117: word 3 bits 7-21).
 #[test]
 fn shader_instructions_decode_and_branch_inside_their_buffer() {
+    use nbg_lab::nbg::family::OwnerClass;
     use nbg_lab::nbg::fieldmap::shader_instruction as si;
-    use nbg_lab::nbg::image::{NbgImage, OwnerClass};
+    use nbg_lab::nbg::image::NbgImage;
     let part = |f: &nbg_lab::nbg::fieldmap::Field, name: &str| {
         *f.parts.iter().find(|p| p.name == name).unwrap()
     };

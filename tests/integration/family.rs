@@ -4,8 +4,9 @@
 use crate::common;
 use nbg_lab::NbgFamily;
 use nbg_lab::nbg::crc_rules::WHOLE_FILE_FIELD_ZEROED;
+use nbg_lab::nbg::family::OwnerClass;
 use nbg_lab::nbg::family::{Family, Place};
-use nbg_lab::nbg::image::{NbgImage, OwnerClass};
+use nbg_lab::nbg::image::NbgImage;
 
 /// Every committed NBG: the controls and the public files (v1 and v2).
 fn files() -> Vec<(String, Vec<u8>)> {

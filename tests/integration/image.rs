@@ -5,7 +5,8 @@ use nbg_lab::NbgFamily;
 
 use nbg_lab::evidence;
 use nbg_lab::lab::synth::{Rng, shuffle};
-use nbg_lab::nbg::image::{EmitError, NbgImage, OwnerClass};
+use nbg_lab::nbg::family::OwnerClass;
+use nbg_lab::nbg::image::{EmitError, NbgImage};
 use nbg_lab::parse;
 use proptest::prelude::*;
 use serde_json::{Value, json};

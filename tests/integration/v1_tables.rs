@@ -7,8 +7,9 @@ use common::{le32, put32};
 use nbg_lab::Code;
 use nbg_lab::NbgFamily;
 use nbg_lab::lab::synth_v1::{V1Crc, V1Spec};
+use nbg_lab::nbg::family::OwnerClass;
 use nbg_lab::nbg::fieldmap::{self as fm, Writer};
-use nbg_lab::nbg::image::{NbgImage, OwnerClass};
+use nbg_lab::nbg::image::NbgImage;
 use nbg_lab::nbg::parse::{Graph, NbgV1, parse};
 use nbg_lab::nbg::reencode::{rebuild, reencode};
 

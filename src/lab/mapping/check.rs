@@ -10,7 +10,7 @@ pub struct Unexplained {
     /// The owner's pairing key (`diff::owner_key`).
     pub owner: String,
     /// The owner's ledger class.
-    pub class: crate::nbg::image::OwnerClass,
+    pub class: crate::nbg::family::OwnerClass,
     /// The field name at the offset (`diff::locate`).
     pub field: String,
     /// A's byte.

@@ -263,21 +263,34 @@ fn command_pieces(
     if !streams.complete() {
         return None;
     }
-    let mut out = Vec::new();
-    for (entry, at, commands) in &streams.decoded {
-        for (k, c) in commands.iter().enumerate() {
-            let mut bytes = Vec::with_capacity(c.len() as usize);
-            c.encode(&mut bytes);
-            out.push(Piece {
-                at: at + c.at,
-                record: fm::fe_load_state::RECORD,
-                skip: 0,
-                prefix: format!("{name}[{entry}].command[{k}]"),
-                bytes: Ok(bytes),
-            });
+    Some(
+        streams
+            .decoded
+            .iter()
+            .flat_map(|(entry, at, commands)| buffer_pieces(name, *entry, *at, commands))
+            .collect(),
+    )
+}
+
+/// The commands of one state buffer (entry `entry` of `name`, at file offset `at`), each encoded
+/// again from its decoded fields and named `name[entry].command[k]`.
+fn buffer_pieces<'a>(
+    name: &'a str,
+    entry: u64,
+    at: u64,
+    commands: &'a [crate::nbg::commands::Command],
+) -> impl Iterator<Item = Piece> + 'a {
+    commands.iter().enumerate().map(move |(k, c)| {
+        let mut bytes = Vec::with_capacity(c.len() as usize);
+        c.encode(&mut bytes);
+        Piece {
+            at: at + c.at,
+            record: fm::fe_load_state::RECORD,
+            skip: 0,
+            prefix: format!("{name}[{entry}].command[{k}]"),
+            bytes: Ok(bytes),
         }
-    }
-    Some(out)
+    })
 }
 
 /// One entry of a table of buffers (`patch_targets::Region`): a state stream's commands or a
@@ -304,23 +317,7 @@ fn region_pieces(
         .decoded
         .iter()
         .find(|(e, _, _)| *e == entry as u64)?;
-    Some(
-        commands
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                let mut bytes = Vec::with_capacity(c.len() as usize);
-                c.encode(&mut bytes);
-                Piece {
-                    at: at + c.at,
-                    record: fm::fe_load_state::RECORD,
-                    skip: 0,
-                    prefix: format!("{name}[{entry}].command[{k}]"),
-                    bytes: Ok(bytes),
-                }
-            })
-            .collect(),
-    )
+    Some(buffer_pieces(name, entry as u64, *at, commands).collect())
 }
 
 /// The NN or TP commands (as `holds` says the section or table holds them) as (index, file

@@ -27,7 +27,7 @@ use gaps::*;
 use crate::digest::Hash256;
 use crate::nbg::failure::{Code, Failure, fail};
 use crate::nbg::family::NbgFamily;
-pub use crate::nbg::family::{Origin, Owner, OwnerClass, View, ViewClass};
+use crate::nbg::family::{Origin, Owner, OwnerClass, View, ViewClass};
 use crate::nbg::format::CONNECTION_REGION_SIZE;
 use crate::nbg::parse::Graph;
 use crate::nbg::read::{Data, Source};
