@@ -211,10 +211,10 @@ fn tensor(r: &IoRecord) -> Tensor {
 fn engines(ops: &[crate::nbg::parse::records::Operation]) -> Vec<Engine> {
     use crate::nbg::format::records::operation_type::{END, INIT};
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
-    for o in ops.iter().filter(|o| o.kind != INIT && o.kind != END) {
+    for o in ops.iter().filter(|o| o.kind() != INIT && o.kind() != END) {
         let name = o
-            .type_name
-            .map_or_else(|| format!("type {}", o.kind), str::to_string);
+            .type_name()
+            .map_or_else(|| format!("type {}", o.kind()), str::to_string);
         *counts.entry(name).or_default() += 1;
     }
     let total: u64 = counts.values().sum();

@@ -7,6 +7,7 @@ pub mod commands;
 pub mod crc_explain;
 pub mod crc_index;
 pub mod crc_rules;
+pub mod decoded;
 pub mod failure;
 pub mod family;
 pub mod fieldmap;

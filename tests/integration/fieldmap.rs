@@ -90,11 +90,23 @@ fn a_changed_decoded_value_is_caught_and_named() {
         "NBG_SECTION_NETWORK_INFO.vsi_reserved",
     );
     check(
-        &v2(|g| g.records.operations.as_mut().expect("ops")[1].preempt = Some(3)),
+        &v2(|g| {
+            assert!(
+                g.records.operations.as_mut().expect("ops")[1]
+                    .fields
+                    .set_part(&fm::operation::preempt_word, 0, 3)
+            )
+        }),
         "NBG_SECTION_OPERATIONS[1].preempt_word",
     );
     check(
-        &v2(|g| g.records.patches.as_mut().expect("patches").records[2].transformed = 1),
+        &v2(|g| {
+            assert!(
+                g.records.patches.as_mut().expect("patches").records[2]
+                    .fields
+                    .set_uint(&fm::patch::transformed, 1)
+            )
+        }),
         "NBG_SECTION_PATCH[2].transformed",
     );
     check(
@@ -103,11 +115,23 @@ fn a_changed_decoded_value_is_caught_and_named() {
     );
     // A value that does not fit its field is named too, never truncated.
     check(
-        &v2(|g| g.records.layers.as_mut().expect("layers")[0].name = "x".repeat(64)),
+        &v2(|g| {
+            assert!(
+                g.records.layers.as_mut().expect("layers")[0]
+                    .fields
+                    .set_name(&fm::layer::name, &"x".repeat(64))
+            )
+        }),
         "NBG_SECTION_LAYER[0].name",
     );
     check(
-        &v2(|g| g.records.operations.as_mut().expect("ops")[0].preempt = Some(16)),
+        &v2(|g| {
+            assert!(
+                g.records.operations.as_mut().expect("ops")[0]
+                    .fields
+                    .set_part(&fm::operation::preempt_word, 0, 16)
+            )
+        }),
         "NBG_SECTION_OPERATIONS[0].preempt_word",
     );
     check(

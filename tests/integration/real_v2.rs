@@ -52,7 +52,7 @@ fn every_serializer_control_parses_with_its_version_rules() {
         // Every real file begins with an INIT operation attached to no layer (0xffffffff).
         let ops = v.records.operations.as_ref().unwrap();
         assert_eq!(
-            (ops[0].kind, ops[0].layer_id),
+            (ops[0].kind(), ops[0].layer_id()),
             (0xffff, 0xffff_ffff),
             "{name}"
         );

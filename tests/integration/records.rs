@@ -58,7 +58,7 @@ fn public_v1_records_decode_and_match_their_snapshot() {
         };
         assert_eq!(ops.len() as u32, v1.header.operation_count, "{name}");
         assert_eq!(layers.len() as u32, v1.header.layer_count, "{name}");
-        assert_eq!(ops[0].type_name, Some("INIT"), "{name}");
+        assert_eq!(ops[0].type_name(), Some("INIT"), "{name}");
         all.insert(name, records_of(&g));
     }
     common::snapshot_per_file(
@@ -85,9 +85,9 @@ fn v2_controls_hold_consistent_records() {
             "{name}"
         );
         assert_eq!(layers.len() as u32, info.layer_count, "{name}");
-        assert_eq!(ops[0].type_name, Some("INIT"), "{name}");
+        assert_eq!(ops[0].type_name(), Some("INIT"), "{name}");
         for l in layers {
-            assert_eq!(u64::from(l.operation_count), l.named_operations, "{name}");
+            assert_eq!(u64::from(l.operation_count()), l.named_operations, "{name}");
         }
         let patches = g.records.patches.as_ref().unwrap();
         assert_eq!(patches.count, 1 + 2 * (ops.len() as u64 - 1), "{name}");
@@ -97,7 +97,7 @@ fn v2_controls_hold_consistent_records() {
                 .as_ref()
                 .unwrap()
                 .iter()
-                .all(|s| s.instr_index > 0)
+                .all(|s| s.instr_index() > 0)
         );
     }
 }

@@ -53,12 +53,12 @@ fn public_hw_init_records_decode_and_reencode() {
         .as_ref()
         .expect("decoded in a proved version")
         .iter()
-        .map(|h| [h.state_id, h.patch_index, h.patch_count])
+        .map(|h| [h.state_id(), h.patch_index(), h.patch_count()])
         .collect();
     // Three init operations whose patches run [0, 4), [4, 36), [36, 39): the INIT operation's
     // patches start at 39; each state id is an entry of the 14-entry ICD table.
     assert_eq!(hw, [[4, 0, 4], [9, 4, 32], [13, 36, 3]]);
-    assert_eq!(g.records.operations.as_ref().unwrap()[0].patch_index, 39);
+    assert_eq!(g.records.operations.as_ref().unwrap()[0].patch_index(), 39);
     assert_eq!(g.table("icd_table").unwrap().size / 8, 14);
     assert_eq!(g.records.sw_operations.as_deref(), Some(&[][..]));
     assert_eq!(g.records.ppu_params.as_deref(), Some(&[][..]));
@@ -201,7 +201,7 @@ fn sw_and_ppu_param_records_decode_and_reencode_field_by_field() {
     let sw = g.records.sw_operations.as_ref().unwrap();
     let got: Vec<(u32, Option<&str>, Option<&str>)> = sw
         .iter()
-        .map(|s| (s.kind, s.type_name, s.name.as_deref()))
+        .map(|s| (s.kind(), s.type_name(), s.name()))
         .collect();
     // An unknown SW operation type is reported (no name), not refused.
     assert_eq!(
@@ -210,7 +210,11 @@ fn sw_and_ppu_param_records_decode_and_reencode_field_by_field() {
     );
     let p = &g.records.ppu_params.as_ref().unwrap()[0];
     assert_eq!(
-        [p.global_offset, p.global_scale, p.group_size, p.group_count],
+        fm::v1_ppu_param::RECORD
+            .fields
+            .iter()
+            .map(|f| p.xyz(f))
+            .collect::<Vec<_>>(),
         [
             [100, 101, 102],
             [110, 111, 112],
@@ -233,8 +237,8 @@ fn sw_and_ppu_param_records_decode_and_reencode_field_by_field() {
     let r = reencode(&graph, &image);
     assert!(r.exact(), "{:?}", r.first_mismatch);
     let sw0 = &v1(&graph).records.sw_operations.as_ref().unwrap()[0];
-    assert_eq!(sw0.name.as_deref(), Some("rpn_0"));
-    assert_eq!(sw0.name_trailing_bytes.0[60 - "rpn_0".len() - 1], 0x7f);
+    assert_eq!(sw0.name(), Some("rpn_0"));
+    assert_eq!(sw0.name_trailing_bytes().0[60 - "rpn_0".len() - 1], 0x7f);
 
     // A name without a NUL is refused where it starts.
     let mut b = bytes.clone();

@@ -928,8 +928,8 @@ pub fn of_with<'a>(
 fn operation_of(r: &Records, nn: usize) -> Option<Operation> {
     let ops = r.operations.as_deref()?;
     let k = ops.iter().position(|o| {
-        crate::nbg::format::records::operation_type::is_nn_engine(o.kind)
-            && o.engine_index as usize == nn
+        crate::nbg::format::records::operation_type::is_nn_engine(o.kind())
+            && o.engine_index() as usize == nn
     })?;
     operation_at(r, k)
 }
@@ -937,12 +937,12 @@ fn operation_of(r: &Records, nn: usize) -> Option<Operation> {
 /// The operation record at position `k`, with its layer.
 fn operation_at(r: &Records, k: usize) -> Option<Operation> {
     let op = r.operations.as_deref()?.get(k)?;
-    let layer = r.layers.as_deref()?.get(op.layer_id as usize)?;
+    let layer = r.layers.as_deref()?.get(op.layer_id() as usize)?;
     Some(Operation {
         index: op.index,
-        kind: op.type_name.unwrap_or("unknown"),
-        layer: op.layer_id,
-        layer_name: layer.name.clone(),
+        kind: op.type_name().unwrap_or("unknown"),
+        layer: op.layer_id(),
+        layer_name: layer.name().to_string(),
     })
 }
 

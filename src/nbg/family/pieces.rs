@@ -3,12 +3,11 @@
 
 use super::ledger::{Origin, Owner};
 use super::{NbgFamily, Read};
+use crate::nbg::decoded::Decoded;
 use crate::nbg::fieldmap::{self as fm, Record, Writer};
 use crate::nbg::format::{section, v1 as f1};
 use crate::nbg::holds::{Holds, Kind};
-use crate::nbg::parse::records::{
-    HwInitOperation, Layer, Operation, Patch, PpuParam, Records, ShOperation, SwOperation,
-};
+use crate::nbg::parse::records::Records;
 use crate::nbg::parse::{IoLayout, IoRecord, NbgV1, NbgV2};
 
 /// One encoded record: its file offset, the record layout, the name prefix and the bytes (or
@@ -77,123 +76,14 @@ fn io_pieces(records: &[IoRecord], layout: &IoLayout, name: &str) -> Vec<Piece> 
         .collect()
 }
 
-fn layer_pieces(layers: &[Layer], size: usize, name: &str) -> Vec<Piece> {
-    use fm::layer as l;
-    layers
-        .iter()
-        .map(|x| {
-            let mut w = Writer::new(size);
-            w.put_name(&l::name, &x.name, &x.name_trailing_bytes)
-                .put_u32(&l::id, x.id)
-                .put_u32(&l::operation_count, x.operation_count)
-                .put_opt_u32(&l::uid, (size > l::uid.offset).then_some(x.uid));
-            piece(x.offset, l::RECORD, format!("{name}[{}]", x.index), w)
-        })
-        .collect()
-}
-
-fn operation_pieces(ops: &[Operation], size: usize, name: &str) -> Vec<Piece> {
-    use fm::operation as o;
-    ops.iter()
-        .map(|x| {
-            let mut w = Writer::new(size);
-            w.put_u32(&o::kind, x.kind)
-                .put_u32(&o::index, x.engine_index)
-                .put_u32(&o::layer_id, x.layer_id)
-                .put_u32(&o::state_id, x.state_id)
-                .put_u32(&o::patch_index, x.patch_index)
-                .put_u32(&o::patch_count, x.patch_count)
-                .put_opt_u32(&o::abs_op_id, x.abs_op_id);
-            match (x.preempt, x.abs_share_id) {
-                (Some(p), Some(a)) => {
-                    w.put_parts(&o::preempt_word, &[u64::from(p), u64::from(a)]);
-                }
-                _ => {
-                    w.put_opt_u32(&o::preempt_word, None);
-                }
-            }
-            piece(x.offset, o::RECORD, format!("{name}[{}]", x.index), w)
-        })
-        .collect()
-}
-
-fn sh_pieces(sh: &[ShOperation], at: u64, size: usize, name: &str) -> Vec<Piece> {
-    use fm::sh_operation as s;
-    sh.iter()
-        .map(|x| {
-            let mut w = Writer::new(size);
-            w.put_u32(&s::instr_index, x.instr_index)
-                .put_opt_u32(&s::ppu_param_index, x.ppu_param_index);
-            let offset = at + (x.index * size) as u64;
-            piece(offset, s::RECORD, format!("{name}[{}]", x.index), w)
-        })
-        .collect()
-}
-
-fn patch_pieces(patches: &[Patch], record: Record, at: u64, size: usize, name: &str) -> Vec<Piece> {
-    // The 40-byte layout's fields are a superset: each is written where the record has it.
-    use fm::patch_40bit as p;
-    patches
-        .iter()
-        .enumerate()
-        .map(|(i, x)| {
-            let mut w = Writer::new(size);
-            w.put_u32(&p::kind, x.kind)
-                .put_u32(&p::dest_offset, x.dest_offset)
-                .put_u32(&p::source_type, x.source_type)
-                .put_u32(&p::index, x.index as u32)
-                .put_u32(&p::src_offset, x.src_offset)
-                .put_u32(&p::transformed, x.transformed)
-                .put_opt_u32(&p::name, x.name);
-            let [d, s, m] = x.high.map_or([None; 3], |h| h.map(Some));
-            w.put_opt_u32(&p::dest_offset_h, d)
-                .put_opt_u32(&p::src_offset_h, s)
-                .put_opt_u32(&p::mask_h, m);
-            piece(at + (i * size) as u64, record, format!("{name}[{i}]"), w)
-        })
-        .collect()
-}
-
-fn sw_pieces(sw: &[SwOperation], size: usize, name: &str) -> Vec<Piece> {
-    use fm::v1_sw_operation as s;
-    sw.iter()
-        .map(|x| {
-            let mut w = Writer::new(size);
-            w.put_u32(&s::sw_operation_type, x.kind);
-            match &x.name {
-                Some(n) => w.put_name(&s::name, n, &x.name_trailing_bytes),
-                None => w.put_opt_u32(&s::name, None),
-            };
-            piece(x.offset, s::RECORD, format!("{name}[{}]", x.index), w)
-        })
-        .collect()
-}
-
-fn hw_init_pieces(ops: &[HwInitOperation], size: usize, name: &str) -> Vec<Piece> {
-    use fm::hw_init_operation as h;
-    ops.iter()
-        .map(|x| {
-            let mut w = Writer::new(size);
-            w.put_u32(&h::state_id, x.state_id)
-                .put_u32(&h::patch_index, x.patch_index)
-                .put_u32(&h::patch_count, x.patch_count);
-            piece(x.offset, h::RECORD, format!("{name}[{}]", x.index), w)
-        })
-        .collect()
-}
-
-fn ppu_param_pieces(params: &[PpuParam], size: usize, name: &str) -> Vec<Piece> {
-    use fm::v1_ppu_param as p;
-    params
-        .iter()
-        .map(|x| {
-            let mut w = Writer::new(size);
-            w.put_words(&p::global_offset, &x.global_offset)
-                .put_words(&p::global_scale, &x.global_scale)
-                .put_words(&p::group_size, &x.group_size)
-                .put_words(&p::group_count, &x.group_count);
-            piece(x.offset, p::RECORD, format!("{name}[{}]", x.index), w)
-        })
+/// Records encoded again from the values they were decoded to (`nbg::decoded`), one piece
+/// each, named `name[index]`: every graph record goes through this one writer.
+fn decoded_pieces<'a>(
+    name: &str,
+    records: impl Iterator<Item = (usize, u64, &'a Decoded)>,
+) -> Vec<Piece> {
+    records
+        .map(|(i, at, d)| piece(at, d.record(), format!("{name}[{i}]"), d.write()))
         .collect()
 }
 
@@ -343,17 +233,59 @@ fn command_words<'a>(
 /// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
 /// of a table at `at` with `size`-byte records, as `holds` says the table holds them.
 fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
+    let at_index = |i: usize| at + (i * size) as u64;
     Some(match kind.holds {
-        Holds::Layers => layer_pieces(r.layers.as_deref()?, size, name),
-        Holds::Operations => operation_pieces(r.operations.as_deref()?, size, name),
-        Holds::ShOperations => sh_pieces(r.sh_operations.as_deref()?, at, size, name),
-        Holds::Patches => {
-            let record = kind.record(size as u64)?;
-            patch_pieces(&r.patches.as_ref()?.records, record, at, size, name)
-        }
-        Holds::SwOperations => sw_pieces(r.sw_operations.as_deref()?, size, name),
-        Holds::HwInitOperations => hw_init_pieces(r.hw_init_operations.as_deref()?, size, name),
-        Holds::PpuParams => ppu_param_pieces(r.ppu_params.as_deref()?, size, name),
+        Holds::Layers => decoded_pieces(
+            name,
+            r.layers
+                .as_deref()?
+                .iter()
+                .map(|x| (x.index, x.offset, &x.fields)),
+        ),
+        Holds::Operations => decoded_pieces(
+            name,
+            r.operations
+                .as_deref()?
+                .iter()
+                .map(|x| (x.index, x.offset, &x.fields)),
+        ),
+        Holds::ShOperations => decoded_pieces(
+            name,
+            r.sh_operations
+                .as_deref()?
+                .iter()
+                .map(|x| (x.index, at_index(x.index), &x.fields)),
+        ),
+        Holds::Patches => decoded_pieces(
+            name,
+            r.patches
+                .as_ref()?
+                .records
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (i, at_index(i), &x.fields)),
+        ),
+        Holds::SwOperations => decoded_pieces(
+            name,
+            r.sw_operations
+                .as_deref()?
+                .iter()
+                .map(|x| (x.index, x.offset, &x.fields)),
+        ),
+        Holds::HwInitOperations => decoded_pieces(
+            name,
+            r.hw_init_operations
+                .as_deref()?
+                .iter()
+                .map(|x| (x.index, x.offset, &x.fields)),
+        ),
+        Holds::PpuParams => decoded_pieces(
+            name,
+            r.ppu_params
+                .as_deref()?
+                .iter()
+                .map(|x| (x.index, x.offset, &x.fields)),
+        ),
         _ => return None,
     })
 }

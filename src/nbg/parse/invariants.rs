@@ -48,8 +48,8 @@ impl Invariants {
         };
         let mut ids: Vec<u32> = operations
             .iter()
-            .filter(|o| matches!(o.kind, operation_type::INIT | operation_type::END))
-            .map(|o| o.layer_id)
+            .filter(|o| matches!(o.kind(), operation_type::INIT | operation_type::END))
+            .map(|o| o.layer_id())
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -62,7 +62,7 @@ impl Invariants {
                 ids == [NO_LAYER],
             );
         }
-        let declared: u64 = layers.iter().map(|l| u64::from(l.operation_count)).sum();
+        let declared: u64 = layers.iter().map(|l| u64::from(l.operation_count())).sum();
         let attached: u64 = layers.iter().map(|l| l.named_operations).sum();
         self.check(
             "layers-declare-at-most-attached-operations",

@@ -233,24 +233,17 @@ fn owners(cx: &Context<'_>) -> Vec<Option<Owner>> {
         }
     };
     for (i, o) in cx.operations.iter().enumerate() {
-        claim(o.patch_index, o.patch_count, Owner::Operation(i));
+        claim(o.patch_index(), o.patch_count(), Owner::Operation(i));
     }
     for (i, h) in cx.hw_init.iter().enumerate() {
-        claim(h.patch_index, h.patch_count, Owner::HwInit(i));
+        claim(h.patch_index(), h.patch_count(), Owner::HwInit(i));
     }
     owner
 }
 
 /// Whether every word of the record is zero.
 fn is_zero(p: &Patch) -> bool {
-    p.kind == 0
-        && p.dest_offset == 0
-        && p.source_type == 0
-        && p.index == 0
-        && p.src_offset == 0
-        && p.transformed == 0
-        && p.name.unwrap_or(0) == 0
-        && p.high.unwrap_or([0; 3]) == [0; 3]
+    p.fields.is_zero()
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -280,16 +273,16 @@ fn target(cx: &Context<'_>, i: usize, p: &Patch, owner: Option<Owner>) -> Target
     let mut t = Target {
         patch: i,
         owner: None,
-        kind: type_name(p.kind),
+        kind: type_name(p.kind()),
         field: Err("no operation or hardware-init record's patch range holds it"),
         source: Err("no operation or hardware-init record's patch range holds it"),
-        transformation: transformation_name(p.transformed),
+        transformation: transformation_name(p.transformed()),
         generic: None,
     };
     let Some(owner) = owner else {
         // The source does not depend on the owner, except a COMMAND source.
-        if p.source_type != src::COMMAND {
-            t.source = common_source(cx, p.source_type, p);
+        if p.source_type() != src::COMMAND {
+            t.source = common_source(cx, p.source_type(), p);
         }
         return t;
     };
@@ -298,8 +291,8 @@ fn target(cx: &Context<'_>, i: usize, p: &Patch, owner: Option<Owner>) -> Target
             let o = &cx.operations[k];
             t.owner = Some(format!(
                 "operation[{k}] {}",
-                o.type_name
-                    .map_or_else(|| format!("type {}", o.kind), str::to_string)
+                o.type_name()
+                    .map_or_else(|| format!("type {}", o.kind()), str::to_string)
             ));
             let field = operation_field(cx, o, p);
             t.generic = field.as_ref().ok().map(|(_, g)| g.clone());
@@ -327,19 +320,19 @@ type Named = Result<(String, String), &'static str>;
 /// their layout is the one whose size is the step between the addresses (128 bytes on the
 /// VIP8000-class serializer controls); a single one, the layout of the entry's size.
 fn init_commands(cx: &Context<'_>, h: &HwInitOperation) -> Result<(u64, Record), &'static str> {
-    let first = h.patch_index as usize;
+    let first = h.patch_index() as usize;
     let end = first
-        .saturating_add(h.patch_count as usize)
+        .saturating_add(h.patch_count() as usize)
         .min(cx.patches.len());
-    let entry = u64::from(h.state_id);
+    let entry = u64::from(h.state_id());
     let mut starts: Vec<(u64, u32, u32)> = Vec::new();
     for q in &cx.patches[first.min(end)..end] {
-        if q.kind != PATCH_STATE || q.source_type != src::COMMAND {
+        if q.kind() != PATCH_STATE || q.source_type() != src::COMMAND {
             continue;
         }
         let (Ok(e), Some((address, value))) = (
-            u64::try_from(q.index),
-            state_value(&cx.icd, entry, q.dest_offset),
+            u64::try_from(q.index()),
+            state_value(&cx.icd, entry, q.dest_offset()),
         ) else {
             continue;
         };
@@ -456,11 +449,11 @@ fn engine(cx: &Context<'_>, kind: u32) -> Option<Option<CommandTable>> {
 }
 
 fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
-    let state = || state_field(&cx.states, u64::from(o.state_id), p.dest_offset);
-    match (p.kind, o.kind) {
+    let state = || state_field(&cx.states, u64::from(o.state_id()), p.dest_offset());
+    match (p.kind(), o.kind()) {
         (PATCH_STATE, _) | (PATCH_COMMAND, op::INIT) => state(),
         (PATCH_COMMAND, k) => match engine(cx, k) {
-            Some(table) => command_field(table, u64::from(o.engine_index), p.dest_offset),
+            Some(table) => command_field(table, u64::from(o.engine_index()), p.dest_offset()),
             None => Err("a COMMAND patch of an operation without NN or TP command"),
         },
         (PATCH_KERNEL, k) if op::is_nn_engine(k) => {
@@ -474,12 +467,12 @@ fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
                 );
             };
             let [_, size] = d.entries[e];
-            if u64::from(p.dest_offset) + 4 > size {
+            if u64::from(p.dest_offset()) + 4 > size {
                 return Err("dest_offset is outside the coefficient buffer");
             }
             Ok((
-                format!("{}[{e}]+0x{:x}", d.label, p.dest_offset),
-                format!("{}+0x{:x}", d.label, p.dest_offset),
+                format!("{}[{e}]+0x{:x}", d.label, p.dest_offset()),
+                format!("{}+0x{:x}", d.label, p.dest_offset()),
             ))
         }
         _ => Err("a patch type this operation type does not carry"),
@@ -507,7 +500,7 @@ pub struct CoefficientView<'g> {
 /// biases among them).
 pub fn entry_readers(cx: &Context<'_>) -> Vec<(usize, usize)> {
     entry_patches(cx)
-        .filter_map(|(k, p)| Some((k, usize::try_from(p.index).ok()?)))
+        .filter_map(|(k, p)| Some((k, usize::try_from(p.index()).ok()?)))
         .collect()
 }
 
@@ -517,7 +510,7 @@ fn entry_patches<'c>(cx: &'c Context<'_>) -> impl Iterator<Item = (usize, &'c Pa
         .iter()
         .zip(owners(cx))
         .filter_map(|(p, owner)| match owner {
-            Some(Owner::Operation(k)) if p.source_type == src::MISC_DYNA_GENERIC => Some((k, p)),
+            Some(Owner::Operation(k)) if p.source_type() == src::MISC_DYNA_GENERIC => Some((k, p)),
             _ => None,
         })
 }
@@ -529,9 +522,9 @@ pub fn kernel_entries(cx: &Context<'_>) -> Vec<(usize, usize)> {
     entry_patches(cx)
         .filter_map(|(k, p)| {
             let o = &cx.operations[k];
-            let kernel = op::is_nn_engine(o.kind)
+            let kernel = op::is_nn_engine(o.kind())
                 && dest_role(cx, Owner::Operation(k), p) == Role::Coefficients;
-            kernel.then(|| Some((o.engine_index as usize, usize::try_from(p.index).ok()?)))?
+            kernel.then(|| Some((o.engine_index() as usize, usize::try_from(p.index()).ok()?)))?
         })
         .collect()
 }
@@ -540,39 +533,39 @@ pub fn kernel_entries(cx: &Context<'_>) -> Vec<(usize, usize)> {
 /// names an entry of the table (the vendor reader's `Coeff data` rule).
 fn coefficient_entry(cx: &Context<'_>, o: &Operation) -> Option<usize> {
     let d = cx.dynamic.as_ref()?;
-    let first = o.patch_index as usize;
+    let first = o.patch_index() as usize;
     let end = first
-        .saturating_add(o.patch_count as usize)
+        .saturating_add(o.patch_count() as usize)
         .min(cx.patches.len());
     cx.patches.get(first..end)?.iter().find_map(|p| {
-        let e = usize::try_from(p.index).ok()?;
-        (p.source_type == src::MISC_DYNA_GENERIC && e < d.entries.len()).then_some(e)
+        let e = usize::try_from(p.index()).ok()?;
+        (p.source_type() == src::MISC_DYNA_GENERIC && e < d.entries.len()).then_some(e)
     })
 }
 
 fn operation_source(cx: &Context<'_>, o: &Operation, p: &Patch) -> Result<String, &'static str> {
-    match p.source_type {
+    match p.source_type() {
         src::COMMAND => {
-            if let Some(table) = engine(cx, o.kind) {
+            if let Some(table) = engine(cx, o.kind()) {
                 let t = table.ok_or("the graph has no decoded command table of this engine")?;
-                if u64::from(o.engine_index) >= t.count as u64 {
+                if u64::from(o.engine_index()) >= t.count as u64 {
                     return Err("its operation's index names no command record");
                 }
-                return Ok(format!("{}[{}]", t.label, o.engine_index));
+                return Ok(format!("{}[{}]", t.label, o.engine_index()));
             }
-            if o.kind == op::SH {
+            if o.kind() == op::SH {
                 let sh = cx
                     .sh
-                    .get(o.engine_index as usize)
+                    .get(o.engine_index() as usize)
                     .ok_or("its operation's index names no SH record")?;
                 let t = cx
                     .instructions
                     .as_ref()
                     .ok_or("the graph has no instruction table")?;
-                if sh.instr_index as usize >= t.entries.len() {
+                if sh.instr_index() as usize >= t.entries.len() {
                     return Err("its SH record names no instruction buffer");
                 }
-                return Ok(format!("{}[{}]", t.label, sh.instr_index));
+                return Ok(format!("{}[{}]", t.label, sh.instr_index()));
             }
             Err("a COMMAND source of an operation without a command")
         }
@@ -581,9 +574,9 @@ fn operation_source(cx: &Context<'_>, o: &Operation, p: &Patch) -> Result<String
 }
 
 fn hw_init_field(cx: &Context<'_>, h: &HwInitOperation, p: &Patch) -> Named {
-    let entry = u64::from(h.state_id);
-    match p.kind {
-        PATCH_STATE => state_field(&cx.icd, entry, p.dest_offset),
+    let entry = u64::from(h.state_id());
+    match p.kind() {
+        PATCH_STATE => state_field(&cx.icd, entry, p.dest_offset()),
         PATCH_COMMAND => {
             let (e, record) = init_commands(cx, h)?;
             let &[_, size] = cx
@@ -591,7 +584,7 @@ fn hw_init_field(cx: &Context<'_>, h: &HwInitOperation, p: &Patch) -> Named {
                 .entries
                 .get(crate::nbg::read::index(e))
                 .ok_or("its command index names no ICD entry")?;
-            let dest = u64::from(p.dest_offset);
+            let dest = u64::from(p.dest_offset());
             let len = record.size as u64;
             if dest % 4 != 0 || dest + 4 > size {
                 return Err("dest_offset is not a word of the ICD commands");
@@ -619,13 +612,13 @@ fn hw_init_field(cx: &Context<'_>, h: &HwInitOperation, p: &Patch) -> Named {
 }
 
 fn hw_init_source(cx: &Context<'_>, p: &Patch) -> Result<String, &'static str> {
-    match p.source_type {
+    match p.source_type() {
         s if s == src::COMMAND || is_dynamic(s) => indexed(
             &Indexed {
                 label: cx.icd.label,
                 entries: Cow::Borrowed(cx.icd.entries),
             },
-            p.index,
+            p.index(),
         ),
         s => common_source(cx, s, p),
     }
@@ -646,15 +639,15 @@ fn indexed(t: &Indexed<'_>, index: i32) -> Result<String, &'static str> {
 }
 
 fn common_source(cx: &Context<'_>, s: u32, p: &Patch) -> Result<String, &'static str> {
-    let io = |what: &str, count: usize| match usize::try_from(p.index) {
-        Ok(i) if i < count => Ok(format!("{what}[{i}]+0x{:x}", p.src_offset)),
+    let io = |what: &str, count: usize| match usize::try_from(p.index()) {
+        Ok(i) if i < count => Ok(format!("{what}[{i}]+0x{:x}", p.src_offset())),
         _ => Err("its index names no graph input or output"),
     };
     let table = |t: &Option<Indexed<'_>>| {
         indexed(
             t.as_ref()
                 .ok_or("the graph has no table this source type indexes")?,
-            p.index,
+            p.index(),
         )
     };
     match s {
@@ -665,7 +658,7 @@ fn common_source(cx: &Context<'_>, s: u32, p: &Patch) -> Result<String, &'static
         src::MEMORY_POOL | src::AXI_SRAM | src::VIP_SRAM => Ok(format!(
             "{}+0x{:x}",
             src::name(s).unwrap_or("?"),
-            p.src_offset
+            p.src_offset()
         )),
         _ => Err("a source type whose index has no public meaning"),
     }
@@ -745,40 +738,39 @@ pub fn roles(cx: &Context<'_>, label: &str, count: usize) -> Vec<(Role, Option<R
         }
     };
     if cx.states.label == label {
-        for o in cx.operations.iter().filter(|o| o.kind != op::SW) {
-            set(u64::from(o.state_id), Role::StateStream, None);
+        for o in cx.operations.iter().filter(|o| o.kind() != op::SW) {
+            set(u64::from(o.state_id()), Role::StateStream, None);
         }
     }
     if cx.icd.label == label {
         for h in cx.hw_init {
-            set(u64::from(h.state_id), Role::StateStream, None);
+            set(u64::from(h.state_id()), Role::StateStream, None);
             if let Ok((e, record)) = init_commands(cx, h) {
                 set(e, engine_role(record), Some(record));
             }
         }
     }
     if cx.instructions.as_ref().is_some_and(|t| t.label == label) {
-        for o in cx.operations.iter().filter(|o| o.kind == op::SH) {
-            if let Some(sh) = cx.sh.get(o.engine_index as usize) {
-                set(u64::from(sh.instr_index), Role::Instructions, None);
+        for o in cx.operations.iter().filter(|o| o.kind() == op::SH) {
+            if let Some(sh) = cx.sh.get(o.engine_index() as usize) {
+                set(u64::from(sh.instr_index()), Role::Instructions, None);
             }
         }
     }
     for (p, owner) in cx.patches.iter().zip(owners(cx)) {
         let Some(owner) = owner else { continue };
         let table = match owner {
-            Owner::Operation(_) => match p.source_type {
+            Owner::Operation(_) => match p.source_type() {
                 src::MISC_DYNA_GENERIC => cx.dynamic.as_ref().map(|t| t.label),
                 src::MISC_DYNA_INPUT | src::MISC_DYNA_OUTPUT => {
                     cx.dynamic_io.as_ref().map(|t| t.label)
                 }
                 _ => None,
             },
-            Owner::HwInit(_) => {
-                (p.source_type == src::COMMAND || is_dynamic(p.source_type)).then_some(cx.icd.label)
-            }
+            Owner::HwInit(_) => (p.source_type() == src::COMMAND || is_dynamic(p.source_type()))
+                .then_some(cx.icd.label),
         };
-        let Ok(e) = u64::try_from(p.index) else {
+        let Ok(e) = u64::try_from(p.index()) else {
             continue;
         };
         if table == Some(label) {
@@ -804,11 +796,11 @@ fn dest_role(cx: &Context<'_>, owner: Owner, p: &Patch) -> Role {
         (false, 44) => Role::LookupTable,
         _ => Role::Data,
     };
-    let dest = u64::from(p.dest_offset);
+    let dest = u64::from(p.dest_offset());
     let state = |buffers: &Buffers<'_>, entry: u32| match state_value(
         buffers,
         u64::from(entry),
-        p.dest_offset,
+        p.dest_offset(),
     )
     .map(|(a, _)| a)
     {
@@ -820,17 +812,17 @@ fn dest_role(cx: &Context<'_>, owner: Owner, p: &Patch) -> Role {
     match owner {
         Owner::Operation(k) => {
             let o = &cx.operations[k];
-            match p.kind {
-                PATCH_STATE => state(&cx.states, o.state_id),
-                PATCH_COMMAND if op::is_nn_engine(o.kind) => by_word(true, dest),
-                PATCH_COMMAND if o.kind == op::TP => by_word(false, dest),
+            match p.kind() {
+                PATCH_STATE => state(&cx.states, o.state_id()),
+                PATCH_COMMAND if op::is_nn_engine(o.kind()) => by_word(true, dest),
+                PATCH_COMMAND if o.kind() == op::TP => by_word(false, dest),
                 _ => Role::Data,
             }
         }
         Owner::HwInit(k) => {
             let h = &cx.hw_init[k];
-            match p.kind {
-                PATCH_STATE => state(&cx.icd, h.state_id),
+            match p.kind() {
+                PATCH_STATE => state(&cx.icd, h.state_id()),
                 PATCH_COMMAND => match init_commands(cx, h) {
                     Ok((_, record)) => by_word(
                         engine_role(record) == Role::NnCommands,

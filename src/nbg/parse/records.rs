@@ -25,14 +25,16 @@
 //! and end with a layer no operation names (declared 1, named 0); `named_operations` reports the
 //! derived count.
 
+use crate::nbg::decoded::{Decoded, Unreadable};
 use crate::nbg::failure::{Code, Failure, collect_records, fail};
 use crate::nbg::fieldmap::{
     self as fm, hw_init_operation as fh, layer as fl, operation as fo, patch_40bit as fp,
     sh_operation as fs, v1_ppu_param as fpp, v1_sw_operation as fsw,
 };
 use crate::nbg::format::records::{NO_LAYER_IDS, operation_type, source_type, sw_operation_type};
-use crate::nbg::read::fixed_name;
+use crate::nbg::read::NameTail;
 use serde::Serialize;
+use serde::ser::SerializeStruct;
 use std::collections::BTreeMap;
 
 /// One decoded table: its file offset, bytes (already bounds-checked) and record size (the
@@ -149,109 +151,206 @@ pub struct Records {
     pub ppu_params: Option<Vec<PpuParam>>,
 }
 
+/// Accessors of a typed record, each reading one field of its decoded values (`fields`), so a
+/// record's document and checks read what its re-encoding writes.
+macro_rules! accessors {
+    ($module:ident; $($(#[$doc:meta])* $method:ident: $field:ident -> $ty:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $method(&self) -> accessors!(@ty $ty) {
+                accessors!(@get $ty, self.fields, $module::$field)
+            }
+        )*
+    };
+    (@ty u32) => { u32 };
+    (@ty opt) => { Option<u32> };
+    (@get u32, $d:expr, $f:expr) => { $d.u32(&$f) };
+    (@get opt, $d:expr, $f:expr) => { $d.opt_u32(&$f) };
+}
+
+/// A string field's text and kept tail (empty when the instance does not hold it).
+fn text<'a>(d: &'a Decoded, f: &fm::Field) -> (Option<&'a str>, &'a NameTail) {
+    static EMPTY: NameTail = NameTail(Vec::new());
+    d.name(f)
+        .map_or((None, &EMPTY), |(t, tail)| (Some(t), tail))
+}
+
 /// One `nbg_section_sw_operation` record.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SwOperation {
     /// Position in the SW operation table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The record's `type` word (`sw_operation_type_e`).
-    #[serde(rename = "type")]
-    pub kind: u32,
-    /// Public SW operation type name (NONE, RPN, USER_CPU, RPN_SORT_NMS); null when unknown.
-    pub type_name: Option<&'static str>,
-    /// Absent in 4-byte records (v1 before 0x00010009).
-    pub name: Option<String>,
-    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
-    pub name_trailing_bytes: crate::nbg::read::NameTail,
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: Decoded,
+}
+
+impl SwOperation {
+    accessors! { fsw;
+        /// The record's `type` word (`sw_operation_type_e`).
+        kind: sw_operation_type -> u32;
+    }
+
+    /// Public SW operation type name (NONE, RPN, USER_CPU, RPN_SORT_NMS); `None` when unknown.
+    pub fn type_name(&self) -> Option<&'static str> {
+        sw_operation_type::name(self.kind())
+    }
+
+    /// The name; absent in 4-byte records (v1 before 0x00010009).
+    pub fn name(&self) -> Option<&str> {
+        text(&self.fields, &fsw::name).0
+    }
+
+    /// The bytes after the name's NUL, kept and re-encoded exactly.
+    pub fn name_trailing_bytes(&self) -> &NameTail {
+        text(&self.fields, &fsw::name).1
+    }
+}
+
+impl Serialize for SwOperation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (name, tail) = text(&self.fields, &fsw::name);
+        let mut m = s.serialize_struct("SwOperation", 6)?;
+        m.serialize_field("index", &self.index)?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("type", &self.kind())?;
+        m.serialize_field("type_name", &self.type_name())?;
+        m.serialize_field("name", &name)?;
+        name_tail(&mut m, tail)?;
+        m.end()
+    }
+}
+
+/// A name's kept tail, in a document only when one of its bytes is non-zero.
+fn name_tail<M: SerializeStruct>(m: &mut M, tail: &NameTail) -> Result<(), M::Error> {
+    if tail.is_zero() {
+        m.skip_field("name_trailing_bytes")
+    } else {
+        m.serialize_field("name_trailing_bytes", tail)
+    }
 }
 
 /// One `nbg_section_hw_init_operation` record.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct HwInitOperation {
     /// Position in the hardware-init operation table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// Index into the ICD table (the init operation's state buffer).
-    pub state_id: u32,
-    /// First patch record that applies to the operation.
-    pub patch_index: u32,
-    /// Number of patch records from `patch_index`.
-    pub patch_count: u32,
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: Decoded,
+}
+
+impl HwInitOperation {
+    accessors! { fh;
+        /// Index into the ICD table (the init operation's state buffer).
+        state_id: state_id -> u32;
+        /// First patch record that applies to the operation.
+        patch_index: patch_index -> u32;
+        /// Number of patch records from `patch_index`.
+        patch_count: patch_count -> u32;
+    }
+}
+
+impl Serialize for HwInitOperation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("HwInitOperation", 5)?;
+        m.serialize_field("index", &self.index)?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("state_id", &self.state_id())?;
+        m.serialize_field("patch_index", &self.patch_index())?;
+        m.serialize_field("patch_count", &self.patch_count())?;
+        m.end()
+    }
 }
 
 /// One `nbg_section_ppu_param` record: x, y, z of each group.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct PpuParam {
     /// Position in the PPU parameter table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// Global offset, x, y, z.
-    pub global_offset: [u32; 3],
-    /// Global scale, x, y, z.
-    pub global_scale: [u32; 3],
-    /// Work-group size, x, y, z.
-    pub group_size: [u32; 3],
-    /// Work-group count, x, y, z.
-    pub group_count: [u32; 3],
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: Decoded,
+}
+
+impl PpuParam {
+    /// The x, y, z words of one group (`global_offset`, `global_scale`, `group_size`,
+    /// `group_count`).
+    pub fn xyz(&self, f: &fm::Field) -> [u32; 3] {
+        let w = self.fields.words(f);
+        [0, 1, 2].map(|i| w.get(i).copied().unwrap_or(0))
+    }
+}
+
+impl Serialize for PpuParam {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("PpuParam", 6)?;
+        m.serialize_field("index", &self.index)?;
+        m.serialize_field("offset", &self.offset)?;
+        for f in fpp::RECORD.fields {
+            m.serialize_field(f.name, &self.xyz(f))?;
+        }
+        m.end()
+    }
 }
 
 /// One `nbg_section_layer` record: a layer of the network and its operation count.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Layer {
     /// Position in the layer table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The layer's NUL-terminated name.
-    pub name: String,
-    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
-    pub name_trailing_bytes: crate::nbg::read::NameTail,
-    /// Public name `node_id`.
-    pub id: u32,
-    /// The record's `uid` word (zero where the record is too short to hold it).
-    pub uid: u32,
-    /// As declared by the record.
-    pub operation_count: u32,
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: Decoded,
     /// Operations whose `layer_id` names this layer (derived; may differ from the declared
     /// count, see the module note).
     pub named_operations: u64,
 }
 
+impl Layer {
+    accessors! { fl;
+        /// Public name `node_id`.
+        id: id -> u32;
+        /// The record's `uid` word (zero where the record is too short to hold it).
+        uid: uid -> u32;
+        /// As declared by the record.
+        operation_count: operation_count -> u32;
+    }
+
+    /// The layer's NUL-terminated name.
+    pub fn name(&self) -> &str {
+        text(&self.fields, &fl::name).0.unwrap_or_default()
+    }
+}
+
+impl Serialize for Layer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("Layer", 8)?;
+        m.serialize_field("index", &self.index)?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("name", self.name())?;
+        name_tail(&mut m, text(&self.fields, &fl::name).1)?;
+        m.serialize_field("id", &self.id())?;
+        m.serialize_field("uid", &self.uid())?;
+        m.serialize_field("operation_count", &self.operation_count())?;
+        m.serialize_field("named_operations", &self.named_operations)?;
+        m.end()
+    }
+}
+
 /// One `nbg_section_operation` record: an engine operation, its layer, state and patches.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Operation {
     /// Position in the operation table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The record's `type` word (`_nbg_operation_type`).
-    #[serde(rename = "type")]
-    pub kind: u32,
-    /// Public operation type name; null when outside the enum.
-    pub type_name: Option<&'static str>,
-    /// The record's own `index` word: position within its engine's records (NN/TP command,
-    /// SH record); 0xffff for INIT.
-    pub engine_index: u32,
-    /// The layer it belongs to (one of `NO_LAYER_IDS` for INIT and END).
-    pub layer_id: u32,
-    /// Index into the state table the operation loads (`Tables::state_table`).
-    pub state_id: u32,
-    /// First patch record that applies to the operation.
-    pub patch_index: u32,
-    /// Number of patch records from `patch_index`.
-    pub patch_count: u32,
-    /// Bits 0..4 of the word at +0x18 (records of 28 bytes or more).
-    pub preempt: Option<u32>,
-    /// Bits 4..32 of the word at +0x18.
-    pub abs_share_id: Option<u32>,
-    /// The word at +0x1c (32-byte records).
-    pub abs_op_id: Option<u32>,
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: Decoded,
     /// Bytes of the load-state entry `state_id` names (derived; null for SW operations and
     /// where the state table is absent). nbinfo prints it as `Command Size`.
     pub command_bytes: Option<u32>,
@@ -265,15 +364,89 @@ pub struct Operation {
     pub coefficient_bytes: Option<u32>,
 }
 
+impl Operation {
+    accessors! { fo;
+        /// The record's `type` word (`_nbg_operation_type`).
+        kind: kind -> u32;
+        /// The record's own `index` word: position within its engine's records (NN/TP
+        /// command, SH record); 0xffff for INIT.
+        engine_index: index -> u32;
+        /// The layer it belongs to (one of `NO_LAYER_IDS` for INIT and END).
+        layer_id: layer_id -> u32;
+        /// Index into the state table the operation loads (`Tables::state_table`).
+        state_id: state_id -> u32;
+        /// First patch record that applies to the operation.
+        patch_index: patch_index -> u32;
+        /// Number of patch records from `patch_index`.
+        patch_count: patch_count -> u32;
+        /// The word at +0x1c (32-byte records).
+        abs_op_id: abs_op_id -> opt;
+    }
+
+    /// Public operation type name; `None` outside the enum.
+    pub fn type_name(&self) -> Option<&'static str> {
+        operation_type::name(self.kind())
+    }
+
+    /// Bits 0..4 of the word at +0x18 (records of 28 bytes or more).
+    pub fn preempt(&self) -> Option<u32> {
+        self.fields.part(&fo::preempt_word, 0)
+    }
+
+    /// Bits 4..32 of the word at +0x18.
+    pub fn abs_share_id(&self) -> Option<u32> {
+        self.fields.part(&fo::preempt_word, 1)
+    }
+}
+
+impl Serialize for Operation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("Operation", 16)?;
+        m.serialize_field("index", &self.index)?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("type", &self.kind())?;
+        m.serialize_field("type_name", &self.type_name())?;
+        m.serialize_field("engine_index", &self.engine_index())?;
+        m.serialize_field("layer_id", &self.layer_id())?;
+        m.serialize_field("state_id", &self.state_id())?;
+        m.serialize_field("patch_index", &self.patch_index())?;
+        m.serialize_field("patch_count", &self.patch_count())?;
+        m.serialize_field("preempt", &self.preempt())?;
+        m.serialize_field("abs_share_id", &self.abs_share_id())?;
+        m.serialize_field("abs_op_id", &self.abs_op_id())?;
+        m.serialize_field("command_bytes", &self.command_bytes)?;
+        m.serialize_field("instruction_bytes", &self.instruction_bytes)?;
+        m.serialize_field("coefficient_bytes", &self.coefficient_bytes)?;
+        m.end()
+    }
+}
+
 /// One `nbg_section_sh_operation` record: a shader operation's instruction and PPU parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ShOperation {
     /// Position in the SH operation table.
     pub index: usize,
-    /// Index into the PPU instruction table.
-    pub instr_index: u32,
-    /// Absent in 4-byte records (v1 before 0x0001000e).
-    pub ppu_param_index: Option<u32>,
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: Decoded,
+}
+
+impl ShOperation {
+    accessors! { fs;
+        /// Index into the PPU instruction table.
+        instr_index: instr_index -> u32;
+        /// Absent in 4-byte records (v1 before 0x0001000e).
+        ppu_param_index: ppu_param_index -> opt;
+    }
+}
+
+impl Serialize for ShOperation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_struct("ShOperation", 3)?;
+        m.serialize_field("index", &self.index)?;
+        m.serialize_field("instr_index", &self.instr_index())?;
+        m.serialize_field("ppu_param_index", &self.ppu_param_index())?;
+        m.end()
+    }
 }
 
 /// Patches are many (thousands per public graph): counted per source type, not listed.
@@ -290,25 +463,34 @@ pub struct PatchSummary {
     pub records: Vec<Patch>,
 }
 
-/// One patch record (`nbg_section_patch_table`, or its 40-bit-VA form).
+/// One patch record (`nbg_section_patch_table`, or its 40-bit-VA form, whose first seven words
+/// are the same fields).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Patch {
-    /// The record's `type` word.
-    pub kind: u32,
-    /// Byte offset of the patched word inside its destination (low 32 bits).
-    pub dest_offset: u32,
-    /// Where the patched address points (`nbg_source_type_e`).
-    pub source_type: u32,
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: Decoded,
+}
+
+impl Patch {
+    accessors! { fp;
+        /// The record's `type` word.
+        kind: kind -> u32;
+        /// Byte offset of the patched word inside its destination (low 32 bits).
+        dest_offset: dest_offset -> u32;
+        /// Where the patched address points (`nbg_source_type_e`).
+        source_type: source_type -> u32;
+        /// Byte offset added to the source's address (low 32 bits).
+        src_offset: src_offset -> u32;
+        /// The record's `transformed` word; meaning unknown, kept verbatim.
+        transformed: transformed -> u32;
+        /// Absent in 24-byte records (v1 before 0x00010006).
+        name: name -> opt;
+    }
+
     /// Which input or output the source is, for those source types (signed in the header).
-    pub index: i32,
-    /// Byte offset added to the source's address (low 32 bits).
-    pub src_offset: u32,
-    /// The record's `transformed` word; meaning unknown, kept verbatim.
-    pub transformed: u32,
-    /// Absent in 24-byte records (v1 before 0x00010006).
-    pub name: Option<u32>,
-    /// `dest_offset_h`, `src_offset_h`, `mask_h` of 40-byte records.
-    pub high: Option<[u32; 3]>,
+    pub fn index(&self) -> i32 {
+        self.fields.u32(&fp::index) as i32
+    }
 }
 
 /// Patch records through the field map: the 28-byte public record (or its older 24-byte form)
@@ -318,27 +500,10 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
     let mut by_kind: BTreeMap<u32, u64> = BTreeMap::new();
     let mut records = Vec::with_capacity(crate::nbg::read::index(p.count()));
     let layout = patch_layout(p.record_size, p.offset)?;
-    let wide = layout.size == fp::SIZE;
-    for (_, offset, r) in p.records() {
-        let v = super::view(&layout, r, offset)?;
-        let kind = v.u32(&fp::source_type);
-        *by_kind.entry(kind).or_insert(0) += 1;
-        records.push(Patch {
-            kind: v.u32(&fp::kind),
-            dest_offset: v.u32(&fp::dest_offset),
-            source_type: kind,
-            index: v.u32(&fp::index) as i32,
-            src_offset: v.u32(&fp::src_offset),
-            transformed: v.u32(&fp::transformed),
-            name: v.opt_u32(&fp::name),
-            high: wide.then(|| {
-                [
-                    v.u32(&fp::dest_offset_h),
-                    v.u32(&fp::src_offset_h),
-                    v.u32(&fp::mask_h),
-                ]
-            }),
-        });
+    for (i, offset, r) in p.records() {
+        let v = read(layout, r, offset, "patch", i)?;
+        *by_kind.entry(v.u32(&fp::source_type)).or_insert(0) += 1;
+        records.push(Patch { fields: v });
     }
     let mut by_source_type = BTreeMap::new();
     for (kind, n) in by_kind {
@@ -377,44 +542,21 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     let layer = t.layer.unwrap_or(empty);
     let operation = t.operation.unwrap_or(empty);
     let layers = collect_records(layer.records().map(|(index, offset, r)| {
-        let v = super::view(&fl::RECORD, r, offset)?;
-        let Some((name, name_trailing_bytes)) = fixed_name(v.bytes(&fl::name)) else {
-            return fail(
-                Code::InvalidName,
-                offset,
-                format!("layer {index} name is not NUL-terminated strict UTF-8 within 64 bytes"),
-            );
-        };
+        let v = read(fl::RECORD, r, offset, "layer", index)?;
         Ok(Layer {
             index,
             offset,
-            name: name.to_string(),
-            name_trailing_bytes,
-            id: v.u32(&fl::id),
-            uid: v.u32(&fl::uid),
-            operation_count: v.u32(&fl::operation_count),
+            fields: v,
             named_operations: 0,
         })
     }))?;
-    let [preempt, abs_share_id] = [0, 1].map(|i| fo::preempt_word.parts[i]);
     let operations: Vec<Operation> =
         collect_records(operation.records().map(|(index, offset, r)| {
-            let v = super::view(&fo::RECORD, r, offset)?;
-            let kind = v.u32(&fo::kind);
-            let word = v.opt_u32(&fo::preempt_word).map(u64::from);
+            let v = read(fo::RECORD, r, offset, "operation", index)?;
             Ok(Operation {
                 index,
                 offset,
-                kind,
-                type_name: operation_type::name(kind),
-                engine_index: v.u32(&fo::index),
-                layer_id: v.u32(&fo::layer_id),
-                state_id: v.u32(&fo::state_id),
-                patch_index: v.u32(&fo::patch_index),
-                patch_count: v.u32(&fo::patch_count),
-                preempt: word.map(|w| preempt.get_as(w)),
-                abs_share_id: word.map(|w| abs_share_id.get_as(w)),
-                abs_op_id: v.opt_u32(&fo::abs_op_id),
+                fields: v,
                 command_bytes: None,
                 instruction_bytes: None,
                 coefficient_bytes: None,
@@ -423,12 +565,8 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     let sh_operations: Option<Vec<ShOperation>> =
         t.sh.map(|s| {
             collect_records(s.records().map(|(index, offset, r)| {
-                let v = super::view(&fs::RECORD, r, offset)?;
-                Ok(ShOperation {
-                    index,
-                    instr_index: v.u32(&fs::instr_index),
-                    ppu_param_index: v.opt_u32(&fs::ppu_param_index),
-                })
+                let v = read(fs::RECORD, r, offset, "SH operation", index)?;
+                Ok(ShOperation { index, fields: v })
             }))
         })
         .transpose()?;
@@ -440,10 +578,10 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     let mut per_layer = vec![0u64; layers.len()];
     for o in &operations {
         let at = |field: usize| o.offset + field as u64;
-        let unattached = matches!(o.kind, operation_type::INIT | operation_type::END);
-        if unattached && NO_LAYER_IDS.contains(&o.layer_id) {
+        let unattached = matches!(o.kind(), operation_type::INIT | operation_type::END);
+        if unattached && NO_LAYER_IDS.contains(&o.layer_id()) {
             // INIT and END belong to no layer.
-        } else if let Some(n) = per_layer.get_mut(o.layer_id as usize) {
+        } else if let Some(n) = per_layer.get_mut(o.layer_id() as usize) {
             *n += 1;
         } else {
             return fail(
@@ -452,35 +590,38 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 format!(
                     "operation {} names layer {} but the layer table holds {} records",
                     o.index,
-                    o.layer_id,
+                    o.layer_id(),
                     layers.len()
                 ),
             );
         }
-        if let Some((end, patches)) = patches_beyond(o.patch_index, o.patch_count, patch_count) {
+        if let Some((end, patches)) = patches_beyond(o.patch_index(), o.patch_count(), patch_count)
+        {
             return fail(
                 Code::OperationPatchOutOfRange,
                 at(fo::patch_index.offset),
                 format!(
                     "operation {} patches [{}, {end}) leave the {patches}-record patch table",
-                    o.index, o.patch_index
+                    o.index,
+                    o.patch_index()
                 ),
             );
         }
-        let engine = match o.kind {
+        let engine = match o.kind() {
             k if operation_type::is_nn_engine(k) => t.nn_records.map(|n| ("NN", n)),
             operation_type::TP => t.tp_records.map(|n| ("TP", n)),
             operation_type::SH => t.sh.map(|s| ("SH", s.count())),
             operation_type::SW => t.sw.map(|s| ("SW", s.count())),
             _ => None,
         };
-        if let Some((name, n)) = engine.filter(|&(_, n)| u64::from(o.engine_index) >= n) {
+        if let Some((name, n)) = engine.filter(|&(_, n)| u64::from(o.engine_index()) >= n) {
             return fail(
                 Code::OperationIndexOutOfRange,
                 at(fo::index.offset),
                 format!(
                     "{name} operation {} has index {} but the {name} table holds {n} records",
-                    o.index, o.engine_index
+                    o.index,
+                    o.engine_index()
                 ),
             );
         }
@@ -489,13 +630,14 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             .filter(|_| !unattached)
             .map(|s| (s.label, s.entries()))
         {
-            if u64::from(o.state_id) >= n {
+            if u64::from(o.state_id()) >= n {
                 return fail(
                     Code::OperationStateOutOfRange,
                     at(fo::state_id.offset),
                     format!(
                         "operation {} has state id {} but the {label} holds {n} entries",
-                        o.index, o.state_id
+                        o.index,
+                        o.state_id()
                     ),
                 );
             }
@@ -506,13 +648,15 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         t.sh,
         t.ppu_instr_table.map(|p| (p.label, p.entries())),
     ) {
-        if let Some(bad) = sh.iter().find(|r| u64::from(r.instr_index) >= n) {
+        if let Some(bad) = sh.iter().find(|r| u64::from(r.instr_index()) >= n) {
             return fail(
                 Code::ShInstructionOutOfRange,
                 s.offset + bad.index as u64 * s.record_size,
                 format!(
                     "SH record {} names PPU instruction entry {} but the {} holds {n} entries",
-                    bad.index, bad.instr_index, label
+                    bad.index,
+                    bad.instr_index(),
+                    label
                 ),
             );
         }
@@ -521,7 +665,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         let n = t.ppu_param.map_or(0, |p| p.count());
         let bad = sh
             .iter()
-            .find(|r| r.ppu_param_index.is_some_and(|i| u64::from(i) >= n));
+            .find(|r| r.ppu_param_index().is_some_and(|i| u64::from(i) >= n));
         if let Some(bad) = bad {
             return fail(
                 Code::ShPpuParamOutOfRange,
@@ -529,44 +673,47 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                 format!(
                     "SH record {} names PPU parameter {} but the ppu_param table holds {n} records",
                     bad.index,
-                    bad.ppu_param_index.unwrap_or_default()
+                    bad.ppu_param_index().unwrap_or_default()
                 ),
             );
         }
     }
     let mut operations = operations;
     for o in &mut operations {
-        if o.kind != operation_type::SW {
-            o.command_bytes = t.state_table.and_then(|s| s.size(o.state_id));
+        if o.kind() != operation_type::SW {
+            o.command_bytes = t.state_table.and_then(|s| s.size(o.state_id()));
         }
-        o.instruction_bytes = match o.kind {
+        o.instruction_bytes = match o.kind() {
             k if operation_type::is_nn_engine(k) => t.nn_command_bytes,
             operation_type::TP => t.tp_command_bytes,
             operation_type::SH => sh_operations
                 .as_ref()
-                .and_then(|sh| sh.get(o.engine_index as usize))
-                .and_then(|r| t.ppu_instr_table?.size(r.instr_index)),
+                .and_then(|sh| sh.get(o.engine_index() as usize))
+                .and_then(|r| t.ppu_instr_table?.size(r.instr_index())),
             _ => None,
         };
     }
     for h in hw_init_operations.iter().flatten() {
-        if let Some((end, patches)) = patches_beyond(h.patch_index, h.patch_count, patch_count) {
+        if let Some((end, patches)) = patches_beyond(h.patch_index(), h.patch_count(), patch_count)
+        {
             return fail(
                 Code::HwInitPatchOutOfRange,
                 h.offset + fh::patch_index.offset as u64,
                 format!(
                     "hw_init operation {} patches [{}, {end}) leave the {patches}-record patch table",
-                    h.index, h.patch_index
+                    h.index,
+                    h.patch_index()
                 ),
             );
         }
-        if let Some(n) = t.icd_entries.filter(|&n| u64::from(h.state_id) >= n) {
+        if let Some(n) = t.icd_entries.filter(|&n| u64::from(h.state_id()) >= n) {
             return fail(
                 Code::HwInitStateOutOfRange,
                 h.offset + fh::state_id.offset as u64,
                 format!(
                     "hw_init operation {} has state id {} but the icd table holds {n} entries",
-                    h.index, h.state_id
+                    h.index,
+                    h.state_id()
                 ),
             );
         }
@@ -590,17 +737,17 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
     // entry the operation's first MISC_DYNA_GENERIC patch names.
     if let (Some(p), Some(coef)) = (&patches, t.coef_table) {
         for o in &mut operations {
-            let range = o.patch_index as usize
-                ..(o.patch_index as usize).saturating_add(o.patch_count as usize);
+            let range = o.patch_index() as usize
+                ..(o.patch_index() as usize).saturating_add(o.patch_count() as usize);
             o.coefficient_bytes = p
                 .records
                 .get(range)
                 .into_iter()
                 .flatten()
                 .find(|r| {
-                    r.source_type == crate::nbg::format::records::source_type::MISC_DYNA_GENERIC
+                    r.source_type() == crate::nbg::format::records::source_type::MISC_DYNA_GENERIC
                 })
-                .and_then(|r| coef.size(r.index as u32));
+                .and_then(|r| coef.size(r.index() as u32));
         }
     }
     Ok(Records {
@@ -618,59 +765,59 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
 /// 0x00010009, a strict UTF-8 name.
 fn decode_sw(s: Slice<'_>) -> Result<Vec<SwOperation>, Failure> {
     collect_records(s.records().map(|(index, offset, r)| {
-            let v = super::view(&fsw::RECORD, r, offset)?;
-            let kind = v.u32(&fsw::sw_operation_type);
-            let (name, name_trailing_bytes) = if v.has(&fsw::name) {
-                let Some((name, tail)) = fixed_name(v.bytes(&fsw::name)) else {
-                    return fail(
-                        Code::InvalidName,
-                        offset + fsw::name.offset as u64,
-                        format!(
-                            "SW operation {index} name is not NUL-terminated strict UTF-8 within 64 bytes"
-                        ),
-                    );
-                };
-                (Some(name.to_string()), tail)
-            } else {
-                (None, Default::default())
-            };
-            Ok(SwOperation {
-                index,
-                offset,
-                name_trailing_bytes,
-                kind,
-                type_name: sw_operation_type::name(kind),
-                name,
-            })
-        }))
+        let v = read(fsw::RECORD, r, offset, "SW operation", index)?;
+        Ok(SwOperation {
+            index,
+            offset,
+            fields: v,
+        })
+    }))
 }
 
 fn decode_hw_init(s: Slice<'_>) -> Result<Vec<HwInitOperation>, Failure> {
     collect_records(s.records().map(|(index, offset, r)| {
-        let v = super::view(&fh::RECORD, r, offset)?;
+        let v = read(fh::RECORD, r, offset, "hw_init operation", index)?;
         Ok(HwInitOperation {
             index,
             offset,
-            state_id: v.u32(&fh::state_id),
-            patch_index: v.u32(&fh::patch_index),
-            patch_count: v.u32(&fh::patch_count),
+            fields: v,
         })
     }))
 }
 
 fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
     collect_records(s.records().map(|(index, offset, r)| {
-        let v = super::view(&fpp::RECORD, r, offset)?;
-        let xyz = |f: &fm::Field| [0, 1, 2].map(|i| v.word(f, i));
+        let v = read(fpp::RECORD, r, offset, "PPU parameter", index)?;
         Ok(PpuParam {
             index,
             offset,
-            global_offset: xyz(&fpp::global_offset),
-            global_scale: xyz(&fpp::global_scale),
-            group_size: xyz(&fpp::group_size),
-            group_count: xyz(&fpp::group_count),
+            fields: v,
         })
     }))
+}
+
+/// `r`, record `index` of a table of `what` at file offset `offset`, decoded as `record`
+/// (`truncated` for a size the record has no layout of, `invalid-name` for a string field that
+/// is not NUL-terminated strict UTF-8).
+fn read(
+    record: fm::Record,
+    r: &[u8],
+    offset: u64,
+    what: &str,
+    index: usize,
+) -> Result<Decoded, Failure> {
+    super::view(&record, r, offset)?;
+    Decoded::read(record, r).or_else(|e| match e {
+        Unreadable::Name(f) => fail(
+            Code::InvalidName,
+            offset + f.offset as u64,
+            format!(
+                "{what} {index} {} is not NUL-terminated strict UTF-8 within {} bytes",
+                f.name, f.width
+            ),
+        ),
+        Unreadable::Size => fail(Code::Truncated, offset, format!("no {} layout", record.id)),
+    })
 }
 
 /// Whether the v1 parser decodes the records of table `name` for `version`: every version
@@ -720,7 +867,11 @@ impl Records {
             let _ = writeln!(
                 s,
                 "  {:>4} {:<40} {:>6} {:>8} {:>4}",
-                l.index, l.name, l.id, l.uid, l.operation_count
+                l.index,
+                l.name(),
+                l.id(),
+                l.uid(),
+                l.operation_count()
             );
         }
         more(&mut s, layers.len());
@@ -735,12 +886,12 @@ impl Records {
                 s,
                 "  {:>4} {:<6} {:>6} {:>6} {:>6} {:>8}",
                 o.index,
-                o.type_name
-                    .map_or_else(|| o.kind.to_string(), str::to_string),
-                o.engine_index,
-                o.layer_id,
-                o.state_id,
-                format!("{}+{}", o.patch_index, o.patch_count)
+                o.type_name()
+                    .map_or_else(|| o.kind().to_string(), str::to_string),
+                o.engine_index(),
+                o.layer_id(),
+                o.state_id(),
+                format!("{}+{}", o.patch_index(), o.patch_count())
             );
         }
         more(&mut s, operations.len());

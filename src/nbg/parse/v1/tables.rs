@@ -272,8 +272,8 @@ pub(super) fn named_streams(
     } else {
         let named = records.operations.as_deref().map(|ops| {
             ops.iter()
-                .filter(|o| o.kind != crate::nbg::format::records::operation_type::SW)
-                .map(|o| o.state_id)
+                .filter(|o| o.kind() != crate::nbg::format::records::operation_type::SW)
+                .map(|o| o.state_id())
                 .collect()
         });
         named.and_then(|n| of("lcd", "lcd_table", n))
@@ -281,7 +281,7 @@ pub(super) fn named_streams(
     let icd = records
         .hw_init_operations
         .as_deref()
-        .and_then(|h| of("icd", "icd_table", h.iter().map(|h| h.state_id).collect()));
+        .and_then(|h| of("icd", "icd_table", h.iter().map(|h| h.state_id()).collect()));
     (lcd, icd)
 }
 

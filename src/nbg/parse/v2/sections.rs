@@ -477,7 +477,7 @@ pub(super) fn decode_icd_streams(
         .hw_init_operations
         .as_deref()?
         .iter()
-        .map(|h| h.state_id);
+        .map(|h| h.state_id());
     Some(command_tables::named_streams(
         data,
         icd.offset,
