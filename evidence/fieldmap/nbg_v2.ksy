@@ -1587,6 +1587,28 @@ types:
       - id: records
         type: shader_instruction
         repeat: eos
+  buffer_word:
+    doc: "a word of a data buffer (no public layout) (4 bytes)"
+    seq:
+      - id: unknown_b0_31
+        type: u4
+        doc: "unknown"
+  buffer_word_table:
+    seq:
+      - id: records
+        type: buffer_word
+        repeat: eos
+  buffer_byte:
+    doc: "a byte of a data buffer (no public layout) (1 bytes)"
+    seq:
+      - id: unknown_b0_7
+        type: u1
+        doc: "unknown"
+  buffer_byte_table:
+    seq:
+      - id: records
+        type: buffer_byte
+        repeat: eos
   coef_header_v8:
     doc: "Mesa etna_nn_header_v8 (NN coefficient buffer header) (64 bytes)"
     seq:

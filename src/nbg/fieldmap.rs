@@ -855,6 +855,22 @@ record! {
 }
 
 record! {
+    /// A word of a data buffer that no public layout describes: the hardware-init graph's
+    /// buffers in the ICD (its images, its shader's data, the buffer its TP command's
+    /// `alu_load_pwl_lut_address` names, and the VIP8000-class coefficients), whose role the
+    /// patch relocating their address proves (`patch_targets::Role`). Unknown, named by word.
+    buffer_word: "buffer_word", Both, "a word of a data buffer (no public layout)", 4;
+    word as "unknown_b0_31" @ 0, 4, U32, Unknown;
+}
+
+record! {
+    /// A byte of such a buffer whose size is not whole words (the init graph's 2- and 6-byte
+    /// images). Unknown, named by byte.
+    buffer_byte: "buffer_byte", Both, "a byte of a data buffer (no public layout)", 1;
+    byte as "unknown_b0_7" @ 0, 1, U8, Unknown;
+}
+
+record! {
     /// One shader instruction of the NPU's programmable unit (PPU, the Vivante shader core):
     /// 128 bits as four little-endian words, laid out as Mesa's etnaviv ISA description gives
     /// its common ALU form (bminor/mesa-mesa 0f25d5e3, `src/etnaviv/isa/etnaviv.xml`:
@@ -1143,7 +1159,7 @@ record! {
 /// Every record, in export order. The public layer-parameter record is absent: public sources
 /// give a 16-byte name with four (68-byte record) or six (76-byte) dimensions, but none ties
 /// either form to a version, and every public file's table is empty, so the map does not guess.
-pub const ALL: [Record; 32] = [
+pub const ALL: [Record; 34] = [
     v2_header::RECORD,
     v2_sub_header::RECORD,
     v2_section_header::RECORD,
@@ -1162,6 +1178,8 @@ pub const ALL: [Record; 32] = [
     TP_COMMAND_128,
     tp_pwl_lut::RECORD,
     shader_instruction::RECORD,
+    buffer_word::RECORD,
+    buffer_byte::RECORD,
     coef_header_v8::RECORD,
     layer::RECORD,
     operation::RECORD,

@@ -310,6 +310,102 @@ fn shader_instructions_decode_and_branch_inside_their_buffer() {
     );
 }
 
+/// Every byte of the command, state, hardware-init and index sections (v2 NN, TP, LOADSTATE,
+/// ICD, ICDT, HWINITOPERATIONS and the three index tables; v1 `nn`, `tp`, `load_states`, `icd`,
+/// `icd_table`, `hw_init` and the index tables) of the serializer controls, the public v1 files
+/// and the board files is a decoded field, named or named unknown: the ICD's data buffers (the
+/// init graph's images, shader data, TP buffer and VIP8000-class coefficients) word by word as
+/// `unknown_b0_31` (by byte where the size is not whole words), every record re-encoded exactly.
+#[test]
+fn command_state_init_and_index_bytes_are_all_decoded_fields() {
+    use nbg_lab::nbg::family::OwnerClass;
+    use nbg_lab::nbg::image::NbgImage;
+    use nbg_lab::nbg::reencode::reencode;
+    const V2: [&str; 9] = [
+        "NBG_SECTION_NN",
+        "NBG_SECTION_TP",
+        "NBG_SECTION_LOADSTATE",
+        "NBG_SECTION_ICD",
+        "NBG_SECTION_ICDT",
+        "NBG_SECTION_HWINITOPERATIONS",
+        "NBG_SECTION_LOADSTATE_TABLE",
+        "NBG_SECTION_PPU_INSTR_TABLE",
+        "NBG_SECTION_COEF_DATA_TABLE",
+    ];
+    const V1: [&str; 9] = [
+        "nn",
+        "tp",
+        "load_states",
+        "icd",
+        "icd_table",
+        "hw_init",
+        "load_states_table",
+        "lcd_table",
+        "ppu_instr_table",
+    ];
+    // The section or table an owner's label names ("section 10 type 15 NBG_SECTION_ICD[3]
+    // data", "table 14 icd[0] data").
+    let named = |label: &str| -> Option<String> {
+        let mut words = label.split(' ');
+        let name = match words.next()? {
+            "section" => words.nth(3)?,
+            "table" => words.nth(1)?,
+            _ => return None,
+        };
+        Some(name.split('[').next()?.to_string())
+    };
+    let mut files = board_files();
+    let (dir, names) = common::public_paths();
+    files.extend(names.into_iter().map(|n| dir.join(n)));
+    for e in std::fs::read_dir(common::root().join("controls/serializer")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "nb") {
+            files.push(p);
+        }
+    }
+    let (mut owned, mut buffers, mut v1_tables) = (0u64, 0u64, 0u64);
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let g = parse(&bytes).unwrap_or_else(|f| panic!("{}: {f}", path.display()));
+        let image = NbgImage::new(&g).unwrap();
+        for o in image.owners() {
+            let Some(name) = named(&o.label) else {
+                continue;
+            };
+            if !V2.contains(&name.as_str()) && !V1.contains(&name.as_str()) {
+                continue;
+            }
+            assert!(
+                matches!(
+                    o.class,
+                    OwnerClass::DecodedRecord | OwnerClass::Padding | OwnerClass::Alignment
+                ),
+                "{}: {} is {:?}",
+                path.display(),
+                o.label,
+                o.class
+            );
+            owned += o.end - o.start;
+            v1_tables += u64::from(V1.contains(&name.as_str()));
+            let data = [" image", " data", " TP buffer", " coefficients"];
+            if name.eq_ignore_ascii_case("icd") || name == "NBG_SECTION_ICD" {
+                buffers += u64::from(data.iter().any(|d| o.label.ends_with(d)));
+            }
+        }
+        let r = reencode(&g, &image);
+        assert!(
+            r.exact() && r.first_mismatch.is_none(),
+            "{}: {:?}",
+            path.display(),
+            r.first_mismatch
+        );
+    }
+    assert!(
+        owned > 0 && buffers > 0,
+        "{owned} bytes, {buffers} ICD buffers"
+    );
+}
+
 /// `nbg locate --ops`: every NN command of the A733 face detector against its source model's
 /// layers. A command whose kernel matched a source tensor is paired with the operator reading
 /// that tensor, and its input image, kernel size and depth, output image and channels equal the

@@ -178,7 +178,7 @@ fn region_located(
         return at.opaque(&prefix);
     };
     if let (Some(record), true) = (r.record, r.decoded) {
-        return at.records(&format!("{prefix}.{}", r.role.prefix()), record);
+        return at.records(&format!("{prefix}.{}", r.prefix()), record);
     }
     if r.decoded {
         if let Some(l) = streams.and_then(|l| command_named(l, name, at.offset)) {

@@ -112,7 +112,8 @@ fn word_record_piece(record: Record, at: u64, words: &[u32], prefix: String) -> 
     let mut w = Writer::new(record.size);
     let mut rest = words;
     for f in record.fields {
-        let (mine, next) = rest.split_at((f.width / 4).min(rest.len()));
+        // A field narrower than a word (`buffer_byte`) is its record's one word.
+        let (mine, next) = rest.split_at((f.width / 4).max(1).min(rest.len()));
         rest = next;
         match (f.ty, mine) {
             (fm::Type::U32s, _) => {
@@ -196,7 +197,7 @@ fn region_pieces(
         let size = record.size as u64;
         return Some(word_record_pieces(
             record,
-            &format!("{name}[{entry}].{}", r.role.prefix()),
+            &format!("{name}[{entry}].{}", r.prefix()),
             words
                 .iter()
                 .enumerate()

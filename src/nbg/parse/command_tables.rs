@@ -198,8 +198,8 @@ pub struct WordRecords {
     pub words: Vec<Vec<u32>>,
 }
 
-/// The words of every `record`-sized record in `[at, at + size)`; `None` unless the range is
-/// whole records.
+/// The words of every `record`-sized record in `[at, at + size)` (a one-byte record's byte as
+/// its one word); `None` unless the range is whole records.
 pub fn word_records(data: &Data<'_>, at: u64, size: u64, record: Record) -> Option<WordRecords> {
     let len = record.size as u64;
     if len == 0 || size % len != 0 {
@@ -208,7 +208,11 @@ pub fn word_records(data: &Data<'_>, at: u64, size: u64, record: Record) -> Opti
     let bytes = data.range(at, at + size);
     let words = bytes
         .chunks_exact(record.size)
-        .map(|r| r.chunks_exact(4).map(|c| le32(c, 0)).collect())
+        .map(|r| match r {
+            // A record narrower than a word (`buffer_byte`) is one zero-extended value.
+            [b] => vec![u32::from(*b)],
+            _ => r.chunks_exact(4).map(|c| le32(c, 0)).collect(),
+        })
         .collect();
     Some(WordRecords { at, record, words })
 }

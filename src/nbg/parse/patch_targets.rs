@@ -694,14 +694,13 @@ pub enum Role {
 }
 
 impl Role {
-    /// How the records of a decoded entry are named (`NBG_SECTION_ICD[5].tp[1]`).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Role::NnCommands => "nn",
-            Role::TpCommands => "tp",
-            Role::Instructions => "instruction",
-            _ => "pwl_lut",
-        }
+    /// Whether the entry holds data an operation reads or writes, not commands, code or a
+    /// lookup table.
+    fn is_data(self) -> bool {
+        matches!(
+            self,
+            Role::Image | Role::Data | Role::TpBuffer | Role::Coefficients | Role::Unreferenced
+        )
     }
 
     /// The name the ledger's labels use.
@@ -887,6 +886,16 @@ pub fn regions(
                 }
                 _ => (role, record),
             };
+            // The hardware-init graph's data buffers have no public layout: named unknown, by
+            // word (by byte where the size is not whole words).
+            let record = match record {
+                None if role.is_data() && cx.icd.label == label => Some(if size % 4 == 0 {
+                    crate::nbg::fieldmap::buffer_word::RECORD
+                } else {
+                    crate::nbg::fieldmap::buffer_byte::RECORD
+                }),
+                other => other,
+            };
             let words = record
                 .filter(|r| size > 0 && size % r.size as u64 == 0)
                 .and_then(|r| command_tables::word_records(data, at + offset, size, r))
@@ -906,6 +915,21 @@ pub fn regions(
             }
         })
         .collect()
+}
+
+impl Region {
+    /// How the entry's records are named (`NBG_SECTION_ICD[5].tp[1]`,
+    /// `NBG_SECTION_ICD[8].word[3]`).
+    pub fn prefix(&self) -> &'static str {
+        match self.role {
+            Role::NnCommands => "nn",
+            Role::TpCommands => "tp",
+            Role::Instructions => "instruction",
+            Role::LookupTable => "pwl_lut",
+            _ if self.record == Some(crate::nbg::fieldmap::buffer_byte::RECORD) => "byte",
+            _ => "word",
+        }
+    }
 }
 
 /// Whether `regions` can own their data one by one: non-empty ones disjoint, inside
