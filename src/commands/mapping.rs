@@ -43,9 +43,13 @@ pub enum Command {
     /// List the record bit fields the promoted mappings of MAPPINGS prove: a part one of a
     /// mapping's placements covers exactly, on capture sets of its evidence (relative to
     /// MAPPINGS' folder) that still prove it and change that part's value. Parts covered but
-    /// never changed are `held`; placements over several parts are `not aligned`. The field
-    /// map's `proved` labels are these parts. Writes nothing. Exit 0, 1 when a capture set is
-    /// an invalid NBG, 2 on a bad mappings file.
+    /// never changed are `held`; placements over several parts are `not aligned`. Then the NN
+    /// command geometry the layer check proves: over the NN capture sets in MAPPINGS' folder
+    /// `serializer/`, every NN command paired with its source layer (`nbg locate --layers`)
+    /// holds the layer's input image, kernel size and depth, output image and channels, and a
+    /// part whose predicted value differs between the models is proved. The field map's
+    /// `proved` labels are these parts. Writes nothing. Exit 0, 1 when a capture set is an
+    /// invalid NBG or a command disagrees with its layer, 2 on a bad mappings file.
     Fields {
         mappings: PathBuf,
         #[command(flatten)]
@@ -149,11 +153,30 @@ pub fn exec(command: Command) -> ExitCode {
         } => match mapping::run_fields(&mappings) {
             Err(e) => stopped(&e),
             Ok((registry, proofs)) => {
+                #[cfg(feature = "onnx")]
+                let geometry = nbg_lab::simulator::geometry_proofs::geometry_proofs(
+                    &mappings
+                        .parent()
+                        .unwrap_or(std::path::Path::new("."))
+                        .join("serializer"),
+                );
                 if json {
                     let sha = Hash256::of(registry.canonical().as_bytes());
-                    print_json(&proofs.document(&sha));
+                    #[allow(unused_mut)]
+                    let mut doc = proofs.document(&sha);
+                    #[cfg(feature = "onnx")]
+                    {
+                        doc["geometry"] = serde_json::json!(geometry);
+                    }
+                    print_json(&doc);
                 } else {
                     print(&report::mapping::fields(&proofs));
+                    #[cfg(feature = "onnx")]
+                    print(&report::mapping::geometry(&geometry));
+                }
+                #[cfg(feature = "onnx")]
+                if !geometry.holds() {
+                    return failed();
                 }
                 ExitCode::SUCCESS
             }

@@ -185,6 +185,11 @@ pub struct Compared {
     /// How the prediction was made, where it is not the layer's shape as declared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<&'static str>,
+    /// The NN command parts (`fieldmap::nn_command`) that hold the quantity, one per value;
+    /// empty where the prediction is not the layer's alone (a fully connected layer's kernel is
+    /// the command's own input image, its inputs a product of three parts).
+    #[serde(skip)]
+    pub parts: &'static [&'static str],
 }
 
 /// The operator a command is paired with.
@@ -259,12 +264,21 @@ fn dims(shape: &[i64]) -> Option<Vec<u64>> {
 }
 
 fn compared(field: &'static str, nbg: Vec<u64>, model: Vec<u64>) -> Compared {
+    let parts: &'static [&'static str] = match field {
+        "in_image" => &["in_image_x_size", "in_image_y_size"],
+        "kernel" => &["kernel_xy_size", "kernel_y_size"],
+        "kernel_z" => &["kernel_z_size"],
+        "out_image" => &["out_image_x_size", "out_image_y_size"],
+        "out_z" => &["out_image_z_size"],
+        _ => &[],
+    };
     Compared {
         equal: nbg == model,
         field,
         nbg,
         model,
         note: None,
+        parts,
     }
 }
 
@@ -323,6 +337,7 @@ fn fully_connected(c: &NnCommand, weight: &[u64]) -> Option<Vec<Compared>> {
     let [ix, iy] = c.in_image;
     let mut kernel = compared("kernel", vec![c.kernel[0], c.kernel[1]], vec![ix, iy]);
     kernel.note = Some("a fully connected layer's kernel covers its whole input image");
+    kernel.parts = &[];
     Some(vec![
         compared("inputs", vec![ix * iy * c.kernel[2]], vec![i]),
         kernel,

@@ -488,16 +488,17 @@ record! {
     /// A 192-byte NN command (v2 section 7, one per NN-engine operation). Words 0 to 33 are
     /// Mesa's `struct etna_nn_params` (etnaviv_ml_nn.c, MIT; sailfishos-mirror/mesa
     /// 16e15ee20514de1684b349e809fa9632e5afbe4d, the same as mirror/mesa 5a43a9d0), bit fields
-    /// packed from bit 0 of word 0: the public layout, not yet proved on the vendor's
-    /// serializer field by field (`notebooks/commands.md`: the output sizes it gives equal a layer
-    /// of the source model for 39 of the A733 face detector's 45 commands). Words 34 to 47 are
-    /// in no public layout: unknown, named by word and bit range.
+    /// packed from bit 0 of word 0: the public layout. Parts labelled `Proved` are proved on
+    /// the vendor's serializer, by a promoted mapping (zero points, post shift) or by the layer
+    /// check over the NN capture sets (input and output image, kernel size and depth, output
+    /// channels: `simulator::geometry_proofs`); `nbg mapping fields` lists both. Words 34 to 47
+    /// are in no public layout: unknown, named by word and bit range.
     nn_command: "nn_command", Both, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
     word0 @ 0, 4, U32, Public, parts [
         "layer_type": 0, 1, Public;
         "no_z_offset": 1, 1, Public;
-        "kernel_xy_size": 2, 4, Public;
-        "kernel_z_size": 6, 14, Public;
+        "kernel_xy_size": 2, 4, Proved;
+        "kernel_z_size": 6, 14, Proved;
         "kernels_per_core": 20, 7, Public;
         "pooling": 27, 2, Public;
         "pooling_xy_size": 29, 1, Public;
@@ -508,8 +509,8 @@ record! {
         "kernel_data_type": 0, 2, Public;
         "in_image_data_type": 2, 2, Public;
         "out_image_data_type": 4, 2, Public;
-        "in_image_x_size": 6, 13, Public;
-        "in_image_y_size": 19, 13, Public;
+        "in_image_x_size": 6, 13, Proved;
+        "in_image_y_size": 19, 13, Proved;
     ];
     word2 @ 8, 4, U32, Public, parts [
         "in_image_x_offset": 0, 3, Public;
@@ -526,11 +527,11 @@ record! {
         "unused2": 0, 3, Public;
         "no_flush": 3, 1, Public;
         "unused3": 4, 2, Public;
-        "out_image_x_size": 6, 13, Public;
-        "out_image_y_size": 19, 13, Public;
+        "out_image_x_size": 6, 13, Proved;
+        "out_image_y_size": 19, 13, Proved;
     ];
     word4 @ 16, 4, U32, Public, parts [
-        "out_image_z_size": 0, 14, Public;
+        "out_image_z_size": 0, 14, Proved;
         "rounding_mode": 14, 2, Public;
         "in_image_x_offset_bit_3": 16, 1, Public;
         "in_image_y_offset_bit_3": 17, 1, Public;
@@ -548,7 +549,7 @@ record! {
         "kernel_caching_mode": 2, 2, Public;
         "partial_cache_data_unit": 4, 2, Public;
         "kernel_pattern_msb": 6, 6, Public;
-        "kernel_y_size": 12, 4, Public;
+        "kernel_y_size": 12, 4, Proved;
         "out_image_y_stride": 16, 16, Public;
     ];
     word9 as "kernel_pattern_low" @ 36, 4, U32, Public;

@@ -145,6 +145,50 @@ pub fn fields(p: &FieldProofs) -> String {
     s
 }
 
+/// `nbg mapping fields`, second part: the NN command geometry the layer check proves over the
+/// NN capture sets.
+#[cfg(feature = "onnx")]
+pub fn geometry(g: &crate::simulator::geometry_proofs::GeometryProofs) -> String {
+    use crate::simulator::geometry_proofs::GeometryProof;
+    let part = |p: &GeometryProof| {
+        let values: Vec<String> = p.values.iter().map(u64::to_string).collect();
+        format!(
+            "  {}.{} ({}): {} over {} commands\n",
+            p.word,
+            p.part,
+            p.record,
+            values.join(", "),
+            p.commands
+        )
+    };
+    let mut s = format!(
+        "NN geometry against the source layers ({} capture files, nbg locate --layers):\n",
+        g.files
+    );
+    s.push_str(&format!(
+        "proved (two values or more, each as the layer predicts): {} parts\n",
+        g.proved.len()
+    ));
+    s.extend(g.proved.iter().map(part));
+    s.push_str(&format!("held (one value): {}\n", g.held.len()));
+    s.extend(g.held.iter().map(part));
+    s.push_str(&format!(
+        "commands that disagree with their layer: {}\n",
+        g.disagreements.len()
+    ));
+    for d in &g.disagreements {
+        s.push_str(&format!(
+            "  {} nn[{}].{}: {:?}, the layer {:?}\n",
+            d.file, d.command, d.field, d.nbg, d.model
+        ));
+    }
+    s.push_str(&format!("files not checked: {}\n", g.unchecked.len()));
+    for u in &g.unchecked {
+        s.push_str(&format!("  {u}\n"));
+    }
+    s
+}
+
 /// `nbg mapping check --run`: each proved pair run on the simulator and the oracle.
 #[cfg(feature = "onnx")]
 pub fn runs(runs: &[crate::simulator::mapping_run::RunCheck]) -> String {

@@ -217,6 +217,12 @@ pub const SETS: &[Set] = &[
         "depthwise-nn-u8",
         &[E("w_q", 70, 255.0)],
     ),
+    coef("nn-conv5-u8-weight-0", "conv5-nn-u8", &[E("w_q", 0, 201.0)]),
+    coef(
+        "nn-conv5-u8-weight-400",
+        "conv5-nn-u8",
+        &[E("w_q", 400, 3.0)],
+    ),
     coef("nn-gemm-u8-weight-9", "gemm-nn-u8", &[E("w_q", 9, 128.0)]),
     coef("nn-gemm-u8-weight-127", "gemm-nn-u8", &[E("w_q", 127, 1.0)]),
     on(

@@ -14,6 +14,7 @@ pub mod controls;
 pub mod convert;
 pub mod driver;
 mod ffi;
+pub mod geometry_proofs;
 pub mod lower;
 pub mod mapping_run;
 pub mod models;

@@ -424,13 +424,14 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let r = &mut rng;
     // A QDQ layer: input `x`, constant weights and an int32 bias, output `y` (int8 where
     // `signed`, zero points then 0).
-    let mut layer = |name: &'static str,
-                     what: &'static str,
-                     signed: bool,
-                     op: (&str, Vec<AttributeProto>),
-                     w: &[i64],
-                     x: &[i64],
-                     y: &[i64]| {
+    let layer = |r: &mut Rng,
+                 name: &'static str,
+                 what: &'static str,
+                 signed: bool,
+                 op: (&str, Vec<AttributeProto>),
+                 w: &[i64],
+                 x: &[i64],
+                 y: &[i64]| {
         let zp = |u: u8| if signed { 0 } else { u };
         let (mut inits, mut nodes) = qdq("x", 0.5, zp(128), signed);
         let (wi, wn) = quantized_const(r, "w", w, 0.25, zp(10), signed);
@@ -455,6 +456,7 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let conv = || ("Conv", vec![fixtures::ints("kernel_shape", &[3, 3])]);
     let mut out = vec![
         layer(
+            r,
             "conv-nn-u8",
             "QDQ uint8 Conv 3x3 (weights 0.25/10), static constants: on NN",
             false,
@@ -464,6 +466,7 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             &[1, 8, 6, 6],
         ),
         layer(
+            r,
             "conv-nn-i8",
             "QDQ int8 Conv 3x3 (zero points 0), static constants: on NN",
             true,
@@ -473,6 +476,7 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             &[1, 8, 6, 6],
         ),
         layer(
+            r,
             "depthwise-nn-u8",
             "QDQ uint8 depthwise Conv 3x3 (group 8), static constants: on NN",
             false,
@@ -488,6 +492,7 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             &[1, 8, 6, 6],
         ),
         layer(
+            r,
             "gemm-nn-u8",
             "QDQ uint8 Gemm (transB = 1), static constants: on NN",
             false,
@@ -508,6 +513,19 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         "conv-nn-fp16",
         "Conv 3x3 (float32 -> float16), static constants: on NN on 0x1000000e only",
         static_constants(&fp16),
+    ));
+    // Built last, so the models above keep their random constants. Its kernel size, channels
+    // and a non-square image differ from the 3x3 layers', so the layer check over the capture
+    // sets sees each geometry field of the NN command take two values (x and y apart).
+    out.push(layer(
+        r,
+        "conv5-nn-u8",
+        "QDQ uint8 Conv 5x5 on a 7x10 image, 6 kernels, static constants: on NN",
+        false,
+        ("Conv", vec![fixtures::ints("kernel_shape", &[5, 5])]),
+        &[6, 4, 5, 5],
+        &[1, 4, 10, 7],
+        &[1, 6, 6, 3],
     ));
     out
 }

@@ -401,8 +401,8 @@ fn command_state_init_and_index_bytes_are_all_decoded_fields() {
         );
     }
     assert!(
-        owned > 0 && buffers > 0,
-        "{owned} bytes, {buffers} ICD buffers"
+        owned > 0 && buffers > 0 && v1_tables > 0,
+        "{owned} bytes, {buffers} ICD buffers, {v1_tables} v1 tables"
     );
 }
 

@@ -337,8 +337,30 @@ fn proved_parts_are_the_parts_promoted_mappings_prove() {
             })
         })
         .collect();
-    let proved = proofs.proved_parts();
+    // The NN geometry the layer check proves over the NN capture sets, beside the mappings'.
+    let geometry = nbg_lab::simulator::geometry_proofs::geometry_proofs(
+        &common::root().join("differentials/serializer"),
+    );
+    assert!(geometry.holds(), "{geometry:?}");
+    assert!(geometry.files > 0);
+    let mut proved = proofs.proved_parts();
+    proved.extend(geometry.proved_parts());
     assert_eq!(proved, labelled);
+    // Each geometry part took two values or more, as its layer predicted, and the 5x5 conv on a
+    // 7x10 image keeps x and y apart.
+    for p in &geometry.proved {
+        assert!(p.values.len() >= 2, "{p:?}");
+    }
+    let values = |part: &str| {
+        geometry
+            .proved
+            .iter()
+            .find(|p| p.part == part)
+            .map(|p| p.values.iter().copied().collect::<Vec<_>>())
+    };
+    assert_eq!(values("in_image_x_size"), Some(vec![7, 8]));
+    assert_eq!(values("in_image_y_size"), Some(vec![8, 10]));
+    assert_eq!(values("kernel_xy_size"), Some(vec![3, 5]));
     let short = fm::NN_COMMAND_128.field("word15").unwrap();
     let part = short
         .parts

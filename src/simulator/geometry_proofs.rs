@@ -1,0 +1,198 @@
+//! Which NN command fields the real serializer is proved to write as the source layer says:
+//! over the capture sets of the project's NN models (`models::nn`: conv 3x3, depthwise, Gemm,
+//! int8, float16 and a 5x5 conv on a non-square image), every NN command the locator pairs
+//! with its ONNX layer through its decoded kernel is compared with that layer's geometry
+//! (`lab::layers`: input image, kernel size and depth, output image and channels). A part of
+//! the command whose predicted value differs between the models, and which every file holds as
+//! predicted, is proved: the serializer changed exactly that part as the model change
+//! predicts. A part every model predicts the same value for is only `held`; a command whose
+//! part differs from its layer is listed and fails the proof. The field map's `proved` labels
+//! for the NN geometry rest on this, beside the mapping proofs (`lab::mapping::fields`).
+
+use super::capture_sets::SETS;
+use crate::lab::layers::Verdict;
+use crate::lab::locate::{LayerSource, locate};
+use crate::nbg::family::NbgFamily;
+use crate::nbg::fieldmap::{NN_LAYOUTS, Record};
+use crate::nbg::format::records::operation_type::is_nn_engine;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// One NN command part and the values the layers predicted for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GeometryProof {
+    /// The command layout (`nn_command`, `nn_command_128`).
+    pub record: &'static str,
+    /// The bit-field word holding the part (`word1`).
+    pub word: &'static str,
+    /// The part (`in_image_y_size`).
+    pub part: &'static str,
+    /// The values the layers predicted and the commands held.
+    pub values: BTreeSet<u64>,
+    /// Commands compared.
+    pub commands: usize,
+}
+
+/// A command whose part differs from its layer's prediction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Disagreement {
+    /// The capture file, relative to the capture sets' folder.
+    pub file: String,
+    /// The NN command.
+    pub command: usize,
+    /// The compared quantity (`out_image`).
+    pub field: &'static str,
+    /// As the command holds it.
+    pub nbg: Vec<u64>,
+    /// As the layer predicts it.
+    pub model: Vec<u64>,
+}
+
+/// What the layer check proves over the NN capture sets.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GeometryProofs {
+    /// Capture files checked (A1 and B of each set).
+    pub files: usize,
+    /// Parts that took at least two values, each as its layer predicted.
+    pub proved: Vec<GeometryProof>,
+    /// Parts every layer predicted one value for.
+    pub held: Vec<GeometryProof>,
+    /// Commands that disagree with their layer.
+    pub disagreements: Vec<Disagreement>,
+    /// Capture files that could not be checked, with why.
+    pub unchecked: Vec<String>,
+}
+
+impl GeometryProofs {
+    /// The (record, word, part) triples proved.
+    pub fn proved_parts(&self) -> BTreeSet<(&'static str, &'static str, &'static str)> {
+        self.proved
+            .iter()
+            .map(|p| (p.record, p.word, p.part))
+            .collect()
+    }
+
+    /// Whether the proof stands: nothing disagrees and every file was checked.
+    pub fn holds(&self) -> bool {
+        self.disagreements.is_empty() && self.unchecked.is_empty()
+    }
+}
+
+/// The word of `record` holding part `part`.
+fn word_of(record: &Record, part: &str) -> Option<&'static str> {
+    record
+        .fields
+        .iter()
+        .find(|f| f.parts.iter().any(|p| p.name == part))
+        .map(|f| f.name)
+}
+
+/// Check every NN capture set under `dir` (`differentials/serializer`): the sets of `SETS`
+/// whose model is one of `models::nn`, folders `NAME-PID`.
+pub fn geometry_proofs(dir: &Path) -> GeometryProofs {
+    let models: BTreeMap<&str, Vec<u8>> = super::models::nn()
+        .into_iter()
+        .map(|(name, _, bytes)| (name, bytes))
+        .collect();
+    let mut folders: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    let mut out = GeometryProofs::default();
+    let mut seen: BTreeMap<(&'static str, &'static str, &'static str), GeometryProof> =
+        BTreeMap::new();
+    for set in SETS {
+        let Some(model) = models.get(set.model) else {
+            continue;
+        };
+        let mine = folders.iter().filter(|f| {
+            f.strip_prefix(set.name)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|pid| !pid.is_empty() && !pid.contains('-'))
+        });
+        for folder in mine {
+            for capture in ["A1.nb", "B.nb"] {
+                let file = format!("{folder}/{capture}");
+                match check(model, &dir.join(&file), &file, &mut seen, &mut out) {
+                    Ok(()) => out.files += 1,
+                    Err(why) => out.unchecked.push(format!("{file}: {why}")),
+                }
+            }
+        }
+    }
+    for (_, p) in seen {
+        if p.values.len() >= 2 {
+            out.proved.push(p);
+        } else {
+            out.held.push(p);
+        }
+    }
+    out
+}
+
+/// One capture file against its model's layers, its agreeing commands' parts added to `seen`.
+fn check(
+    model: &[u8],
+    path: &Path,
+    file: &str,
+    seen: &mut BTreeMap<(&'static str, &'static str, &'static str), GeometryProof>,
+    out: &mut GeometryProofs,
+) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    let graph = crate::nbg::parse::parse(&bytes).map_err(|f| f.to_string())?;
+    let size = graph
+        .records()
+        .operations
+        .iter()
+        .flatten()
+        .find_map(|o| o.instruction_bytes.filter(|_| is_nn_engine(o.kind())))
+        .ok_or("no NN operation")?;
+    let record = NN_LAYOUTS
+        .into_iter()
+        .find(|r| r.size as u64 == u64::from(size))
+        .ok_or("an NN command size with no layout")?;
+    let located = locate(model, &bytes, &LayerSource::Model).map_err(|e| e.to_string())?;
+    let layers = located.layers.ok_or("no layer check")?;
+    if layers.agree == 0 {
+        return Err("no NN command paired with its layer".into());
+    }
+    for c in &layers.commands {
+        for q in &c.compared {
+            if !q.equal {
+                out.disagreements.push(Disagreement {
+                    file: file.to_string(),
+                    command: c.command,
+                    field: q.field,
+                    nbg: q.nbg.clone(),
+                    model: q.model.clone(),
+                });
+                continue;
+            }
+            if c.verdict != Verdict::Agrees {
+                continue;
+            }
+            for (&part, &value) in q.parts.iter().zip(&q.model) {
+                let Some(word) = word_of(&record, part) else {
+                    continue;
+                };
+                let p = seen
+                    .entry((record.id, word, part))
+                    .or_insert_with(|| GeometryProof {
+                        record: record.id,
+                        word,
+                        part,
+                        values: BTreeSet::new(),
+                        commands: 0,
+                    });
+                p.values.insert(value);
+                p.commands += 1;
+            }
+        }
+    }
+    Ok(())
+}
