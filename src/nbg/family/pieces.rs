@@ -76,17 +76,6 @@ fn io_pieces(records: &[IoRecord], layout: &IoLayout, name: &str) -> Vec<Piece> 
         .collect()
 }
 
-/// Records encoded again from the values they were decoded to (`nbg::decoded`), one piece
-/// each, named `name[index]`: every graph record goes through this one writer.
-fn decoded_pieces<'a>(
-    name: &str,
-    records: impl Iterator<Item = (usize, u64, &'a Decoded)>,
-) -> Vec<Piece> {
-    records
-        .map(|(i, at, d)| piece(at, d.record(), format!("{name}[{i}]"), d.write()))
-        .collect()
-}
-
 /// (offset, size) pairs of an index table or DYNAIO table.
 fn pair_pieces(record: Record, at: u64, pairs: &[[u64; 2]], name: &str) -> Vec<Piece> {
     pairs
@@ -231,64 +220,36 @@ fn command_words<'a>(
     })
 }
 
-/// Layer, operation, SH, patch (both families), SW, hardware-init or PPU parameter (v1) records
-/// of a table at `at` with `size`-byte records, as `holds` says the table holds them.
-fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
-    let at_index = |i: usize| at + (i * size) as u64;
-    Some(match kind.holds {
-        Holds::Layers => decoded_pieces(
-            name,
-            r.layers
-                .as_deref()?
-                .iter()
-                .map(|x| (x.index, x.offset, &x.fields)),
-        ),
-        Holds::Operations => decoded_pieces(
-            name,
-            r.operations
-                .as_deref()?
-                .iter()
-                .map(|x| (x.index, x.offset, &x.fields)),
-        ),
-        Holds::ShOperations => decoded_pieces(
-            name,
-            r.sh_operations
-                .as_deref()?
-                .iter()
-                .map(|x| (x.index, at_index(x.index), &x.fields)),
-        ),
-        Holds::Patches => decoded_pieces(
-            name,
-            r.patches
-                .as_ref()?
-                .records
-                .iter()
-                .enumerate()
-                .map(|(i, x)| (i, at_index(i), &x.fields)),
-        ),
-        Holds::SwOperations => decoded_pieces(
-            name,
-            r.sw_operations
-                .as_deref()?
-                .iter()
-                .map(|x| (x.index, x.offset, &x.fields)),
-        ),
-        Holds::HwInitOperations => decoded_pieces(
-            name,
-            r.hw_init_operations
-                .as_deref()?
-                .iter()
-                .map(|x| (x.index, x.offset, &x.fields)),
-        ),
-        Holds::PpuParams => decoded_pieces(
-            name,
-            r.ppu_params
-                .as_deref()?
-                .iter()
-                .map(|x| (x.index, x.offset, &x.fields)),
-        ),
+/// The decoded values of the layer, operation, SH, patch (both families), SW, hardware-init or
+/// PPU parameter (v1) table `holds` names, in table order.
+fn decoded_of(r: &Records, holds: Holds) -> Option<Vec<&Decoded>> {
+    fn all<T>(records: &[T], fields: impl Fn(&T) -> &Decoded) -> Vec<&Decoded> {
+        records.iter().map(fields).collect()
+    }
+    Some(match holds {
+        Holds::Layers => all(r.layers.as_deref()?, |x| &x.fields),
+        Holds::Operations => all(r.operations.as_deref()?, |x| &x.fields),
+        Holds::ShOperations => all(r.sh_operations.as_deref()?, |x| &x.fields),
+        Holds::Patches => all(&r.patches.as_ref()?.records, |x| &x.fields),
+        Holds::SwOperations => all(r.sw_operations.as_deref()?, |x| &x.fields),
+        Holds::HwInitOperations => all(r.hw_init_operations.as_deref()?, |x| &x.fields),
+        Holds::PpuParams => all(r.ppu_params.as_deref()?, |x| &x.fields),
         _ => return None,
     })
+}
+
+/// The graph records of a table at `at` with `size`-byte records, as `holds` says the table
+/// holds them, each encoded again from the values it was decoded to (`nbg::decoded`): every
+/// graph record goes through this one writer.
+fn record_pieces(r: &Records, kind: &Kind, at: u64, size: usize, name: &str) -> Option<Vec<Piece>> {
+    let pieces = decoded_of(r, kind.holds)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let offset = at + (i * size) as u64;
+            piece(offset, d.record(), format!("{name}[{i}]"), d.write())
+        });
+    Some(pieces.collect())
 }
 
 /// The v2 decoded-record owner `o` encoded again, one piece per record (a coefficient part
