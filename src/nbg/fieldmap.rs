@@ -491,7 +491,8 @@ record! {
     /// packed from bit 0 of word 0: the public layout. Parts labelled `Proved` are proved on
     /// the vendor's serializer, by a promoted mapping (zero points, post shift) or by the layer
     /// check over the NN capture sets (input and output image, kernel size and depth, output
-    /// channels: `simulator::geometry_proofs`); `nbg mapping fields` lists both. Words 34 to 47
+    /// channels, fused ReLU and pooling: `simulator::geometry_proofs`); `nbg mapping fields`
+    /// lists both. Words 34 to 47
     /// are in no public layout: unknown, named by word and bit range.
     nn_command: "nn_command", Both, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
     word0 @ 0, 4, U32, Public, parts [
@@ -500,7 +501,7 @@ record! {
         "kernel_xy_size": 2, 4, Proved;
         "kernel_z_size": 6, 14, Proved;
         "kernels_per_core": 20, 7, Public;
-        "pooling": 27, 2, Public;
+        "pooling": 27, 2, Proved;
         "pooling_xy_size": 29, 1, Public;
         "prelu": 30, 1, Public;
         "nn_layer_flush": 31, 1, Public;
@@ -518,7 +519,7 @@ record! {
         "unused0": 6, 1, Public;
         "brick_mode": 7, 1, Public;
         "brick_distance": 8, 16, Public;
-        "relu": 24, 1, Public;
+        "relu": 24, 1, Proved;
         "unused1": 25, 1, Public;
         "post_multiplier": 26, 1, Public;
         "post_shift": 27, 5, Proved;

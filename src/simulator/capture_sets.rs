@@ -223,6 +223,26 @@ pub const SETS: &[Set] = &[
         "conv5-nn-u8",
         &[E("w_q", 400, 3.0)],
     ),
+    coef(
+        "nn-conv-relu-u8-weight-0",
+        "conv-relu-nn-u8",
+        &[E("w_q", 0, 201.0)],
+    ),
+    coef(
+        "nn-conv-relu-u8-weight-37",
+        "conv-relu-nn-u8",
+        &[E("w_q", 37, 3.0)],
+    ),
+    coef(
+        "nn-conv-maxpool-u8-weight-0",
+        "conv-maxpool-nn-u8",
+        &[E("w_q", 0, 201.0)],
+    ),
+    coef(
+        "nn-conv-maxpool-u8-weight-37",
+        "conv-maxpool-nn-u8",
+        &[E("w_q", 37, 3.0)],
+    ),
     coef("nn-gemm-u8-weight-9", "gemm-nn-u8", &[E("w_q", 9, 128.0)]),
     coef("nn-gemm-u8-weight-127", "gemm-nn-u8", &[E("w_q", 127, 1.0)]),
     on(

@@ -2,7 +2,8 @@
 //! over the capture sets of the project's NN models (`models::nn`: conv 3x3, depthwise, Gemm,
 //! int8, float16 and a 5x5 conv on a non-square image), every NN command the locator pairs
 //! with its ONNX layer through its decoded kernel is compared with that layer's geometry
-//! (`lab::layers`: input image, kernel size and depth, output image and channels). A part of
+//! (`lab::layers`: input image, kernel size and depth, output image and channels), and its
+//! fused `relu` and `pooling` with what the layer is followed by (a Relu, a max pooling). A part of
 //! the command whose predicted value differs between the models, and which every file holds as
 //! predicted, is proved: the serializer changed exactly that part as the model change
 //! predicts. A part every model predicts the same value for is only `held`; a command whose
@@ -10,11 +11,13 @@
 //! for the NN geometry rest on this, beside the mapping proofs (`lab::mapping::fields`).
 
 use super::capture_sets::SETS;
-use crate::lab::layers::Verdict;
+use crate::lab::layers::{Operators, Verdict};
 use crate::lab::locate::{LayerSource, locate};
 use crate::nbg::family::NbgFamily;
 use crate::nbg::fieldmap::{NN_LAYOUTS, Record};
 use crate::nbg::format::records::operation_type::is_nn_engine;
+use crate::onnx::proto::ModelProto;
+use prost::Message as _;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -77,6 +80,28 @@ impl GeometryProofs {
     pub fn holds(&self) -> bool {
         self.disagreements.is_empty() && self.unchecked.is_empty()
     }
+}
+
+/// What the operator at `index` is followed by, through its output's quantize and dequantize:
+/// `(relu, pooling)` as the NN command would hold them fused, a Relu `(1, 0)`, a max or an
+/// average pooling `(0, 1)` or `(0, 2)` (Mesa's `enum pooling_type`: NON, MAX, AVG), anything
+/// else `(0, 0)`.
+fn followed_by(ops: &Operators, index: usize) -> (u64, u64) {
+    let mut at = ops.operators.get(index);
+    // A few quantize/dequantize steps at most; a cycle in a hostile model ends here too.
+    for _ in 0..4 {
+        let output = at.and_then(|o| o.outputs.first());
+        let next =
+            output.and_then(|out| ops.operators.iter().find(|x| x.inputs.first() == Some(out)));
+        match next.map(|n| n.op.as_str()) {
+            Some("QUANTIZELINEAR" | "DEQUANTIZE") => at = next,
+            Some("RELU") => return (1, 0),
+            Some("MAXPOOL") => return (0, 1),
+            Some("AVERAGEPOOL") => return (0, 2),
+            _ => break,
+        }
+    }
+    (0, 0)
 }
 
 /// The word of `record` holding part `part`.
@@ -161,7 +186,44 @@ fn check(
     if layers.agree == 0 {
         return Err("no NN command paired with its layer".into());
     }
+    let proto = ModelProto::decode(model).map_err(|e| e.to_string())?;
+    let ops = Operators::of_onnx(&proto).map_err(|e| e.to_string())?;
+    let view = graph.coefficient_view();
     for c in &layers.commands {
+        // What the layer is followed by, against the command's fused ReLU and pooling.
+        let fused = match (c.verdict, &c.operator, view.commands.get(c.command)) {
+            (Verdict::Agrees, Some(p), Some(command)) => {
+                let (relu, pooling) = followed_by(&ops, p.index);
+                vec![
+                    ("relu", command.relu, relu),
+                    ("pooling", command.pooling, pooling),
+                ]
+            }
+            _ => Vec::new(),
+        };
+        for (field, held, predicted) in fused {
+            if held != predicted {
+                out.disagreements.push(Disagreement {
+                    file: file.to_string(),
+                    command: c.command,
+                    field,
+                    nbg: vec![held],
+                    model: vec![predicted],
+                });
+            } else if let Some(word) = word_of(&record, field) {
+                let p = seen
+                    .entry((record.id, word, field))
+                    .or_insert_with(|| GeometryProof {
+                        record: record.id,
+                        word,
+                        part: field,
+                        values: BTreeSet::new(),
+                        commands: 0,
+                    });
+                p.values.insert(predicted);
+                p.commands += 1;
+            }
+        }
         for q in &c.compared {
             if !q.equal {
                 out.disagreements.push(Disagreement {

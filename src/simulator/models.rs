@@ -527,7 +527,54 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
         &[1, 4, 10, 7],
         &[1, 6, 6, 3],
     ));
+    // The 3x3 layer followed by a Relu and by a 2x2 max pooling, each of which the NN command
+    // fuses (measured on 0x1000003b and 0x9f): the capture sets' `relu` and `pooling` change
+    // with nothing else of the command's geometry.
+    for (name, what, op, attributes, y) in [
+        (
+            "conv-relu-nn-u8",
+            "QDQ uint8 Conv 3x3 then Relu, static constants: fused on NN",
+            "Relu",
+            vec![],
+            [1, 8, 6, 6],
+        ),
+        (
+            "conv-maxpool-nn-u8",
+            "QDQ uint8 Conv 3x3 then MaxPool 2x2 stride 2, static constants: fused on NN",
+            "MaxPool",
+            vec![
+                fixtures::ints("kernel_shape", &[2, 2]),
+                fixtures::ints("strides", &[2, 2]),
+            ],
+            [1, 8, 3, 3],
+        ),
+    ] {
+        let (_, _, base) = layer(
+            r,
+            name,
+            what,
+            false,
+            conv(),
+            &[8, 4, 3, 3],
+            &[1, 4, 8, 8],
+            &[1, 8, 6, 6],
+        );
+        out.push((name, what, followed_by(&base, op, attributes, &y)));
+    }
     out
+}
+
+/// `layer` (a model of `nn`, output `y_dq`) with `op` applied to its output and quantized
+/// again as the output was (`z` -> `z_dq`, of shape `out`).
+fn followed_by(layer: &[u8], op: &str, attributes: Vec<AttributeProto>, out: &[i64]) -> Vec<u8> {
+    let mut m = ModelProto::decode(layer).expect("a model just built decodes");
+    let g = m.graph.get_or_insert_with(Default::default);
+    let (inits, nodes) = qdq("z", 2.0, 5, false);
+    g.node.push(node(op, &["y_dq"], &["z"], attributes));
+    g.node.extend(nodes);
+    g.initializer.extend(inits);
+    g.output = vec![value("z_dq", out)];
+    m.encode_to_vec()
 }
 
 /// `model` (ONNX bytes) asking for static constants (`plan::LIFETIME_KEY`).

@@ -361,6 +361,9 @@ fn proved_parts_are_the_parts_promoted_mappings_prove() {
     assert_eq!(values("in_image_x_size"), Some(vec![7, 8]));
     assert_eq!(values("in_image_y_size"), Some(vec![8, 10]));
     assert_eq!(values("kernel_xy_size"), Some(vec![3, 5]));
+    // A Relu and a max pooling after the 3x3 conv are fused: `relu` 1, `pooling` 1 (MAX).
+    assert_eq!(values("relu"), Some(vec![0, 1]));
+    assert_eq!(values("pooling"), Some(vec![0, 1]));
     let short = fm::NN_COMMAND_128.field("word15").unwrap();
     let part = short
         .parts
