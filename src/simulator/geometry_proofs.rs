@@ -129,8 +129,7 @@ pub fn geometry_proofs(dir: &Path) -> GeometryProofs {
         .collect();
     folders.sort();
     let mut out = GeometryProofs::default();
-    let mut seen: BTreeMap<(&'static str, &'static str, &'static str), GeometryProof> =
-        BTreeMap::new();
+    let mut seen = Seen::new();
     for set in SETS {
         let Some(model) = models.get(set.model) else {
             continue;
@@ -160,12 +159,34 @@ pub fn geometry_proofs(dir: &Path) -> GeometryProofs {
     out
 }
 
+/// Parts by (record, word, part), with the values files held them at.
+type Seen = BTreeMap<(&'static str, &'static str, &'static str), GeometryProof>;
+
+/// Part `part` of `record` held at `value` by one more command (a part the record does not
+/// have is left out).
+fn hold(seen: &mut Seen, record: &Record, part: &'static str, value: u64) {
+    let Some(word) = word_of(record, part) else {
+        return;
+    };
+    let p = seen
+        .entry((record.id, word, part))
+        .or_insert_with(|| GeometryProof {
+            record: record.id,
+            word,
+            part,
+            values: BTreeSet::new(),
+            commands: 0,
+        });
+    p.values.insert(value);
+    p.commands += 1;
+}
+
 /// One capture file against its model's layers, its agreeing commands' parts added to `seen`.
 fn check(
     model: &[u8],
     path: &Path,
     file: &str,
-    seen: &mut BTreeMap<(&'static str, &'static str, &'static str), GeometryProof>,
+    seen: &mut Seen,
     out: &mut GeometryProofs,
 ) -> Result<(), String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
@@ -210,18 +231,8 @@ fn check(
                     nbg: vec![held],
                     model: vec![predicted],
                 });
-            } else if let Some(word) = word_of(&record, field) {
-                let p = seen
-                    .entry((record.id, word, field))
-                    .or_insert_with(|| GeometryProof {
-                        record: record.id,
-                        word,
-                        part: field,
-                        values: BTreeSet::new(),
-                        commands: 0,
-                    });
-                p.values.insert(predicted);
-                p.commands += 1;
+            } else {
+                hold(seen, &record, field, predicted);
             }
         }
         for q in &c.compared {
@@ -239,22 +250,53 @@ fn check(
                 continue;
             }
             for (&part, &value) in q.parts.iter().zip(&q.model) {
-                let Some(word) = word_of(&record, part) else {
-                    continue;
-                };
-                let p = seen
-                    .entry((record.id, word, part))
-                    .or_insert_with(|| GeometryProof {
-                        record: record.id,
-                        word,
-                        part,
-                        values: BTreeSet::new(),
-                        commands: 0,
-                    });
-                p.values.insert(value);
-                p.commands += 1;
+                hold(seen, &record, part, value);
             }
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::layers::Operator;
+
+    fn op(index: usize, op: &str, input: &str, output: &str) -> Operator {
+        Operator {
+            index,
+            op: op.into(),
+            inputs: vec![input.into()],
+            outputs: vec![output.into()],
+            input_shapes: Vec::new(),
+            output_shapes: Vec::new(),
+            options: serde_json::Map::new(),
+        }
+    }
+
+    #[test]
+    fn what_a_layer_is_followed_by_is_read_through_its_quantize_and_dequantize() {
+        let chain = |last: &str| Operators {
+            operators: vec![
+                op(0, "CONV_2D", "x", "y"),
+                op(1, "QUANTIZELINEAR", "y", "y_q"),
+                op(2, "DEQUANTIZE", "y_q", "y_dq"),
+                op(3, last, "y_dq", "z"),
+            ],
+        };
+        assert_eq!(followed_by(&chain("RELU"), 0), (1, 0));
+        assert_eq!(followed_by(&chain("MAXPOOL"), 0), (0, 1));
+        assert_eq!(followed_by(&chain("AVERAGEPOOL"), 0), (0, 2));
+        assert_eq!(followed_by(&chain("ADD"), 0), (0, 0));
+        assert_eq!(followed_by(&chain("RELU"), 9), (0, 0));
+        // A hostile model whose quantize and dequantize feed each other ends, unfused.
+        let cycle = Operators {
+            operators: vec![
+                op(0, "CONV_2D", "x", "a"),
+                op(1, "QUANTIZELINEAR", "a", "b"),
+                op(2, "DEQUANTIZE", "b", "a"),
+            ],
+        };
+        assert_eq!(followed_by(&cycle, 0), (0, 0));
+    }
 }
