@@ -288,6 +288,12 @@ const fn coef(name: &'static str, model: &'static str, changes: &'static [Change
     on(&COEFFICIENT_TARGETS, name, model, changes)
 }
 
+/// The folder of set `name` captured on the part with PID `pid`: `NAME-PID`, the PID in
+/// lower-case hex.
+pub fn folder(name: &str, pid: u32) -> String {
+    format!("{name}-{pid:x}")
+}
+
 /// Why a change cannot be made to a model.
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum ChangeError {
@@ -484,7 +490,7 @@ pub fn build(
         let (a1, a2) = &bases[&(config.pid, s.model)];
         let base = &models[s.model];
         let (spec, declared, undeclared) = spec_of(s, base, b_model, a1, &b, config, sdk)?;
-        let dir = format!("{}-{:x}", s.name, config.pid);
+        let dir = folder(s.name, config.pid);
         progress(&dir);
         out.push(Built {
             dir,

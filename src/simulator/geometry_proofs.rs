@@ -10,7 +10,7 @@
 //! part differs from its layer is listed and fails the proof. The field map's `proved` labels
 //! for the NN geometry rest on this, beside the mapping proofs (`lab::mapping::fields`).
 
-use super::capture_sets::SETS;
+use super::capture_sets::{SETS, folder};
 use crate::lab::layers::{Operators, Verdict};
 use crate::lab::locate::{LayerSource, locate};
 use crate::nbg::family::NbgFamily;
@@ -134,14 +134,15 @@ pub fn geometry_proofs(dir: &Path) -> GeometryProofs {
         let Some(model) = models.get(set.model) else {
             continue;
         };
+        // The set's folders on any part: `folder(name, pid)` for the PID its name ends with.
         let mine = folders.iter().filter(|f| {
-            f.strip_prefix(set.name)
-                .and_then(|rest| rest.strip_prefix('-'))
-                .is_some_and(|pid| !pid.is_empty() && !pid.contains('-'))
+            f.rsplit_once('-')
+                .and_then(|(_, pid)| u32::from_str_radix(pid, 16).ok())
+                .is_some_and(|pid| folder(set.name, pid) == **f)
         });
-        for folder in mine {
+        for name in mine {
             for capture in ["A1.nb", "B.nb"] {
-                let file = format!("{folder}/{capture}");
+                let file = format!("{name}/{capture}");
                 match check(model, &dir.join(&file), &file, &mut seen, &mut out) {
                     Ok(()) => out.files += 1,
                     Err(why) => out.unchecked.push(format!("{file}: {why}")),

@@ -63,7 +63,7 @@ fn set_of<'a>(
     SETS.iter().find_map(|s| {
         s.targets.iter().find_map(|t| {
             let c = configs.iter().find(|c| c.name == *t)?;
-            (dir == format!("{}-{:x}", s.name, c.pid)).then_some((s, c))
+            (dir == super::capture_sets::folder(s.name, c.pid)).then_some((s, c))
         })
     })
 }

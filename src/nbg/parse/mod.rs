@@ -99,19 +99,21 @@ pub(crate) fn view<'a>(
     bytes: &'a [u8],
     at: u64,
 ) -> Result<crate::nbg::fieldmap::View<'a>, Failure> {
-    match crate::nbg::fieldmap::View::new(record, bytes) {
-        Some(v) => Ok(v),
-        None => fail(
-            Code::Truncated,
-            at,
-            format!(
-                "{} bytes cannot hold a {}-byte {} record",
-                bytes.len(),
-                record.size,
-                record.id
-            ),
+    crate::nbg::fieldmap::View::new(record, bytes).ok_or_else(|| truncated(record, bytes, at))
+}
+
+/// The `truncated` failure of `bytes` at file offset `at`, which no layout of `record` fits.
+pub(crate) fn truncated(record: &crate::nbg::fieldmap::Record, bytes: &[u8], at: u64) -> Failure {
+    Failure::new(
+        Code::Truncated,
+        at,
+        format!(
+            "{} bytes cannot hold a {}-byte {} record",
+            bytes.len(),
+            record.size,
+            record.id
         ),
-    }
+    )
 }
 
 /// Whole-file identity.

@@ -806,7 +806,6 @@ fn read(
     what: &str,
     index: usize,
 ) -> Result<Decoded, Failure> {
-    super::view(&record, r, offset)?;
     Decoded::read(record, r).or_else(|e| match e {
         Unreadable::Name(f) => fail(
             Code::InvalidName,
@@ -816,7 +815,7 @@ fn read(
                 f.name, f.width
             ),
         ),
-        Unreadable::Size => fail(Code::Truncated, offset, format!("no {} layout", record.id)),
+        Unreadable::Size => Err(super::truncated(&record, r, offset)),
     })
 }
 
