@@ -491,7 +491,7 @@ record! {
     /// packed from bit 0 of word 0: the public layout. Parts labelled `Proved` are proved on
     /// the vendor's serializer, by a promoted mapping (zero points, post shift) or by the layer
     /// check over the NN capture sets (input and output image, kernel size and depth, output
-    /// channels, fused ReLU and pooling: `simulator::geometry_proofs`); `nbg mapping fields`
+    /// channels, fused ReLU and pooling, data types: `simulator::geometry_proofs`); `nbg mapping fields`
     /// lists both. Words 34 to 47
     /// are in no public layout: unknown, named by word and bit range.
     nn_command: "nn_command", Both, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
@@ -507,9 +507,9 @@ record! {
         "nn_layer_flush": 31, 1, Public;
     ];
     word1 @ 4, 4, U32, Public, parts [
-        "kernel_data_type": 0, 2, Public;
-        "in_image_data_type": 2, 2, Public;
-        "out_image_data_type": 4, 2, Public;
+        "kernel_data_type": 0, 2, Proved;
+        "in_image_data_type": 2, 2, Proved;
+        "out_image_data_type": 4, 2, Proved;
         "in_image_x_size": 6, 13, Proved;
         "in_image_y_size": 19, 13, Proved;
     ];

@@ -349,10 +349,16 @@ pub mod data_type {
     pub const UINT8: i32 = 2;
     /// 8-bit signed integer.
     pub const INT8: i32 = 3;
+    /// 16-bit signed integer.
+    pub const INT16: i32 = 5;
     /// 32-bit signed integer.
     pub const INT32: i32 = 6;
     /// 64-bit signed integer.
     pub const INT64: i32 = 7;
+    /// IEEE half-precision float.
+    pub const FLOAT16: i32 = 10;
+    /// bfloat16.
+    pub const BFLOAT16: i32 = 16;
 
     /// The element type's onnx.proto name (`FLOAT`, `INT64`, ...), when the code is known.
     pub fn name(t: i32) -> Option<&'static str> {

@@ -16,7 +16,7 @@ use crate::lab::locate::{LayerSource, locate};
 use crate::nbg::family::NbgFamily;
 use crate::nbg::fieldmap::{NN_LAYOUTS, Record};
 use crate::nbg::format::records::operation_type::is_nn_engine;
-use crate::onnx::proto::ModelProto;
+use crate::onnx::proto::{GraphProto, ModelProto, NodeProto, data_type};
 use prost::Message as _;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -102,6 +102,107 @@ fn followed_by(ops: &Operators, index: usize) -> (u64, u64) {
         }
     }
     (0, 0)
+}
+
+/// Part `part` of a command's words, `None` when `record` has no such part.
+fn held(record: &Record, words: &[u32], part: &str) -> Option<u64> {
+    let field = record
+        .fields
+        .iter()
+        .find(|f| f.parts.iter().any(|p| p.name == part))?;
+    Some(crate::nbg::parse::command_tables::part(words, field, part))
+}
+
+/// The hardware data format the vendor's NN command builder writes for an element type
+/// (`getHWDataFormat` in flycat0101/gpu-viv6-andy 249e5c61,
+/// `driver/driver/khronos/libOpenVX/driver/src/gc_vx_nn_command.c`: UINT8 0, FLOAT16 1, INT8
+/// 2, INT16 4, BFLOAT16 7). A float32 tensor is compiled as float16 (`nbg vendor compile`).
+fn hw_data_format(onnx_type: i32) -> Option<u64> {
+    use crate::onnx::proto::data_type as t;
+    match onnx_type {
+        t::UINT8 => Some(0),
+        t::FLOAT16 | t::FLOAT => Some(1),
+        t::INT8 => Some(2),
+        t::INT16 => Some(4),
+        t::BFLOAT16 => Some(7),
+        _ => None,
+    }
+}
+
+/// The element type a QuantizeLinear or DequantizeLinear node stores: its zero point's (input
+/// 2, an initializer), uint8 without one (the ONNX default).
+fn stored_type(graph: &GraphProto, n: &NodeProto) -> Option<i32> {
+    let Some(zp) = n.input.get(2).filter(|z| !z.is_empty()) else {
+        return Some(data_type::UINT8);
+    };
+    graph
+        .initializer
+        .iter()
+        .find(|t| t.name.as_ref() == Some(zp))
+        .and_then(|t| t.data_type)
+}
+
+/// The data types the layer at node `index` predicts for its NN command: kernel (input 1) and
+/// input image (input 0) as the DequantizeLinear that produces them stores them, output image
+/// as the QuantizeLinear that reads it stores it, a tensor with neither being float. An int8
+/// kernel is written as uint8, its zero point moved by 128, as Mesa writes every 8-bit kernel
+/// (`etna_tensor_zero_point`, `kernel_data_type = ETNA_NN_INT8`, 0, in `etnaviv_ml_nn.c`);
+/// the images keep their type. Each is the part of its name and, where the layout splits the
+/// code, its `_bit_2` part.
+fn data_types(graph: &GraphProto, index: usize, record: &Record) -> Vec<(&'static str, u64)> {
+    let Some(n) = graph.node.get(index) else {
+        return Vec::new();
+    };
+    let through = |tensor: Option<&String>, op: &str, producer: bool| {
+        let tensor = tensor?;
+        let q = graph.node.iter().find(|m| {
+            m.op_type.as_deref() == Some(op)
+                && if producer {
+                    m.output.first() == Some(tensor)
+                } else {
+                    m.input.first() == Some(tensor)
+                }
+        });
+        match q {
+            Some(q) => stored_type(graph, q),
+            None => Some(data_type::FLOAT),
+        }
+    };
+    let types = [
+        (
+            "kernel_data_type",
+            "kernel_data_type_bit_2",
+            through(n.input.get(1), "DequantizeLinear", true).map(|t| {
+                if t == data_type::INT8 {
+                    data_type::UINT8
+                } else {
+                    t
+                }
+            }),
+        ),
+        (
+            "in_image_data_type",
+            "in_image_data_type_bit_2",
+            through(n.input.first(), "DequantizeLinear", true),
+        ),
+        (
+            "out_image_data_type",
+            "out_image_data_type_bit_2",
+            through(n.output.first(), "QuantizeLinear", false),
+        ),
+    ];
+    let mut parts = Vec::new();
+    for (name, bit_2, ty) in types {
+        let Some(code) = ty.and_then(hw_data_format) else {
+            continue;
+        };
+        if word_of(record, bit_2).is_some() {
+            parts.extend([(name, code & 3), (bit_2, code >> 2)]);
+        } else {
+            parts.push((name, code));
+        }
+    }
+    parts
 }
 
 /// The word of `record` holding part `part`.
@@ -211,19 +312,28 @@ fn check(
     let proto = ModelProto::decode(model).map_err(|e| e.to_string())?;
     let ops = Operators::of_onnx(&proto).map_err(|e| e.to_string())?;
     let view = graph.coefficient_view();
+    let graph_proto = proto.graph.as_ref();
     for c in &layers.commands {
-        // What the layer is followed by, against the command's fused ReLU and pooling.
-        let fused = match (c.verdict, &c.operator, view.commands.get(c.command)) {
-            (Verdict::Agrees, Some(p), Some(command)) => {
-                let (relu, pooling) = followed_by(&ops, p.index);
-                vec![
-                    ("relu", command.relu, relu),
-                    ("pooling", command.pooling, pooling),
-                ]
-            }
-            _ => Vec::new(),
-        };
-        for (field, held, predicted) in fused {
+        // The parts the paired layer predicts beside its geometry: what it is followed by
+        // (fused ReLU and pooling) and the data types of its kernel, input and output.
+        let predicted: Vec<(&'static str, u64, u64)> =
+            match (c.verdict, &c.operator, view.commands.get(c.command)) {
+                (Verdict::Agrees, Some(p), Some(command)) => {
+                    let (relu, pooling) = followed_by(&ops, p.index);
+                    let mut parts = vec![("relu", relu), ("pooling", pooling)];
+                    if let Some(g) = graph_proto {
+                        parts.extend(data_types(g, p.index, &record));
+                    }
+                    parts
+                        .into_iter()
+                        .filter_map(|(part, value)| {
+                            Some((part, held(&record, &command.words, part)?, value))
+                        })
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+        for (field, held, predicted) in predicted {
             if held != predicted {
                 out.disagreements.push(Disagreement {
                     file: file.to_string(),
@@ -299,5 +409,76 @@ mod tests {
             ],
         };
         assert_eq!(followed_by(&cycle, 0), (0, 0));
+    }
+
+    fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
+        NodeProto {
+            op_type: Some(op.into()),
+            input: inputs.iter().map(|i| i.to_string()).collect(),
+            output: vec![output.into()],
+            ..Default::default()
+        }
+    }
+
+    fn zero_point(name: &str, t: i32) -> crate::onnx::proto::TensorProto {
+        crate::onnx::proto::TensorProto {
+            name: Some(name.into()),
+            data_type: Some(t),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn data_types_are_read_from_the_quantize_nodes_around_the_layer() {
+        let record = crate::nbg::fieldmap::nn_command::RECORD;
+        let graph = |x: i32, w: i32, y: i32| GraphProto {
+            node: vec![
+                node("DequantizeLinear", &["x_q", "s", "x_zp"], "x_dq"),
+                node("DequantizeLinear", &["w_q", "s", "w_zp"], "w_dq"),
+                node("Conv", &["x_dq", "w_dq"], "y"),
+                node("QuantizeLinear", &["y", "s", "y_zp"], "y_q"),
+            ],
+            initializer: vec![
+                zero_point("x_zp", x),
+                zero_point("w_zp", w),
+                zero_point("y_zp", y),
+            ],
+            ..Default::default()
+        };
+        let parts = |g: &GraphProto, index: usize| {
+            data_types(g, index, &record)
+                .into_iter()
+                .filter(|(p, _)| !p.ends_with("_bit_2"))
+                .map(|(_, v)| v)
+                .collect::<Vec<_>>()
+        };
+        // Kernel, input and output: uint8 0; int8 images 2 with the int8 kernel as uint8.
+        assert_eq!(
+            parts(
+                &graph(data_type::UINT8, data_type::UINT8, data_type::UINT8),
+                2
+            ),
+            [0, 0, 0]
+        );
+        assert_eq!(
+            parts(&graph(data_type::INT8, data_type::INT8, data_type::INT8), 2),
+            [0, 2, 2]
+        );
+        // A float layer is compiled as float16; an unmapped type predicts nothing.
+        let float = GraphProto {
+            node: vec![node("Conv", &["x", "w"], "y")],
+            ..Default::default()
+        };
+        assert_eq!(parts(&float, 0), [1, 1, 1]);
+        assert_eq!(
+            parts(
+                &graph(data_type::INT32, data_type::UINT8, data_type::UINT8),
+                2
+            ),
+            [0, 0]
+        );
+        // No node there predicts nothing; the 192-byte layout splits each code: bit 2 in word 15.
+        assert!(data_types(&float, 2, &record).is_empty());
+        assert!(data_types(&float, 0, &record).contains(&("in_image_data_type_bit_2", 0)));
     }
 }
