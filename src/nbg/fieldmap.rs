@@ -491,7 +491,7 @@ record! {
     /// packed from bit 0 of word 0: the public layout. Parts labelled `Proved` are proved on
     /// the vendor's serializer, by a promoted mapping (zero points, post shift) or by the layer
     /// check over the NN capture sets (input and output image, kernel size and depth, output
-    /// channels, fused ReLU and pooling, data types: `simulator::geometry_proofs`); `nbg mapping fields`
+    /// channels, fused ReLU, pooling and its window, data types: `simulator::geometry_proofs`); `nbg mapping fields`
     /// lists both. Words 34 to 47
     /// are in no public layout: unknown, named by word and bit range.
     nn_command: "nn_command", Both, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
@@ -502,7 +502,7 @@ record! {
         "kernel_z_size": 6, 14, Proved;
         "kernels_per_core": 20, 7, Public;
         "pooling": 27, 2, Proved;
-        "pooling_xy_size": 29, 1, Public;
+        "pooling_xy_size": 29, 1, Proved;
         "prelu": 30, 1, Public;
         "nn_layer_flush": 31, 1, Public;
     ];

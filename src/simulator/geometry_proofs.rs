@@ -82,26 +82,59 @@ impl GeometryProofs {
     }
 }
 
+/// What a layer is followed by, as the NN command would hold it fused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fused {
+    /// 1 after a Relu.
+    relu: u64,
+    /// Mesa's `enum pooling_type`: NON 0, MAX 1, AVG 2.
+    pooling: u64,
+    /// The pooling operator's index, when there is one.
+    pool: Option<usize>,
+}
+
 /// What the operator at `index` is followed by, through its output's quantize and dequantize:
-/// `(relu, pooling)` as the NN command would hold them fused, a Relu `(1, 0)`, a max or an
-/// average pooling `(0, 1)` or `(0, 2)` (Mesa's `enum pooling_type`: NON, MAX, AVG), anything
-/// else `(0, 0)`.
-fn followed_by(ops: &Operators, index: usize) -> (u64, u64) {
+/// a Relu, a max or an average pooling, or nothing fused.
+fn followed_by(ops: &Operators, index: usize) -> Fused {
     let mut at = ops.operators.get(index);
+    let mut fused = Fused {
+        relu: 0,
+        pooling: 0,
+        pool: None,
+    };
     // A few quantize/dequantize steps at most; a cycle in a hostile model ends here too.
     for _ in 0..4 {
         let output = at.and_then(|o| o.outputs.first());
         let next =
             output.and_then(|out| ops.operators.iter().find(|x| x.inputs.first() == Some(out)));
-        match next.map(|n| n.op.as_str()) {
-            Some("QUANTIZELINEAR" | "DEQUANTIZE") => at = next,
-            Some("RELU") => return (1, 0),
-            Some("MAXPOOL") => return (0, 1),
-            Some("AVERAGEPOOL") => return (0, 2),
-            _ => break,
+        match next.map(|n| (n.op.as_str(), n.index)) {
+            Some(("QUANTIZELINEAR" | "DEQUANTIZE", _)) => {
+                at = next;
+                continue;
+            }
+            Some(("RELU", _)) => fused.relu = 1,
+            Some(("MAXPOOL", i)) => (fused.pooling, fused.pool) = (1, Some(i)),
+            Some(("AVERAGEPOOL", i)) => (fused.pooling, fused.pool) = (2, Some(i)),
+            _ => {}
         }
+        break;
     }
-    (0, 0)
+    fused
+}
+
+/// `pooling_xy_size` as the vendor's NN command builder writes it (`getHwPoolingSze` in
+/// `gc_vx_nn_command.c`, see [`hw_data_format`]): 0 for a window 2 wide, 1 for 3 wide, and -1
+/// without pooling, which the one-bit field holds as 1; `None` for another window.
+fn pooling_xy_size(graph: &GraphProto, pool: Option<usize>) -> Option<u64> {
+    let Some(i) = pool else {
+        return Some(1);
+    };
+    let width = crate::onnx::checker::ints_attr(graph.node.get(i)?, "kernel_shape")?.last()?;
+    match width {
+        2 => Some(0),
+        3 => Some(1),
+        _ => None,
+    }
 }
 
 /// Part `part` of a command's words, `None` when `record` has no such part.
@@ -319,9 +352,11 @@ fn check(
         let predicted: Vec<(&'static str, u64, u64)> =
             match (c.verdict, &c.operator, view.commands.get(c.command)) {
                 (Verdict::Agrees, Some(p), Some(command)) => {
-                    let (relu, pooling) = followed_by(&ops, p.index);
-                    let mut parts = vec![("relu", relu), ("pooling", pooling)];
+                    let fused = followed_by(&ops, p.index);
+                    let mut parts = vec![("relu", fused.relu), ("pooling", fused.pooling)];
                     if let Some(g) = graph_proto {
+                        parts
+                            .extend(pooling_xy_size(g, fused.pool).map(|v| ("pooling_xy_size", v)));
                         parts.extend(data_types(g, p.index, &record));
                     }
                     parts
@@ -395,11 +430,15 @@ mod tests {
                 op(3, last, "y_dq", "z"),
             ],
         };
-        assert_eq!(followed_by(&chain("RELU"), 0), (1, 0));
-        assert_eq!(followed_by(&chain("MAXPOOL"), 0), (0, 1));
-        assert_eq!(followed_by(&chain("AVERAGEPOOL"), 0), (0, 2));
-        assert_eq!(followed_by(&chain("ADD"), 0), (0, 0));
-        assert_eq!(followed_by(&chain("RELU"), 9), (0, 0));
+        let fused = |ops: &Operators, i: usize| {
+            let f = followed_by(ops, i);
+            (f.relu, f.pooling, f.pool)
+        };
+        assert_eq!(fused(&chain("RELU"), 0), (1, 0, None));
+        assert_eq!(fused(&chain("MAXPOOL"), 0), (0, 1, Some(3)));
+        assert_eq!(fused(&chain("AVERAGEPOOL"), 0), (0, 2, Some(3)));
+        assert_eq!(fused(&chain("ADD"), 0), (0, 0, None));
+        assert_eq!(fused(&chain("RELU"), 9), (0, 0, None));
         // A hostile model whose quantize and dequantize feed each other ends, unfused.
         let cycle = Operators {
             operators: vec![
@@ -408,7 +447,7 @@ mod tests {
                 op(2, "DEQUANTIZE", "b", "a"),
             ],
         };
-        assert_eq!(followed_by(&cycle, 0), (0, 0));
+        assert_eq!(fused(&cycle, 0), (0, 0, None));
     }
 
     fn node(op: &str, inputs: &[&str], output: &str) -> NodeProto {
@@ -477,6 +516,19 @@ mod tests {
             ),
             [0, 0]
         );
+        // A 2-wide pooling window is 0, a 3-wide one 1, none -1 held as 1.
+        let pool = |k: i64| GraphProto {
+            node: vec![NodeProto {
+                attribute: vec![crate::onnx::fixtures::ints("kernel_shape", &[k, k])],
+                ..node("MaxPool", &["y"], "p")
+            }],
+            ..Default::default()
+        };
+        assert_eq!(pooling_xy_size(&pool(2), Some(0)), Some(0));
+        assert_eq!(pooling_xy_size(&pool(3), Some(0)), Some(1));
+        assert_eq!(pooling_xy_size(&pool(5), Some(0)), None);
+        assert_eq!(pooling_xy_size(&pool(2), None), Some(1));
+        assert_eq!(pooling_xy_size(&pool(2), Some(7)), None);
         // No node there predicts nothing; the 192-byte layout splits each code: bit 2 in word 15.
         assert!(data_types(&float, 2, &record).is_empty());
         assert!(data_types(&float, 0, &record).contains(&("in_image_data_type_bit_2", 0)));

@@ -364,6 +364,8 @@ fn proved_parts_are_the_parts_promoted_mappings_prove() {
     // A Relu and a max pooling after the 3x3 conv are fused: `relu` 1, `pooling` 1 (MAX).
     assert_eq!(values("relu"), Some(vec![0, 1]));
     assert_eq!(values("pooling"), Some(vec![0, 1]));
+    // The 2x2 window is 0, no pooling the builder's -1 held in one bit.
+    assert_eq!(values("pooling_xy_size"), Some(vec![0, 1]));
     // The data types of uint8, int8 and float16 convolutions (the vendor's hardware formats:
     // UINT8 0, FLOAT16 1, INT8 2), the int8 kernel written as uint8, as Mesa writes it.
     assert_eq!(values("in_image_data_type"), Some(vec![0, 1, 2]));
