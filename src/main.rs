@@ -55,8 +55,8 @@ enum Command {
     Roundtrip(cmd::roundtrip::Args),
     /// Resolve every patch record: the field it relocates (a state value of a state buffer,
     /// a word of an NN or TP command, a word of a coefficient buffer) and what the address
-    /// points to (an input or output, the memory pool or an SRAM, an entry of the coefficient
-    /// or ICD table, the operation's own command). Counts per field, and each patch that names
+    /// points to (an input or output, the memory pool or an SRAM, an entry of the coefficient,
+    /// coefficient header or ICD table, the operation's own command). Counts per field, and each patch that names
     /// no field or source with the reason. Exit 0 when every file parses (unresolved patches
     /// are findings), 1 on an invalid file.
     /// With --json, one document: {"files": [...]}, each file's counts and every patch (`targets`:

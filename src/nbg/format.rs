@@ -792,6 +792,10 @@ pub mod records {
         pub const MISC_DYNA_OUTPUT: u32 = 7;
         /// The VIP SRAM.
         pub const VIP_SRAM: u32 = 8;
+        /// "patch kernel's bit stream": an entry of the coefficient header table (v2
+        /// COEF_HEADER_TABLE into COEF_HEADER), measured on the simulator (`notebooks/commands.md`,
+        /// "Patches resolved").
+        pub const KERNEL_BITSTREAM: u32 = 9;
         const NAMES: [&str; 11] = [
             "COMMAND",
             "INPUT",

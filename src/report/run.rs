@@ -65,6 +65,13 @@ pub fn text(file: &str, r: &RunReport, out: Option<&str>) -> String {
             r.from, r.to, r.reason
         );
     }
+    for x in &r.substituted {
+        let _ = writeln!(
+            s,
+            "  substituted in memory at 0x{:x}: {} -> {} (checksums recomputed)",
+            x.offset, x.before, x.after
+        );
+    }
     for t in &r.inputs {
         tensor(&mut s, "input ", t);
     }

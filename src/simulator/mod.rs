@@ -23,6 +23,7 @@ pub mod plan;
 pub mod qualify;
 pub mod run;
 pub mod sdk;
+pub mod substitute;
 pub mod sweep;
 pub mod targets;
 
@@ -70,6 +71,9 @@ pub enum VendorError {
     /// The given inputs do not match the file's input records (exit 2).
     #[error("{0}")]
     InputMismatch(String),
+    /// A substitution asked of a run cannot be made (exit 2).
+    #[error("{0}")]
+    Substitution(String),
     /// An input or output record's storage has no float conversion (exit 1).
     #[error("{0}")]
     Unconvertible(String),
@@ -85,7 +89,8 @@ impl VendorError {
             VendorError::Sdk(_)
             | VendorError::Target(_)
             | VendorError::Write(_)
-            | VendorError::InputMismatch(_) => crate::exit::Exit::Usage,
+            | VendorError::InputMismatch(_)
+            | VendorError::Substitution(_) => crate::exit::Exit::Usage,
             _ => crate::exit::Exit::Failure,
         }
     }
@@ -107,6 +112,7 @@ impl VendorError {
             VendorError::Write(_) => "output-unwritable",
             VendorError::Invalid(_) => "invalid-nbg",
             VendorError::InputMismatch(_) => "input-mismatch",
+            VendorError::Substitution(_) => "substitution-refused",
             VendorError::Unconvertible(_) => "io-unconvertible",
             VendorError::Oracle(_) => "oracle-failed",
         }

@@ -9,6 +9,7 @@
 //! file is relabelled in memory (stated in the report as `relabelled`), never on disk.
 
 use super::convert::{Conversion, Storage};
+use super::substitute::{Substituted, Substitution};
 use super::{ChildFailure, Config, Limits, Parameter, Response, Sdk, VendorError, child, driver};
 use crate::digest::Hash256;
 use crate::nbg::family::NbgFamily as _;
@@ -77,6 +78,9 @@ pub struct RunReport {
     pub version: String,
     /// The version word the driver was handed instead, when it was.
     pub relabelled: Option<Relabel>,
+    /// Bytes substituted in memory before the run (`--substitute`), checksums recomputed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub substituted: Vec<Substituted>,
     /// The configuration simulated.
     pub config: Config,
     /// What the driver did.
@@ -153,6 +157,7 @@ pub struct Prepared {
     nbg_sha256: Hash256,
     version: u32,
     relabelled: Option<Relabel>,
+    substituted: Vec<Substituted>,
     inputs: Vec<RunTensor>,
     stored_inputs: Vec<Vec<u8>>,
     outputs: Vec<Io>,
@@ -171,6 +176,23 @@ impl Prepared {
                 (io.name, elements.saturating_mul(4).max(io.bytes))
             })
             .collect())
+    }
+
+    /// `new` for `bytes` with `subs` made in memory and its checksums recomputed
+    /// (`substitute::substituted`); the report keeps the file's own SHA-256 and lists them.
+    pub fn with_substitutions(
+        bytes: &[u8],
+        inputs: &[Tensor],
+        subs: &[Substitution],
+    ) -> Result<Prepared, VendorError> {
+        if subs.is_empty() {
+            return Prepared::new(bytes, inputs);
+        }
+        let (image, substituted) = super::substitute::substituted(bytes, subs)?;
+        let mut p = Prepared::new(&image, inputs)?;
+        p.nbg_sha256 = Hash256::of(bytes);
+        p.substituted = substituted;
+        Ok(p)
     }
 
     /// Parse `bytes`, match `inputs` to its input records by name, shape and type, and convert
@@ -257,6 +279,7 @@ impl Prepared {
             nbg_sha256: Hash256::of(bytes),
             version,
             relabelled,
+            substituted: Vec::new(),
             inputs: records,
             stored_inputs,
             outputs,
@@ -281,6 +304,7 @@ pub fn run(sdk: &Sdk, config: &Config, p: &Prepared) -> Result<Ran, VendorError>
         nbg_sha256: p.nbg_sha256,
         version: format!("0x{:08x}", p.version),
         relabelled: p.relabelled.clone(),
+        substituted: p.substituted.clone(),
         config: config.clone(),
         verdict,
         inputs: p.inputs.clone(),

@@ -168,3 +168,103 @@ fn inputs_that_do_not_match_the_file_are_refused_by_name() {
         assert!(!dir.path().join("out.npz").exists());
     }
 }
+
+/// Run `file` with `subs` substituted in memory; the JSON report and the outputs, if it ran.
+fn run_substituted(
+    dir: &Path,
+    file: &str,
+    input: &Path,
+    subs: &[String],
+) -> (Value, Option<Vec<u8>>) {
+    let file = common::root().join(file);
+    let out = dir.join("out.npz");
+    let _ = std::fs::remove_file(&out);
+    let mut args = vec![
+        "vendor".to_string(),
+        "run".into(),
+        file.display().to_string(),
+        "--input".into(),
+        input.display().to_string(),
+        "-o".into(),
+        out.display().to_string(),
+        "--json".into(),
+    ];
+    for s in subs {
+        args.extend(["--substitute".to_string(), s.clone()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = common::nbg(dir, &args);
+    let v = common::stdout_json(&o);
+    let ran = v["verdict"]["verdict"] == "ran";
+    assert_eq!(o.status.code(), Some(if ran { 0 } else { 1 }), "{v}");
+    (v, std::fs::read(&out).ok())
+}
+
+/// The KERNEL_BITSTREAM patch of the Gemm + Relu control on 0x1000001e writes the address of
+/// the coefficient header table's entry 0 into the NN's coefficient buffer (+0x20), as the
+/// simulator runs it (bytes substituted in memory, checksums recomputed, nothing written):
+/// - the file as it is runs;
+/// - its COEF_HEADER_TABLE entry pointed 64 bytes on, at zeros, aborts the driver, and pointed
+///   there with the header copied there runs with the same outputs: the hardware reads the
+///   header through that table entry;
+/// - the header zeroed aborts it;
+/// - the patch's source made MISC_DYNA_GENERIC (the coefficient data entry 0) aborts it.
+#[test]
+fn the_kernel_bitstream_source_is_the_coefficient_header_entry_on_the_simulator() {
+    const FILE: &str = "controls/serializer/gemm-relu-qdq-u8-1000001e.nb";
+    let bytes = std::fs::read(common::root().join(FILE)).unwrap();
+    let g = nbg_lab::parse(&bytes).unwrap();
+    let t = nbg_lab::NbgFamily::patch_targets(&g).unwrap();
+    let p = t
+        .targets
+        .iter()
+        .find(|p| p.source.as_deref().ok() == Some("NBG_SECTION_COEF_HEADER[0]"))
+        .expect("the KERNEL_BITSTREAM patch");
+    assert_eq!(
+        p.field.as_deref().ok(),
+        Some("NBG_SECTION_COEF_DATA[0]+0x20")
+    );
+    if common::vendor_driver().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let x: Vec<f32> = (0..16).map(|i| i as f32 - 8.0).collect();
+    let input = write_input(dir.path(), &Tensor::from_f32(INPUT, &[1, 16], &x));
+    // Offsets from the file's own tables: COEF_HEADER_TABLE's entry 0, the COEF_HEADER
+    // section, and the patch record's source type word.
+    let v2 = match &g {
+        nbg_lab::nbg::parse::Graph::V2(v2) => v2,
+        _ => unreachable!("a v2 control"),
+    };
+    let section = |kind: u32| v2.sections.iter().find(|s| s.kind == kind).unwrap();
+    let table = section(5).offset;
+    let header = section(6).offset;
+    let record = section(10).offset + 28 * p.patch as u64;
+    assert_eq!(
+        u32::from_le_bytes(bytes[record as usize + 8..][..4].try_into().unwrap()),
+        9
+    );
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let saved = hex(&bytes[header as usize..header as usize + 64]);
+    let (v, original) = run_substituted(dir.path(), FILE, &input, &[]);
+    let original = original.unwrap_or_else(|| panic!("{v}"));
+    let aborts = |subs: &[String]| {
+        let (v, out) = run_substituted(dir.path(), FILE, &input, subs);
+        assert_eq!(v["verdict"]["verdict"], "crashed", "{subs:?}: {v}");
+        assert!(out.is_none());
+        assert_eq!(v["substituted"].as_array().unwrap().len(), subs.len());
+    };
+    aborts(&[format!("0x{table:x}=40000000")]);
+    aborts(&[format!("0x{header:x}={}", "00".repeat(64))]);
+    aborts(&[format!("0x{:x}=05000000", record + 8)]);
+    let (v, moved) = run_substituted(
+        dir.path(),
+        FILE,
+        &input,
+        &[
+            format!("0x{:x}={saved}", header + 64),
+            format!("0x{table:x}=40000000"),
+        ],
+    );
+    assert_eq!(moved.as_deref(), Some(&original[..]), "{v}");
+}

@@ -82,9 +82,12 @@ pub enum Command {
     /// type as it is, or float32, converted to affine uint8/int8, dynamic fixed point, float16
     /// or bfloat16), the outputs converted back to float32 and written to OUT.npz. Files of
     /// versions 0x00020000-0x00020004 are handed to the driver with the version word read as
-    /// 0x00020005, in memory only, and the report says so. One run of a board file takes 5-15
-    /// s and about 0.4 GB. Exit 0 ran, 1 nbg refuses the file or the driver refuses, crashes or
-    /// hangs, 2 usage (an input that does not match, with its name) or a missing driver.
+    /// 0x00020005, in memory only, and the report says so. With --substitute, bytes are put in
+    /// place in memory first and the checksums recomputed (an experiment on what the hardware
+    /// reads; the report lists each). One run of a board file takes 5-15 s and about 0.4 GB.
+    /// Exit 0 ran, 1 nbg refuses the file or the driver refuses, crashes or hangs, 2 usage (an
+    /// input that does not match, with its name; a substitution that cannot be made) or a
+    /// missing driver.
     Run {
         file: PathBuf,
         /// The inputs: an .npz of arrays named as the file's inputs.
@@ -95,6 +98,12 @@ pub enum Command {
         /// A configuration name or 0xPID; the file's own target word by default.
         #[arg(long)]
         target: Option<String>,
+        /// OFFSET=HEX (repeatable): put these bytes at this file offset (decimal or 0x hex) in
+        /// memory before the run, then recompute the section-40 values and the file CRC. The
+        /// file is never changed or written. Refused past the end of the file, on the CRC field
+        /// or a section-40 value, and where two overlap.
+        #[arg(long, value_name = "OFFSET=HEX")]
+        substitute: Vec<nbg_lab::simulator::substitute::Substitution>,
         #[command(flatten)]
         replace: crate::commands::args::Replace,
         #[command(flatten)]
@@ -229,9 +238,20 @@ pub fn exec(command: Command) -> ExitCode {
             input,
             out,
             target,
+            substitute,
             replace: Replace { force },
             format: Format { json },
-        } => run::run(&file, &input, &out, target.as_deref(), force, json),
+        } => run::run(
+            &file,
+            &input,
+            &out,
+            run::Options {
+                target: target.as_deref(),
+                substitute: &substitute,
+                force,
+                json,
+            },
+        ),
         Command::Models { out } => controls::models(&out),
         Command::Controls { write } => controls::controls(write),
         Command::CaptureSets { write } => controls::capture_sets(write),

@@ -3,18 +3,30 @@
 use super::{fail, file_driver};
 use crate::commands::{plan_outputs, print, print_json, usage_error};
 use nbg_lab::report;
+use nbg_lab::simulator::substitute::Substitution;
 use nbg_lab::simulator::{self, VendorError};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub(super) fn run(
-    file: &Path,
-    input: &Path,
-    out: &Path,
-    target: Option<&str>,
-    force: bool,
-    json: bool,
-) -> ExitCode {
+/// What `nbg vendor run` was asked beside its files.
+pub(super) struct Options<'a> {
+    /// `--target`.
+    pub target: Option<&'a str>,
+    /// `--substitute`.
+    pub substitute: &'a [Substitution],
+    /// `--force`.
+    pub force: bool,
+    /// `--json`.
+    pub json: bool,
+}
+
+pub(super) fn run(file: &Path, input: &Path, out: &Path, o: Options<'_>) -> ExitCode {
+    let Options {
+        target,
+        substitute,
+        force,
+        json,
+    } = o;
     let mut outputs = match plan_outputs(&[file, input], force, &[Some(out)]) {
         Ok(o) => o,
         Err(code) => return code,
@@ -49,7 +61,8 @@ pub(super) fn run(
             );
         }
     };
-    let prepared = match simulator::run::Prepared::new(&bytes, &tensors) {
+    let prepared = match simulator::run::Prepared::with_substitutions(&bytes, &tensors, substitute)
+    {
         Ok(p) => p,
         Err(e) => return fail(&e, json),
     };

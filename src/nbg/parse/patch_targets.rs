@@ -109,6 +109,8 @@ pub struct Context<'a> {
     /// What MISC_DYNA_INPUT and MISC_DYNA_OUTPUT sources index (the DYNAIO table; v1 `lcd_table`
     /// before it).
     pub dynamic_io: Option<Indexed<'a>>,
+    /// What KERNEL_BITSTREAM sources index (v2 COEF_HEADER_TABLE into COEF_HEADER; none in v1).
+    pub kernel_bitstreams: Option<Indexed<'a>>,
     /// The SH instruction buffers (v2 PPU_INSTR_TABLE, v1 `ppu_instr_table`).
     pub instructions: Option<Indexed<'a>>,
     /// The NN commands.
@@ -138,6 +140,7 @@ impl<'a> Context<'a> {
             states,
             icd,
             dynamic: None,
+            kernel_bitstreams: None,
             dynamic_io: None,
             instructions: None,
             nn: None,
@@ -653,6 +656,7 @@ fn common_source(cx: &Context<'_>, s: u32, p: &Patch) -> Result<String, &'static
     match s {
         src::MISC_DYNA_GENERIC => table(&cx.dynamic),
         src::MISC_DYNA_INPUT | src::MISC_DYNA_OUTPUT => table(&cx.dynamic_io),
+        src::KERNEL_BITSTREAM => table(&cx.kernel_bitstreams),
         src::INPUT => io("input", cx.inputs),
         src::OUTPUT => io("output", cx.outputs),
         src::MEMORY_POOL | src::AXI_SRAM | src::VIP_SRAM => Ok(format!(

@@ -458,6 +458,7 @@ impl NbgV2<'_> {
         };
         Some(Context {
             dynamic: indexed(section::COEF_DATA_TABLE, section::COEF_DATA),
+            kernel_bitstreams: indexed(section::COEF_HEADER_TABLE, section::COEF_HEADER),
             dynamic_io: self.dynamic_io.as_ref().map(|d| Indexed {
                 label: "NBG_SECTION_DYNAIO",
                 entries: Cow::Owned(d.entries.iter().map(|e| [e.offset, e.size]).collect()),
