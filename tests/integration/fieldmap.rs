@@ -86,8 +86,14 @@ fn a_changed_decoded_value_is_caught_and_named() {
         "header.class_word",
     );
     check(
-        &v2(|g| g.network_info.as_mut().expect("info").vsi_reserved.raw[3] ^= 1),
-        "NBG_SECTION_NETWORK_INFO.vsi_reserved",
+        &v2(|g| {
+            assert!(g.network_info.as_mut().expect("info").fields.set_part(
+                &fm::v2_network_info::attribute,
+                4,
+                1
+            ))
+        }),
+        "NBG_SECTION_NETWORK_INFO.attribute",
     );
     check(
         &v2(|g| {

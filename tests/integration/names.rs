@@ -208,7 +208,7 @@ fn v2_diff_names_the_network_name_field() {
     let g = parse(&b).unwrap();
     let Graph::V2(g) = &g else { panic!("v2") };
     let ni = g.network_info.as_ref().unwrap();
-    assert_eq!(ni.name_trailing_bytes.0.last(), Some(&0x5a));
+    assert_eq!(ni.name_trailing_bytes().0.last(), Some(&0x5a));
 }
 
 /// The fields `nbg diff --json` names as changed, sorted.

@@ -78,13 +78,13 @@ fn v2_controls_hold_consistent_records() {
         let info = g.network_info.as_ref().unwrap();
         let ops = g.records.operations.as_ref().unwrap();
         let layers = g.records.layers.as_ref().unwrap();
-        assert_eq!(ops.len() as u32 + 3, info.operation_count, "{name}");
+        assert_eq!(ops.len() as u32 + 3, info.operation_count(), "{name}");
         assert_eq!(
             ops.len() as u32 - 1,
-            info.absolute_operation_count,
+            info.absolute_operation_count(),
             "{name}"
         );
-        assert_eq!(layers.len() as u32, info.layer_count, "{name}");
+        assert_eq!(layers.len() as u32, info.layer_count(), "{name}");
         assert_eq!(ops[0].type_name(), Some("INIT"), "{name}");
         for l in layers {
             assert_eq!(u64::from(l.operation_count()), l.named_operations, "{name}");

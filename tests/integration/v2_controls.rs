@@ -86,7 +86,7 @@ fn zipformer_like_profile() {
     let g = v2(&b);
     assert_eq!((g.inputs.len(), g.outputs.len()), (75, 75));
     let n = g.network_info.as_ref().unwrap();
-    assert_eq!((n.input_count, n.output_count), (75, 75));
+    assert_eq!((n.input_count(), n.output_count()), (75, 75));
 }
 
 #[test]

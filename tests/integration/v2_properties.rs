@@ -117,8 +117,8 @@ proptest! {
         prop_assert_eq!(g.inputs.len(), spec.inputs.len());
         prop_assert_eq!(g.outputs.len(), spec.outputs.len());
         let info = g.network_info.as_ref().unwrap();
-        prop_assert_eq!(&info.name, &spec.network_name);
-        prop_assert_eq!(info.operation_count, spec.plan().operations.len() as u32 + 3);
+        prop_assert_eq!(info.name(), spec.network_name.as_str());
+        prop_assert_eq!(info.operation_count(), spec.plan().operations.len() as u32 + 3);
         prop_assert_eq!(g.memory_pool_bytes, Some(spec.memory_pool_bytes));
         prop_assert_eq!(g.vip_sram_bytes, Some(spec.vip_sram_bytes));
         prop_assert_eq!(g.section_checksums.len(), 5);

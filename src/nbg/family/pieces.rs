@@ -459,20 +459,7 @@ fn v2_directory(g: &NbgV2<'_>) -> Vec<Piece> {
 }
 
 fn network_info(g: &NbgV2<'_>) -> Option<Writer> {
-    use fm::v2_network_info as ni;
-    let n = g.network_info.as_ref()?;
-    let mut w = Writer::new(ni::SIZE);
-    w.put_name(&ni::name, &n.name, &n.name_trailing_bytes)
-        .put_u32(&ni::input_count, n.input_count)
-        .put_u32(&ni::output_count, n.output_count)
-        .put_u32(&ni::layer_count, n.layer_count)
-        .put_u32(&ni::absolute_operation_count, n.absolute_operation_count)
-        .put_u32(&ni::operation_count, n.operation_count)
-        .put_u32(&ni::core_count, n.core_count)
-        .put_u32(&ni::address_width, n.address_width)
-        .put_parts(&ni::attribute, &n.attribute.parts())
-        .put_words(&ni::vsi_reserved, &n.vsi_reserved.raw);
-    Some(w)
+    g.network_info.as_ref().map(|n| n.fields.write())
 }
 
 /// The v1 fixed part up to the entries, from the decoded header, feature database and memory

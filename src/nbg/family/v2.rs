@@ -208,10 +208,10 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
 
     fn network(&self) -> Option<Network<'_>> {
         self.network_info.as_ref().map(|n| Network {
-            name: &n.name,
-            layers: n.layer_count,
-            operations: n.operation_count,
-            cores: Some(n.core_count),
+            name: n.name(),
+            layers: n.layer_count(),
+            operations: n.operation_count(),
+            cores: Some(n.core_count()),
         })
     }
 

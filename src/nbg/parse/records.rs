@@ -157,8 +157,8 @@ macro_rules! accessors {
     ($module:ident; $($(#[$doc:meta])* $method:ident: $field:ident -> $ty:ident;)*) => {
         $(
             $(#[$doc])*
-            pub fn $method(&self) -> accessors!(@ty $ty) {
-                accessors!(@get $ty, self.fields, $module::$field)
+            pub fn $method(&self) -> $crate::nbg::parse::records::accessors!(@ty $ty) {
+                $crate::nbg::parse::records::accessors!(@get $ty, self.fields, $module::$field)
             }
         )*
     };
@@ -167,9 +167,10 @@ macro_rules! accessors {
     (@get u32, $d:expr, $f:expr) => { $d.u32(&$f) };
     (@get opt, $d:expr, $f:expr) => { $d.opt_u32(&$f) };
 }
+pub(crate) use accessors;
 
 /// A string field's text and kept tail (empty when the instance does not hold it).
-fn text<'a>(d: &'a Decoded, f: &fm::Field) -> (Option<&'a str>, &'a NameTail) {
+pub(crate) fn text<'a>(d: &'a Decoded, f: &fm::Field) -> (Option<&'a str>, &'a NameTail) {
     static EMPTY: NameTail = NameTail(Vec::new());
     d.name(f)
         .map_or((None, &EMPTY), |(t, tail)| (Some(t), tail))
@@ -223,7 +224,7 @@ impl Serialize for SwOperation {
 }
 
 /// A name's kept tail, in a document only when one of its bytes is non-zero.
-fn name_tail<M: SerializeStruct>(m: &mut M, tail: &NameTail) -> Result<(), M::Error> {
+pub(crate) fn name_tail<M: SerializeStruct>(m: &mut M, tail: &NameTail) -> Result<(), M::Error> {
     if tail.is_zero() {
         m.skip_field("name_trailing_bytes")
     } else {

@@ -32,7 +32,7 @@ use crate::digest::Hash256;
 use crate::nbg::fingerprint::Fingerprint;
 use crate::nbg::format::HeaderCrc;
 use crate::nbg::format::{attribute, section, v2 as f};
-use crate::nbg::read::{Data, compose64, fixed_name, le32};
+use crate::nbg::read::{Data, compose64, le32};
 use serde::Serialize;
 use serde_json::json;
 
@@ -241,13 +241,13 @@ pub(super) fn parse<'d>(
     if let Some(n) = &network_info {
         for (declared, actual, at, what) in [
             (
-                n.input_count,
+                n.input_count(),
                 inputs.len(),
                 fm::v2_network_info::input_count.offset,
                 "input",
             ),
             (
-                n.output_count,
+                n.output_count(),
                 outputs.len(),
                 fm::v2_network_info::output_count.offset,
                 "output",

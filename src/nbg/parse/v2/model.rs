@@ -170,34 +170,83 @@ impl Section {
     }
 }
 
-/// The 220-byte network-info section (35).
-#[derive(Clone, Debug, Serialize)]
+use fm::v2_network_info as ni;
+
+/// The 220-byte network-info section (35), read and written through its field-map table
+/// (`fieldmap::v2_network_info`): a field added there is decoded, kept and re-encoded.
+#[derive(Clone, Debug)]
 pub struct NetworkInfo {
     /// File offset of the section.
     pub offset: u64,
+    /// The record's values: what the accessors read and the re-encoding writes.
+    pub fields: crate::nbg::decoded::Decoded,
+}
+
+impl NetworkInfo {
+    crate::nbg::parse::records::accessors! { ni;
+        /// Declared inputs (+0x40).
+        input_count: input_count -> u32;
+        /// Declared outputs (+0x44).
+        output_count: output_count -> u32;
+        /// Declared layers (+0x48).
+        layer_count: layer_count -> u32;
+        /// Declared absolute operations (`abs_op_count`, +0x4c).
+        absolute_operation_count: absolute_operation_count -> u32;
+        /// Declared operations (+0x50).
+        operation_count: operation_count -> u32;
+        /// Cores (+0x54).
+        core_count: core_count -> u32;
+        /// Address width in bits (+0x58).
+        address_width: address_width -> u32;
+    }
+
     /// The NUL-terminated network name (+0x00, 64 bytes).
-    pub name: String,
-    /// Bytes after the name's NUL, re-encoded exactly (JSON hex, only when non-zero).
-    #[serde(skip_serializing_if = "crate::nbg::read::NameTail::is_zero")]
-    pub name_trailing_bytes: crate::nbg::read::NameTail,
-    /// Declared inputs (+0x40).
-    pub input_count: u32,
-    /// Declared outputs (+0x44).
-    pub output_count: u32,
-    /// Declared layers (+0x48).
-    pub layer_count: u32,
-    /// Declared absolute operations (`abs_op_count`, +0x4c).
-    pub absolute_operation_count: u32,
-    /// Declared operations (+0x50).
-    pub operation_count: u32,
-    /// Cores (+0x54).
-    pub core_count: u32,
-    /// Address width in bits (+0x58).
-    pub address_width: u32,
+    pub fn name(&self) -> &str {
+        crate::nbg::parse::records::text(&self.fields, &ni::name)
+            .0
+            .unwrap_or_default()
+    }
+
+    /// The bytes after the name's NUL, re-encoded exactly.
+    pub fn name_trailing_bytes(&self) -> &crate::nbg::read::NameTail {
+        crate::nbg::parse::records::text(&self.fields, &ni::name).1
+    }
+
     /// The attribute bitfield (+0x5c), decoded.
-    pub attribute: Attribute,
-    /// The 31 vendor-reserved words (+0x60).
-    pub vsi_reserved: VsiReserved,
+    pub fn attribute(&self) -> Attribute {
+        Attribute::new(self.fields.u32(&ni::attribute))
+    }
+
+    /// The 31 vendor-reserved words (+0x60), counted and hashed.
+    pub fn vsi_reserved(&self) -> VsiReserved {
+        let words = self.fields.words(&ni::vsi_reserved);
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        VsiReserved {
+            words: words.len(),
+            nonzero_words: words.iter().filter(|&&w| w != 0).count(),
+            sha256: Hash256::of(&bytes),
+        }
+    }
+}
+
+impl Serialize for NetworkInfo {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut m = s.serialize_struct("NetworkInfo", 12)?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("name", self.name())?;
+        crate::nbg::parse::records::name_tail(&mut m, self.name_trailing_bytes())?;
+        m.serialize_field("input_count", &self.input_count())?;
+        m.serialize_field("output_count", &self.output_count())?;
+        m.serialize_field("layer_count", &self.layer_count())?;
+        m.serialize_field("absolute_operation_count", &self.absolute_operation_count())?;
+        m.serialize_field("operation_count", &self.operation_count())?;
+        m.serialize_field("core_count", &self.core_count())?;
+        m.serialize_field("address_width", &self.address_width())?;
+        m.serialize_field("attribute", &self.attribute())?;
+        m.serialize_field("vsi_reserved", &self.vsi_reserved())?;
+        m.end()
+    }
 }
 
 /// The network-info attribute bitfield.
@@ -235,17 +284,6 @@ impl Attribute {
             reserved_bits: reserved,
         }
     }
-
-    /// The raw word packed again from the decoded parts (the round trip's encoder).
-    pub fn parts(&self) -> [u64; 5] {
-        [
-            u64::from(self.change_ppu_param),
-            u64::from(self.nn_command_size_code),
-            u64::from(self.tp_command_size_code),
-            u64::from(self.dma_support_code),
-            u64::from(self.reserved_bits),
-        ]
-    }
 }
 
 /// The attribute word's parts in field-map order: change PPU parameter, NN and TP command size
@@ -264,9 +302,6 @@ pub struct VsiReserved {
     pub nonzero_words: usize,
     /// SHA-256 of the words' bytes.
     pub sha256: Hash256,
-    /// The words themselves, for the round trip (not part of the document).
-    #[serde(skip)]
-    pub raw: Vec<u32>,
 }
 
 /// One section-40 record: a section type and the CRC-32 of that section's payload.

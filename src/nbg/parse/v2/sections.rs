@@ -75,36 +75,25 @@ pub(super) fn decode_network_info(s: &Section, data: &Data<'_>) -> Result<Networ
             ),
         );
     }
-    use fm::v2_network_info as ni;
+    use crate::nbg::decoded::{Decoded, Unreadable};
     let p = &*data.range(s.offset, s.end());
-    let v = crate::nbg::parse::view(&ni::RECORD, p, s.offset)?;
-    let Some((name, name_trailing_bytes)) = fixed_name(v.bytes(&ni::name)) else {
-        return fail(
+    match Decoded::read(fm::v2_network_info::RECORD, p) {
+        Ok(fields) => Ok(NetworkInfo {
+            offset: s.offset,
+            fields,
+        }),
+        Err(Unreadable::Name(_)) => fail(
             Code::InvalidName,
             s.offset,
             "network name is not NUL-terminated strict UTF-8 within 64 bytes",
-        );
-    };
-    let reserved = v.bytes(&ni::vsi_reserved);
-    Ok(NetworkInfo {
-        offset: s.offset,
-        name: name.to_string(),
-        name_trailing_bytes,
-        input_count: v.u32(&ni::input_count),
-        output_count: v.u32(&ni::output_count),
-        layer_count: v.u32(&ni::layer_count),
-        absolute_operation_count: v.u32(&ni::absolute_operation_count),
-        operation_count: v.u32(&ni::operation_count),
-        core_count: v.u32(&ni::core_count),
-        address_width: v.u32(&ni::address_width),
-        attribute: Attribute::new(v.u32(&ni::attribute)),
-        vsi_reserved: VsiReserved {
-            words: ni::vsi_reserved.width / 4,
-            nonzero_words: reserved.chunks_exact(4).filter(|w| w != &[0; 4]).count(),
-            sha256: Hash256::of(reserved),
-            raw: v.words(&ni::vsi_reserved),
-        },
-    })
+        ),
+        // The size was checked above.
+        Err(Unreadable::Size) => Err(crate::nbg::parse::truncated(
+            &fm::v2_network_info::RECORD,
+            p,
+            s.offset,
+        )),
+    }
 }
 
 pub(super) fn memory_record<'a>(

@@ -19,8 +19,8 @@ pub(super) fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
         "inputs": io(&g.inputs),
         "outputs": io(&g.outputs),
         "network_info": g.network_info.as_ref().map(|n| json!([
-            n.name, n.input_count, n.output_count, n.layer_count, n.absolute_operation_count,
-            n.operation_count, n.core_count, n.address_width, n.attribute.raw
+            n.name(), n.input_count(), n.output_count(), n.layer_count(), n.absolute_operation_count(),
+            n.operation_count(), n.core_count(), n.address_width(), n.attribute().raw
         ])),
         "memory": [g.memory_pool_bytes, g.vip_sram_bytes.map(u64::from), g.axi_sram_bytes.map(u64::from)],
         "dynamic_io": g.dynamic_io.as_ref().map(|d| d.entries.iter().map(|e| [e.offset, e.size]).collect::<Vec<_>>()),
@@ -52,7 +52,7 @@ pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<crate::nbg::parse::invaria
     let vip = opt(g.vip_sram_bytes);
     check("vip-sram-bytes", "262144", vip.clone(), vip == "262144");
     if let Some(info) = &g.network_info {
-        let raw = info.attribute.raw;
+        let raw = info.attribute().raw;
         check(
             "network-attribute",
             "0x0000000a",
@@ -62,18 +62,18 @@ pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<crate::nbg::parse::invaria
         check(
             "core-count",
             "1",
-            info.core_count.to_string(),
-            info.core_count == 1,
+            info.core_count().to_string(),
+            info.core_count() == 1,
         );
         check(
             "address-width",
             "32",
-            info.address_width.to_string(),
-            info.address_width == 32,
+            info.address_width().to_string(),
+            info.address_width() == 32,
         );
         if let Some(ops) = g.section(section::OPERATIONS).filter(|s| s.entry_size > 0) {
             let saved = (ops.size / u64::from(ops.entry_size)) as i64;
-            let delta = i64::from(info.operation_count) - saved;
+            let delta = i64::from(info.operation_count()) - saved;
             check(
                 "run-operations-minus-saved",
                 "3",
@@ -201,8 +201,14 @@ pub(super) fn records(
         sh: as_slice(&sh),
         patch: as_slice(&patch),
         patch_unread,
-        nn_records: commands(section::NN, info.and_then(|i| i.attribute.nn_command_bytes)),
-        tp_records: commands(section::TP, info.and_then(|i| i.attribute.tp_command_bytes)),
+        nn_records: commands(
+            section::NN,
+            info.and_then(|i| i.attribute().nn_command_bytes),
+        ),
+        tp_records: commands(
+            section::TP,
+            info.and_then(|i| i.attribute().tp_command_bytes),
+        ),
         state_table: states.as_deref().map(|bytes| Index {
             label: "load-state table",
             bytes,
@@ -217,8 +223,8 @@ pub(super) fn records(
         }),
         hw_init: as_slice(&hw_init),
         icd_entries: find(section::ICDT).map(|s| s.size / f::INDEX_RECORD_SIZE),
-        nn_command_bytes: info.and_then(|i| i.attribute.nn_command_bytes),
-        tp_command_bytes: info.and_then(|i| i.attribute.tp_command_bytes),
+        nn_command_bytes: info.and_then(|i| i.attribute().nn_command_bytes),
+        tp_command_bytes: info.and_then(|i| i.attribute().tp_command_bytes),
         ..Tables::default()
     })
 }
