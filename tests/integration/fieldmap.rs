@@ -80,9 +80,12 @@ fn a_changed_decoded_value_is_caught_and_named() {
         &v2(|g| g.inputs[0].dimensions[0] += 1),
         "NBG_SECTION_INPUT[0].dimensions",
     );
-    check(&v2(|g| g.header.reserved.reserved3 = 7), "header.reserved3");
     check(
-        &v2(|g| g.header.reserved.class_word_reserved_bits = 1),
+        &v2(|g| assert!(g.header.fields.set_uint(&fm::v2_header::reserved3, 7))),
+        "header.reserved3",
+    );
+    check(
+        &v2(|g| assert!(g.header.fields.set_part(&fm::v2_header::class_word, 1, 1))),
         "header.class_word",
     );
     check(

@@ -42,8 +42,8 @@ fn every_serializer_control_parses_with_its_version_rules() {
         let Graph::V2(v) = &g else {
             panic!("{name} is v2")
         };
-        assert_eq!(v.header.version, 0x0002_0005, "{name}");
-        targets.insert(v.header.target);
+        assert_eq!(v.header.version(), 0x0002_0005, "{name}");
+        targets.insert(v.header.target());
         let c = &v.file_checksum;
         assert_eq!(c.scope, "whole-file-field-zeroed", "{name}");
         assert_eq!(c.computed_crc32, c.recorded_crc32, "{name}");

@@ -80,7 +80,7 @@ pub(super) fn explain_v2(g: &NbgV2<'_>, crc_of: &mut dyn FnMut(u64, u64) -> u32)
         g.file.size,
         crc_of,
         field,
-        g.header.crc_sum,
+        g.header.crc_sum(),
         hypotheses,
         Some((v2_rule, computed)),
     )

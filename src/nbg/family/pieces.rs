@@ -415,28 +415,12 @@ const COEF_VALUES: fm::Record = fm::Record {
 };
 
 fn v2_header(g: &NbgV2<'_>) -> Piece {
-    use fm::v2_header as h;
-    let x = &g.header;
-    let mut w = Writer::new(h::SIZE);
-    w.put_bytes(&h::magic, x.magic.as_bytes())
-        .put_u32(&h::version, x.version)
-        .put_u32(&h::target, x.target)
-        .put_u32(&h::crc_sum, x.crc_sum)
-        .put_u32(&h::total_size_low, x.declared_file_size_low)
-        .put_u32(&h::total_size_high, x.declared_file_size_high)
-        .put_u32(&h::sub_header_offset, x.sub_header_offset)
-        .put_u32(&h::sub_header_size, x.sub_header_size)
-        .put_u32(&h::sub_header_count, x.sub_header_count)
-        .put_parts(
-            &h::class_word,
-            &[
-                u64::from(x.class),
-                u64::from(x.reserved.class_word_reserved_bits),
-            ],
-        )
-        .put_u32(&h::reserved2, x.reserved.reserved2)
-        .put_u32(&h::reserved3, x.reserved.reserved3);
-    piece(0, h::RECORD, "header".into(), w)
+    piece(
+        0,
+        fm::v2_header::RECORD,
+        "header".into(),
+        g.header.fields.write(),
+    )
 }
 
 fn v2_directory(g: &NbgV2<'_>) -> Vec<Piece> {

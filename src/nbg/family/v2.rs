@@ -6,7 +6,7 @@ impl NbgV2<'_> {
     /// The header CRC rule of this file's version (the spec's rule for a version nbg does not
     /// list, which the parser refuses before a graph exists).
     fn header_crc(&self) -> HeaderCrc {
-        crate::nbg::format::v2_rules(self.header.version)
+        crate::nbg::format::v2_rules(self.header.version())
             .map_or(HeaderCrc::SectionPayloads, |r| r.header_crc)
     }
 }
@@ -25,11 +25,11 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     }
 
     fn version(&self) -> u32 {
-        self.header.version
+        self.header.version()
     }
 
     fn target(&self) -> u32 {
-        self.header.target
+        self.header.target()
     }
 
     fn file(&self) -> &FileFacts {

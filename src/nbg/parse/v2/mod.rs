@@ -48,40 +48,40 @@ pub(super) fn parse<'d>(
     // Envelope and header.
     let h = data.slice(0, HEADER_END, "the 48-byte v2 header")?;
     let header = decode_header(&h)?;
-    if header.declared_file_size != file_size {
+    if header.declared_file_size() != file_size {
         return fail(
             Code::DeclaredSizeMismatch,
             f::OFF_TOTAL_SIZE_LOW as u64,
             format!(
                 "header declares {} bytes but the file has {file_size}",
-                header.declared_file_size
+                header.declared_file_size()
             ),
         );
     }
 
     // Sub-header.
-    if header.sub_header_count != f::SUB_HEADER_COUNT {
+    if header.sub_header_count() != f::SUB_HEADER_COUNT {
         return fail(
             Code::SubHeaderCount,
             f::OFF_SUB_HEADER_COUNT as u64,
             format!(
                 "sub-header count is {}; exactly one graph is supported",
-                header.sub_header_count
+                header.sub_header_count()
             ),
         );
     }
-    if header.sub_header_size != f::SUB_HEADER_SIZE {
+    if header.sub_header_size() != f::SUB_HEADER_SIZE {
         return fail(
             Code::SubHeaderGeometry,
             f::OFF_SUB_HEADER_SIZE as u64,
             format!(
                 "sub-header size is {}; the v2 sub-header is {} bytes",
-                header.sub_header_size,
+                header.sub_header_size(),
                 f::SUB_HEADER_SIZE
             ),
         );
     }
-    let sub_offset = u64::from(header.sub_header_offset);
+    let sub_offset = u64::from(header.sub_header_offset());
     if sub_offset < HEADER_END {
         return fail(
             Code::SubHeaderGeometry,
@@ -393,33 +393,10 @@ pub(super) fn parse<'d>(
 
 fn decode_header(h: &[u8]) -> Result<Header, Failure> {
     use crate::nbg::fieldmap::v2_header as fh;
-    let v = super::view(&fh::RECORD, h, 0)?;
-    let low = v.u32(&fh::total_size_low);
-    let high = v.u32(&fh::total_size_high);
-    let class_word = v.uint(&fh::class_word);
-    let [class, reserved1] = [0, 1].map(|i| fh::class_word.parts[i].get_as(class_word));
-    let target = v.u32(&fh::target);
-    let crc = v.u32(&fh::crc_sum);
-    Ok(Header {
-        magic: "VPMN",
-        version: v.u32(&fh::version),
-        target,
-        product: target,
-        crc_sum: crc,
-        crc32: crc,
-        declared_file_size_low: low,
-        declared_file_size_high: high,
-        declared_file_size: compose64(low, high),
-        sub_header_offset: v.u32(&fh::sub_header_offset),
-        sub_header_size: v.u32(&fh::sub_header_size),
-        sub_header_count: v.u32(&fh::sub_header_count),
-        class,
-        reserved: HeaderReserved {
-            class_word_reserved_bits: reserved1,
-            reserved2: v.u32(&fh::reserved2),
-            reserved3: v.u32(&fh::reserved3),
-        },
-    })
+    // The slice is the whole 48-byte header and the record has no string field.
+    crate::nbg::decoded::Decoded::read(fh::RECORD, h)
+        .map(|fields| Header { fields })
+        .map_err(|_| crate::nbg::parse::truncated(&fh::RECORD, h, 0))
 }
 
 /// A directory entry before its payload has been fingerprinted.

@@ -72,37 +72,86 @@ pub struct NbgV2<'data> {
     pub corpus_invariants: Vec<crate::nbg::parse::invariants::Invariant>,
 }
 
-/// The 48-byte v2 header at file offset 0.
-#[derive(Clone, Debug, Serialize)]
+/// The 48-byte header at offset 0, read and written through its field-map table
+/// (`fieldmap::v2_header`): a field added there is decoded, kept and re-encoded.
+#[derive(Clone, Debug)]
 pub struct Header {
-    /// `VPMN` (offset 0x00).
-    pub magic: &'static str,
-    /// The version word (offset 0x04), `0x00020000`.
-    pub version: u32,
-    /// The target (product, CID) word (offset 0x08); recorded, not validated.
-    pub target: u32,
-    /// Compatibility alias of `target` used by runtime diagnostics.
-    pub product: u32,
-    /// Public name `crc_sum`; `crc32` is the parser key.
-    pub crc_sum: u32,
-    /// The same value as `crc_sum`.
-    pub crc32: u32,
-    /// Declared file size, low word (offset 0x10).
-    pub declared_file_size_low: u32,
-    /// Declared file size, high word (offset 0x14).
-    pub declared_file_size_high: u32,
-    /// The two words composed; must equal the file size.
-    pub declared_file_size: u64,
-    /// File offset of the sub-header (offset 0x18).
-    pub sub_header_offset: u32,
-    /// Sub-header size in bytes (offset 0x1c).
-    pub sub_header_size: u32,
-    /// Number of sub-headers (offset 0x20); exactly one is accepted.
-    pub sub_header_count: u32,
+    /// The header's values: what the accessors read and the re-encoding writes.
+    pub fields: crate::nbg::decoded::Decoded,
+}
+
+use fm::v2_header as fh;
+
+impl Header {
+    crate::nbg::parse::records::accessors! { fh;
+        /// The version word (offset 0x04), `0x00020000`.
+        version: version -> u32;
+        /// The target (product, CID) word (offset 0x08); recorded, not validated.
+        target: target -> u32;
+        /// Public name `crc_sum` (offset 0x0c).
+        crc_sum: crc_sum -> u32;
+        /// Declared file size, low word (offset 0x10).
+        declared_file_size_low: total_size_low -> u32;
+        /// Declared file size, high word (offset 0x14).
+        declared_file_size_high: total_size_high -> u32;
+        /// File offset of the sub-header (offset 0x18).
+        sub_header_offset: sub_header_offset -> u32;
+        /// Sub-header size in bytes (offset 0x1c).
+        sub_header_size: sub_header_size -> u32;
+        /// Number of sub-headers (offset 0x20); exactly one is accepted.
+        sub_header_count: sub_header_count -> u32;
+    }
+
+    /// The magic (offset 0x00) as text, `VPMN` once parsed.
+    pub fn magic(&self) -> String {
+        let word = self.fields.u32(&fh::magic).to_le_bytes();
+        String::from_utf8_lossy(&word).into_owned()
+    }
+
+    /// The two size words composed; must equal the file size.
+    pub fn declared_file_size(&self) -> u64 {
+        compose64(
+            self.declared_file_size_low(),
+            self.declared_file_size_high(),
+        )
+    }
+
     /// Bit 0 of the class word (offset 0x24).
-    pub class: u32,
+    pub fn class(&self) -> u32 {
+        self.fields.part(&fh::class_word, 0).unwrap_or(0)
+    }
+
     /// The reserved header bits and words.
-    pub reserved: HeaderReserved,
+    pub fn reserved(&self) -> HeaderReserved {
+        HeaderReserved {
+            class_word_reserved_bits: self.fields.part(&fh::class_word, 1).unwrap_or(0),
+            reserved2: self.fields.u32(&fh::reserved2),
+            reserved3: self.fields.u32(&fh::reserved3),
+        }
+    }
+}
+
+impl Serialize for Header {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut m = s.serialize_struct("Header", 14)?;
+        m.serialize_field("magic", &self.magic())?;
+        m.serialize_field("version", &self.version())?;
+        m.serialize_field("target", &self.target())?;
+        // `product` and `crc32`: compatibility aliases of `target` and `crc_sum`.
+        m.serialize_field("product", &self.target())?;
+        m.serialize_field("crc_sum", &self.crc_sum())?;
+        m.serialize_field("crc32", &self.crc_sum())?;
+        m.serialize_field("declared_file_size_low", &self.declared_file_size_low())?;
+        m.serialize_field("declared_file_size_high", &self.declared_file_size_high())?;
+        m.serialize_field("declared_file_size", &self.declared_file_size())?;
+        m.serialize_field("sub_header_offset", &self.sub_header_offset())?;
+        m.serialize_field("sub_header_size", &self.sub_header_size())?;
+        m.serialize_field("sub_header_count", &self.sub_header_count())?;
+        m.serialize_field("class", &self.class())?;
+        m.serialize_field("reserved", &self.reserved())?;
+        m.end()
+    }
 }
 
 /// Reserved header bits and words: reported, kept for the round trip.

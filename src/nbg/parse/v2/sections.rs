@@ -216,13 +216,13 @@ pub(super) fn file_checksum(
             "directory-order section CRC",
         ),
     };
-    if computed != header.crc_sum {
+    if computed != header.crc_sum() {
         return fail(
             Code::FileChecksumMismatch,
             f::OFF_CRC_SUM as u64,
             format!(
                 "header crc_sum is 0x{:08x} but the {what} is 0x{computed:08x}",
-                header.crc_sum
+                header.crc_sum()
             ),
         );
     }
@@ -237,7 +237,7 @@ pub(super) fn file_checksum(
         covered_section_bytes: covered,
         excluded_alignment_gap_bytes: gaps,
         normalized_checksum_value_words: normalized,
-        recorded_crc32: header.crc_sum,
+        recorded_crc32: header.crc_sum(),
         computed_crc32: computed,
         directory_order_crc32: directory_order,
         matches: true,

@@ -6,11 +6,11 @@ pub(super) fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
     let io = crate::nbg::parse::io_signature;
     let doc = json!({
         "format": g.format,
-        "version": g.header.version,
-        "target": g.header.target,
-        "declared_file_size": g.header.declared_file_size,
-        "class_word": [g.header.class, g.header.reserved.class_word_reserved_bits],
-        "reserved": [g.header.reserved.reserved2, g.header.reserved.reserved3],
+        "version": g.header.version(),
+        "target": g.header.target(),
+        "declared_file_size": g.header.declared_file_size(),
+        "class_word": [g.header.class(), g.header.reserved().class_word_reserved_bits],
+        "reserved": [g.header.reserved().reserved2, g.header.reserved().reserved3],
         "sub_header": [g.sub_header.offset, g.sub_header.section_headers_offset,
                        g.sub_header.section_header_size, g.sub_header.section_header_count],
         "sections": g.sections.iter().map(|s| json!([
@@ -35,7 +35,7 @@ pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<crate::nbg::parse::invaria
     let mut check = |name, expected: &str, observed: String, holds: bool| {
         inv.check(name, expected, observed, holds)
     };
-    let target = g.header.target;
+    let target = g.header.target();
     check(
         "target",
         "0x1000000e",
@@ -90,8 +90,8 @@ pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<crate::nbg::parse::invaria
         format!("{covered:?}"),
         covered == [7, 8, 19, 21, 24],
     );
-    let r = &g.header.reserved;
-    let zero = g.header.class == 0
+    let r = g.header.reserved();
+    let zero = g.header.class() == 0
         && r.class_word_reserved_bits == 0
         && r.reserved2 == 0
         && r.reserved3 == 0;
