@@ -90,6 +90,16 @@ fn a_changed_decoded_value_is_caught_and_named() {
     );
     check(
         &v2(|g| {
+            assert!(
+                g.sub_header
+                    .fields
+                    .set_uint(&fm::v2_sub_header::section_header_size, 45)
+            )
+        }),
+        "sub_header.section_header_size",
+    );
+    check(
+        &v2(|g| {
             assert!(g.network_info.as_mut().expect("info").fields.set_part(
                 &fm::v2_network_info::attribute,
                 4,

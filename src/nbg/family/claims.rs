@@ -9,7 +9,7 @@ use crate::nbg::parse::{NbgV1, NbgV2};
 /// The v2 claims: header, sub-header, directory, and each section whole or cut into its entries
 /// (COEF_DATA entries into their decoded parts, read through `read`).
 pub(super) fn v2<'a>(g: &NbgV2<'_>, read: &Read<'a>) -> Vec<Claim> {
-    let dir = u64::from(g.sub_header.section_headers_offset);
+    let dir = u64::from(g.sub_header.section_headers_offset());
     let dir_end = dir + g.sections.len() as u64 * u64::from(f2::SECTION_HEADER_SIZE);
     let mut c = vec![
         claim(

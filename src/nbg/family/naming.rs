@@ -193,7 +193,7 @@ pub(super) fn v2(g: &NbgV2<'_>, at: &At<'_>) -> Located {
     let (o, offset) = (at.o, at.offset);
     match o.origin {
         Origin::Structure => {
-            let dir = u64::from(g.sub_header.section_headers_offset);
+            let dir = u64::from(g.sub_header.section_headers_offset());
             if o.label == "header" {
                 at.named("header".into(), fm::v2_header::RECORD, 0)
             } else if o.label == "sub-header" {

@@ -258,15 +258,12 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Pi
     match o.origin {
         Origin::Structure => match o.label.as_str() {
             "header" => Some(vec![v2_header(g)]),
-            "sub-header" => {
-                use fm::v2_sub_header as s;
-                let h = &g.sub_header;
-                let mut w = Writer::new(s::SIZE);
-                w.put_u32(&s::section_headers_offset, h.section_headers_offset)
-                    .put_u32(&s::section_header_size, h.section_header_size)
-                    .put_u32(&s::section_header_count, h.section_header_count);
-                Some(vec![piece(h.offset, s::RECORD, "sub_header".into(), w)])
-            }
+            "sub-header" => Some(vec![piece(
+                g.sub_header.offset,
+                fm::v2_sub_header::RECORD,
+                "sub_header".into(),
+                g.sub_header.fields.write(),
+            )]),
             "section directory" => Some(v2_directory(g)),
             _ => None,
         },

@@ -47,9 +47,9 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     fn descriptors(&self) -> Vec<String> {
         let mut d = vec![format!(
             "sub-header {} {} {}",
-            self.sub_header.section_headers_offset,
-            self.sub_header.section_header_size,
-            self.sub_header.section_header_count
+            self.sub_header.section_headers_offset(),
+            self.sub_header.section_header_size(),
+            self.sub_header.section_header_count()
         )];
         d.extend(self.sections.iter().map(|s| {
             format!(
@@ -325,7 +325,7 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
 impl NbgV2<'_> {
     /// Header and directory words the parser records without enforcing them.
     fn structure_reason(&self, o: u64) -> Option<&'static str> {
-        let dir = u64::from(self.sub_header.section_headers_offset);
+        let dir = u64::from(self.sub_header.section_headers_offset());
         let entry = u64::from(f2::SECTION_HEADER_SIZE);
         let dir_end = dir + self.sections.len() as u64 * entry;
         if o < f2::HEADER_SIZE as u64 {

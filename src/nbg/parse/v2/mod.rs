@@ -90,28 +90,28 @@ pub(super) fn parse<'d>(
         );
     }
     let sub = data.slice(sub_offset, u64::from(f::SUB_HEADER_SIZE), "the sub-header")?;
-    let sv = super::view(&fm::v2_sub_header::RECORD, &sub, sub_offset)?;
-    let sub_header = SubHeader {
-        offset: sub_offset,
-        section_headers_offset: sv.u32(&fm::v2_sub_header::section_headers_offset),
-        section_header_size: sv.u32(&fm::v2_sub_header::section_header_size),
-        section_header_count: sv.u32(&fm::v2_sub_header::section_header_count),
-    };
+    // The slice is the whole 12-byte sub-header and the record has no string field.
+    let sub_header = crate::nbg::decoded::Decoded::read(fm::v2_sub_header::RECORD, &sub)
+        .map(|fields| SubHeader {
+            offset: sub_offset,
+            fields,
+        })
+        .map_err(|_| super::truncated(&fm::v2_sub_header::RECORD, &sub, sub_offset))?;
     let sub_end = sub_offset + u64::from(f::SUB_HEADER_SIZE);
 
     // Directory: size, count limit, then the table's own placement.
-    if sub_header.section_header_size != f::SECTION_HEADER_SIZE {
+    if sub_header.section_header_size() != f::SECTION_HEADER_SIZE {
         return fail(
             Code::SectionHeaderSize,
             sub_offset + fm::v2_sub_header::section_header_size.offset as u64,
             format!(
                 "section header size is {}; v2 section headers are {} bytes",
-                sub_header.section_header_size,
+                sub_header.section_header_size(),
                 f::SECTION_HEADER_SIZE
             ),
         );
     }
-    let count = sub_header.section_header_count;
+    let count = sub_header.section_header_count();
     if count > f::MAX_SECTIONS {
         return fail(
             Code::SectionCountLimit,
@@ -122,7 +122,7 @@ pub(super) fn parse<'d>(
             ),
         );
     }
-    let dir_offset = u64::from(sub_header.section_headers_offset);
+    let dir_offset = u64::from(sub_header.section_headers_offset());
     let dir_len = u64::from(count) * u64::from(f::SECTION_HEADER_SIZE);
     let dir_end = dir_offset + dir_len;
     let structural = [

@@ -165,17 +165,39 @@ pub struct HeaderReserved {
     pub reserved3: u32,
 }
 
-/// The 12-byte sub-header: where the section directory lies.
-#[derive(Clone, Debug, Serialize)]
+/// The 12-byte sub-header: where the section directory lies. Read and written through its
+/// field-map table (`fieldmap::v2_sub_header`).
+#[derive(Clone, Debug)]
 pub struct SubHeader {
     /// File offset of the sub-header.
     pub offset: u64,
-    /// File offset of the section directory.
-    pub section_headers_offset: u32,
-    /// Bytes per directory entry (44).
-    pub section_header_size: u32,
-    /// Number of directory entries.
-    pub section_header_count: u32,
+    /// The sub-header's values: what the accessors read and the re-encoding writes.
+    pub fields: crate::nbg::decoded::Decoded,
+}
+
+use fm::v2_sub_header as fs;
+
+impl SubHeader {
+    crate::nbg::parse::records::accessors! { fs;
+        /// File offset of the section directory.
+        section_headers_offset: section_headers_offset -> u32;
+        /// Bytes per directory entry (44).
+        section_header_size: section_header_size -> u32;
+        /// Number of directory entries.
+        section_header_count: section_header_count -> u32;
+    }
+}
+
+impl Serialize for SubHeader {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut m = s.serialize_struct("SubHeader", 4)?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("section_headers_offset", &self.section_headers_offset())?;
+        m.serialize_field("section_header_size", &self.section_header_size())?;
+        m.serialize_field("section_header_count", &self.section_header_count())?;
+        m.end()
+    }
 }
 
 /// One directory entry and the fingerprint of its payload.

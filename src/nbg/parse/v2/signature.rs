@@ -11,8 +11,8 @@ pub(super) fn structural_signature(g: &NbgV2<'_>) -> Hash256 {
         "declared_file_size": g.header.declared_file_size(),
         "class_word": [g.header.class(), g.header.reserved().class_word_reserved_bits],
         "reserved": [g.header.reserved().reserved2, g.header.reserved().reserved3],
-        "sub_header": [g.sub_header.offset, g.sub_header.section_headers_offset,
-                       g.sub_header.section_header_size, g.sub_header.section_header_count],
+        "sub_header": [g.sub_header.offset, g.sub_header.section_headers_offset(),
+                       g.sub_header.section_header_size(), g.sub_header.section_header_count()],
         "sections": g.sections.iter().map(|s| json!([
             s.kind, s.offset, s.size, s.load_address, s.alignment, s.entry_size, s.reserved_words
         ])).collect::<Vec<_>>(),
