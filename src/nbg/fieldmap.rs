@@ -650,9 +650,10 @@ record! {
     /// A 192-byte TP command (v2 section 8, one per TP operation). Words 0 to 30 are Mesa's
     /// `struct etna_tp_params` (etnaviv_ml_tp.c, MIT; sailfishos-mirror/mesa
     /// 16e15ee20514de1684b349e809fa9632e5afbe4d, the same at mirror/mesa 5a43a9d0 and in the
-    /// oldest copy read), bit fields packed from bit 0 of word 0: the public layout, not yet
-    /// proved on the serializer field by field. Words 31 to 47 are in no public layout: unknown,
-    /// named by word and bit range.
+    /// oldest copy read), bit fields packed from bit 0 of word 0: the public layout. `in_zp` and
+    /// `out_zp` are proved on the serializer by promoted mappings (the Relu's zero points on
+    /// 0x9f, `serializer-tp-relu-*`); the rest is not yet proved field by field. Words 31 to 47
+    /// are in no public layout: unknown, named by word and bit range.
     tp_command: "tp_command", Both, "TP command: Mesa etna_tp_params (31 words) and 17 unknown words", 192;
     word0 @ 0, 4, U32, Public, parts [
         "in_image_x_size": 0, 16, Public;
@@ -768,10 +769,10 @@ record! {
     word29 @ 116, 4, U32, Public, parts [
         "in_image_border_const": 0, 16, Public;
         "coef_zp": 16, 8, Public;
-        "in_zp": 24, 8, Public;
+        "in_zp": 24, 8, Proved;
     ];
     word30 @ 120, 4, U32, Public, parts [
-        "out_zp": 0, 8, Public;
+        "out_zp": 0, 8, Proved;
         "alu_output_post_multiplier": 8, 15, Public;
         "unused9": 23, 9, Public;
     ];

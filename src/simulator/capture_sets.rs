@@ -32,6 +32,9 @@ pub const COEFFICIENT_TARGETS: [&str; 2] = [
     "VIP9000NANODI_PLUS_PID0X1000003B",
     "VIP8000NANOSI_PLUS_PID0X9F",
 ];
+/// The part whose Relu after the Gemm runs as a TP command (the VIP8000-class coefficient
+/// target): the TP zero-point sets.
+const TP_TARGETS: [&str; 1] = [COEFFICIENT_TARGETS[1]];
 /// The coefficient target whose int8 convolutions run on NN (a shader on 0x9f).
 const INT8_TARGETS: [&str; 1] = [COEFFICIENT_TARGETS[0]];
 /// The part whose float16 convolutions run on NN (shaders on the coefficient targets): the
@@ -183,6 +186,19 @@ pub const SETS: &[Set] = &[
         "nn-relu-output-zero-point-and-weight",
         &[E("r_zp", 0, 100.0), E("w_q", 5, 1.0)],
     ),
+    // The same Relu as a TP command (0x9f): its input and output zero points.
+    tp("tp-relu-input-zero-point-100", &[E("g_zp", 0, 100.0)]),
+    tp("tp-relu-input-zero-point-140", &[E("g_zp", 0, 140.0)]),
+    tp(
+        "tp-relu-input-zero-point-and-weight",
+        &[E("g_zp", 0, 100.0), E("w_q", 5, 1.0)],
+    ),
+    tp("tp-relu-output-zero-point-100", &[E("r_zp", 0, 100.0)]),
+    tp("tp-relu-output-zero-point-140", &[E("r_zp", 0, 140.0)]),
+    tp(
+        "tp-relu-output-zero-point-and-weight",
+        &[E("r_zp", 0, 100.0), E("w_q", 5, 1.0)],
+    ),
     // The static-constant models on NN: one kernel or bias element per B, read back through
     // the decoded coefficient streams. The weight's zero point is 10, so 10 is stored as 0.
     coef("nn-conv-u8-weight-0", "conv-nn-u8", &[E("w_q", 0, 201.0)]),
@@ -281,6 +297,11 @@ const fn set(name: &'static str, model: &'static str, changes: &'static [Change]
 /// A set of the QDQ Gemm + Relu model on the NN part.
 const fn nn(name: &'static str, changes: &'static [Change]) -> Set {
     on(&NN_TARGETS, name, "gemm-relu-qdq-u8", changes)
+}
+
+/// A set of the QDQ Gemm + Relu model on the part that runs the Relu on TP.
+const fn tp(name: &'static str, changes: &'static [Change]) -> Set {
+    on(&TP_TARGETS, name, "gemm-relu-qdq-u8", changes)
 }
 
 /// A set of a static-constant model on the coefficient targets.

@@ -390,10 +390,25 @@ fn proved_parts_are_the_parts_promoted_mappings_prove() {
     ] {
         assert!(proved.iter().any(|(_, _, p)| *p == part), "{part}");
     }
-    // Every proved part changes as its capture sets predict, in the same NN command.
+    // Every proved part changes as its capture sets predict, in the same NN or TP command: the
+    // TP command's zero points from the Relu on 0x9f.
     for p in &proofs.proved {
         assert!(p.values.len() >= 2 && p.changes(), "{p:?}");
-        assert!(p.at.starts_with("NBG_SECTION_NN["), "{}", p.at);
+        assert!(
+            p.at.starts_with("NBG_SECTION_NN[") || p.at.starts_with("NBG_SECTION_TP["),
+            "{}",
+            p.at
+        );
+    }
+    for part in ["in_zp", "out_zp"] {
+        assert!(
+            proved.contains(&(
+                "tp_command",
+                if part == "in_zp" { "word29" } else { "word30" },
+                part
+            )),
+            "{part}"
+        );
     }
     let zp = proofs
         .proved

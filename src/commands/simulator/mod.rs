@@ -118,9 +118,9 @@ pub enum Command {
     },
     /// differentials/serializer: recompile every capture set (conv and add models on an
     /// NN-engine and a shader-only part, a Gemm + Relu on a part that runs the Relu as an NN
-    /// command, static-constant conv (3x3 alone, with a fused Relu or MaxPool, and 5x5),
+    /// command and on one that runs it as a TP command, static-constant conv (3x3 alone, with a fused Relu or MaxPool, and 5x5),
     /// depthwise and Gemm models on the parts that run them on NN (8-bit on 0x1000003b and 0x9f,
-    /// float16 on 0x1000000e); one quantity changed per B; 151 compiles in one driver context per target and
+    /// float16 on 0x1000000e); one quantity changed per B; 159 compiles in one driver context per target and
     /// network name, A2 in another; about 70 s on 2 cores) and compare with the committed
     /// files, or with --write regenerate them. Exit 0 identical or written, 1 a difference, 2
     /// a missing driver.
