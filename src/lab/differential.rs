@@ -26,7 +26,7 @@ use crate::lab::mapping::{Outcome, Registry, Target};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
 use crate::nbg::family::OwnerClass;
-use crate::nbg::image::{ChangedImage, NbgImage};
+use crate::nbg::image::{ChangedImage, NbgImage, Sealed};
 use crate::nbg::parse::{FileFacts, Graph, parse};
 use serde::Serialize;
 
@@ -571,30 +571,16 @@ fn replay(
         });
     }
     let crc = ga.crc_rule();
+    let touched: Vec<(u64, u64)> = substitutions
+        .iter()
+        .map(|s| (s.file_offset, s.file_offset + 1))
+        .collect();
+    let mut recomputed = 0;
     let mut recomputed_sections = Vec::new();
-    // Producer order: the file CRC over normalized payloads, then section-40 values (v2).
-    let recomputed = match ga.file_crc(image.bytes()) {
-        Some(v) => {
-            // Invariant: the CRC field lies in the fixed header the parser read from A.
-            image
-                .write(crc.field, &v.to_le_bytes(), crc.field_name)
-                .expect("header in bounds");
-            v
-        }
-        None => 0,
-    };
-    for c in ga.derived_checksums() {
-        let (start, end) = c.target;
-        if substitutions
-            .iter()
-            .any(|s| start <= s.file_offset && s.file_offset < end)
-        {
-            let v = image.crc32_range(start, end);
-            // Invariant: the value word lies in a checksum record the parser read from A.
-            image
-                .write(c.value_at, &v.to_le_bytes(), "section-40 value")
-                .expect("in bounds");
-            recomputed_sections.push(c.section_type);
+    for sealed in image.reseal(ga, &touched, true, true) {
+        match sealed {
+            Sealed::SectionChecksum { section_type, .. } => recomputed_sections.push(section_type),
+            Sealed::FileCrc { value, .. } => recomputed = value,
         }
     }
     // B parsed, so it holds the fixed header and its CRC field.

@@ -14,7 +14,7 @@ use super::capture_sets::{SETS, folder};
 use crate::lab::layers::{Operators, Verdict};
 use crate::lab::locate::{LayerSource, locate};
 use crate::nbg::family::NbgFamily;
-use crate::nbg::fieldmap::{NN_LAYOUTS, Record};
+use crate::nbg::fieldmap::{Field, NN_LAYOUTS, Record};
 use crate::nbg::format::records::operation_type::is_nn_engine;
 use crate::onnx::proto::{GraphProto, ModelProto, NodeProto, data_type};
 use prost::Message as _;
@@ -139,15 +139,12 @@ fn pooling_xy_size(graph: &GraphProto, pool: Option<usize>) -> Option<u64> {
 
 /// Part `part` of a command's words, `None` when `record` has no such part.
 fn held(record: &Record, words: &[u32], part: &str) -> Option<u64> {
-    let field = record
-        .fields
-        .iter()
-        .find(|f| f.parts.iter().any(|p| p.name == part))?;
+    let field = field_of(record, part)?;
     Some(crate::nbg::parse::command_tables::part(words, field, part))
 }
 
 /// The hardware data format the vendor's NN command builder writes for an element type
-/// (`getHWDataFormat` in flycat0101/gpu-viv6-andy 249e5c61,
+/// (`getHWDataFormat` in flycat0101/gpu-viv6-andy 04c7e500,
 /// `driver/driver/khronos/libOpenVX/driver/src/gc_vx_nn_command.c`: UINT8 0, FLOAT16 1, INT8
 /// 2, INT16 4, BFLOAT16 7). A float32 tensor is compiled as float16 (`nbg vendor compile`).
 fn hw_data_format(onnx_type: i32) -> Option<u64> {
@@ -238,13 +235,17 @@ fn data_types(graph: &GraphProto, index: usize, record: &Record) -> Vec<(&'stati
     parts
 }
 
-/// The word of `record` holding part `part`.
-fn word_of(record: &Record, part: &str) -> Option<&'static str> {
+/// The field (word) of `record` holding part `part`.
+fn field_of(record: &Record, part: &str) -> Option<&'static Field> {
     record
         .fields
         .iter()
         .find(|f| f.parts.iter().any(|p| p.name == part))
-        .map(|f| f.name)
+}
+
+/// The word of `record` holding part `part`.
+fn word_of(record: &Record, part: &str) -> Option<&'static str> {
+    field_of(record, part).map(|f| f.name)
 }
 
 /// Check every NN capture set under `dir` (`differentials/serializer`): the sets of `SETS`

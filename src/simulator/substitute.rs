@@ -77,7 +77,8 @@ pub fn substituted(
             .map(|c| (c.value_at, c.value_at + 4, "a section-40 value")),
     );
     let mut taken: Vec<(u64, u64)> = Vec::with_capacity(subs.len());
-    let mut image = bytes.to_vec();
+    let image = crate::nbg::image::NbgImage::new(&g).map_err(VendorError::Invalid)?;
+    let mut changed = image.change("nbg vendor run --substitute");
     let mut made = Vec::with_capacity(subs.len());
     for s in subs {
         let end = s.offset.checked_add(s.bytes.len() as u64);
@@ -99,26 +100,21 @@ pub fn substituted(
             return refuse(format!("0x{:x}: overlaps another substitution", s.offset));
         }
         taken.push((s.offset, end));
-        let range = s.offset as usize..end as usize;
         made.push(Substituted {
             offset: s.offset,
-            before: hex(&bytes[range.clone()]),
+            before: hex(&bytes[s.offset as usize..end as usize]),
             after: hex(&s.bytes),
         });
-        image[range].copy_from_slice(&s.bytes);
+        changed
+            .write(
+                s.offset,
+                &s.bytes,
+                format!("substitution at 0x{:x}", s.offset),
+            )
+            .map_err(VendorError::Invalid)?;
     }
-    // Section-40 values first: the whole-file CRC covers them.
-    for c in &derived {
-        let (start, end) = (c.target.0 as usize, c.target.1 as usize);
-        let v = crc32fast::hash(&image[start..end]);
-        let at = c.value_at as usize;
-        image[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    }
-    if let Some(v) = g.file_crc(&image) {
-        let at = rule.field as usize;
-        image[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    }
-    Ok((image, made))
+    changed.reseal(&g, &taken, true, true);
+    Ok((changed.bytes().to_vec(), made))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The check engine: each mapping against each capture set, replayed in memory.
 
 use super::*;
+use crate::nbg::image::Sealed;
 
 /// The first byte the replay does not explain.
 #[derive(Clone, Debug, Serialize)]
@@ -700,31 +701,18 @@ pub(super) fn replay_at(
         .iter()
         .map(|p| (p.at, p.at + p.b.len() as u64))
         .collect();
-    if m.derived.contains(&Derived::SectionChecksums) {
-        for c in g.derived_checksums() {
-            let (start, end) = c.target;
-            if touched.iter().any(|&(s, e)| start < e && s < end) {
-                let v = changed.crc32_range(start, end);
-                write(
-                    &mut changed,
-                    &mut writes,
-                    c.value_at,
-                    v.to_le_bytes().to_vec(),
-                    WriteRole::SectionChecksum,
-                );
-            }
-        }
-    }
-    if m.derived.contains(&Derived::FileCrc) {
-        if let Some(crc) = g.file_crc(changed.bytes()) {
-            write(
-                &mut changed,
-                &mut writes,
-                g.crc_rule().field,
-                crc.to_le_bytes().to_vec(),
-                WriteRole::FileCrc,
-            );
-        }
+    let sealed = changed.reseal(
+        g,
+        &touched,
+        m.derived.contains(&Derived::SectionChecksums),
+        m.derived.contains(&Derived::FileCrc),
+    );
+    for s in sealed {
+        let (at, value, role) = match s {
+            Sealed::SectionChecksum { at, value, .. } => (at, value, WriteRole::SectionChecksum),
+            Sealed::FileCrc { at, value } => (at, value, WriteRole::FileCrc),
+        };
+        writes.push((at, value.to_le_bytes().to_vec(), role));
     }
     // Later writes win, as in the image.
     let replayed = |offset: u64| -> u8 {

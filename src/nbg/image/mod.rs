@@ -316,6 +316,27 @@ pub fn first_difference(a: &[u8], b: &[u8]) -> Option<u64> {
     }
 }
 
+/// A derived value `ChangedImage::reseal` wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sealed {
+    /// A v2 section-40 value, over the section of type `section_type`.
+    SectionChecksum {
+        /// The covered section's type.
+        section_type: u32,
+        /// File offset of the value.
+        at: u64,
+        /// The value written.
+        value: u32,
+    },
+    /// The header's file CRC.
+    FileCrc {
+        /// File offset of the field.
+        at: u64,
+        /// The value written.
+        value: u32,
+    },
+}
+
 /// An image after a semantic change: comparable and hashable, never emitted.
 #[derive(Clone, Debug)]
 pub struct ChangedImage {
@@ -340,6 +361,51 @@ impl ChangedImage {
         self.bytes[offset as usize..end as usize].copy_from_slice(new);
         self.changes.push(marker.into());
         Ok(())
+    }
+
+    /// Recompute by `g`'s recovered rules (`g` is the graph these bytes were changed from) the
+    /// checksums the changed ranges `touched` invalidate, in the producer's order: with
+    /// `sections`, each section-40 value whose payload overlaps a touched range; then, with
+    /// `file`, the file CRC, which the whole-file rule computes over those values. Returns each
+    /// value written (the parser bounded their places inside the file).
+    pub fn reseal(
+        &mut self,
+        g: &Graph<'_>,
+        touched: &[(u64, u64)],
+        sections: bool,
+        file: bool,
+    ) -> Vec<Sealed> {
+        let mut sealed = Vec::new();
+        if sections {
+            for c in g.derived_checksums() {
+                let (start, end) = c.target;
+                if touched.iter().any(|&(s, e)| start < e && s < end) {
+                    let value = self.crc32_range(start, end);
+                    if self
+                        .write(c.value_at, &value.to_le_bytes(), "section-40 value")
+                        .is_ok()
+                    {
+                        sealed.push(Sealed::SectionChecksum {
+                            section_type: c.section_type,
+                            at: c.value_at,
+                            value,
+                        });
+                    }
+                }
+            }
+        }
+        let rule = g.crc_rule();
+        if let Some(value) = file.then(|| g.file_crc(&self.bytes)).flatten()
+            && self
+                .write(rule.field, &value.to_le_bytes(), rule.field_name)
+                .is_ok()
+        {
+            sealed.push(Sealed::FileCrc {
+                at: rule.field,
+                value,
+            });
+        }
+        sealed
     }
 
     /// The recovered v2 header CRC over the changed bytes; `sections` lists
