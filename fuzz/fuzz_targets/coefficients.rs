@@ -5,6 +5,7 @@
 //! bits do not bound.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use nbg_lab::nbg::coefficients::kernels::Features;
 use nbg_lab::nbg::coefficients::{Command, cut};
 
 fuzz_target!(|data: &[u8]| {
@@ -37,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         coef_zero_point: 0,
         per_channel_post_mul: false,
     };
-    if let Ok(b) = cut(0, 0, &bytes, Some(command)) {
+    if let Ok(b) = cut(0, 0, &bytes, Some(command), &Features::candidates(None)) {
         for s in &b.streams {
             match (&s.decoded, &s.not_decoded) {
                 (Some(d), None) => assert!(d.reencoded),

@@ -12,10 +12,12 @@ pub struct Args {
     file: PathBuf,
     #[command(flatten)]
     format: super::args::Format,
-    /// Write the decoded kernels to WEIGHTS.npz: per buffer `NAME.weights` in the stored type,
-    /// shape (channels, z, y, x), `NAME.biases` (int64), `NAME.extras` (per-kernel extra
+    /// Write the decoded tensors to WEIGHTS.npz: per NN buffer `NAME.weights` in the stored
+    /// type, shape (channels, z, y, x), `NAME.biases` (int64), `NAME.extras` (per-kernel extra
     /// elements) and `NAME.zero_point` (8-bit types), NAME being
-    /// `layerL.LAYER.opO.nnN.entryE`. Deterministic; replaces WEIGHTS.npz.
+    /// `layerL.LAYER.opO.nnN.entryE`; per image a shader reads, `layerL.LAYER.opO.uU.entryE` in
+    /// its stored type, shape (depth, height, width, elements per pixel). Deterministic;
+    /// replaces WEIGHTS.npz.
     #[cfg(feature = "onnx")]
     #[arg(short = 'o', long = "output", value_name = "WEIGHTS.npz")]
     output: Option<PathBuf>,
@@ -36,7 +38,7 @@ pub fn exec(args: Args) -> ExitCode {
     let (buffers, refused) = (&c.buffers, &c.refused);
     #[cfg(feature = "onnx")]
     if let Some(out) = &args.output {
-        let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(buffers));
+        let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(&c));
         if let Err(e) = nbg_lab::files::write_atomic(out, &npz, true) {
             return usage_error(e);
         }

@@ -17,7 +17,7 @@ pub struct Args {
 /// The driver's configurations, when it is installed (it names the PIDs).
 fn configurations() -> Option<Vec<Configuration>> {
     #[cfg(feature = "onnx")]
-    if let Ok((_, configs)) = super::simulator::setup() {
+    if let Ok(configs) = nbg_lab::simulator::installed_configs() {
         return Some(
             configs
                 .into_iter()

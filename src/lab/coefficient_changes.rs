@@ -47,9 +47,12 @@ impl TensorChange {
 
 /// Every weight buffer of `g`, read through its image.
 fn buffers(g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<Buffer> {
-    coefficients::of_with(&g.coefficient_view(), None, &|at, len| {
-        Some(image.range(at, at.saturating_add(len)))
-    })
+    coefficients::of_with(
+        &g.coefficient_view(),
+        None,
+        &|at, len| Some(image.range(at, at.saturating_add(len))),
+        coefficients::Depth::Kernels,
+    )
     .buffers
 }
 

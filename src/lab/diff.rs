@@ -18,11 +18,13 @@ pub fn owner_key(graph: &Graph<'_>, o: &Owner) -> String {
     match o.origin {
         Origin::Tail => "connection region".into(),
         Origin::SectionEntry(i, e) => entry_key(graph, Origin::Section(i), e, o),
-        Origin::Coefficient(i, e, part) => format!(
-            "{} {}",
-            entry_key(graph, Origin::Section(i), e, o),
-            part.label()
-        ),
+        Origin::Coefficient(i, e, part) => {
+            let payload = match graph.family() {
+                crate::nbg::family::Family::V1 => Origin::Table(i),
+                crate::nbg::family::Family::V2 => Origin::Section(i),
+            };
+            format!("{} {}", entry_key(graph, payload, e, o), part.label())
+        }
         Origin::TableEntry(k, e) => entry_key(graph, Origin::Table(k), e, o),
         origin => graph
             .payload_name(origin)

@@ -8,8 +8,8 @@
 //! re-encoding differ, and the first differing field is named. An owner without an encoder is
 //! reported as not re-encodable and never counted exact.
 
-use crate::nbg::family::{NbgFamily, Piece};
-use crate::nbg::family::{Owner, OwnerClass};
+use crate::nbg::family::{CoefficientPieces, NbgFamily, Piece};
+use crate::nbg::family::{Origin, Owner, OwnerClass};
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::Graph;
 use serde::Serialize;
@@ -47,10 +47,22 @@ impl Reencoding {
     }
 }
 
-/// The decoded-record `o` (a ledger owner of this graph's image) encoded again by its family,
-/// a coefficient part read through the image; `None` when the field map has no encoder for it.
-fn pieces(graph: &Graph<'_>, image: &NbgImage<'_>, o: &Owner) -> Option<Vec<Piece>> {
-    graph.pieces(o, &|at, len| Some(image.range(at, at + len)))
+/// The decoded-record `o` (a ledger owner of this graph's image) encoded again by its family;
+/// `None` when the field map has no encoder for it. A coefficient part comes from `coefficients`,
+/// every coefficient entry decoded once (read through the image) the first time one is asked
+/// for.
+fn pieces(
+    graph: &Graph<'_>,
+    image: &NbgImage<'_>,
+    o: &Owner,
+    coefficients: &mut Option<CoefficientPieces>,
+) -> Option<Vec<Piece>> {
+    let read = |at, len| Some(image.range(at, at + len));
+    if let Origin::Coefficient(i, e, part) = o.origin {
+        let all = coefficients.get_or_insert_with(|| graph.coefficient_pieces(&read));
+        return all.remove(&(i, e, part)).map(|p| vec![p]);
+    }
+    graph.pieces(o, &read)
 }
 
 /// Re-encode every decoded-record owner of `image` (built from `graph`) and compare with the
@@ -64,13 +76,14 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
         mismatches: 0,
         first_mismatch: None,
     };
+    let mut coefficients = None;
     for o in image
         .owners()
         .iter()
         .filter(|o| o.class == OwnerClass::DecodedRecord)
     {
         out.records_total += 1;
-        let Some(pieces) = pieces(graph, image, o) else {
+        let Some(pieces) = pieces(graph, image, o, &mut coefficients) else {
             out.not_reencodable.push(o.label.clone());
             continue;
         };
@@ -91,12 +104,13 @@ pub fn reencode(graph: &Graph<'_>, image: &NbgImage<'_>) -> Reencoding {
 /// never written to disk.
 pub fn rebuild(graph: &Graph<'_>, image: &NbgImage<'_>) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(usize::try_from(image.len()).ok()?);
+    let mut coefficients = None;
     for o in image.owners() {
         if o.class != OwnerClass::DecodedRecord {
             out.extend_from_slice(&image.range(o.start, o.end));
             continue;
         }
-        let pieces = pieces(graph, image, o)?;
+        let pieces = pieces(graph, image, o, &mut coefficients)?;
         for p in pieces {
             if p.at != out.len() as u64 {
                 return None;

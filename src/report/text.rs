@@ -760,9 +760,12 @@ pub fn coefficients(name: &str, c: &crate::nbg::coefficients::Coefficients) -> S
     let streams: usize = buffers.iter().map(|b| b.streams.len()).sum();
     let _ = writeln!(
         s,
-        "{name}: {} coefficient buffers cut ({streams} streams), {} tables, {} refused; streams decoded: {} of {streams}; kernels put together: {} of {}",
+        "{name}: {} coefficient buffers cut ({streams} streams), {} zero-run buffers, {} tables, {} shader images, {} TP buffers, {} refused; streams decoded: {} of {streams}; kernels put together: {} of {}",
         buffers.len(),
+        c.zero_run.len(),
         c.tables.len(),
+        c.images.len(),
+        c.tp.len(),
         refused.len(),
         buffers
             .iter()
@@ -827,6 +830,14 @@ pub fn coefficients(name: &str, c: &crate::nbg::coefficients::Coefficients) -> S
             None => {
                 let _ = writeln!(s, "    biases not located");
             }
+        }
+        if let Some(l) = &b.lookup {
+            let _ = writeln!(
+                s,
+                "    then a lookup table of {} 32-bit words @0x{:x}",
+                l.words.len(),
+                l.offset
+            );
         }
         for st in &b.streams {
             if let Some(e) = &st.not_decoded {
@@ -914,6 +925,90 @@ pub fn coefficients(name: &str, c: &crate::nbg::coefficients::Coefficients) -> S
                 .as_ref()
                 .map_or(String::new(), |o| format!(" {} {}", o.kind, o.layer_name))
         );
+    }
+    for i in &c.images {
+        let readers: Vec<String> = i
+            .readers
+            .iter()
+            .map(|r| match &r.operation {
+                Some(o) => format!("op{} {} {} u{}", o.index, o.kind, o.layer_name, r.uniform),
+                None => format!("u{}", r.uniform),
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "  entry {} @0x{:x} {} B: image {:?} {:?} (depth, height, width, per pixel), then {} B{}; read by {}",
+            i.entry,
+            i.offset,
+            i.size,
+            i.dtype,
+            i.shape,
+            i.tail_bytes,
+            if i.padding_zero {
+                ""
+            } else {
+                ", padding not zero"
+            },
+            readers.join(", ")
+        );
+    }
+    for z in &c.zero_run {
+        let zrl: Vec<String> = z.streams.iter().map(|s| s.zrl.to_string()).collect();
+        let _ = writeln!(
+            s,
+            "  entry {} @0x{:x} {} B: NN[{}] zero-run buffer, {} streams (run widths {}), kernels {:?} in {:?} order{}",
+            z.entry,
+            z.offset,
+            z.size,
+            z.command.index,
+            z.streams.len(),
+            zrl.join(", "),
+            z.shape,
+            z.order,
+            if z.reencoded {
+                ", re-encoded"
+            } else {
+                ", does not re-encode"
+            }
+        );
+    }
+    for b in &c.tp {
+        let _ = writeln!(
+            s,
+            "  entry {} @0x{:x} {} B: TP fully-connected kernels, {} parts",
+            b.entry,
+            b.offset,
+            b.size,
+            b.parts.len()
+        );
+        for p in &b.parts {
+            let layout = match &p.layout {
+                crate::nbg::coefficients::tp::Layout::ZeroRun { .. } => "zero-run".to_string(),
+                crate::nbg::coefficients::tp::Layout::Huffman {
+                    header,
+                    stream_align,
+                    ..
+                } => format!(
+                    "Huffman (run-length {}, avg_bias {}, streams every {stream_align} B)",
+                    header.run_length_size, header.avg_bias
+                ),
+            };
+            let _ = writeln!(
+                s,
+                "    TP[{}]{} @0x{:x} {} B: {} outputs x {} inputs of {} bits, {} biases, {layout}",
+                p.shape.command,
+                p.operation.as_ref().map_or(String::new(), |o| format!(
+                    " op{} {}",
+                    o.index, o.layer_name
+                )),
+                p.offset,
+                p.size,
+                p.shape.filters,
+                p.shape.slices,
+                p.weight_bits(),
+                p.biases.len()
+            );
+        }
     }
     for r in refused {
         let _ = writeln!(

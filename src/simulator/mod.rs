@@ -119,6 +119,12 @@ impl VendorError {
     }
 }
 
+/// The installed driver's configurations, from its pinned emulator library alone (the PIDs'
+/// names, without verifying the rest of the driver).
+pub fn installed_configs() -> Result<Vec<Config>, VendorError> {
+    Ok(targets::table(&sdk::emulator_library()?))
+}
+
 /// The driver's configurations, read from its emulator library.
 pub fn configs(sdk: &Sdk) -> Result<Vec<Config>, VendorError> {
     let path = sdk.emulator();

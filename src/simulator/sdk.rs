@@ -71,6 +71,33 @@ pub fn dir() -> PathBuf {
     }
 }
 
+/// The driver's configuration library (`lib/libEmulator.so`) alone, verified against its own
+/// pin: what naming a PID needs, without reading and hashing the whole driver.
+pub fn emulator_library() -> Result<Vec<u8>, SdkError> {
+    let dir = dir();
+    let lib = dir.join("lib/libEmulator.so");
+    if !lib.is_file() {
+        return Err(SdkError::Missing { path: dir });
+    }
+    let bytes = std::fs::read(&lib).map_err(|source| SdkError::Io {
+        path: lib.clone(),
+        source,
+    })?;
+    let found = crate::digest::Hash256::of(&bytes).hex();
+    let pinned = pin()["libraries"]["lib/libEmulator.so"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if found != pinned {
+        return Err(SdkError::Mismatch {
+            path: lib,
+            found,
+            pinned,
+        });
+    }
+    Ok(bytes)
+}
+
 /// Find and verify the driver.
 pub fn locate() -> Result<Sdk, SdkError> {
     let dir = dir();

@@ -50,10 +50,7 @@ pub fn table(library: &[u8]) -> Vec<Config> {
     // holding a hit starts at most a name's length before it; the bytes before a name may
     // themselves look like name characters (the previous record's PID), so every candidate
     // start is walked and the longest table wins.
-    while let Some(p) = library[from..]
-        .windows(needle.len())
-        .position(|w| w == needle)
-    {
+    while let Some(p) = memchr::memmem::find(&library[from..], needle) {
         let hit = from + p;
         let longest = (hit.saturating_sub(NAME - 1)..=hit)
             .filter(|&start| record(library, start).is_some())

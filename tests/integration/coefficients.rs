@@ -63,7 +63,68 @@ fn cut_or_refused(name: &str, code: Option<i32>, doc: &Value) -> usize {
         let code = r["error"]["code"].as_str().unwrap();
         assert!(code.starts_with("coef-"), "{name}: {r}");
     }
+    // A shader's image ends inside its entry, its elements its shape's.
+    for i in doc["images"].as_array().unwrap() {
+        let shape: Vec<u64> = i["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .collect();
+        assert!(shape.iter().all(|&d| d > 0), "{name}: {i}");
+        assert!(i["tail_bytes"].as_u64().unwrap() < i["size"].as_u64().unwrap());
+    }
+    // A TP buffer's parts tile its entry, each with a bias per output.
+    for t in doc["tp"].as_array().unwrap() {
+        let parts = t["parts"].as_array().unwrap();
+        let sum: u64 = parts.iter().map(|p| p["size"].as_u64().unwrap()).sum();
+        assert_eq!(sum, t["size"].as_u64().unwrap(), "{name}: {t}");
+        for p in parts {
+            let f = p["shape"]["filters"].as_u64().unwrap();
+            assert_eq!(p["biases"].as_array().unwrap().len() as u64, f, "{name}");
+        }
+    }
     buffers.iter().filter(|b| b["weights"].is_object()).count()
+}
+
+/// Every coefficient-table entry that holds weights or data (`nbg parse --json`: the v2
+/// `coef_regions`, the v1 coefficient table's regions) is in exactly one list of
+/// `nbg coefficients`: cut as an NN buffer, a table, a shader's image or a TP buffer, or
+/// refused with its code.
+fn every_entry_accounted_for(name: &str, path: &str, doc: &Value) {
+    let o = common::nbg(&common::root(), &["parse", path, "--json"]);
+    let g: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let regions = ["coef_regions", "coeff_regions", "lcd_regions"]
+        .iter()
+        .map(|k| &g[*k])
+        .find(|r| {
+            r.as_array().is_some_and(|a| {
+                a.iter()
+                    .any(|r| r["role"] == "coefficients" || r["role"] == "data")
+            })
+        });
+    let Some(regions) = regions else { return };
+    let mut listed = std::collections::BTreeMap::new();
+    for list in ["buffers", "zero_run", "tables", "images", "tp", "refused"] {
+        for x in doc[list].as_array().unwrap() {
+            let e = x["entry"].as_u64().unwrap();
+            assert!(
+                listed.insert(e, list).is_none(),
+                "{name}: entry {e} listed twice"
+            );
+        }
+    }
+    for r in regions.as_array().unwrap() {
+        let role = r["role"].as_str().unwrap();
+        let e = r["entry"].as_u64().unwrap();
+        let size = r["size"].as_u64().unwrap();
+        if matches!(role, "coefficients" | "data" | "TP buffer") && size > 0 {
+            assert!(
+                listed.contains_key(&e),
+                "{name}: {role} entry {e} not listed"
+            );
+        }
+    }
 }
 
 #[test]
@@ -72,12 +133,55 @@ fn every_board_file_is_cut_or_refused_with_a_code() {
     for name in names {
         let path = dir.join(&name).display().to_string();
         let (code, doc) = coefficients(&path);
-        assert!(
-            !doc["buffers"].as_array().unwrap().is_empty(),
-            "{name}: no coefficient buffer cut"
-        );
+        // Something is cut in every board file: NN buffers, or (where convolutions run on
+        // shaders, as in the fp16 builds) the images the shaders read.
+        let cut = ["buffers", "zero_run", "tables", "images", "tp"]
+            .iter()
+            .any(|k| !doc[*k].as_array().unwrap().is_empty());
+        assert!(cut, "{name}: no coefficient entry cut");
         cut_or_refused(&name, code, &doc);
+        every_entry_accounted_for(&name, &path, &doc);
     }
+}
+
+/// The fp16 build's convolutions run on shaders: their weights and biases are the images the
+/// shaders' descriptors give, float16 kernels (outputs by inputs) and float32 biases, every
+/// byte of each entry an element.
+#[test]
+fn shader_weights_are_typed_and_shaped_by_their_descriptors() {
+    let (dir, names) = common::public_v2_paths();
+    let Some(name) = names.iter().find(|n| n.contains("fp16")) else {
+        common::skip("an fp16 A733 board file");
+        return;
+    };
+    let (_, doc) = coefficients(&dir.join(name).display().to_string());
+    let images = doc["images"].as_array().unwrap();
+    assert!(!images.is_empty());
+    let mut kernels = 0;
+    for i in images {
+        assert_eq!(i["padding_zero"], true, "{i}");
+        assert_eq!(i["tail_bytes"], 0, "{i}");
+        let readers = i["readers"].as_array().unwrap();
+        assert!(!readers.is_empty());
+        // Uniform 8 takes a convolution's kernel, uniform 16 its bias.
+        for r in readers
+            .iter()
+            .filter(|r| r["operation"]["layer_name"] == "ConvolutionLayer")
+        {
+            match r["uniform"].as_u64() {
+                Some(8) => {
+                    kernels += 1;
+                    assert_eq!(i["dtype"], "f16", "{i}");
+                }
+                Some(16) => {
+                    assert_eq!(i["dtype"], "f32", "{i}");
+                    assert_eq!(i["shape"][1], 1, "a bias is one row: {i}");
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(kernels > 0);
 }
 
 /// The v1 files' NN coefficient buffers, inside `lcd` (or `coeff_data`), read by the same
@@ -90,6 +194,7 @@ fn every_public_v1_file_is_cut_or_refused_with_a_code() {
         let path = dir.join(&name).display().to_string();
         let (code, doc) = coefficients(&path);
         put_together += cut_or_refused(&name, code, &doc);
+        every_entry_accounted_for(&name, &path, &doc);
     }
     // Measured: the ameba files' buffers put together whole (VIP9000-class v8 buffers).
     assert!(put_together > 0, "no v1 buffer put together");

@@ -69,7 +69,9 @@ pub fn has_free_bit(symbol: u8) -> bool {
     matches!(symbol, 0 | 1 | 5)
 }
 
-/// A stream's codes: the elements, then what the flush says.
+/// A stream's codes: the elements, then what the flush says (`read` and `write`, which the
+/// tests hold `decode` against).
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Codes {
     /// Every coded element before the flush pairs.
@@ -101,15 +103,16 @@ impl Reader<'_> {
     }
 }
 
-/// `n` (at most 32) bits at bit `pos`, LSB first; the caller keeps `pos + n` inside `bytes`.
-fn get(bytes: &[u8], pos: u64, n: u8) -> u32 {
+/// `n` (at most 32) bits at bit `pos`, LSB first; bits past the end of `bytes` read as zero.
+pub(super) fn get(bytes: &[u8], pos: u64, n: u8) -> u32 {
     if n == 0 {
         return 0;
     }
-    let first = (pos / 8) as usize;
+    let first = usize::try_from(pos / 8).unwrap_or(usize::MAX);
     // Eight bytes hold any 32 bits at any bit offset; near the end they are zero-filled.
-    let window = match bytes.get(first..first + 8) {
+    let window = match bytes.get(first..first.saturating_add(8)) {
         Some(w) => u64::from_le_bytes(w.try_into().expect("eight bytes")),
+        None if first >= bytes.len() => 0,
         None => {
             let mut w = [0u8; 8];
             let avail = bytes.len().saturating_sub(first).min(8);
@@ -124,6 +127,7 @@ fn get(bytes: &[u8], pos: u64, n: u8) -> u32 {
 /// Read the codes of one stream: `bits` bits of `bytes` (which must hold them), each code's
 /// value length given by `value_bits(symbol, free bit present)`. Bounded by `bits`: at most
 /// one code per 3 bits is kept.
+#[cfg(test)]
 pub fn read(
     bytes: &[u8],
     bits: u64,
@@ -181,15 +185,103 @@ pub fn read(
     Ok(Codes { codes, flush })
 }
 
+/// Read the codes of one stream as `read` does, without keeping them: each code is handed to
+/// `visit` once its value bits are read, in stream order, and its parts and value bits go to
+/// `out` as they are read (so `out` holds the stream's bits again when every code `visit`
+/// accepts is the one its element re-encodes to). The flush pairs are checked as `read` checks
+/// them. A structural error (overrun, flush) is reported before the first error `visit`
+/// returned, which stops the visits but not the reading. Returns the flush's first part and
+/// the number of codes before it.
+pub fn decode(
+    bytes: &[u8],
+    bits: u64,
+    value_bits: impl Fn(u8, bool) -> u8,
+    out: &mut Writer,
+    mut visit: impl FnMut(&Code) -> Result<(), StreamError>,
+) -> Result<(u8, u64), StreamError> {
+    debug_assert!(bits.div_ceil(8) <= bytes.len() as u64);
+    let mut r = Reader {
+        bytes,
+        bits,
+        pos: 0,
+    };
+    let blank = Code {
+        at: 0,
+        part0: 0,
+        part1: None,
+        value: 0,
+        value_bits: 0,
+    };
+    // The last three pairs read: [n-2, n-1, n].
+    let mut ring = [[blank; 2]; 3];
+    let mut pairs = 0u64;
+    let mut visited = 0u64;
+    let mut failed: Option<StreamError> = None;
+    while r.pos < bits {
+        ring.rotate_left(1);
+        for c in ring[2].iter_mut() {
+            let at = r.pos;
+            let part0 = r.read(3)? as u8;
+            out.put(u32::from(part0), 3);
+            *c = Code { at, part0, ..blank };
+        }
+        pairs += 1;
+        if pairs >= 2 {
+            for c in ring[1].iter_mut().filter(|c| c.part0 == ESCAPE) {
+                let p1 = r.read(2)? as u8;
+                out.put(u32::from(p1), 2);
+                c.part1 = Some(p1);
+            }
+        }
+        if pairs >= 3 {
+            for c in ring[0].iter_mut() {
+                let (s, free) = symbol(c.part0, c.part1);
+                c.value_bits = value_bits(s, free.is_some());
+                c.value = r.read(c.value_bits)?;
+                out.put(c.value, c.value_bits);
+                if failed.is_none() {
+                    failed = visit(c).err();
+                }
+                visited += 1;
+            }
+        }
+    }
+    // The last two pairs are the flush: first parts only, all 000 or all 100.
+    let tail: Vec<&Code> = ring[1..].iter().flatten().collect();
+    let flush = if pairs >= 2 { tail[0].part0 } else { 1 };
+    if pairs < 2 || !matches!(flush, 0 | 4) || tail.iter().any(|c| c.part0 != flush) {
+        let at = if pairs >= 2 { tail[0].at } else { 0 };
+        return Err(StreamError::new(
+            StreamCode::CoefStreamFlush,
+            at,
+            "the stream does not end with two flush pairs of first parts 000 or 100",
+        ));
+    }
+    match failed {
+        Some(e) => Err(e),
+        None => Ok((flush, visited)),
+    }
+}
+
 /// LSB-first writer: bits gather in `acc` (`fill` of them) and leave it a byte at a time.
-struct Writer {
+pub(super) struct Writer {
     bytes: Vec<u8>,
     acc: u64,
     fill: u32,
 }
 
 impl Writer {
-    fn put(&mut self, v: u32, n: u8) {
+    /// An empty writer with room for `bytes` bytes.
+    pub(super) fn with_capacity(bytes: usize) -> Writer {
+        Writer {
+            bytes: Vec::with_capacity(bytes),
+            acc: 0,
+            fill: 0,
+        }
+    }
+
+    /// The low `n` (at most 32) bits of `v`.
+    pub(super) fn put(&mut self, v: u32, n: u8) {
         let n = u32::from(n);
         self.acc |= (u64::from(v) & ((1u64 << n) - 1)) << self.fill;
         self.fill += n;
@@ -202,7 +294,7 @@ impl Writer {
 
     /// The bytes, the last one partial when the bit count is not a multiple of 8, and the
     /// bit count.
-    fn finish(mut self) -> (Vec<u8>, u64) {
+    pub(super) fn finish(mut self) -> (Vec<u8>, u64) {
         let bits = self.bytes.len() as u64 * 8 + u64::from(self.fill);
         if self.fill > 0 {
             self.bytes.push(self.acc as u8);
@@ -213,6 +305,7 @@ impl Writer {
 
 /// The bits `codes` are stored as, flush included, and how many there are: `read`'s inverse.
 /// The codes go in pairs: an odd count ends with the encoder's dummy, as `read` returns it.
+#[cfg(test)]
 pub fn write(codes: &Codes) -> (Vec<u8>, u64) {
     debug_assert!(codes.codes.len() % 2 == 0, "codes go in pairs");
     let flush = Code {
@@ -225,11 +318,7 @@ pub fn write(codes: &Codes) -> (Vec<u8>, u64) {
     // The codes, then the two flush pairs.
     let n = codes.codes.len() + 4;
     let at = |i: usize| codes.codes.get(i).copied().unwrap_or(flush);
-    let mut w = Writer {
-        bytes: Vec::with_capacity(n),
-        acc: 0,
-        fill: 0,
-    };
+    let mut w = Writer::with_capacity(n);
     for p in 0..n / 2 {
         for i in 2 * p..2 * p + 2 {
             w.put(u32::from(at(i).part0), 3);
@@ -295,7 +384,17 @@ mod tests {
         let strip = |v: &[Code]| v.iter().map(|c| Code { at: 0, ..*c }).collect::<Vec<_>>();
         assert_eq!(strip(&back.codes), strip(&c.codes));
         assert_eq!(back.codes[1].at, 3);
-        assert_eq!(write(&back), (bytes, bits));
+        assert_eq!(write(&back), (bytes.clone(), bits));
+        // The streaming decoder visits the same codes and writes the same bits again.
+        let mut seen = Vec::new();
+        let mut out = Writer::with_capacity(bytes.len());
+        let (flush, n) = decode(&bytes, bits, lengths, &mut out, |c| {
+            seen.push(*c);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((flush, n as usize, seen), (4, back.codes.len(), back.codes));
+        assert_eq!(out.finish(), (bytes, bits));
     }
 
     #[test]

@@ -13,10 +13,13 @@
 
 mod code;
 mod element;
+pub mod images;
 pub mod kernels;
 pub mod plain;
 pub mod stream_error;
 pub mod tables;
+pub mod tp;
+pub mod zero_run;
 
 use crate::nbg::fieldmap::{Overflow, View, Writer, coef_header_v8 as h};
 use crate::nbg::parse::patch_targets::CoefficientView;
@@ -171,14 +174,17 @@ pub enum WeightType {
 }
 
 impl WeightType {
-    /// The type an NN command's 3-bit `kernel_data_type` names: 0 int8 and 2 uint8 (Mesa's
-    /// `etna_nn_params` comment), 4 int16 (measured: the A733 int16 files, header `bit16`),
-    /// 1 fp16 (measured: the serializer's fp16 controls, header `fp16`).
+    /// The type an NN command's 3-bit `kernel_data_type` names, as the vendor's NN command
+    /// builder writes it (`getHWDataFormat`, flycat0101/gpu-viv6-andy `gc_vx_nn_command.c` at
+    /// 04c7e500: UINT8 0, FLOAT16 1, INT8 2, INT16 4). Measured: an 8-bit kernel of type 0 is
+    /// stored unsigned, affine with the command's `coef_zero_point` (the serializer's int8
+    /// models' kernels with zero point 128; ST's blazeface, whose 36 kernels less their zero
+    /// points correlate 0.999 with its float source model's, `notebooks/coefficients.md`).
     pub fn of_code(code: u64) -> Option<WeightType> {
         match code {
-            0 => Some(WeightType::I8),
+            0 => Some(WeightType::U8),
             1 => Some(WeightType::F16),
-            2 => Some(WeightType::U8),
+            2 => Some(WeightType::I8),
             4 => Some(WeightType::I16),
             _ => None,
         }
@@ -230,6 +236,9 @@ pub struct Weights {
     pub sha256: String,
     /// Whether the elements that pad each kernel to whole blocks are zero.
     pub padding_zero: bool,
+    /// v7: the element order the streams were read in (the part's dot-product features).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<kernels::Order>,
     /// The kernels.
     #[serde(skip)]
     pub kernels: kernels::Kernels,
@@ -263,6 +272,25 @@ pub struct Buffer {
     /// Why the kernels are not put together, with the stream (core) where that showed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weights_error: Option<WeightsError>,
+    /// An NN_LUT operation's lookup table, after the biases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookup: Option<Lookup>,
+    /// Without a bias block: the bytes after the last stream, and whether they are zero
+    /// (measured: some public v7 buffers end with 64 zero bytes).
+    pub stream_tail: (u64, bool),
+}
+
+/// A lookup table an NN_LUT operation's buffer carries after its biases, from the next 64
+/// bytes on to the buffer's end (measured: the A733 int16 face blendshapes' last layer, 1027
+/// words as in its standalone NN_LUT tables, then zeros to 64 bytes; the public uint8
+/// YOLOv8n build ends most buffers so). Its words, as stored, are named unknown as the
+/// standalone tables' are (`tables`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Lookup {
+    /// File offset.
+    pub offset: u64,
+    /// Every word to the buffer's end, as stored.
+    pub words: Vec<u32>,
 }
 
 /// The operation whose NN command reads a buffer.
@@ -320,8 +348,18 @@ pub enum Part {
     Stream(usize),
     /// The biases and the zero bytes after them.
     Biases,
+    /// The lookup table after the biases.
+    Lookup,
+    /// The zeros after the last stream of a buffer without a bias block.
+    Tail,
     /// A whole table.
     Table,
+    /// A whole image a shader reads.
+    Image,
+    /// The part of a TP buffer that starts at this byte of the entry.
+    TpPart(u64),
+    /// A whole zero-run buffer.
+    ZeroRun,
 }
 
 impl Part {
@@ -331,7 +369,12 @@ impl Part {
             Part::Header => "header".into(),
             Part::Stream(n) => format!("stream {n}"),
             Part::Biases => "biases".into(),
+            Part::Lookup => "lookup table".into(),
+            Part::Tail => "zero tail".into(),
             Part::Table => "table".into(),
+            Part::Image => "image".into(),
+            Part::TpPart(at) => format!("tp part +0x{at:x}"),
+            Part::ZeroRun => "zero-run streams".into(),
         }
     }
 }
@@ -373,7 +416,8 @@ impl Buffer {
 
     /// The parts the ledger owns, each with its file range and its bytes written again from
     /// what was decoded: `None` unless every part re-encodes (header, streams and their zero
-    /// padding, biases and their zero tail) and together they cover the entry.
+    /// padding, biases and their zero tail) and together they cover the entry. The kernels
+    /// need not be put together: a stream whose codes re-encode bit for bit is decoded.
     pub fn ledger_parts(&self) -> Option<Vec<LedgerPart>> {
         if !self.header_reencoded {
             return None;
@@ -413,15 +457,26 @@ impl Buffer {
                     }
                 }
                 bytes.resize(bytes.len() + b.tail_bytes as usize, 0);
-                parts.push(part(b.offset, self.offset + self.size, Part::Biases, bytes));
+                let end = b.offset + bytes.len() as u64;
+                parts.push(part(b.offset, end, Part::Biases, bytes));
+                if let Some(l) = &self.lookup {
+                    let words = l.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                    parts.push(part(l.offset, self.offset + self.size, Part::Lookup, words));
+                }
             }
-            // No bias block: the biases ride in each kernel's extra elements (fp16), and the
-            // streams end the buffer (checked below).
-            None if self
-                .weights
-                .as_ref()
-                .is_some_and(|w| !w.kernels.extras.is_empty()) => {}
-            _ => return None,
+            // No bias block: the biases ride in the streams (each fp16 kernel's extra elements,
+            // the v7 layout's inline elements), and zeros, if anything, end the buffer. The
+            // streams are owned as decoded once their codes re-encode, whether or not the
+            // kernels are put together.
+            None => match self.stream_tail {
+                (0, _) => {}
+                (n, true) => {
+                    let at = self.offset + self.size - n;
+                    parts.push(part(at, at + n, Part::Tail, vec![0; n as usize]));
+                }
+                (_, false) => return None,
+            },
+            Some(_) => return None,
         }
         let covers = parts.windows(2).all(|w| w[0].end == w[1].start)
             && parts
@@ -431,6 +486,37 @@ impl Buffer {
                 .iter()
                 .all(|p| p.bytes.len() as u64 == p.end - p.start);
         covers.then_some(parts)
+    }
+}
+
+impl Buffer {
+    /// Read the bytes after the biases (`bytes`, the buffer) as an NN_LUT operation's lookup
+    /// table: zeros to the next 64 bytes, then the table's words to the buffer's end.
+    fn take_lookup(&mut self, bytes: &[u8]) {
+        let Some(b) = self.biases.as_mut().filter(|b| !b.tail_zero) else {
+            return;
+        };
+        // The biases end where their tail starts (relative to the buffer).
+        let end = self.size - b.tail_bytes;
+        let at = end.next_multiple_of(64);
+        let (Some(gap), Some(table)) = (
+            bytes.get(end as usize..at as usize),
+            bytes.get(at as usize..),
+        ) else {
+            return;
+        };
+        if !gap.iter().all(|&x| x == 0) || table.is_empty() || table.len() % 4 != 0 {
+            return;
+        }
+        b.tail_bytes = at - end;
+        b.tail_zero = true;
+        self.lookup = Some(Lookup {
+            offset: self.offset + at,
+            words: table
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        });
     }
 }
 
@@ -485,6 +571,26 @@ pub enum CutCode {
     CoefStreamOutOfBounds,
     /// A table holds fewer bytes than its command's channels need.
     CoefTableShort,
+    /// No reader gives the entry's layout: no NN command reads it and no shader describes it.
+    CoefNoLayout,
+    /// A shader's descriptor names no single-channel element type the decoder knows, or the
+    /// state buffer leaves one of its words unwritten.
+    CoefImageFormat,
+    /// A descriptor whose dimensions are zero or whose rows or slices are shorter than their
+    /// elements.
+    CoefImageGeometry,
+    /// A descriptor whose image ends past its entry.
+    CoefImageOutOfBounds,
+    /// Two shaders read the entry as images of different shapes or types.
+    CoefImageReadersDisagree,
+    /// A TP command that reads the entry is not a fully-connected command (its inputs and
+    /// outputs do not give a kernel).
+    CoefTpCommand,
+    /// A TP command's part reads in neither of the vendor's TP kernel layouts.
+    CoefTpLayout,
+    /// A size table where the coefficient header would be, but the streams do not read as
+    /// the zero-run buffer its command describes.
+    CoefZeroRun,
 }
 
 impl CutCode {
@@ -495,6 +601,14 @@ impl CutCode {
             CutCode::CoefNoStreams => "coef-no-streams",
             CutCode::CoefStreamOutOfBounds => "coef-stream-out-of-bounds",
             CutCode::CoefTableShort => "coef-table-short",
+            CutCode::CoefNoLayout => "coef-no-layout",
+            CutCode::CoefImageFormat => "coef-image-format",
+            CutCode::CoefImageGeometry => "coef-image-geometry",
+            CutCode::CoefImageOutOfBounds => "coef-image-out-of-bounds",
+            CutCode::CoefImageReadersDisagree => "coef-image-readers-disagree",
+            CutCode::CoefTpCommand => "coef-tp-command",
+            CutCode::CoefTpLayout => "coef-tp-layout",
+            CutCode::CoefZeroRun => "coef-zero-run",
         }
     }
 }
@@ -516,44 +630,27 @@ fn decode_stream(
     body: &[u8],
     bits: u64,
     limit: Option<usize>,
+    collect: bool,
 ) -> Result<(Decoded, Vec<u16>, Vec<u8>), StreamError> {
-    let codes = code::read(body, bits, |s, f| scheme.value_bits(s, f))?;
-    let mut d = Decoded {
-        codes: codes.codes.len() as u64,
-        elements: 0,
-        runs: 0,
-        raw_escapes: 0,
-        dummy: codes.flush == 4,
-        reencoded: false,
-    };
     let bound = bits.saturating_mul(ELEMENTS_PER_BIT);
     let mut values = Vec::with_capacity(
         limit
+            .filter(|_| collect)
             .unwrap_or(0)
             .min(usize::try_from(bound).unwrap_or(usize::MAX)),
     );
-    let real = codes.codes.len() - usize::from(d.dummy);
-    for (i, c) in codes.codes.iter().enumerate() {
-        let e = scheme.element(c)?;
-        if scheme.code(e, c.at).as_ref() != Some(c) {
-            return Err(StreamError::new(
-                StreamCode::CoefCodeNotCanonical,
-                c.at,
-                format!("{e:?} does not re-encode to the code it was read from"),
-            ));
-        }
-        if i == real {
-            // The dummy that evens the count: a zero (Mesa `encode_byte(0)`, the vendor's
-            // class-0 or escape zero).
-            if !matches!(e, Element::Value(0) | Element::Raw(0)) {
-                return Err(StreamError::new(
-                    StreamCode::CoefStreamFlush,
-                    c.at,
-                    format!("the flush says the last code is a dummy, but it is {e:?}"),
-                ));
-            }
-            continue;
-        }
+    let mut d = Decoded {
+        codes: 0,
+        elements: 0,
+        runs: 0,
+        raw_escapes: 0,
+        dummy: false,
+        reencoded: false,
+    };
+    // Each code's element, checked to re-encode to it; counted one code late, since the last
+    // may be the encoder's dummy (known at the flush).
+    let mut last: Option<(Element, u64)> = None;
+    let mut count = |e: Element, at: u64, d: &mut Decoded| -> Result<(), StreamError> {
         let (n, v) = match e {
             Element::Value(v) => (1, v),
             Element::Raw(v) => {
@@ -570,14 +667,55 @@ fn decode_stream(
             if d.elements > limit as u64 {
                 return Err(StreamError::new(
                     StreamCode::CoefElementCount,
-                    c.at,
+                    at,
                     format!("more than the {limit} elements its core's kernels take"),
                 ));
             }
-            values.extend(std::iter::repeat_n(v, n as usize));
+            if collect {
+                values.extend(std::iter::repeat_n(v, n as usize));
+            }
+        }
+        Ok(())
+    };
+    let mut out = code::Writer::with_capacity(body.len());
+    let (flush, codes) = code::decode(
+        body,
+        bits,
+        |s, f| scheme.value_bits(s, f),
+        &mut out,
+        |c| {
+            let e = scheme.element(c)?;
+            if scheme.code(e, c.at).as_ref() != Some(c) {
+                return Err(StreamError::new(
+                    StreamCode::CoefCodeNotCanonical,
+                    c.at,
+                    format!("{e:?} does not re-encode to the code it was read from"),
+                ));
+            }
+            if let Some((e, at)) = last.replace((e, c.at)) {
+                count(e, at, &mut d)?;
+            }
+            Ok(())
+        },
+    )?;
+    d.codes = codes;
+    d.dummy = flush == 4;
+    if let Some((e, at)) = last {
+        if d.dummy {
+            // The dummy that evens the count: a zero (Mesa `encode_byte(0)`, the vendor's
+            // class-0 or escape zero).
+            if !matches!(e, Element::Value(0) | Element::Raw(0)) {
+                return Err(StreamError::new(
+                    StreamCode::CoefStreamFlush,
+                    at,
+                    format!("the flush says the last code is a dummy, but it is {e:?}"),
+                ));
+            }
+        } else {
+            count(e, at, &mut d)?;
         }
     }
-    let (mut written, written_bits) = code::write(&codes);
+    let (mut written, written_bits) = out.finish();
     d.reencoded = written_bits == bits && written == masked(body, bits);
     written.resize(body.len(), 0);
     Ok((d, values, written))
@@ -623,10 +761,17 @@ fn layout_of(
         })?;
     let size = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
     let z = if c.depthwise { 1 } else { size(c.kernel[2]) };
+    // A `kernel_y_size` of 0 read as a square kernel (inferred: Mesa writes the field for
+    // non-square kernels only; the public a733-vpm_run file's 3x0 depthwise commands then
+    // decode and put together, every stream ending on its bits).
+    let y = match c.kernel[1] {
+        0 => size(c.kernel[0]),
+        y => size(y),
+    };
     Ok((
         kernels::Layout {
             channels: size(c.output_channels),
-            kernel: [size(c.kernel[0]), size(c.kernel[1]), z],
+            kernel: [size(c.kernel[0]), y, z],
             group: size(c.kernels_per_core),
             depthwise: c.depthwise,
             extras: if dtype == WeightType::F16 { 3 } else { 0 },
@@ -634,14 +779,16 @@ fn layout_of(
             sign_lowest: dtype == WeightType::F16,
             inline: 0,
             avg_bias: h.avg_bias,
+            precode: h.precode,
             cores,
         },
         dtype,
     ))
 }
 
-/// Decode every stream of a cut buffer, and put its kernels together.
-fn decode(b: &mut Buffer, bytes: &[u8]) {
+/// Decode every stream of a cut buffer, and put its kernels together (a v7 buffer in the
+/// order of the first of `features` that names every kernel).
+fn decode(b: &mut Buffer, bytes: &[u8], features: &[kernels::Features], depth: Depth) {
     let h = &b.header;
     let scheme = Scheme::of(
         h.bit16,
@@ -669,7 +816,7 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
         });
         match scheme
             .clone()
-            .and_then(|s| decode_stream(&s, body, st.bits, limit))
+            .and_then(|s| decode_stream(&s, body, st.bits, limit, depth == Depth::Kernels))
         {
             Ok((d, v, written)) => {
                 st.decoded = Some(d);
@@ -682,24 +829,28 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
             }
         }
     }
+    if depth == Depth::Streams {
+        return;
+    }
     let assembled = match (first_error, layout) {
         (Some((core, error)), _) => Err(WeightsError { core, error }),
         (None, Err(error)) => Err(WeightsError { core: 0, error }),
-        (None, Ok((l, t))) => l
-            .assemble(&values)
-            .map(|k| (l, t, k))
-            .or_else(|v8| {
-                // The v7 reading replaces the v8 error only where its counts all check.
-                let Some((l, t)) = v7 else {
-                    return Err(v8);
-                };
-                match l.assemble(&values) {
-                    Ok(k) => Ok((l, t, k)),
+        (None, Ok((l, t))) => {
+            let v8 = || l.assemble(&values, &[]).map(|k| (l, t, k));
+            // Without a bias block the v7 reading comes first: a v7 kernel whose length plus 8
+            // is a multiple of 9 also fits the v8 counts (measured: 16 public ksnn and st
+            // buffers, their v8 block padding not zero). Where the v7 counts do not check,
+            // the v8 reading is the one reported.
+            match v7 {
+                Some((l7, t7)) => match l7.assemble(&values, features) {
+                    Ok(k) => Ok((l7, t7, k)),
                     Err(e) if e.1.code == StreamCode::CoefKernelOrder => Err(e),
-                    Err(_) => Err(v8),
-                }
-            })
-            .map_err(|(core, error)| WeightsError { core, error }),
+                    Err(_) => v8(),
+                },
+                None => v8(),
+            }
+            .map_err(|(core, error)| WeightsError { core, error })
+        }
     };
     match assembled {
         Ok((layout, dtype, mut k)) => {
@@ -720,6 +871,7 @@ fn decode(b: &mut Buffer, bytes: &[u8]) {
                 zero_point: b.command.map_or(0, |c| c.coef_zero_point),
                 sha256: sha256_of(&k.weights, h.bit16),
                 padding_zero: k.padding_zero,
+                order: k.order,
                 kernels: k,
             })
         }
@@ -741,12 +893,26 @@ fn sha256_of(v: &[u16], wide: bool) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Cut the buffer `bytes`, stored at file offset `offset` as entry `entry`, and decode it.
+/// Cut the buffer `bytes`, stored at file offset `offset` as entry `entry`, and decode it; a
+/// v7 buffer in the order `features` gives (`kernels::Features::candidates`).
 pub fn cut(
     entry: usize,
     offset: u64,
     bytes: &[u8],
     command: Option<Command>,
+    features: &[kernels::Features],
+) -> Result<Buffer, CutError> {
+    cut_to(entry, offset, bytes, command, features, Depth::Kernels)
+}
+
+/// `cut`, decoded to `depth`.
+fn cut_to(
+    entry: usize,
+    offset: u64,
+    bytes: &[u8],
+    command: Option<Command>,
+    features: &[kernels::Features],
+    depth: Depth,
 ) -> Result<Buffer, CutError> {
     let size = bytes.len() as u64;
     let header = Header::read(bytes).ok_or(CutError {
@@ -820,8 +986,10 @@ pub fn cut(
         biases,
         weights: None,
         weights_error: None,
+        lookup: None,
+        stream_tail: (size - at, bytes[at as usize..].iter().all(|&x| x == 0)),
     };
-    decode(&mut b, bytes);
+    decode(&mut b, bytes, features, depth);
     Ok(b)
 }
 
@@ -836,36 +1004,59 @@ pub struct Refused {
     pub error: CutError,
 }
 
-/// What the coefficient entries an NN command reads hold, cut: weight buffers, tables, and
-/// the entries that could not be cut.
+/// What the coefficient entries hold, cut: the weight buffers and tables NN commands read,
+/// the images shaders read, and the entries that could not be cut.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Coefficients {
     /// Weight buffers (a v8 header, streams, biases).
     pub buffers: Vec<Buffer>,
     /// Tables of plain values (`tables`).
     pub tables: Vec<tables::Table>,
+    /// Entries shaders read as images (`images`).
+    pub images: Vec<images::Image>,
+    /// Entries TP fully-connected commands read (`tp`).
+    pub tp: Vec<tp::Buffer>,
+    /// NN buffers of VIP8000-class parts without coefficient compression (`zero_run`).
+    pub zero_run: Vec<zero_run::Buffer>,
     /// Entries that could not be cut, with their reason.
     pub refused: Vec<Refused>,
 }
 
-/// Every coefficient entry of a graph (either family, `NbgFamily::coefficient_view`) that an
-/// NN `kernel_address` points at, cut by what the command that reads it says: a table
-/// (`tables::kind`) or a weight buffer. The entries are read from the graph's bytes in memory.
+/// Every coefficient entry of a graph (either family, `NbgFamily::coefficient_view`), cut by
+/// what reads it: an entry an NN `kernel_address` points at as a table (`tables::kind`) or a
+/// weight buffer, a data entry as the image its shaders' descriptors give. The entries are read
+/// from the graph's bytes in memory.
 pub fn of(v: &CoefficientView<'_>) -> Coefficients {
     let file = v.bytes;
-    of_with(v, None, &|at, len| {
-        let a = usize::try_from(at).ok()?;
-        let b = usize::try_from(at.checked_add(len)?).ok()?;
-        file.get(a..b).map(std::borrow::Cow::Borrowed)
-    })
+    of_with(
+        v,
+        None,
+        &|at, len| {
+            let a = usize::try_from(at).ok()?;
+            let b = usize::try_from(at.checked_add(len)?).ok()?;
+            file.get(a..b).map(std::borrow::Cow::Borrowed)
+        },
+        Depth::Kernels,
+    )
+}
+
+/// How far an NN buffer is decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Depth {
+    /// Its streams decoded and written again (and counted against what its kernels take):
+    /// what the ledger owns.
+    Streams,
+    /// Its kernels put together as well.
+    Kernels,
 }
 
 /// `of` with each entry read by `read(offset, size)` (a file read by positioned reads, the
-/// ledger's source), for every entry or `only` the one named.
+/// ledger's source), for every entry or `only` the one named, NN buffers decoded to `depth`.
 pub fn of_with<'a>(
     v: &CoefficientView<'_>,
     only: Option<usize>,
     read: &dyn Fn(u64, u64) -> Option<std::borrow::Cow<'a, [u8]>>,
+    depth: Depth,
 ) -> Coefficients {
     use crate::nbg::parse::patch_targets::Role;
     let commands = v.commands;
@@ -874,54 +1065,173 @@ pub fn of_with<'a>(
         .as_ref()
         .map(crate::nbg::parse::patch_targets::kernel_entries)
         .unwrap_or_default();
-    let mut out = Coefficients::default();
+    let uniforms = v
+        .context
+        .as_ref()
+        .map(crate::nbg::parse::patch_targets::uniform_reads)
+        .unwrap_or_default();
+    let tp_reads = v
+        .context
+        .as_ref()
+        .map(crate::nbg::parse::patch_targets::tp_reads)
+        .unwrap_or_default();
+    let features = kernels::Features::candidates(kernels::Features::of_target(v.target));
+    // The entries are read in table order, then decoded in parallel (each decode is a pure
+    // function of its bytes and readers) and listed in table order again.
+    let mut jobs = Vec::new();
     for r in v.regions {
-        if r.role != Role::Coefficients || only.is_some_and(|e| e != r.entry) {
+        if only.is_some_and(|e| e != r.entry) {
             continue;
         }
-        let command = readers
-            .iter()
-            .find(|&&(_, e)| e == r.entry)
-            .and_then(|&(k, _)| commands.get(k))
-            .map(command_of);
-        let operation = command.and_then(|c| operation_of(v.records, c.index));
-        let data = read(r.offset, r.size).unwrap_or_default();
-        let bytes: &[u8] = &data;
-        let refuse = |code, at| Refused {
-            entry: r.entry,
-            offset: r.offset,
-            error: CutError { code, at },
+        let job = match r.role {
+            Role::Data if r.size > 0 => Job::Image(
+                uniforms
+                    .iter()
+                    .filter(|u| u.entry == r.entry)
+                    .map(|u| (*u, operation_at(v.records, u.operation)))
+                    .collect(),
+            ),
+            Role::TpBuffer if r.size > 0 => Job::Tp(
+                tp_reads
+                    .iter()
+                    .filter(|t| t.entry == r.entry)
+                    .map(|t| {
+                        let shape = v.tp.get(t.command).and_then(tp::Shape::of);
+                        (shape, operation_at(v.records, t.operation), t.src_offset)
+                    })
+                    .collect(),
+            ),
+            Role::Coefficients => {
+                let command = readers
+                    .iter()
+                    .find(|&&(_, e)| e == r.entry)
+                    .and_then(|&(k, _)| commands.get(k))
+                    .map(command_of);
+                let operation = command.and_then(|c| operation_of(v.records, c.index));
+                Job::Nn(command, operation)
+            }
+            _ => continue,
         };
-        let table = command.and_then(|c| Some((c, tables::kind(&c, operation.as_ref())?)));
-        if let Some((c, post_multipliers)) = table {
-            match tables::cut(bytes, &c, post_multipliers) {
-                Ok(contents) => out.tables.push(tables::Table {
-                    entry: r.entry,
-                    offset: r.offset,
-                    size: r.size,
-                    command: c,
-                    operation,
-                    contents,
-                }),
-                Err(e) => out
-                    .refused
-                    .push(refuse(CutCode::CoefTableShort, e.needed.min(r.size))),
-            }
-            continue;
-        }
-        match cut(r.entry, r.offset, bytes, command) {
-            Ok(mut b) => {
-                b.operation = operation;
-                out.buffers.push(b)
-            }
-            Err(error) => out.refused.push(Refused {
-                entry: r.entry,
-                offset: r.offset,
-                error,
-            }),
+        let data = read(r.offset, r.size).unwrap_or_default();
+        jobs.push((r.entry, r.offset, r.size, data, job));
+    }
+    use rayon::prelude::*;
+    let outcomes: Vec<Outcome> = jobs
+        .into_par_iter()
+        .map(|(entry, offset, size, data, job)| {
+            run(entry, offset, size, &data, job, &features, depth)
+        })
+        .collect();
+    let mut out = Coefficients::default();
+    for o in outcomes {
+        match o {
+            Outcome::Buffer(b) => out.buffers.push(b),
+            Outcome::Table(t) => out.tables.push(t),
+            Outcome::Image(i) => out.images.push(i),
+            Outcome::Tp(t) => out.tp.push(t),
+            Outcome::ZeroRun(z) => out.zero_run.push(z),
+            Outcome::Refused(r) => out.refused.push(r),
         }
     }
     out
+}
+
+/// What an entry's readers say about it, for its decoder.
+enum Job {
+    /// The shaders' uniform reads of a data entry.
+    Image(
+        Vec<(
+            crate::nbg::parse::patch_targets::UniformRead,
+            Option<Operation>,
+        )>,
+    ),
+    /// The TP commands that read it (their shapes, operations and parts' offsets).
+    Tp(Vec<(Option<tp::Shape>, Option<Operation>, u64)>),
+    /// The NN command that reads it, and its operation.
+    Nn(Option<Command>, Option<Operation>),
+}
+
+/// An entry decoded, or refused.
+enum Outcome {
+    Buffer(Buffer),
+    Table(tables::Table),
+    Image(images::Image),
+    Tp(tp::Buffer),
+    ZeroRun(zero_run::Buffer),
+    Refused(Refused),
+}
+
+/// Decode entry `entry` (`bytes`, at file offset `offset`) as its readers say.
+fn run(
+    entry: usize,
+    offset: u64,
+    size: u64,
+    bytes: &[u8],
+    job: Job,
+    features: &[kernels::Features],
+    depth: Depth,
+) -> Outcome {
+    let refuse = |code, at| {
+        Outcome::Refused(Refused {
+            entry,
+            offset,
+            error: CutError { code, at },
+        })
+    };
+    match job {
+        Job::Image(reads) if reads.is_empty() => refuse(CutCode::CoefNoLayout, 0),
+        Job::Image(reads) => {
+            let reads: Vec<_> = reads.iter().map(|(u, o)| (u, o.clone())).collect();
+            match images::read(entry, offset, bytes, &reads) {
+                Ok(i) => Outcome::Image(i),
+                Err((code, at)) => refuse(code, at),
+            }
+        }
+        Job::Tp(parts) => match tp::cut(entry, offset, bytes, &parts) {
+            Ok(b) => Outcome::Tp(b),
+            Err((code, at)) => refuse(code, at),
+        },
+        Job::Nn(command, operation) => {
+            let table = command.and_then(|c| Some((c, tables::kind(&c, operation.as_ref())?)));
+            if let Some((c, post_multipliers)) = table {
+                return match tables::cut(bytes, &c, post_multipliers) {
+                    Ok(contents) => Outcome::Table(tables::Table {
+                        entry,
+                        offset,
+                        size,
+                        command: c,
+                        operation,
+                        contents,
+                    }),
+                    Err(e) => refuse(CutCode::CoefTableShort, e.needed.min(size)),
+                };
+            }
+            // A size table where the coefficient header would be: the zero-run buffer.
+            if let Some(c) = command.filter(|_| zero_run::looks_like(bytes)) {
+                return match zero_run::cut(entry, offset, bytes, c, features) {
+                    Ok(mut b) => {
+                        b.operation = operation;
+                        Outcome::ZeroRun(b)
+                    }
+                    Err(e) => refuse(CutCode::CoefZeroRun, e.at),
+                };
+            }
+            match cut_to(entry, offset, bytes, command, features, depth) {
+                Ok(mut b) => {
+                    if operation.as_ref().is_some_and(|o| o.kind == "NN_LUT") {
+                        b.take_lookup(bytes);
+                    }
+                    b.operation = operation;
+                    Outcome::Buffer(b)
+                }
+                Err(error) => Outcome::Refused(Refused {
+                    entry,
+                    offset,
+                    error,
+                }),
+            }
+        }
+    }
 }
 
 /// The NN operation that runs NN command `nn`, with its layer.
@@ -1023,7 +1333,7 @@ mod tests {
             coef_zero_point: 0,
             per_channel_post_mul: false,
         };
-        let b = cut(3, 1000, &bytes, Some(c)).unwrap();
+        let b = cut(3, 1000, &bytes, Some(c), &[]).unwrap();
         assert!(b.header.bit16 && b.header.version == 1 && b.header_reencoded);
         assert_eq!(b.streams.len(), 2);
         assert_eq!((b.streams[1].offset, b.streams[1].bytes), (1000 + 128, 128));
@@ -1037,14 +1347,14 @@ mod tests {
     fn refuses_out_of_bounds_streams_and_short_headers() {
         let mut bytes = buffer(&[10, 600], &[]);
         bytes.truncate(64 + 64 + 100);
-        let e = cut(0, 0, &bytes, None).unwrap_err();
+        let e = cut(0, 0, &bytes, None, &[]).unwrap_err();
         assert_eq!((e.code, e.at), (CutCode::CoefStreamOutOfBounds, 128));
         assert_eq!(
-            cut(0, 0, &bytes[..63], None).unwrap_err().code,
+            cut(0, 0, &bytes[..63], None, &[]).unwrap_err().code,
             CutCode::CoefHeaderTruncated
         );
         assert_eq!(
-            cut(0, 0, &[0u8; 64], None).unwrap_err().code,
+            cut(0, 0, &[0u8; 64], None, &[]).unwrap_err().code,
             CutCode::CoefNoStreams
         );
     }
@@ -1053,7 +1363,7 @@ mod tests {
     fn words_after_the_first_zero_stream_size_re_encode_in_place() {
         let mut bytes = buffer(&[10], &[]);
         bytes[36..40].copy_from_slice(&7u32.to_le_bytes());
-        let b = cut(0, 0, &bytes, None).unwrap();
+        let b = cut(0, 0, &bytes, None, &[]).unwrap();
         assert_eq!(b.header.stream_bits, [10]);
         assert_eq!(b.header.trailing_words[..2], [0, 7]);
         assert!(b.header_reencoded);
@@ -1125,7 +1435,7 @@ mod tests {
             coef_zero_point: 0,
             per_channel_post_mul: false,
         };
-        let b = cut(0, 0, &bytes, Some(c)).unwrap();
+        let b = cut(0, 0, &bytes, Some(c), &[]).unwrap();
         assert!(
             b.streams
                 .iter()
@@ -1137,7 +1447,7 @@ mod tests {
         // One flipped bit inside a stream: an error with its code and bit, never a panic.
         let mut bad = bytes.clone();
         bad[64 + 5] ^= 0x10;
-        let b = cut(0, 0, &bad, Some(c)).unwrap();
+        let b = cut(0, 0, &bad, Some(c), &[]).unwrap();
         let decoded_or_reported = b
             .streams
             .iter()
@@ -1153,6 +1463,6 @@ mod tests {
     fn nonzero_padding_is_reported() {
         let mut bytes = buffer(&[10], &[]);
         bytes[64 + 2] = 1;
-        assert!(!cut(0, 0, &bytes, None).unwrap().streams[0].padding_zero);
+        assert!(!cut(0, 0, &bytes, None, &[]).unwrap().streams[0].padding_zero);
     }
 }

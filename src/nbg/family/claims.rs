@@ -39,7 +39,7 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, read: &Read<'a>) -> Vec<Claim> {
             });
             if let Some(mut parts) = parts {
                 if s.kind == crate::nbg::format::section::COEF_DATA {
-                    parts = coefficient_claims(g, read, s.index, parts);
+                    parts = coefficient_claims(&g.coefficient_view(), read, s.index, parts);
                 }
                 if let Some(first) = parts.first_mut().filter(|p| p.start == s.offset) {
                     first.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
@@ -58,8 +58,9 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, read: &Read<'a>) -> Vec<Claim> {
 }
 
 /// The v1 claims: the fixed part's groups, the opaque extension, and each table whole or cut
-/// into its entries.
-pub(super) fn v1(g: &NbgV1<'_>) -> Vec<Claim> {
+/// into its entries (the coefficient table's entries into their decoded parts, read through
+/// `read`).
+pub(super) fn v1<'a>(g: &NbgV1<'_>, read: &Read<'a>) -> Vec<Claim> {
     let entries = g.fixed_part.entries_offset;
     let mut c = vec![
         claim(
@@ -101,11 +102,14 @@ pub(super) fn v1(g: &NbgV1<'_>) -> Vec<Claim> {
     for t in g.tables.iter().filter(|t| t.size > 0) {
         let regions = g.regions_of(t.name).0;
         let label = format!("table {} {}", t.index, t.name);
-        if let Some(parts) = regions.and_then(|r| {
+        if let Some(mut parts) = regions.and_then(|r| {
             region_claims(r, t.offset, t.end(), &label, |e| {
                 Origin::TableEntry(t.index, e)
             })
         }) {
+            if t.name == g.coefficient_table() {
+                parts = coefficient_claims(&g.coefficient_view(), read, t.index, parts);
+            }
             c.extend(parts);
             continue;
         }
@@ -156,17 +160,19 @@ fn region_claims(
     )
 }
 
-/// The COEF_DATA entry claims with every entry that decodes whole split into its parts
-/// (`coefficients::Buffer::ledger_parts`: header, one stream per core, biases) or owned whole
-/// as a table, each a decoded record; the other entries stay as they are.
+/// The coefficient table's entry claims (v2 COEF_DATA, v1 `coeff_data` or `lcd`) with every
+/// entry that decodes whole split into its parts (`coefficients::Buffer::ledger_parts`: header,
+/// one stream per core, biases) or owned whole as a table or a shader's image, each a decoded
+/// record; the other entries stay as they are. `payload` is the section's directory index (v2) or the table's
+/// index (v1).
 fn coefficient_claims<'a>(
-    g: &NbgV2<'_>,
+    view: &crate::nbg::parse::patch_targets::CoefficientView<'_>,
     read: &Read<'a>,
-    section: usize,
+    payload: usize,
     parts: Vec<Claim>,
 ) -> Vec<Claim> {
     use crate::nbg::coefficients::{self, Part};
-    let c = coefficients::of_with(&g.coefficient_view(), None, read);
+    let c = coefficients::of_with(view, None, read, coefficients::Depth::Streams);
     let mut split: std::collections::HashMap<u64, Vec<(u64, u64, usize, Part)>> =
         std::collections::HashMap::new();
     for b in &c.buffers {
@@ -186,6 +192,32 @@ fn coefficient_claims<'a>(
             );
         }
     }
+    for b in &c.tp {
+        let whole = read(b.offset, b.size).is_some_and(|bytes| b.reencoded(&bytes));
+        if whole {
+            let v = b
+                .parts
+                .iter()
+                .map(|p| {
+                    let at = Part::TpPart(p.offset - b.offset);
+                    (p.offset, p.offset + p.size, b.entry, at)
+                })
+                .collect();
+            split.insert(b.offset, v);
+        }
+    }
+    for z in c.zero_run.iter().filter(|z| z.reencoded) {
+        split.insert(
+            z.offset,
+            vec![(z.offset, z.offset + z.size, z.entry, Part::ZeroRun)],
+        );
+    }
+    for i in c.images.iter().filter(|i| i.padding_zero) {
+        split.insert(
+            i.offset,
+            vec![(i.offset, i.offset + i.size, i.entry, Part::Image)],
+        );
+    }
     let mut out = Vec::with_capacity(parts.len());
     for p in parts {
         match split
@@ -199,7 +231,7 @@ fn coefficient_claims<'a>(
                     OwnerClass::DecodedRecord,
                     format!("{} {}", p.label, part.label()),
                 );
-                x.origin = Origin::Coefficient(section, e, part);
+                x.origin = Origin::Coefficient(payload, e, part);
                 x
             })),
             None => out.push(p),

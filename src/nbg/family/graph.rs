@@ -93,6 +93,10 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.pieces(o, read))
     }
 
+    fn coefficient_pieces<'a>(&self, read: &Read<'a>) -> super::CoefficientPieces {
+        with_family!(self, g => g.coefficient_pieces(read))
+    }
+
     fn payload_name(&self, origin: Origin) -> Option<&str> {
         with_family!(self, g => g.payload_name(origin))
     }

@@ -20,7 +20,8 @@ pub enum Origin {
     /// One entry of a v1 table its index table cuts into buffers (`lcd`, `icd`): table
     /// index, table entry.
     TableEntry(usize, usize),
-    /// One part of a decoded v2 coefficient entry: directory index, table entry, part.
+    /// One part of a decoded coefficient entry: the payload's directory index (v2) or table
+    /// index (v1), table entry, part.
     Coefficient(usize, usize, crate::nbg::coefficients::Part),
     /// v1 bytes between the decoded fixed part and the first table.
     Extension,

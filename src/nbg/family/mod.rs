@@ -39,6 +39,11 @@ use crate::nbg::format::{HeaderCrc, section, v1 as f1, v2 as f2};
 use crate::nbg::parse::{FileFacts, Graph, NbgV1, NbgV2};
 use serde::{Deserialize, Serialize};
 
+/// Coefficient parts written again, by (payload, entry, part) as `Origin::Coefficient` names
+/// them.
+pub type CoefficientPieces =
+    std::collections::BTreeMap<(usize, usize, crate::nbg::coefficients::Part), Piece>;
+
 /// Reads `len` bytes at a file offset (`None` outside the file): how the ledger's claims and the
 /// re-encoding reach the bytes of a coefficient entry, from memory or from a file.
 pub type Read<'a> = dyn Fn(u64, u64) -> Option<std::borrow::Cow<'a, [u8]>> + 'a;
@@ -184,6 +189,11 @@ pub trait NbgFamily<'data> {
     /// one piece per record (a coefficient part decoded anew from `read`); `None` when the field
     /// map has no encoder for it.
     fn pieces<'a>(&self, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>>;
+
+    /// Every coefficient part the ledger owns (`Origin::Coefficient`), each entry decoded once
+    /// anew from `read` and written again, by payload, entry and part: what `pieces` gives
+    /// owner by owner, for the whole ledger at once.
+    fn coefficient_pieces<'a>(&self, read: &Read<'a>) -> CoefficientPieces;
 
     /// The section type or table name of a payload owner of `origin` (`None` for any other
     /// origin).

@@ -9,6 +9,7 @@ use crate::nbg::format::{section, v1 as f1};
 use crate::nbg::holds::{Holds, Kind};
 use crate::nbg::parse::records::Records;
 use crate::nbg::parse::{IoLayout, IoRecord, NbgV1, NbgV2};
+use std::collections::BTreeMap;
 
 /// One encoded record: its file offset, the record layout, the name prefix and the bytes (or
 /// the first field whose decoded value did not fit). `pieces` yields them.
@@ -353,51 +354,84 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Pi
             let (regions, streams) = g.regions_of(s.kind);
             region_pieces(regions, streams, e, s.type_name)
         }
-        Origin::Coefficient(i, e, part) => coefficient_piece(g, read, i, e, part),
+        Origin::Coefficient(i, e, part) => {
+            let name = g.sections.get(i)?.type_name;
+            coefficient_piece(&g.coefficient_view(), read, name, e, part)
+        }
         _ => None,
     }
 }
 
-/// A part of a decoded coefficient entry, written again from the entry decoded anew (read
-/// through `read`) and cut as the ledger cut it.
+/// A part of a decoded coefficient entry of the table `name`, written again from the entry
+/// decoded anew (read through `read`) and cut as the ledger cut it.
 fn coefficient_piece<'a>(
-    g: &NbgV2<'_>,
+    view: &crate::nbg::parse::patch_targets::CoefficientView<'_>,
     read: &Read<'a>,
-    section: usize,
+    name: &str,
     entry: usize,
     part: crate::nbg::coefficients::Part,
 ) -> Option<Vec<Piece>> {
+    coefficient_parts(view, read, name, Some(entry))
+        .remove(&(entry, part))
+        .map(|p| vec![p])
+}
+
+/// Every part the ledger owns of every decoded entry of the coefficient table `name` (or `only`
+/// one entry), written again from the entries decoded anew (read through `read`), by entry and
+/// part.
+pub(super) fn coefficient_parts<'a>(
+    view: &crate::nbg::parse::patch_targets::CoefficientView<'_>,
+    read: &Read<'a>,
+    name: &str,
+    only: Option<usize>,
+) -> BTreeMap<(usize, crate::nbg::coefficients::Part), Piece> {
     use crate::nbg::coefficients::{self, Part};
-    let name = g.sections.get(section)?.type_name;
-    let c = coefficients::of_with(&g.coefficient_view(), Some(entry), read);
-    let (at, bytes, record) = match part {
-        Part::Table => {
-            let t = c.tables.first()?;
-            (t.offset, t.rewritten()?, COEF_VALUES)
+    let c = coefficients::of_with(view, only, read, coefficients::Depth::Streams);
+    let mut out = BTreeMap::new();
+    let mut put = |entry: usize, part: Part, at: u64, bytes: Vec<u8>, record: Record| {
+        let piece = Piece {
+            at,
+            record,
+            skip: 0,
+            prefix: format!("{name}[{entry}].{}", part.label()),
+            bytes: Ok(bytes),
+        };
+        out.insert((entry, part), piece);
+    };
+    for t in &c.tables {
+        if let Some(b) = t.rewritten() {
+            put(t.entry, Part::Table, t.offset, b, COEF_VALUES);
         }
-        part => {
-            let p = c
-                .buffers
-                .first()?
-                .ledger_parts()?
-                .into_iter()
-                .find(|p| p.part == part)?;
-            let (at, bytes) = (p.start, p.bytes);
-            let record = if part == Part::Header {
+    }
+    for i in c.images.iter().filter(|i| i.padding_zero) {
+        put(i.entry, Part::Image, i.offset, i.rewritten(), COEF_VALUES);
+    }
+    for z in c.zero_run.iter().filter(|z| z.reencoded) {
+        put(
+            z.entry,
+            Part::ZeroRun,
+            z.offset,
+            z.rewritten.clone(),
+            COEF_VALUES,
+        );
+    }
+    for b in &c.tp {
+        for p in &b.parts {
+            let part = Part::TpPart(p.offset - b.offset);
+            put(b.entry, part, p.offset, p.rewritten.clone(), COEF_VALUES);
+        }
+    }
+    for b in &c.buffers {
+        for p in b.ledger_parts().unwrap_or_default() {
+            let record = if p.part == Part::Header {
                 fm::coef_header_v8::RECORD
             } else {
                 COEF_VALUES
             };
-            (at, bytes, record)
+            put(b.entry, p.part, p.start, p.bytes, record);
         }
-    };
-    Some(vec![Piece {
-        at,
-        record,
-        skip: 0,
-        prefix: format!("{name}[{entry}].{}", part.label()),
-        bytes: Ok(bytes),
-    }])
+    }
+    out
 }
 
 /// Coded streams, biases and tables: bytes with no fixed fields (a mismatch is named by its
@@ -405,7 +439,7 @@ fn coefficient_piece<'a>(
 const COEF_VALUES: fm::Record = fm::Record {
     id: "coef_values",
     family: fm::Family::V2,
-    public_name: "coefficient stream, biases or table",
+    public_name: "coefficient stream, biases, table or image",
     size: 0,
     fields: &[],
     base: None,
@@ -501,7 +535,7 @@ fn v1_fixed(g: &NbgV1<'_>) -> Writer {
 }
 
 /// The v1 decoded-record owner `o` encoded again, one piece per record.
-pub(super) fn v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
+pub(super) fn v1<'a>(g: &NbgV1<'_>, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>> {
     let entries = g.fixed_part.entries_offset;
     match o.origin {
         Origin::Structure if o.end <= entries => {
@@ -575,6 +609,10 @@ pub(super) fn v1(g: &NbgV1<'_>, o: &Owner) -> Option<Vec<Piece>> {
             let t = g.tables.get(k)?;
             let (regions, streams) = g.regions_of(t.name);
             region_pieces(regions, streams, e, t.name)
+        }
+        Origin::Coefficient(k, e, part) => {
+            let name = g.tables.get(k)?.name;
+            coefficient_piece(&g.coefficient_view(), read, name, e, part)
         }
         _ => None,
     }

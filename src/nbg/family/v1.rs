@@ -128,20 +128,12 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     }
 
     fn coefficient_view(&self) -> crate::nbg::parse::patch_targets::CoefficientView<'_> {
-        // The table MISC_DYNA_GENERIC patches index (`patch_context`'s `dynamic`).
-        let own = self
-            .nested_tables
-            .iter()
-            .any(|n| n.table == "coeff_data_table");
-        let regions = if own {
-            &self.coeff_regions
-        } else {
-            &self.lcd_regions
-        };
         crate::nbg::parse::patch_targets::CoefficientView {
             bytes: self.bytes,
+            target: self.target(),
             commands: self.nn_commands.as_deref().unwrap_or(&[]),
-            regions: regions.as_deref().unwrap_or(&[]),
+            tp: self.tp_commands.as_deref().unwrap_or(&[]),
+            regions: self.regions_of(self.coefficient_table()).0.unwrap_or(&[]),
             records: &self.records,
             context: self.patch_context(),
         }
@@ -219,16 +211,27 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         &self.connection_region
     }
 
-    fn claims<'a>(&self, _read: &Read<'a>) -> Vec<Claim> {
-        claims::v1(self)
+    fn claims<'a>(&self, read: &Read<'a>) -> Vec<Claim> {
+        claims::v1(self, read)
     }
 
     fn views(&self) -> Vec<View> {
         claims::views_v1(self)
     }
 
-    fn pieces<'a>(&self, o: &Owner, _read: &Read<'a>) -> Option<Vec<Piece>> {
-        pieces::v1(self, o)
+    fn pieces<'a>(&self, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>> {
+        pieces::v1(self, o, read)
+    }
+
+    fn coefficient_pieces<'a>(&self, read: &Read<'a>) -> super::CoefficientPieces {
+        let name = self.coefficient_table();
+        let Some(t) = self.tables.iter().find(|t| t.name == name) else {
+            return Default::default();
+        };
+        pieces::coefficient_parts(&self.coefficient_view(), read, name, None)
+            .into_iter()
+            .map(|((e, part), p)| ((t.index, e, part), p))
+            .collect()
     }
 
     fn payload_name(&self, origin: Origin) -> Option<&str> {
@@ -245,13 +248,15 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     fn owner_content(&self, origin: &Origin) -> crate::nbg::format::Content {
         // A v1 table's content is that of the v2 section of the same kind (table k is type k+1).
         match origin {
-            Origin::Table(k) | Origin::TableEntry(k, _) => u32::try_from(*k)
-                .ok()
-                .and_then(|k| k.checked_add(1))
-                .map_or(
-                    crate::nbg::format::Content::Other,
-                    crate::nbg::format::section::content,
-                ),
+            Origin::Table(k) | Origin::TableEntry(k, _) | Origin::Coefficient(k, _, _) => {
+                u32::try_from(*k)
+                    .ok()
+                    .and_then(|k| k.checked_add(1))
+                    .map_or(
+                        crate::nbg::format::Content::Other,
+                        crate::nbg::format::section::content,
+                    )
+            }
             _ => crate::nbg::format::Content::Other,
         }
     }

@@ -187,7 +187,9 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     fn coefficient_view(&self) -> crate::nbg::parse::patch_targets::CoefficientView<'_> {
         crate::nbg::parse::patch_targets::CoefficientView {
             bytes: self.bytes,
+            target: self.target(),
             commands: self.nn_commands.as_deref().unwrap_or(&[]),
+            tp: self.tp_commands.as_deref().unwrap_or(&[]),
             regions: self.coef_regions.as_deref().unwrap_or(&[]),
             records: &self.records,
             context: self.patch_context(),
@@ -270,6 +272,16 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
 
     fn pieces<'a>(&self, o: &Owner, read: &Read<'a>) -> Option<Vec<Piece>> {
         pieces::v2(self, o, read)
+    }
+
+    fn coefficient_pieces<'a>(&self, read: &Read<'a>) -> super::CoefficientPieces {
+        let Some(s) = self.section(section::COEF_DATA) else {
+            return Default::default();
+        };
+        pieces::coefficient_parts(&self.coefficient_view(), read, s.type_name, None)
+            .into_iter()
+            .map(|((e, part), p)| ((s.index, e, part), p))
+            .collect()
     }
 
     fn payload_name(&self, origin: Origin) -> Option<&str> {

@@ -488,8 +488,12 @@ fn operation_field(cx: &Context<'_>, o: &Operation, p: &Patch) -> Named {
 pub struct CoefficientView<'g> {
     /// The file.
     pub bytes: &'g [u8],
+    /// The target word (the NPU's PID), which names the part's coefficient features.
+    pub target: u32,
     /// The NN commands.
     pub commands: &'g [crate::nbg::parse::command_tables::NnCommand],
+    /// The TP commands.
+    pub tp: &'g [crate::nbg::parse::command_tables::TpCommand],
     /// The entries patches name, with what they hold.
     pub regions: &'g [Region],
     /// Operations and layers.
@@ -516,6 +520,125 @@ fn entry_patches<'c>(cx: &'c Context<'_>) -> impl Iterator<Item = (usize, &'c Pa
             Some(Owner::Operation(k)) if p.source_type() == src::MISC_DYNA_GENERIC => Some((k, p)),
             _ => None,
         })
+}
+
+/// The byte of a TP command its lookup-table (or fully-connected kernel) address is patched
+/// into: word 11, `alu_load_pwl_lut_address` (Mesa's `etna_tp_params`).
+const TP_LUT_WORD: u32 = 44;
+
+/// A coefficient-table entry a TP command reads through `alu_load_pwl_lut_address`: the
+/// command, the entry and the patch's `src_offset`, where the command's part of the entry
+/// starts (the vendor's TP fully-connected commands each point at their own part).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TpRead {
+    /// The TP command's position in its table.
+    pub command: usize,
+    /// The operation that runs it.
+    pub operation: usize,
+    /// The coefficient-table entry.
+    pub entry: usize,
+    /// Byte offset of the command's part in the entry.
+    pub src_offset: u64,
+}
+
+/// Every COMMAND patch of a TP operation that writes a coefficient-table entry's address into
+/// its command's `alu_load_pwl_lut_address`.
+pub fn tp_reads(cx: &Context<'_>) -> Vec<TpRead> {
+    coefficient_patches(cx)
+        .filter_map(|(k, p)| {
+            let o = &cx.operations[k];
+            (o.kind() == op::TP && p.kind() == PATCH_COMMAND && p.dest_offset() == TP_LUT_WORD)
+                .then_some(TpRead {
+                    command: o.engine_index() as usize,
+                    operation: k,
+                    entry: usize::try_from(p.index()).ok()?,
+                    src_offset: u64::from(p.src_offset()),
+                })
+        })
+        .collect()
+}
+
+/// (operation position, patch) of every patch in an operation's range whose source indexes
+/// the coefficient table: MISC_DYNA_GENERIC, and where one table serves both (v1 before
+/// 0x00010018: `lcd`), MISC_DYNA_INPUT and MISC_DYNA_OUTPUT too.
+fn coefficient_patches<'c>(cx: &'c Context<'_>) -> impl Iterator<Item = (usize, &'c Patch)> {
+    let shared = match (&cx.dynamic, &cx.dynamic_io) {
+        (Some(a), Some(b)) => a.label == b.label,
+        _ => false,
+    };
+    cx.patches
+        .iter()
+        .zip(owners(cx))
+        .filter_map(move |(p, owner)| match owner {
+            Some(Owner::Operation(k))
+                if p.source_type() == src::MISC_DYNA_GENERIC
+                    || (shared && is_dynamic(p.source_type())) =>
+            {
+                Some((k, p))
+            }
+            _ => None,
+        })
+}
+
+/// The first HALTI5 uniform's state word address (Mesa's rules-ng `state.xml`:
+/// `VIVS_SH_HALTI5_UNIFORMS`, byte 0x36000, 1024 words).
+const UNIFORMS: u32 = 0xd800;
+const UNIFORM_WORDS: u32 = 1024;
+
+/// A coefficient-table entry an operation reads through a shader uniform: the operation, the
+/// entry, the uniform its address is patched into, and the eight uniform words from there on
+/// as the operation's state buffer leaves them (`None` for a word it does not write).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UniformRead {
+    /// The operation's position in the operation table.
+    pub operation: usize,
+    /// The coefficient-table entry.
+    pub entry: usize,
+    /// The uniform (`VIVS_SH_HALTI5_UNIFORMS[uniform]`) the entry's address goes to.
+    pub uniform: u32,
+    /// Uniforms `uniform` to `uniform + 7`.
+    pub words: [Option<u32>; 8],
+}
+
+/// Every STATE patch of an operation that writes a coefficient-table entry's address into a
+/// HALTI5 uniform, with the uniform words that follow it (a shader's view of the entry).
+pub fn uniform_reads(cx: &Context<'_>) -> Vec<UniformRead> {
+    coefficient_patches(cx)
+        .filter(|(_, p)| p.kind() == PATCH_STATE)
+        .filter_map(|(k, p)| {
+            let state = cx.operations[k].state_id();
+            let (address, _) = state_value(&cx.states, u64::from(state), p.dest_offset())?;
+            let uniform = address
+                .checked_sub(UNIFORMS)
+                .filter(|&u| u < UNIFORM_WORDS)?;
+            Some(UniformRead {
+                operation: k,
+                entry: usize::try_from(p.index()).ok()?,
+                uniform,
+                words: last_values(&cx.states, u64::from(state), address),
+            })
+        })
+        .collect()
+}
+
+/// The value each of the eight state words from `address` on holds at the end of buffer
+/// `entry` of `b` (the last write wins, as the hardware sees it when the shader runs).
+fn last_values(b: &Buffers<'_>, entry: u64, address: u32) -> [Option<u32>; 8] {
+    let mut out = [None; 8];
+    for c in b.commands(entry).unwrap_or(&[]) {
+        if c.opcode != commands::LOAD_STATE {
+            continue;
+        }
+        for (i, slot) in out.iter_mut().enumerate() {
+            let Some(k) = (address + i as u32).checked_sub(c.address) else {
+                continue;
+            };
+            if let Some(&v) = c.values.get(k as usize) {
+                *slot = Some(v);
+            }
+        }
+    }
+    out
 }
 
 /// (NN command, coefficient-table entry) of every patch an NN operation's `kernel_address`

@@ -316,6 +316,17 @@ impl NbgV1<'_> {
         }
     }
 
+    /// The table whose entries MISC_DYNA_GENERIC patches index (`patch_context`'s `dynamic`),
+    /// which holds the NN coefficient buffers: `coeff_data` where the file has its own index
+    /// table for it (from 0x00010018), else `lcd`.
+    pub fn coefficient_table(&self) -> &'static str {
+        let own = self
+            .nested_tables
+            .iter()
+            .any(|n| n.table == "coeff_data_table");
+        if own { "coeff_data" } else { "lcd" }
+    }
+
     /// What the patch records refer to (`parse::patch_targets`); `None` without a decoded
     /// patch table. From 0x00010018 the state buffers, coefficients, temporaries and
     /// instructions have tables of their own; before, the loading-config data (`lcd`) holds
