@@ -5,7 +5,8 @@
 # Targets: parse, image, diff, corpus_config (NBG and corpus configs); npz, onnx_audit, policy
 # (the ONNX engine's inputs); capture_spec (a capture set's differential.json); commands (one
 # LOADSTATE buffer, the front-end command stream decoder); coefficients (one COEF_DATA entry,
-# the coefficient stream decoder).
+# the coefficient stream decoder); coefficient_layouts (TP fully-connected buffers, VIP8000
+# zero-run buffers and shader images under shapes the input picks).
 # Crashes land in fuzz/artifacts/TARGET/.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -63,19 +63,22 @@ enum Command {
     /// patch, owner, kind, field, source, transformation; an unresolved field or source as {"Err":
     /// reason}), or its error.
     Patches(cmd::patches::Args),
-    /// Cut every NN coefficient buffer (v2, VIP9000 class) into its 64-byte header (decoded
-    /// and re-encoded), one weight stream per NN core and one bias per output channel, decode
-    /// each stream (every code re-encoded to the same bits) and put the kernels together by the
-    /// NN command that reads the buffer. A stream that does not decode is reported with its
-    /// code, bit offset and reason. Exit 0 when every buffer is cut and its kernels put
-    /// together, 1 when one is refused or not decoded (its code and offset) or the file is
-    /// invalid or v1, 2 on an I/O problem.
-    /// With --json, one document: {"file", "buffers": [...], "tables": [...], "refused": [...]};
-    /// each buffer with its entry, offset, size, the NN command and operation that read it, the
-    /// decoded header, its streams (core, offset, bits, bytes, padding_zero, then decoded {codes,
-    /// elements, runs, raw_escapes, dummy, reencoded} or not_decoded {code, bit, message}), its
-    /// biases, and weights {dtype, layout, shape, zero_point, sha256, padding_zero} or
-    /// weights_error {core, error}.
+    /// Cut every coefficient entry of either family by what reads it, and decode it: an NN
+    /// buffer (VIP9000 class: a 64-byte header, one weight stream per NN core, biases; v7: the
+    /// biases inline; VIP8000 class: a size table and zero-run streams) with its streams decoded
+    /// (every code re-encoded to the same bits) and its kernels put together; a TP
+    /// fully-connected buffer (zero-run or Huffman layout, one part per TP command); an image a
+    /// shader's uniforms describe (type and shape from the descriptor); an NN table (PReLU
+    /// post-multipliers, lookup table). What does not decode is reported with its code and
+    /// offset or bit. Exit 0 when nothing is refused and every NN buffer's kernels are put
+    /// together, 1 when one is refused or not decoded or the file is invalid, 2 on an I/O
+    /// problem.
+    /// With --json, one document: {"file", "buffers", "zero_run", "tables", "images", "tp",
+    /// "refused"}; each buffer with its entry, offset, size, the NN command and operation that
+    /// read it, the decoded header, its streams (core, offset, bits, bytes, padding_zero, then
+    /// decoded {codes, elements, runs, raw_escapes, dummy, reencoded} or not_decoded {code,
+    /// bit, message}), its biases, and weights {dtype, layout, shape, zero_point, sha256,
+    /// padding_zero, order} or weights_error {core, error}.
     Coefficients(cmd::coefficients::Args),
     /// Export the field map (every record of both families, defined once in the library's
     /// `fieldmap` module) as canonical JSON, a Kaitai Struct .ksy (one family) or a Markdown table.

@@ -13,14 +13,22 @@ pub struct Args {
     #[command(flatten)]
     format: super::args::Format,
     /// Write the decoded tensors to WEIGHTS.npz: per NN buffer `NAME.weights` in the stored
-    /// type, shape (channels, z, y, x), `NAME.biases` (int64), `NAME.extras` (per-kernel extra
-    /// elements) and `NAME.zero_point` (8-bit types), NAME being
-    /// `layerL.LAYER.opO.nnN.entryE`; per image a shader reads, `layerL.LAYER.opO.uU.entryE` in
-    /// its stored type, shape (depth, height, width, elements per pixel). Deterministic;
-    /// replaces WEIGHTS.npz.
+    /// type, shape (channels, z, y, x), `NAME.biases` (int64; a v7 buffer's inline ones),
+    /// `NAME.extras` (per-kernel extra elements) and `NAME.zero_point` (8-bit types), NAME
+    /// being `layerL.LAYER.opO.nnN.entryE` (a zero-run buffer's the same); per TP
+    /// fully-connected part `layerL.LAYER.opO.tpT.weights` (outputs, inputs) and `.biases`
+    /// (int32); per image a shader reads, `layerL.LAYER.opO.uU.entryE` in its stored type,
+    /// shape (depth, height, width, elements per pixel). Deterministic; replaces WEIGHTS.npz.
     #[cfg(feature = "onnx")]
     #[arg(short = 'o', long = "output", value_name = "WEIGHTS.npz")]
     output: Option<PathBuf>,
+    /// With -o: every weight tensor as float32, as far as the file says: floats widened,
+    /// 8-bit weights less their stored zero point, 16-bit ones as signed integers. No file
+    /// stores a kernel's scale or fixed-point position (the commands fold them into their
+    /// output multipliers), so integer weights stay in units of their quantization step.
+    #[cfg(feature = "onnx")]
+    #[arg(long, requires = "output")]
+    float: bool,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -38,7 +46,7 @@ pub fn exec(args: Args) -> ExitCode {
     let (buffers, refused) = (&c.buffers, &c.refused);
     #[cfg(feature = "onnx")]
     if let Some(out) = &args.output {
-        let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(&c));
+        let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(&c, args.float));
         if let Err(e) = nbg_lab::files::write_atomic(out, &npz, true) {
             return usage_error(e);
         }

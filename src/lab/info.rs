@@ -80,6 +80,25 @@ pub struct Decoding {
     pub opaque_bytes: u64,
     /// Alignment, padding and connection-tail bytes.
     pub gap_bytes: u64,
+    /// The opaque bytes grouped by why they are not decoded (reason and decoder code), most
+    /// bytes first.
+    pub undecoded: Vec<UndecodedGroup>,
+}
+
+/// Opaque bytes that share a reason.
+#[derive(Clone, Debug, Serialize)]
+pub struct UndecodedGroup {
+    /// Why.
+    pub reason: crate::nbg::family::UndecodedReason,
+    /// The decoder's code or the payload's role, where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Bytes.
+    pub bytes: u64,
+    /// Owners.
+    pub owners: u64,
+    /// The first owner's label and where its decoder stopped.
+    pub first: String,
 }
 
 fn decoding(graph: &Graph<'_>, image: &NbgImage<'_>) -> Decoding {
@@ -88,6 +107,7 @@ fn decoding(graph: &Graph<'_>, image: &NbgImage<'_>) -> Decoding {
         unknown_field_bytes: graph.unknown_field_bytes(),
         opaque_bytes: 0,
         gap_bytes: 0,
+        undecoded: undecoded(image),
     };
     for o in image.owners() {
         let n = o.end - o.start;
@@ -98,6 +118,41 @@ fn decoding(graph: &Graph<'_>, image: &NbgImage<'_>) -> Decoding {
         }
     }
     d
+}
+
+/// The opaque owners grouped by reason and code, most bytes first (then by reason and code).
+pub fn undecoded(image: &NbgImage<'_>) -> Vec<UndecodedGroup> {
+    use crate::nbg::family::UndecodedReason;
+    let mut groups: BTreeMap<(UndecodedReason, Option<String>), UndecodedGroup> = BTreeMap::new();
+    for o in image
+        .owners()
+        .iter()
+        .filter(|o| o.class == OwnerClass::PreservedOpaque)
+    {
+        let u = o
+            .undecoded
+            .clone()
+            .unwrap_or(crate::nbg::family::Undecoded::of(
+                UndecodedReason::FormatUnknown,
+            ));
+        let g = groups
+            .entry((u.reason, u.code.clone()))
+            .or_insert_with(|| UndecodedGroup {
+                reason: u.reason,
+                code: u.code.clone(),
+                bytes: 0,
+                owners: 0,
+                first: match &u.detail {
+                    Some(d) => format!("{} ({d})", o.label),
+                    None => o.label.clone(),
+                },
+            });
+        g.bytes += o.len();
+        g.owners += 1;
+    }
+    let mut out: Vec<UndecodedGroup> = groups.into_values().collect();
+    out.sort_by_key(|g| std::cmp::Reverse(g.bytes));
+    out
 }
 
 /// How many patch records name the field they relocate and what they point to.

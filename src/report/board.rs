@@ -102,6 +102,19 @@ pub fn info(i: &Info) -> String {
         pct(d.opaque_bytes),
         pct(d.gap_bytes)
     );
+    for g in &d.undecoded {
+        let _ = writeln!(
+            s,
+            "    opaque   {:>10} bytes {:>6.2} % {}{} ({} owner{}; first: {})",
+            g.bytes,
+            pct(g.bytes),
+            g.reason.as_str(),
+            g.code.as_ref().map_or(String::new(), |c| format!(" {c}")),
+            g.owners,
+            if g.owners == 1 { "" } else { "s" },
+            g.first
+        );
+    }
     if let Some(p) = &i.patches {
         let _ = writeln!(
             s,

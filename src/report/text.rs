@@ -270,9 +270,14 @@ pub fn image(
             Some(false) => " (nonzero)",
             None => "",
         };
+        let why = o.undecoded.as_ref().map_or(String::new(), |u| {
+            let code = u.code.as_ref().map_or(String::new(), |c| format!(" {c}"));
+            let detail = u.detail.as_ref().map_or(String::new(), |d| format!(" {d}"));
+            format!(" [{}{code}{detail}]", u.reason.as_str())
+        });
         let _ = writeln!(
             s,
-            "  {:>#10x} {:>#10x} {:>10}  {:<17} {}{zero}",
+            "  {:>#10x} {:>#10x} {:>10}  {:<17} {}{zero}{why}",
             o.start,
             o.end,
             o.len(),

@@ -10,50 +10,77 @@ use crate::nbg::coefficients::images::ElementType;
 use crate::nbg::coefficients::{Coefficients, WeightType};
 use crate::onnx::tensor::{Dtype, Tensor};
 
-/// The tensors, buffers then images (deterministic: the same file gives the same archive).
-pub fn tensors(c: &Coefficients) -> Vec<Tensor> {
+/// Elements as float32, little-endian.
+fn f32s(v: impl Iterator<Item = f32>) -> Vec<u8> {
+    v.flat_map(f32::to_le_bytes).collect()
+}
+
+/// An element of `dtype` stored in `bytes` as float32: floats widened, integers as they are.
+fn element_f32(dtype: ElementType, b: &[u8]) -> f32 {
+    let u16le = || u16::from_le_bytes([b[0], b[1]]);
+    let u32le = || u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    match dtype {
+        ElementType::F32 => f32::from_bits(u32le()),
+        ElementType::F16 => crate::lab::mapping::numeric::f16_to_f32(u16le()),
+        ElementType::BF16 => f32::from_bits(u32::from(u16le()) << 16),
+        ElementType::I32 => u32le() as i32 as f32,
+        ElementType::U32 => u32le() as f32,
+        ElementType::I16 => u16le() as i16 as f32,
+        ElementType::U16 => f32::from(u16le()),
+        ElementType::I8 => f32::from(b[0] as i8),
+        ElementType::U8 => f32::from(b[0]),
+    }
+}
+
+/// The tensors, images, TP parts, zero-run buffers then NN buffers (deterministic: the same file
+/// gives the same archive). With `float`, every weight tensor is float32 as far as the file
+/// says: floats widened, 8-bit weights less their stored zero point, 16-bit ones as signed
+/// integers. The files store no scale or fixed-point position of a kernel (the NN and TP
+/// commands fold them into their output multipliers), so integer weights stay in units of
+/// their quantization step; biases stay integers.
+pub fn tensors(c: &Coefficients, float: bool) -> Vec<Tensor> {
     let mut out = Vec::new();
     for i in &c.images {
-        let dtype = match i.dtype {
-            ElementType::F32 => Dtype::F32,
-            ElementType::F16 => Dtype::F16,
-            ElementType::BF16 => Dtype::BF16,
-            ElementType::I32 => Dtype::I32,
-            ElementType::I16 => Dtype::I16,
-            ElementType::I8 => Dtype::I8,
-            ElementType::U32 => Dtype::U32,
-            ElementType::U16 => Dtype::U16,
-            ElementType::U8 => Dtype::U8,
+        let (dtype, data) = if float {
+            let n = i.dtype.bytes() as usize;
+            let v = i.elements.chunks_exact(n).map(|b| element_f32(i.dtype, b));
+            (Dtype::F32, f32s(v))
+        } else {
+            let dtype = match i.dtype {
+                ElementType::F32 => Dtype::F32,
+                ElementType::F16 => Dtype::F16,
+                ElementType::BF16 => Dtype::BF16,
+                ElementType::I32 => Dtype::I32,
+                ElementType::I16 => Dtype::I16,
+                ElementType::I8 => Dtype::I8,
+                ElementType::U32 => Dtype::U32,
+                ElementType::U16 => Dtype::U16,
+                ElementType::U8 => Dtype::U8,
+            };
+            (dtype, i.elements.clone())
         };
         out.push(Tensor {
             name: i.name(),
             dtype,
             shape: i.shape.to_vec(),
-            data: i.elements.clone(),
-        });
-    }
-    for z in &c.zero_run {
-        let name = z.name();
-        out.push(Tensor {
-            name: format!("{name}.weights"),
-            dtype: Dtype::U8,
-            shape: z.shape.iter().map(|&d| d as u64).collect(),
-            data: z.weights.clone(),
-        });
-        out.push(Tensor {
-            name: format!("{name}.biases"),
-            dtype: Dtype::I32,
-            shape: vec![z.inline.len() as u64],
-            data: z.inline.iter().flat_map(|b| b[0].to_le_bytes()).collect(),
+            data,
         });
     }
     for b in &c.tp {
         for p in &b.parts {
             let name = p.name();
-            let (dtype, data) = if p.weight_bits() == 8 {
-                (Dtype::U8, p.weights.iter().map(|&e| e as u8).collect())
-            } else {
-                (Dtype::U16, le(&p.weights))
+            let zp = f32::from(p.shape.coef_zp);
+            let (dtype, data) = match (float, p.weight_bits()) {
+                (true, 8) => (
+                    Dtype::F32,
+                    f32s(p.weights.iter().map(|&e| f32::from(e) - zp)),
+                ),
+                (true, _) => (
+                    Dtype::F32,
+                    f32s(p.weights.iter().map(|&e| f32::from(e as i16))),
+                ),
+                (false, 8) => (Dtype::U8, p.weights.iter().map(|&e| e as u8).collect()),
+                (false, _) => (Dtype::I16, le(&p.weights)),
             };
             out.push(Tensor {
                 name: format!("{name}.weights"),
@@ -69,15 +96,60 @@ pub fn tensors(c: &Coefficients) -> Vec<Tensor> {
             });
         }
     }
+    for z in &c.zero_run {
+        let name = z.name();
+        let zp = z.command.coef_zero_point as f32;
+        let (dtype, data) = if float {
+            (
+                Dtype::F32,
+                f32s(z.weights.iter().map(|&e| f32::from(e) - zp)),
+            )
+        } else {
+            (Dtype::U8, z.weights.clone())
+        };
+        out.push(Tensor {
+            name: format!("{name}.weights"),
+            dtype,
+            shape: z.shape.iter().map(|&d| d as u64).collect(),
+            data,
+        });
+        out.push(Tensor {
+            name: format!("{name}.biases"),
+            dtype: Dtype::I32,
+            shape: vec![z.inline.len() as u64],
+            data: z.inline.iter().flat_map(|b| b[0].to_le_bytes()).collect(),
+        });
+    }
     for b in &c.buffers {
         let Some(w) = &b.weights else { continue };
         let name = b.name();
         let k = &w.kernels;
-        let (dtype, data): (Dtype, Vec<u8>) = match w.dtype {
-            WeightType::U8 => (Dtype::U8, k.weights.iter().map(|&e| e as u8).collect()),
-            WeightType::I8 => (Dtype::I8, k.weights.iter().map(|&e| e as u8).collect()),
-            WeightType::I16 => (Dtype::I16, le(&k.weights)),
-            WeightType::F16 => (Dtype::F16, le(&k.weights)),
+        let zp = w.zero_point as f32;
+        let (dtype, data): (Dtype, Vec<u8>) = match (float, w.dtype) {
+            (true, WeightType::U8) => (
+                Dtype::F32,
+                f32s(k.weights.iter().map(|&e| f32::from(e as u8) - zp)),
+            ),
+            (true, WeightType::I8) => (
+                Dtype::F32,
+                f32s(k.weights.iter().map(|&e| f32::from(e as u8 as i8))),
+            ),
+            (true, WeightType::I16) => (
+                Dtype::F32,
+                f32s(k.weights.iter().map(|&e| f32::from(e as i16))),
+            ),
+            (true, WeightType::F16) => (
+                Dtype::F32,
+                f32s(
+                    k.weights
+                        .iter()
+                        .map(|&e| crate::lab::mapping::numeric::f16_to_f32(e)),
+                ),
+            ),
+            (false, WeightType::U8) => (Dtype::U8, k.weights.iter().map(|&e| e as u8).collect()),
+            (false, WeightType::I8) => (Dtype::I8, k.weights.iter().map(|&e| e as u8).collect()),
+            (false, WeightType::I16) => (Dtype::I16, le(&k.weights)),
+            (false, WeightType::F16) => (Dtype::F16, le(&k.weights)),
         };
         out.push(Tensor {
             name: format!("{name}.weights"),
@@ -85,12 +157,20 @@ pub fn tensors(c: &Coefficients) -> Vec<Tensor> {
             shape: w.shape.iter().map(|&d| d as u64).collect(),
             data,
         });
-        if let Some(x) = &b.biases {
+        // The bias block's values, or the v7 layout's inline biases.
+        let biases: Option<Vec<i64>> = match &b.biases {
+            Some(x) => Some(x.values.clone()),
+            None if !k.inline.is_empty() => {
+                Some(k.inline.iter().map(|b| i64::from(b[0] as i32)).collect())
+            }
+            None => None,
+        };
+        if let Some(v) = biases {
             out.push(Tensor {
                 name: format!("{name}.biases"),
                 dtype: Dtype::I64,
-                shape: vec![x.values.len() as u64],
-                data: x.values.iter().flat_map(|v| v.to_le_bytes()).collect(),
+                shape: vec![v.len() as u64],
+                data: v.iter().flat_map(|v| v.to_le_bytes()).collect(),
             });
         }
         if w.layout.extras > 0 {

@@ -369,3 +369,97 @@ fn the_weights_archive_is_deterministic_and_holds_every_buffer() {
     // conv2d/Kernel[0][0][0][0] = 0.04611 (fp16) at position 15: 1511.
     assert_eq!(i16::from_le_bytes([first.data[0], first.data[1]]), 1511);
 }
+
+/// `nbg info --json`'s decoding of one file: its size, opaque bytes and the opaque bytes by
+/// reason.
+fn decoding(path: &std::path::Path) -> (u64, u64, Vec<(String, u64)>) {
+    let o = common::nbg(
+        &common::root(),
+        &["info", &path.display().to_string(), "--json"],
+    );
+    let doc = common::stdout_json(&o);
+    let f = &doc["files"][0];
+    let d = &f["decoding"];
+    let groups = d["undecoded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["reason"].as_str().unwrap().to_string(),
+                g["bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    (
+        f["bytes"].as_u64().unwrap(),
+        d["opaque_bytes"].as_u64().unwrap(),
+        groups,
+    )
+}
+
+/// Every opaque byte of every public file (the corpus beside the project, else the files the
+/// repository carries) is named by a reason, and at most 1 % of a file is opaque for a reason
+/// the decoders own (a refusal, bytes that do not re-encode, a payload of no known layout):
+/// what stays is a run's data, entries no record points at and pointer-only shader arguments.
+#[test]
+fn public_files_keep_opaque_only_what_is_named() {
+    let (v2, v2_names) = common::public_v2_paths();
+    let (v1, v1_names) = common::public_paths();
+    let files = v2_names
+        .iter()
+        .map(|n| v2.join(n))
+        .chain(v1_names.iter().map(|n| v1.join(n)));
+    for path in files {
+        let (size, opaque, groups) = decoding(&path);
+        let named: u64 = groups.iter().map(|g| g.1).sum();
+        assert_eq!(named, opaque, "{}: {groups:?}", path.display());
+        let owned: u64 = groups
+            .iter()
+            .filter(|(r, _)| {
+                matches!(
+                    r.as_str(),
+                    "decoder-refused" | "not-reencoded" | "format-unknown"
+                )
+            })
+            .map(|g| g.1)
+            .sum();
+        assert!(owned * 100 <= size, "{}: {groups:?}", path.display());
+    }
+}
+
+/// The decoded share the repository's public controls reached, held: at most this many opaque
+/// bytes each (measured 2026-12-07: v1 coefficient tables, TP fully-connected buffers, the v7
+/// order and shader images decoded; what stays is named by `public_files_keep_opaque_only_what_is_named`).
+#[test]
+fn committed_public_controls_hold_their_decoded_share() {
+    let held: &[(&str, u64)] = &[
+        ("v1/a733-lenet-v2-0016.nb", 0),
+        ("v1/a733-vpm_run-network_binary-001e.nb", 0),
+        ("v1/ameba-centerface_576x320_uint8-000e.nb", 0),
+        ("v1/ameba-fer2013_cnn-0014.nb", 1152),
+        ("v1/ameba-hand_landmark_lite_int16-0014.nb", 420),
+        ("v1/ameba-mobilefacenet_int8-000e.nb", 3592),
+        ("v1/ameba-nanodet_plus_m_416_uint8-0014.nb", 848),
+        ("v1/ameba-retinaface025_uint8-000e.nb", 256),
+        ("v1/ameba-scrfd_500m_bnkps_576x320_u8-000e.nb", 320),
+        ("v1/ameba-scrfd_500m_bnkps_576x320_u8_nv12-000e.nb", 424),
+        ("v1/ameba-yamnet_s_hybrid-000e.nb", 196),
+        ("v1/ameba-yolo_fastest_1.1_320x320_u8-000e.nb", 1096),
+        ("v1/st-blazeface_128x128_quant-001e.nb", 2816),
+        ("v1/st-deeplabv3_257_int8_per_tensor-001e.nb", 9024),
+        ("v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb", 1088),
+        ("v2/a733-face_blendshapes_int16-0000.nb", 192),
+        ("v2/a733-face_detector_int16-0000.nb", 0),
+        ("v2/a733-face_landmarks_detector_int16-0000.nb", 0),
+        ("v2-twins/a733-face_detector_fp16-0000.nb", 0),
+    ];
+    let dir = common::root().join("controls/public");
+    for (name, most) in held {
+        let (_, opaque, groups) = decoding(&dir.join(name));
+        assert!(
+            opaque <= *most,
+            "{name}: {opaque} opaque bytes, held {most}: {groups:?}"
+        );
+    }
+}

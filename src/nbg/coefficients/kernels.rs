@@ -541,11 +541,7 @@ impl Layout {
         let stride = read.iter().fold(0u32, |a, k| gcd(a, k.2));
         let mut by_channel: Vec<Option<(Vec<u16>, u32, u32)>> = vec![None; self.channels];
         for k in read {
-            let f = if stride == 0 {
-                0
-            } else {
-                (k.2 / stride) as usize
-            };
+            let f = k.2.checked_div(stride).unwrap_or(0) as usize;
             let slot = by_channel.get_mut(f)?;
             if slot.is_some() {
                 return None;
@@ -722,5 +718,83 @@ mod tests {
             l.assemble(&short, &[]).unwrap_err().1.code,
             StreamCode::CoefElementCount
         );
+    }
+
+    /// v7 streams of `kernels` (numbered by the stride-4 z offset), in `order`, each
+    /// core's kernels in groups of `group`, bias before and z offset after each kernel.
+    fn v7_streams(
+        l: &Layout,
+        order: Order,
+        plan: &[Vec<usize>],
+        kernels: &[Vec<u16>],
+    ) -> Vec<Vec<u16>> {
+        let bytes = |v: u32| (0..4).map(move |i| ((v >> (8 * i)) & 0xff) as u16);
+        plan.iter()
+            .map(|core| {
+                let mut s = vec![core.len() as u16, 0];
+                for group in core.chunks(l.group) {
+                    let mut started = vec![false; group.len()];
+                    let mut left = vec![l.kernel_len(); group.len()];
+                    order.each(l.kernel, group.len(), |j, e| {
+                        let f = group[j];
+                        if !started[j] {
+                            s.extend(bytes(1000 + f as u32));
+                            started[j] = true;
+                        }
+                        s.push(kernels[f][e]);
+                        left[j] -= 1;
+                        if left[j] == 0 {
+                            s.extend(bytes(4 * f as u32));
+                        }
+                    });
+                }
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn v7_kernels_are_read_in_their_order_and_named_by_their_z_offsets() {
+        let l = Layout {
+            channels: 5,
+            kernel: [1, 1, 9],
+            group: 2,
+            depthwise: false,
+            extras: 0,
+            head: 2,
+            sign_lowest: false,
+            inline: 8,
+            avg_bias: 0,
+            precode: false,
+            cores: 2,
+        };
+        let kernels: Vec<Vec<u16>> = (0..5)
+            .map(|f| (0..9).map(|i| ((f * 9 + i) * 7 % 251) as u16).collect())
+            .collect();
+        // Core 0 takes 3 kernels (a balancing plan: not in number order), core 1 takes 2.
+        let plan = [vec![4, 0, 2], vec![1, 3]];
+        let zdp3 = Features {
+            zdp: Some(Order::Zdp3),
+            xydp: Some(Order::Xydp6),
+        };
+        let streams = v7_streams(&l, Order::Zdp3, &plan, &kernels);
+        let k = l.assemble(&streams, &[zdp3]).unwrap();
+        assert_eq!((k.order, k.shape), (Some(Order::Zdp3), [5, 9, 1, 1]));
+        assert_eq!(k.weights, kernels.concat());
+        assert_eq!(k.inline[3], [1003, 12]);
+        // Read in another order the z offsets name no kernel set: refused, with the orders
+        // tried named. (Where a 1x1 kernel's last chunk of slices is the same in two orders,
+        // the z offsets cannot tell them apart: the part's features, `Features::of_target`,
+        // choose, and two orders that both fit but differ are refused.)
+        let plain = Features {
+            zdp: None,
+            xydp: None,
+        };
+        let e = l.assemble(&streams, &[plain]).unwrap_err().1;
+        assert_eq!(e.code, StreamCode::CoefKernelOrder);
+        assert!(e.message.contains("[Plain]"), "{}", e.message);
+        // Every candidate: ZDP3 is the one that fits.
+        let k = l.assemble(&streams, &Features::candidates(None)).unwrap();
+        assert_eq!(k.order, Some(Order::Zdp3));
     }
 }

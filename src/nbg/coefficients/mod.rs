@@ -1125,7 +1125,7 @@ pub fn of_with<'a>(
     let mut out = Coefficients::default();
     for o in outcomes {
         match o {
-            Outcome::Buffer(b) => out.buffers.push(b),
+            Outcome::Buffer(b) => out.buffers.push(*b),
             Outcome::Table(t) => out.tables.push(t),
             Outcome::Image(i) => out.images.push(i),
             Outcome::Tp(t) => out.tp.push(t),
@@ -1153,7 +1153,7 @@ enum Job {
 
 /// An entry decoded, or refused.
 enum Outcome {
-    Buffer(Buffer),
+    Buffer(Box<Buffer>),
     Table(tables::Table),
     Image(images::Image),
     Tp(tp::Buffer),
@@ -1222,7 +1222,7 @@ fn run(
                         b.take_lookup(bytes);
                     }
                     b.operation = operation;
-                    Outcome::Buffer(b)
+                    Outcome::Buffer(Box::new(b))
                 }
                 Err(error) => Outcome::Refused(Refused {
                     entry,

@@ -19,6 +19,7 @@
 //!     to 64 bytes; F 32-bit biases, padded; per slice one stream in the NN streams' pair code
 //!     (`code`, `element`) holding the slice's F weights less `avg_bias` (the difference to the
 //!     previous one with `precode`); each stream padded to 64 bytes, the buffer too.
+//!
 //!   Weights go slice by slice (`reorderTPKernelBufferHuffman`): element (s, f) is the weight
 //!   of input s for output f.
 //!

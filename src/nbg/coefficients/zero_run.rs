@@ -109,6 +109,9 @@ pub fn looks_like(bytes: &[u8]) -> bool {
 /// One kernel as read: weights in (z, y, x) order, bias, z offset.
 type Read = (Vec<u8>, u32, u32);
 
+/// Every kernel's weights in channel order, and each one's bias and z offset.
+type Kernels = (Vec<u8>, Vec<[u32; 2]>);
+
 /// Decode `bytes` (entry `entry` at file offset `offset`) read by `command`, in the order of
 /// the first of `features` whose z offsets name every kernel once.
 pub fn cut(
@@ -255,7 +258,7 @@ fn read(
     channels: usize,
     zp: u8,
     order: Order,
-) -> Result<((Vec<u8>, Vec<[u32; 2]>), Vec<Head>), NotZeroRun> {
+) -> Result<(Kernels, Vec<Head>), NotZeroRun> {
     let slice = kernel[0] * kernel[1];
     let mut read: Vec<Read> = Vec::with_capacity(channels);
     let mut heads = Vec::with_capacity(streams.len());
@@ -365,11 +368,7 @@ fn read(
     let mut number = vec![0usize; read.len()];
     let mut seen = vec![false; channels];
     for (i, k) in read.iter().enumerate() {
-        let f = if stride == 0 {
-            0
-        } else {
-            (k.2 / stride) as usize
-        };
+        let f = k.2.checked_div(stride).unwrap_or(0) as usize;
         if f >= channels || seen[f] {
             return Err(not(0, "the z offsets do not name every kernel once"));
         }
@@ -455,4 +454,92 @@ fn write(
     }
     table.extend(body);
     Some(table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn command(kernel: [u64; 3], channels: u64, group: u64, zp: u64) -> Command {
+        Command {
+            index: 0,
+            kernel,
+            output_channels: channels,
+            kernels_per_core: group,
+            depthwise: false,
+            kernel_data_type: 0,
+            coef_zero_point: zp,
+            per_channel_post_mul: false,
+        }
+    }
+
+    /// One core's stream: run width `zrl`, one 1x1x2 kernel as the tokens `tokens` (run,
+    /// value), its bias after the first and its z offset after the last.
+    fn stream(zrl: u8, tokens: &[(u32, u8)], bias: u32, zoff: u32) -> Vec<u8> {
+        let mut w = Writer::with_capacity(64);
+        w.put(u32::from(zrl), 8);
+        w.put(1, 16);
+        for (i, &(run, v)) in tokens.iter().enumerate() {
+            w.put(run, zrl);
+            w.put(u32::from(v), 8);
+            if i == 0 {
+                w.put(bias, 32);
+            }
+        }
+        w.put(zoff, 32);
+        let (mut b, _) = w.finish();
+        b.resize(64, 0);
+        b
+    }
+
+    #[test]
+    fn kernels_come_back_named_by_their_z_offsets() {
+        // Two cores; core 0 holds kernel 1 (z offset 16), core 1 kernel 0 (z offset 0).
+        let mut b = vec![0u8; 64];
+        b[..4].copy_from_slice(&64u32.to_le_bytes());
+        b[4..8].copy_from_slice(&64u32.to_le_bytes());
+        b.extend(stream(0, &[(0, 7), (0, 9)], 100, 16));
+        b.extend(stream(0, &[(0, 1), (0, 2)], 200, 0));
+        let c = command([1, 1, 2], 2, 1, 0);
+        let z = cut(4, 4096, &b, c, &Features::candidates(None)).unwrap();
+        assert_eq!(z.shape, [2, 2, 1, 1]);
+        assert_eq!(z.weights, [1, 2, 7, 9]);
+        assert_eq!(z.inline, [[200, 0], [100, 16]]);
+        assert!(z.reencoded);
+        assert_eq!(z.rewritten, b);
+    }
+
+    #[test]
+    fn a_run_of_zero_points_and_a_zero_tail_read_back() {
+        // One core, run width 2, a 1x1x3 kernel [3, 5, 5] with zero point 5: the value 3,
+        // then a run of one zero point ended by the last weight's token (the zero point).
+        let mut b = vec![0u8; 64];
+        b[..4].copy_from_slice(&64u32.to_le_bytes());
+        b.extend(stream(2, &[(0, 3), (1, 5)], 42, 0));
+        b.extend([0u8; 128]);
+        let c = command([1, 1, 3], 1, 1, 5);
+        let z = cut(0, 0, &b, c, &Features::candidates(None)).unwrap();
+        assert_eq!(z.weights, [3, 5, 5]);
+        assert_eq!(z.inline, [[42, 0]]);
+        assert!(z.reencoded);
+    }
+
+    #[test]
+    fn broken_buffers_are_refused_not_read() {
+        let c = command([1, 1, 2], 2, 1, 0);
+        let f = Features::candidates(None);
+        // A size past the buffer, a non-zero tail, two kernels both named 0.
+        let mut b = vec![0u8; 128];
+        b[..4].copy_from_slice(&128u32.to_le_bytes());
+        assert!(cut(0, 0, &b, c, &f).is_err());
+        let mut b = vec![0u8; 64];
+        b[..4].copy_from_slice(&64u32.to_le_bytes());
+        b[4..8].copy_from_slice(&64u32.to_le_bytes());
+        b.extend(stream(0, &[(0, 7), (0, 9)], 100, 0));
+        b.extend(stream(0, &[(0, 1), (0, 2)], 200, 0));
+        assert!(cut(0, 0, &b, c, &f).is_err());
+        b.push(1);
+        assert!(cut(0, 0, &b, c, &f).is_err());
+        assert!(!looks_like(&[0x12; 100]));
+    }
 }

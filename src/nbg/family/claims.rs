@@ -1,7 +1,9 @@
 //! Each family's claims on its bytes (structures, sections or tables, the entries of a table of
 //! buffers, coefficient parts) and its views, for `nbg::image` to fill the gaps and prove.
 
-use super::ledger::{Claim, Origin, OwnerClass, View, ViewClass, claim};
+use super::ledger::{
+    Claim, Origin, OwnerClass, Undecoded, UndecodedReason, View, ViewClass, claim,
+};
 use super::{NbgFamily, Read};
 use crate::nbg::format::{section, v1 as f1, v2 as f2};
 use crate::nbg::parse::{NbgV1, NbgV2};
@@ -52,6 +54,18 @@ pub(super) fn v2<'a>(g: &NbgV2<'_>, read: &Read<'a>) -> Vec<Claim> {
         let mut x = claim(s.offset, s.end(), class, label);
         x.alignment = if s.aligned { u64::from(s.alignment) } else { 0 };
         x.origin = Origin::Section(s.index);
+        x.undecoded = (class == OwnerClass::PreservedOpaque).then(|| {
+            if s.kind == crate::nbg::format::section::DYNAIO {
+                Undecoded::of(UndecodedReason::RunData)
+            } else {
+                let code = s.type_name.to_string();
+                Undecoded {
+                    reason: UndecodedReason::FormatUnknown,
+                    code: Some(code),
+                    detail: None,
+                }
+            }
+        });
         c.push(x);
     }
     c
@@ -97,6 +111,11 @@ pub(super) fn v1<'a>(g: &NbgV1<'_>, read: &Read<'a>) -> Vec<Claim> {
             "opaque fixed extension".into(),
         );
         x.origin = Origin::Extension;
+        x.undecoded = Some(Undecoded {
+            reason: UndecodedReason::FormatUnknown,
+            code: Some("opaque-fixed-extension".into()),
+            detail: None,
+        });
         c.push(x);
     }
     for t in g.tables.iter().filter(|t| t.size > 0) {
@@ -121,6 +140,17 @@ pub(super) fn v1<'a>(g: &NbgV1<'_>, read: &Read<'a>) -> Vec<Claim> {
             format!("table {} {}", t.index, t.name),
         );
         x.origin = Origin::Table(t.index);
+        x.undecoded = (class == OwnerClass::PreservedOpaque).then(|| {
+            if t.name == "dyna_io" {
+                Undecoded::of(UndecodedReason::RunData)
+            } else {
+                Undecoded {
+                    reason: UndecodedReason::FormatUnknown,
+                    code: Some(t.name.to_string()),
+                    detail: None,
+                }
+            }
+        });
         c.push(x);
     }
     c
@@ -154,6 +184,16 @@ fn region_claims(
                     format!("{label}[{}] {}", r.entry, r.role.as_str()),
                 );
                 x.origin = origin(r.entry);
+                x.undecoded = (class == OwnerClass::PreservedOpaque).then(|| match r.role {
+                    crate::nbg::parse::patch_targets::Role::Unreferenced => {
+                        Undecoded::of(UndecodedReason::Unreferenced)
+                    }
+                    role => Undecoded {
+                        reason: UndecodedReason::FormatUnknown,
+                        code: Some(role.as_str().to_string()),
+                        detail: None,
+                    },
+                });
                 x
             })
             .collect(),
@@ -218,8 +258,15 @@ fn coefficient_claims<'a>(
             vec![(i.offset, i.offset + i.size, i.entry, Part::Image)],
         );
     }
+    let reasons = undecoded_coefficients(&c);
     let mut out = Vec::with_capacity(parts.len());
-    for p in parts {
+    for mut p in parts {
+        if let Some(r) = reasons
+            .get(&p.start)
+            .filter(|_| p.class == OwnerClass::PreservedOpaque)
+        {
+            p.undecoded = Some(r.clone());
+        }
         match split
             .get(&p.start)
             .filter(|v| v.last().is_some_and(|l| l.1 == p.end))
@@ -236,6 +283,54 @@ fn coefficient_claims<'a>(
             })),
             None => out.push(p),
         }
+    }
+    out
+}
+
+/// Why each coefficient entry that `c` does not decode whole stays opaque, by its offset: the
+/// refusal's code, the first stream that does not decode, or bytes that do not re-encode.
+fn undecoded_coefficients(
+    c: &crate::nbg::coefficients::Coefficients,
+) -> std::collections::HashMap<u64, Undecoded> {
+    use crate::nbg::coefficients::CutCode;
+    let mut out = std::collections::HashMap::new();
+    for r in &c.refused {
+        let code = r.error.code.as_str();
+        let reason = if r.error.code == CutCode::CoefNoLayout {
+            UndecodedReason::NoLayout
+        } else {
+            UndecodedReason::DecoderRefused
+        };
+        let detail = format!("at +0x{:x}", r.error.at);
+        out.insert(r.offset, Undecoded::coded(reason, code, detail));
+    }
+    for b in &c.buffers {
+        let failed = b
+            .streams
+            .iter()
+            .find_map(|s| s.not_decoded.as_ref().map(|e| (s.core, e)));
+        let u = match failed {
+            Some((core, e)) => Undecoded::coded(
+                UndecodedReason::DecoderRefused,
+                e.code.as_str(),
+                format!("stream {core} at bit {}: {}", e.bit, e.message),
+            ),
+            None => Undecoded::of(UndecodedReason::NotReencoded),
+        };
+        out.insert(b.offset, u);
+    }
+    let not_reencoded = Undecoded::of(UndecodedReason::NotReencoded);
+    for i in &c.images {
+        out.insert(i.offset, not_reencoded.clone());
+    }
+    for t in &c.tp {
+        out.insert(t.offset, not_reencoded.clone());
+    }
+    for z in &c.zero_run {
+        out.insert(z.offset, not_reencoded.clone());
+    }
+    for t in &c.tables {
+        out.insert(t.offset, not_reencoded.clone());
     }
     out
 }

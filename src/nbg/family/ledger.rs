@@ -79,6 +79,72 @@ pub enum ViewClass {
     NestedReference,
 }
 
+/// Why a preserved-opaque owner is not decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UndecodedReason {
+    /// A decoder read it and stopped: its code says where and why.
+    DecoderRefused,
+    /// Decoded, but its bytes are not what the decoded values encode to (non-zero padding).
+    NotReencoded,
+    /// The operations that read it pass its address alone: the file gives no layout.
+    NoLayout,
+    /// No record or patch points at it.
+    Unreferenced,
+    /// A run's data (DYNAIO): inputs, outputs and scalars the runtime fills.
+    RunData,
+    /// No public layout of this payload is known.
+    FormatUnknown,
+}
+
+impl UndecodedReason {
+    /// The reason's kebab-case name, as serialized.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UndecodedReason::DecoderRefused => "decoder-refused",
+            UndecodedReason::NotReencoded => "not-reencoded",
+            UndecodedReason::NoLayout => "no-layout",
+            UndecodedReason::Unreferenced => "unreferenced",
+            UndecodedReason::RunData => "run-data",
+            UndecodedReason::FormatUnknown => "format-unknown",
+        }
+    }
+}
+
+/// Why an owner's bytes are kept opaque: the reason, the decoder's code where one tried
+/// (`coef-zero-run`, `coef-element-count`) and where it stopped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Undecoded {
+    /// The reason.
+    pub reason: UndecodedReason,
+    /// The decoder's stable code, or the payload's role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// Where, in words (`at +0xc0`, `stream 6 at bit 6: ...`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Undecoded {
+    /// A reason with no code.
+    pub fn of(reason: UndecodedReason) -> Undecoded {
+        Undecoded {
+            reason,
+            code: None,
+            detail: None,
+        }
+    }
+
+    /// A reason with a code and where.
+    pub fn coded(reason: UndecodedReason, code: &str, detail: String) -> Undecoded {
+        Undecoded {
+            reason,
+            code: Some(code.to_string()),
+            detail: Some(detail),
+        }
+    }
+}
+
 /// One entry of the ledger: the byte range `[start, end)` and who owns it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Owner {
@@ -96,6 +162,9 @@ pub struct Owner {
     /// For padding: whether every byte is zero.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub all_zero: Option<bool>,
+    /// For a preserved-opaque owner: why it is not decoded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecoded: Option<Undecoded>,
 }
 
 impl Owner {
@@ -142,6 +211,8 @@ pub struct Claim {
     pub(crate) origin: Origin,
     /// Declared alignment of the section that starts here (v2), for the gap before it.
     pub(crate) alignment: u64,
+    /// For an opaque claim: why.
+    pub(crate) undecoded: Option<Undecoded>,
 }
 
 /// A claim of a structure (origin `Structure`, no alignment before it).
@@ -153,5 +224,6 @@ pub(crate) fn claim(start: u64, end: u64, class: OwnerClass, label: String) -> C
         label,
         origin: Origin::Structure,
         alignment: 0,
+        undecoded: None,
     }
 }

@@ -27,7 +27,7 @@ mod v2;
 
 #[cfg(test)]
 pub(crate) use ledger::claim;
-pub use ledger::{Claim, Origin, Owner, OwnerClass, View, ViewClass};
+pub use ledger::{Claim, Origin, Owner, OwnerClass, Undecoded, UndecodedReason, View, ViewClass};
 pub use naming::{Located, Word};
 pub use pieces::Piece;
 

@@ -54,6 +54,7 @@ pub(super) fn fill_gaps(source: &Data<'_>, mut claims: Vec<Claim>) -> Result<Vec
             label: c.label,
             origin: c.origin,
             all_zero: None,
+            undecoded: c.undecoded,
         });
     }
     if cursor < size {
@@ -75,6 +76,7 @@ pub(super) fn fill_gaps(source: &Data<'_>, mut claims: Vec<Claim>) -> Result<Vec
                 label: "connection region (final 512 bytes)".into(),
                 origin: Origin::Tail,
                 all_zero: None,
+                undecoded: None,
             });
         } else {
             owners.push(owner(
@@ -114,6 +116,7 @@ pub(super) fn owner(
         label,
         origin: Origin::Gap,
         all_zero,
+        undecoded: None,
     }
 }
 

@@ -482,6 +482,7 @@ mod tests {
             label: "x".into(),
             origin: Origin::Gap,
             all_zero: None,
+            undecoded: None,
         }
     }
 

@@ -629,8 +629,8 @@ fn last_values(b: &Buffers<'_>, entry: u64, address: u32) -> [Option<u32>; 8] {
         if c.opcode != commands::LOAD_STATE {
             continue;
         }
-        for (i, slot) in out.iter_mut().enumerate() {
-            let Some(k) = (address + i as u32).checked_sub(c.address) else {
+        for (slot, a) in out.iter_mut().zip(address..) {
+            let Some(k) = a.checked_sub(c.address) else {
                 continue;
             };
             if let Some(&v) = c.values.get(k as usize) {
