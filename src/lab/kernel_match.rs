@@ -64,6 +64,14 @@ pub enum Layout {
     Ohwi,
     /// [1, H, W, C] (TFLite depthwise kernels).
     OneHwc,
+    /// [O, 1, 1, I] or [O, I] against a kernel of another shape holding as many elements in the
+    /// same order (measured: the Ameba hand landmark's 1x1 convolutions on re-tiled images,
+    /// stored as 1x4x4 kernels of 16 inputs).
+    Flat,
+    /// [1, H, W, C] stored dense: on the diagonal of a (C, C, H, W) kernel whose other taps
+    /// are the zero point (measured: the v7 ST files' and the Ameba hand landmark's depthwise
+    /// layers); only the diagonal is compared.
+    OneHwcDiagonal,
     /// [C]: one bias per channel.
     Channels,
 }
@@ -110,6 +118,8 @@ impl Layout {
             Layout::Oihw => "oihw",
             Layout::Ohwi => "ohwi",
             Layout::OneHwc => "one-hwc",
+            Layout::OneHwcDiagonal => "one-hwc-diagonal",
+            Layout::Flat => "flat",
             Layout::Channels => "channels",
         }
     }
@@ -260,6 +270,15 @@ fn permute(src: &Source, layout: Layout, shape: [usize; 4]) -> Option<Vec<f64>> 
                 })
                 .collect(),
         ),
+        // A 1x1 kernel or a matrix row: its inputs are its elements, whatever shape the
+        // command gives them.
+        Layout::Flat
+            if d[0] == c
+                && (d.len() == 2 || (d.len() == 4 && d[1] == 1 && d[2] == 1))
+                && d != [c, z, y, x] =>
+        {
+            Some(v.clone())
+        }
         Layout::OneHwc if z == 1 && d == [1, y, x, c] => Some(
             (0..n)
                 .map(|i| {
@@ -395,38 +414,76 @@ fn bf16(f: f32) -> u32 {
     (b + 0x7fff + ((b >> 16) & 1)) >> 16
 }
 
+/// A [1, H, W, C] depthwise kernel against a dense (C, C, H, W) one: the source in (C, 1, H,
+/// W) order and the decoded elements on the diagonal it is compared with.
+fn diagonal(src: &Source, shape: [usize; 4]) -> Option<(Vec<f64>, Vec<usize>)> {
+    let [c, z, y, x] = shape;
+    if z != c || c < 2 {
+        return None;
+    }
+    let v = permute(src, Layout::OneHwc, [c, 1, y, x])?;
+    let at = (0..c * y * x)
+        .map(|i| {
+            let (ch, r) = (i / (y * x), i % (y * x));
+            (ch * z + ch) * y * x + r
+        })
+        .collect();
+    Some((v, at))
+}
+
 /// The best transform from `src` to the kernel of `d`.
 fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
     let shape = d.weights.shape;
     let mut best: Option<Found> = None;
-    for layout in [Layout::Oihw, Layout::Ohwi, Layout::OneHwc] {
-        let Some(v) = permute(src, layout, shape) else {
-            continue;
+    for layout in [
+        Layout::Oihw,
+        Layout::Ohwi,
+        Layout::OneHwc,
+        Layout::OneHwcDiagonal,
+        Layout::Flat,
+    ] {
+        // The source in the decoded order, and which decoded elements it stands for (all, but
+        // for a kernel on a diagonal).
+        let (v, at) = match layout {
+            Layout::OneHwcDiagonal => match diagonal(src, shape) {
+                Some((v, at)) => (v, Some(at)),
+                None => continue,
+            },
+            _ => match permute(src, layout, shape) {
+                Some(v) => (v, None),
+                None => continue,
+            },
         };
+        let pick = |all: &[i64]| -> Vec<i64> {
+            at.as_ref()
+                .map_or_else(|| all.to_vec(), |at| at.iter().map(|&i| all[i]).collect())
+        };
+        let ints = pick(&d.ints);
         let tries: Vec<Try> = match d.weights.dtype {
             // Against the elements as stored (`Buffer::elements`), whatever the type reads.
             WeightType::U8 | WeightType::I8 if src.integer => d
                 .buffer
                 .elements(crate::nbg::coefficients::Tensor::Weights)
-                .map_or_else(Vec::new, |(q, bits)| stored_tries(&v, &q, bits)),
+                .map_or_else(Vec::new, |(q, bits)| stored_tries(&v, &pick(&q), bits)),
             _ if src.integer => Vec::new(),
             WeightType::F16 => {
-                let bits: Vec<u32> = d
+                let all: Vec<i64> = d
                     .weights
                     .kernels
                     .weights
                     .iter()
                     .map(|&b| b.into())
                     .collect();
+                let bits: Vec<u32> = pick(&all).iter().map(|&b| b as u32).collect();
                 float_tries(&v, &bits, Quantization::Fp16)
             }
-            WeightType::I16 => dfp_tries(&v, src.half, &d.ints),
+            WeightType::I16 => dfp_tries(&v, src.half, &ints),
             WeightType::U8 | WeightType::I8 => {
                 let zp = d.weights.zero_point as i64;
-                let mut out = dfp_tries(&v, src.half, &d.ints);
-                if let Some(scale) = fitted_scale(&v, &d.ints) {
+                let mut out = dfp_tries(&v, src.half, &ints);
+                if let Some(scale) = fitted_scale(&v, &ints) {
                     for dec in DECIMALS {
-                        let s = score(&v, src.half, &d.ints, (1.0 / scale, dec), &[]);
+                        let s = score(&v, src.half, &ints, (1.0 / scale, dec), &[]);
                         let q = Quantization::Affine {
                             scale,
                             zero_point: zp,
@@ -898,5 +955,30 @@ mod tests {
         // Another size holds no view of 12 elements.
         bytes.push(0);
         assert!(plain(&bytes).is_none());
+    }
+
+    #[test]
+    fn a_depthwise_kernel_is_compared_on_the_diagonal_of_a_dense_one() {
+        // [1, 2, 1, 3]: three channels of 2x1 taps, stored as a (3, 3, 2, 1) kernel.
+        let v: Vec<f64> = (0..6).map(f64::from).collect();
+        let (got, at) = diagonal(&source("dw", vec![1, 2, 1, 3], v), [3, 3, 2, 1]).unwrap();
+        // Channel-major: channel 0's two taps, then channel 1's, then channel 2's.
+        assert_eq!(got, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+        // Output channel c, input channel c: (c * 3 + c) * 2 + tap.
+        assert_eq!(at, vec![0, 1, 8, 9, 16, 17]);
+        // A kernel of one input channel is not dense.
+        assert!(diagonal(&source("dw", vec![1, 2, 1, 3], vec![0.0; 6]), [3, 1, 2, 1]).is_none());
+    }
+
+    #[test]
+    fn a_flat_kernel_keeps_its_order_under_another_shape() {
+        // A 1x1 convolution of 16 inputs ([2, 1, 1, 16]) stored as 2 kernels of 1x4x4.
+        let v: Vec<f64> = (0..32).map(f64::from).collect();
+        let src = source("pw", vec![2, 1, 1, 16], v.clone());
+        assert_eq!(permute(&src, Layout::Flat, [2, 1, 4, 4]), Some(v.clone()));
+        // Its own shape is not another shape: OHWI reads it.
+        assert_eq!(permute(&src, Layout::Flat, [2, 1, 1, 16]), None);
+        // A different count of outputs is not this kernel.
+        assert_eq!(permute(&src, Layout::Flat, [4, 1, 2, 4]), None);
     }
 }

@@ -202,7 +202,14 @@ mod tests {
         for o in [Outcome::Found, Outcome::NotFound, Outcome::Skipped] {
             assert_eq!(to_value(o).unwrap(), o.as_str());
         }
-        for l in [Layout::Oihw, Layout::Ohwi, Layout::OneHwc, Layout::Channels] {
+        for l in [
+            Layout::Oihw,
+            Layout::Ohwi,
+            Layout::OneHwc,
+            Layout::OneHwcDiagonal,
+            Layout::Flat,
+            Layout::Channels,
+        ] {
             assert_eq!(to_value(l).unwrap(), l.as_str());
         }
         for q in [
