@@ -564,6 +564,93 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     out
 }
 
+/// The geometry of one QDQ uint8 convolution (`conv_u8`).
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry {
+    /// Output channels: kernels.
+    pub channels: i64,
+    /// Input channels (the channels again when depthwise).
+    pub inputs: i64,
+    /// Kernel width and height.
+    pub kernel: i64,
+    /// Input width and height.
+    pub image: i64,
+    /// Stride.
+    pub stride: i64,
+    /// One kernel per input channel.
+    pub depthwise: bool,
+    /// An activation after it (`Sigmoid`, `Tanh`), or none.
+    pub activation: Option<&'static str>,
+}
+
+/// One QDQ uint8 convolution of geometry `g` ("same" padding), random constants seeded by the
+/// geometry, constants static: the vendor tests compile a set of them to prove how kernels
+/// are dealt to cores whatever the channels, kernel and stride.
+pub fn conv_u8(g: &Geometry) -> Vec<u8> {
+    let seed = [g.channels, g.inputs, g.kernel, g.image, g.stride]
+        .iter()
+        .fold(u64::from(g.depthwise), |a, &v| {
+            a.wrapping_mul(131) ^ v as u64
+        });
+    let r = &mut Rng::new(seed);
+    let (mut inits, mut nodes) = qdq("x", 0.05, 128, false);
+    let z = if g.depthwise { 1 } else { g.inputs };
+    let (wi, wn) = quantized_const(
+        r,
+        "w",
+        &[g.channels, z, g.kernel, g.kernel],
+        0.01,
+        128,
+        false,
+    );
+    inits.extend(wi);
+    nodes.push(wn);
+    let (b, bn) = int32_bias(r, g.channels as usize, 256, 0.0005);
+    inits.extend(b);
+    nodes.push(bn);
+    let pad = g.kernel / 2;
+    let mut attributes = vec![
+        fixtures::ints("kernel_shape", &[g.kernel, g.kernel]),
+        fixtures::ints("pads", &[pad; 4]),
+        fixtures::ints("strides", &[g.stride, g.stride]),
+    ];
+    if g.depthwise {
+        attributes.push(attr_int("group", g.inputs));
+    }
+    nodes.push(node("Conv", &["x_dq", "w_dq", "b_dq"], &["y"], attributes));
+    let (o, on) = qdq("y", 0.5, 128, false);
+    inits.extend(o);
+    nodes.extend(on);
+    let side = (g.image + 2 * pad - g.kernel) / g.stride + 1;
+    let out = [1, g.channels, side, side];
+    let m = model(
+        "conv_geometry",
+        nodes,
+        inits,
+        &[("x", &[1, g.inputs, g.image, g.image])],
+        &[("y_dq", &out)],
+    );
+    static_constants(&match g.activation {
+        Some(op) => followed_by(&m, op, vec![], &out),
+        None => m,
+    })
+}
+
+/// The uint8 3x3 layer of `nn` followed by an activation the NN command applies through a
+/// lookup table after its biases (operation `SP`, measured on 0x1000003b): Sigmoid and Tanh.
+/// Not capture sets: the vendor tests compile them to read that table.
+pub fn activations() -> Vec<(&'static str, Vec<u8>)> {
+    let base = nn()
+        .into_iter()
+        .find(|m| m.0 == "conv-nn-u8")
+        .expect("nn holds conv-nn-u8")
+        .2;
+    ["Sigmoid", "Tanh"]
+        .into_iter()
+        .map(|op| (op, followed_by(&base, op, vec![], &[1, 8, 6, 6])))
+        .collect()
+}
+
 /// `layer` (a model of `nn`, output `y_dq`) with `op` applied to its output and quantized
 /// again as the output was (`z` -> `z_dq`, of shape `out`).
 fn followed_by(layer: &[u8], op: &str, attributes: Vec<AttributeProto>, out: &[i64]) -> Vec<u8> {

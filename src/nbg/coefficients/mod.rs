@@ -280,10 +280,11 @@ pub struct Buffer {
     pub stream_tail: (u64, bool),
 }
 
-/// A lookup table an NN_LUT operation's buffer carries after its biases, from the next 64
-/// bytes on to the buffer's end (measured: the A733 int16 face blendshapes' last layer, 1027
-/// words as in its standalone NN_LUT tables, then zeros to 64 bytes; the public uint8
-/// YOLOv8n build ends most buffers so). Its words, as stored, are named unknown as the
+/// A lookup table an NN_LUT or SP operation's buffer carries after its biases, from the next
+/// 64 bytes on to the buffer's end (measured: the A733 int16 face blendshapes' last layer,
+/// 1027 words as in its standalone NN_LUT tables, then zeros to 64 bytes; the simulator's
+/// uint8 convolutions followed by Sigmoid or Tanh on 0x1000003b, 1025 words of two different
+/// tables in 4160 bytes, as the public uint8 YOLOv8n build ends most buffers). Its words, as stored, are named unknown as the
 /// standalone tables' are (`tables`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Lookup {
@@ -1218,7 +1219,13 @@ fn run(
             }
             match cut_to(entry, offset, bytes, command, features, depth) {
                 Ok(mut b) => {
-                    if operation.as_ref().is_some_and(|o| o.kind == "NN_LUT") {
+                    // An activation run by the stream processor after the convolution (`SP`)
+                    // keeps its table there too (measured: the simulator's Sigmoid and Tanh
+                    // after a uint8 convolution on 0x1000003b, two different tables).
+                    if operation
+                        .as_ref()
+                        .is_some_and(|o| matches!(o.kind, "NN_LUT" | "SP"))
+                    {
                         b.take_lookup(bytes);
                     }
                     b.operation = operation;
