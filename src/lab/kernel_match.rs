@@ -21,9 +21,12 @@
 //! a shader's weights and biases) are tested as plain float16, bfloat16 and float32 arrays.
 
 use crate::nbg::coefficients::plain::Plain;
-use crate::nbg::coefficients::{Buffer, WeightType, Weights};
+use crate::nbg::coefficients::tp::Part as TpPart;
+use crate::nbg::coefficients::zero_run::Buffer as ZeroRunBuffer;
+use crate::nbg::coefficients::{Buffer, Coefficients, WeightType};
 use crate::onnx::tensor::{Dtype, Tensor};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// One source tensor: a name, its shape and values, and the precision its type holds them to.
 #[derive(Clone, Debug)]
@@ -68,10 +71,17 @@ pub enum Layout {
     /// same order (measured: the Ameba hand landmark's 1x1 convolutions on re-tiled images,
     /// stored as 1x4x4 kernels of 16 inputs).
     Flat,
-    /// [1, H, W, C] stored dense: on the diagonal of a (C, C, H, W) kernel whose other taps
-    /// are the zero point (measured: the v7 ST files' and the Ameba hand landmark's depthwise
-    /// layers); only the diagonal is compared.
+    /// A depthwise kernel ([1, H, W, C] or [C, 1, H, W]) stored dense: on the diagonal of a
+    /// (C, C, H, W) kernel whose other taps are the zero point (measured: the v7 ST files', the
+    /// Ameba hand landmark's and the simulator's 0x88 depthwise layers); only the diagonal is
+    /// compared.
     OneHwcDiagonal,
+    /// A stride-2 kernel ([O, I, H, W] or [O, H, W, I]) folded into four stride-1 phases: an
+    /// (O, 4I, ceil(H/2), ceil(W/2)) kernel whose input z = 4i + 2py + px holds taps
+    /// (2y + py, 2x + px), zero past the kernel (measured: the simulator's 3x3 and 5x5 stride-2
+    /// convolutions on 0x9f and 0x88, and a 1-channel depthwise one; 0x1000003b does not fold);
+    /// only the kernel's own taps are compared.
+    StrideFold,
     /// [C]: one bias per channel.
     Channels,
 }
@@ -97,6 +107,14 @@ pub enum Quantization {
         /// The zero point (the NN command's `coef_zero_point`).
         zero_point: i64,
     },
+    /// A v7 kernel's inline 32-bit bias: the QDQ bias less the input zero point times the
+    /// kernel's sum less its zero point (the input's zero point folded into the bias; the
+    /// vendor's encoder, `reorderWeightBiasBufferForHuffman`; measured on the simulator's 0x88
+    /// compiles).
+    InlineBias {
+        /// The input zero point (found: the most common per channel).
+        input_zero_point: i64,
+    },
     /// IEEE half, as stored.
     Fp16,
     /// bfloat16 (the top half of a float32, rounded to nearest even), as stored.
@@ -120,6 +138,7 @@ impl Layout {
             Layout::OneHwc => "one-hwc",
             Layout::OneHwcDiagonal => "one-hwc-diagonal",
             Layout::Flat => "flat",
+            Layout::StrideFold => "stride-fold",
             Layout::Channels => "channels",
         }
     }
@@ -137,6 +156,7 @@ impl Quantization {
             Quantization::Bf16 => ("bf16", None),
             Quantization::F32 => ("f32", None),
             Quantization::Stored { .. } => ("stored", None),
+            Quantization::InlineBias { .. } => ("inline-bias", None),
         }
     }
 }
@@ -149,6 +169,10 @@ pub enum Storage {
     NnStream,
     /// A plain array: an entry no NN command reads (`coefficients::plain`).
     Plain,
+    /// Decoded from a VIP8000 zero-run buffer (`coefficients::zero_run`).
+    ZeroRun,
+    /// A TP command's fully-connected part (`coefficients::tp`).
+    Tp,
 }
 
 /// The decimal places tried before quantizing (`None` first: named only when it helps).
@@ -219,32 +243,130 @@ pub struct Summary {
     pub consistent: u64,
 }
 
-/// Every decoded kernel's elements as signed integers (8-bit minus the zero point) or, for
-/// fp16, as values.
+/// One decoded set of kernels, wherever it was decoded from (an NN buffer's streams, a
+/// VIP8000 zero-run buffer, a TP command's part): the elements as stored and as signed
+/// integers (8-bit minus the zero point) or, for fp16, as values.
 struct Decoded<'a> {
-    buffer: &'a Buffer,
-    weights: &'a Weights,
+    at: Where,
+    /// Channels, z, y, x.
+    shape: [usize; 4],
+    dtype: WeightType,
+    zero_point: i64,
+    /// The elements as stored, masked to `bits`.
+    stored: Vec<i64>,
+    bits: u32,
     ints: Vec<i64>,
+    /// One bias per channel, as stored, where the buffer carries them.
+    biases: Option<Cow<'a, [i64]>>,
+    /// Whether the biases are v7 inline ones, the input zero point folded in.
+    inline: bool,
+}
+
+impl<'a> Decoded<'a> {
+    fn new(
+        at: Where,
+        shape: [usize; 4],
+        dtype: WeightType,
+        zero_point: u64,
+        elements: impl Iterator<Item = u16>,
+        biases: Option<Cow<'a, [i64]>>,
+    ) -> Decoded<'a> {
+        let bits = match dtype {
+            WeightType::U8 | WeightType::I8 => 8,
+            WeightType::I16 | WeightType::F16 => 16,
+        };
+        let zp = zero_point as i64;
+        let stored: Vec<i64> = elements.map(|e| i64::from(e) & ((1 << bits) - 1)).collect();
+        let ints = stored
+            .iter()
+            .map(|&e| match dtype {
+                WeightType::I16 | WeightType::F16 => i64::from(e as u16 as i16),
+                WeightType::I8 => i64::from(e as u8 as i8),
+                WeightType::U8 => e - zp,
+            })
+            .collect();
+        Decoded {
+            at,
+            shape,
+            dtype,
+            zero_point: zp,
+            stored,
+            bits,
+            ints,
+            biases,
+            inline: false,
+        }
+    }
+
+    /// With v7 inline biases (each kernel's first 32-bit word, as a signed value).
+    fn with_inline(self, inline: &[[u32; 2]]) -> Decoded<'a> {
+        if inline.is_empty() {
+            return self;
+        }
+        let biases = inline.iter().map(|w| i64::from(w[0] as i32)).collect();
+        Decoded {
+            biases: Some(Cow::Owned(biases)),
+            inline: true,
+            ..self
+        }
+    }
 }
 
 fn decoded(b: &Buffer) -> Option<Decoded<'_>> {
     let w = b.weights.as_ref()?;
-    let zp = w.zero_point as i64;
-    let ints = w
-        .kernels
-        .weights
-        .iter()
-        .map(|&e| match w.dtype {
-            WeightType::I16 | WeightType::F16 => i64::from(e as i16),
-            WeightType::I8 => i64::from(e as u8 as i8),
-            WeightType::U8 => i64::from(e as u8) - zp,
-        })
-        .collect();
-    Some(Decoded {
-        buffer: b,
-        weights: w,
-        ints,
-    })
+    Some(
+        Decoded::new(
+            Where::of_buffer(b),
+            w.shape,
+            w.dtype,
+            w.zero_point,
+            w.kernels.weights.iter().copied(),
+            b.biases.as_ref().map(|b| Cow::Borrowed(&b.values[..])),
+        )
+        .with_inline(&w.kernels.inline),
+    )
+}
+
+/// A VIP8000 zero-run buffer's kernels (8-bit, typed by the command's `kernel_data_type`).
+fn decoded_zero_run(z: &ZeroRunBuffer) -> Option<Decoded<'_>> {
+    let dtype = WeightType::of_code(z.command.kernel_data_type)
+        .filter(|t| matches!(t, WeightType::U8 | WeightType::I8))?;
+    let at = Where {
+        entry: z.entry,
+        offset: z.offset,
+        command: Some(z.command.index),
+        operation: z.operation.as_ref().map(|o| o.index),
+        storage: Storage::ZeroRun,
+    };
+    Some(
+        Decoded::new(
+            at,
+            z.shape,
+            dtype,
+            z.command.coef_zero_point,
+            z.weights.iter().map(|&e| u16::from(e)),
+            None,
+        )
+        .with_inline(&z.inline),
+    )
+}
+
+/// A TP command's fully-connected matrix, as (filters, slices, 1, 1) kernels: 8-bit weights
+/// affine with the command's `coef_zp`, 16-bit ones dynamic fixed point.
+fn decoded_tp(entry: usize, p: &TpPart) -> Decoded<'_> {
+    let (dtype, zp) = match p.weight_bits() {
+        8 => (WeightType::U8, u64::from(p.shape.coef_zp)),
+        _ => (WeightType::I16, 0),
+    };
+    let at = Where {
+        entry,
+        offset: p.offset,
+        command: Some(p.shape.command),
+        operation: p.operation.as_ref().map(|o| o.index),
+        storage: Storage::Tp,
+    };
+    let shape = [p.shape.filters as usize, p.shape.slices as usize, 1, 1];
+    Decoded::new(at, shape, dtype, zp, p.weights.iter().copied(), None)
 }
 
 /// `src` reordered to (channels, z, y, x) under `layout`, when its shape fits `shape`.
@@ -414,14 +536,50 @@ fn bf16(f: f32) -> u32 {
     (b + 0x7fff + ((b >> 16) & 1)) >> 16
 }
 
-/// A [1, H, W, C] depthwise kernel against a dense (C, C, H, W) one: the source in (C, 1, H,
-/// W) order and the decoded elements on the diagonal it is compared with.
+/// A stride-2 kernel against its four-phase fold of `shape`: the source's taps in the order
+/// `at` gives, and where each is in the folded kernel.
+fn stride_fold(src: &Source, shape: [usize; 4]) -> Option<(Vec<f64>, Vec<usize>)> {
+    let [o, z, fy, fx] = shape;
+    let d: Vec<usize> = src.shape.iter().map(|&x| x as usize).collect();
+    if z % 4 != 0 || d.len() != 4 || d[0] != o {
+        return None;
+    }
+    let c = z / 4;
+    // The kernel's height and width, as OIHW or OHWI gives them.
+    let (ky, kx) = if d[1] == c {
+        (d[2], d[3])
+    } else {
+        (d[1], d[2])
+    };
+    let folds = |k: usize, f: usize| k > 1 && k.div_ceil(2) == f;
+    if !folds(ky, fy) || !folds(kx, fx) {
+        return None;
+    }
+    let base = permute(src, Layout::Oihw, [o, c, ky, kx])
+        .or_else(|| permute(src, Layout::Ohwi, [o, c, ky, kx]))?;
+    let (mut v, mut at) = (Vec::new(), Vec::new());
+    for oi in 0..o {
+        for ci in 0..c {
+            for (y, x) in (0..ky).flat_map(|y| (0..kx).map(move |x| (y, x))) {
+                v.push(base[((oi * c + ci) * ky + y) * kx + x]);
+                let zi = ci * 4 + (y % 2) * 2 + x % 2;
+                at.push(((oi * z + zi) * fy + y / 2) * fx + x / 2);
+            }
+        }
+    }
+    Some((v, at))
+}
+
+/// A [1, H, W, C] or [C, 1, H, W] depthwise kernel against a dense (C, C, H, W) one: the
+/// source in (C, 1, H, W) order and the decoded elements on the diagonal it is compared with.
 fn diagonal(src: &Source, shape: [usize; 4]) -> Option<(Vec<f64>, Vec<usize>)> {
     let [c, z, y, x] = shape;
     if z != c || c < 2 {
         return None;
     }
-    let v = permute(src, Layout::OneHwc, [c, 1, y, x])?;
+    // A TFLite depthwise kernel (1, H, W, C), or an ONNX one (C, 1, H, W).
+    let v = permute(src, Layout::OneHwc, [c, 1, y, x])
+        .or_else(|| permute(src, Layout::Oihw, [c, 1, y, x]))?;
     let at = (0..c * y * x)
         .map(|i| {
             let (ch, r) = (i / (y * x), i % (y * x));
@@ -433,7 +591,7 @@ fn diagonal(src: &Source, shape: [usize; 4]) -> Option<(Vec<f64>, Vec<usize>)> {
 
 /// The best transform from `src` to the kernel of `d`.
 fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
-    let shape = d.weights.shape;
+    let shape = d.shape;
     let mut best: Option<Found> = None;
     for layout in [
         Layout::Oihw,
@@ -441,11 +599,16 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
         Layout::OneHwc,
         Layout::OneHwcDiagonal,
         Layout::Flat,
+        Layout::StrideFold,
     ] {
         // The source in the decoded order, and which decoded elements it stands for (all, but
-        // for a kernel on a diagonal).
+        // for a kernel on a diagonal or folded).
         let (v, at) = match layout {
             Layout::OneHwcDiagonal => match diagonal(src, shape) {
+                Some((v, at)) => (v, Some(at)),
+                None => continue,
+            },
+            Layout::StrideFold => match stride_fold(src, shape) {
                 Some((v, at)) => (v, Some(at)),
                 None => continue,
             },
@@ -459,27 +622,19 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
                 .map_or_else(|| all.to_vec(), |at| at.iter().map(|&i| all[i]).collect())
         };
         let ints = pick(&d.ints);
-        let tries: Vec<Try> = match d.weights.dtype {
-            // Against the elements as stored (`Buffer::elements`), whatever the type reads.
-            WeightType::U8 | WeightType::I8 if src.integer => d
-                .buffer
-                .elements(crate::nbg::coefficients::Tensor::Weights)
-                .map_or_else(Vec::new, |(q, bits)| stored_tries(&v, &pick(&q), bits)),
+        let tries: Vec<Try> = match d.dtype {
+            // Against the elements as stored, whatever the type reads.
+            WeightType::U8 | WeightType::I8 if src.integer => {
+                stored_tries(&v, &pick(&d.stored), d.bits)
+            }
             _ if src.integer => Vec::new(),
             WeightType::F16 => {
-                let all: Vec<i64> = d
-                    .weights
-                    .kernels
-                    .weights
-                    .iter()
-                    .map(|&b| b.into())
-                    .collect();
-                let bits: Vec<u32> = pick(&all).iter().map(|&b| b as u32).collect();
+                let bits: Vec<u32> = pick(&d.stored).iter().map(|&b| b as u32).collect();
                 float_tries(&v, &bits, Quantization::Fp16)
             }
             WeightType::I16 => dfp_tries(&v, src.half, &ints),
             WeightType::U8 | WeightType::I8 => {
-                let zp = d.weights.zero_point as i64;
+                let zp = d.zero_point;
                 let mut out = dfp_tries(&v, src.half, &ints);
                 if let Some(scale) = fitted_scale(&v, &ints) {
                     for dec in DECIMALS {
@@ -494,9 +649,8 @@ fn kernel_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
                 out
             }
         };
-        let at = Where::of_buffer(d.buffer);
         for t in tries {
-            keep_best(&mut best, at.found(layout, t));
+            keep_best(&mut best, d.at.found(layout, t));
         }
     }
     best
@@ -601,10 +755,8 @@ fn plain_views(bytes: &[u8], n: usize) -> Vec<(Quantization, Vec<u32>)> {
 /// The best transform from `src` (a kernel or a bias) to a plain entry `p`, named by its
 /// reader `prefer` where it is one.
 fn plain_match(src: &Source, p: &Plain, prefer: Option<usize>) -> Option<Found> {
-    // A QDQ model's integers are matched where an NN command decodes them; a plain entry's
-    // views are float.
     if src.integer {
-        return None;
+        return plain_integers(src, p, prefer);
     }
     let views = plain_views(p.bytes, src.values.len());
     if views.is_empty() {
@@ -630,6 +782,84 @@ fn plain_match(src: &Source, p: &Plain, prefer: Option<usize>) -> Option<Found> 
     best
 }
 
+/// A QDQ model's integers against a plain entry of exactly as many of them: 8-bit weights as
+/// stored less their most common difference (a shader convolution's kernels, one row each;
+/// measured on the simulator's 0x1000001e, whose uint8 convolutions run on shaders), 32-bit
+/// biases as they are.
+fn plain_integers(src: &Source, p: &Plain, prefer: Option<usize>) -> Option<Found> {
+    let n = src.values.len();
+    let at = Where::of_plain(p, prefer);
+    if n > 0 && p.bytes.len() == 4 * n && src.shape.len() == 1 {
+        let exact = p
+            .bytes
+            .chunks_exact(4)
+            .zip(&src.values)
+            .filter(|&(c, &x)| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])) == x)
+            .count() as u64;
+        let t = (Quantization::Stored { less: 0 }, None, (exact, exact));
+        return Some(at.found(Layout::Channels, t));
+    }
+    if n == 0 || p.bytes.len() != n {
+        return None;
+    }
+    let q: Vec<i64> = p.bytes.iter().map(|&b| i64::from(b)).collect();
+    let mut best = None;
+    for (layout, shape) in layouts(&src.shape) {
+        if let Some(v) = permute(src, layout, shape) {
+            for t in stored_tries(&v, &q, 8) {
+                keep_best(&mut best, at.found(layout, t));
+            }
+        }
+    }
+    best
+}
+
+/// A QDQ model's int32 bias against a shader's plain bias entry that folds the input zero
+/// point in: stored = b - z * (sum(w) - K * zw), for a kernel found in a plain entry its
+/// operation also reads (measured on the simulator's 0x1000001e uint8 convolutions, kernel zero
+/// points 10 and 128, z = 128; the v7 inline bias's rule). z and K * zw are fitted from the
+/// first two channels of different sums and every channel is checked.
+fn folded_bias(src: &Source, p: &Plain, kernels: &[(Vec<f64>, Option<usize>)]) -> Option<Found> {
+    let n = src.values.len();
+    if !src.integer || n < 2 || p.bytes.len() != 4 * n {
+        return None;
+    }
+    let stored: Vec<f64> = p
+        .bytes
+        .chunks_exact(4)
+        .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    let mut best = None;
+    for (sums, op) in kernels.iter().filter(|(s, _)| s.len() == n) {
+        let Some(op) = op.filter(|&op| p.readers.iter().any(|o| o.index == op)) else {
+            continue;
+        };
+        // diff = -z * sum + z * K * zw: a line in the kernel sums.
+        let diff: Vec<f64> = stored.iter().zip(&src.values).map(|(q, b)| q - b).collect();
+        let Some(j) = (1..n).find(|&j| sums[j] != sums[0]) else {
+            continue;
+        };
+        let slope = (diff[j] - diff[0]) / (sums[j] - sums[0]);
+        // No slope: nothing folded, the stored bias (`plain_integers`) says so.
+        if slope.fract() != 0.0 || slope == 0.0 {
+            continue;
+        }
+        let offset = diff[0] - slope * sums[0];
+        let exact = (0..n)
+            .filter(|&c| diff[c] == slope * sums[c] + offset)
+            .count() as u64;
+        let q = Quantization::InlineBias {
+            input_zero_point: -slope as i64,
+        };
+        let at = Where::of_plain(p, Some(op));
+        keep_best(
+            &mut best,
+            at.found(Layout::Channels, (q, None, (exact, exact))),
+        );
+    }
+    best
+}
+
 /// The scale of an affine map from `src` onto `q` (median of x / q over the larger elements).
 fn fitted_scale(src: &[f64], q: &[i64]) -> Option<f64> {
     let mut r: Vec<f64> = src
@@ -645,50 +875,83 @@ fn fitted_scale(src: &[f64], q: &[i64]) -> Option<f64> {
 
 /// The best transform from a bias `src` to the biases of `d` (dynamic fixed point only).
 fn bias_match(src: &Source, d: &Decoded<'_>) -> Option<Found> {
-    let biases = d.buffer.biases.as_ref()?;
+    let biases = d.biases.as_deref()?;
+    if src.shape.len() != 1 || biases.len() != src.values.len() {
+        return None;
+    }
+    if src.integer && d.inline {
+        return Some(d.at.found(Layout::Channels, inline_bias(src, d, biases)));
+    }
     if src.integer {
         // A QDQ model's int32 bias, as stored.
-        if src.shape.len() != 1 || biases.values.len() != src.values.len() {
-            return None;
-        }
         let exact = src
             .values
             .iter()
-            .zip(&biases.values)
+            .zip(biases)
             .filter(|&(&x, &b)| x == b as f64)
             .count() as u64;
         let t = (Quantization::Stored { less: 0 }, None, (exact, exact));
-        return Some(Where::of_buffer(d.buffer).found(Layout::Channels, t));
+        return Some(d.at.found(Layout::Channels, t));
     }
-    if d.weights.dtype != WeightType::I16
-        || src.shape.len() != 1
-        || biases.values.len() != src.values.len()
-    {
+    if d.dtype != WeightType::I16 || d.inline {
         return None;
     }
-    let per = d.ints.len() / biases.values.len().max(1);
+    let per = d.ints.len() / biases.len().max(1);
     let corr: Vec<f64> = d
         .ints
         .chunks(per.max(1))
         .map(|k| 128.0 * k.iter().sum::<i64>() as f64)
         .collect();
-    let q = &biases.values;
+    let q = biases;
     let lifted: Vec<i64> = q.iter().zip(&corr).map(|(&b, &c)| b - c as i64).collect();
     let mut ps = positions(&src.values, &lifted);
     if ps.is_empty() {
         // All-zero biases: any position; 0 is as good as any.
         ps.push(0);
     }
-    let at = Where::of_buffer(d.buffer);
     let mut best = None;
     for p in ps {
         for dec in DECIMALS {
             let s = score(&src.values, src.half, q, (f64::powi(2.0, p), dec), &corr);
             let t = (Quantization::DfpBias { position: p }, dec, s);
-            keep_best(&mut best, at.found(Layout::Channels, t));
+            keep_best(&mut best, d.at.found(Layout::Channels, t));
         }
     }
     best
+}
+
+/// A QDQ bias against v7 inline biases: stored = b - z * sum(kernel less its zero point),
+/// with the input zero point z the most common one the channels give.
+fn inline_bias(src: &Source, d: &Decoded<'_>, stored: &[i64]) -> Try {
+    let per = d.ints.len() / stored.len().max(1);
+    let sums: Vec<i64> = d.ints.chunks(per.max(1)).map(|k| k.iter().sum()).collect();
+    let mut zs: Vec<i64> = src
+        .values
+        .iter()
+        .zip(stored)
+        .zip(&sums)
+        .filter(|&(_, &s)| s != 0)
+        .filter_map(|((&b, &q), &s)| {
+            let diff = b as i64 - q;
+            (diff % s == 0).then_some(diff / s)
+        })
+        .collect();
+    zs.sort_unstable();
+    let z = zs
+        .chunk_by(|a, b| a == b)
+        .max_by_key(|run| run.len())
+        .map_or(0, |run| run[0]);
+    let exact = src
+        .values
+        .iter()
+        .zip(stored)
+        .zip(&sums)
+        .filter(|&((&b, &q), &s)| b as i64 - z * s == q)
+        .count() as u64;
+    let q = Quantization::InlineBias {
+        input_zero_point: z,
+    };
+    (q, None, (exact, exact))
 }
 
 /// The name a tensor shares with its layer's other tensors (up to its last `/` or `.`).
@@ -748,8 +1011,17 @@ fn enough(s: &Source, f: &Found) -> bool {
 
 /// Match every source tensor to the decoded buffers: kernels first, then biases, a bias
 /// preferring the buffer its layer's kernel matched (all-zero biases match every buffer alike).
-pub fn matches(sources: &[Source], buffers: &[Buffer], plain: &[Plain]) -> (Vec<Row>, Summary) {
-    let dec: Vec<Decoded<'_>> = buffers.iter().filter_map(decoded).collect();
+pub fn matches(sources: &[Source], c: &Coefficients, plain: &[Plain]) -> (Vec<Row>, Summary) {
+    let dec: Vec<Decoded<'_>> = c
+        .buffers
+        .iter()
+        .filter_map(decoded)
+        .chain(c.zero_run.iter().filter_map(decoded_zero_run))
+        .chain(
+            c.tp.iter()
+                .flat_map(|b| b.parts.iter().map(|p| decoded_tp(b.entry, p))),
+        )
+        .collect();
     let mut rows: Vec<Row> = sources
         .iter()
         .map(|s| Row {
@@ -775,6 +1047,23 @@ pub fn matches(sources: &[Source], buffers: &[Buffer], plain: &[Plain]) -> (Vec<
                 .map(|f| (layer(&r.name).to_string(), f.entry, f.operation))
         })
         .collect();
+    // Each integer kernel found in a plain entry: its per-channel sums and its reader, for
+    // the biases a shader stores with the input zero point folded in.
+    let plain_kernels: Vec<(Vec<f64>, Option<usize>)> = rows
+        .iter()
+        .zip(sources)
+        .filter(|(_, s)| s.integer && s.shape.len() == 4)
+        .filter_map(|(r, s)| {
+            let f = r.found.as_ref().filter(|f| f.storage == Storage::Plain)?;
+            let per = s.values.len() / (s.shape[0] as usize).max(1);
+            let sums = s
+                .values
+                .chunks(per.max(1))
+                .map(|k| k.iter().sum())
+                .collect();
+            Some((sums, f.operation))
+        })
+        .collect();
     for (row, s) in rows.iter_mut().zip(sources) {
         if s.shape.len() != 1 {
             continue;
@@ -791,6 +1080,11 @@ pub fn matches(sources: &[Source], buffers: &[Buffer], plain: &[Plain]) -> (Vec<
                 plain
                     .iter()
                     .filter_map(|p| plain_match(s, p, sibling.and_then(|k| k.2))),
+            )
+            .chain(
+                plain
+                    .iter()
+                    .filter_map(|p| folded_bias(s, p, &plain_kernels)),
             )
             .max_by_key(|f| (f.consistent, f.exact, beside(f), std::cmp::Reverse(f.entry)))
             .filter(|f| enough(s, f));

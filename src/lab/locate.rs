@@ -778,6 +778,10 @@ pub struct Decoded {
     pub buffers_decoded: usize,
     /// Buffers whose streams do not decode.
     pub buffers_refused: usize,
+    /// VIP8000 zero-run buffers, their kernels decoded.
+    pub zero_run_buffers: usize,
+    /// TP commands' fully-connected parts, decoded.
+    pub tp_parts: usize,
     /// One per source tensor.
     pub tensors: Vec<kernel_match::Row>,
     /// Elements exact and consistent over all tensors.
@@ -788,12 +792,14 @@ fn decoded_section(g: &Graph<'_>, sources: &[kernel_match::Source]) -> Decoded {
     let view = g.coefficient_view();
     let c = crate::nbg::coefficients::of(&view);
     let plain = crate::nbg::coefficients::plain::of(&view);
-    let (tensors, summary) = kernel_match::matches(sources, &c.buffers, &plain);
+    let (tensors, summary) = kernel_match::matches(sources, &c, &plain);
     Decoded {
         buffers: c.buffers.len(),
         plain_entries: plain.len(),
         buffers_decoded: c.buffers.iter().filter(|b| b.weights.is_some()).count(),
         buffers_refused: c.refused.len(),
+        zero_run_buffers: c.zero_run.len(),
+        tp_parts: c.tp.iter().map(|b| b.parts.len()).sum(),
         tensors,
         summary,
     }

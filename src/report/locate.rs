@@ -1,6 +1,6 @@
 //! Text of `nbg locate`, from its report.
 
-use crate::lab::kernel_match::{Quantization, Row};
+use crate::lab::kernel_match::{Quantization, Row, Storage};
 use crate::lab::layers::Layers;
 use crate::lab::locate::{Decoded, ENCODINGS, Located, ORDERS};
 use std::fmt::Write;
@@ -133,8 +133,13 @@ fn layers(l: &Layers) -> String {
 /// layout and quantization, and how many of its elements are exact and consistent.
 fn decoded(d: &Decoded) -> String {
     let mut s = format!(
-        "decoded coefficients: {} buffers, {} put together, {} refused; {} plain entries\n",
-        d.buffers, d.buffers_decoded, d.buffers_refused, d.plain_entries
+        "decoded coefficients: {} buffers, {} put together, {} refused; {} zero-run buffers, {} TP parts, {} plain entries\n",
+        d.buffers,
+        d.buffers_decoded,
+        d.buffers_refused,
+        d.zero_run_buffers,
+        d.tp_parts,
+        d.plain_entries
     );
     for r in &d.tensors {
         let dims: Vec<String> = r.shape.iter().map(u64::to_string).collect();
@@ -167,10 +172,15 @@ fn found(r: &Row) -> String {
     };
     let quant = match (f.quantization, f.quantization.name()) {
         (Quantization::Stored { less }, (ty, _)) => format!("{ty} less {less}"),
+        (Quantization::InlineBias { input_zero_point }, (ty, _)) => {
+            format!("{ty} input zero point {input_zero_point}")
+        }
         (_, (ty, Some(p))) => format!("{ty} {p}"),
         (_, (ty, None)) => ty.to_string(),
     };
     let reader = match (f.command, f.operation) {
+        (Some(c), _) if f.storage == Storage::Tp => format!("TP[{c}]"),
+        (Some(c), _) if f.storage == Storage::ZeroRun => format!("NN[{c}] zero-run"),
         (Some(c), _) => format!("NN[{c}]"),
         (None, Some(o)) => format!("plain, op {o}"),
         (None, None) => "plain".to_string(),
@@ -208,6 +218,7 @@ mod tests {
             Layout::OneHwc,
             Layout::OneHwcDiagonal,
             Layout::Flat,
+            Layout::StrideFold,
             Layout::Channels,
         ] {
             assert_eq!(to_value(l).unwrap(), l.as_str());
@@ -223,6 +234,9 @@ mod tests {
             Quantization::Bf16,
             Quantization::F32,
             Quantization::Stored { less: 10 },
+            Quantization::InlineBias {
+                input_zero_point: 128,
+            },
         ] {
             let v = to_value(q).unwrap();
             let (ty, position) = q.name();
@@ -255,6 +269,8 @@ mod tests {
                 plain_entries: 0,
                 buffers_decoded: 0,
                 buffers_refused: 0,
+                zero_run_buffers: 0,
+                tp_parts: 0,
                 tensors: Vec::new(),
                 summary: Summary::default(),
             },

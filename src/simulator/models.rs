@@ -564,7 +564,7 @@ pub fn nn() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     out
 }
 
-/// The geometry of one QDQ uint8 convolution (`conv_u8`).
+/// The geometry of one QDQ 8-bit convolution (`conv_u8`).
 #[derive(Clone, Copy, Debug)]
 pub struct Geometry {
     /// Output channels: kernels.
@@ -581,28 +581,26 @@ pub struct Geometry {
     pub depthwise: bool,
     /// An activation after it (`Sigmoid`, `Tanh`), or none.
     pub activation: Option<&'static str>,
+    /// int8 with zero points 0, else uint8 (the kernel's zero point 10).
+    pub signed: bool,
 }
 
-/// One QDQ uint8 convolution of geometry `g` ("same" padding), random constants seeded by the
+/// One QDQ uint8 or int8 convolution of geometry `g` ("same" padding), random constants seeded by the
 /// geometry, constants static: the vendor tests compile a set of them to prove how kernels
 /// are dealt to cores whatever the channels, kernel and stride.
 pub fn conv_u8(g: &Geometry) -> Vec<u8> {
     let seed = [g.channels, g.inputs, g.kernel, g.image, g.stride]
         .iter()
-        .fold(u64::from(g.depthwise), |a, &v| {
-            a.wrapping_mul(131) ^ v as u64
-        });
+        .fold(
+            u64::from(g.depthwise) | u64::from(g.signed) << 1,
+            |a, &v| a.wrapping_mul(131) ^ v as u64,
+        );
     let r = &mut Rng::new(seed);
-    let (mut inits, mut nodes) = qdq("x", 0.05, 128, false);
+    let zp = |u: u8| if g.signed { 0 } else { u };
+    let (mut inits, mut nodes) = qdq("x", 0.05, zp(128), g.signed);
     let z = if g.depthwise { 1 } else { g.inputs };
-    let (wi, wn) = quantized_const(
-        r,
-        "w",
-        &[g.channels, z, g.kernel, g.kernel],
-        0.01,
-        128,
-        false,
-    );
+    let dims = [g.channels, z, g.kernel, g.kernel];
+    let (wi, wn) = quantized_const(r, "w", &dims, 0.01, zp(10), g.signed);
     inits.extend(wi);
     nodes.push(wn);
     let (b, bn) = int32_bias(r, g.channels as usize, 256, 0.0005);
@@ -618,7 +616,7 @@ pub fn conv_u8(g: &Geometry) -> Vec<u8> {
         attributes.push(attr_int("group", g.inputs));
     }
     nodes.push(node("Conv", &["x_dq", "w_dq", "b_dq"], &["y"], attributes));
-    let (o, on) = qdq("y", 0.5, 128, false);
+    let (o, on) = qdq("y", 0.5, zp(128), g.signed);
     inits.extend(o);
     nodes.extend(on);
     let side = (g.image + 2 * pad - g.kernel) / g.stride + 1;

@@ -531,65 +531,143 @@ fn an_sp_activation_s_table_follows_the_biases() {
     assert_ne!(tables[0], tables[1]);
 }
 
-/// How kernels are dealt to the eight cores of 0x1000003b, whatever the channels: uint8
-/// convolutions and depthwise convolutions of channel counts that do and do not fill the cores
-/// (1 to 67; 3x3 and 1x1 kernels; stride 1 and 2; with and without an SP activation) are
-/// compiled, and every kernel and bias comes back out exactly as the model holds it, with no
-/// byte of the file opaque but its run data. Before the short last round of a depthwise
-/// buffer was dealt in reverse, 13 depthwise channels did not come together.
+/// Kernels and biases come back out of every engine's storage, whatever the channels: uint8
+/// and int8 convolutions and depthwise convolutions of channel counts that do and do not fill
+/// the cores (1 to 67; 1x1, 3x3 and 5x5 kernels; stride 1 and 2, which 0x9f and 0x88 fold
+/// into four phases; with and without an SP activation) compiled for four targets: 0x1000003b (VIP9000, v8 NN streams over 8 cores),
+/// 0x9f, 0x88 (VIP8000, the zero-run buffer with inline biases) and 0x1000001e (uint8
+/// convolutions on shaders, a plain kernel image and a bias with the input zero point folded
+/// in). Every kernel and bias of every compiled file is found exactly as the model holds it, and
+/// no byte of the file stays opaque but its run data; the driver's refusals are verdicts. Before this, 13 depthwise channels on 0x1000003b did not
+/// come together, and no 0x88 or 0x1000001e kernel was found.
 #[test]
-fn kernels_come_back_out_whatever_the_channels() {
+fn kernels_come_back_out_whatever_the_channels_and_the_engine() {
     use nbg_lab::lab::locate::{LayerSource, locate};
     use nbg_lab::simulator::models::{Geometry, conv_u8};
     let Some(_) = driver() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut n = 0;
-    for channels in [1, 3, 6, 9, 13, 19, 29, 67] {
-        for (depthwise, inputs, kernel, stride, activation) in [
-            (true, channels, 3, 1, None),
-            (true, channels, 3, 2, Some("Sigmoid")),
-            (false, 16, 3, 1, None),
-            (false, 32, 1, 2, Some("Tanh")),
-        ] {
-            let g = Geometry {
-                channels,
-                inputs,
-                kernel,
-                image: 12,
-                stride,
-                depthwise,
-                activation,
+    let (mut n, mut refused) = (0, Vec::new());
+    // Every geometry on the NN targets; on 0x1000001e, whose shader compiles take seconds
+    // each, three of them.
+    let kinds = [
+        (true, 3, 1, None),
+        (true, 3, 2, Some("Sigmoid")),
+        (false, 3, 1, None),
+        (false, 1, 2, Some("Tanh")),
+        (false, 3, 2, None),
+        (false, 5, 2, Some("Sigmoid")),
+    ];
+    let every: Vec<(i64, usize)> = [1, 6, 13, 29, 67]
+        .into_iter()
+        .flat_map(|c| (0..kinds.len()).map(move |k| (c, k)))
+        .collect();
+    let shaders = [(13, 0), (29, 2), (6, 4)];
+    // int8 on 0x88: the depthwise kinds, which the driver refuses, and one convolution (int8
+    // convolutions take the driver about 15 s each there).
+    let int8_88: Vec<(i64, usize)> = [6, 13, 29, 67]
+        .into_iter()
+        .flat_map(|c| [(c, 0), (c, 1)])
+        .chain([(13, 2)])
+        .collect();
+    for (target, signed, set) in [
+        ("0x1000003b", false, &every[..]),
+        ("0x1000003b", true, &every),
+        ("0x9f", false, &every),
+        ("0x88", false, &every),
+        ("0x88", true, &int8_88),
+        ("0x1000001e", false, &shaders),
+    ] {
+        for &(channels, k) in set {
+            let (depthwise, kernel, stride, activation) = kinds[k];
+            // Inputs: the channels when depthwise; else 16, 32 for the 1x1 and 3 for the
+            // stride-2 kernels a part may fold.
+            let inputs = match (depthwise, kernel, stride) {
+                (true, ..) => channels,
+                (false, 1, _) => 32,
+                (false, _, 2) => 3,
+                _ => 16,
             };
-            let model = conv_u8(&g);
-            let m = d.join(format!("g{n}.onnx"));
-            std::fs::write(&m, &model).unwrap();
-            let file = format!("g{n}.nb");
-            compile(d, &m, "0x1000003b", &file);
-            let nbg = std::fs::read(d.join(&file)).unwrap();
-            let located = locate(&model, &nbg, &LayerSource::None).unwrap();
-            for name in ["w_q", "b_q"] {
-                let row = located
-                    .decoded
-                    .tensors
-                    .iter()
-                    .find(|r| r.name == name)
-                    .unwrap();
-                let exact = row.found.as_ref().map_or(0, |f| f.exact);
-                assert_eq!(exact, row.elements, "{g:?} {name}");
+            {
+                let g = Geometry {
+                    channels,
+                    inputs,
+                    kernel,
+                    image: 12,
+                    stride,
+                    depthwise,
+                    activation,
+                    signed,
+                };
+                let model = conv_u8(&g);
+                let m = d.join(format!("g{n}.onnx"));
+                std::fs::write(&m, &model).unwrap();
+                let file = format!("g{n}.nb");
+                n += 1;
+                let o = common::nbg(
+                    d,
+                    &[
+                        "vendor",
+                        "compile",
+                        m.to_str().unwrap(),
+                        "--target",
+                        target,
+                        "-o",
+                        &file,
+                    ],
+                );
+                if o.status.code() == Some(1) {
+                    // The driver's own verdict on the graph, kept.
+                    let e = String::from_utf8_lossy(&o.stderr);
+                    assert!(e.contains("vendor-driver-refused"), "{target} {g:?}: {e}");
+                    refused.push(format!(
+                        "{target} {}{} {}{}x{} stride {}{}",
+                        if signed { "int8" } else { "uint8" },
+                        if depthwise { " depthwise" } else { "" },
+                        channels,
+                        if depthwise {
+                            String::new()
+                        } else {
+                            format!("x{inputs}")
+                        },
+                        kernel,
+                        stride,
+                        activation.map_or(String::new(), |a| format!(" {a}")),
+                    ));
+                    continue;
+                }
+                assert_eq!(o.status.code(), Some(0), "{target} {g:?}");
+                let nbg = std::fs::read(d.join(&file)).unwrap();
+                let located = locate(&model, &nbg, &LayerSource::None).unwrap();
+                for name in ["w_q", "b_q"] {
+                    let row = located
+                        .decoded
+                        .tensors
+                        .iter()
+                        .find(|r| r.name == name)
+                        .unwrap();
+                    let exact = row.found.as_ref().map_or(0, |f| f.exact);
+                    assert_eq!(exact, row.elements, "{target} {g:?} {name}: {row:?}");
+                }
+                let i = json(&common::nbg(d, &["info", "--json", &file]));
+                let undecoded = &i["files"][0]["decoding"]["undecoded"];
+                assert!(
+                    undecoded
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|u| u["reason"] == "run-data"),
+                    "{target} {g:?}: {undecoded}"
+                );
             }
-            let i = json(&common::nbg(d, &["info", "--json", &file]));
-            let undecoded = &i["files"][0]["decoding"]["undecoded"];
-            assert!(
-                undecoded
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .all(|u| u["reason"] == "run-data"),
-                "{g:?}: {undecoded}"
-            );
-            n += 1;
         }
     }
-    assert_eq!(n, 32);
+    assert_eq!(n, 132);
+    // The driver's refusals are its verdicts, named on stderr: it takes no int8 depthwise
+    // convolution for 0x88 (VX_ERROR_NOT_SUPPORTED at vxVerifyGraph), and refuses nothing else.
+    for r in &refused {
+        eprintln!("driver refused: {r}");
+        assert!(r.starts_with("0x88 int8 depthwise"), "{r}");
+    }
+    assert_eq!(refused.len(), 8);
 }

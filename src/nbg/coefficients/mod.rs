@@ -622,7 +622,7 @@ fn bias_width(h: &Header) -> u64 {
 
 /// Elements a run-length code can stand for per bit at most (a 3-bit run of 256 zeros): the
 /// bound on what a stream's bits can hold, checked before anything is allocated.
-const ELEMENTS_PER_BIT: u64 = 86;
+pub(super) const ELEMENTS_PER_BIT: u64 = 86;
 
 /// One stream decoded: its summary and, when a layout asks for them, its elements (at most
 /// `limit`).

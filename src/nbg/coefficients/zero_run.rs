@@ -166,9 +166,20 @@ pub fn cut(
     let channels = size_of(command.output_channels);
     let group = size_of(command.kernels_per_core);
     let len = kernel.iter().try_fold(1usize, |a, &k| a.checked_mul(k));
+    // The most elements the streams can stand for, bounded before anything is allocated: a
+    // token of `zrl` + 8 bits stands for at most 2^zrl of them (a dense depthwise kernel of
+    // 67 channels is 40,401 elements in 3,848 bytes, measured on 0x88), and never more than
+    // the NN streams' bound per bit.
+    let budget: u64 = streams
+        .iter()
+        .map(|&(_, at, len)| {
+            let zrl = u64::from(bytes[at as usize].min(16));
+            ((len * 8 / (zrl + 8)) << zrl).min(len * 8 * super::ELEMENTS_PER_BIT)
+        })
+        .sum();
     let len = len
         .filter(|&l| l > 0 && channels > 0 && group > 0)
-        .filter(|&l| (l as u64).saturating_mul(channels as u64) <= 8 * size)
+        .filter(|&l| (l as u64).saturating_mul(channels as u64) <= budget)
         .ok_or_else(|| not(0, "the command's kernels do not fit the buffer"))?;
     let zp = command.coef_zero_point as u8;
     let mut tried = Vec::new();
