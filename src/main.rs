@@ -135,8 +135,9 @@ enum Command {
     /// nbg-corpus/1 config, into a new DIR.
     SynthCorpus(cmd::synth_corpus::Args),
     /// Flip every byte with the patterns 0x01, 0x80, 0xff in memory and parse again: each
-    /// offset is detected (with the code), tolerated (its owner explains why) or undetected.
-    /// Exit 0 when no offset is undetected, 1 otherwise.
+    /// offset is detected (with the code), tolerated (its owner explains why) or undetected;
+    /// the reparses' work is counted (flips parsed again, bytes read). Exit 0 when no offset
+    /// is undetected, 1 otherwise.
     Sweep(cmd::sweep::Args),
     /// Write one self-contained HTML report: of one graph (FILE), of the diff of two graphs
     /// (A B) or of a capture set (--differential DIR). Refuses an existing OUT without --force

@@ -23,6 +23,7 @@ use crate::nbg::read::{Data, ReadLog, ReadMap};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// XOR patterns applied to every byte: a low bit, the high bit and every bit.
 pub const PATTERNS: [u8; 3] = [0x01, 0x80, 0xff];
@@ -227,6 +228,18 @@ pub struct Report {
     pub exhaustive_offsets: u64,
     /// Offsets classified from checksum coverage instead (files above the exhaustive limit).
     pub derived_offsets: u64,
+    /// What the flips' reparses cost, counted, not timed: the same on every machine.
+    pub work: Work,
+}
+
+/// The work of a sweep's reparses: a guard on its speed that cannot drift with the machine (a
+/// decoder put back on the check-only reparse reads more bytes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Work {
+    /// Flips parsed again (the others judged from the unread-byte table or checksum coverage).
+    pub reparses: u64,
+    /// Bytes those parses read, other than through the base's CRC index.
+    pub bytes_read: u64,
 }
 
 /// Sweep a file; returns the report and the outcome of every offset. Files larger than
@@ -322,6 +335,10 @@ pub fn sweep_with_progress(
         undetected_ranges: Vec::new(),
         exhaustive_offsets: 0,
         derived_offsets: 0,
+        work: Work {
+            reparses: judge.reparses.load(Ordering::Relaxed),
+            bytes_read: judge.bytes_read.load(Ordering::Relaxed),
+        },
     };
     // Owner by owner (they cover the file contiguously), counting runs of one outcome id.
     for owner in image.owners() {
@@ -382,6 +399,9 @@ struct Judge<'a, 'data> {
     /// The bytes the check-only parse reads, and what a flip of any other byte does to the
     /// CRC class (v1; a v2 flip is always parsed again).
     unread: Option<(ReadMap, CrcFlips)>,
+    /// Flips parsed again, and the bytes those parses read (`Work`).
+    reparses: AtomicU64,
+    bytes_read: AtomicU64,
 }
 
 impl<'a, 'data> Judge<'a, 'data> {
@@ -407,6 +427,8 @@ impl<'a, 'data> Judge<'a, 'data> {
             image,
             base_crc: graph.crc_class(),
             unread,
+            reparses: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
         })
     }
 
@@ -435,7 +457,9 @@ impl<'a, 'data> Judge<'a, 'data> {
         let data = match Flip::of(self.index, buf, o) {
             Some(f) => Data::flipped(buf, f),
             None => Data::new(buf),
-        };
+        }
+        .counting(&self.bytes_read);
+        self.reparses.fetch_add(1, Ordering::Relaxed);
         let outcome = match parse_data(data, CHECK_ONLY) {
             Err(f) => Outcome::Detected(f.code.as_str()),
             Ok(g) => self.parsed(g.crc_class(), o),

@@ -8,6 +8,7 @@ use crate::nbg::crc_index::Flip;
 use crate::nbg::failure::{Code, Failure};
 use crate::nbg::stream::FileSource;
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Where the parser reads from.
@@ -27,6 +28,8 @@ pub struct Data<'data> {
     flip: Option<Flip<'data>>,
     /// Where every read is noted, when a sweep asks which bytes a parse reads.
     reads: Option<&'data ReadLog>,
+    /// Bytes read, added up when a sweep counts the work of its reparses.
+    work: Option<&'data AtomicU64>,
 }
 
 /// The byte ranges a parse read through a `Data`, other than for a CRC or hash: a byte outside
@@ -78,6 +81,7 @@ impl<'data> Data<'data> {
             source: Source::Memory(bytes),
             flip: None,
             reads: None,
+            work: None,
         }
     }
 
@@ -87,6 +91,7 @@ impl<'data> Data<'data> {
             source: Source::Memory(bytes),
             flip: None,
             reads: Some(log),
+            work: None,
         }
     }
 
@@ -97,6 +102,26 @@ impl<'data> Data<'data> {
             source: Source::Memory(bytes),
             flip: Some(flip),
             reads: None,
+            work: None,
+        }
+    }
+
+    /// This view, adding every byte it reads to `work` (the sweep's deterministic work count:
+    /// what its reparses read, whatever the machine).
+    pub fn counting(self, work: &'data AtomicU64) -> Self {
+        Data {
+            work: Some(work),
+            ..self
+        }
+    }
+
+    /// Note a read of `[start, end)` in the log and the work count.
+    fn note(&self, start: u64, end: u64) {
+        if let Some(log) = self.reads {
+            log.note(start, end);
+        }
+        if let Some(w) = self.work {
+            w.fetch_add(end - start, Ordering::Relaxed);
         }
     }
 
@@ -112,14 +137,13 @@ impl<'data> Data<'data> {
             source: Source::File(file),
             flip: None,
             reads: None,
+            work: None,
         }
     }
 
     /// The whole file when it is in memory (a read of every byte).
     pub fn memory(&self) -> Option<&'data [u8]> {
-        if let Some(log) = self.reads {
-            log.note(0, self.len());
-        }
+        self.note(0, self.len());
         self.held()
     }
 
@@ -169,9 +193,7 @@ impl<'data> Data<'data> {
 
     /// Bytes `[start, end)`, already known to lie inside the file.
     pub fn range(&self, start: u64, end: u64) -> Cow<'data, [u8]> {
-        if let Some(log) = self.reads {
-            log.note(start, end);
-        }
+        self.note(start, end);
         match &self.source {
             Source::Memory(b) => Cow::Borrowed(&b[start as usize..end as usize]),
             Source::File(f) => {
@@ -191,9 +213,7 @@ impl<'data> Data<'data> {
         align: u64,
         mut f: impl FnMut(u64, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        if let Some(log) = self.reads {
-            log.note(start, end);
-        }
+        self.note(start, end);
         if let Source::Memory(b) = &self.source {
             return f(start, &b[start as usize..end as usize]);
         }

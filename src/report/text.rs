@@ -545,6 +545,11 @@ pub fn sweep(name: &str, report: &sweep::Report) -> String {
             report.exhaustive_offsets, report.derived_offsets
         );
     }
+    let _ = writeln!(
+        s,
+        "  work: {} reparses reading {} bytes",
+        report.work.reparses, report.work.bytes_read
+    );
     s
 }
 

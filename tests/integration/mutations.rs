@@ -145,3 +145,34 @@ proptest! {
         }
     }
 }
+
+/// The sweep's speed, held by a count that cannot drift with the machine: for every public
+/// file, the flips parsed again and the bytes those check-only parses read (`work`), with the
+/// outcome counts, against `tests/snapshots/sweep_work.json`. A decoder put back on the
+/// check-only reparse reads more bytes and fails it; a file the snapshot does not hold yet is
+/// named on stderr.
+#[test]
+fn sweep_work_is_held_per_public_file() {
+    let (dir, names) = common::public_paths();
+    let mut map = serde_json::Map::new();
+    for name in names {
+        let bytes = std::fs::read(dir.join(&name)).unwrap();
+        let (r, _) = nbg_lab::lab::sweep::sweep(&bytes, nbg_lab::lab::sweep::EXHAUSTIVE_LIMIT)
+            .unwrap_or_else(|f| panic!("{name}: {f}"));
+        map.insert(
+            name,
+            serde_json::json!({
+                "reparses": r.work.reparses,
+                "bytes_read": r.work.bytes_read,
+                "detected": r.detected,
+                "tolerated": r.tolerated,
+                "undetected": r.undetected,
+            }),
+        );
+    }
+    common::snapshot_per_file(
+        common::snapshot_file!("sweep_work.json"),
+        "sweep_work.json",
+        map,
+    );
+}
