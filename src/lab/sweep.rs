@@ -13,7 +13,7 @@
 //! files both methods run in the tests and must agree.
 
 use crate::nbg::crc_index::{CrcIndex, Flip};
-use crate::nbg::crc_rules::{CrcClass, CrcFlips};
+use crate::nbg::crc_rules::{CrcClass, CrcFlips, FlipVerdict};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::OwnerClass;
 use crate::nbg::family::{NbgFamily, Origin, Place};
@@ -396,9 +396,9 @@ struct Judge<'a, 'data> {
     graph: &'a Graph<'data>,
     image: &'a NbgImage<'data>,
     base_crc: Option<CrcClass>,
-    /// The bytes the check-only parse reads, and what a flip of any other byte does to the
-    /// CRC class (v1; a v2 flip is always parsed again).
-    unread: Option<(ReadMap, CrcFlips)>,
+    /// The bytes the check-only parse reads (every stage but the records', then the records'),
+    /// and what a flip of any other byte does to the checksums.
+    unread: Option<([ReadMap; 2], CrcFlips)>,
     /// Flips parsed again, and the bytes those parses read (`Work`).
     reparses: AtomicU64,
     bytes_read: AtomicU64,
@@ -417,7 +417,7 @@ impl<'a, 'data> Judge<'a, 'data> {
             Some(flips) => {
                 let log = ReadLog::default();
                 parse_data(Data::recording(bytes, &log), CHECK_ONLY)?;
-                Some((log.into_map(bytes.len() as u64), flips))
+                Some((log.into_maps(bytes.len() as u64), flips))
             }
             None => None,
         };
@@ -432,25 +432,49 @@ impl<'a, 'data> Judge<'a, 'data> {
         })
     }
 
-    /// Flip `buf[o]` (a copy of the base) with every pattern and keep the worst outcome.
+    /// Flip `buf[o]` (a copy of the base) with every pattern and keep the worst outcome: the
+    /// first pattern's code when every pattern is detected. A flip that is not detected has
+    /// the byte's own explanation, the same for every pattern and ranked above any code, so
+    /// the first one ends the search.
     fn flip(&self, buf: &mut [u8], o: usize) -> Outcome {
-        let outcomes = PATTERNS.map(|p| self.pattern(buf, o, p, true));
-        // The first outcome of the highest rank; `PATTERNS` is a non-empty array, so the
-        // pattern below is irrefutable.
-        let [first, rest @ ..] = outcomes;
-        rest.into_iter()
-            .fold(first, |w, x| if x.rank() > w.rank() { x } else { w })
+        let [first, rest @ ..] = PATTERNS;
+        let detected = self.pattern(buf, o, first, true);
+        if detected.rank() > 0 {
+            return detected;
+        }
+        for p in rest {
+            let outcome = self.pattern(buf, o, p, true);
+            if outcome.rank() > 0 {
+                return outcome;
+            }
+        }
+        detected
     }
 
-    /// `buf[o]` xored with `p`: with `incremental`, an unread byte's CRC class from the table;
+    /// `buf[o]` xored with `p`: with `incremental`, a byte no stage but the records' reads is
+    /// judged by that stage alone, then the checksums' table, an unread byte by the table;
     /// otherwise (or where the table cannot say) the check-only parse of the flipped bytes.
     fn pattern(&self, buf: &mut [u8], o: usize, p: u8, incremental: bool) -> Outcome {
+        let at = o as u64;
         if incremental
-            && let Some((read, flips)) = &self.unread
-            && !read.read(o as u64)
-            && let Some(class) = flips.class(o as u64, p)
+            && let Some(([rules, records], flips)) = &self.unread
+            && !rules.read(at)
+            && let Some(verdict) = flips.verdict(at, p)
         {
-            return self.parsed(Some(class), o);
+            let refused = records.read(at).then(|| {
+                self.reparses.fetch_add(1, Ordering::Relaxed);
+                let original = buf[o];
+                buf[o] = original ^ p;
+                let data = Data::new(buf).counting(&self.bytes_read);
+                let checked = self.graph.recheck_records(data);
+                buf[o] = original;
+                checked.err()
+            });
+            return match (refused.flatten(), verdict) {
+                (Some(f), _) => Outcome::Detected(f.code.as_str()),
+                (None, FlipVerdict::Fails(code)) => Outcome::Detected(code),
+                (None, FlipVerdict::Parses(class)) => self.parsed(class, o),
+            };
         }
         let original = buf[o];
         buf[o] = original ^ p;
@@ -518,10 +542,13 @@ mod tests {
         (full, incremental)
     }
 
-    /// The v1 public controls the incremental judgement is held to.
-    const V1_CONTROLS: [&str; 2] = [
+    /// The files the incremental judgement is held to: v1 public controls, and v2 under each
+    /// header CRC rule (the board toolkit's directory order, the simulator's whole file).
+    const CONTROLS: [&str; 4] = [
         "controls/public/v1/a733-lenet-v2-0016.nb",
         "controls/public/v1/timvx-conv2d_relu_maxpool2d_fp32-001e.nb",
+        "controls/public/v2/a733-face_detector_int16-0000.nb",
+        "controls/serializer/conv-qdq-u8-88.nb",
     ];
 
     fn control(file: &str) -> Vec<u8> {
@@ -530,16 +557,42 @@ mod tests {
     }
 
     #[test]
-    fn most_of_a_v1_file_is_judged_without_a_parse() {
-        for file in V1_CONTROLS {
+    fn most_of_a_file_is_judged_without_a_parse() {
+        for file in CONTROLS {
             let base = control(file);
             let (graph, index) = (parse(&base).unwrap(), CrcIndex::new(&base));
             let image = NbgImage::new(&graph).unwrap();
             let judge = Judge::new(&base, &index, &graph, &image).unwrap();
-            let (read, _) = judge.unread.as_ref().expect("a v1 file has a flip table");
-            let unread = (0..base.len() as u64).filter(|&o| !read.read(o)).count();
-            assert!(unread * 2 > base.len(), "{file}: {unread} unread bytes");
-            assert!(read.read(0), "{file}: the magic is read");
+            let ([rules, _], _) = judge.unread.as_ref().expect("a flip table");
+            let unread = (0..base.len() as u64).filter(|&o| !rules.read(o)).count();
+            assert!(
+                unread * 2 > base.len(),
+                "{file}: {unread} bytes read by no rule"
+            );
+            assert!(rules.read(0), "{file}: the magic is read");
+        }
+    }
+
+    #[test]
+    fn a_flip_only_the_records_read_is_judged_by_them_as_a_parse_would() {
+        for file in CONTROLS {
+            let base = control(file);
+            let (graph, index) = (parse(&base).unwrap(), CrcIndex::new(&base));
+            let image = NbgImage::new(&graph).unwrap();
+            let judge = Judge::new(&base, &index, &graph, &image).unwrap();
+            let ([rules, records], _) = judge.unread.as_ref().expect("a flip table");
+            let mut buf = base.clone();
+            let mut judged = 0;
+            for o in (0..base.len()).filter(|&o| !rules.read(o as u64) && records.read(o as u64)) {
+                for p in PATTERNS {
+                    let fast = judge.pattern(&mut buf, o, p, true);
+                    let parsed = judge.pattern(&mut buf, o, p, false);
+                    assert_eq!(fast, parsed, "{file}: offset 0x{o:x} ^ 0x{p:02x}");
+                    judged += 1;
+                }
+            }
+            assert_eq!(buf, base);
+            assert!(judged > 0, "{file}: no byte only the records read");
         }
     }
 
@@ -551,9 +604,9 @@ mod tests {
         fn a_flip_judged_incrementally_is_the_parsed_outcome(
             at in any::<prop::sample::Index>(),
             p in 0usize..3,
-            which in 0usize..2,
+            which in 0usize..4,
         ) {
-            let base = control(V1_CONTROLS[which]);
+            let base = control(CONTROLS[which]);
             let (graph, index) = (parse(&base).unwrap(), CrcIndex::new(&base));
             let image = NbgImage::new(&graph).unwrap();
             let judge = Judge::new(&base, &index, &graph, &image).unwrap();

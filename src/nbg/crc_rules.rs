@@ -434,29 +434,55 @@ impl Span {
     }
 }
 
-/// What a one-byte flip outside every read byte does to a v1 CRC field's class, for every
-/// offset and pattern (`NbgFamily::crc_flips`).
+/// What a one-byte flip outside every read byte does to a file's checksums, for every offset
+/// and pattern (`NbgFamily::crc_flips`).
 #[derive(Debug)]
 pub enum CrcFlips {
-    /// The field stores zero: every flip leaves it absent.
+    /// v1, the field stores zero: every flip leaves it absent.
     Absent,
-    /// The registry decides, flip by flip.
+    /// v1: the registry decides the field's class, flip by flip.
     Registry(RegistryFlips),
+    /// v2: the checksums are rules the parse enforces after every structural rule, each a
+    /// CRC-32 over whole ranges (which catches every one-byte change), so a flip fails the
+    /// first check that covers it: `[start, end)` ranges in file order with that check's code.
+    /// A flip no range covers parses like the base.
+    Enforced(Vec<(u64, u64, &'static str)>),
+}
+
+/// How the check-only parse of a one-byte flip outside every read byte ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlipVerdict {
+    /// It fails with this code.
+    Fails(&'static str),
+    /// It parses, its CRC field of this class (none for v2).
+    Parses(Option<CrcClass>),
 }
 
 impl CrcFlips {
-    /// The class once byte `offset` is xored with `xor`; `None` where the table cannot say (a
+    /// The verdict once byte `offset` is xored with `xor`; `None` where the table cannot say (a
     /// byte of the field, another pattern).
-    pub fn class(&self, offset: u64, xor: u8) -> Option<CrcClass> {
-        match self {
-            CrcFlips::Absent => Some(CrcClass::Absent),
-            CrcFlips::Registry(r) => Some(if r.matches(offset, xor)? {
+    pub fn verdict(&self, offset: u64, xor: u8) -> Option<FlipVerdict> {
+        let class = |matches| {
+            if matches {
                 CrcClass::Matches
             } else {
                 CrcClass::Unexplained
-            }),
-        }
+            }
+        };
+        Some(match self {
+            CrcFlips::Absent => FlipVerdict::Parses(Some(CrcClass::Absent)),
+            CrcFlips::Registry(r) => FlipVerdict::Parses(Some(class(r.matches(offset, xor)?))),
+            CrcFlips::Enforced(ranges) => {
+                covering(ranges, offset).map_or(FlipVerdict::Parses(None), FlipVerdict::Fails)
+            }
+        })
     }
+}
+
+/// The code of the range in `ranges` (sorted, not overlapping) that holds `offset`.
+pub fn covering(ranges: &[(u64, u64, &'static str)], offset: u64) -> Option<&'static str> {
+    let i = ranges.partition_point(|r| r.1 <= offset);
+    ranges.get(i).filter(|r| r.0 <= offset).map(|r| r.2)
 }
 
 impl RegistryFlips {

@@ -5,7 +5,7 @@
 //! the documents and the cross-checks, never the source of the re-encoding.
 
 use crate::nbg::fieldmap::{Field, Record, Type, View, Writer};
-use crate::nbg::read::{NameTail, fixed_name};
+use crate::nbg::read::{NameTail, fixed_name, fixed_text};
 
 /// One field's decoded value.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +67,21 @@ impl Decoded {
             values,
             unfit: None,
         })
+    }
+
+    /// `bytes` checked as `record` without keeping a value: the size and every name `read`
+    /// checks, in the same order, and a view to read the integers through.
+    pub fn check(record: Record, bytes: &[u8]) -> Result<View<'_>, Unreadable> {
+        let view = View::new(&record, bytes).ok_or(Unreadable::Size)?;
+        let bad = record
+            .fields
+            .iter()
+            .take_while(|f| view.has(f))
+            .find(|f| f.ty == Type::Str && fixed_text(view.bytes(f)).is_none());
+        match bad {
+            Some(f) => Err(Unreadable::Name(f)),
+            None => Ok(view),
+        }
     }
 
     /// The record layout the values were read through.
@@ -204,6 +219,51 @@ impl Decoded {
             };
         }
         w
+    }
+}
+
+/// A record's integer fields as the cross-checks read them: from its decoded values, or in
+/// check-only mode straight from its bytes (`Decoded::check`), so both read one definition.
+pub trait Fields {
+    /// A u32 field, zero when the instance does not hold it.
+    fn u32(&self, f: &Field) -> u32;
+    /// A u32 field, `None` when the instance does not hold it.
+    fn opt_u32(&self, f: &Field) -> Option<u32>;
+}
+
+/// `Fields` that `bytes` checked as `record` give (`Unreadable` where they do not).
+pub trait ReadFields<'a>: Fields + Sized {
+    /// Check `bytes` as `record`, keeping what the type keeps.
+    fn read(record: Record, bytes: &'a [u8]) -> Result<Self, Unreadable>;
+}
+
+impl Fields for Decoded {
+    fn u32(&self, f: &Field) -> u32 {
+        Decoded::u32(self, f)
+    }
+    fn opt_u32(&self, f: &Field) -> Option<u32> {
+        Decoded::opt_u32(self, f)
+    }
+}
+
+impl ReadFields<'_> for Decoded {
+    fn read(record: Record, bytes: &[u8]) -> Result<Self, Unreadable> {
+        Decoded::read(record, bytes)
+    }
+}
+
+impl Fields for View<'_> {
+    fn u32(&self, f: &Field) -> u32 {
+        View::u32(self, f)
+    }
+    fn opt_u32(&self, f: &Field) -> Option<u32> {
+        View::opt_u32(self, f)
+    }
+}
+
+impl<'a> ReadFields<'a> for View<'a> {
+    fn read(record: Record, bytes: &'a [u8]) -> Result<Self, Unreadable> {
+        Decoded::check(record, bytes)
     }
 }
 

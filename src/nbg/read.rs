@@ -28,33 +28,50 @@ pub struct Data<'data> {
     flip: Option<Flip<'data>>,
     /// Where every read is noted, when a sweep asks which bytes a parse reads.
     reads: Option<&'data ReadLog>,
+    /// Which stage of the parse reads through this view (noted with every read).
+    stage: Stage,
     /// Bytes read, added up when a sweep counts the work of its reparses.
     work: Option<&'data AtomicU64>,
 }
 
-/// The byte ranges a parse read through a `Data`, other than for a CRC or hash: a byte outside
-/// all of them decides nothing but checksums, so a flip of it needs no new parse of the rest.
+/// The stage of a parse a read belongs to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stage {
+    /// Every rule but the records'.
+    #[default]
+    Rules,
+    /// Layers, operations, SH, SW, hardware-init and PPU parameter records and their
+    /// references (`records::check`): in check-only mode nothing after it reads what it read,
+    /// so a flip only it reads is judged by it alone (`NbgFamily::recheck_records`).
+    Records,
+}
+
+/// The byte ranges a parse read through a `Data`, other than for a CRC or hash, by stage: a
+/// byte outside all of them decides nothing but checksums, so a flip of it needs no new parse
+/// of the rest.
 #[derive(Debug, Default)]
-pub struct ReadLog(Mutex<Vec<(u64, u64)>>);
+pub struct ReadLog(Mutex<Vec<(u64, u64, Stage)>>);
 
 impl ReadLog {
-    fn note(&self, start: u64, end: u64) {
+    fn note(&self, start: u64, end: u64, stage: Stage) {
         // A poisoned log still holds whole entries.
         self.0
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push((start, end));
+            .push((start, end, stage));
     }
 
-    /// One bit per byte of a file of `len` bytes: set where some read covered it.
-    pub fn into_map(self, len: u64) -> ReadMap {
-        let mut bits = vec![0u64; (len as usize).div_ceil(64)];
-        for (s, e) in self.0.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    /// One bit per byte of a file of `len` bytes and per stage: set where some read of the
+    /// stage covered it (`Stage::Rules`, then `Stage::Records`).
+    pub fn into_maps(self, len: u64) -> [ReadMap; 2] {
+        let mut bits = [0, 1].map(|_| vec![0u64; (len as usize).div_ceil(64)]);
+        for (s, e, stage) in self.0.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            let map = &mut bits[usize::from(stage == Stage::Records)];
             for o in s.min(len)..e.min(len) {
-                bits[(o / 64) as usize] |= 1 << (o % 64);
+                map[(o / 64) as usize] |= 1 << (o % 64);
             }
         }
-        ReadMap(bits)
+        bits.map(ReadMap)
     }
 }
 
@@ -81,6 +98,7 @@ impl<'data> Data<'data> {
             source: Source::Memory(bytes),
             flip: None,
             reads: None,
+            stage: Stage::Rules,
             work: None,
         }
     }
@@ -91,6 +109,7 @@ impl<'data> Data<'data> {
             source: Source::Memory(bytes),
             flip: None,
             reads: Some(log),
+            stage: Stage::Rules,
             work: None,
         }
     }
@@ -102,6 +121,7 @@ impl<'data> Data<'data> {
             source: Source::Memory(bytes),
             flip: Some(flip),
             reads: None,
+            stage: Stage::Rules,
             work: None,
         }
     }
@@ -115,10 +135,18 @@ impl<'data> Data<'data> {
         }
     }
 
+    /// This view, its reads noted as `stage`'s.
+    pub fn staged(&self, stage: Stage) -> Self {
+        Data {
+            stage,
+            ..self.clone()
+        }
+    }
+
     /// Note a read of `[start, end)` in the log and the work count.
     fn note(&self, start: u64, end: u64) {
         if let Some(log) = self.reads {
-            log.note(start, end);
+            log.note(start, end, self.stage);
         }
         if let Some(w) = self.work {
             w.fetch_add(end - start, Ordering::Relaxed);
@@ -137,6 +165,7 @@ impl<'data> Data<'data> {
             source: Source::File(file),
             flip: None,
             reads: None,
+            stage: Stage::Rules,
             work: None,
         }
     }
@@ -282,9 +311,15 @@ pub fn compose64(low: u32, high: u32) -> u64 {
 /// A NUL-terminated strict UTF-8 name inside a fixed field and the bytes after its NUL;
 /// `None` when invalid.
 pub fn fixed_name(field: &[u8]) -> Option<(&str, NameTail)> {
+    fixed_text(field).map(|(text, tail)| (text, NameTail(tail.to_vec())))
+}
+
+/// `fixed_name` borrowed: the text and the bytes after its NUL, nothing copied (a check that
+/// keeps no name allocates nothing).
+pub fn fixed_text(field: &[u8]) -> Option<(&str, &[u8])> {
     let nul = field.iter().position(|&b| b == 0)?;
     let text = std::str::from_utf8(&field[..nul]).ok()?;
-    Some((text, NameTail(field[nul + 1..].to_vec())))
+    Some((text, &field[nul + 1..]))
 }
 
 /// The bytes a fixed-width name field holds after its terminating NUL. Producers leave old

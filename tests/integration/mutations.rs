@@ -147,16 +147,23 @@ proptest! {
 }
 
 /// The sweep's speed, held by a count that cannot drift with the machine: for every public
-/// file, the flips parsed again and the bytes those check-only parses read (`work`), with the
-/// outcome counts, against `tests/snapshots/sweep_work.json`. A decoder put back on the
-/// check-only reparse reads more bytes and fails it; a file the snapshot does not hold yet is
-/// named on stderr.
+/// file (v1, and v2 as `v2/NAME`), the flips parsed again (whole, or their records stage alone)
+/// and the bytes those check-only parses read (`work`), with the outcome counts, against
+/// `tests/snapshots/sweep_work.json`. A decoder put back on the check-only reparse, or a stage
+/// that reads the records' bytes again, reads more bytes and fails it; a file the snapshot does
+/// not hold yet is named on stderr.
 #[test]
 fn sweep_work_is_held_per_public_file() {
-    let (dir, names) = common::public_paths();
+    let (v1, names) = common::public_paths();
+    let (v2, names_v2) = common::public_v2_paths();
+    let files = names.into_iter().map(|n| (v1.join(&n), n)).chain(
+        names_v2
+            .into_iter()
+            .map(|n| (v2.join(&n), format!("v2/{n}"))),
+    );
     let mut map = serde_json::Map::new();
-    for name in names {
-        let bytes = std::fs::read(dir.join(&name)).unwrap();
+    for (path, name) in files {
+        let bytes = std::fs::read(path).unwrap();
         let (r, _) = nbg_lab::lab::sweep::sweep(&bytes, nbg_lab::lab::sweep::EXHAUSTIVE_LIMIT)
             .unwrap_or_else(|f| panic!("{name}: {f}"));
         map.insert(

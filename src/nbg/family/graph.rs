@@ -177,6 +177,13 @@ impl<'data> NbgFamily<'data> for Graph<'data> {
         with_family!(self, g => g.crc_explanation(crc_of))
     }
 
+    fn recheck_records(
+        &self,
+        data: crate::nbg::read::Data<'_>,
+    ) -> Result<(), crate::nbg::failure::Failure> {
+        with_family!(self, g => g.recheck_records(data))
+    }
+
     fn crc_flips(
         &self,
         crc_of: &mut dyn FnMut(u64, u64) -> u32,

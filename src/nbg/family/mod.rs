@@ -267,15 +267,22 @@ pub trait NbgFamily<'data> {
     /// v1 `dyna_io_table` into `dyna_io`); empty when the graph has none.
     fn dynaio_ranges(&self) -> Vec<(u64, u64)>;
 
-    /// What each one-byte flip by one of `patterns` does to the CRC field's class, for a flip of
-    /// a byte the check-only parse does not read (it changes nothing else), given the CRC-32 of
-    /// any `[start, end)` of the file; `None` where the family's checksums are rules the parse
-    /// enforces (v2: a flip is parsed again).
+    /// What each one-byte flip by one of `patterns` does to the checksums, for a flip of a byte
+    /// the check-only parse does not read (it changes nothing else), given the CRC-32 of any
+    /// `[start, end)` of the file: the v1 field's class, or the v2 check that fails first;
+    /// `None` where the registry cannot say.
     fn crc_flips(
         &self,
         crc_of: &mut dyn FnMut(u64, u64) -> u32,
         patterns: &[u8],
     ) -> Option<crate::nbg::crc_rules::CrcFlips>;
+
+    /// The check-only parse's records stage (`read::Stage::Records`) run again over `data`,
+    /// this file with bytes changed that no other stage reads.
+    fn recheck_records(
+        &self,
+        data: crate::nbg::read::Data<'_>,
+    ) -> Result<(), crate::nbg::failure::Failure>;
 
     /// The CRC hypothesis registry (plus the recovered v2 rule for v2) evaluated against this
     /// graph's structural boundaries, given the CRC-32 of any `[start, end)` of the file.

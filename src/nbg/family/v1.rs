@@ -278,6 +278,13 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
         super::crc::explain_v1(self, crc_of)
     }
 
+    fn recheck_records(
+        &self,
+        data: crate::nbg::read::Data<'_>,
+    ) -> Result<(), crate::nbg::failure::Failure> {
+        NbgV1::recheck_records(self, data)
+    }
+
     fn crc_flips(
         &self,
         crc_of: &mut dyn FnMut(u64, u64) -> u32,

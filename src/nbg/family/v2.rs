@@ -3,6 +3,54 @@
 use super::*;
 
 impl NbgV2<'_> {
+    /// The check that a change to a payload or gap byte fails first, range by range in file
+    /// order: the section-40 checksum of the section holding it (checked before the header's),
+    /// else the header CRC where its rule covers the byte (a section's payload, or every byte
+    /// but the field under the whole-file rule). The header, sub-header, directory and section
+    /// 40 are read by rules that come first, so their codes are the parse's own.
+    fn checksum_coverage(&self) -> Vec<(u64, u64, &'static str)> {
+        let mut sections: Vec<(u64, u64, &'static str)> = self
+            .sections
+            .iter()
+            .filter(|s| s.size > 0)
+            .map(|s| {
+                let own = self
+                    .section_checksums
+                    .iter()
+                    .any(|c| c.section_type == s.kind);
+                let code = if own {
+                    "section-checksum-mismatch"
+                } else {
+                    "file-checksum-mismatch"
+                };
+                (s.offset, s.end(), code)
+            })
+            .collect();
+        // Sections do not overlap (the parser refuses overlaps).
+        sections.sort_unstable();
+        if self.header_crc() == HeaderCrc::SectionPayloads {
+            return sections;
+        }
+        // Whole file: the gaps between sections too, all but the field itself.
+        let field = f2::OFF_CRC_SUM as u64;
+        let mut out = Vec::with_capacity(2 * sections.len() + 2);
+        let mut at = 0;
+        let gap = |out: &mut Vec<_>, from: u64, to: u64| {
+            for (s, e) in [(from, to.min(field)), (from.max(field + 4), to)] {
+                if s < e {
+                    out.push((s, e, "file-checksum-mismatch"));
+                }
+            }
+        };
+        for s in sections {
+            gap(&mut out, at, s.0);
+            at = s.1;
+            out.push(s);
+        }
+        gap(&mut out, at, self.file.size);
+        out
+    }
+
     /// The header CRC rule of this file's version (the spec's rule for a version nbg does not
     /// list, which the parser refuses before a graph exists).
     fn header_crc(&self) -> HeaderCrc {
@@ -136,20 +184,7 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
     }
 
     fn coverage_code(&self, offset: u64) -> Option<&'static str> {
-        // Sections do not overlap (the parser rejects overlaps), so at most one holds `offset`.
-        let s = self
-            .sections
-            .iter()
-            .find(|s| s.offset <= offset && offset < s.end())?;
-        if self
-            .section_checksums
-            .iter()
-            .any(|c| c.section_type == s.kind)
-        {
-            Some("section-checksum-mismatch")
-        } else {
-            Some("file-checksum-mismatch")
-        }
+        crc_rules::covering(&self.checksum_coverage(), offset)
     }
 
     fn unchecked_reason(&self, offset: u64, place: Place) -> Option<&'static str> {
@@ -321,12 +356,19 @@ impl<'data> NbgFamily<'data> for NbgV2<'data> {
         })
     }
 
+    fn recheck_records(
+        &self,
+        data: crate::nbg::read::Data<'_>,
+    ) -> Result<(), crate::nbg::failure::Failure> {
+        NbgV2::recheck_records(self, data)
+    }
+
     fn crc_flips(
         &self,
         _crc_of: &mut dyn FnMut(u64, u64) -> u32,
         _patterns: &[u8],
     ) -> Option<crc_rules::CrcFlips> {
-        None
+        Some(crc_rules::CrcFlips::Enforced(self.checksum_coverage()))
     }
 
     fn crc_explanation(&self, crc_of: &mut dyn FnMut(u64, u64) -> u32) -> Explanation {

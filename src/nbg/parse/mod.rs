@@ -34,9 +34,10 @@ pub enum Graph<'data> {
 /// What a parse computes beyond the rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// SHA-256, entropy and edge hashes of every section and of the file, and the structural
-    /// signature. Every rule is checked either way; without fingerprints those fields are zero
-    /// (check-only mode, for mutation sweeps).
+    /// SHA-256, entropy and edge hashes of every section and of the file, the structural
+    /// signature and the decoded records and commands. Every rule is checked either way;
+    /// without fingerprints those fields are zero or absent (check-only mode: a verdict, for
+    /// mutation sweeps).
     pub fingerprints: bool,
 }
 

@@ -25,8 +25,9 @@
 //! and end with a layer no operation names (declared 1, named 0); `named_operations` reports the
 //! derived count.
 
-use crate::nbg::decoded::{Decoded, Unreadable};
+use crate::nbg::decoded::{Decoded, Fields, ReadFields, Unreadable};
 use crate::nbg::failure::{Code, Failure, collect_records, fail};
+use crate::nbg::fieldmap::View;
 use crate::nbg::fieldmap::{
     self as fm, hw_init_operation as fh, layer as fl, operation as fo, patch_40bit as fp,
     sh_operation as fs, v1_ppu_param as fpp, v1_sw_operation as fsw,
@@ -49,12 +50,12 @@ pub struct Slice<'a> {
     pub record_size: u64,
 }
 
-impl Slice<'_> {
+impl<'a> Slice<'a> {
     fn count(&self) -> u64 {
         self.bytes.len() as u64 / self.record_size
     }
 
-    fn records(&self) -> impl ExactSizeIterator<Item = (usize, u64, &[u8])> {
+    fn records(self) -> impl ExactSizeIterator<Item = (usize, u64, &'a [u8])> {
         let size = self.record_size;
         self.bytes
             .chunks_exact(crate::nbg::read::index(size))
@@ -178,16 +179,17 @@ pub(crate) fn text<'a>(d: &'a Decoded, f: &fm::Field) -> (Option<&'a str>, &'a N
 
 /// One `nbg_section_sw_operation` record.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SwOperation {
+pub struct SwOperation<F = Decoded> {
     /// Position in the SW operation table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The record's values: what the accessors read and the re-encoding writes.
-    pub fields: Decoded,
+    /// The record's values: what the accessors read and the re-encoding writes (a view of
+    /// the bytes in check-only mode).
+    pub fields: F,
 }
 
-impl SwOperation {
+impl<F: Fields> SwOperation<F> {
     accessors! { fsw;
         /// The record's `type` word (`sw_operation_type_e`).
         kind: sw_operation_type -> u32;
@@ -197,7 +199,9 @@ impl SwOperation {
     pub fn type_name(&self) -> Option<&'static str> {
         sw_operation_type::name(self.kind())
     }
+}
 
+impl SwOperation {
     /// The name; absent in 4-byte records (v1 before 0x00010009).
     pub fn name(&self) -> Option<&str> {
         text(&self.fields, &fsw::name).0
@@ -234,16 +238,17 @@ pub(crate) fn name_tail<M: SerializeStruct>(m: &mut M, tail: &NameTail) -> Resul
 
 /// One `nbg_section_hw_init_operation` record.
 #[derive(Clone, Debug, PartialEq)]
-pub struct HwInitOperation {
+pub struct HwInitOperation<F = Decoded> {
     /// Position in the hardware-init operation table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The record's values: what the accessors read and the re-encoding writes.
-    pub fields: Decoded,
+    /// The record's values: what the accessors read and the re-encoding writes (a view of
+    /// the bytes in check-only mode).
+    pub fields: F,
 }
 
-impl HwInitOperation {
+impl<F: Fields> HwInitOperation<F> {
     accessors! { fh;
         /// Index into the ICD table (the init operation's state buffer).
         state_id: state_id -> u32;
@@ -268,13 +273,14 @@ impl Serialize for HwInitOperation {
 
 /// One `nbg_section_ppu_param` record: x, y, z of each group.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PpuParam {
+pub struct PpuParam<F = Decoded> {
     /// Position in the PPU parameter table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The record's values: what the accessors read and the re-encoding writes.
-    pub fields: Decoded,
+    /// The record's values: what the accessors read and the re-encoding writes (a view of
+    /// the bytes in check-only mode).
+    pub fields: F,
 }
 
 impl PpuParam {
@@ -300,19 +306,20 @@ impl Serialize for PpuParam {
 
 /// One `nbg_section_layer` record: a layer of the network and its operation count.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Layer {
+pub struct Layer<F = Decoded> {
     /// Position in the layer table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The record's values: what the accessors read and the re-encoding writes.
-    pub fields: Decoded,
+    /// The record's values: what the accessors read and the re-encoding writes (a view of
+    /// the bytes in check-only mode).
+    pub fields: F,
     /// Operations whose `layer_id` names this layer (derived; may differ from the declared
     /// count, see the module note).
     pub named_operations: u64,
 }
 
-impl Layer {
+impl<F: Fields> Layer<F> {
     accessors! { fl;
         /// Public name `node_id`.
         id: id -> u32;
@@ -321,7 +328,9 @@ impl Layer {
         /// As declared by the record.
         operation_count: operation_count -> u32;
     }
+}
 
+impl Layer {
     /// The layer's NUL-terminated name.
     pub fn name(&self) -> &str {
         text(&self.fields, &fl::name).0.unwrap_or_default()
@@ -345,13 +354,14 @@ impl Serialize for Layer {
 
 /// One `nbg_section_operation` record: an engine operation, its layer, state and patches.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Operation {
+pub struct Operation<F = Decoded> {
     /// Position in the operation table.
     pub index: usize,
     /// File offset of the record.
     pub offset: u64,
-    /// The record's values: what the accessors read and the re-encoding writes.
-    pub fields: Decoded,
+    /// The record's values: what the accessors read and the re-encoding writes (a view of
+    /// the bytes in check-only mode).
+    pub fields: F,
     /// Bytes of the load-state entry `state_id` names (derived; null for SW operations and
     /// where the state table is absent). nbinfo prints it as `Command Size`.
     pub command_bytes: Option<u32>,
@@ -365,7 +375,7 @@ pub struct Operation {
     pub coefficient_bytes: Option<u32>,
 }
 
-impl Operation {
+impl<F: Fields> Operation<F> {
     accessors! { fo;
         /// The record's `type` word (`_nbg_operation_type`).
         kind: kind -> u32;
@@ -388,7 +398,9 @@ impl Operation {
     pub fn type_name(&self) -> Option<&'static str> {
         operation_type::name(self.kind())
     }
+}
 
+impl Operation {
     /// Bits 0..4 of the word at +0x18 (records of 28 bytes or more).
     pub fn preempt(&self) -> Option<u32> {
         self.fields.part(&fo::preempt_word, 0)
@@ -424,14 +436,15 @@ impl Serialize for Operation {
 
 /// One `nbg_section_sh_operation` record: a shader operation's instruction and PPU parameters.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ShOperation {
+pub struct ShOperation<F = Decoded> {
     /// Position in the SH operation table.
     pub index: usize,
-    /// The record's values: what the accessors read and the re-encoding writes.
-    pub fields: Decoded,
+    /// The record's values: what the accessors read and the re-encoding writes (a view of
+    /// the bytes in check-only mode).
+    pub fields: F,
 }
 
-impl ShOperation {
+impl<F: Fields> ShOperation<F> {
     accessors! { fs;
         /// Index into the PPU instruction table.
         instr_index: instr_index -> u32;
@@ -502,7 +515,7 @@ fn decode_patches(p: Slice<'_>) -> Result<PatchSummary, Failure> {
     let mut records = Vec::with_capacity(crate::nbg::read::index(p.count()));
     let layout = patch_layout(p.record_size, p.offset)?;
     for (i, offset, r) in p.records() {
-        let v = read(layout, r, offset, "patch", i)?;
+        let v: Decoded = read(layout, r, offset, "patch", i)?;
         *by_kind.entry(v.u32(&fp::source_type)).or_insert(0) += 1;
         records.push(Patch { fields: v });
     }
@@ -533,51 +546,186 @@ fn patch_layout(record_size: u64, offset: u64) -> Result<crate::nbg::fieldmap::R
     }
 }
 
+/// The record tables, each record read through `F`: decoded values, or a checked view.
+struct Read<F> {
+    layers: Vec<Layer<F>>,
+    operations: Vec<Operation<F>>,
+    sh_operations: Option<Vec<ShOperation<F>>>,
+    sw_operations: Option<Vec<SwOperation<F>>>,
+    hw_init_operations: Option<Vec<HwInitOperation<F>>>,
+    ppu_params: Option<Vec<PpuParam<F>>>,
+}
+
 /// Decode and cross-check the records.
 pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
+    let read = read_tables::<Decoded>(t)?;
+    let per_layer = cross_check(t, &read)?;
+    let Read {
+        mut layers,
+        mut operations,
+        sh_operations,
+        sw_operations,
+        hw_init_operations,
+        ppu_params,
+    } = read;
+    for o in &mut operations {
+        if o.kind() != operation_type::SW {
+            o.command_bytes = t.state_table.and_then(|s| s.size(o.state_id()));
+        }
+        o.instruction_bytes = match o.kind() {
+            k if operation_type::is_nn_engine(k) => t.nn_command_bytes,
+            operation_type::TP => t.tp_command_bytes,
+            operation_type::SH => sh_operations
+                .as_ref()
+                .and_then(|sh| sh.get(o.engine_index() as usize))
+                .and_then(|r| t.ppu_instr_table?.size(r.instr_index())),
+            _ => None,
+        };
+    }
+    for (l, &named) in layers.iter_mut().zip(&per_layer) {
+        l.named_operations = named;
+    }
+    let patches = patches(t)?;
+    // The vendor reader's `Coeff data Size`: its `print_operation` reads the COEF_DATA_TABLE
+    // entry the operation's first MISC_DYNA_GENERIC patch names.
+    if let (Some(p), Some(coef)) = (&patches, t.coef_table) {
+        for o in &mut operations {
+            let range = o.patch_index() as usize
+                ..(o.patch_index() as usize).saturating_add(o.patch_count() as usize);
+            o.coefficient_bytes = p
+                .records
+                .get(range)
+                .into_iter()
+                .flatten()
+                .find(|r| {
+                    r.source_type() == crate::nbg::format::records::source_type::MISC_DYNA_GENERIC
+                })
+                .and_then(|r| coef.size(r.index() as u32));
+        }
+    }
+    Ok(Records {
+        layers: t.layer.map(|_| layers),
+        operations: t.operation.map(|_| operations),
+        sh_operations,
+        patches,
+        sw_operations,
+        hw_init_operations,
+        ppu_params,
+    })
+}
+
+/// The records decoded, or in check-only mode (`Options::fingerprints` off: a verdict, no
+/// document) checked and not kept.
+pub fn decode_with(t: &Tables<'_>, opts: super::Options) -> Result<Records, Failure> {
+    if opts.fingerprints {
+        decode(t)
+    } else {
+        check(t).map(|()| Records::default())
+    }
+}
+
+/// `decode`'s checks in its order, keeping nothing: every record is checked through a view of
+/// its bytes, no value is copied (check-only mode, which a sweep runs once per flip).
+pub fn check(t: &Tables<'_>) -> Result<(), Failure> {
+    let read = read_tables::<View<'_>>(t)?;
+    cross_check(t, &read)?;
+    patches(t).map(drop)
+}
+
+/// Every table's records read through `F`, table by table (layers, operations, SH, SW,
+/// hardware-init, PPU parameters): sizes and names.
+fn read_tables<'a, F: ReadFields<'a>>(t: &Tables<'a>) -> Result<Read<F>, Failure> {
     let empty = Slice {
         offset: 0,
         bytes: &[],
         record_size: 1,
     };
-    let layer = t.layer.unwrap_or(empty);
-    let operation = t.operation.unwrap_or(empty);
-    let layers = collect_records(layer.records().map(|(index, offset, r)| {
-        let v = read(fl::RECORD, r, offset, "layer", index)?;
-        Ok(Layer {
-            index,
-            offset,
-            fields: v,
-            named_operations: 0,
-        })
-    }))?;
-    let operations: Vec<Operation> =
-        collect_records(operation.records().map(|(index, offset, r)| {
-            let v = read(fo::RECORD, r, offset, "operation", index)?;
+    let layers = collect_records(
+        t.layer
+            .unwrap_or(empty)
+            .records()
+            .map(|(index, offset, r)| {
+                let fields = read(fl::RECORD, r, offset, "layer", index)?;
+                Ok(Layer {
+                    index,
+                    offset,
+                    fields,
+                    named_operations: 0,
+                })
+            }),
+    )?;
+    let operations = collect_records(t.operation.unwrap_or(empty).records().map(
+        |(index, offset, r)| {
+            let fields = read(fo::RECORD, r, offset, "operation", index)?;
             Ok(Operation {
                 index,
                 offset,
-                fields: v,
+                fields,
                 command_bytes: None,
                 instruction_bytes: None,
                 coefficient_bytes: None,
             })
-        }))?;
-    let sh_operations: Option<Vec<ShOperation>> =
+        },
+    ))?;
+    let sh_operations =
         t.sh.map(|s| {
             collect_records(s.records().map(|(index, offset, r)| {
-                let v = read(fs::RECORD, r, offset, "SH operation", index)?;
-                Ok(ShOperation { index, fields: v })
+                let fields = read(fs::RECORD, r, offset, "SH operation", index)?;
+                Ok(ShOperation { index, fields })
             }))
         })
         .transpose()?;
-    let sw_operations = t.sw.map(decode_sw).transpose()?;
-    let hw_init_operations = t.hw_init.map(decode_hw_init).transpose()?;
-    let ppu_params = t.ppu_param.map(decode_ppu_params).transpose()?;
-    let patch_count = t.patch.map(|p| p.count()).or(t.patch_unread.map(|u| u.2));
+    let table = |s: Option<Slice<'a>>, record, what| {
+        s.map(|s| {
+            collect_records(s.records().map(|(index, offset, r)| {
+                Ok((index, offset, read(record, r, offset, what, index)?))
+            }))
+        })
+        .transpose()
+    };
+    let sw_operations = table(t.sw, fsw::RECORD, "SW operation")?.map(|v| {
+        v.into_iter()
+            .map(|(index, offset, fields)| SwOperation {
+                index,
+                offset,
+                fields,
+            })
+            .collect()
+    });
+    let hw_init_operations = table(t.hw_init, fh::RECORD, "hw_init operation")?.map(|v| {
+        v.into_iter()
+            .map(|(index, offset, fields)| HwInitOperation {
+                index,
+                offset,
+                fields,
+            })
+            .collect()
+    });
+    let ppu_params = table(t.ppu_param, fpp::RECORD, "PPU parameter")?.map(|v| {
+        v.into_iter()
+            .map(|(index, offset, fields)| PpuParam {
+                index,
+                offset,
+                fields,
+            })
+            .collect()
+    });
+    Ok(Read {
+        layers,
+        operations,
+        sh_operations,
+        sw_operations,
+        hw_init_operations,
+        ppu_params,
+    })
+}
 
-    let mut per_layer = vec![0u64; layers.len()];
-    for o in &operations {
+/// The references between the tables, in the module note's order; the operations each layer
+/// is named by.
+fn cross_check<F: Fields>(t: &Tables<'_>, r: &Read<F>) -> Result<Vec<u64>, Failure> {
+    let patch_count = t.patch.map(|p| p.count()).or(t.patch_unread.map(|u| u.2));
+    let mut per_layer = vec![0u64; r.layers.len()];
+    for o in &r.operations {
         let at = |field: usize| o.offset + field as u64;
         let unattached = matches!(o.kind(), operation_type::INIT | operation_type::END);
         if unattached && NO_LAYER_IDS.contains(&o.layer_id()) {
@@ -592,7 +740,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
                     "operation {} names layer {} but the layer table holds {} records",
                     o.index,
                     o.layer_id(),
-                    layers.len()
+                    r.layers.len()
                 ),
             );
         }
@@ -645,7 +793,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
         }
     }
     if let (Some(sh), Some(s), Some((label, n))) = (
-        &sh_operations,
+        &r.sh_operations,
         t.sh,
         t.ppu_instr_table.map(|p| (p.label, p.entries())),
     ) {
@@ -662,7 +810,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             );
         }
     }
-    if let (Some(sh), Some(s), true) = (&sh_operations, t.sh, t.ppu_params_referenced) {
+    if let (Some(sh), Some(s), true) = (&r.sh_operations, t.sh, t.ppu_params_referenced) {
         let n = t.ppu_param.map_or(0, |p| p.count());
         let bad = sh
             .iter()
@@ -679,22 +827,7 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             );
         }
     }
-    let mut operations = operations;
-    for o in &mut operations {
-        if o.kind() != operation_type::SW {
-            o.command_bytes = t.state_table.and_then(|s| s.size(o.state_id()));
-        }
-        o.instruction_bytes = match o.kind() {
-            k if operation_type::is_nn_engine(k) => t.nn_command_bytes,
-            operation_type::TP => t.tp_command_bytes,
-            operation_type::SH => sh_operations
-                .as_ref()
-                .and_then(|sh| sh.get(o.engine_index() as usize))
-                .and_then(|r| t.ppu_instr_table?.size(r.instr_index())),
-            _ => None,
-        };
-    }
-    for h in hw_init_operations.iter().flatten() {
+    for h in r.hw_init_operations.iter().flatten() {
         if let Some((end, patches)) = patches_beyond(h.patch_index(), h.patch_count(), patch_count)
         {
             return fail(
@@ -719,95 +852,35 @@ pub fn decode(t: &Tables<'_>) -> Result<Records, Failure> {
             );
         }
     }
-    let mut layers = layers;
-    for (l, &named) in layers.iter_mut().zip(&per_layer) {
-        l.named_operations = named;
-    }
+    Ok(per_layer)
+}
 
-    let patches = match (t.patch, t.patch_unread) {
-        (Some(p), _) => Some(decode_patches(p)?),
-        (None, Some((offset, record_size, count))) => Some(PatchSummary {
+/// The patch table: decoded where its records are read, its layout checked where only its
+/// geometry is (check-only mode).
+fn patches(t: &Tables<'_>) -> Result<Option<PatchSummary>, Failure> {
+    match (t.patch, t.patch_unread) {
+        (Some(p), _) => decode_patches(p).map(Some),
+        (None, Some((offset, record_size, count))) => Ok(Some(PatchSummary {
             count,
             record_size: patch_layout(record_size, offset).map(|_| record_size)?,
             by_source_type: BTreeMap::new(),
             records: Vec::new(),
-        }),
-        (None, None) => None,
-    };
-    // The vendor reader's `Coeff data Size`: its `print_operation` reads the COEF_DATA_TABLE
-    // entry the operation's first MISC_DYNA_GENERIC patch names.
-    if let (Some(p), Some(coef)) = (&patches, t.coef_table) {
-        for o in &mut operations {
-            let range = o.patch_index() as usize
-                ..(o.patch_index() as usize).saturating_add(o.patch_count() as usize);
-            o.coefficient_bytes = p
-                .records
-                .get(range)
-                .into_iter()
-                .flatten()
-                .find(|r| {
-                    r.source_type() == crate::nbg::format::records::source_type::MISC_DYNA_GENERIC
-                })
-                .and_then(|r| coef.size(r.index() as u32));
-        }
+        })),
+        (None, None) => Ok(None),
     }
-    Ok(Records {
-        layers: t.layer.map(|_| layers),
-        operations: t.operation.map(|_| operations),
-        sh_operations,
-        patches,
-        sw_operations,
-        hw_init_operations,
-        ppu_params,
-    })
-}
-
-/// SW operation records: the type (reported by name where the public enum has it) and, from
-/// 0x00010009, a strict UTF-8 name.
-fn decode_sw(s: Slice<'_>) -> Result<Vec<SwOperation>, Failure> {
-    collect_records(s.records().map(|(index, offset, r)| {
-        let v = read(fsw::RECORD, r, offset, "SW operation", index)?;
-        Ok(SwOperation {
-            index,
-            offset,
-            fields: v,
-        })
-    }))
-}
-
-fn decode_hw_init(s: Slice<'_>) -> Result<Vec<HwInitOperation>, Failure> {
-    collect_records(s.records().map(|(index, offset, r)| {
-        let v = read(fh::RECORD, r, offset, "hw_init operation", index)?;
-        Ok(HwInitOperation {
-            index,
-            offset,
-            fields: v,
-        })
-    }))
-}
-
-fn decode_ppu_params(s: Slice<'_>) -> Result<Vec<PpuParam>, Failure> {
-    collect_records(s.records().map(|(index, offset, r)| {
-        let v = read(fpp::RECORD, r, offset, "PPU parameter", index)?;
-        Ok(PpuParam {
-            index,
-            offset,
-            fields: v,
-        })
-    }))
 }
 
 /// `r`, record `index` of a table of `what` at file offset `offset`, decoded as `record`
 /// (`truncated` for a size the record has no layout of, `invalid-name` for a string field that
 /// is not NUL-terminated strict UTF-8).
-fn read(
+fn read<'a, F: ReadFields<'a>>(
     record: fm::Record,
-    r: &[u8],
+    r: &'a [u8],
     offset: u64,
     what: &str,
     index: usize,
-) -> Result<Decoded, Failure> {
-    Decoded::read(record, r).or_else(|e| match e {
+) -> Result<F, Failure> {
+    F::read(record, r).or_else(|e| match e {
         Unreadable::Name(f) => fail(
             Code::InvalidName,
             offset + f.offset as u64,

@@ -373,6 +373,25 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     Ok(graph)
 }
 
+impl NbgV1<'_> {
+    /// The check-only parse's records stage again, over `data`: this file with bytes changed
+    /// that no other stage reads, so every other stage's result is this graph's.
+    pub fn recheck_records(&self, data: Data<'_>) -> Result<(), Failure> {
+        let db = &self.feature_database;
+        records(
+            &data,
+            self.header.version,
+            &self.tables,
+            db.bits["change_ppu_param"] == 1,
+            (db.nn_command_bytes, db.tp_command_bytes),
+            Options {
+                fingerprints: false,
+            },
+        )
+        .map(drop)
+    }
+}
+
 /// A version newer than any with evidence parses only when its fixed part can be bounded: the
 /// public entries must reference at least one non-empty table, all inside the file and none
 /// inside the fixed part. Otherwise the layout cannot be bounded and the version is refused.

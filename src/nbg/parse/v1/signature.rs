@@ -81,7 +81,9 @@ pub(super) fn records(
     command_bytes: (Option<u64>, Option<u64>),
     opts: crate::nbg::parse::Options,
 ) -> Result<crate::nbg::parse::records::Records, Failure> {
-    use crate::nbg::parse::records::{Index, Tables, as_slice, decode, v1_decodes};
+    use crate::nbg::parse::records::{Index, Tables, as_slice, decode_with, v1_decodes};
+    // What this stage reads is noted as its own (a sweep judges a flip only it reads by it).
+    let data = &data.staged(crate::nbg::read::Stage::Records);
     if !v1_decodes("layer", version) {
         return Ok(crate::nbg::parse::records::Records::default());
     }
@@ -119,26 +121,29 @@ pub(super) fn records(
         None => (index("lcd_table"), "lcd table"),
     };
     let bytes32 = |b: Option<u64>| b.and_then(|b| u32::try_from(b).ok());
-    decode(&Tables {
-        layer: as_slice(&layer),
-        operation: as_slice(&operation),
-        sh: as_slice(&sh),
-        patch: as_slice(&patch),
-        patch_unread,
-        nn_records: count("nn"),
-        tp_records: count("tp"),
-        state_table,
-        ppu_instr_table: ppu_instr.as_deref().map(|bytes| Index {
-            label: ppu_label,
-            bytes,
-        }),
-        nn_command_bytes: bytes32(command_bytes.0),
-        tp_command_bytes: bytes32(command_bytes.1),
-        coef_table: None,
-        sw: as_slice(&sw),
-        hw_init: as_slice(&hw_init),
-        ppu_param: as_slice(&ppu_param),
-        icd_entries: find("icd_table").map(|t| t.size / 8),
-        ppu_params_referenced,
-    })
+    decode_with(
+        &Tables {
+            layer: as_slice(&layer),
+            operation: as_slice(&operation),
+            sh: as_slice(&sh),
+            patch: as_slice(&patch),
+            patch_unread,
+            nn_records: count("nn"),
+            tp_records: count("tp"),
+            state_table,
+            ppu_instr_table: ppu_instr.as_deref().map(|bytes| Index {
+                label: ppu_label,
+                bytes,
+            }),
+            nn_command_bytes: bytes32(command_bytes.0),
+            tp_command_bytes: bytes32(command_bytes.1),
+            coef_table: None,
+            sw: as_slice(&sw),
+            hw_init: as_slice(&hw_init),
+            ppu_param: as_slice(&ppu_param),
+            icd_entries: find("icd_table").map(|t| t.size / 8),
+            ppu_params_referenced,
+        },
+        opts,
+    )
 }

@@ -140,8 +140,10 @@ pub(super) fn records(
     opts: crate::nbg::parse::Options,
 ) -> Result<crate::nbg::parse::records::Records, Failure> {
     use crate::nbg::format::section;
-    use crate::nbg::parse::records::{Index, Tables, as_slice, decode};
+    use crate::nbg::parse::records::{Index, Tables, as_slice, decode_with};
     use fm::{layer as fl, operation as fo, patch_40bit as fp, sh_operation as fs};
+    // What this stage reads is noted as its own (a sweep judges a flip only it reads by it).
+    let data = &data.staged(crate::nbg::read::Stage::Records);
     let find = |kind| sections.iter().find(|s| s.kind == kind);
     // Record sizes are checked before a byte of the section is read.
     let check = |kind, sizes: &[u64]| -> Result<Option<(u64, u64, u64)>, Failure> {
@@ -195,36 +197,39 @@ pub(super) fn records(
     let commands = |kind, bytes: Option<u32>| {
         Option::zip(find(kind), bytes).map(|(s, b)| s.size / u64::from(b))
     };
-    decode(&Tables {
-        layer: as_slice(&layer),
-        operation: as_slice(&operation),
-        sh: as_slice(&sh),
-        patch: as_slice(&patch),
-        patch_unread,
-        nn_records: commands(
-            section::NN,
-            info.and_then(|i| i.attribute().nn_command_bytes),
-        ),
-        tp_records: commands(
-            section::TP,
-            info.and_then(|i| i.attribute().tp_command_bytes),
-        ),
-        state_table: states.as_deref().map(|bytes| Index {
-            label: "load-state table",
-            bytes,
-        }),
-        ppu_instr_table: ppu_instr.as_deref().map(|bytes| Index {
-            label: "PPU instruction table",
-            bytes,
-        }),
-        coef_table: coef.as_deref().map(|bytes| Index {
-            label: "coefficient table",
-            bytes,
-        }),
-        hw_init: as_slice(&hw_init),
-        icd_entries: find(section::ICDT).map(|s| s.size / f::INDEX_RECORD_SIZE),
-        nn_command_bytes: info.and_then(|i| i.attribute().nn_command_bytes),
-        tp_command_bytes: info.and_then(|i| i.attribute().tp_command_bytes),
-        ..Tables::default()
-    })
+    decode_with(
+        &Tables {
+            layer: as_slice(&layer),
+            operation: as_slice(&operation),
+            sh: as_slice(&sh),
+            patch: as_slice(&patch),
+            patch_unread,
+            nn_records: commands(
+                section::NN,
+                info.and_then(|i| i.attribute().nn_command_bytes),
+            ),
+            tp_records: commands(
+                section::TP,
+                info.and_then(|i| i.attribute().tp_command_bytes),
+            ),
+            state_table: states.as_deref().map(|bytes| Index {
+                label: "load-state table",
+                bytes,
+            }),
+            ppu_instr_table: ppu_instr.as_deref().map(|bytes| Index {
+                label: "PPU instruction table",
+                bytes,
+            }),
+            coef_table: coef.as_deref().map(|bytes| Index {
+                label: "coefficient table",
+                bytes,
+            }),
+            hw_init: as_slice(&hw_init),
+            icd_entries: find(section::ICDT).map(|s| s.size / f::INDEX_RECORD_SIZE),
+            nn_command_bytes: info.and_then(|i| i.attribute().nn_command_bytes),
+            tp_command_bytes: info.and_then(|i| i.attribute().tp_command_bytes),
+            ..Tables::default()
+        },
+        opts,
+    )
 }
