@@ -23,11 +23,13 @@ struct Cli {
 enum Command {
     /// Parse one NBG strictly and print a summary, or the full JSON document with --json.
     Parse(cmd::parse::Args),
-    /// Check NBG files: one line per file, `ok` or the failure code; with --target and
-    /// --runtime, whether each file loads on that device: `compatible`, `target-mismatch`,
-    /// `version-newer-than-runtime` or `unknown`, with the values and a hint. Exit 0 when every
-    /// file is valid (and compatible), 1 otherwise, 2 on a usage or I/O problem.
-    /// With --json, one document: {"files": [...]}.
+    /// Check NBG files: one line per file, every file judged: `ok`, `ok (crc unexplained)` (a
+    /// v1 CRC field no known rule reproduces; --strict refuses it) or the failure code; with
+    /// --target and --runtime, whether each file loads on that device: `compatible`,
+    /// `target-mismatch`, `version-newer-than-runtime` or `unknown`, with the values and a
+    /// hint. Exit 0 when every file is valid (and compatible), 1 otherwise, 2 when an input
+    /// could not be read (a folder, a symlink: its own `unreadable` line). With --json, one
+    /// document: {"files": [...]}.
     Check(cmd::check::Args),
     /// What a board user asks first, one screen per file: format and version, target and the
     /// driver configurations with that PID, inputs and outputs (shape, type, scale, zero

@@ -14,3 +14,24 @@ pub fn root() -> PathBuf {
         PathBuf::from(".")
     }
 }
+
+/// The checkout that installed components (the vendor driver under `.ci/vendor`) live in,
+/// found from the running binary, never from the working folder: the checkout above the
+/// executable (`target/release/nbg`, a test binary under `target/debug/deps`), else the tree
+/// the binary was built from when it is still there, else `root()`.
+pub fn install_root() -> PathBuf {
+    let checkout = |d: &Path| d.join("controls/controls.json").is_file();
+    let exe = std::env::current_exe().ok();
+    if let Some(d) = exe
+        .as_deref()
+        .and_then(|e| e.ancestors().skip(1).find(|d| checkout(d)))
+    {
+        return d.to_path_buf();
+    }
+    let built = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if checkout(built) {
+        built.to_path_buf()
+    } else {
+        root()
+    }
+}

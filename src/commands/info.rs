@@ -1,6 +1,6 @@
 //! `nbg info FILE... [--json]`.
 
-use super::{print, print_json, report_failure, status, usage_error};
+use super::{print, print_json, status};
 use nbg_lab::lab::info::{self, Configuration};
 use nbg_lab::report::{board, json};
 use std::path::PathBuf;
@@ -34,24 +34,36 @@ fn configurations() -> Option<Vec<Configuration>> {
 pub fn exec(args: Args) -> ExitCode {
     let configs = configurations();
     let mut docs = Vec::new();
-    let mut ok = true;
+    let (mut ok, mut unreadable) = (true, false);
     for file in &args.files {
-        match info::info(file, configs.as_deref()) {
-            Err(e) => return usage_error(e),
-            Ok(Ok(i)) if args.format.json => docs.push(json::value(&i)),
-            Ok(Ok(i)) => print(&board::info(&i)),
-            Ok(Err(f)) if args.format.json => {
+        let shown = file.display().to_string();
+        // An input that cannot be read is its own failed entry; the other files are still read.
+        let got = info::info(file, configs.as_deref()).unwrap_or_else(|e| {
+            unreadable = true;
+            Err(super::unreadable(e))
+        });
+        match got {
+            Ok(i) if args.format.json => docs.push(json::value(&i)),
+            Ok(i) => print(&board::info(&i)),
+            Err(f) if args.format.json => {
                 ok = false;
-                docs.push(json::Entry::<()>::failed(&file.display().to_string(), &f).to_json());
+                docs.push(json::Entry::<()>::failed(&shown, &f).to_json());
             }
-            Ok(Err(f)) => {
+            Err(f) => {
                 ok = false;
-                let _ = report_failure(&f, false);
+                // Named: with several files, an error without its file says nothing (an
+                // unreadable input was said already).
+                if f.code != nbg_lab::nbg::failure::Code::Unreadable {
+                    eprintln!("{shown}: {f}");
+                }
             }
         }
     }
     if args.format.json {
         print_json(&json::files(docs));
+    }
+    if unreadable {
+        return nbg_lab::exit::Exit::Usage.into();
     }
     status(ok)
 }

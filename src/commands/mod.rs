@@ -81,6 +81,14 @@ pub fn print_json(value: &serde_json::Value) {
 }
 
 /// An invalid NBG: the failure as JSON on stdout or as text on stderr; exit 1.
+/// An input of a multi-file command that could not be read (a folder, a symlink, no
+/// permission): said on stderr, and an `unreadable` failure to list in its place, so the other
+/// files are still judged (the command ends with the I/O status, `Exit::Usage`).
+pub fn unreadable(e: impl std::fmt::Display) -> Failure {
+    eprintln!("nbg: {e}");
+    Failure::new(nbg_lab::nbg::failure::Code::Unreadable, 0, e.to_string())
+}
+
 pub fn report_failure(failure: &Failure, json: bool) -> ExitCode {
     if json {
         print_json(&failure.to_json());

@@ -72,7 +72,7 @@ pub struct NearMiss {
 pub enum Miss {
     /// The strict parse refused the candidate with this code; for a v1 candidate whose CRC
     /// field is set but matches no rule (its bytes are not the ones the CRC was computed over),
-    /// `file-checksum-mismatch`.
+    /// `crc-field-unexplained`, the code `check --strict` and the sweep give it.
     Invalid(Code),
     /// A candidate that parses but whose extent holds the magic of another valid NBG: a
     /// truncated copy running into the next file (a v1 file without a CRC has no other sign).
@@ -409,23 +409,13 @@ fn judge(
     };
     use crate::nbg::crc_rules::CrcClass;
     let crc = g.crc_summary();
+    if let Some(f) = crc.unexplained() {
+        return Ok(Err(f));
+    }
     let integrity = match g.crc_class() {
         // v2: the parser enforces its checksums.
-        None => Integrity::Crc,
-        Some(class) => match class {
-            CrcClass::Matches => Integrity::Crc,
-            CrcClass::Absent => Integrity::StructureOnly,
-            CrcClass::Unexplained => {
-                return Ok(Err(Failure::new(
-                    Code::FileChecksumMismatch,
-                    crc.offset,
-                    format!(
-                        "the CRC field holds 0x{:08x}, which no rule reproduces over these bytes",
-                        crc.stored
-                    ),
-                )));
-            }
-        },
+        None | Some(CrcClass::Matches | CrcClass::Unexplained) => Integrity::Crc,
+        Some(CrcClass::Absent) => Integrity::StructureOnly,
     };
     let (version, target) = (g.version(), g.target());
     Ok(Ok(Found {

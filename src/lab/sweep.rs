@@ -14,7 +14,7 @@
 
 use crate::nbg::crc_index::{CrcIndex, Flip};
 use crate::nbg::crc_rules::{CrcClass, CrcFlips, FlipVerdict};
-use crate::nbg::failure::Failure;
+use crate::nbg::failure::{Code, Failure};
 use crate::nbg::family::OwnerClass;
 use crate::nbg::family::{NbgFamily, Origin, Place};
 use crate::nbg::image::NbgImage;
@@ -385,6 +385,17 @@ pub fn sweep_with_progress(
     Ok((report, outcomes))
 }
 
+/// The sweep's outcome of one flip: byte `offset` of `bytes` xored with `xor`, judged as a
+/// sweep judges it. Where the file's own verdict is clean, a detected flip's code is what
+/// `check --strict` says of the flipped copy, and a flip not detected is one it passes.
+pub fn flip_outcome(bytes: &[u8], offset: usize, xor: u8) -> Result<Outcome, Failure> {
+    let graph = parse(bytes)?;
+    let image = NbgImage::new(&graph)?;
+    let index = CrcIndex::new(bytes);
+    let judge = Judge::new(bytes, &index, &graph, &image)?;
+    Ok(judge.pattern(&mut bytes.to_vec(), offset, xor, true))
+}
+
 /// The check-only parse: every rule, no SHA-256.
 const CHECK_ONLY: Options = Options {
     fingerprints: false,
@@ -494,8 +505,8 @@ impl<'a, 'data> Judge<'a, 'data> {
 
     /// The outcome of a flip that parsed with the CRC class `class`.
     fn parsed(&self, class: Option<CrcClass>, o: usize) -> Outcome {
-        if self.base_crc == Some(CrcClass::Matches) && class != Some(CrcClass::Matches) {
-            Outcome::Detected("crc-field-unexplained")
+        if crate::nbg::crc_rules::caught(self.base_crc, class) {
+            Outcome::Detected(Code::CrcFieldUnexplained.as_str())
         } else {
             explain(self.graph, self.image, o as u64)
         }

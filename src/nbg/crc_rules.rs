@@ -93,6 +93,14 @@ pub enum CrcClass {
     Unexplained,
 }
 
+/// Whether a change turned a v1 CRC field no known rule reproduces: the one verdict every
+/// command gives such a file (`check` says it, `check --strict` and `carve` refuse with
+/// `crc-field-unexplained`), counted by a sweep as the change caught. A base whose own field is
+/// unexplained catches nothing this way; a field made zero is a file without a CRC.
+pub fn caught(base: Option<CrcClass>, changed: Option<CrcClass>) -> bool {
+    changed == Some(CrcClass::Unexplained) && base != Some(CrcClass::Unexplained)
+}
+
 /// CRC-32 of the whole file with the four bytes at `field` read as zero.
 pub fn whole_file_field_zeroed(bytes: &[u8], field: u64) -> u32 {
     let f = field as usize;

@@ -82,6 +82,8 @@ codes! {
     IndexEntryOutOfRange => "index-entry-out-of-range", Format,
     TableRecordSize => "table-record-size", Format,
     OwnershipConflict => "ownership-conflict", Lab,
+    CrcFieldUnexplained => "crc-field-unexplained", Lab,
+    Unreadable => "unreadable", Lab,
     OperationLayerOutOfRange => "operation-layer-out-of-range", Format,
     OperationPatchOutOfRange => "operation-patch-out-of-range", Format,
     OperationIndexOutOfRange => "operation-index-out-of-range", Format,

@@ -90,6 +90,9 @@ struct Files {
 pub struct Parses {
     /// `ok`.
     pub verdict: &'static str,
+    /// `unexplained` where the v1 CRC field matches no known rule (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crc: Option<&'static str>,
 }
 
 /// A graph's patch records resolved, as `nbg patches --json` lists them.

@@ -648,12 +648,25 @@ pub fn vendor_sweep(name: &str, r: &crate::simulator::sweep::Report) -> String {
 }
 
 /// `nbg check`: a file that parses.
-pub fn parses(name: &str) -> String {
-    format!("{name}: ok\n")
+pub fn parses(name: &str, crc_unexplained: bool) -> String {
+    let crc = if crc_unexplained {
+        " (crc unexplained)"
+    } else {
+        ""
+    };
+    format!("{name}: ok{crc}\n")
 }
 
 /// A file's failure in a list of files: `FILE: CODE at 0xOFFSET`.
 pub fn failed(name: &str, f: &crate::nbg::failure::Failure) -> String {
+    if f.code == crate::nbg::failure::Code::Unreadable {
+        // Nothing was read: the reason, not an offset.
+        let why = f
+            .message
+            .strip_prefix(&format!("{name}: "))
+            .unwrap_or(&f.message);
+        return format!("{name}: unreadable: {why}\n");
+    }
     format!("{name}: {} at 0x{:x}\n", f.code, f.offset)
 }
 

@@ -1,5 +1,6 @@
 //! Where the vendor's driver is: `NBG_VIVANTE_SDK` (an extracted `prebuilt-sdk/x86_64_linux`),
-//! else the folder `.ci/setup` installs into (`.ci/vendor/x86_64_linux` in the project). The
+//! else the folder `.ci/setup` installs into (`.ci/vendor/x86_64_linux` in the checkout the
+//! running binary is in or was built from, `project::install_root`: never the working folder). The
 //! pin (`simulator/sdk.json`, compiled in) names the wheel and every library's SHA-256; the
 //! driver library itself is checked against it before a child loads it.
 
@@ -67,7 +68,7 @@ fn pin() -> serde_json::Value {
 pub fn dir() -> PathBuf {
     match std::env::var_os("NBG_VIVANTE_SDK").filter(|v| !v.is_empty()) {
         Some(d) => PathBuf::from(d),
-        None => crate::project::root().join(".ci/vendor/x86_64_linux"),
+        None => crate::project::install_root().join(".ci/vendor/x86_64_linux"),
     }
 }
 

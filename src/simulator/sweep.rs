@@ -162,13 +162,11 @@ fn nbg_verdict(bytes: &[u8], base_crc: Option<CrcClass>) -> NbgVerdict {
         Err(f) => NbgVerdict::Refused {
             code: f.code.as_str().to_string(),
         },
-        Ok(g)
-            if base_crc == Some(CrcClass::Matches) && g.crc_class() != Some(CrcClass::Matches) =>
-        {
-            NbgVerdict::Refused {
-                code: "crc-field-unexplained".into(),
-            }
-        }
+        Ok(g) if crate::nbg::crc_rules::caught(base_crc, g.crc_class()) => NbgVerdict::Refused {
+            code: crate::nbg::failure::Code::CrcFieldUnexplained
+                .as_str()
+                .into(),
+        },
         Ok(_) => NbgVerdict::Valid,
     }
 }

@@ -329,3 +329,86 @@ fn image_json_svg_and_roundtrip() {
     );
     assert!(!out.join("bad.nb").exists());
 }
+
+/// The driver is found from the binary's checkout, never the working folder (issue 68): from a
+/// folder outside the project, `vendor targets` lists the configurations and `info` names the
+/// A733 file's target.
+#[test]
+fn the_driver_is_found_from_any_folder() {
+    if common::vendor_driver().is_none() {
+        return;
+    }
+    // Even a folder that looks like a checkout (another clone, without the driver) is not
+    // where the driver is looked for.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir(elsewhere.path().join("controls")).unwrap();
+    std::fs::copy(
+        common::root().join("controls/controls.json"),
+        elsewhere.path().join("controls/controls.json"),
+    )
+    .unwrap();
+    let o = common::nbg(elsewhere.path(), &["vendor", "targets"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout(&o).contains("0x1000003b"), "{}", stdout(&o));
+    let file = common::root().join("controls/public/v2/a733-face_detector_int16-0000.nb");
+    let o = common::nbg(elsewhere.path(), &["info", file.to_str().unwrap()]);
+    assert!(
+        stdout(&o).contains("VIP9000NANODI_PID0X1000003B"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Every file of a multi-file `check` is judged and named (issue 68): a folder between two
+/// files is its own `unreadable` line, the file after it is still checked, `--json` prints
+/// the whole document, and the exit status says an input could not be read.
+#[test]
+fn check_judges_every_file_past_a_folder() {
+    let root = common::root();
+    let o = common::nbg(
+        &root,
+        &["check", "controls/erf-u8.nb", "controls", "README.md"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    assert!(out.contains("controls/erf-u8.nb: ok"), "{out}");
+    assert!(
+        out.contains("controls: unreadable: is a directory"),
+        "{out}"
+    );
+    assert!(out.contains("README.md: bad-magic at 0x0"), "{out}");
+    let o = common::nbg(
+        &root,
+        &[
+            "check",
+            "--json",
+            "controls/erf-u8.nb",
+            "controls",
+            "README.md",
+        ],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let codes: Vec<&str> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["error"]["code"].as_str().unwrap_or("ok"))
+        .collect();
+    assert_eq!(codes, ["ok", "unreadable", "bad-magic"]);
+
+    // `info` the same: every file read, each error named with its file.
+    let files = ["controls/erf-u8.nb", "controls", "README.md"];
+    let o = common::nbg(&root, &[&["info"][..], &files].concat());
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("README.md: error[bad-magic]"), "{err}");
+    assert!(err.contains("controls: is a directory"), "{err}");
+    let o = common::nbg(&root, &[&["info", "--json"][..], &files].concat());
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["files"].as_array().map(Vec::len), Some(3));
+}

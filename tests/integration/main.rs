@@ -49,3 +49,4 @@ mod vendor_reader;
 mod vendor_refusals;
 #[cfg(feature = "onnx")]
 mod vendor_run;
+mod verdicts;

@@ -363,6 +363,25 @@ pub struct CrcSummary {
     pub offset: u64,
 }
 
+impl CrcSummary {
+    /// The one verdict every command gives a v1 CRC field no known rule reproduces over the
+    /// bytes (`check` says it, `check --strict` and `carve` refuse with it, a sweep counts a
+    /// flip that causes it): `crc-field-unexplained` at the field. Not a format refusal: no
+    /// source says the vendor's loader checks the field.
+    pub fn unexplained(&self) -> Option<crate::nbg::failure::Failure> {
+        (self.status == CrcClass::Unexplained).then(|| {
+            crate::nbg::failure::Failure::new(
+                crate::nbg::failure::Code::CrcFieldUnexplained,
+                self.offset,
+                format!(
+                    "the CRC field holds 0x{:08x}, which no known rule reproduces over these bytes",
+                    self.stored
+                ),
+            )
+        })
+    }
+}
+
 /// The parse model as JSON.
 fn model_json(model: &impl Serialize) -> serde_json::Value {
     // Invariant: the parse models derive `Serialize` over strings, integers, booleans,

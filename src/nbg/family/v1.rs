@@ -91,7 +91,8 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     fn coverage_code(&self, _offset: u64) -> Option<&'static str> {
         // A matching whole-file CRC covers every byte; the parser reports a mismatch as a
         // classification, not a failure, so the sweep names the code itself.
-        (self.crc.classification == CrcClass::Matches).then_some("crc-field-unexplained")
+        (self.crc.classification == CrcClass::Matches)
+            .then_some(crate::nbg::failure::Code::CrcFieldUnexplained.as_str())
     }
 
     fn unchecked_reason(&self, _offset: u64, _place: Place) -> Option<&'static str> {
