@@ -35,7 +35,7 @@ pub enum InputError {
         path: PathBuf,
     },
     /// An output that must be new exists already.
-    #[error("{path}: already exists")]
+    #[error("{path}: already exists; name a new folder or file (it is never replaced)")]
     Exists {
         /// The existing path.
         path: PathBuf,

@@ -187,7 +187,13 @@ fn same_path(a: &Path, b: &Path) -> bool {
 /// Create a new folder `dir` for a run's outputs; it must not exist. Returns a guard that
 /// removes it again unless `keep` is called, so a failed run leaves no folder behind.
 pub fn new_dir(dir: &Path) -> Result<DirGuard, InputError> {
-    fs::create_dir(dir).map_err(|e| InputError::io(dir, e))?;
+    fs::create_dir(dir).map_err(|e| match e.kind() {
+        // Said as every output folder that must be new is said.
+        std::io::ErrorKind::AlreadyExists => InputError::Exists {
+            path: dir.to_path_buf(),
+        },
+        _ => InputError::io(dir, e),
+    })?;
     Ok(DirGuard {
         dir: Some(dir.to_path_buf()),
     })

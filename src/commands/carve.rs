@@ -12,7 +12,7 @@ pub struct Args {
     image: PathBuf,
     /// Extract each valid NBG into this new folder as 0x<offset>.nb (refused when it exists);
     /// without it nothing is written.
-    #[arg(short, long, value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
     out: Option<PathBuf>,
     #[command(flatten)]
     format: super::args::Format,

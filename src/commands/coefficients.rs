@@ -1,4 +1,4 @@
-//! `nbg coefficients FILE [--json] [-o WEIGHTS.npz]`.
+//! `nbg coefficients FILE [--json] [-o WEIGHTS.npz [--force]]`.
 
 use super::{print, print_json, report_failure, status, usage_error};
 use nbg_lab::nbg::coefficients;
@@ -18,10 +18,19 @@ pub struct Args {
     /// being `layerL.LAYER.opO.nnN.entryE` (a zero-run buffer's the same); per TP
     /// fully-connected part `layerL.LAYER.opO.tpT.weights` (outputs, inputs) and `.biases`
     /// (int32); per image a shader reads, `layerL.LAYER.opO.uU.entryE` in its stored type,
-    /// shape (depth, height, width, elements per pixel). Deterministic; replaces WEIGHTS.npz.
+    /// shape (depth, height, width, elements per pixel). Deterministic; an existing
+    /// WEIGHTS.npz is replaced only with --force.
     #[cfg(feature = "onnx")]
-    #[arg(short = 'o', long = "output", value_name = "WEIGHTS.npz")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "WEIGHTS.npz"
+    )]
     output: Option<PathBuf>,
+    #[cfg(feature = "onnx")]
+    #[command(flatten)]
+    replace: super::args::Replace,
     /// With -o: every weight tensor as float32, as far as the file says: floats widened,
     /// 8-bit weights less their stored zero point, 16-bit ones as signed integers. No file
     /// stores a kernel's scale or fixed-point position (the commands fold them into their
@@ -33,6 +42,13 @@ pub struct Args {
 
 pub fn exec(args: Args) -> ExitCode {
     let name = args.file.display().to_string();
+    // The output is checked before any work: never the input, replaced only with --force.
+    #[cfg(feature = "onnx")]
+    let mut outputs =
+        match super::plan_outputs(&[&args.file], args.replace.force, &[args.output.as_deref()]) {
+            Ok(o) => o,
+            Err(code) => return code,
+        };
     // The buffers are read from memory: the whole file (a regular file, never a symlink).
     let bytes = match nbg_lab::files::read_regular(&args.file) {
         Ok(b) => b,
@@ -47,7 +63,7 @@ pub fn exec(args: Args) -> ExitCode {
     #[cfg(feature = "onnx")]
     if let Some(out) = &args.output {
         let npz = nbg_lab::onnx::npz::write(&nbg_lab::report::weights_npz::tensors(&c, args.float));
-        if let Err(e) = nbg_lab::files::write_atomic(out, &npz, true) {
+        if let Err(e) = outputs.stage(out, &npz).and_then(|()| outputs.commit()) {
             return usage_error(e);
         }
     }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 pub struct Args {
     config: PathBuf,
     /// Write the canonical inventory JSON here instead of stdout.
-    #[arg(long, value_name = "FILE")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE")]
     out: Option<PathBuf>,
     /// Also write the Markdown summary.
     #[arg(long, value_name = "FILE.md")]

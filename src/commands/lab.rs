@@ -13,7 +13,13 @@ pub struct Args {
     corpus: Vec<PathBuf>,
     /// Write each added corpus's inventory (<config stem>.json and .md) into DIR, which
     /// must not exist yet; nothing is written without it.
-    #[arg(long, value_name = "DIR", requires = "corpus")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        alias = "out",
+        value_name = "DIR",
+        requires = "corpus"
+    )]
     out: Option<PathBuf>,
 }
 

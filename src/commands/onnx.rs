@@ -31,7 +31,7 @@ pub enum Command {
         mode: ModeArg,
         #[arg(long, value_name = "IN.npz")]
         input: PathBuf,
-        #[arg(long, value_name = "OUT.npz")]
+        #[arg(short = 'o', long, value_name = "OUT.npz")]
         output: PathBuf,
         #[command(flatten)]
         format: super::args::Format,
@@ -87,7 +87,12 @@ pub enum Command {
         #[arg(long, value_name = "NAME=D,D,...", value_parser = parse_shape)]
         shape: Vec<(String, Vec<u64>)>,
         /// Write the qualification record.
-        #[arg(short, long, value_name = "RECORD.json")]
+        #[arg(
+            short = 'o',
+            long = "output",
+            alias = "out",
+            value_name = "RECORD.json"
+        )]
         out: Option<PathBuf>,
         #[command(flatten)]
         replace: super::args::Replace,

@@ -14,7 +14,7 @@ pub struct Args {
     /// A capture directory (A1.nb, A2.nb, B.nb, differential.json) instead of files.
     #[arg(long, value_name = "DIR", conflicts_with = "files")]
     differential: Option<PathBuf>,
-    #[arg(short, long, value_name = "OUT.html")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "OUT.html")]
     out: PathBuf,
     /// One graph only: add the mutation sweep's protection map.
     #[arg(long)]

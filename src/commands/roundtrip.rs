@@ -15,7 +15,7 @@ pub struct Args {
     format: super::args::Format,
     /// Write each exact reconstruction into DIR (an existing folder): only when every file
     /// is exact, all or nothing, never a changed image; existing files only with --force.
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
     out: Option<PathBuf>,
     #[command(flatten)]
     replace: super::args::Replace,

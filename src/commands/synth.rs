@@ -14,7 +14,7 @@ pub struct Args {
     #[arg(long)]
     seed: u64,
     /// Output file (refuses to overwrite an existing one without --force).
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "output", alias = "out")]
     out: PathBuf,
     #[command(flatten)]
     replace: super::args::Replace,

@@ -13,7 +13,7 @@ pub struct Args {
     /// records sizes in 32 bits).
     #[arg(long, value_parser = clap::value_parser!(u64).range(4096..=nbg_lab::lab::synth::MAX_BULK_BYTES))]
     bytes: u64,
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "output", alias = "out")]
     out: PathBuf,
 }
 

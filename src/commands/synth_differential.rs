@@ -13,7 +13,7 @@ pub struct Args {
     /// coef-word-a, coef-word-b, coef-word-and-tp.
     #[arg(long)]
     name: String,
-    #[arg(short, long)]
+    #[arg(short = 'o', long = "output", alias = "out")]
     out: PathBuf,
 }
 

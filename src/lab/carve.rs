@@ -279,9 +279,8 @@ pub fn carve(image: &Path, out: Option<&Path>) -> Result<Carved, CarveError> {
     let (file, meta) = open_regular(image)?;
     let file = Arc::new(file);
     let len = meta.len();
-    if let Some(dir) = out {
-        std::fs::create_dir(dir).map_err(|e| InputError::io(dir, e))?;
-    }
+    // A folder this run creates, removed again if the run fails.
+    let created = out.map(crate::output::new_dir).transpose()?;
     let io = |e| CarveError::Input(InputError::io(image, e));
     let mut carved = Carved {
         schema: "nbg-carve/1",
@@ -379,6 +378,9 @@ pub fn carve(image: &Path, out: Option<&Path>) -> Result<Carved, CarveError> {
             }
             f.extracted = Some(path.display().to_string());
         }
+    }
+    if let Some(dir) = created {
+        dir.keep();
     }
     Ok(carved)
 }

@@ -412,3 +412,51 @@ fn check_judges_every_file_past_a_folder() {
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(doc["files"].as_array().map(Vec::len), Some(3));
 }
+
+/// One name and one overwrite rule for outputs (issue 68): every command that writes takes
+/// `-o/--output` (the former `--out` still accepted), `coefficients -o` refuses to replace a
+/// file without --force, and `carve -o` an existing folder with the reason, not an OS error.
+#[test]
+fn every_output_is_dash_o_and_never_replaced_without_force() {
+    let root = common::root();
+    for cmd in [
+        &["report"][..],
+        &["carve"],
+        &["roundtrip"],
+        &["inventory"],
+        &["lab"],
+        &["coefficients"],
+        &["synth"],
+        &["onnx", "run"],
+        &["vendor", "run"],
+    ] {
+        let o = common::nbg(&root, &[cmd, &["--help"]].concat());
+        let help = stdout(&o);
+        assert!(help.contains("-o, --output"), "{cmd:?}: {help}");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let npz = tmp.path().join("w.npz");
+    let npz = npz.to_str().unwrap();
+    let file = "controls/public/v2/a733-face_detector_int16-0000.nb";
+    let run = |args: &[&str]| common::nbg(&root, &[&["coefficients", file][..], args].concat());
+    assert_eq!(run(&["-o", npz]).status.code(), Some(0));
+    let again = run(&["-o", npz]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert_eq!(run(&["--out", npz, "--force"]).status.code(), Some(0));
+    let o = common::nbg(
+        &root,
+        &[
+            "carve",
+            "controls/erf-u8.nb",
+            "-o",
+            tmp.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("already exists") && !err.contains("os error"),
+        "{err}"
+    );
+}

@@ -36,7 +36,7 @@ pub enum Command {
         /// A configuration name, or 0xPID.
         #[arg(long)]
         target: String,
-        #[arg(short, long, value_name = "OUT.nb")]
+        #[arg(short = 'o', long = "output", alias = "out", value_name = "OUT.nb")]
         out: PathBuf,
         /// The embedded network name (VIV_VX_NBG_NAME); the driver's default otherwise.
         #[arg(long)]
@@ -56,7 +56,7 @@ pub enum Command {
         b: PathBuf,
         #[arg(long)]
         target: String,
-        #[arg(short, long, value_name = "DIR")]
+        #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
         out: PathBuf,
         #[command(flatten)]
         format: crate::commands::args::Format,
@@ -93,7 +93,7 @@ pub enum Command {
         /// The inputs: an .npz of arrays named as the file's inputs.
         #[arg(long, value_name = "IN.npz")]
         input: PathBuf,
-        #[arg(short, long, value_name = "OUT.npz")]
+        #[arg(short = 'o', long = "output", alias = "out", value_name = "OUT.npz")]
         out: PathBuf,
         /// A configuration name or 0xPID; the file's own target word by default.
         #[arg(long)]
@@ -158,7 +158,7 @@ pub enum Command {
     /// Write the project's tiny ONNX models into the new folder DIR: the serializer controls'
     /// models and the NN capture sets' bases (static constants).
     Models {
-        #[arg(short, long, value_name = "DIR")]
+        #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
         out: PathBuf,
     },
     /// The driver child (internal): one request on stdin, the answer written to RESULT.
