@@ -50,6 +50,10 @@ enum Command {
     /// Build the byte-ownership ledger of one NBG: owners, views, totals per class and the
     /// lossless reconstruction result.
     Image(cmd::image::Args),
+    /// Show the bytes of one owner (its label as `nbg image` lists it), one payload (a v2
+    /// section type, a v1 table) or OFFSET:LEN as a hex dump with file offsets, or --raw.
+    /// A range needs no parse, so a damaged file dumps too.
+    Dump(cmd::dump::Args),
     /// Rebuild each file in memory from its ledger and print `exact` or the first differing
     /// offset, then re-encode every decoded record from its decoded values through the field
     /// map (`records: N re-encoded exactly`); exit 1 on any mismatch or invalid file.
@@ -164,6 +168,7 @@ fn main() -> ExitCode {
         Command::Carve(a) => cmd::carve::exec(a),
         Command::CrcExplain(a) => cmd::crc_explain::exec(a),
         Command::Image(a) => cmd::image::exec(a),
+        Command::Dump(a) => cmd::dump::exec(a),
         Command::Roundtrip(a) => cmd::roundtrip::exec(a),
         Command::Patches(a) => cmd::patches::exec(a),
         Command::Coefficients(a) => cmd::coefficients::exec(a),

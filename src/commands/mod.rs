@@ -9,6 +9,7 @@ pub mod coefficients;
 pub mod crc_explain;
 pub mod diff;
 pub mod differential;
+pub mod dump;
 pub mod fieldmap;
 pub mod image;
 pub mod info;

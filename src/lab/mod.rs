@@ -10,6 +10,7 @@ pub mod compatibility;
 pub mod corpus;
 pub mod diff;
 pub mod differential;
+pub mod dump;
 pub mod info;
 pub mod inventory;
 #[cfg(feature = "onnx")]

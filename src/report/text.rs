@@ -1045,3 +1045,43 @@ pub fn coefficients(name: &str, c: &crate::nbg::coefficients::Coefficients) -> S
     }
     s
 }
+
+/// `nbg dump`: what was chosen, then `hexdump -C` lines with file offsets (16 bytes each, a
+/// gap after 8, the printable ASCII between bars).
+pub fn hexdump(name: &str, s: &crate::lab::dump::Selection, bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "{name}: {} [0x{:x}, 0x{:x}), {} bytes\n",
+        s.what,
+        s.start,
+        s.end,
+        bytes.len()
+    );
+    for (i, row) in bytes.chunks(16).enumerate() {
+        let _ = write!(out, "{:08x} ", s.start + 16 * i as u64);
+        for k in 0..16 {
+            let gap = if k == 8 { " " } else { "" };
+            match row.get(k) {
+                Some(b) => {
+                    let _ = write!(out, "{gap} {b:02x}");
+                }
+                None => {
+                    out.push_str(gap);
+                    out.push_str("   ");
+                }
+            }
+        }
+        let ascii: String = row
+            .iter()
+            .map(|&b| {
+                if (0x20..0x7f).contains(&b) {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "  |{ascii}|");
+    }
+    out
+}

@@ -460,3 +460,43 @@ fn every_output_is_dash_o_and_never_replaced_without_force() {
         "{err}"
     );
 }
+
+/// `nbg dump` (issue 68): a payload by name, an owner by its label, a range of a damaged file,
+/// raw bytes; an unknown name lists the payloads there are.
+#[test]
+fn dump_shows_one_owner_payload_or_range() {
+    let root = common::root();
+    let file = "controls/erf-u8.nb";
+    let bytes = common::control("erf-u8.nb");
+    let raw = |what: &str| {
+        let o = common::nbg(&root, &["dump", file, what, "--raw"]);
+        assert_eq!(o.status.code(), Some(0), "{what}");
+        o.stdout
+    };
+    assert_eq!(raw("0:48"), &bytes[..48]);
+    assert_eq!(raw("header"), &bytes[..48]);
+    let layer = raw("layer");
+    assert_eq!(layer, raw("NBG_SECTION_LAYER"));
+    assert_eq!(layer, &bytes[0x434..0x564]);
+    let o = common::nbg(&root, &["dump", file, "0x30:12"]);
+    assert!(
+        stdout(&o)
+            .contains("00000030  3c 00 00 00 2c 00 00 00  12 00 00 00              |<...,.......|"),
+        "{}",
+        stdout(&o)
+    );
+    // A damaged file: a range needs no parse.
+    let tmp = tempfile::tempdir().unwrap();
+    let damaged = tmp.path().join("bad.nb");
+    let mut b = bytes.clone();
+    b[0] = b'W';
+    std::fs::write(&damaged, &b).unwrap();
+    let o = common::nbg(&root, &["dump", damaged.to_str().unwrap(), "0:4", "--raw"]);
+    assert_eq!(o.stdout, b"WPMN");
+    let o = common::nbg(&root, &["dump", file, "nothing"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("NBG_SECTION_LAYER"));
+    let o = common::nbg(&root, &["dump", file, "4500:100"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("leaves the 4552-byte file"));
+}
