@@ -36,8 +36,19 @@ pub fn exec(args: Args) -> ExitCode {
             eprintln!("{}: {f}", a.display());
             return failed();
         }
-        (_, Err(f)) => {
-            eprintln!("{}: {f}", b.display());
+        // B does not parse: its bytes attributed through A's ledger, and why it fails.
+        (Ok((ga, ia)), Err(f)) => {
+            let bytes = match nbg_lab::files::read_regular(b) {
+                Ok(x) => x,
+                Err(e) => return usage_error(e),
+            };
+            let d = nbg_lab::lab::diff::damaged(&ga, &ia, &bytes, &f);
+            if args.format.json {
+                print_json(&json::value(&d));
+            } else {
+                let (an, bn) = (a.display().to_string(), b.display().to_string());
+                print(&text::damaged_diff(&an, &bn, &d));
+            }
             return failed();
         }
     };

@@ -576,3 +576,134 @@ fn compare(
         ranges: r.ranges,
     }
 }
+
+/// Most bytes of each side a changed run shows; a longer run shows its first ones.
+pub const SHOWN_BYTES: usize = 16;
+
+/// `nbg diff A B` where B does not parse: B's bytes attributed through A's ledger, offset for
+/// offset (what a flip or an edit broke, and where B fails).
+#[derive(Clone, Debug, Serialize)]
+pub struct DamagedDiff {
+    /// A's size and SHA-256.
+    pub a: crate::nbg::parse::FileFacts,
+    /// B's size.
+    pub b_size: u64,
+    /// Why B does not parse.
+    pub b_failure: Refused,
+    /// Bytes that differ over the common length, plus the size difference.
+    pub changed_bytes: u64,
+    /// A's owners holding a changed byte, in file order.
+    pub owners: Vec<DamagedOwner>,
+}
+
+/// Why a file does not parse: the failure's code, offset and message.
+#[derive(Clone, Debug, Serialize)]
+pub struct Refused {
+    /// The broken rule's code.
+    pub code: &'static str,
+    /// Where.
+    pub offset: u64,
+    /// What was found.
+    pub message: String,
+}
+
+/// One owner of A and the bytes of B that differ in its range.
+#[derive(Clone, Debug, Serialize)]
+pub struct DamagedOwner {
+    /// The owner's pairing key (`owner_key`).
+    pub owner: String,
+    /// Its ledger class.
+    pub class: OwnerClass,
+    /// Its range `[start, end)` in A.
+    pub range: [u64; 2],
+    /// Differing bytes in the range (bytes past B's end count too).
+    pub changed_bytes: u64,
+    /// How many changed runs there are, listed or not.
+    pub ranges_total: usize,
+    /// The first `MAX_RANGES` runs.
+    pub ranges: Vec<ByteChange>,
+}
+
+/// A run of changed bytes in one field: its range, the field, and both sides' bytes as hex
+/// (the first `SHOWN_BYTES`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ByteChange {
+    /// First changed byte.
+    pub start: u64,
+    /// One past the last.
+    pub end: u64,
+    /// The field (or opaque unit) as `locate` names it in A.
+    pub field: String,
+    /// A's bytes.
+    pub a: String,
+    /// B's bytes (shorter where B ends first).
+    pub b: String,
+}
+
+/// Attribute `b` (a file that does not parse, `failure` why) through A's ledger.
+pub fn damaged(
+    a: &Graph<'_>,
+    ia: &NbgImage<'_>,
+    b: &[u8],
+    failure: &crate::nbg::failure::Failure,
+) -> DamagedDiff {
+    let blen = b.len() as u64;
+    let mut owners = Vec::new();
+    let mut changed_bytes = ia.len().abs_diff(blen);
+    for o in ia.owners() {
+        let bytes_a = ia.range(o.start, o.end);
+        let common = o.end.min(blen).saturating_sub(o.start);
+        let differs = |k: u64| k >= common || bytes_a[k as usize] != b[(o.start + k) as usize];
+        let mut d = DamagedOwner {
+            owner: owner_key(a, o),
+            class: o.class,
+            range: [o.start, o.end],
+            changed_bytes: 0,
+            ranges_total: 0,
+            ranges: Vec::new(),
+        };
+        let mut k = 0;
+        while k < o.len() {
+            if !differs(k) {
+                k += 1;
+                continue;
+            }
+            let (field, unit) = locate(a, o, o.start + k);
+            let start = k;
+            while k < o.len() && differs(k) && locate(a, o, o.start + k).1 == unit {
+                k += 1;
+            }
+            d.changed_bytes += (k - start).min(common.saturating_sub(start));
+            d.ranges_total += 1;
+            if d.ranges.len() < MAX_RANGES {
+                let shown = |bytes: &[u8], from: u64, to: u64| {
+                    let to = to.min(from + SHOWN_BYTES as u64).min(bytes.len() as u64);
+                    let from = from.min(to);
+                    crate::digest::hex(&bytes[from as usize..to as usize])
+                };
+                d.ranges.push(ByteChange {
+                    start: o.start + start,
+                    end: o.start + k,
+                    field,
+                    a: shown(&bytes_a, start, k),
+                    b: shown(b, o.start + start, o.start + k),
+                });
+            }
+        }
+        if d.ranges_total > 0 {
+            changed_bytes += d.changed_bytes;
+            owners.push(d);
+        }
+    }
+    DamagedDiff {
+        a: a.file().clone(),
+        b_size: blen,
+        b_failure: Refused {
+            code: failure.code.as_str(),
+            offset: failure.offset,
+            message: failure.message.clone(),
+        },
+        changed_bytes,
+        owners,
+    }
+}

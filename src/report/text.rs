@@ -1085,3 +1085,36 @@ pub fn hexdump(name: &str, s: &crate::lab::dump::Selection, bytes: &[u8]) -> Str
     }
     out
 }
+
+/// `nbg diff A B` where B does not parse: why, then B's changed bytes by A's owners and fields,
+/// with both sides' bytes.
+pub fn damaged_diff(a_name: &str, b_name: &str, d: &crate::lab::diff::DamagedDiff) -> String {
+    use std::fmt::Write as _;
+    let f = &d.b_failure;
+    let mut out = format!(
+        "{b_name} does not parse: {} at 0x{:x}: {}\n{a_name}: {} bytes, {b_name}: {} bytes; {} bytes differ, attributed through {a_name}'s owners\n",
+        f.code, f.offset, f.message, d.a.size, d.b_size, d.changed_bytes
+    );
+    for o in &d.owners {
+        let _ = writeln!(
+            out,
+            "  {} [0x{:x}, 0x{:x}) {}: {} bytes changed",
+            o.owner,
+            o.range[0],
+            o.range[1],
+            o.class.as_str(),
+            o.changed_bytes
+        );
+        for c in &o.ranges {
+            let _ = writeln!(
+                out,
+                "    [0x{:x}, 0x{:x}) {}: {} -> {}",
+                c.start, c.end, c.field, c.a, c.b
+            );
+        }
+        if o.ranges_total > o.ranges.len() {
+            let _ = writeln!(out, "    ... {} more", o.ranges_total - o.ranges.len());
+        }
+    }
+    out
+}

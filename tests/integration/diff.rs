@@ -366,3 +366,32 @@ fn a_changed_weight_is_named_by_its_decoded_element() {
         assert!(run(&read("A1.nb"), &read("A2.nb")).coefficients.is_empty());
     }
 }
+
+/// A B that does not parse is diffed through A's ledger (issue 68): the command says why B
+/// fails and names each changed byte's owner and field with both values, and exits 1.
+#[test]
+fn a_damaged_b_is_attributed_through_a() {
+    let a = common::control("erf-u8.nb");
+    let mut b = a.clone();
+    b[0x20] ^= 0xff; // a header word the parser checks (the sub-header count)
+    let tmp = tempfile::tempdir().unwrap();
+    let (pa, pb) = (tmp.path().join("a.nb"), tmp.path().join("b.nb"));
+    std::fs::write(&pa, &a).unwrap();
+    std::fs::write(&pb, &b).unwrap();
+    let failure = parse(&b).expect_err("B is damaged");
+    let (sa, sb) = (pa.to_str().unwrap(), pb.to_str().unwrap());
+    let o = common::nbg(tmp.path(), &["diff", sa, sb, "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(d["b_failure"]["code"], failure.code.as_str());
+    assert_eq!(d["changed_bytes"], 1);
+    let change = &d["owners"][0]["ranges"][0];
+    assert_eq!(change["start"], 0x20);
+    assert_eq!(change["a"], format!("{:02x}", a[0x20]));
+    assert_eq!(change["b"], format!("{:02x}", b[0x20]));
+    assert!(change["field"].as_str().is_some_and(|f| !f.is_empty()));
+    let o = common::nbg(tmp.path(), &["diff", sa, sb]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("does not parse"), "{text}");
+}
