@@ -54,6 +54,8 @@ pub struct Info {
     pub outputs: Vec<Tensor>,
     /// Operations per engine, most first; `None` when the operation table is not decoded.
     pub engines: Option<Vec<Engine>>,
+    /// The INIT and END records `engines` leaves out, by name (only those the file has).
+    pub engines_left_out: BTreeMap<&'static str, u64>,
     /// Bytes per content, from the ledger (every byte in exactly one).
     pub size: Vec<SizeShare>,
     /// How far the bytes are decoded, from the ledger's owner classes.
@@ -263,6 +265,19 @@ fn tensor(r: &IoRecord) -> Tensor {
     }
 }
 
+/// The INIT and END records the engine counts leave out, by name (only those present).
+fn left_out(ops: &[crate::nbg::parse::records::Operation]) -> BTreeMap<&'static str, u64> {
+    use crate::nbg::format::records::operation_type::{END, INIT};
+    let mut out = BTreeMap::new();
+    for (kind, name) in [(INIT, "INIT"), (END, "END")] {
+        let n = ops.iter().filter(|o| o.kind() == kind).count() as u64;
+        if n > 0 {
+            out.insert(name, n);
+        }
+    }
+    out
+}
+
 fn engines(ops: &[crate::nbg::parse::records::Operation]) -> Vec<Engine> {
     use crate::nbg::format::records::operation_type::{END, INIT};
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
@@ -360,6 +375,12 @@ pub fn info(
         inputs: graph.inputs().iter().map(tensor).collect(),
         outputs: graph.outputs().iter().map(tensor).collect(),
         engines: graph.records().operations.as_deref().map(engines),
+        engines_left_out: graph
+            .records()
+            .operations
+            .as_deref()
+            .map(left_out)
+            .unwrap_or_default(),
         size: size(&graph, &image),
         decoding: decoding(&graph, &image),
         patches: graph.patch_targets().map(|t| Patches {

@@ -71,10 +71,18 @@ pub fn info(i: &Info) -> String {
         }
         Some(e) => {
             let total: u64 = e.iter().map(|e| e.operations).sum();
-            let _ = writeln!(
-                s,
-                "  operations per engine ({total}, INIT and END left out):"
-            );
+            // Name only the records the file has.
+            let left: Vec<String> = i
+                .engines_left_out
+                .iter()
+                .map(|(name, n)| format!("{n} {name}"))
+                .collect();
+            let left = if left.is_empty() {
+                String::new()
+            } else {
+                format!(", {} left out", left.join(" and "))
+            };
+            let _ = writeln!(s, "  operations per engine ({total}{left}):");
             for e in e {
                 let _ = writeln!(
                     s,

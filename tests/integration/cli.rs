@@ -500,3 +500,22 @@ fn dump_shows_one_owner_payload_or_range() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("leaves the 4552-byte file"));
 }
+
+/// Counts that add up (issue 68, item 7): where the network info declares more operations
+/// than the table lists, `parse` says both; `info` names only the INIT and END records the
+/// file has; a corpus invariant reads as the corpus's value beside the file's, not a failure.
+#[test]
+fn counts_say_what_they_count() {
+    let root = common::root();
+    let file = "controls/public/v2/a733-face_detector_int16-0000.nb";
+    let parsed = stdout(&common::nbg(&root, &["parse", file]));
+    assert!(
+        parsed.contains("60 operations declared, 57 in the operation table"),
+        "{parsed}"
+    );
+    assert!(parsed.contains("target: the spec's corpus had 0x1000000e; this file has 0x1000003b"));
+    assert!(!parsed.contains("expected"), "{parsed}");
+    let info = stdout(&common::nbg(&root, &["info", file]));
+    assert!(info.contains("(56, 1 INIT left out)"), "{info}");
+    assert!(!info.contains("END"), "{info}");
+}
