@@ -177,6 +177,8 @@ pub struct Tensor {
     pub name: Option<String>,
     /// Dimensions as stored (innermost first, as the runtime lists them).
     pub shape: Vec<u32>,
+    /// The same dimensions outermost first: the shape `vendor run` wants an NPZ array in.
+    pub npz_shape: Vec<u32>,
     /// Element type (`UINT8`), or the raw format word when it has no public name.
     pub element_type: String,
     /// Quantization format (`AFFINE_ASYMMETRIC`, `DYNAMIC_FIXED_POINT`, `NONE`), or the raw
@@ -252,6 +254,7 @@ fn tensor(r: &IoRecord) -> Tensor {
         index: r.index,
         name: r.name.clone(),
         shape: r.dimensions.clone(),
+        npz_shape: r.dimensions.iter().rev().copied().collect(),
         element_type: r
             .data_format_name
             .map_or_else(|| format!("format {}", r.data_format), str::to_string),

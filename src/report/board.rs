@@ -12,13 +12,14 @@ fn tensor_line(s: &mut String, t: &Tensor) {
         (_, _, Some(fp)) => format!("{} fixed point {fp}", t.quantization),
         _ => t.quantization.clone(),
     };
-    let shape: Vec<String> = t.shape.iter().map(u32::to_string).collect();
+    let list = |d: &[u32]| d.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(
         s,
-        "  {:>3} {:<32} [{}] {} {}, {}",
+        "  {:>3} {:<32} [{}] (innermost first; NPZ [{}]) {} {}, {}",
         t.index,
         t.name.as_deref().unwrap_or("(no name)"),
-        shape.join(", "),
+        list(&t.shape),
+        list(&t.npz_shape),
         t.element_type,
         quant,
         t.storage_bytes

@@ -216,11 +216,12 @@ fn io_table(s: &mut String, title: &str, records: &[IoRecord]) {
     for r in records {
         let _ = writeln!(
             s,
-            "  {:>3} {:<32} {:<8} {:?} {} bytes, quant {}",
+            "  {:>3} {:<32} {:<8} {:?} (innermost first; NPZ {:?}) {} bytes, quant {}",
             r.index,
             r.name.as_deref().unwrap_or("(unnamed)"),
             r.data_format_name.unwrap_or("unknown"),
             r.dimensions,
+            r.dimensions.iter().rev().collect::<Vec<_>>(),
             r.storage_bytes.map_or("unknown".into(), |b| b.to_string()),
             r.quantization.format_name.unwrap_or("unknown"),
         );

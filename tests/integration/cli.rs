@@ -519,3 +519,27 @@ fn counts_say_what_they_count() {
     assert!(info.contains("(56, 1 INIT left out)"), "{info}");
     assert!(!info.contains("END"), "{info}");
 }
+
+/// Shapes with their order named (issue 68, item 2): `info` and `parse` give each input's
+/// dimensions as the file stores them (innermost first) and outermost first, the shape
+/// `vendor run` wants an NPZ array in (its refusal names the same order).
+#[test]
+fn shapes_name_their_order() {
+    let root = common::root();
+    let file = "controls/public/v2/a733-face_detector_int16-0000.nb";
+    let o = common::nbg(&root, &["info", file, "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let input = &doc["files"][0]["inputs"][0];
+    assert_eq!(input["shape"], serde_json::json!([3, 128, 128, 1]));
+    assert_eq!(input["npz_shape"], serde_json::json!([1, 128, 128, 3]));
+    let info = stdout(&common::nbg(&root, &["info", file]));
+    assert!(
+        info.contains("[3, 128, 128, 1] (innermost first; NPZ [1, 128, 128, 3])"),
+        "{info}"
+    );
+    let parsed = stdout(&common::nbg(&root, &["parse", file]));
+    assert!(
+        parsed.contains("[3, 128, 128, 1] (innermost first; NPZ [1, 128, 128, 3])"),
+        "{parsed}"
+    );
+}
