@@ -1,4 +1,4 @@
-//! `nbg parse FILE [--json]`.
+//! `nbg parse FILE [--json] [--all]`.
 
 use super::{print, print_json, report_failure, usage_error};
 use nbg_lab::NbgFamily;
@@ -11,6 +11,9 @@ pub struct Args {
     file: PathBuf,
     #[command(flatten)]
     format: super::args::Format,
+    /// List every layer and operation in the text (it lists the first 32 of each).
+    #[arg(long)]
+    all: bool,
 }
 
 pub fn exec(args: Args) -> ExitCode {
@@ -21,7 +24,7 @@ pub fn exec(args: Args) -> ExitCode {
     };
     match parsed {
         Ok(graph) if args.format.json => print_json(&graph.to_json()),
-        Ok(graph) => print(&text::graph(&graph)),
+        Ok(graph) => print(&text::graph(&graph, args.all)),
         Err(failure) => return report_failure(&failure, args.format.json),
     }
     ExitCode::SUCCESS

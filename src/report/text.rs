@@ -17,8 +17,8 @@ use std::fmt::Write;
 const CHANGED_RANGES_SHOWN: usize = 64;
 
 /// `nbg parse`: the summary of one graph, rendered from its family's typed views (layout,
-/// integrity, network).
-pub fn graph(g: &Graph<'_>) -> String {
+/// integrity, network); with `all`, every layer and operation.
+pub fn graph(g: &Graph<'_>, all: bool) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -132,7 +132,12 @@ pub fn graph(g: &Graph<'_>) -> String {
     }
     io_table(&mut s, "inputs", g.inputs());
     io_table(&mut s, "outputs", g.outputs());
-    s.push_str(&g.records().summary());
+    let rows = if all {
+        usize::MAX
+    } else {
+        crate::nbg::parse::records::SUMMARY_ROWS
+    };
+    s.push_str(&g.records().summary(rows));
     let _ = writeln!(s, "\nchecks:");
     match g.integrity() {
         Integrity::Directory {

@@ -543,3 +543,26 @@ fn shapes_name_their_order() {
         "{parsed}"
     );
 }
+
+/// `parse --all` lists every layer and operation, each operation beside its layer's name
+/// (issue 68, item 8); without it the text stops at 32 and says how to see the rest.
+#[test]
+fn parse_all_lists_every_operation_with_its_layer() {
+    let root = common::root();
+    let file = "controls/public/v2/a733-face_detector_int16-0000.nb";
+    let short = stdout(&common::nbg(&root, &["parse", file]));
+    assert!(
+        short.contains("... 25 more (--all or --json lists all)"),
+        "{short}"
+    );
+    let all = stdout(&common::nbg(&root, &["parse", file, "--all"]));
+    assert!(!all.contains("more (--all"), "{all}");
+    let ops = all.split("operations (57):").nth(1).unwrap();
+    let rows = ops
+        .lines()
+        .take_while(|l| !l.starts_with("patches"))
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .count();
+    assert_eq!(rows, 57);
+    assert!(ops.contains("ConvolutionReluPoolingLayer2"), "{ops}");
+}

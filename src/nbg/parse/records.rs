@@ -910,12 +910,14 @@ fn patches_beyond(index: u32, count: u32, patches: Option<u64>) -> Option<(u64, 
     (end > patches).then_some((end, patches))
 }
 
-/// Rows the text summary lists per table; `--json` lists every record.
-const SUMMARY_ROWS: usize = 32;
+/// Rows the text summary lists per table unless asked for all (`parse --all`); `--json` lists
+/// every record.
+pub const SUMMARY_ROWS: usize = 32;
 
 impl Records {
-    /// The layer and operation tables of the text summary.
-    pub fn summary(&self) -> String {
+    /// The layer and operation tables of the text summary, `rows` of each at most (each
+    /// operation beside its layer's name).
+    pub fn summary(&self, rows: usize) -> String {
         use std::fmt::Write;
         let mut s = String::new();
         let (Some(layers), Some(operations)) = (&self.layers, &self.operations) else {
@@ -926,8 +928,8 @@ impl Records {
             return s;
         };
         let more = |s: &mut String, n: usize| {
-            if n > SUMMARY_ROWS {
-                let _ = writeln!(s, "  ... {} more (--json lists all)", n - SUMMARY_ROWS);
+            if n > rows {
+                let _ = writeln!(s, "  ... {} more (--all or --json lists all)", n - rows);
             }
         };
         let _ = writeln!(s, "\nlayers ({}):", layers.len());
@@ -936,7 +938,7 @@ impl Records {
             "  {:>4} {:<40} {:>6} {:>8} {:>4}",
             "#", "name", "id", "uid", "ops"
         );
-        for l in layers.iter().take(SUMMARY_ROWS) {
+        for l in layers.iter().take(rows) {
             let _ = writeln!(
                 s,
                 "  {:>4} {:<40} {:>6} {:>8} {:>4}",
@@ -951,13 +953,14 @@ impl Records {
         let _ = writeln!(s, "\noperations ({}):", operations.len());
         let _ = writeln!(
             s,
-            "  {:>4} {:<6} {:>6} {:>6} {:>6} {:>8}",
+            "  {:>4} {:<6} {:>6} {:>6} {:>6} {:>8}  layer name",
             "#", "type", "index", "layer", "state", "patches"
         );
-        for o in operations.iter().take(SUMMARY_ROWS) {
+        for o in operations.iter().take(rows) {
+            let layer = layers.get(o.layer_id() as usize).map_or("-", |l| l.name());
             let _ = writeln!(
                 s,
-                "  {:>4} {:<6} {:>6} {:>6} {:>6} {:>8}",
+                "  {:>4} {:<6} {:>6} {:>6} {:>6} {:>8}  {layer}",
                 o.index,
                 o.type_name()
                     .map_or_else(|| o.kind().to_string(), str::to_string),
