@@ -566,3 +566,17 @@ fn parse_all_lists_every_operation_with_its_layer() {
     assert_eq!(rows, 57);
     assert!(ops.contains("ConvolutionReluPoolingLayer2"), "{ops}");
 }
+
+/// Help a newcomer can start from (issue 68, item 9): `-h` gives each command one short line,
+/// `--help` the detail.
+#[test]
+fn short_help_is_short() {
+    let root = common::root();
+    let short = stdout(&common::nbg(&root, &["-h"]));
+    let long_lines = short.lines().filter(|l| l.len() > 240).count();
+    assert_eq!(long_lines, 0, "{short}");
+    let check = stdout(&common::nbg(&root, &["check", "-h"]));
+    let full = stdout(&common::nbg(&root, &["check", "--help"]));
+    assert!(check.len() < full.len(), "{check}");
+    assert!(full.contains("crc unexplained"), "{full}");
+}
