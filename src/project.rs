@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 /// The project root: the working directory when it is a project checkout, else the tree the
 /// binary was built from when that is still there (so `nbg lab` runs from any folder).
 pub fn root() -> PathBuf {
-    let marker = "controls/controls.json";
     let built = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if !Path::new(marker).is_file() && built.join(marker).is_file() {
+    if !is_checkout(Path::new(".")) && is_checkout(built) {
         built.to_path_buf()
     } else {
         PathBuf::from(".")
@@ -20,18 +19,22 @@ pub fn root() -> PathBuf {
 /// executable (`target/release/nbg`, a test binary under `target/debug/deps`), else the tree
 /// the binary was built from when it is still there, else `root()`.
 pub fn install_root() -> PathBuf {
-    let checkout = |d: &Path| d.join("controls/controls.json").is_file();
     let exe = std::env::current_exe().ok();
     if let Some(d) = exe
         .as_deref()
-        .and_then(|e| e.ancestors().skip(1).find(|d| checkout(d)))
+        .and_then(|e| e.ancestors().skip(1).find(|d| is_checkout(d)))
     {
         return d.to_path_buf();
     }
     let built = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if checkout(built) {
+    if is_checkout(built) {
         built.to_path_buf()
     } else {
         root()
     }
+}
+
+/// Whether `dir` is a project checkout (it holds the controls' manifest).
+fn is_checkout(dir: &Path) -> bool {
+    dir.join("controls/controls.json").is_file()
 }

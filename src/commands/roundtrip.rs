@@ -58,7 +58,7 @@ pub fn exec(args: Args) -> ExitCode {
                 if args.format.json {
                     docs.push(json::value(&json::RoundTripFailed {
                         file: &name.to_string(),
-                        failure: (&f).into(),
+                        failure: &f,
                     }));
                 } else {
                     print(&text::failed(&name.to_string(), &f));

@@ -589,22 +589,11 @@ pub struct DamagedDiff {
     /// B's size.
     pub b_size: u64,
     /// Why B does not parse.
-    pub b_failure: Refused,
+    pub b_failure: crate::nbg::failure::Failure,
     /// Bytes that differ over the common length, plus the size difference.
     pub changed_bytes: u64,
     /// A's owners holding a changed byte, in file order.
     pub owners: Vec<DamagedOwner>,
-}
-
-/// Why a file does not parse: the failure's code, offset and message.
-#[derive(Clone, Debug, Serialize)]
-pub struct Refused {
-    /// The broken rule's code.
-    pub code: &'static str,
-    /// Where.
-    pub offset: u64,
-    /// What was found.
-    pub message: String,
 }
 
 /// One owner of A and the bytes of B that differ in its range.
@@ -698,11 +687,7 @@ pub fn damaged(
     DamagedDiff {
         a: a.file().clone(),
         b_size: blen,
-        b_failure: Refused {
-            code: failure.code.as_str(),
-            offset: failure.offset,
-            message: failure.message.clone(),
-        },
+        b_failure: failure.clone(),
         changed_bytes,
         owners,
     }

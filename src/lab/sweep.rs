@@ -473,13 +473,10 @@ impl<'a, 'data> Judge<'a, 'data> {
             && let Some(verdict) = flips.verdict(at, p)
         {
             let refused = records.read(at).then(|| {
-                self.reparses.fetch_add(1, Ordering::Relaxed);
-                let original = buf[o];
-                buf[o] = original ^ p;
-                let data = Data::new(buf).counting(&self.bytes_read);
-                let checked = self.graph.recheck_records(data);
-                buf[o] = original;
-                checked.err()
+                self.flipped(buf, o, p, |buf| {
+                    let data = Data::new(buf).counting(&self.bytes_read);
+                    self.graph.recheck_records(data).err()
+                })
             });
             return match (refused.flatten(), verdict) {
                 (Some(f), _) => Outcome::Detected(f.code.as_str()),
@@ -487,20 +484,27 @@ impl<'a, 'data> Judge<'a, 'data> {
                 (None, FlipVerdict::Parses(class)) => self.parsed(class, o),
             };
         }
-        let original = buf[o];
-        buf[o] = original ^ p;
-        let data = match Flip::of(self.index, buf, o) {
-            Some(f) => Data::flipped(buf, f),
-            None => Data::new(buf),
-        }
-        .counting(&self.bytes_read);
+        self.flipped(buf, o, p, |buf| {
+            let data = match Flip::of(self.index, buf, o) {
+                Some(f) => Data::flipped(buf, f),
+                None => Data::new(buf),
+            }
+            .counting(&self.bytes_read);
+            match parse_data(data, CHECK_ONLY) {
+                Err(f) => Outcome::Detected(f.code.as_str()),
+                Ok(g) => self.parsed(g.crc_class(), o),
+            }
+        })
+    }
+
+    /// `parse` of `buf` with byte `o` xored with `p`, counted as a reparse; `buf` is the base
+    /// again afterwards.
+    fn flipped<T>(&self, buf: &mut [u8], o: usize, p: u8, parse: impl FnOnce(&[u8]) -> T) -> T {
         self.reparses.fetch_add(1, Ordering::Relaxed);
-        let outcome = match parse_data(data, CHECK_ONLY) {
-            Err(f) => Outcome::Detected(f.code.as_str()),
-            Ok(g) => self.parsed(g.crc_class(), o),
-        };
-        buf[o] = original;
-        outcome
+        buf[o] ^= p;
+        let out = parse(buf);
+        buf[o] ^= p;
+        out
     }
 
     /// The outcome of a flip that parsed with the CRC class `class`.

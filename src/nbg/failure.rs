@@ -123,9 +123,19 @@ impl Failure {
 
     /// `{"error": {"code", "offset", "message"}}` for `--json` output.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "error": { "code": self.code.as_str(), "offset": self.offset, "message": self.message }
-        })
+        serde_json::json!({ "error": self })
+    }
+}
+
+/// `{code, offset, message}`: how every JSON document names a failure.
+impl serde::Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Failure", 3)?;
+        m.serialize_field("code", self.code.as_str())?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("message", &self.message)?;
+        m.end()
     }
 }
 

@@ -266,13 +266,7 @@ pub fn decode_value(ty: Option<Type>, b: &[u8]) -> String {
         let t: String = b
             .iter()
             .take_while(|&&c| c != 0)
-            .map(|&c| {
-                if (0x20..0x7f).contains(&c) {
-                    c as char
-                } else {
-                    '.'
-                }
-            })
+            .map(|&c| super::printable(c))
             .collect();
         format!("{t:?}")
     };

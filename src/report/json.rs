@@ -11,27 +11,6 @@ pub fn value<T: Serialize>(report: &T) -> Value {
     serde_json::to_value(report).unwrap_or(Value::Null)
 }
 
-/// A failure's code, offset and message.
-#[derive(Serialize)]
-pub struct FailureBody<'a> {
-    /// The broken rule's code.
-    pub code: &'static str,
-    /// Where.
-    pub offset: u64,
-    /// What was found.
-    pub message: &'a str,
-}
-
-impl<'a> From<&'a Failure> for FailureBody<'a> {
-    fn from(f: &'a Failure) -> Self {
-        FailureBody {
-            code: f.code.as_str(),
-            offset: f.offset,
-            message: &f.message,
-        }
-    }
-}
-
 /// One file's entry of a multi-file document: its report with the file named, or its failure
 /// (`{"error": {code, offset, message}, "file": FILE}`).
 #[derive(Serialize)]
@@ -48,7 +27,7 @@ pub enum Entry<'a, T: Serialize> {
     /// The file's failure.
     Failed {
         /// Its code, offset and message.
-        error: FailureBody<'a>,
+        error: &'a Failure,
         /// The file, as given.
         file: &'a str,
     },
@@ -63,7 +42,7 @@ impl<'a, T: Serialize> Entry<'a, T> {
     /// `failure` of `file`.
     pub fn failed(file: &'a str, failure: &'a Failure) -> Self {
         Entry::Failed {
-            error: failure.into(),
+            error: failure,
             file,
         }
     }
@@ -121,7 +100,7 @@ pub struct RoundTripFailed<'a> {
     /// The file, as given.
     pub file: &'a str,
     /// Its failure.
-    pub failure: FailureBody<'a>,
+    pub failure: &'a Failure,
 }
 
 /// A refused model as `--json` prints it: the refusal and, when the model ran on the CPU

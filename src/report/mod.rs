@@ -173,6 +173,15 @@ impl Request {
 
 /// The name a page shows: the file or folder name only, so the same input gives the same bytes
 /// wherever it lies.
+/// A byte as the dumps show it: printable ASCII as itself, anything else as `.`.
+fn printable(b: u8) -> char {
+    if (0x20..0x7f).contains(&b) {
+        b as char
+    } else {
+        '.'
+    }
+}
+
 fn display_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())

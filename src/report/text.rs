@@ -1089,16 +1089,7 @@ pub fn hexdump(name: &str, s: &crate::lab::dump::Selection, bytes: &[u8]) -> Str
                 }
             }
         }
-        let ascii: String = row
-            .iter()
-            .map(|&b| {
-                if (0x20..0x7f).contains(&b) {
-                    b as char
-                } else {
-                    '.'
-                }
-            })
-            .collect();
+        let ascii: String = row.iter().map(|&b| super::printable(b)).collect();
         let _ = writeln!(out, "  |{ascii}|");
     }
     out

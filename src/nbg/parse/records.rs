@@ -640,76 +640,75 @@ fn read_tables<'a, F: ReadFields<'a>>(t: &Tables<'a>) -> Result<Read<F>, Failure
         bytes: &[],
         record_size: 1,
     };
-    let layers = collect_records(
-        t.layer
-            .unwrap_or(empty)
-            .records()
-            .map(|(index, offset, r)| {
-                let fields = read(fl::RECORD, r, offset, "layer", index)?;
-                Ok(Layer {
+    let layers = table(
+        t.layer.unwrap_or(empty),
+        fl::RECORD,
+        "layer",
+        |index, offset, fields| Layer {
+            index,
+            offset,
+            fields,
+            named_operations: 0,
+        },
+    )?;
+    let operations = table(
+        t.operation.unwrap_or(empty),
+        fo::RECORD,
+        "operation",
+        |index, offset, fields| Operation {
+            index,
+            offset,
+            fields,
+            command_bytes: None,
+            instruction_bytes: None,
+            coefficient_bytes: None,
+        },
+    )?;
+    let sh_operations =
+        t.sh.map(|s| {
+            table(s, fs::RECORD, "SH operation", |index, _, fields| {
+                ShOperation { index, fields }
+            })
+        })
+        .transpose()?;
+    let sw_operations =
+        t.sw.map(|s| {
+            table(s, fsw::RECORD, "SW operation", |index, offset, fields| {
+                SwOperation {
                     index,
                     offset,
                     fields,
-                    named_operations: 0,
-                })
-            }),
-    )?;
-    let operations = collect_records(t.operation.unwrap_or(empty).records().map(
-        |(index, offset, r)| {
-            let fields = read(fo::RECORD, r, offset, "operation", index)?;
-            Ok(Operation {
-                index,
-                offset,
-                fields,
-                command_bytes: None,
-                instruction_bytes: None,
-                coefficient_bytes: None,
+                }
             })
-        },
-    ))?;
-    let sh_operations =
-        t.sh.map(|s| {
-            collect_records(s.records().map(|(index, offset, r)| {
-                let fields = read(fs::RECORD, r, offset, "SH operation", index)?;
-                Ok(ShOperation { index, fields })
-            }))
         })
         .transpose()?;
-    let table = |s: Option<Slice<'a>>, record, what| {
-        s.map(|s| {
-            collect_records(s.records().map(|(index, offset, r)| {
-                Ok((index, offset, read(record, r, offset, what, index)?))
-            }))
+    let hw_init_operations = t
+        .hw_init
+        .map(|s| {
+            table(
+                s,
+                fh::RECORD,
+                "hw_init operation",
+                |index, offset, fields| HwInitOperation {
+                    index,
+                    offset,
+                    fields,
+                },
+            )
         })
-        .transpose()
-    };
-    let sw_operations = table(t.sw, fsw::RECORD, "SW operation")?.map(|v| {
-        v.into_iter()
-            .map(|(index, offset, fields)| SwOperation {
-                index,
-                offset,
-                fields,
+        .transpose()?;
+    let ppu_params = t
+        .ppu_param
+        .map(|s| {
+            table(s, fpp::RECORD, "PPU parameter", |index, offset, fields| {
+                PpuParam {
+                    index,
+                    offset,
+                    fields,
+                }
             })
-            .collect()
-    });
-    let hw_init_operations = table(t.hw_init, fh::RECORD, "hw_init operation")?.map(|v| {
-        v.into_iter()
-            .map(|(index, offset, fields)| HwInitOperation {
-                index,
-                offset,
-                fields,
-            })
-            .collect()
-    });
-    let ppu_params = table(t.ppu_param, fpp::RECORD, "PPU parameter")?.map(|v| {
-        v.into_iter()
-            .map(|(index, offset, fields)| PpuParam {
-                index,
-                offset,
-                fields,
-            })
-            .collect()
-    });
+        })
+        .transpose()?;
     Ok(Read {
         layers,
         operations,
@@ -868,6 +867,21 @@ fn patches(t: &Tables<'_>) -> Result<Option<PatchSummary>, Failure> {
         })),
         (None, None) => Ok(None),
     }
+}
+
+/// Every record of `s` read through `F` as `record` (a table of `what`) and made a `T` by
+/// `make` from its index, file offset and fields.
+fn table<'a, F: ReadFields<'a>, T>(
+    s: Slice<'a>,
+    record: fm::Record,
+    what: &str,
+    make: impl Fn(usize, u64, F) -> T,
+) -> Result<Vec<T>, Failure> {
+    collect_records(
+        s.records().map(|(index, offset, r)| {
+            Ok(make(index, offset, read(record, r, offset, what, index)?))
+        }),
+    )
 }
 
 /// `r`, record `index` of a table of `what` at file offset `offset`, decoded as `record`
