@@ -88,22 +88,29 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    #[inline]
     fn read(&mut self, n: u8) -> Result<u32, StreamError> {
         let end = self.pos + u64::from(n);
         if end > self.bits {
-            return Err(StreamError::new(
-                StreamCode::CoefStreamOverrun,
-                self.pos,
-                format!("a {n}-bit part runs past stream_size ({} bits)", self.bits),
-            ));
+            return Err(self.overrun(n));
         }
         let v = get(self.bytes, self.pos, n);
         self.pos = end;
         Ok(v)
     }
+
+    #[cold]
+    fn overrun(&self, n: u8) -> StreamError {
+        StreamError::new(
+            StreamCode::CoefStreamOverrun,
+            self.pos,
+            format!("a {n}-bit part runs past stream_size ({} bits)", self.bits),
+        )
+    }
 }
 
 /// `n` (at most 32) bits at bit `pos`, LSB first; bits past the end of `bytes` read as zero.
+#[inline]
 pub(super) fn get(bytes: &[u8], pos: u64, n: u8) -> u32 {
     if n == 0 {
         return 0;
@@ -186,17 +193,15 @@ pub fn read(
 }
 
 /// Read the codes of one stream as `read` does, without keeping them: each code is handed to
-/// `visit` once its value bits are read, in stream order, and its parts and value bits go to
-/// `out` as they are read (so `out` holds the stream's bits again when every code `visit`
-/// accepts is the one its element re-encodes to). The flush pairs are checked as `read` checks
-/// them. A structural error (overrun, flush) is reported before the first error `visit`
-/// returned, which stops the visits but not the reading. Returns the flush's first part and
-/// the number of codes before it.
+/// `visit` once its value bits are read, in stream order, each code's value length given by
+/// `value_bits(first part, second part)`. The flush pairs are checked as `read` checks them.
+/// A structural error (overrun, flush) is reported before the first error `visit` returned,
+/// which stops the visits but not the reading. Returns the flush's first part and the number
+/// of codes before it.
 pub fn decode(
     bytes: &[u8],
     bits: u64,
-    value_bits: impl Fn(u8, bool) -> u8,
-    out: &mut Writer,
+    value_bits: impl Fn(u8, Option<u8>) -> u8,
     mut visit: impl FnMut(&Code) -> Result<(), StreamError>,
 ) -> Result<(u8, u64), StreamError> {
     debug_assert!(bits.div_ceil(8) <= bytes.len() as u64);
@@ -222,23 +227,18 @@ pub fn decode(
         for c in ring[2].iter_mut() {
             let at = r.pos;
             let part0 = r.read(3)? as u8;
-            out.put(u32::from(part0), 3);
             *c = Code { at, part0, ..blank };
         }
         pairs += 1;
         if pairs >= 2 {
             for c in ring[1].iter_mut().filter(|c| c.part0 == ESCAPE) {
-                let p1 = r.read(2)? as u8;
-                out.put(u32::from(p1), 2);
-                c.part1 = Some(p1);
+                c.part1 = Some(r.read(2)? as u8);
             }
         }
         if pairs >= 3 {
             for c in ring[0].iter_mut() {
-                let (s, free) = symbol(c.part0, c.part1);
-                c.value_bits = value_bits(s, free.is_some());
+                c.value_bits = value_bits(c.part0, c.part1);
                 c.value = r.read(c.value_bits)?;
-                out.put(c.value, c.value_bits);
                 if failed.is_none() {
                     failed = visit(c).err();
                 }
@@ -385,16 +385,18 @@ mod tests {
         assert_eq!(strip(&back.codes), strip(&c.codes));
         assert_eq!(back.codes[1].at, 3);
         assert_eq!(write(&back), (bytes.clone(), bits));
-        // The streaming decoder visits the same codes and writes the same bits again.
+        // The streaming decoder visits the same codes.
         let mut seen = Vec::new();
-        let mut out = Writer::with_capacity(bytes.len());
-        let (flush, n) = decode(&bytes, bits, lengths, &mut out, |c| {
+        let by_parts = |p0: u8, p1: Option<u8>| {
+            let (s, free) = symbol(p0, p1);
+            lengths(s, free.is_some())
+        };
+        let (flush, n) = decode(&bytes, bits, by_parts, |c| {
             seen.push(*c);
             Ok(())
         })
         .unwrap();
         assert_eq!((flush, n as usize, seen), (4, back.codes.len(), back.codes));
-        assert_eq!(out.finish(), (bytes, bits));
     }
 
     #[test]

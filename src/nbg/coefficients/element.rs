@@ -19,7 +19,7 @@
 //! Proved on the real files: every code of the 1,321 A733 streams re-encodes from its element to
 //! the same bits (`code` is `element`'s inverse, checked per code by `decode`).
 
-use super::code::{Code, has_free_bit, parts, symbol};
+use super::code::{Code, ESCAPE, has_free_bit, parts, symbol};
 use super::stream_error::{StreamCode, StreamError};
 
 /// The zero-run table of the run-length mode.
@@ -220,6 +220,43 @@ impl Scheme {
         })
     }
 
+    /// The table `decode` reads codes through (`CodeTable`).
+    pub fn code_table(&self) -> CodeTable {
+        let rows = std::array::from_fn(|key| {
+            let (part0, part1) = CodeTable::parts_of(key);
+            let (s, free) = symbol(part0, part1);
+            let value_bits = self.value_bits(s, free.is_some());
+            let class = self.classes[usize::from(s)];
+            let split = if self.bit16 && !(self.runs.is_some() && matches!(class, 0 | SET2)) {
+                8
+            } else {
+                0
+            };
+            let elements = (0..1u32 << value_bits.saturating_sub(split))
+                .map(|high| {
+                    let c = Code {
+                        at: 0,
+                        part0,
+                        part1,
+                        value: high << split,
+                        value_bits,
+                    };
+                    let e = self.element(&c).ok()?;
+                    (self.code(e, 0) == Some(c)).then_some(e)
+                })
+                .collect();
+            Row {
+                value_bits,
+                split,
+                elements,
+            }
+        });
+        CodeTable {
+            rows,
+            scheme: self.clone(),
+        }
+    }
+
     /// A 16-bit element's high and low byte, or an 8-bit element alone.
     fn split(&self, v: u16) -> (u8, Option<u8>) {
         if self.bit16 {
@@ -234,6 +271,78 @@ impl Scheme {
             u16::from(high) << 8 | low
         } else {
             u16::from(high)
+        }
+    }
+}
+
+/// Every code's element, looked up: for each first and second part, and each value of the
+/// bits that decide the element (all of them, or the high byte of a 16-bit element, whose low
+/// byte passes through raw both ways), the element when it re-encodes to that code. Built once
+/// per header, so a stream costs one lookup per code instead of a decode and an encode; a
+/// missing entry sends the code to `element` and `code` for the error they name.
+pub struct CodeTable {
+    /// By `CodeTable::key`: first parts 0..8 (2, the escape, unused), then the escape's four
+    /// second parts.
+    rows: [Row; 12],
+    /// The scheme it was built from, which names a missing entry's error.
+    scheme: Scheme,
+}
+
+/// One first and second part's codes.
+struct Row {
+    value_bits: u8,
+    /// Low bits that pass through raw (8 for a 16-bit element's low byte, else 0).
+    split: u8,
+    /// By the value's bits above `split`: the element with a zero low byte, when canonical.
+    elements: Vec<Option<Element>>,
+}
+
+impl CodeTable {
+    fn key(part0: u8, part1: Option<u8>) -> usize {
+        match part1 {
+            Some(p1) if part0 == ESCAPE => 8 + usize::from(p1 & 3),
+            _ => usize::from(part0 & 7),
+        }
+    }
+
+    fn parts_of(key: usize) -> (u8, Option<u8>) {
+        if key < 8 {
+            (key as u8, None)
+        } else {
+            (ESCAPE, Some((key - 8) as u8))
+        }
+    }
+
+    /// Value bits of the code whose parts these are.
+    #[inline]
+    pub fn value_bits(&self, part0: u8, part1: Option<u8>) -> u8 {
+        self.rows[Self::key(part0, part1)].value_bits
+    }
+
+    /// The element `c` codes, refused when it decodes to nothing or when it does not
+    /// re-encode to `c` (`Scheme::element`, `Scheme::code`).
+    #[inline]
+    pub fn element(&self, c: &Code) -> Result<Element, StreamError> {
+        let row = &self.rows[Self::key(c.part0, c.part1)];
+        let low = (c.value & ((1 << row.split) - 1)) as u16;
+        match row.elements.get((c.value >> row.split) as usize) {
+            Some(Some(Element::Value(v))) => Ok(Element::Value(v | low)),
+            Some(Some(Element::Raw(v))) => Ok(Element::Raw(v | low)),
+            Some(Some(run)) => Ok(*run),
+            _ => Err(self.refusal(c)),
+        }
+    }
+
+    /// Why `c` has no entry.
+    #[cold]
+    fn refusal(&self, c: &Code) -> StreamError {
+        match self.scheme.element(c) {
+            Err(e) => e,
+            Ok(e) => StreamError::new(
+                StreamCode::CoefCodeNotCanonical,
+                c.at,
+                format!("{e:?} does not re-encode to the code it was read from"),
+            ),
         }
     }
 }

@@ -24,7 +24,7 @@ pub mod zero_run;
 use crate::nbg::fieldmap::{Overflow, View, Writer, coef_header_v8 as h};
 use crate::nbg::parse::patch_targets::CoefficientView;
 use crate::nbg::parse::records::Records;
-use element::{Element, Scheme};
+use element::{CodeTable, Element, Scheme};
 use serde::Serialize;
 use stream_error::{StreamCode, StreamError};
 
@@ -627,7 +627,7 @@ pub(super) const ELEMENTS_PER_BIT: u64 = 86;
 /// One stream decoded: its summary and, when a layout asks for them, its elements (at most
 /// `limit`).
 fn decode_stream(
-    scheme: &Scheme,
+    lookup: &CodeTable,
     body: &[u8],
     bits: u64,
     limit: Option<usize>,
@@ -678,21 +678,12 @@ fn decode_stream(
         }
         Ok(())
     };
-    let mut out = code::Writer::with_capacity(body.len());
     let (flush, codes) = code::decode(
         body,
         bits,
-        |s, f| scheme.value_bits(s, f),
-        &mut out,
+        |p0, p1| lookup.value_bits(p0, p1),
         |c| {
-            let e = scheme.element(c)?;
-            if scheme.code(e, c.at).as_ref() != Some(c) {
-                return Err(StreamError::new(
-                    StreamCode::CoefCodeNotCanonical,
-                    c.at,
-                    format!("{e:?} does not re-encode to the code it was read from"),
-                ));
-            }
+            let e = lookup.element(c)?;
             if let Some((e, at)) = last.replace((e, c.at)) {
                 count(e, at, &mut d)?;
             }
@@ -716,9 +707,12 @@ fn decode_stream(
             count(e, at, &mut d)?;
         }
     }
-    let (mut written, written_bits) = out.finish();
-    d.reencoded = written_bits == bits && written == masked(body, bits);
+    // Every code is the one its element re-encodes to, and `code::write` lays codes out in the
+    // order `code::decode` read them: the stream written again is its own bits, those past
+    // `stream_size` cleared.
+    let mut written = masked(body, bits);
     written.resize(body.len(), 0);
+    d.reencoded = true;
     Ok((d, values, written))
 }
 
@@ -796,7 +790,8 @@ fn decode(b: &mut Buffer, bytes: &[u8], features: &[kernels::Features], depth: D
         h.run_length_size,
         &h.run_length_table,
         h.symbol_bits,
-    );
+    )
+    .map(|s| s.code_table());
     let budget: u64 = b.streams.iter().map(|s| s.bits).sum::<u64>() * ELEMENTS_PER_BIT;
     let layout = layout_of(h, b.command, b.streams.len())
         .and_then(|(l, t)| l.check(budget).map(|()| (l, t)));
@@ -816,8 +811,9 @@ fn decode(b: &mut Buffer, bytes: &[u8], features: &[kernels::Features], depth: D
             l.elements(st.core).max(v7)
         });
         match scheme
-            .clone()
-            .and_then(|s| decode_stream(&s, body, st.bits, limit, depth == Depth::Kernels))
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|s| decode_stream(s, body, st.bits, limit, depth == Depth::Kernels))
         {
             Ok((d, v, written)) => {
                 st.decoded = Some(d);

@@ -313,8 +313,11 @@ fn elements(b: &[u8], s: &Shape) -> Option<usize> {
 fn transposed(slice_major: &[u16], s: &Shape) -> Vec<u16> {
     let (sl, f) = (s.slices as usize, s.filters as usize);
     let mut out = vec![0u16; slice_major.len()];
-    for (i, &w) in slice_major.iter().enumerate() {
-        out[(i % f) * sl + i / f] = w;
+    // Element i is (slice i / f, filter i % f): a row per slice, without a division each.
+    for (slice, row) in slice_major.chunks(f.max(1)).enumerate() {
+        for (filter, &w) in row.iter().enumerate() {
+            out[filter * sl + slice] = w;
+        }
     }
     out
 }
@@ -439,7 +442,8 @@ fn huffman(b: &[u8], s: &Shape) -> Option<Decoded> {
         &h.run_length_table,
         h.symbol_bits,
     )
-    .ok()?;
+    .ok()?
+    .code_table();
     [64u64, 1].into_iter().find_map(|align| {
         let mut at = start;
         let mut body = Vec::with_capacity(b.len());
