@@ -12,17 +12,24 @@ pub fn set_limits(cmd: &mut Command, address_space: u64, cpu_seconds: u64, no_co
     // SAFETY: between fork and exec only async-signal-safe calls: setrlimit.
     unsafe {
         cmd.pre_exec(move || {
-            let core = no_core.then_some((libc::RLIMIT_CORE, 0));
-            for (resource, value) in [
-                (libc::RLIMIT_AS, address_space),
-                (libc::RLIMIT_CPU, cpu_seconds),
+            let core = no_core.then_some((libc::RLIMIT_CORE, 0, 0));
+            // The CPU limit is soft, with a hard limit CPU_GRACE seconds later: the kernel
+            // sends SIGXCPU at the soft limit, so a child stopped for its CPU time says so,
+            // where equal limits end it with a SIGKILL that reads as a memory kill.
+            for (resource, soft, hard) in [
+                (libc::RLIMIT_AS, address_space, address_space),
+                (
+                    libc::RLIMIT_CPU,
+                    cpu_seconds,
+                    cpu_seconds.saturating_add(CPU_GRACE),
+                ),
             ]
             .into_iter()
             .chain(core)
             {
                 let r = libc::rlimit {
-                    rlim_cur: value as libc::rlim_t,
-                    rlim_max: value as libc::rlim_t,
+                    rlim_cur: soft as libc::rlim_t,
+                    rlim_max: hard as libc::rlim_t,
                 };
                 if libc::setrlimit(resource, &r) != 0 {
                     return Err(std::io::Error::last_os_error());
@@ -32,6 +39,9 @@ pub fn set_limits(cmd: &mut Command, address_space: u64, cpu_seconds: u64, no_co
         });
     }
 }
+
+/// Seconds of CPU time between the soft limit (SIGXCPU) and the hard one (SIGKILL).
+pub const CPU_GRACE: u64 = 5;
 
 /// Wait for `child` at most `wall` from now: its status, or `None` after killing it.
 pub fn wait(child: &mut Child, wall: Duration) -> std::io::Result<Option<ExitStatus>> {
@@ -60,5 +70,23 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGILL => "SIGILL",
         libc::SIGFPE => "SIGFPE",
         _ => "signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt as _;
+
+    #[test]
+    fn a_child_past_its_cpu_time_ends_with_sigxcpu_not_sigkill() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "while :; do :; done"]);
+        set_limits(&mut cmd, 1 << 30, 1, true);
+        let mut child = cmd.spawn().expect("sh starts");
+        let status = wait(&mut child, Duration::from_secs(30))
+            .expect("wait")
+            .expect("the CPU limit ends it before the wall limit");
+        assert_eq!(status.signal(), Some(libc::SIGXCPU));
     }
 }

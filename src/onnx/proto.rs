@@ -476,6 +476,18 @@ pub struct Dimension {
     pub denotation: Option<String>,
 }
 
+impl Dimension {
+    /// The fixed size, when there is one. A negative `dim_value` is a dynamic dimension, as
+    /// ONNX Runtime reads it (it checks only non-negative sizes against an input): Paddle2ONNX
+    /// writes -1 for a dynamic batch or width.
+    pub fn fixed(&self) -> Option<i64> {
+        match self.value {
+            Some(DimensionValue::DimValue(n)) if n >= 0 => Some(n),
+            _ => None,
+        }
+    }
+}
+
 /// A dimension's fixed value or its symbol.
 #[derive(Clone, PartialEq, Oneof)]
 pub enum DimensionValue {

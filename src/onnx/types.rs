@@ -186,7 +186,8 @@ pub struct ValueType {
     pub elem_type: Option<i32>,
     /// Its name, when known.
     pub elem_type_name: Option<&'static str>,
-    /// Each dimension as a number, a symbol, or null when unnamed; `None` without a shape.
+    /// Each dimension as a number, a symbol, or null when dynamic and unnamed (a negative
+    /// `dim_value` included); `None` without a shape.
     pub shape: Option<Vec<serde_json::Value>>,
 }
 
@@ -217,10 +218,11 @@ pub fn value_type(v: &ValueInfoProto) -> ValueType {
     let shape = tensor.and_then(|t| t.shape.as_ref()).map(|s| {
         s.dim
             .iter()
-            .map(|d| match &d.value {
-                Some(proto::DimensionValue::DimValue(n)) => serde_json::Value::from(*n),
-                Some(proto::DimensionValue::DimParam(p)) => serde_json::Value::from(p.clone()),
-                None => serde_json::Value::Null,
+            .map(|d| match (&d.value, d.fixed()) {
+                (_, Some(n)) => serde_json::Value::from(n),
+                (Some(proto::DimensionValue::DimParam(p)), _) => serde_json::Value::from(p.clone()),
+                // Unknown, or a negative dim_value: dynamic and unnamed.
+                _ => serde_json::Value::Null,
             })
             .collect()
     });

