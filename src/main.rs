@@ -5,7 +5,7 @@
 
 mod commands;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use commands as cmd;
 use std::process::ExitCode;
 
@@ -54,7 +54,8 @@ enum Command {
     CrcExplain(cmd::crc_explain::Args),
     /// Build the byte-ownership ledger of one NBG
     ///
-    /// Owners, views, totals per class and the lossless reconstruction result.
+    /// Owners, views, totals per class and the lossless reconstruction result; --fields lists
+    /// every decoded field with its value.
     Image(cmd::image::Args),
     /// Show the bytes of one owner, payload or OFFSET:LEN as a hex dump, or --raw
     ///
@@ -120,7 +121,7 @@ enum Command {
         #[command(subcommand)]
         command: cmd::mapping::Command,
     },
-    /// Coefficient locator (PoC 12A)
+    /// Find where a model's weights lie in an NBG, tensor by tensor
     ///
     /// Search each ONNX initializer (at least 8 elements) in the NBG's admitted sections under the
     /// finite transform registry; `found` (offsets, owner, transform) or `not-found`. For a v2
@@ -190,8 +191,87 @@ enum Command {
     Synth(cmd::synth::Args),
 }
 
+/// The commands as `nbg --help` groups them, by what a user came to do. A command in no group
+/// is listed under "Other" (the test `every_command_is_in_one_help_group` keeps that empty).
+const GROUPS: [(&str, &[&str]); 4] = [
+    (
+        "Board and deployment",
+        &["check", "info", "vendor", "onnx", "carve", "report"],
+    ),
+    (
+        "Reverse engineering",
+        &[
+            "parse",
+            "image",
+            "dump",
+            "diff",
+            "locate",
+            "patches",
+            "coefficients",
+            "fieldmap",
+            "crc-explain",
+            "roundtrip",
+            "sweep",
+        ],
+    ),
+    (
+        "Captures and field mappings",
+        &["differential", "synth-differential", "mapping"],
+    ),
+    (
+        "Lab upkeep",
+        &[
+            "lab",
+            "inventory",
+            "verify-generated",
+            "synth",
+            "synth-corpus",
+        ],
+    ),
+];
+
+/// `cli` with its command list grouped (`GROUPS`) in the help, each command beside its short
+/// summary.
+fn grouped(cli: clap::Command) -> clap::Command {
+    let shown: Vec<(String, String)> = cli
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| {
+            let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+            (c.get_name().to_string(), about)
+        })
+        .collect();
+    let width = shown.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let line = |(n, a): &(String, String)| format!("  {n:<width$}  {a}\n");
+    let mut list = String::new();
+    for (title, names) in GROUPS {
+        list.push_str(&format!("{title}:\n"));
+        for n in names {
+            shown
+                .iter()
+                .filter(|(s, _)| s == n)
+                .for_each(|c| list.push_str(&line(c)));
+        }
+        list.push('\n');
+    }
+    let other: Vec<&(String, String)> = shown
+        .iter()
+        .filter(|(n, _)| !GROUPS.iter().any(|(_, g)| g.contains(&n.as_str())))
+        .collect();
+    if !other.is_empty() {
+        list.push_str("Other:\n");
+        other.into_iter().for_each(|c| list.push_str(&line(c)));
+        list.push('\n');
+    }
+    cli.help_template(format!(
+        "{{before-help}}{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{list}Options:\n{{options}}{{after-help}}"
+    ))
+}
+
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    let matches = grouped(Cli::command()).get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    match cli.command {
         Command::Parse(a) => cmd::parse::exec(a),
         Command::Check(a) => cmd::check::exec(a),
         Command::Info(a) => cmd::info::exec(a),

@@ -1,4 +1,4 @@
-//! `nbg image FILE [--json] [--svg OUT.svg] [--force]`.
+//! `nbg image FILE [--json] [--fields] [--svg OUT.svg] [--force]`.
 
 use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
 use nbg_lab::report::{svg, text};
@@ -13,6 +13,10 @@ pub struct Args {
     /// Also write a byte map coloured by owner class (refuses to overwrite without --force).
     #[arg(long, value_name = "OUT.svg")]
     svg: Option<PathBuf>,
+    /// Also list every decoded field with its value (and a bit-field word's parts), in file
+    /// order; with --json, under `fields`.
+    #[arg(long)]
+    fields: bool,
     #[command(flatten)]
     replace: super::args::Replace,
 }
@@ -29,8 +33,8 @@ pub fn exec(args: Args) -> ExitCode {
         Ok(x) => x,
         Err(e) => return usage_error(e),
     };
-    let image = match built {
-        Ok((_, i)) => i,
+    let (graph, image) = match built {
+        Ok(x) => x,
         Err(f) => return report_failure(&f, args.format.json),
     };
     let recon = image.reconstruction();
@@ -47,10 +51,20 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
     }
+    let fields = args
+        .fields
+        .then(|| nbg_lab::lab::fields::fields(&graph, &image));
     if args.format.json {
-        print_json(&image.to_json());
+        let mut doc = image.to_json();
+        if let (Some(f), Some(d)) = (&fields, doc.as_object_mut()) {
+            d.insert("fields".into(), serde_json::json!(f));
+        }
+        print_json(&doc);
     } else {
         print(&text::image(&file.display().to_string(), &image, &recon));
+        if let Some(f) = &fields {
+            print(&text::fields(f));
+        }
     }
     status(recon.is_ok())
 }

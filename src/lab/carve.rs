@@ -425,7 +425,7 @@ fn judge(
         bytes,
         format: g.format(),
         version: format!("0x{version:08x}"),
-        target: format!("0x{target:08x}"),
+        target: crate::nbg::format::target_hex(target),
         sha256: g.file().sha256,
         trailer_bytes,
         integrity,

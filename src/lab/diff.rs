@@ -196,6 +196,38 @@ pub struct Change {
     /// The parts of a bit-field word whose value the run changes, with both values.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartChange>,
+    /// The field's value in A and in B, where the run lies in one scalar field (a byte, a
+    /// word, a double word, or one word of an array) that both owners hold whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<Values>,
+}
+
+/// A scalar field's value in A and in B.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Values {
+    /// Its value in A.
+    pub a: Scalar,
+    /// Its value in B.
+    pub b: Scalar,
+}
+
+/// A field's value, signed where the field map reads it signed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Scalar {
+    /// An unsigned field.
+    Unsigned(u64),
+    /// A signed field.
+    Signed(i64),
+}
+
+impl std::fmt::Display for Scalar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Scalar::Unsigned(v) => write!(f, "{v}"),
+            Scalar::Signed(v) => write!(f, "{v}"),
+        }
+    }
 }
 
 /// One part of a bit-field word whose value differs between A and B.
@@ -293,7 +325,13 @@ pub struct DiffReport {
     pub b: crate::nbg::parse::FileFacts,
     /// Whether A and B are byte for byte the same.
     pub identical: bool,
-    /// Changed bytes summed over the owners.
+    /// Bytes of A that differ in B or have no counterpart there (at most A's size): the
+    /// headline.
+    pub a_bytes_differing: u64,
+    /// Bytes of B that differ from A or have no counterpart there (at most B's size).
+    pub b_bytes_differing: u64,
+    /// Changed bytes summed over the owners, an owner in one file only counted whole: the old
+    /// headline (over A and B at once), kept for one release.
     pub changed_bytes: u64,
     /// How many owners differ.
     pub owners_changed: usize,
@@ -383,6 +421,10 @@ pub fn diff(
     }
     owners.retain(|o| o.status != Status::Same);
     let changed_bytes = owners.iter().map(|o| o.changed_bytes).sum();
+    let (a_bytes_differing, b_bytes_differing) = owners
+        .iter()
+        .map(sides)
+        .fold((0, 0), |t, d| (t.0 + d.0, t.1 + d.1));
     Ok(DiffReport {
         format: ia.format(),
         a: a.file().clone(),
@@ -391,6 +433,8 @@ pub fn diff(
         // range in B with the same bytes, no owner is one-sided and the sizes agree, A and B are
         // equal; and equal files parse to equal ledgers, so this is exactly `A == B`.
         identical: same_layout && owners.is_empty(),
+        a_bytes_differing,
+        b_bytes_differing,
         changed_bytes,
         owners_changed: owners.len(),
         owners,
@@ -400,6 +444,20 @@ pub fn diff(
             Vec::new()
         },
     })
+}
+
+/// An owner's differing bytes on A's side and on B's: those that differ over the common
+/// length, plus each side's bytes past it (a one-sided owner is all on its side).
+fn sides(o: &OwnerDiff) -> (u64, u64) {
+    let len = |r: Option<[u64; 2]>| r.map_or(0, |[s, e]| e - s);
+    let (la, lb) = (len(o.a_range), len(o.b_range));
+    let common = la.min(lb);
+    let within = o.changed_bytes - (la.max(lb) - common);
+    match o.status {
+        Status::OnlyA => (la, 0),
+        Status::OnlyB => (0, lb),
+        _ => (within + la - common, within + lb - common),
+    }
 }
 
 fn one_sided(key: &str, o: &Owner, status: Status) -> OwnerDiff {
@@ -431,6 +489,7 @@ struct Run {
     /// the owner.
     parts: Vec<(u32, u32, PartChange)>,
     word_start: u64,
+    values: Option<Values>,
 }
 
 /// The changed ranges of paired owners `x` (of A) and `y` (of B), found over their common
@@ -472,6 +531,7 @@ impl Ranges {
                 b_end: y.start + end,
                 field: run.field,
                 parts,
+                values: run.values,
             });
         }
     }
@@ -499,6 +559,39 @@ fn word_parts(
     let a = ia.range(l.field_start, x.start + end);
     let b = ib.range(y.start + rel, y.start + end);
     (changed_parts(w.field, &a, &b), rel)
+}
+
+/// The values in A and B of the scalar unit holding byte `offset` (of owner `x`), when both
+/// owners hold it whole.
+fn unit_values(
+    ga: &Graph<'_>,
+    x: &Owner,
+    ia: &NbgImage<'_>,
+    y: &Owner,
+    ib: &NbgImage<'_>,
+    offset: u64,
+) -> Option<Values> {
+    let l = ga.located(x, offset);
+    let width = match l.ty? {
+        fm::Type::U8 => 1,
+        fm::Type::U32 | fm::Type::I32 => 4,
+        fm::Type::U64 => 8,
+        _ => return None,
+    };
+    let rel = l.unit.checked_sub(x.start)?;
+    if rel + width > x.len() || rel + width > y.len() {
+        return None;
+    }
+    let a = le_value(&ia.range(l.unit, l.unit + width));
+    let b = le_value(&ib.range(y.start + rel, y.start + rel + width));
+    let scalar = |v: u64| match l.ty {
+        Some(fm::Type::I32) => Scalar::Signed(i64::from(v as u32 as i32)),
+        _ => Scalar::Unsigned(v),
+    };
+    Some(Values {
+        a: scalar(a),
+        b: scalar(b),
+    })
 }
 
 fn compare(
@@ -544,12 +637,18 @@ fn compare(
                     r.close(i, x, y);
                     let (field, unit) = locate(ga, x, x.start + i);
                     let (parts, word_start) = word_parts(ga, x, ia, y, ib, x.start + i);
+                    let values = if whole_unit {
+                        None
+                    } else {
+                        unit_values(ga, x, ia, y, ib, x.start + i)
+                    };
                     r.open = Some(Run {
                         start: i,
                         field,
                         unit,
                         parts,
                         word_start,
+                        values,
                     });
                 }
             }

@@ -367,7 +367,7 @@ pub fn info(
         format: graph.format(),
         version: format!("0x{version:08x}"),
         layout_evidence: graph.layout_evidence(),
-        target: format!("0x{target:08x}"),
+        target: crate::nbg::format::target_hex(target),
         configurations: configurations.map(|c| {
             c.iter()
                 .filter(|c| c.pid == target)

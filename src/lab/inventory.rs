@@ -268,7 +268,7 @@ impl Totals {
             (
                 g.format().to_string(),
                 format!("0x{:08x}", g.version()),
-                format!("0x{:08x}", g.target()),
+                crate::nbg::format::target_hex(g.target()),
             ),
         );
         let mut profile = |kind: u32, name: &str, size: Option<u64>| {

@@ -11,6 +11,7 @@ pub mod corpus;
 pub mod diff;
 pub mod differential;
 pub mod dump;
+pub mod fields;
 pub mod info;
 pub mod inventory;
 #[cfg(feature = "onnx")]

@@ -61,6 +61,13 @@ pub const V2_VERSIONS: [V2Rules; 2] = [
 pub fn v2_rules(version: u32) -> Option<&'static V2Rules> {
     V2_VERSIONS.iter().find(|r| r.version == version)
 }
+
+/// A target (the header's device word) as every command names it: `0x1000003b`, the form of
+/// the vendor's configuration names (`..._PID0X1000003B`).
+pub fn target_hex(target: u32) -> String {
+    format!("0x{target:08x}")
+}
+
 /// The v1 family: `version >> 16 == 1`.
 pub const V1_MAJOR: u32 = 0x0001;
 

@@ -87,8 +87,11 @@ pub fn info(i: &Info) -> String {
             for e in e {
                 let _ = writeln!(
                     s,
-                    "    {:<8} {:>6}  {:>6.2} %",
-                    e.engine, e.operations, e.share_percent
+                    "    {:<8} {:>6}  {:>6.2} %  {}",
+                    e.engine,
+                    e.operations,
+                    e.share_percent,
+                    engine_meaning(&e.engine)
                 );
             }
         }
@@ -220,4 +223,20 @@ pub fn carve(c: &Carved) -> String {
         let _ = writeln!(s, "  ... {unlisted} more near misses (not listed)");
     }
     s
+}
+
+/// What an operation type of the public enum (`NONE SH NN TP SW SC SP NN_LUT NT`) runs on,
+/// for the reader of `info`: the NN-engine types are those the vendor's reader indexes into
+/// the NN records (`docs/formats.md`).
+fn engine_meaning(engine: &str) -> &'static str {
+    match engine {
+        "NN" => "NN engine (convolutions, fully connected)",
+        "TP" => "tensor processor",
+        "SH" => "shader program (PPU)",
+        "SW" => "software, on the CPU",
+        "SP" => "NN engine (stream processor)",
+        "NN_LUT" => "NN engine (lookup table)",
+        "NT" => "NN engine (the enum names no more; transposes and reshapes in the public files)",
+        _ => "",
+    }
 }

@@ -320,7 +320,7 @@ pub(super) fn summary_card(p: &mut Page, name: &str, graph: &Graph<'_>) {
         ("file", name.to_string()),
         ("family", graph.format().to_string()),
         ("version", format!("0x{:08x}", graph.version())),
-        ("target", format!("0x{:08x}", graph.target())),
+        ("target", crate::nbg::format::target_hex(graph.target())),
         ("network", graph.network_name()),
         ("size", graph.file().size.to_string()),
         ("sha256", graph.file().sha256.hex()),

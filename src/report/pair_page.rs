@@ -37,6 +37,8 @@ pub(super) fn render_pair(
         ("b-size", report.b.size.to_string()),
         ("b-sha256", report.b.sha256.to_string()),
         ("identical", report.identical.to_string()),
+        ("a-bytes-differing", report.a_bytes_differing.to_string()),
+        ("b-bytes-differing", report.b_bytes_differing.to_string()),
         ("changed-bytes", report.changed_bytes.to_string()),
         ("owners-changed", report.owners_changed.to_string()),
     ]);

@@ -40,7 +40,11 @@ pub fn graph(g: &Graph<'_>, all: bool) -> String {
             }
         );
     }
-    let _ = writeln!(s, "target     0x{:08x}", g.target());
+    let _ = writeln!(
+        s,
+        "target     {}",
+        crate::nbg::format::target_hex(g.target())
+    );
     let _ = writeln!(
         s,
         "file       {} bytes, sha256 {}",
@@ -269,6 +273,22 @@ pub fn crc_explain(name: &str, e: &Explanation) -> String {
     s
 }
 
+/// `nbg image --fields`: one line per decoded field, offset, size, name and value.
+pub fn fields(fields: &[crate::lab::fields::FieldValue]) -> String {
+    let mut s = format!("decoded fields ({})\n", fields.len());
+    for f in fields {
+        let _ = write!(s, "  0x{:08x} {:>6}  {}", f.offset, f.size, f.field);
+        if let Some(v) = &f.value {
+            let _ = write!(s, " = {v}");
+        }
+        for p in &f.parts {
+            let _ = write!(s, " {}={}", p.part, p.value);
+        }
+        s.push('\n');
+    }
+    s
+}
+
 /// `nbg image`: the owner table, the views, the totals per class and the reconstruction.
 pub fn image(
     name: &str,
@@ -344,8 +364,8 @@ pub fn diff(a_name: &str, b_name: &str, report: &DiffReport) -> String {
     }
     let _ = writeln!(
         s,
-        "{} changed bytes in {} owners",
-        report.changed_bytes, report.owners_changed
+        "{} bytes of A and {} of B differ (changed, or with no counterpart), in {} owners",
+        report.a_bytes_differing, report.b_bytes_differing, report.owners_changed
     );
     let _ = writeln!(
         s,
@@ -385,6 +405,20 @@ pub fn diff(a_name: &str, b_name: &str, report: &DiffReport) -> String {
         let _ = writeln!(s, "changed bit fields");
         for (word, p) in parts {
             let _ = writeln!(s, "  {word}.{} {} -> {}", p.part, p.a, p.b);
+        }
+    }
+    // Scalar fields (a bit-field word's parts are above), with both values.
+    let values: Vec<(&str, &crate::lab::diff::Values)> = report
+        .owners
+        .iter()
+        .flat_map(|o| o.ranges.iter())
+        .filter(|c| c.parts.is_empty())
+        .filter_map(|c| c.values.as_ref().map(|v| (c.field.as_str(), v)))
+        .collect();
+    if !values.is_empty() {
+        let _ = writeln!(s, "changed fields");
+        for (field, v) in values {
+            let _ = writeln!(s, "  {field} {} -> {}", v.a, v.b);
         }
     }
     // Coefficient elements, by the NN command whose decoded buffer holds them.

@@ -33,13 +33,15 @@ pub struct Relabel {
     pub reason: &'static str,
 }
 
-/// One input or output of a run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// One input or output of a run. Its JSON names the dimensions `npz_shape`, as `info` and
+/// `parse` do (outermost first); `shape`, the same list under its old key, stays for one
+/// release (in `info` and `parse`, `shape` is the file's order, innermost first).
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunTensor {
     /// The name nbg's parse gives it (`input_N` / `output_N` where the record names none or a
     /// name repeats).
     pub name: String,
-    /// Its dimensions, outermost first (the file's, reversed).
+    /// Its dimensions, outermost first (the file's, reversed): the NPZ order.
     pub shape: Vec<u64>,
     /// How the file stores it.
     pub storage: Storage,
@@ -47,6 +49,20 @@ pub struct RunTensor {
     pub conversion: Conversion,
     /// SHA-256 of the stored elements.
     pub stored_sha256: Hash256,
+}
+
+impl Serialize for RunTensor {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut t = s.serialize_struct("RunTensor", 6)?;
+        t.serialize_field("name", &self.name)?;
+        t.serialize_field("npz_shape", &self.shape)?;
+        t.serialize_field("shape", &self.shape)?;
+        t.serialize_field("storage", &self.storage)?;
+        t.serialize_field("conversion", &self.conversion)?;
+        t.serialize_field("stored_sha256", &self.stored_sha256)?;
+        t.end()
+    }
 }
 
 /// What the driver did with the graph.

@@ -580,3 +580,43 @@ fn short_help_is_short() {
     assert!(check.len() < full.len(), "{check}");
     assert!(full.contains("crc unexplained"), "{full}");
 }
+
+/// `nbg --help` groups the commands by what a user came to do (issue 68, item 9): every
+/// command under exactly one heading, none left under "Other".
+#[test]
+fn every_command_is_in_one_help_group() {
+    let root = common::root();
+    let help = stdout(&common::nbg(&root, &["--help"]));
+    let headings = [
+        "Board and deployment:",
+        "Reverse engineering:",
+        "Captures and field mappings:",
+        "Lab upkeep:",
+    ];
+    for h in headings {
+        assert!(help.lines().any(|l| l == h), "{h} missing:\n{help}");
+    }
+    assert!(
+        !help.lines().any(|l| l == "Other:" || l == "Commands:"),
+        "{help}"
+    );
+    // Each command line ("  name  summary") once; `help` names no command of its own.
+    let names: Vec<&str> = help
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| !n.starts_with('-'))
+        .collect();
+    let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    for c in [
+        "parse", "check", "info", "vendor", "image", "diff", "lab", "mapping",
+    ] {
+        assert!(unique.contains(c), "{c} missing:\n{help}");
+    }
+    // Each listed name is a command (a command the groups forgot lands under "Other", refused
+    // above).
+    for n in &names {
+        assert!(common::nbg(&root, &[n, "-h"]).status.success(), "{n}");
+    }
+}

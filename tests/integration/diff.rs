@@ -28,7 +28,14 @@ fn summary(r: &DiffReport) -> Value {
             })
         })
         .collect();
-    json!({ "changed_bytes": r.changed_bytes, "owners_changed": r.owners_changed, "owners": owners })
+    assert!(r.a_bytes_differing <= r.a.size && r.b_bytes_differing <= r.b.size);
+    json!({
+        "a_bytes_differing": r.a_bytes_differing,
+        "b_bytes_differing": r.b_bytes_differing,
+        "changed_bytes": r.changed_bytes,
+        "owners_changed": r.owners_changed,
+        "owners": owners
+    })
 }
 
 #[test]
@@ -72,8 +79,21 @@ fn scrfd_input_change_is_named_by_record_and_field() {
     );
     let input = r.owners.iter().find(|o| o.owner == "input").unwrap();
     assert_eq!(input.status, Status::Resized);
-    // Named down to the element of the dimension array.
+    // Named down to the element of the dimension array, with both values.
     assert_eq!(input.ranges[0].field, "input[0].dimensions[2]");
+    let v = input.ranges[0].values.expect("a scalar word has values");
+    assert_ne!(v.a, v.b);
+    let text = nbg_lab::report::text::diff("a", "b", &r);
+    assert!(
+        text.contains(&format!("input[0].dimensions[2] {} -> {}", v.a, v.b)),
+        "{text}"
+    );
+    // The headline counts bytes that differ, at most each file's size.
+    assert!(r.a_bytes_differing <= r.a.size && r.b_bytes_differing <= r.b.size);
+    assert!(text.contains(&format!(
+        "{} bytes of A and {} of B differ",
+        r.a_bytes_differing, r.b_bytes_differing
+    )));
     let header = r
         .owners
         .iter()
@@ -113,6 +133,7 @@ fn identical_files_and_a_v2_change() {
         ]
     );
     assert_eq!(r.changed_bytes, 5);
+    assert_eq!((r.a_bytes_differing, r.b_bytes_differing), (5, 5));
 }
 
 #[test]

@@ -204,3 +204,48 @@ proptest! {
         prop_assert_eq!(has_tail, bytes.len() as u64 - last_owned >= 512);
     }
 }
+
+#[test]
+fn image_fields_list_every_decoded_field_with_its_value() {
+    let bytes = common::public_control("a733-lenet-v2-0016.nb");
+    let g = parse(&bytes).unwrap();
+    let image = NbgImage::new(&g).unwrap();
+    let fields = nbg_lab::lab::fields::fields(&g, &image);
+    let value = |name: &str| {
+        fields
+            .iter()
+            .find(|f| f.field == name)
+            .unwrap_or_else(|| panic!("no field {name}"))
+            .value
+            .clone()
+    };
+    use nbg_lab::lab::fields::Value as V;
+    assert_eq!(value("header.magic"), Some(V::Text("VPMN".into())));
+    assert_eq!(
+        value("header.input_count"),
+        Some(V::Unsigned(g.inputs().len() as u64))
+    );
+    // Fields tile the decoded-record owners exactly, in file order.
+    let decoded: u64 = image
+        .owners()
+        .iter()
+        .filter(|o| o.class == OwnerClass::DecodedRecord)
+        .map(|o| o.len())
+        .sum();
+    assert_eq!(fields.iter().map(|f| f.size).sum::<u64>(), decoded);
+    assert!(
+        fields
+            .windows(2)
+            .all(|w| w[0].offset + w[0].size <= w[1].offset)
+    );
+    // The command prints them, in text and in JSON.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lenet.nb");
+    std::fs::write(&path, &bytes).unwrap();
+    let out = common::nbg(dir.path(), &["image", "--json", "--fields", "lenet.nb"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["fields"].as_array().unwrap().len(), fields.len());
+    let out = common::nbg(dir.path(), &["image", "--fields", "lenet.nb"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("header.magic = \"VPMN\""), "{text}");
+}

@@ -394,6 +394,10 @@ fn diff_report_renders_the_diff_rows() {
         json["changed_bytes"].to_string()
     );
     assert_eq!(
+        summary(dom, "a-bytes-differing"),
+        json["a_bytes_differing"].to_string()
+    );
+    assert_eq!(
         summary(dom, "owners-changed"),
         json["owners_changed"].to_string()
     );

@@ -268,3 +268,60 @@ fn the_kernel_bitstream_source_is_the_coefficient_header_entry_on_the_simulator(
     );
     assert_eq!(moved.as_deref(), Some(&original[..]), "{v}");
 }
+
+/// One vocabulary (issue 68): `info`, `parse`, `check` and `vendor run` name the target, the
+/// shapes and the element type of the same file the same way, with the same values.
+#[test]
+fn info_parse_check_and_vendor_run_name_each_concept_the_same_way() {
+    let root = common::root();
+    let json = |args: &[&str]| common::stdout_json(&common::nbg(&root, args));
+    let info = json(&["info", "--json", INT16]);
+    let info = &info["files"][0];
+    let parse = json(&["parse", "--json", INT16]);
+    let check = json(&["check", "--json", "--target", "0x1000003b", INT16]);
+    // The target, in hex, under `target` (check: the target check's `file` value).
+    assert_eq!(info["target"], "0x1000003b");
+    assert_eq!(parse["target"], info["target"]);
+    let target_check = &check["files"][0]["checks"][0];
+    assert_eq!(target_check["check"], "target");
+    assert_eq!(target_check["file"], info["target"]);
+    // Shapes in both named orders, and the element type.
+    for side in ["inputs", "outputs"] {
+        for (i, p) in info[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(parse[side].as_array().unwrap())
+        {
+            for key in [
+                "name",
+                "shape",
+                "npz_shape",
+                "element_type",
+                "storage_bytes",
+            ] {
+                assert_eq!(i[key], p[key], "{side} {key}");
+            }
+            // The field map's names stay beside them for one release.
+            assert_eq!(p["dimensions"], p["shape"]);
+            assert_eq!(p["data_format_name"], p["element_type"]);
+        }
+    }
+    if common::vendor_driver().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_input(dir.path(), &image());
+    let (run, _) = run(dir.path(), INT16, &input, "out.npz");
+    for side in ["inputs", "outputs"] {
+        for (r, i) in run[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(info[side].as_array().unwrap())
+        {
+            assert_eq!(r["npz_shape"], i["npz_shape"], "{side}");
+            assert_eq!(r["shape"], r["npz_shape"], "the former key, one release");
+        }
+    }
+}

@@ -383,9 +383,17 @@ impl CrcSummary {
 }
 
 /// The parse model as JSON.
-fn model_json(model: &impl Serialize) -> serde_json::Value {
+fn model_json(model: &impl Serialize, target: u32) -> serde_json::Value {
     // Invariant: the parse models derive `Serialize` over strings, integers, booleans,
     // options, vectors, structs and hashes (hex strings), with no map keyed by a non-string
     // and no fallible custom impl, so `serde_json::to_value` cannot fail.
-    serde_json::to_value(model).expect("parse model serializes")
+    let mut v = serde_json::to_value(model).expect("parse model serializes");
+    // The target as every other command names it (hex); the header record keeps its word.
+    if let Some(doc) = v.as_object_mut() {
+        doc.insert(
+            "target".into(),
+            crate::nbg::format::target_hex(target).into(),
+        );
+    }
+    v
 }

@@ -270,10 +270,14 @@ pub(super) fn v1(g: &NbgV1<'_>, at: &At<'_>) -> Located {
                     "size"
                 };
                 let name = g.tables.get(k).map_or("?", |t| t.name);
-                Located::whole((
-                    format!("entries.{name}.{half}"),
-                    entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
-                ))
+                // Each entry is two little-endian words.
+                Located {
+                    ty: Some(fm::Type::U32),
+                    ..Located::whole((
+                        format!("entries.{name}.{half}"),
+                        entries + 8 * k as u64 + if half == "size" { 4 } else { 0 },
+                    ))
+                }
             } else {
                 at.named("header".into(), fm::v1_fixed::RECORD, 0)
             }

@@ -32,7 +32,7 @@ impl<'data> NbgFamily<'data> for NbgV1<'data> {
     }
 
     fn to_json(&self) -> serde_json::Value {
-        model_json(self)
+        model_json(self, self.target())
     }
 
     fn descriptors(&self) -> Vec<String> {

@@ -262,6 +262,27 @@ pub struct IoRecord {
     pub storage_bytes: Option<u64>,
 }
 
+/// The I/O records as the parse document gives them: each record's fields, and beside them
+/// the names `info` and `vendor run` use for the same things: `shape` (the file's order,
+/// innermost first), `npz_shape` (outermost first, the order an NPZ input holds) and
+/// `element_type`. `dimensions` and `data_format_name` stay for one release.
+pub fn serialize_io<S: serde::Serializer>(records: &[IoRecord], s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        #[serde(flatten)]
+        record: &'a IoRecord,
+        shape: &'a [u32],
+        npz_shape: Vec<u32>,
+        element_type: Option<&'static str>,
+    }
+    s.collect_seq(records.iter().map(|r| Doc {
+        record: r,
+        shape: &r.dimensions,
+        npz_shape: r.dimensions.iter().rev().copied().collect(),
+        element_type: r.data_format_name,
+    }))
+}
+
 /// The field-map fields of one I/O record layout (per family and v1 version).
 pub struct IoLayout {
     /// The field-map record.

@@ -40,8 +40,10 @@ pub struct NbgV1<'data> {
     /// Tables whose entries point into another table's data: views, not owners.
     pub nested_tables: Vec<NestedTable>,
     /// The input table's records.
+    #[serde(serialize_with = "crate::nbg::parse::serialize_io")]
     pub inputs: Vec<IoRecord>,
     /// The output table's records.
+    #[serde(serialize_with = "crate::nbg::parse::serialize_io")]
     pub outputs: Vec<IoRecord>,
     /// The `load_states` buffers (one per `load_states_table` entry, from 0x00010018) as
     /// command streams; absent without both tables.

@@ -20,8 +20,10 @@ pub struct NbgV2<'data> {
     /// Every directory entry, in directory order.
     pub sections: Vec<Section>,
     /// The input section's records.
+    #[serde(serialize_with = "crate::nbg::parse::serialize_io")]
     pub inputs: Vec<IoRecord>,
     /// The output section's records.
+    #[serde(serialize_with = "crate::nbg::parse::serialize_io")]
     pub outputs: Vec<IoRecord>,
     /// The network-info section (35), when present.
     pub network_info: Option<NetworkInfo>,

@@ -39,7 +39,7 @@ pub(super) fn corpus_invariants(g: &NbgV2<'_>) -> Vec<crate::nbg::parse::invaria
     check(
         "target",
         "0x1000000e",
-        format!("0x{target:08x}"),
+        crate::nbg::format::target_hex(target),
         target == 0x1000_000e,
     );
     let n = g.sections.len();
