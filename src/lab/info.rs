@@ -30,8 +30,8 @@ pub struct Configuration {
 pub struct Info {
     /// The path as given.
     pub file: String,
-    /// Size in bytes.
-    pub bytes: u64,
+    /// The file's size in bytes.
+    pub file_size: u64,
     /// SHA-256 of the file.
     pub sha256: Hash256,
     /// `nbg-v1` or `nbg-v2`.
@@ -57,7 +57,13 @@ pub struct Info {
     /// The INIT and END records `engines` leaves out, by name (only those the file has).
     pub engines_left_out: BTreeMap<&'static str, u64>,
     /// Bytes per content, from the ledger (every byte in exactly one).
-    pub size: Vec<SizeShare>,
+    pub bytes_by_content: Vec<SizeShare>,
+    /// `file_size` under its former key, kept for one release.
+    #[serde(rename = "bytes")]
+    pub former_bytes: u64,
+    /// `bytes_by_content` under its former key, kept for one release.
+    #[serde(rename = "size")]
+    pub former_size: Vec<SizeShare>,
     /// How far the bytes are decoded, from the ledger's owner classes.
     pub decoding: Decoding,
     /// Patch records resolved to their field and source (`nbg patches`); `None` where the
@@ -360,9 +366,10 @@ pub fn info(
         rule: c.rule,
         stored: c.stored,
     };
+    let by_content = size(&graph, &image);
     Ok(Ok(Info {
         file: path.display().to_string(),
-        bytes: graph.file().size,
+        file_size: graph.file().size,
         sha256: graph.file().sha256,
         format: graph.format(),
         version: format!("0x{version:08x}"),
@@ -384,7 +391,9 @@ pub fn info(
             .as_deref()
             .map(left_out)
             .unwrap_or_default(),
-        size: size(&graph, &image),
+        bytes_by_content: by_content.clone(),
+        former_bytes: graph.file().size,
+        former_size: by_content,
         decoding: decoding(&graph, &image),
         patches: graph.patch_targets().map(|t| Patches {
             records: t.patches,

@@ -47,7 +47,7 @@ pub fn info(i: &Info) -> String {
     };
     let _ = writeln!(s, "  target     {} ({configs})", i.target);
     let _ = writeln!(s, "  network    {:?}", i.network);
-    let _ = writeln!(s, "  file       {} bytes, sha256 {}", i.bytes, i.sha256);
+    let _ = writeln!(s, "  file       {} bytes, sha256 {}", i.file_size, i.sha256);
     let _ = writeln!(
         s,
         "  crc        {}{}",
@@ -97,7 +97,7 @@ pub fn info(i: &Info) -> String {
         }
     }
     let _ = writeln!(s, "  size by content:");
-    for c in &i.size {
+    for c in &i.bytes_by_content {
         let _ = writeln!(
             s,
             "    {:<18} {:>12} bytes  {:>6.2} %",
@@ -105,7 +105,7 @@ pub fn info(i: &Info) -> String {
         );
     }
     let d = &i.decoding;
-    let pct = |n: u64| 100.0 * n as f64 / i.bytes.max(1) as f64;
+    let pct = |n: u64| 100.0 * n as f64 / i.file_size.max(1) as f64;
     let _ = writeln!(
         s,
         "  decoded    {:.2} % in decoded records ({:.2} % in fields named unknown), {:.2} % opaque, {:.2} % gaps",
@@ -146,7 +146,7 @@ pub fn info(i: &Info) -> String {
         show(m.pool_bytes),
         show(m.axi_sram_bytes.map(u64::from)),
         show(m.vip_sram_bytes.map(u64::from)),
-        i.bytes
+        i.file_size
     );
     s
 }

@@ -520,6 +520,7 @@
     if (D.kind === 'graph') { graphPage(); }
     else if (D.kind === 'diff') { diffPage(); }
     else if (D.kind === 'capture') { capturePage(); }
+    else if (D.kind === 'damaged') { /* tables only: B does not parse */ }
     else { throw new Error('unknown report kind ' + D.kind); }
     if (body.getAttribute('data-status') !== 'error') {
       body.setAttribute('data-status', 'ready');

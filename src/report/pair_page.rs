@@ -11,11 +11,84 @@ pub fn pair_page(
     which: impl Fn(usize) -> String,
 ) -> Result<String, ReportError> {
     let ga = parse(a).map_err(|f| ReportError::Invalid(which(0), f))?;
-    let gb = parse(b).map_err(|f| ReportError::Invalid(which(1), f))?;
     let ia = NbgImage::new(&ga).map_err(|f| ReportError::Invalid(which(0), f))?;
+    // A B that does not parse is what the reverse engineer broke: its bytes are attributed
+    // through A's ledger, as `nbg diff` does.
+    let gb = match parse(b) {
+        Ok(g) => g,
+        Err(f) => {
+            let d = crate::lab::diff::damaged(&ga, &ia, b, &f);
+            return Ok(render_damaged(name_a, name_b, &d));
+        }
+    };
     let ib = NbgImage::new(&gb).map_err(|f| ReportError::Invalid(which(1), f))?;
     let report = crate::lab::diff::diff(&ga, &ia, &gb, &ib)?;
     Ok(render_pair(name_a, a, &ga, &ia, name_b, b, &report))
+}
+
+/// The page of a pair whose B does not parse: why, and B's changed bytes by A's owners and
+/// fields with both sides' bytes.
+fn render_damaged(name_a: &str, name_b: &str, d: &crate::lab::diff::DamagedDiff) -> String {
+    let f = &d.b_failure;
+    let mut p = Page::new(
+        &format!("nbg diff report: {name_a} vs {name_b} (B does not parse)"),
+        "damaged",
+    );
+    p.summary(&[
+        ("a", name_a.to_string()),
+        ("a-size", d.a.size.to_string()),
+        ("a-sha256", d.a.sha256.to_string()),
+        ("b", name_b.to_string()),
+        ("b-size", d.b_size.to_string()),
+        (
+            "b-failure",
+            format!("{} at 0x{:x}: {}", f.code, f.offset, f.message),
+        ),
+        ("changed-bytes", d.changed_bytes.to_string()),
+        ("owners-changed", d.owners.len().to_string()),
+    ]);
+    let owners: Vec<Vec<String>> = d
+        .owners
+        .iter()
+        .map(|o| {
+            vec![
+                o.owner.clone(),
+                o.class.as_str().to_string(),
+                format!("[0x{:x}, 0x{:x})", o.range[0], o.range[1]),
+                o.changed_bytes.to_string(),
+                format!("{} ({} listed)", o.ranges_total, o.ranges.len()),
+            ]
+        })
+        .collect();
+    p.table(
+        &format!("A's owners holding a changed byte ({})", d.owners.len()),
+        "damaged-owners",
+        &["owner", "class", "range in A", "changed bytes", "ranges"],
+        &owners,
+    );
+    let ranges: Vec<Vec<String>> = d
+        .owners
+        .iter()
+        .flat_map(|o| {
+            o.ranges.iter().map(move |c| {
+                vec![
+                    o.owner.clone(),
+                    c.field.clone(),
+                    format!("[0x{:x}, 0x{:x})", c.start, c.end),
+                    c.a.clone(),
+                    c.b.clone(),
+                ]
+            })
+        })
+        .collect();
+    p.table(
+        "Changed bytes, by A's fields",
+        "damaged-fields",
+        &["owner", "field", "range", "A", "B"],
+        &ranges,
+    );
+    p.data(&serde_json::json!({ "kind": "damaged" }));
+    p.finish()
 }
 
 pub(super) fn render_pair(

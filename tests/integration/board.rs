@@ -94,7 +94,11 @@ fn info_answers_the_six_questions_on_every_public_file_and_control() {
             compared += 1;
         }
         // Where the bytes go: every byte in one content.
-        let total: u64 = i["size"]
+        // `bytes_by_content` and `file_size` say what they hold; `size` and `bytes`, their
+        // former keys, stay for one release.
+        assert_eq!(i["size"], i["bytes_by_content"], "{p}");
+        assert_eq!(i["bytes"], i["file_size"], "{p}");
+        let total: u64 = i["bytes_by_content"]
             .as_array()
             .unwrap()
             .iter()

@@ -689,3 +689,30 @@ fn a_vendor_sweep_is_a_layer_of_the_byte_map() {
     assert_eq!(o.status.code(), Some(2));
     assert!(!out2.exists());
 }
+
+/// `nbg report A B` with a B that does not parse (issue 68): the page is written, says why B
+/// fails, and lists B's changed bytes by A's owners and fields, as `nbg diff` does; its
+/// script runs without errors.
+#[test]
+fn a_damaged_b_gets_a_report_through_a() {
+    let a = common::control("erf-u8.nb");
+    let mut b = a.clone();
+    b[0x20] ^= 0xff; // the sub-header count, which the parser checks
+    let failure = nbg_lab::parse(&b).expect_err("B is damaged");
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("a.nb"), &a).unwrap();
+    std::fs::write(tmp.path().join("b.nb"), &b).unwrap();
+    let o = common::nbg(tmp.path(), &["report", "a.nb", "b.nb", "-o", "pair.html"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(tmp.path().join("pair.html")).unwrap();
+    assert!(html.contains("B does not parse"));
+    assert!(
+        html.contains(failure.code.as_str()),
+        "the failure code is named"
+    );
+    assert!(html.contains("damaged-fields"));
+    let Some(chrome) = chromium() else { return };
+    let page = render(&chrome, &tmp.path().join("pair.html"), "");
+    assert_eq!(summary(&page.dom, "changed-bytes"), "1");
+    assert!(summary(&page.dom, "b-failure").starts_with(failure.code.as_str()));
+}
