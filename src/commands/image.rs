@@ -1,4 +1,4 @@
-//! `nbg image FILE [--json] [--fields] [--svg OUT.svg] [--force]`.
+//! `nbg image FILE [--json] [--fields] [--unknown] [--svg OUT.svg] [--force]`.
 
 use super::{plan_outputs, print, print_json, report_failure, status, usage_error};
 use nbg_lab::report::{svg, text};
@@ -17,6 +17,10 @@ pub struct Args {
     /// order; with --json, under `fields`.
     #[arg(long)]
     fields: bool,
+    /// List only the fields the field map names unknown, grouped by name with their count and
+    /// bytes (what `info`'s "fields named unknown" holds); with --json, under `unknown_fields`.
+    #[arg(long)]
+    unknown: bool,
     #[command(flatten)]
     replace: super::args::Replace,
 }
@@ -51,19 +55,43 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
     }
-    let fields = args
-        .fields
-        .then(|| nbg_lab::lab::fields::fields(&graph, &image));
+    let fields = (args.fields || args.unknown).then(|| {
+        let all = nbg_lab::lab::fields::fields(&graph, &image);
+        if args.fields {
+            all
+        } else {
+            all.into_iter()
+                .filter(|f| f.evidence == Some(nbg_lab::nbg::fieldmap::Evidence::Unknown))
+                .collect()
+        }
+    });
+    let unknown = args
+        .unknown
+        .then(|| nbg_lab::lab::fields::unknown_summary(fields.as_deref().unwrap_or_default()));
     if args.format.json {
         let mut doc = image.to_json();
-        if let (Some(f), Some(d)) = (&fields, doc.as_object_mut()) {
-            d.insert("fields".into(), serde_json::json!(f));
+        if let Some(d) = doc.as_object_mut() {
+            if let Some(f) = fields.as_ref().filter(|_| args.fields) {
+                d.insert("fields".into(), serde_json::json!(f));
+            }
+            if let Some(u) = &unknown {
+                let rows: Vec<_> = u
+                    .iter()
+                    .map(|(field, count, bytes)| {
+                        serde_json::json!({ "field": field, "count": count, "bytes": bytes })
+                    })
+                    .collect();
+                d.insert("unknown_fields".into(), serde_json::json!(rows));
+            }
         }
         print_json(&doc);
     } else {
         print(&text::image(&file.display().to_string(), &image, &recon));
-        if let Some(f) = &fields {
+        if let Some(f) = fields.as_ref().filter(|_| args.fields) {
             print(&text::fields(f));
+        }
+        if let Some(u) = &unknown {
+            print(&text::unknown_fields(u));
         }
     }
     status(recon.is_ok())

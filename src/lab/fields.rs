@@ -26,6 +26,59 @@ pub struct FieldValue {
     /// A bit-field word's parts, each with its value.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartValue>,
+    /// How far the field map establishes a record field's meaning (`public`, `proved`,
+    /// `inferred`, `reserved`, `unknown`); absent for an element of an array and for bytes
+    /// no record lays out.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "evidence_name"
+    )]
+    pub evidence: Option<fm::Evidence>,
+}
+
+fn evidence_name<S: serde::Serializer>(e: &Option<fm::Evidence>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(e.map_or("", fm::Evidence::as_str))
+}
+
+impl FieldValue {
+    /// The field's name with every index left out (`NBG_SECTION_NN[3].word29` ->
+    /// `NBG_SECTION_NN[].word29`): the key `unknown_summary` groups by.
+    pub fn generic_name(&self) -> String {
+        let mut out = String::with_capacity(self.field.len());
+        let mut skipping = false;
+        for c in self.field.chars() {
+            match c {
+                '[' => {
+                    skipping = true;
+                    out.push('[');
+                }
+                ']' => {
+                    skipping = false;
+                    out.push(']');
+                }
+                _ if skipping => {}
+                _ => out.push(c),
+            }
+        }
+        out
+    }
+}
+
+/// The fields the field map names unknown, grouped by their index-free name: how many, and
+/// how many bytes (the drill-down of `nbg info`'s "fields named unknown").
+pub fn unknown_summary(fields: &[FieldValue]) -> Vec<(String, u64, u64)> {
+    let mut groups: std::collections::BTreeMap<String, (u64, u64)> = Default::default();
+    for f in fields
+        .iter()
+        .filter(|f| f.evidence == Some(fm::Evidence::Unknown))
+    {
+        let g = groups.entry(f.generic_name()).or_default();
+        g.0 += 1;
+        g.1 += f.size;
+    }
+    let mut v: Vec<(String, u64, u64)> = groups.into_iter().map(|(k, (n, b))| (k, n, b)).collect();
+    v.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    v
 }
 
 /// A field's value.
@@ -136,6 +189,10 @@ fn field_at(graph: &Graph<'_>, image: &NbgImage<'_>, o: &Owner, at: u64) -> Fiel
         size: end - at,
         value,
         parts,
+        evidence: l
+            .word
+            .filter(|_| l.element.is_none())
+            .map(|w| w.field.evidence),
     }
 }
 

@@ -289,6 +289,19 @@ pub fn fields(fields: &[crate::lab::fields::FieldValue]) -> String {
     s
 }
 
+/// `nbg image --unknown`: the fields named unknown, by name, most bytes first.
+pub fn unknown_fields(groups: &[(String, u64, u64)]) -> String {
+    let total: u64 = groups.iter().map(|g| g.2).sum();
+    let mut s = format!(
+        "fields named unknown: {total} bytes in {} fields\n",
+        groups.len()
+    );
+    for (field, count, bytes) in groups {
+        let _ = writeln!(s, "  {bytes:>10} bytes {count:>6} x  {field}");
+    }
+    s
+}
+
 /// `nbg image`: the owner table, the views, the totals per class and the reconstruction.
 pub fn image(
     name: &str,

@@ -249,3 +249,30 @@ fn image_fields_list_every_decoded_field_with_its_value() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("header.magic = \"VPMN\""), "{text}");
 }
+
+/// The drill-down of `info`'s "fields named unknown" (issue 68): `image --unknown` groups the
+/// unknown fields by name, and their bytes add up to `info`'s figure on every public file.
+#[test]
+fn unknown_fields_add_up_to_infos_figure() {
+    let mut files: Vec<(String, Vec<u8>)> = common::public_controls()
+        .into_iter()
+        .map(|(n, b, _)| (n, b))
+        .collect();
+    if let Some(more) = common::corpus_files() {
+        files.extend(more.into_iter().map(|(n, b, _)| (n, b)));
+    }
+    let mut with_unknown = 0;
+    for (name, bytes) in &files {
+        let g = parse(bytes).unwrap();
+        let image = NbgImage::new(&g).unwrap();
+        let fields = nbg_lab::lab::fields::fields(&g, &image);
+        let groups = nbg_lab::lab::fields::unknown_summary(&fields);
+        let total: u64 = groups.iter().map(|g| g.2).sum();
+        assert_eq!(total, g.unknown_field_bytes(), "{name}");
+        with_unknown += usize::from(total > 0);
+    }
+    assert!(
+        with_unknown > 0,
+        "some public file has fields named unknown"
+    );
+}
