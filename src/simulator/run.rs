@@ -85,6 +85,40 @@ pub enum RunVerdict {
     },
 }
 
+/// Every name an NPZ input may go by: each input's own name, and `input_N` (its position)
+/// where no input is named so already. A stored name such as `input/output[0]` is an awkward
+/// NPZ key; the alias is the same input. Pairs of (name, input index).
+fn accepted_names(wanted: &[Io]) -> Vec<(String, usize)> {
+    let mut v: Vec<(String, usize)> = wanted
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.name.clone(), i))
+        .collect();
+    for i in 0..wanted.len() {
+        let alias = format!("input_{i}");
+        if !wanted.iter().any(|w| w.name == alias) {
+            v.push((alias, i));
+        }
+    }
+    v
+}
+
+/// The names a refusal offers: each input's name with its alias.
+fn names_hint(accepted: &[(String, usize)]) -> String {
+    let inputs = accepted.iter().map(|(_, i)| i + 1).max().unwrap_or(0);
+    let each: Vec<String> = (0..inputs)
+        .map(|i| {
+            let names: Vec<String> = accepted
+                .iter()
+                .filter(|(_, k)| *k == i)
+                .map(|(n, _)| format!("{n:?}"))
+                .collect();
+            names.join(" or ")
+        })
+        .collect();
+    format!("its inputs: {}", each.join(", "))
+}
+
 /// The record of one run.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunReport {
@@ -185,13 +219,22 @@ impl Prepared {
     /// type, or float32 to be converted.
     pub fn input_bound(bytes: &[u8]) -> Result<Vec<(String, u64)>, VendorError> {
         let g = crate::parse(bytes).map_err(VendorError::Invalid)?;
-        Ok(ios(g.inputs(), "input")?
+        let wanted = ios(g.inputs(), "input")?;
+        let bound = |io: &Io| {
+            let elements = io.bytes / io.storage.dtype().size() as u64;
+            elements.saturating_mul(4).max(io.bytes)
+        };
+        // Each input under its name and under its position's alias (`accepted_names`).
+        Ok(accepted_names(&wanted)
             .into_iter()
-            .map(|io| {
-                let elements = io.bytes / io.storage.dtype().size() as u64;
-                (io.name, elements.saturating_mul(4).max(io.bytes))
-            })
+            .map(|(name, i)| (name, bound(&wanted[i])))
             .collect())
+    }
+
+    /// The inputs as the run will feed them: name, shape, storage, conversion and the stored
+    /// elements' SHA-256, in the file's order.
+    pub fn inputs(&self) -> &[RunTensor] {
+        &self.inputs
     }
 
     /// `new` for `bytes` with `subs` made in memory and its checksums recomputed
@@ -218,19 +261,38 @@ impl Prepared {
         let wanted = ios(g.inputs(), "input")?;
         let outputs = ios(g.outputs(), "output")?;
         let mismatch = |m: String| Err(VendorError::InputMismatch(m));
+        let accepted = accepted_names(&wanted);
         for t in inputs {
-            if !wanted.iter().any(|w| w.name == t.name) {
-                let names: Vec<&str> = wanted.iter().map(|w| w.name.as_str()).collect();
+            if !accepted.iter().any(|(n, _)| *n == t.name) {
                 return mismatch(format!(
-                    "{:?}: the file has no input of that name (its inputs: {names:?})",
-                    t.name
+                    "{:?}: the file has no input of that name ({})",
+                    t.name,
+                    names_hint(&accepted)
                 ));
             }
         }
+        let given = |i: usize| {
+            let named: Vec<&String> = accepted
+                .iter()
+                .filter(|(_, k)| *k == i)
+                .map(|(n, _)| n)
+                .collect();
+            let mut found = inputs.iter().filter(|t| named.contains(&&t.name));
+            (found.next(), found.next())
+        };
         let mut records = Vec::with_capacity(wanted.len());
         let mut stored_inputs = Vec::with_capacity(wanted.len());
-        for w in &wanted {
-            let Some(t) = inputs.iter().find(|t| t.name == w.name) else {
+        for (i, w) in wanted.iter().enumerate() {
+            let t = match given(i) {
+                (Some(_), Some(_)) => {
+                    return mismatch(format!(
+                        "{:?}: given twice, by its name and by its position's alias",
+                        w.name
+                    ));
+                }
+                (t, _) => t,
+            };
+            let Some(t) = t else {
                 return mismatch(format!(
                     "{:?}: missing (the file's input {:?} {})",
                     w.name,

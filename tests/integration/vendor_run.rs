@@ -165,6 +165,10 @@ fn inputs_that_do_not_match_the_file_are_refused_by_name() {
         assert_eq!(v["error"]["code"], "input-mismatch", "{v}");
         let m = v["error"]["message"].as_str().unwrap();
         assert!(m.contains(said), "{m}");
+        if said == "\"image\"" {
+            // A wrong name lists the names that would do: the input's own and its alias.
+            assert!(m.contains("\"input/output[0]\", \"input_0\""), "{m}");
+        }
         assert!(!dir.path().join("out.npz").exists());
     }
 }
@@ -324,4 +328,28 @@ fn info_parse_check_and_vendor_run_name_each_concept_the_same_way() {
             assert_eq!(r["shape"], r["npz_shape"], "the former key, one release");
         }
     }
+}
+
+/// An awkward stored name has a positional alias (issue 68): `input_0` is the face detector's
+/// `input/output[0]`, and gives the same run; the same input given under both is refused. No
+/// driver call is needed for either check: `Prepared` decides.
+#[test]
+fn an_input_may_go_by_its_position() {
+    let bytes = std::fs::read(common::root().join(INT16)).unwrap();
+    let by_name = nbg_lab::simulator::run::Prepared::new(&bytes, &[image()]).unwrap();
+    let alias = Tensor {
+        name: "input_0".into(),
+        ..image()
+    };
+    let by_alias =
+        nbg_lab::simulator::run::Prepared::new(&bytes, std::slice::from_ref(&alias)).unwrap();
+    assert_eq!(
+        by_name.inputs(),
+        by_alias.inputs(),
+        "the same input, stored the same"
+    );
+    let e = nbg_lab::simulator::run::Prepared::new(&bytes, &[image(), alias])
+        .err()
+        .expect("one input given twice is refused");
+    assert!(e.to_string().contains("given twice"), "{e}");
 }

@@ -46,9 +46,13 @@ pub(super) fn run(file: &Path, input: &Path, out: &Path, o: Options<'_>) -> Exit
             .find(|(n, _)| n == name)
             .map(|(_, max)| *max)
             .ok_or_else(|| {
+                let names: Vec<String> = bounds.iter().map(|(n, _)| format!("{n:?}")).collect();
                 nbg_lab::onnx::refusal::Refusal::new(
                     nbg_lab::onnx::refusal::RefusalCode::TensorBoundary,
-                    format!("{name:?}: the file has no input of that name (refused before it is inflated)"),
+                    format!(
+                        "{name:?}: the file has no input of that name (refused before it is inflated; names that do: {})",
+                        names.join(", ")
+                    ),
                 )
             })
     });
