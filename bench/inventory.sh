@@ -19,6 +19,7 @@ measure() { # DIR -> prints "openssl_s nbg_s ratio rss_kib"
   t0=$(date +%s.%N)
   openssl dgst -sha256 "$dir"/*.nb > /dev/null
   t1=$(date +%s.%N)
+  rm -f "$work/inv.json"
   /usr/bin/time -f '%M' -o "$work/rss" "$nbg" inventory "$dir/corpus.json" --out "$work/inv.json"
   t2=$(date +%s.%N)
   python3 - "$t0" "$t1" "$t2" "$(cat "$work/rss")" <<'PY'
