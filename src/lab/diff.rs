@@ -203,31 +203,12 @@ pub struct Change {
 }
 
 /// A scalar field's value in A and in B.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Values {
     /// Its value in A.
-    pub a: Scalar,
+    pub a: crate::lab::fields::Value,
     /// Its value in B.
-    pub b: Scalar,
-}
-
-/// A field's value, signed where the field map reads it signed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Scalar {
-    /// An unsigned field.
-    Unsigned(u64),
-    /// A signed field.
-    Signed(i64),
-}
-
-impl std::fmt::Display for Scalar {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Scalar::Unsigned(v) => write!(f, "{v}"),
-            Scalar::Signed(v) => write!(f, "{v}"),
-        }
-    }
+    pub b: crate::lab::fields::Value,
 }
 
 /// One part of a bit-field word whose value differs between A and B.
@@ -537,61 +518,38 @@ impl Ranges {
     }
 }
 
-/// The changed parts of the bit-field word of A holding byte `offset` (of owner `x`), against
-/// the same bytes of `y` in B, and the word's start in the owner.
-fn word_parts(
+/// What changed in the unit of A holding byte `offset` (of owner `x`), against the same bytes
+/// of `y` in B, where both owners hold it whole: a bit-field word's changed parts (first bit,
+/// width, change) and the word's start in the owner, and a scalar unit's two values.
+fn unit_change(
     ga: &Graph<'_>,
     x: &Owner,
     ia: &NbgImage<'_>,
     y: &Owner,
     ib: &NbgImage<'_>,
     offset: u64,
-) -> (Vec<(u32, u32, PartChange)>, u64) {
+) -> (Vec<(u32, u32, PartChange)>, u64, Option<Values>) {
     let l = ga.located(x, offset);
-    let Some(w) = l.word.filter(|w| !w.field.parts.is_empty()) else {
-        return (Vec::new(), 0);
+    let word = l.word.filter(|w| !w.field.parts.is_empty());
+    let (start, width) = match (word, l.ty.and_then(crate::lab::fields::scalar_width)) {
+        (Some(w), _) => (l.field_start, w.field.width as u64),
+        (None, Some(width)) => (l.unit, width),
+        (None, None) => return (Vec::new(), 0, None),
     };
-    let rel = l.field_start - x.start;
-    let end = rel + w.field.width as u64;
-    if end > x.len() || end > y.len() {
-        return (Vec::new(), rel);
-    }
-    let a = ia.range(l.field_start, x.start + end);
-    let b = ib.range(y.start + rel, y.start + end);
-    (changed_parts(w.field, &a, &b), rel)
-}
-
-/// The values in A and B of the scalar unit holding byte `offset` (of owner `x`), when both
-/// owners hold it whole.
-fn unit_values(
-    ga: &Graph<'_>,
-    x: &Owner,
-    ia: &NbgImage<'_>,
-    y: &Owner,
-    ib: &NbgImage<'_>,
-    offset: u64,
-) -> Option<Values> {
-    let l = ga.located(x, offset);
-    let width = match l.ty? {
-        fm::Type::U8 => 1,
-        fm::Type::U32 | fm::Type::I32 => 4,
-        fm::Type::U64 => 8,
-        _ => return None,
-    };
-    let rel = l.unit.checked_sub(x.start)?;
+    let rel = start - x.start;
     if rel + width > x.len() || rel + width > y.len() {
-        return None;
+        return (Vec::new(), rel, None);
     }
-    let a = le_value(&ia.range(l.unit, l.unit + width));
-    let b = le_value(&ib.range(y.start + rel, y.start + rel + width));
-    let scalar = |v: u64| match l.ty {
-        Some(fm::Type::I32) => Scalar::Signed(i64::from(v as u32 as i32)),
-        _ => Scalar::Unsigned(v),
-    };
-    Some(Values {
-        a: scalar(a),
-        b: scalar(b),
-    })
+    let a = ia.range(start, start + width);
+    let b = ib.range(y.start + rel, y.start + rel + width);
+    let parts = word.map_or_else(Vec::new, |w| changed_parts(w.field, &a, &b));
+    let values = l.ty.and_then(|ty| {
+        Some(Values {
+            a: crate::lab::fields::scalar(ty, &a)?,
+            b: crate::lab::fields::scalar(ty, &b)?,
+        })
+    });
+    (parts, rel, values)
 }
 
 fn compare(
@@ -636,11 +594,10 @@ fn compare(
                 if !extends {
                     r.close(i, x, y);
                     let (field, unit) = locate(ga, x, x.start + i);
-                    let (parts, word_start) = word_parts(ga, x, ia, y, ib, x.start + i);
-                    let values = if whole_unit {
-                        None
+                    let (parts, word_start, values) = if whole_unit {
+                        (Vec::new(), 0, None)
                     } else {
-                        unit_values(ga, x, ia, y, ib, x.start + i)
+                        unit_change(ga, x, ia, y, ib, x.start + i)
                     };
                     r.open = Some(Run {
                         start: i,

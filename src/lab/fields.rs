@@ -103,6 +103,31 @@ impl std::fmt::Display for Value {
     }
 }
 
+/// Bytes of a unit the field map reads as one integer of type `ty`.
+pub(crate) fn scalar_width(ty: fm::Type) -> Option<u64> {
+    match ty {
+        fm::Type::U8 => Some(1),
+        fm::Type::U32 | fm::Type::I32 => Some(4),
+        fm::Type::U64 => Some(8),
+        _ => None,
+    }
+}
+
+/// The integer `bytes` (little-endian, `scalar_width(ty)` of them) hold, signed where `ty` is.
+pub(crate) fn scalar(ty: fm::Type, bytes: &[u8]) -> Option<Value> {
+    if Some(bytes.len() as u64) != scalar_width(ty) {
+        return None;
+    }
+    let v = bytes
+        .iter()
+        .rev()
+        .fold(0u64, |v, &x| (v << 8) | u64::from(x));
+    Some(match ty {
+        fm::Type::I32 => Value::Signed(i64::from(v as u32 as i32)),
+        _ => Value::Unsigned(v),
+    })
+}
+
 /// One part of a bit-field word.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PartValue {
@@ -137,34 +162,23 @@ fn field_at(graph: &Graph<'_>, image: &NbgImage<'_>, o: &Owner, at: u64) -> Fiel
     // The unit's type, else its record field's (a whole field).
     let ty =
         l.ty.or(l.word.filter(|_| l.element.is_none()).map(|w| w.field.ty));
-    let width = match ty {
-        Some(fm::Type::U8) => Some(1),
-        Some(fm::Type::U32 | fm::Type::I32) => Some(4),
-        Some(fm::Type::U64) => Some(8),
-        _ => l
-            .word
+    let width = ty.and_then(scalar_width).or_else(|| {
+        l.word
             .filter(|_| l.element.is_none())
-            .map(|w| w.field.width as u64),
-    };
+            .map(|w| w.field.width as u64)
+    });
     let end = match width {
         Some(w) => (l.unit + w).min(o.end),
         None => unit_end(graph, o, at, l.unit),
     };
     let bytes = image.range(at, end);
-    let le = || {
-        bytes
-            .iter()
-            .rev()
-            .fold(0u64, |v, &x| (v << 8) | u64::from(x))
-    };
-    let value = match (ty, width == Some(end - at)) {
-        (Some(fm::Type::U8 | fm::Type::U32 | fm::Type::U64), true) => Some(Value::Unsigned(le())),
-        (Some(fm::Type::I32), true) => Some(Value::Signed(i64::from(le() as u32 as i32))),
-        (Some(fm::Type::Str | fm::Type::Magic), _) => {
+    let value = match ty {
+        Some(fm::Type::Str | fm::Type::Magic) => {
             let text = bytes.split(|&b| b == 0).next().unwrap_or_default();
             Some(Value::Text(String::from_utf8_lossy(text).into_owned()))
         }
-        _ => None,
+        Some(t) => scalar(t, &bytes),
+        None => None,
     };
     let parts = match (l.word, &value) {
         (Some(w), Some(Value::Unsigned(v))) if l.element.is_none() => w

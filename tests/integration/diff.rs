@@ -81,7 +81,10 @@ fn scrfd_input_change_is_named_by_record_and_field() {
     assert_eq!(input.status, Status::Resized);
     // Named down to the element of the dimension array, with both values.
     assert_eq!(input.ranges[0].field, "input[0].dimensions[2]");
-    let v = input.ranges[0].values.expect("a scalar word has values");
+    let v = input.ranges[0]
+        .values
+        .clone()
+        .expect("a scalar word has values");
     assert_ne!(v.a, v.b);
     let text = nbg_lab::report::text::diff("a", "b", &r);
     assert!(
