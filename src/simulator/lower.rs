@@ -269,7 +269,27 @@ fn fold_shape_arithmetic(model: &mut ModelProto) -> Result<(), Unsupported> {
             made.push(t);
             gone.insert(i);
         }
-        if made.is_empty() {
+        // A Resize whose scales or sizes are now constant: its output shape declared, as
+        // ONNX Runtime infers it, so the next pass's inference carries it downstream.
+        let declared: Vec<proto::ValueInfoProto> = g
+            .node
+            .iter()
+            .filter(|n| n.op_type.as_deref() == Some("Resize"))
+            .filter_map(|n| {
+                let out = n.output.first()?;
+                if shapes.contains_key(out) {
+                    return None;
+                }
+                let dims = resized(n, &inits, &shapes)?;
+                Some(crate::onnx::fixtures::tensor_value(
+                    out,
+                    0,
+                    &dims.into_iter().map(Some).collect::<Vec<_>>(),
+                    &[],
+                ))
+            })
+            .collect();
+        if made.is_empty() && declared.is_empty() {
             return Ok(());
         }
         let mut i = 0;
@@ -278,8 +298,35 @@ fn fold_shape_arithmetic(model: &mut ModelProto) -> Result<(), Unsupported> {
             !gone.contains(&(i - 1))
         });
         g.initializer.extend(made);
+        g.value_info.extend(declared);
     }
     Ok(())
+}
+
+/// The output shape of a Resize of a static input by constant scales (each dimension times
+/// its scale, rounded down) or sizes.
+fn resized(
+    n: &NodeProto,
+    inits: &BTreeMap<String, Cow<'_, TensorProto>>,
+    shapes: &BTreeMap<String, Vec<i64>>,
+) -> Option<Vec<i64>> {
+    let x = shapes.get(n.input.first()?)?;
+    let constant = |k: usize| {
+        n.input
+            .get(k)
+            .filter(|s| !s.is_empty())
+            .and_then(|s| values(inits.get(s)?))
+    };
+    if let Some(sizes) = constant(3).filter(|v| v.len() == x.len()) {
+        return Some(sizes.iter().map(|&v| v as i64).collect());
+    }
+    let scales = constant(2).filter(|v| v.len() == x.len())?;
+    Some(
+        x.iter()
+            .zip(&scales)
+            .map(|(&d, &f)| (d as f64 * f).floor() as i64)
+            .collect(),
+    )
 }
 
 /// Most elements a folded shape computation holds: shapes are short lists.
