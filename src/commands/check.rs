@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// NBG files to judge, each on its own line (a folder or unreadable input is a failed line)
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// The device's NPU PID (0x1000003b): each file's target word must be it.

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The NBG file whose coefficient entries to cut and decode
     file: PathBuf,
     #[command(flatten)]
     format: super::args::Format,

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// NBG files whose stored CRC field to explain
     #[arg(required = true)]
     files: Vec<PathBuf>,
     #[command(flatten)]

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The first NBG file (it must parse)
     a: PathBuf,
+    /// The second NBG file, of the same family (one that does not parse is diffed through A)
     b: PathBuf,
     #[command(flatten)]
     format: super::args::Format,

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// A capture set: a folder with A1.nb, A2.nb, B.nb and differential.json
     dir: PathBuf,
     #[command(flatten)]
     format: super::args::Format,

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The NBG file whose bytes to account for
     file: PathBuf,
     #[command(flatten)]
     format: super::args::Format,

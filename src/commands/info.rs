@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// NBG files, one screen each
     #[arg(required = true)]
     files: Vec<PathBuf>,
     #[command(flatten)]

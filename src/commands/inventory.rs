@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// A hash-pinned corpus config (nbg-corpus/1 or nbg-public-corpus/1)
     config: PathBuf,
     /// Write the canonical inventory JSON here instead of stdout.
     #[arg(short = 'o', long = "output", alias = "out", value_name = "FILE")]

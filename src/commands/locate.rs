@@ -10,6 +10,7 @@ use std::process::ExitCode;
 pub struct Args {
     /// An ONNX model, or an .npz of named source tensors (decoded matching only).
     model: PathBuf,
+    /// The NBG file to search
     graph: PathBuf,
     /// The source model's operators (`MODEL.ops.json`, as `../shared/models/tflite_facts.py`
     /// writes it): each NN command whose kernel matched a source tensor is compared with the

@@ -21,7 +21,9 @@ pub enum Command {
     /// (or a capture is an invalid NBG, or a run could not be made), 2 on a bad mappings file,
     /// capture set, or a missing driver or runtime.
     Check {
+        /// The mappings registry (nbg-mappings/1 JSON)
         mappings: PathBuf,
+        /// Capture sets (folders with A1.nb, A2.nb, B.nb and differential.json)
         #[arg(required = true)]
         captures: Vec<PathBuf>,
         #[command(flatten)]
@@ -35,7 +37,9 @@ pub enum Command {
     /// none refutes it; rewrites MAPPINGS atomically with the evidence digests. Exit 0
     /// promoted, 1 refused (nothing written), 2 usage or I/O.
     Promote {
+        /// The mappings registry (nbg-mappings/1 JSON)
         mappings: PathBuf,
+        /// The mapping to promote, by name
         name: String,
         #[arg(long = "evidence", value_name = "CAPTURE_DIR", required = true, num_args = 1..)]
         evidence: Vec<PathBuf>,
@@ -51,6 +55,7 @@ pub enum Command {
     /// `proved` labels are these parts. Writes nothing. Exit 0, 1 when a capture set is an
     /// invalid NBG or a command disagrees with its layer, 2 on a bad mappings file.
     Fields {
+        /// The mappings registry (nbg-mappings/1 JSON)
         mappings: PathBuf,
         #[command(flatten)]
         format: super::args::Format,

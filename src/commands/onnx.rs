@@ -14,6 +14,7 @@ pub enum Command {
     /// Admission audit (creates no session): inventory, signature, typed I/O, placement with
     /// refusal reasons, partitions. A refused model exits 1 with {"error": {code, message}}.
     Audit {
+        /// The ONNX model file
         model: PathBuf,
         #[command(flatten)]
         format: super::args::Format,
@@ -26,6 +27,7 @@ pub enum Command {
     /// (the NPU only; refused before any session when the graph is not approved on --target).
     /// Writes OUT.npz (never overwrites) and, with --evidence, the run evidence.
     Run {
+        /// The ONNX model file
         model: PathBuf,
         #[arg(long, value_enum)]
         mode: ModeArg,
@@ -58,6 +60,7 @@ pub enum Command {
     /// absolute and relative difference and whether they agree within the stated tolerance.
     /// Exits 0 when every output agrees, 1 when one disagrees or an engine refuses.
     Crosscheck {
+        /// The ONNX model file
         model: PathBuf,
         #[arg(long, value_name = "IN.npz")]
         input: PathBuf,
@@ -75,6 +78,7 @@ pub enum Command {
     /// absolute and relative error, the verdict. About 15-30 s per model. Exit 0 qualified, 1
     /// not qualified or refused, 2 usage or a missing driver or runtime.
     Qualify {
+        /// The ONNX model file
         model: PathBuf,
         /// A configuration name, or 0xPID.
         #[arg(long)]
@@ -108,6 +112,7 @@ pub enum Command {
     EngineChild {
         #[arg(long, value_enum)]
         engine: EngineArg,
+        /// The ONNX model file
         model: PathBuf,
         input: PathBuf,
         output: PathBuf,

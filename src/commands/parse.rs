@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The NBG file (`*.nb`, magic `VPMN`) to parse; a symlink or folder is refused
     file: PathBuf,
     #[command(flatten)]
     format: super::args::Format,

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// NBG files whose patch records to resolve
     #[arg(required = true)]
     files: Vec<PathBuf>,
     #[command(flatten)]

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// NBG files to rebuild from their ledgers and re-encode
     #[arg(required = true)]
     files: Vec<PathBuf>,
     #[command(flatten)]

@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The NBG file whose bytes to flip, in memory only
     file: PathBuf,
     #[command(flatten)]
     format: super::args::Format,

@@ -5,20 +5,35 @@ use crate::simulator::convert::Storage;
 use crate::simulator::run::{RunReport, RunTensor, RunVerdict};
 use std::fmt::Write as _;
 
+/// How a tensor is stored, in `nbg info`'s words: the element type as the file's format names
+/// it, the quantization's public name and its parameters (`INT16 DYNAMIC_FIXED_POINT fixed
+/// point 15`).
 fn storage(s: &Storage) -> String {
+    use crate::simulator::convert::Int;
+    let int = |i: &Int| match i {
+        Int::U8 => "UINT8",
+        Int::I8 => "INT8",
+        Int::U16 => "UINT16",
+        Int::I16 => "INT16",
+        Int::I32 => "INT32",
+        Int::U32 => "UINT32",
+    };
     match s {
-        Storage::Float32 => "float32".into(),
-        Storage::Float16 => "float16".into(),
-        Storage::Bfloat16 => "bfloat16".into(),
+        Storage::Float32 => "FP32 NONE".into(),
+        Storage::Float16 => "FP16 NONE".into(),
+        Storage::Bfloat16 => "BFP16 NONE".into(),
         Storage::Affine {
-            int,
+            int: i,
             scale,
             zero_point,
-        } => format!("{int:?} affine scale {scale} zero point {zero_point}").to_lowercase(),
-        Storage::DynamicFixedPoint { int, position } => {
-            format!("{int:?} dynamic fixed point {position}").to_lowercase()
+        } => format!(
+            "{} AFFINE_ASYMMETRIC scale {scale} zero point {zero_point}",
+            int(i)
+        ),
+        Storage::DynamicFixedPoint { int: i, position } => {
+            format!("{} DYNAMIC_FIXED_POINT fixed point {position}", int(i))
         }
-        Storage::Integer { int } => format!("{int:?}").to_lowercase(),
+        Storage::Integer { int: i } => format!("{} NONE", int(i)),
     }
 }
 

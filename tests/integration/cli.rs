@@ -620,3 +620,64 @@ fn every_command_is_in_one_help_group() {
         assert!(common::nbg(&root, &[n, "-h"]).status.success(), "{n}");
     }
 }
+
+/// Every positional argument says what it takes (issue 68, item 9: `<FILE>` described), in
+/// every command and in the subcommands of `vendor`, `onnx` and `mapping`.
+#[test]
+fn every_argument_is_described() {
+    let root = common::root();
+    let help = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.push("-h");
+        stdout(&common::nbg(&root, &a))
+    };
+    // The command names a help lists ("  name  summary" lines under a heading).
+    let commands = |text: &str| -> Vec<String> {
+        let mut in_list = false;
+        let mut out = Vec::new();
+        for l in text.lines() {
+            if l.ends_with(':') && !l.starts_with(' ') {
+                in_list = l != "Options:" && l != "Arguments:" && !l.starts_with("Usage");
+                continue;
+            }
+            if in_list && l.starts_with("  ") && !l.starts_with("   ") {
+                if let Some(n) = l.split_whitespace().next().filter(|n| *n != "help") {
+                    out.push(n.to_string());
+                }
+            }
+        }
+        out
+    };
+    let top = help(&[]);
+    let mut checked = 0;
+    for c in commands(&top) {
+        let text = help(&[&c]);
+        let nested = commands(&text);
+        let all: Vec<(Vec<&str>, String)> = if nested.is_empty() {
+            vec![(vec![c.as_str()], text)]
+        } else {
+            nested
+                .iter()
+                .map(|n| (vec![c.as_str(), n.as_str()], help(&[&c, n])))
+                .collect()
+        };
+        for (path, text) in all {
+            let mut in_args = false;
+            for l in text.lines() {
+                if l == "Arguments:" {
+                    in_args = true;
+                } else if !l.starts_with(' ') {
+                    in_args = false;
+                } else if in_args {
+                    assert!(
+                        l.split_whitespace().count() > 1,
+                        "nbg {}: {l:?} has no description",
+                        path.join(" ")
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} arguments found");
+}

@@ -328,6 +328,25 @@ fn info_parse_check_and_vendor_run_name_each_concept_the_same_way() {
             assert_eq!(r["shape"], r["npz_shape"], "the former key, one release");
         }
     }
+    // The texts name the type the same way too.
+    let said = "INT16 DYNAMIC_FIXED_POINT fixed point 15";
+    let info_text = String::from_utf8(common::nbg(&root, &["info", INT16]).stdout).unwrap();
+    assert!(info_text.contains(said), "{info_text}");
+    let file = common::root().join(INT16);
+    let o = common::nbg(
+        dir.path(),
+        &[
+            "vendor",
+            "run",
+            file.to_str().unwrap(),
+            "--input",
+            input.to_str().unwrap(),
+            "-o",
+            "text.npz",
+        ],
+    );
+    let run_text = String::from_utf8(o.stdout).unwrap();
+    assert!(run_text.contains(said), "{run_text}");
 }
 
 /// An awkward stored name has a positional alias (issue 68): `input_0` is the face detector's

@@ -32,6 +32,7 @@ pub enum Command {
     /// it as OUT.nb (float32 models as float16, QDQ models quantized). Exit 0 written, 1 the
     /// model or the driver refused, 2 usage or a missing driver.
     Compile {
+        /// The ONNX model to compile
         model: PathBuf,
         /// A configuration name, or 0xPID.
         #[arg(long)]
@@ -52,7 +53,9 @@ pub enum Command {
     /// the network name. Exit 0 written with A1 = A2, 1 refused or A1 != A2, 2 usage or a
     /// missing driver.
     Capture {
+        /// Model A, compiled twice (A1, A2)
         a: PathBuf,
+        /// Model B: A with one source quantity changed
         b: PathBuf,
         #[arg(long)]
         target: String,
@@ -67,6 +70,7 @@ pub enum Command {
     /// accepts, nbg parses and their I/O agree; 1 when the loader refuses or crashes, nbg
     /// refuses, or the I/O differs; 2 usage or a missing driver.
     Load {
+        /// The NBG file to load, from memory unless --from-file
         file: PathBuf,
         /// A configuration name or 0xPID; the file's own target word by default.
         #[arg(long)]
@@ -89,6 +93,7 @@ pub enum Command {
     /// input that does not match, with its name; a substitution that cannot be made) or a
     /// missing driver.
     Run {
+        /// The NBG file to run
         file: PathBuf,
         /// The inputs: an .npz of arrays named as the file's inputs.
         #[arg(long, value_name = "IN.npz")]
@@ -144,6 +149,7 @@ pub enum Command {
     /// put in its place in memory (never written). Exit 0 when it ran, 2 usage or a missing
     /// driver.
     Compat {
+        /// NBG files to judge against each target and version
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Configuration names or 0xPIDs.
