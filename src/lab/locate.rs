@@ -197,8 +197,9 @@ pub struct Region {
 /// Why a locator run stops before any initializer is searched.
 #[derive(Debug, thiserror::Error)]
 pub enum LocateError {
-    /// The model file could not be read at all (`ONNX_MODEL_UNREADABLE`).
-    #[error("{}: {}", .model.display(), .refusal.message)]
+    /// The model file could not be read at all (`ONNX_MODEL_UNREADABLE`; the message names
+    /// the file).
+    #[error("{}: {}", .refusal.code, .refusal.message)]
     ModelUnreadable {
         /// The model file as given.
         model: std::path::PathBuf,
