@@ -188,7 +188,10 @@ pub struct Tensor {
     /// Element type (`UINT8`), or the raw format word when it has no public name.
     pub element_type: String,
     /// Quantization format (`AFFINE_ASYMMETRIC`, `DYNAMIC_FIXED_POINT`, `NONE`), or the raw
-    /// word when unnamed.
+    /// word when unnamed: `parse`'s `quantization_format`.
+    pub quantization_format: String,
+    /// `quantization_format` under its former key, kept for one release (in `parse`,
+    /// `quantization` is the record the field map decodes).
     pub quantization: String,
     /// Affine scale.
     pub scale: Option<f32>,
@@ -256,6 +259,9 @@ fn percent(part: u64, whole: u64) -> f64 {
 
 fn tensor(r: &IoRecord) -> Tensor {
     let q = &r.quantization;
+    let quantization_format = q
+        .format_name
+        .map_or_else(|| format!("format {}", q.format), str::to_string);
     Tensor {
         index: r.index,
         name: r.name.clone(),
@@ -264,9 +270,8 @@ fn tensor(r: &IoRecord) -> Tensor {
         element_type: r
             .data_format_name
             .map_or_else(|| format!("format {}", r.data_format), str::to_string),
-        quantization: q
-            .format_name
-            .map_or_else(|| format!("format {}", q.format), str::to_string),
+        quantization: quantization_format.clone(),
+        quantization_format,
         scale: q.scale,
         zero_point: q.zero_point,
         fixed_point_position: q.fixed_point_position,

@@ -8,9 +8,11 @@ use std::fmt::Write as _;
 
 fn tensor_line(s: &mut String, t: &Tensor) {
     let quant = match (t.scale, t.zero_point, t.fixed_point_position) {
-        (Some(scale), Some(zp), _) => format!("{} scale {scale} zero point {zp}", t.quantization),
-        (_, _, Some(fp)) => format!("{} fixed point {fp}", t.quantization),
-        _ => t.quantization.clone(),
+        (Some(scale), Some(zp), _) => {
+            format!("{} scale {scale} zero point {zp}", t.quantization_format)
+        }
+        (_, _, Some(fp)) => format!("{} fixed point {fp}", t.quantization_format),
+        _ => t.quantization_format.clone(),
     };
     let list = |d: &[u32]| d.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     let _ = writeln!(

@@ -302,13 +302,19 @@ fn info_parse_check_and_vendor_run_name_each_concept_the_same_way() {
                 "shape",
                 "npz_shape",
                 "element_type",
+                "quantization_format",
+                "scale",
+                "zero_point",
+                "fixed_point_position",
                 "storage_bytes",
             ] {
                 assert_eq!(i[key], p[key], "{side} {key}");
             }
-            // The field map's names stay beside them for one release.
+            // The field map's names stay beside them for one release, and info's former key.
             assert_eq!(p["dimensions"], p["shape"]);
             assert_eq!(p["data_format_name"], p["element_type"]);
+            assert_eq!(p["quantization"]["format_name"], p["quantization_format"]);
+            assert_eq!(i["quantization"], i["quantization_format"]);
         }
     }
     if common::vendor_driver().is_none() {

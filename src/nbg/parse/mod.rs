@@ -264,8 +264,10 @@ pub struct IoRecord {
 
 /// The I/O records as the parse document gives them: each record's fields, and beside them
 /// the names `info` and `vendor run` use for the same things: `shape` (the file's order,
-/// innermost first), `npz_shape` (outermost first, the order an NPZ input holds) and
-/// `element_type`. `dimensions` and `data_format_name` stay for one release.
+/// innermost first), `npz_shape` (outermost first, the order an NPZ input holds),
+/// `element_type`, `quantization_format` and the quantization's `scale`, `zero_point` and
+/// `fixed_point_position`. `dimensions` and `data_format_name` stay for one release; the
+/// `quantization` record stays as the field map decodes it.
 pub fn serialize_io<S: serde::Serializer>(records: &[IoRecord], s: S) -> Result<S::Ok, S::Error> {
     #[derive(Serialize)]
     struct Doc<'a> {
@@ -274,12 +276,20 @@ pub fn serialize_io<S: serde::Serializer>(records: &[IoRecord], s: S) -> Result<
         shape: &'a [u32],
         npz_shape: Vec<u32>,
         element_type: Option<&'static str>,
+        quantization_format: Option<&'static str>,
+        scale: Option<f32>,
+        zero_point: Option<i32>,
+        fixed_point_position: Option<i32>,
     }
     s.collect_seq(records.iter().map(|r| Doc {
         record: r,
         shape: &r.dimensions,
         npz_shape: r.dimensions.iter().rev().copied().collect(),
         element_type: r.data_format_name,
+        quantization_format: r.quantization.format_name,
+        scale: r.quantization.scale,
+        zero_point: r.quantization.zero_point,
+        fixed_point_position: r.quantization.fixed_point_position,
     }))
 }
 
