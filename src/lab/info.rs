@@ -86,7 +86,9 @@ pub struct Decoding {
     pub unknown_field_bytes: u64,
     /// Bytes of preserved-opaque owners.
     pub opaque_bytes: u64,
-    /// Alignment, padding and connection-tail bytes.
+    /// Alignment, padding and connection-tail bytes: what `bytes_by_content` calls padding.
+    pub padding_bytes: u64,
+    /// `padding_bytes` under its former key, kept for one release.
     pub gap_bytes: u64,
     /// The opaque bytes grouped by why they are not decoded (reason and decoder code), most
     /// bytes first.
@@ -114,6 +116,7 @@ fn decoding(graph: &Graph<'_>, image: &NbgImage<'_>) -> Decoding {
         decoded_bytes: 0,
         unknown_field_bytes: graph.unknown_field_bytes(),
         opaque_bytes: 0,
+        padding_bytes: 0,
         gap_bytes: 0,
         undecoded: undecoded(image),
     };
@@ -122,9 +125,10 @@ fn decoding(graph: &Graph<'_>, image: &NbgImage<'_>) -> Decoding {
         match o.class {
             OwnerClass::DecodedRecord => d.decoded_bytes += n,
             OwnerClass::PreservedOpaque => d.opaque_bytes += n,
-            _ => d.gap_bytes += n,
+            _ => d.padding_bytes += n,
         }
     }
+    d.gap_bytes = d.padding_bytes;
     d
 }
 

@@ -110,11 +110,11 @@ pub fn info(i: &Info) -> String {
     let pct = |n: u64| 100.0 * n as f64 / i.file_size.max(1) as f64;
     let _ = writeln!(
         s,
-        "  decoded    {:.2} % in decoded records ({:.2} % in fields named unknown), {:.2} % opaque, {:.2} % gaps",
+        "  decoded    {:.2} % in decoded records ({:.2} % in fields named unknown), {:.2} % opaque, {:.2} % padding (alignment, padding and tail owners)",
         pct(d.decoded_bytes),
         pct(d.unknown_field_bytes),
         pct(d.opaque_bytes),
-        pct(d.gap_bytes)
+        pct(d.padding_bytes)
     );
     for g in &d.undecoded {
         let _ = writeln!(
