@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// Most quantities one `differential.json` names.
 pub const MAX_QUANTITIES: usize = 64;
+/// Most aliases one `differential.json` gives, over all its quantities.
+pub const MAX_ALIASES: usize = 16 * MAX_QUANTITIES;
 
 /// A source value in `differential.json` (`quantities.<key>.a` / `.b`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,6 +67,96 @@ pub struct CaptureSpec {
     /// key: the inputs of computed values read them.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub context: std::collections::BTreeMap<String, Value>,
+    /// The other keys of a quantity of `quantities` or `context`, by its key: the further roles
+    /// the same value plays (`scale:graph.input[0]` is also `scale:Conv.input`). A mapping's
+    /// key matches the quantity or any of these.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub aliases: std::collections::BTreeMap<String, Vec<String>>,
+    /// The tensor (or initializer) each quantity belongs to in the model, by key: a note for
+    /// the reader, never matched.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tensors: std::collections::BTreeMap<String, String>,
+}
+
+/// How a key names a quantity of a capture set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyMatch<'s> {
+    /// The quantity under this key of `quantities` or `context`.
+    Found(&'s str),
+    /// The key names a node kind without an index (`Conv.weight`) and the model has several
+    /// such nodes: which one is meant is not guessed.
+    Ambiguous,
+    /// No quantity has the key.
+    Absent,
+}
+
+impl CaptureSpec {
+    /// Every key of the quantity stored under `key`: the key itself, then its aliases.
+    pub fn keys_of<'s>(&'s self, key: &'s str) -> impl Iterator<Item = &'s str> {
+        std::iter::once(key).chain(
+            self.aliases
+                .get(key)
+                .into_iter()
+                .flatten()
+                .map(String::as_str),
+        )
+    }
+
+    /// The stored key of the quantity `key` names in `quantities` (or, with `context`, in
+    /// either), directly or through an alias.
+    /// A key of several roles joined by `&` (`zero-point:graph.output[0] & zero-point:Conv[last].output`)
+    /// names the quantity that plays all of them.
+    pub fn resolve<'s>(&'s self, key: &str, context: bool) -> KeyMatch<'s> {
+        if key.contains('&') {
+            let mut found = None;
+            for part in key.split('&').map(str::trim) {
+                match self.resolve(part, context) {
+                    KeyMatch::Found(k) if found.is_none_or(|f| f == k) => found = Some(k),
+                    KeyMatch::Ambiguous => return KeyMatch::Ambiguous,
+                    _ => return KeyMatch::Absent,
+                }
+            }
+            return found.map_or(KeyMatch::Absent, KeyMatch::Found);
+        }
+        let stored = self
+            .quantities
+            .keys()
+            .chain(context.then(|| self.context.keys()).into_iter().flatten());
+        let mut ambiguous = false;
+        let plain = unindexed(key);
+        for k in stored {
+            let mut keys = self.keys_of(k);
+            if keys.any(|x| x == key) {
+                return KeyMatch::Found(k);
+            }
+            ambiguous |= plain == key && self.keys_of(k).any(|x| unindexed(x) == key);
+        }
+        if ambiguous {
+            KeyMatch::Ambiguous
+        } else {
+            KeyMatch::Absent
+        }
+    }
+}
+
+/// `key` with the index of its scope dropped (`scale:Conv[1].weight` -> `scale:Conv.weight`):
+/// an unindexed key names a quantity only in a graph with one such node, so a key that equals
+/// another's unindexed form there is ambiguous.
+pub fn unindexed(key: &str) -> String {
+    let (kind, role) = key.split_once(':').unwrap_or(("", key));
+    let Some((scope, rest)) = role.split_once('.') else {
+        return key.to_string();
+    };
+    let index_free =
+        |i: &str| i == "last" || (!i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()));
+    let plain = match scope.split_once('[') {
+        Some((name, index)) if index.strip_suffix(']').is_some_and(index_free) => name,
+        _ => scope,
+    };
+    match key.split_once(':') {
+        Some(_) => format!("{kind}:{plain}.{rest}"),
+        None => format!("{plain}.{rest}"),
+    }
 }
 
 /// Largest `differential.json` read.
@@ -127,7 +219,7 @@ pub enum LoadError {
         b: usize,
     },
     /// More than `MAX_QUANTITIES` quantities.
-    #[error("{}: at most {} quantities", .0.display(), MAX_QUANTITIES)]
+    #[error("{}: at most {} quantities, {} tensor notes and {} aliases", .0.display(), MAX_QUANTITIES, MAX_QUANTITIES, MAX_ALIASES)]
     TooManyQuantities(PathBuf),
 }
 
@@ -182,7 +274,11 @@ pub fn load(dir: &Path) -> Result<CaptureSet, LoadError> {
             b: spec.b_source.len(),
         });
     }
-    if spec.quantities.len() + spec.context.len() > MAX_QUANTITIES {
+    let aliases: usize = spec.aliases.values().map(Vec::len).sum();
+    if spec.quantities.len() + spec.context.len() > MAX_QUANTITIES
+        || aliases > MAX_ALIASES
+        || spec.tensors.len() > MAX_QUANTITIES
+    {
         return Err(LoadError::TooManyQuantities(spec_path));
     }
     Ok(CaptureSet {

@@ -22,7 +22,7 @@ pub use crate::lab::capture::{
     A1_FILE, A2_FILE, B_FILE, CaptureSet, CaptureSpec, LoadError, SPEC_FILE, load,
 };
 use crate::lab::diff::locate;
-use crate::lab::mapping::{Outcome, Registry, Target};
+use crate::lab::mapping::{Outcome, Registry, Target, WriteRole};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;
 use crate::nbg::family::OwnerClass;
@@ -264,16 +264,41 @@ struct Place {
 }
 
 /// The places of every mapping of `registry` in A, in registry order (the first one holding a
-/// byte names it). The DYNAIO kind's places are DYNAIO entries, role `dynaio-entry`.
-fn places(g: &Graph<'_>, image: &NbgImage<'_>, registry: &Registry) -> Vec<Place> {
+/// byte names it). The DYNAIO kind's places are DYNAIO entries, role `dynaio-entry`. A
+/// mapping with a target found by value has its places only where the capture set changes its
+/// source: the ranges its check writes.
+fn places(
+    set: &CaptureSet,
+    g: &Graph<'_>,
+    image: &NbgImage<'_>,
+    gb: &Graph<'_>,
+    registry: &Registry,
+) -> Vec<Place> {
     let entries = g.dynaio_ranges();
     let mut out = Vec::new();
     for (k, m) in registry.mappings.iter().enumerate() {
+        if m.targets()
+            .any(|t| matches!(t, Target::SectionValue { .. }))
+        {
+            let row = crate::lab::mapping::check_one(m, ".", set, g, image, gb);
+            out.extend(
+                row.written
+                    .iter()
+                    .filter(|w| matches!(w.role, WriteRole::Target | WriteRole::Computed))
+                    .map(|w| Place {
+                        start: w.start,
+                        end: w.end,
+                        role: RangeRole::MappedRange,
+                        entry: None,
+                        mapping: k,
+                    }),
+            );
+        }
         for (target, start, end) in crate::lab::mapping::places(m, g, image) {
             let role = match target {
                 Target::DynaioEntry { .. } => RangeRole::DynaioEntry,
                 Target::Field { .. } => RangeRole::MappedField,
-                Target::SectionRange { .. } => RangeRole::MappedRange,
+                Target::SectionRange { .. } | Target::SectionValue { .. } => RangeRole::MappedRange,
                 Target::Coefficient { .. } => RangeRole::MappedCoefficients,
             };
             let entry = if role == RangeRole::DynaioEntry {
@@ -348,7 +373,7 @@ pub fn run_with(set: &CaptureSet, registry: &Registry) -> Result<Report, Capture
     }
 
     // Step 3: localize.
-    let places = places(&ga, &ia, registry);
+    let places = places(set, &ga, &ia, &gb, registry);
     (report.changed_ranges, report.changed_ranges_omitted) =
         localize(&ga, &ia, &set.a1, &set.b, &places);
     if report.changed_ranges.is_empty() {

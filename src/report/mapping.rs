@@ -1,6 +1,6 @@
 //! Text of `nbg mapping check` and `promote`.
 
-use crate::lab::mapping::{CheckRow, CoveredPart, FieldProofs, Outcome, Refusal, summary};
+use crate::lab::mapping::{CheckRow, CoveredPart, FieldProofs, Outcome, Reason, Refusal, summary};
 
 /// One check: the mapping, the capture set, the outcome and reason, the first unexplained
 /// byte, the computed candidates and, when proved, the replay's SHA-256.
@@ -15,6 +15,9 @@ pub fn row(r: &CheckRow) -> String {
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default()
     );
+    if r.outcome == Outcome::Inapplicable {
+        s.push_str(&format!("\n    missing: {}", missing(r)));
+    }
     if let Some(u) = &r.first_unexplained {
         s.push_str(&format!(
             "\n    first unexplained byte 0x{:x} in {} ({}): A 0x{:02x} B 0x{:02x} replay 0x{:02x}; {} unexplained of {} changed",
@@ -51,6 +54,43 @@ pub fn row(r: &CheckRow) -> String {
     }
     s.push('\n');
     s
+}
+
+/// What an inapplicable row lacks, in words: whether the capture set was not asked this
+/// mapping's question or cannot answer it.
+fn missing(r: &CheckRow) -> String {
+    let changes = if r.changes.is_empty() {
+        "nothing it names".to_string()
+    } else {
+        r.changes.join(", ")
+    };
+    match r.reason {
+        Reason::FamilyDiffers => "family differs: the captures are of the other NBG family".into(),
+        Reason::TargetDiffers => "target differs: the captures are for another target".into(),
+        Reason::SourceKeyAbsent => format!(
+            "role absent: the mapping reads {} (or a computed input), the set changes {changes}",
+            r.source_key
+        ),
+        Reason::RoleAmbiguous => format!(
+            "role ambiguous: {} names one node of a kind the model has several of; the set changes {changes}",
+            r.source_key
+        ),
+        Reason::SourceTypeDiffers => {
+            "source type differs: the set changes a float where the mapping stores an integer"
+                .into()
+        }
+        Reason::A1DiffersFromA2 => "A1 and A2 differ: the captures are not deterministic".into(),
+        Reason::TargetNotFound => {
+            "target not found: the graph has no place the mapping names".into()
+        }
+        Reason::CoefficientsNotDecoded => {
+            "coefficients not decoded: nbg coefficients says why".into()
+        }
+        other => serde_json::to_value(other)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    }
 }
 
 /// Every check, then the counts.

@@ -3,8 +3,10 @@
 //! name), found by comparing the models, never declared by hand; two models that differ in
 //! more than one are refused. The capture set's `differential.json` names it with its A and B
 //! values and the bytes the source holds (`a_source`, `b_source`: the element as the graph
-//! stores it, float16 for a float weight of a float graph).
+//! stores it, float16 for a float weight of a float graph). Quantities are keyed by their role in
+//! the graph (`super::roles`), with the further roles as aliases and the tensor name as a note.
 
+use super::roles::Roles;
 use super::{Compiled, Config, Sdk};
 use crate::lab::differential::CaptureSpec;
 use crate::lab::mapping::{Quantity, Value};
@@ -15,9 +17,16 @@ use std::collections::BTreeMap;
 /// The one quantity two models differ in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Difference {
-    /// Its key (`initializer:w[37]`, `scale:x`, `zero-point:y`, `attribute:conv_y.strides[0]`,
-    /// `name:y->z`).
+    /// Its key: its first role (`initializer:Conv[0].weight[37]`, `scale:graph.input[0]`,
+    /// `zero-point:graph.output[0]`, `attribute:Conv[0].strides[0]`), or, for a quantity the
+    /// graph gives no role, its tensor's name (`scale:x`); `name:y->z` and `graph-name` name
+    /// themselves.
     pub key: String,
+    /// Its further roles (`scale:Conv.input`, ...).
+    pub aliases: Vec<String>,
+    /// The tensor it belongs to, as the model names it (a note): the value a scale or zero point
+    /// quantizes, the initializer of an element, the node of an attribute.
+    pub tensor: String,
     /// Value in A.
     pub a: Value,
     /// Value in B.
@@ -73,6 +82,7 @@ pub fn differences(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, String> {
         return Err("a model has no graph".into());
     };
     let mut found: Vec<Difference> = Vec::new();
+    let roles = Roles::new(ga);
     // Initializers, element by element.
     let ia: BTreeMap<_, _> = ga.initializer.iter().map(|t| (t.name.clone(), t)).collect();
     let ib: BTreeMap<_, _> = gb.initializer.iter().map(|t| (t.name.clone(), t)).collect();
@@ -101,14 +111,22 @@ pub fn differences(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, String> {
         };
         let dt = ta.data_type.unwrap_or(0);
         // What a Q/DQ node reads this initializer as.
-        let role = qdq_role(ga, &name);
+        let role = quantizer_keys(&roles, &name);
         for (i, (x, y)) in ea.iter().zip(&eb).enumerate() {
             if x == y {
                 continue;
             }
-            let key = match &role {
-                Some(r) => r.clone(),
-                None => format!("initializer:{name}[{i}]"),
+            let (key, aliases, tensor) = match &role {
+                Some(keys) => keys.clone(),
+                None => {
+                    let (k, a) = keyed(
+                        "initializer",
+                        roles.of_initializer(&name),
+                        &name,
+                        &format!("[{i}]"),
+                    );
+                    (k, a, name.clone())
+                }
             };
             // A float weight of a float graph is stored as float16.
             let stored = |bytes: &[u8]| -> Vec<u8> {
@@ -121,6 +139,8 @@ pub fn differences(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, String> {
             };
             found.push(Difference {
                 key,
+                aliases,
+                tensor,
                 a: value_of(dt, x),
                 b: value_of(dt, y),
                 a_source: stored(x),
@@ -132,7 +152,7 @@ pub fn differences(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, String> {
     if ga.node.len() != gb.node.len() {
         return Err("the models have different node counts".into());
     }
-    for (na, nb) in ga.node.iter().zip(&gb.node) {
+    for (index, (na, nb)) in ga.node.iter().zip(&gb.node).enumerate() {
         if na.op_type != nb.op_type || na.attribute.len() != nb.attribute.len() {
             return Err(format!(
                 "node {:?} changes its operator or attributes",
@@ -145,30 +165,37 @@ pub fn differences(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, String> {
             }
             let node = na.name.clone().unwrap_or_default();
             let attr = x.name.clone().unwrap_or_default();
+            // The node's scopes (`Conv[0]`, `Conv[last]`, `Conv`), or its name.
+            let node_roles: Vec<String> = roles
+                .of_node(index)
+                .iter()
+                .map(|s| format!("{s}.{attr}"))
+                .collect();
             let diffs: Vec<usize> = (0..x.ints.len().max(y.ints.len()))
                 .filter(|&k| x.ints.get(k) != y.ints.get(k))
                 .collect();
-            match (diffs.as_slice(), x.i, y.i) {
-                ([k], _, _) if x.ints.len() == y.ints.len() => found.push(Difference {
-                    key: format!("attribute:{node}.{attr}[{k}]"),
-                    a: Value::Signed(x.ints[*k]),
-                    b: Value::Signed(y.ints[*k]),
-                    a_source: x.ints[*k].to_le_bytes().to_vec(),
-                    b_source: y.ints[*k].to_le_bytes().to_vec(),
-                }),
-                ([], Some(p), Some(q)) if p != q => found.push(Difference {
-                    key: format!("attribute:{node}.{attr}"),
-                    a: Value::Signed(p),
-                    b: Value::Signed(q),
-                    a_source: p.to_le_bytes().to_vec(),
-                    b_source: q.to_le_bytes().to_vec(),
-                }),
+            // One element of a list attribute, or the one integer.
+            let (suffix, p, q) = match (diffs.as_slice(), x.i, y.i) {
+                ([k], _, _) if x.ints.len() == y.ints.len() => {
+                    (format!("[{k}]"), x.ints[*k], y.ints[*k])
+                }
+                ([], Some(p), Some(q)) if p != q => (String::new(), p, q),
                 _ => {
                     return Err(format!(
                         "attribute {attr:?} of {node:?} changes in more than one value"
                     ));
                 }
-            }
+            };
+            let (key, aliases) = keyed("attribute", node_roles, &format!("{node}.{attr}"), &suffix);
+            found.push(Difference {
+                key,
+                aliases,
+                tensor: node,
+                a: Value::Signed(p),
+                b: Value::Signed(q),
+                a_source: p.to_le_bytes().to_vec(),
+                b_source: q.to_le_bytes().to_vec(),
+            });
         }
         if na.input != nb.input || na.output != nb.output {
             found.push(rename(
@@ -201,6 +228,8 @@ pub fn differences(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, String> {
         };
         found.push(Difference {
             key: GRAPH_NAME_KEY.into(),
+            aliases: Vec::new(),
+            tensor: String::new(),
             a: Value::Bytes(x.as_bytes().to_vec()),
             b: Value::Bytes(y.as_bytes().to_vec()),
             a_source: padded(&x),
@@ -222,44 +251,70 @@ pub fn graph_name(m: &ModelProto) -> String {
         .unwrap_or_default()
 }
 
+/// A quantity a model holds fixed that computed values read: its key, its aliases, its
+/// tensor and its value.
+pub struct Held {
+    /// Its key (its first role).
+    pub key: String,
+    /// Its further roles.
+    pub aliases: Vec<String>,
+    /// The value it quantizes, as the model names it.
+    pub tensor: String,
+    /// Its value.
+    pub value: Value,
+}
+
 /// The quantities a model holds fixed that computed values read: every per-tensor Q/DQ scale
-/// (`scale:x`) and zero point (`zero-point:x`), each initializer once under the key
-/// `difference` gives it (named after the first Q/DQ node that reads it).
-pub fn context(model: &[u8]) -> BTreeMap<String, Value> {
+/// (`scale:ROLE`) and zero point (`zero-point:ROLE`), each initializer once, keyed as
+/// `difference` keys it.
+pub fn context(model: &[u8]) -> Vec<Held> {
     let Ok(m) = ModelProto::decode(model) else {
-        return BTreeMap::new();
+        return Vec::new();
     };
     let Some(g) = &m.graph else {
-        return BTreeMap::new();
+        return Vec::new();
     };
-    let mut out = BTreeMap::new();
+    let roles = Roles::new(g);
+    let mut out = Vec::new();
     for t in &g.initializer {
         let Some(name) = &t.name else { continue };
-        let Some(key) = qdq_role(g, name) else {
+        let Some((key, aliases, tensor)) = quantizer_keys(&roles, name) else {
             continue;
         };
         if let Some((_, e)) = elements(t).filter(|(_, e)| e.len() == 1) {
-            out.insert(key, value_of(t.data_type.unwrap_or(0), &e[0]));
+            out.push(Held {
+                key,
+                aliases,
+                tensor,
+                value: value_of(t.data_type.unwrap_or(0), &e[0]),
+            });
         }
     }
     out
 }
 
-/// What the first Q/DQ node reading initializer `name` reads it as: `scale:X` or
-/// `zero-point:X`, X the node's first input.
-fn qdq_role(g: &crate::onnx::proto::GraphProto, name: &str) -> Option<String> {
-    g.node.iter().find_map(|n| {
-        let q = matches!(
-            n.op_type.as_deref(),
-            Some("QuantizeLinear" | "DequantizeLinear")
-        );
-        let at = n.input.iter().position(|i| i == name)?;
-        match (q, at) {
-            (true, 1) => Some(format!("scale:{}", n.input[0])),
-            (true, 2) => Some(format!("zero-point:{}", n.input[0])),
-            _ => None,
-        }
-    })
+/// The keys of a quantity of kind `kind` (`scale`, `initializer`, ...): `kind:ROLE` plus
+/// `suffix` for each role, the first its key and the rest its aliases; `kind:fallback` when
+/// the graph gives it no role.
+fn keyed(kind: &str, roles: Vec<String>, fallback: &str, suffix: &str) -> (String, Vec<String>) {
+    let mut keys: Vec<String> = roles
+        .iter()
+        .map(|r| format!("{kind}:{r}{suffix}"))
+        .collect();
+    if keys.is_empty() {
+        keys.push(format!("{kind}:{fallback}{suffix}"));
+    }
+    let first = keys.remove(0);
+    (first, keys)
+}
+
+/// What the first Q/DQ node reading initializer `name` reads it as: the keys of a scale
+/// (input 1) or zero point (input 2) of the value it quantizes; the fallback names the
+/// node's first input.
+fn quantizer_keys(roles: &Roles, name: &str) -> Option<(String, Vec<String>, String)> {
+    let (kind, slot, value) = roles.quantizer_slot(name)?;
+    let (key, aliases) = keyed(kind, roles.of_quantizer(name, slot), &value, "");
+    Some((key, aliases, value))
 }
 
 /// One value renamed from `a` to `b` (the lists differ at positions that all hold the same
@@ -272,6 +327,8 @@ fn rename<'x>(
     match pairs.first() {
         Some(&(x, y)) if pairs.iter().all(|p| *p == (x, y)) => Ok(Difference {
             key: format!("name:{x}->{y}"),
+            aliases: Vec::new(),
+            tensor: x.clone(),
             a: Value::Bytes(x.as_bytes().to_vec()),
             b: Value::Bytes(y.as_bytes().to_vec()),
             a_source: x.as_bytes().to_vec(),
@@ -298,5 +355,36 @@ pub fn spec(d: &Difference, a: &Compiled, b: &Compiled, config: &Config, sdk: &S
                 b: d.b.clone(),
             },
         )]),
+        aliases: BTreeMap::new(),
+        tensors: BTreeMap::new(),
+    }
+    .with_note(&d.key, &d.aliases, &d.tensor)
+}
+
+/// Record `key`'s aliases and tensor in `spec` (none for an empty list or name).
+pub trait Notes {
+    /// `self` with the notes added.
+    fn with_note(self, key: &str, aliases: &[String], tensor: &str) -> Self;
+    /// The model's held quantities as `context`, without those `skip` names.
+    fn with_context(self, held: Vec<Held>, skip: &dyn Fn(&str) -> bool) -> Self;
+}
+
+impl Notes for CaptureSpec {
+    fn with_note(mut self, key: &str, aliases: &[String], tensor: &str) -> Self {
+        if !aliases.is_empty() {
+            self.aliases.insert(key.to_string(), aliases.to_vec());
+        }
+        if !tensor.is_empty() {
+            self.tensors.insert(key.to_string(), tensor.to_string());
+        }
+        self
+    }
+
+    fn with_context(mut self, held: Vec<Held>, skip: &dyn Fn(&str) -> bool) -> Self {
+        for h in held.into_iter().filter(|h| !skip(&h.key)) {
+            self.context.insert(h.key.clone(), h.value);
+            self = self.with_note(&h.key, &h.aliases, &h.tensor);
+        }
+        self
     }
 }

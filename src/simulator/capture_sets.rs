@@ -5,11 +5,10 @@
 //! the changes B makes (the first is declared), and the two targets (an NN-engine part and a
 //! shader-only part); `nbg vendor capture-sets` recompiles every set and compares bytes.
 
-use super::capture::{self, Difference};
+use super::capture::{self, Difference, Notes as _};
 use super::{Compiled, Config, Sdk, VendorError};
 use crate::digest::Hash256;
 use crate::lab::differential::CaptureSpec;
-use crate::lab::mapping::Quantity;
 use crate::onnx::proto::{ModelProto, data_type};
 use prost::Message as _;
 use serde_json::json;
@@ -154,6 +153,210 @@ pub const SETS: &[Set] = &[
         "add-constant-3-and-20",
         "add-const-fp16",
         &[E("c", 3, 0.5), E("c", 20, 0.75)],
+    ),
+    // The same quantities in models in a user's own names, with a Relu beside the Conv
+    // (`models::named`): the conv mappings keyed by role hold on a second model.
+    set("user-weight-0", "user-conv-relu-u8", &[E("k_q", 0, 201.0)]),
+    set(
+        "user-weight-37",
+        "user-conv-relu-u8",
+        &[E("k_q", 37, 200.0)],
+    ),
+    set("user-bias-0", "user-conv-relu-u8", &[E("bb_q", 0, 99.0)]),
+    set("user-bias-7", "user-conv-relu-u8", &[E("bb_q", 7, -77.0)]),
+    set(
+        "user-input-scale-quarter",
+        "user-conv-relu-u8",
+        &[E("img_scale", 0, 0.25)],
+    ),
+    set(
+        "user-input-scale-one",
+        "user-conv-relu-u8",
+        &[E("img_scale", 0, 1.0)],
+    ),
+    set(
+        "user-weight-scale-eighth",
+        "user-conv-relu-u8",
+        &[E("k_scale", 0, 0.125)],
+    ),
+    set(
+        "user-weight-scale-half",
+        "user-conv-relu-u8",
+        &[E("k_scale", 0, 0.5)],
+    ),
+    set(
+        "user-input-zero-point-100",
+        "user-conv-relu-u8",
+        &[E("img_zp", 0, 100.0)],
+    ),
+    set(
+        "user-input-zero-point-140",
+        "user-conv-relu-u8",
+        &[E("img_zp", 0, 140.0)],
+    ),
+    set(
+        "user-weight-zero-point-12",
+        "user-conv-relu-u8",
+        &[E("k_zp", 0, 12.0)],
+    ),
+    set(
+        "user-weight-zero-point-3",
+        "user-conv-relu-u8",
+        &[E("k_zp", 0, 3.0)],
+    ),
+    set(
+        "user-network-name-b",
+        "user-conv-relu-u8",
+        &[N("user_net_b")],
+    ),
+    set("user-network-name-net2", "user-conv-relu-u8", &[N("net2")]),
+    set(
+        "user-output-scale-four",
+        "user-relu-conv-u8",
+        &[E("c_scale", 0, 4.0)],
+    ),
+    set(
+        "user-output-scale-one",
+        "user-relu-conv-u8",
+        &[E("c_scale", 0, 1.0)],
+    ),
+    set(
+        "user-output-zero-point-7",
+        "user-relu-conv-u8",
+        &[E("c_zp", 0, 7.0)],
+    ),
+    set(
+        "user-output-zero-point-20",
+        "user-relu-conv-u8",
+        &[E("c_zp", 0, 20.0)],
+    ),
+    set(
+        "user-add-constant-0",
+        "user-relu-add-fp16",
+        &[E("offs", 0, 0.5)],
+    ),
+    set(
+        "user-add-constant-17",
+        "user-relu-add-fp16",
+        &[E("offs", 17, -0.25)],
+    ),
+    // The Gemm + Relu sets' quantities in a user's Gemm + Relu.
+    on(
+        &NN_TARGETS,
+        "user-nn-weight-0",
+        "user-gemm-relu-u8",
+        &[E("fc_q", 0, 1.0)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-weight-127",
+        "user-gemm-relu-u8",
+        &[E("fc_q", 127, 4.0)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-input-scale-double",
+        "user-gemm-relu-u8",
+        &[E("logits_scale", 0, 0.2)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-input-scale-half",
+        "user-gemm-relu-u8",
+        &[E("logits_scale", 0, 0.05)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-output-scale-half",
+        "user-gemm-relu-u8",
+        &[E("act_scale", 0, 0.05)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-output-scale-double",
+        "user-gemm-relu-u8",
+        &[E("act_scale", 0, 0.2)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-input-zero-point-100",
+        "user-gemm-relu-u8",
+        &[E("logits_zp", 0, 100.0)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-input-zero-point-140",
+        "user-gemm-relu-u8",
+        &[E("logits_zp", 0, 140.0)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-output-zero-point-100",
+        "user-gemm-relu-u8",
+        &[E("act_zp", 0, 100.0)],
+    ),
+    on(
+        &NN_TARGETS,
+        "user-nn-relu-output-zero-point-140",
+        "user-gemm-relu-u8",
+        &[E("act_zp", 0, 140.0)],
+    ),
+    on(
+        &TP_TARGETS,
+        "user-tp-relu-input-zero-point-100",
+        "user-gemm-relu-u8",
+        &[E("logits_zp", 0, 100.0)],
+    ),
+    on(
+        &TP_TARGETS,
+        "user-tp-relu-input-zero-point-140",
+        "user-gemm-relu-u8",
+        &[E("logits_zp", 0, 140.0)],
+    ),
+    on(
+        &TP_TARGETS,
+        "user-tp-relu-output-zero-point-100",
+        "user-gemm-relu-u8",
+        &[E("act_zp", 0, 100.0)],
+    ),
+    on(
+        &TP_TARGETS,
+        "user-tp-relu-output-zero-point-140",
+        "user-gemm-relu-u8",
+        &[E("act_zp", 0, 140.0)],
+    ),
+    // The coefficient sets' quantities in the user's Conv + Relu, constants static.
+    coef(
+        "user-nn-conv-weight-0",
+        "user-conv-relu-nn-u8",
+        &[E("k_q", 0, 201.0)],
+    ),
+    coef(
+        "user-nn-conv-weight-37",
+        "user-conv-relu-nn-u8",
+        &[E("k_q", 37, 3.0)],
+    ),
+    coef(
+        "user-nn-conv-bias-0",
+        "user-conv-relu-nn-u8",
+        &[E("bb_q", 0, 99.0)],
+    ),
+    coef(
+        "user-nn-conv-bias-7",
+        "user-conv-relu-nn-u8",
+        &[E("bb_q", 7, -77.0)],
+    ),
+    on(
+        &FP16_TARGETS,
+        "user-nn-conv-fp16-weight-0",
+        "user-conv-relu-nn-fp16",
+        &[E("k", 0, 0.5)],
+    ),
+    on(
+        &FP16_TARGETS,
+        "user-nn-conv-fp16-weight-200",
+        "user-conv-relu-nn-fp16",
+        &[E("k", 200, -0.25)],
     ),
     // The Relu's input is the Gemm's output `g` (graph output 0), its output `r` (output 1).
     nn("nn-weight-0", &[E("w_q", 0, 1.0)]),
@@ -427,17 +630,7 @@ fn spec_of(
             ));
         }
     }
-    spec.context = capture::context(a)
-        .into_iter()
-        .filter(|(k, _)| !found.iter().any(|d| &d.key == k))
-        .collect();
-    spec.quantities = BTreeMap::from([(
-        declared.key.clone(),
-        Quantity {
-            a: declared.a.clone(),
-            b: declared.b.clone(),
-        },
-    )]);
+    let spec = spec.with_context(capture::context(a), &|k| found.iter().any(|d| d.key == k));
     Ok((spec, declared.key.clone(), undeclared))
 }
 
@@ -449,9 +642,8 @@ pub fn build(
     configs: &[Config],
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Built>, VendorError> {
-    let models: BTreeMap<&str, Vec<u8>> = super::models::all()
+    let models: BTreeMap<&str, Vec<u8>> = super::models::bases()
         .into_iter()
-        .chain(super::models::nn())
         .map(|(n, _, b)| (n, b))
         .collect();
     // Every compile first: (configuration, set, model bytes, pass); a set of `None` is a base

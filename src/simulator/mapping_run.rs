@@ -120,9 +120,8 @@ fn one(
     cpu: &mut dyn Factory,
     check: &mut RunCheck,
 ) -> Result<(), String> {
-    let base = super::models::all()
+    let base = super::models::bases()
         .into_iter()
-        .chain(super::models::nn())
         .find(|m| m.0 == set.model)
         .ok_or_else(|| format!("no model {}", set.model))?
         .2;

@@ -21,6 +21,7 @@ pub mod models;
 pub mod npu;
 pub mod plan;
 pub mod qualify;
+pub mod roles;
 pub mod run;
 pub mod sdk;
 pub mod substitute;

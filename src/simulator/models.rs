@@ -139,21 +139,33 @@ fn quantized_const(
 /// A quantized int32 bias of `n` channels: `b_q` (uniform in [-half, half)) with scale `scale`
 /// and zero point 0, dequantized to `b_dq`.
 fn int32_bias(rng: &mut Rng, n: usize, half: u64, scale: f32) -> (Vec<TensorProto>, NodeProto) {
+    named_bias(rng, "b", n, half, scale)
+}
+
+/// `int32_bias` named `name` (`name_q`, `name_scale`, `name_zp`, `name_dq`).
+fn named_bias(
+    rng: &mut Rng,
+    name: &str,
+    n: usize,
+    half: u64,
+    scale: f32,
+) -> (Vec<TensorProto>, NodeProto) {
     let q: Vec<u8> = (0..n)
         .flat_map(|_| ((rng.next_u64() % (2 * half)) as i32 - half as i32).to_le_bytes())
         .collect();
+    let (bq, bs, bz, bd) = (
+        format!("{name}_q"),
+        format!("{name}_scale"),
+        format!("{name}_zp"),
+        format!("{name}_dq"),
+    );
     (
         vec![
-            tensor("b_q", data_type::INT32, &[n as i64], q),
-            scalar_f32("b_scale", scale),
-            tensor("b_zp", data_type::INT32, &[], 0i32.to_le_bytes().to_vec()),
+            tensor(&bq, data_type::INT32, &[n as i64], q),
+            scalar_f32(&bs, scale),
+            tensor(&bz, data_type::INT32, &[], 0i32.to_le_bytes().to_vec()),
         ],
-        node(
-            "DequantizeLinear",
-            &["b_q", "b_scale", "b_zp"],
-            &["b_dq"],
-            vec![],
-        ),
+        node("DequantizeLinear", &[&bq, &bs, &bz], &[&bd], vec![]),
     )
 }
 
@@ -357,39 +369,11 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     }
     // QDQ uint8 fully connected: [1, 16] x [8, 16]^T (transB = 1), int32 bias, two outputs
     // (the logits and a Relu of them).
-    {
-        let (mut inits, mut nodes) = qdq("x", 0.02, 128, false);
-        let (w, wn) = quantized_const(r, "w", &[8, 16], 0.01, 128, false);
-        inits.extend(w);
-        nodes.push(wn);
-        let (b, bn) = int32_bias(r, 8, 1024, 0.0002);
-        inits.extend(b);
-        nodes.push(bn);
-        nodes.push(node(
-            "Gemm",
-            &["x_dq", "w_dq", "b_dq"],
-            &["g"],
-            vec![attr_int("transB", 1)],
-        ));
-        let (g, gn) = qdq("g", 0.1, 128, false);
-        inits.extend(g);
-        nodes.extend(gn);
-        nodes.push(node("Relu", &["g_dq"], &["r"], vec![]));
-        let (o, on) = qdq("r", 0.1, 128, false);
-        inits.extend(o);
-        nodes.extend(on);
-        out.push((
-            "gemm-relu-qdq-u8",
-            "QDQ uint8 Gemm (transB = 1) with int32 bias, then Relu; two outputs",
-            model(
-                "gemm_relu_qdq_u8",
-                nodes,
-                inits,
-                &[("x", &[1, 16])],
-                &[("g_dq", &[1, 8]), ("r_dq", &[1, 8])],
-            ),
-        ));
-    }
+    out.push((
+        "gemm-relu-qdq-u8",
+        "QDQ uint8 Gemm (transB = 1) with int32 bias, then Relu; two outputs",
+        gemm_relu(r, "gemm_relu_qdq_u8", ["x", "w", "b", "g", "r"]),
+    ));
     // QDQ int8 Add of two inputs.
     {
         let (mut inits, mut nodes) = qdq("a", 0.05, 0, true);
@@ -412,6 +396,169 @@ pub fn all() -> Vec<(&'static str, &'static str, Vec<u8>)> {
             ),
         ));
     }
+    out
+}
+
+/// QDQ uint8 fully connected: [1, 16] x [8, 16]^T (transB = 1), int32 bias, two outputs (the
+/// logits and a Relu of them), its values named `[input, weight, bias, logits, relu]`.
+fn gemm_relu(r: &mut Rng, graph: &str, names: [&str; 5]) -> Vec<u8> {
+    let [x, w, b, g, relu] = names;
+    let dq = |v: &str| format!("{v}_dq");
+    let (mut inits, mut nodes) = qdq(x, 0.02, 128, false);
+    let (wi, wn) = quantized_const(r, w, &[8, 16], 0.01, 128, false);
+    inits.extend(wi);
+    nodes.push(wn);
+    let (bi, bn) = named_bias(r, b, 8, 1024, 0.0002);
+    inits.extend(bi);
+    nodes.push(bn);
+    nodes.push(node(
+        "Gemm",
+        &[&dq(x), &dq(w), &dq(b)],
+        &[g],
+        vec![attr_int("transB", 1)],
+    ));
+    let (gi, gn) = qdq(g, 0.1, 128, false);
+    inits.extend(gi);
+    nodes.extend(gn);
+    nodes.push(node("Relu", &[&dq(g)], &[relu], vec![]));
+    let (o, on) = qdq(relu, 0.1, 128, false);
+    inits.extend(o);
+    nodes.extend(on);
+    model(
+        graph,
+        nodes,
+        inits,
+        &[(x, &[1, 16])],
+        &[(&dq(g), &[1, 8]), (&dq(relu), &[1, 8])],
+    )
+}
+
+/// Every model a capture set starts from: `all`, `nn` and `named`, by name.
+pub fn bases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    all().into_iter().chain(nn()).chain(named()).collect()
+}
+
+/// Models as a user writes them, never the project's names (`img`, `k`, `bb`, `c`, `r`), each
+/// with a Relu beside its QDQ uint8 Conv 3x3: the second model every promoted serializer
+/// mapping of the conv sets is proved on (issue 66), so that a mapping keyed by a role
+/// (`zero-point:Conv.weight`) is shown to hold whatever the tensors are called and whatever
+/// surrounds the Conv. The Relu after the Conv leaves the Conv's input a graph input; the Relu
+/// before it leaves its output the graph output.
+pub fn named() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    let mut rng = Rng::new(0x757365);
+    let r = &mut rng;
+    let mut out = Vec::new();
+    for (name, what, before) in [
+        (
+            "user-conv-relu-u8",
+            "QDQ uint8 Conv 3x3 then Relu, quantized between, in a user's names",
+            false,
+        ),
+        (
+            "user-relu-conv-u8",
+            "QDQ uint8 Relu then Conv 3x3, quantized between, in a user's names",
+            true,
+        ),
+    ] {
+        let (mut inits, mut nodes) = qdq("img", 0.5, 128, false);
+        let mut input = "img_dq";
+        if before {
+            nodes.push(node("Relu", &["img_dq"], &["pos"], vec![]));
+            let (i, n) = qdq("pos", 0.5, 128, false);
+            inits.extend(i);
+            nodes.extend(n);
+            input = "pos_dq";
+        }
+        let (k, kn) = quantized_const(r, "k", &[8, 4, 3, 3], 0.25, 10, false);
+        inits.extend(k);
+        nodes.push(kn);
+        let (b, bn) = named_bias(r, "bb", 8, 256, 0.125);
+        inits.extend(b);
+        nodes.push(bn);
+        nodes.push(node(
+            "Conv",
+            &[input, "k_dq", "bb_dq"],
+            &["c"],
+            vec![fixtures::ints("kernel_shape", &[3, 3])],
+        ));
+        let (c, cn) = qdq("c", 2.0, 5, false);
+        inits.extend(c);
+        nodes.extend(cn);
+        let mut output = "c_dq";
+        if !before {
+            nodes.push(node("Relu", &["c_dq"], &["r"], vec![]));
+            let (o, on) = qdq("r", 2.0, 5, false);
+            inits.extend(o);
+            nodes.extend(on);
+            output = "r_dq";
+        }
+        out.push((
+            name,
+            what,
+            model(
+                &name.replace('-', "_"),
+                nodes,
+                inits,
+                &[("img", &[1, 4, 8, 8])],
+                &[(output, &[1, 8, 6, 6])],
+            ),
+        ));
+    }
+    // The Relu after the Conv again, its constants static, for the parts that run it on NN.
+    let conv_relu = out[0].2.clone();
+    out.push((
+        "user-conv-relu-nn-u8",
+        "user-conv-relu-u8 with static constants: on NN",
+        static_constants(&conv_relu),
+    ));
+    // A float Conv then Relu, static constants: on NN on 0x1000000e.
+    let fp16 = model(
+        "user_conv_relu_fp16",
+        vec![
+            node(
+                "Conv",
+                &["img", "k", "bb"],
+                &["c"],
+                vec![fixtures::ints("kernel_shape", &[3, 3])],
+            ),
+            node("Relu", &["c"], &["out"], vec![]),
+        ],
+        vec![floats(r, "k", &[8, 4, 3, 3]), floats(r, "bb", &[8])],
+        &[("img", &[1, 4, 8, 8])],
+        &[("out", &[1, 8, 6, 6])],
+    );
+    out.push((
+        "user-conv-relu-nn-fp16",
+        "Conv 3x3 then Relu (float32 -> float16), static constants, in a user's names",
+        static_constants(&fp16),
+    ));
+    // A Gemm and a Relu, both outputs kept, as the gemm sets' (the lowering takes a quantized
+    // weight as [N, K] only, so the graph is theirs; the names are the user's).
+    out.push((
+        "user-gemm-relu-u8",
+        "QDQ uint8 Gemm (transB = 1) then Relu, two outputs, in a user's names",
+        gemm_relu(
+            r,
+            "user_gemm_relu_u8",
+            ["feat", "fc", "fcb", "logits", "act"],
+        ),
+    ));
+    // A float Relu, then the added constant.
+    let offs = floats(r, "offs", &[1, 2, 4, 4]);
+    out.push((
+        "user-relu-add-fp16",
+        "Relu then Add of a constant (float32 -> float16), in a user's names",
+        model(
+            "user_relu_add_fp16",
+            vec![
+                node("Relu", &["img"], &["pos"], vec![]),
+                node("Add", &["pos", "offs"], &["out"], vec![]),
+            ],
+            vec![offs],
+            &[("img", &[1, 2, 4, 4])],
+            &[("out", &[1, 2, 4, 4])],
+        ),
+    ));
     out
 }
 

@@ -607,3 +607,82 @@ fn outcomes_and_write_roles_serialize_as_their_names() {
         assert_eq!(serde_json::to_value(w).unwrap(), w.as_str());
     }
 }
+
+/// Issue 66: a key matches a quantity under its stored key or any alias; several roles joined
+/// by `&` must name the same quantity; a plain `Op.` key that an indexed key of the set reduces
+/// to is ambiguous (the model has several such nodes), never a guess.
+#[test]
+fn keys_match_by_role_alias_and_refuse_ambiguity() {
+    use nbg_lab::lab::capture::{CaptureSpec, KeyMatch, Quantity};
+    use std::collections::BTreeMap;
+    let spec = CaptureSpec {
+        a_source: vec![5],
+        b_source: vec![6],
+        quantities: BTreeMap::from([(
+            "zero-point:graph.output[0]".to_string(),
+            Quantity {
+                a: Value::Unsigned(5),
+                b: Value::Unsigned(6),
+            },
+        )]),
+        context: BTreeMap::from([("scale:Conv[1].weight".to_string(), Value::Float(0.25))]),
+        aliases: BTreeMap::from([
+            (
+                "zero-point:graph.output[0]".to_string(),
+                vec![
+                    "zero-point:Conv[1].output".to_string(),
+                    "zero-point:Conv[last].output".to_string(),
+                ],
+            ),
+            (
+                "scale:Conv[1].weight".to_string(),
+                vec!["scale:Conv[last].weight".to_string()],
+            ),
+        ]),
+        ..Default::default()
+    };
+    let found = KeyMatch::Found("zero-point:graph.output[0]");
+    assert_eq!(spec.resolve("zero-point:graph.output[0]", false), found);
+    assert_eq!(spec.resolve("zero-point:Conv[last].output", false), found);
+    assert_eq!(
+        spec.resolve(
+            "zero-point:graph.output[0] & zero-point:Conv[last].output",
+            false
+        ),
+        found
+    );
+    assert_eq!(
+        spec.resolve(
+            "zero-point:graph.output[0] & zero-point:Conv[0].output",
+            false
+        ),
+        KeyMatch::Absent
+    );
+    // Two convolutions: "the" Conv is not guessed.
+    assert_eq!(
+        spec.resolve("zero-point:Conv.output", false),
+        KeyMatch::Ambiguous
+    );
+    assert_eq!(spec.resolve("scale:Conv.weight", true), KeyMatch::Ambiguous);
+    assert_eq!(
+        spec.resolve("scale:Conv[last].weight", true),
+        KeyMatch::Found("scale:Conv[1].weight")
+    );
+    // A held quantity is no controlled one.
+    assert_eq!(
+        spec.resolve("scale:Conv[last].weight", false),
+        KeyMatch::Absent
+    );
+    assert_eq!(
+        spec.resolve("zero-point:Relu.output", false),
+        KeyMatch::Absent
+    );
+    assert_eq!(
+        nbg_lab::lab::capture::unindexed("initializer:Conv[12].weight[3]"),
+        "initializer:Conv.weight[3]"
+    );
+    assert_eq!(
+        nbg_lab::lab::capture::unindexed("scale:graph.input[0]"),
+        "scale:graph.input[0]"
+    );
+}

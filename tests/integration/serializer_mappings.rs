@@ -131,6 +131,94 @@ fn every_serializer_mapping_is_promoted_on_its_own_sets() {
     assert_eq!(m.computed[0].kept.unwrap().op, mapping::computed::Op::Ratio);
 }
 
+/// The model A and the tensor a capture set's quantity belongs to (`differential.json`).
+fn model_and_tensor(set: &str) -> (String, String) {
+    let text = std::fs::read(dir().join(set).join("differential.json")).unwrap();
+    let spec: Value = serde_json::from_slice(&text).unwrap();
+    let provenance = spec["provenance"].as_str().unwrap();
+    let model = provenance
+        .split("model A sha256 ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .to_string();
+    let key = spec["quantities"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap();
+    let tensor = spec["tensors"][key].as_str().unwrap_or("").to_string();
+    (model, tensor)
+}
+
+/// Issue 66: a mapping keyed by a role holds for models it was not written for. Each promoted
+/// serializer mapping is proved on captures of two models at least, whose tensors have other
+/// names (the network name excepted: it is no tensor) and whose graphs differ around the
+/// quantity.
+#[test]
+fn every_serializer_mapping_is_proved_on_two_models_in_different_names() {
+    let registry = registry();
+    for m in serializer_mappings(&registry) {
+        let found: Vec<(String, String)> = m
+            .evidence
+            .iter()
+            .map(|e| model_and_tensor(e.capture.trim_start_matches("serializer/")))
+            .collect();
+        let models: std::collections::BTreeSet<&String> = found.iter().map(|f| &f.0).collect();
+        let tensors: std::collections::BTreeSet<&String> = found.iter().map(|f| &f.1).collect();
+        assert!(models.len() >= 2, "{}: one model only", m.name);
+        if m.source.key != "graph-name" {
+            assert!(
+                tensors.len() >= 2,
+                "{}: one tensor name only {tensors:?}",
+                m.name
+            );
+        }
+        assert!(
+            !m.source.key.contains("w_q") && !m.source.key.contains(":x"),
+            "{}: keyed by a tensor name",
+            m.name
+        );
+    }
+}
+
+/// A user's own capture: `nbg mapping check` proves the mapping of the quantity it changes and
+/// says, for every other mapping, what the set lacks.
+#[test]
+fn a_user_capture_is_proved_by_role_and_says_what_is_missing() {
+    let set = dir().join("user-output-zero-point-7-1000000e");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_nbg"))
+        .args(["mapping", "check"])
+        .arg(common::root().join(mapping::COMMITTED))
+        .arg(&set)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let proved: Vec<&str> = text.lines().filter(|l| l.contains(" proved ")).collect();
+    assert_eq!(proved.len(), 1, "{text}");
+    assert!(proved[0].starts_with("serializer-conv-output-zero-point-1000000e"));
+    for missing in [
+        "missing: role absent: the mapping reads zero-point:Conv.weight",
+        "the set changes zero-point:graph.output[0]",
+        "missing: target differs",
+        "missing: family differs",
+    ] {
+        assert!(text.contains(missing), "{missing}: {text}");
+    }
+    // The quantity's key is its role, the tensor a note.
+    let spec: Value =
+        serde_json::from_slice(&std::fs::read(set.join("differential.json")).unwrap()).unwrap();
+    assert_eq!(spec["tensors"]["zero-point:graph.output[0]"], "c");
+    let aliases = spec["aliases"]["zero-point:graph.output[0]"]
+        .as_array()
+        .unwrap();
+    assert!(aliases.iter().any(|a| a == "zero-point:Conv[last].output"));
+}
+
 #[test]
 fn a_computed_value_names_the_kept_and_the_refuted_candidates() {
     let registry = registry();

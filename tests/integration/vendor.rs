@@ -5,7 +5,7 @@
 //! print `skipped:` on stderr; under `CI=true` a missing driver fails them.
 
 use crate::common;
-use nbg_lab::simulator::{self, lower, models, plan};
+use nbg_lab::simulator::{self, lower, models, plan, roles};
 use serde_json::Value;
 use std::path::Path;
 
@@ -14,7 +14,7 @@ fn driver() -> Option<simulator::Sdk> {
 }
 
 fn model(name: &str) -> Vec<u8> {
-    models::all()
+    models::bases()
         .into_iter()
         .find(|m| m.0 == name)
         .unwrap_or_else(|| panic!("model {name}"))
@@ -381,7 +381,12 @@ fn a_capture_names_its_one_difference_and_refuses_two() {
     };
     let b = edit(&|m| set(m, 37, 0.75));
     let d = simulator::capture::difference(&a, &b).unwrap();
-    assert_eq!(d.key, "initializer:w[37]");
+    assert_eq!(d.key, "initializer:Conv[0].weight[37]");
+    assert!(
+        d.aliases
+            .contains(&"initializer:layer.weight[37]".to_string())
+    );
+    assert_eq!(d.tensor, "w");
     assert_eq!(d.b_source, lower::f16_bits(0.75).to_le_bytes());
     let two = edit(&|m| {
         set(m, 1, 0.5);
@@ -403,7 +408,84 @@ fn a_capture_names_its_one_difference_and_refuses_two() {
         .unwrap();
     s.raw_data = Some(4.0f32.to_le_bytes().to_vec());
     let d = simulator::capture::difference(&q, &m.encode_to_vec()).unwrap();
-    assert_eq!(d.key, "scale:y");
+    assert_eq!(d.key, "scale:graph.output[0]");
+    assert!(d.aliases.contains(&"scale:Conv.output".to_string()));
+    assert_eq!(d.tensor, "y");
+}
+
+/// Issue 66: a quantity is keyed by its role in the graph, whatever the tensors are called. The
+/// user's model (`img`, `k`, `c`, `r`) names its conv output zero point and its weight element
+/// as the project's model names them, a Relu after the Conv adds the Relu's roles as aliases,
+/// and a second Conv makes the plain `Conv.` roles absent (so a mapping keyed by them is
+/// refused as ambiguous, never guessed).
+#[test]
+fn a_quantity_is_keyed_by_its_role_not_its_tensor_name() {
+    use nbg_lab::simulator::capture_sets::{Change, changed};
+    let user = model("user-conv-relu-u8");
+    let diff = |base: &[u8], name: &'static str, c: Change| {
+        let b = changed(name, base, &[c]).unwrap();
+        simulator::capture::difference(base, &b).unwrap()
+    };
+    let d = diff(&user, "user-conv-relu-u8", Change::Element("c_zp", 0, 6.0));
+    assert_eq!(d.key, "zero-point:Conv[0].output");
+    assert_eq!(d.tensor, "c");
+    for alias in [
+        "zero-point:Conv.output",
+        "zero-point:Conv[last].output",
+        "zero-point:layer.output",
+        "zero-point:Relu[0].input[0]",
+    ] {
+        assert!(
+            d.aliases.contains(&alias.to_string()),
+            "{alias}: {:?}",
+            d.aliases
+        );
+    }
+    let d = diff(
+        &user,
+        "user-conv-relu-u8",
+        Change::Element("img_scale", 0, 0.25),
+    );
+    assert_eq!(d.key, "scale:graph.input[0]");
+    assert!(d.aliases.contains(&"scale:Conv.input".to_string()));
+    let d = diff(&user, "user-conv-relu-u8", Change::Element("k_q", 37, 3.0));
+    let project = model("conv-qdq-u8");
+    let p = diff(&project, "conv-qdq-u8", Change::Element("w_q", 37, 3.0));
+    assert_eq!(
+        (d.key.as_str(), d.tensor.as_str()),
+        ("initializer:Conv[0].weight[37]", "k_q")
+    );
+    assert_eq!(
+        (p.key.as_str(), p.tensor.as_str()),
+        ("initializer:Conv[0].weight[37]", "w_q")
+    );
+    // The context of held quantities is keyed the same way.
+    let held = simulator::capture::context(&user);
+    assert!(
+        held.iter()
+            .any(|h| h.key == "scale:Conv[0].weight" && h.tensor == "k_q")
+    );
+    // Two convolutions: the first's weight is Conv[0], never plain Conv.
+    let mut m = decode(&project);
+    let g = m.graph.as_mut().unwrap();
+    let mut second = g
+        .node
+        .iter()
+        .find(|n| n.op_type.as_deref() == Some("Conv"))
+        .unwrap()
+        .clone();
+    second.input[0] = "y".into();
+    second.output[0] = "y2".into();
+    g.node.push(second);
+    let two = roles::Roles::new(g);
+    let w: std::collections::BTreeSet<&str> = ["w_q", "w_dq"].into();
+    let r = two.of_value(&w);
+    assert!(r.contains(&"Conv[0].weight".to_string()), "{r:?}");
+    assert!(
+        r.contains(&"Conv[1].weight".to_string()) && r.contains(&"Conv[last].weight".to_string())
+    );
+    assert!(!r.contains(&"Conv.weight".to_string()), "{r:?}");
+    assert!(!r.contains(&"layer.weight".to_string()), "{r:?}");
 }
 
 /// A missing driver is a clear usage failure naming the setup command (exit 2).
@@ -612,12 +694,16 @@ fn capture_writes_a_set_naming_its_quantity() {
     );
     let v = json(&o);
     assert_eq!(o.status.code(), Some(0), "{v}");
-    assert_eq!(v["quantity"], "initializer:c[0]");
+    assert_eq!(v["quantity"], "initializer:Add[0].input[1][0]");
     assert_eq!(v["a1_equals_a2"], true);
     let spec: nbg_lab::lab::differential::CaptureSpec =
         serde_json::from_slice(&std::fs::read(d.join("set/differential.json")).unwrap()).unwrap();
     assert_eq!(spec.b_source, lower::f16_bits(0.5).to_le_bytes());
-    assert!(spec.quantities.contains_key("initializer:c[0]"));
+    assert!(
+        spec.quantities
+            .contains_key("initializer:Add[0].input[1][0]")
+    );
+    assert_eq!(spec.tensors["initializer:Add[0].input[1][0]"], "c");
     let a1 = std::fs::read(d.join("set/A1.nb")).unwrap();
     let b = std::fs::read(d.join("set/B.nb")).unwrap();
     assert_ne!(a1, b);

@@ -340,8 +340,11 @@ fn mapping_check_run_proves_the_serializer_mappings_by_their_outputs() {
         ]
         .iter()
         .any(|s| capture.ends_with(&format!("{s}-1000000e")));
-        let gc_conv = capture.ends_with("-15") && !capture.contains("add-constant");
-        let want = if scale_alone || gc_conv {
+        // The shader-only GC part disagrees with ONNX Runtime on every model but the plain Add
+        // of a constant: its convolutions, and the user's Relu before the Add (measured).
+        let plain_add = capture.contains("add-constant") && !capture.contains("/user-");
+        let gc = capture.ends_with("-15") && !plain_add;
+        let want = if scale_alone || gc {
             "model-differs"
         } else {
             "agrees"

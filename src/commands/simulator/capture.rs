@@ -46,11 +46,9 @@ pub(super) fn capture(a: &Path, b: &Path, target: &str, out: &Path, json: bool) 
             Err(e) => return fail(&e, json),
         }
     }
-    let mut spec = simulator::capture::spec(&quantity, &compiled[0], &compiled[2], &config, &sdk);
-    spec.context = simulator::capture::context(&ma)
-        .into_iter()
-        .filter(|(k, _)| *k != quantity.key)
-        .collect();
+    use simulator::capture::Notes as _;
+    let spec = simulator::capture::spec(&quantity, &compiled[0], &compiled[2], &config, &sdk)
+        .with_context(simulator::capture::context(&ma), &|k| k == quantity.key);
     if let Err(e) = nbg_lab::lab::capture::write_set(
         &compiled[0].nbg,
         &compiled[1].nbg,

@@ -94,10 +94,7 @@ pub(super) fn models(out: &Path) -> ExitCode {
         Ok(f) => f,
         Err(e) => return usage_error(e),
     };
-    let models: Vec<_> = simulator::models::all()
-        .into_iter()
-        .chain(simulator::models::nn())
-        .collect();
+    let models: Vec<_> = simulator::models::bases();
     for (name, _, bytes) in &models {
         let path = out.join(format!("{name}.onnx"));
         if let Err(e) = nbg_lab::files::write_atomic_with(&path, false, |w| w.write_all(bytes)) {

@@ -48,8 +48,10 @@ pub enum Command {
         format: crate::commands::args::Format,
     },
     /// Compile A twice (A1, A2) and B once into the new folder DIR with a differential.json
-    /// naming the one source quantity that differs (refused when A and B differ in more) and
-    /// the model's other Q/DQ parameters as context; each model's graph name is compiled in as
+    /// naming the one source quantity that differs (refused when A and B differ in more), keyed
+    /// by its role in the graph (`zero-point:graph.output[0]`, with its other roles and its
+    /// tensor's name beside it), and the model's other Q/DQ parameters as context; each model's
+    /// graph name is compiled in as
     /// the network name. Exit 0 written with A1 = A2, 1 refused or A1 != A2, 2 usage or a
     /// missing driver.
     Capture {
@@ -125,8 +127,9 @@ pub enum Command {
     /// NN-engine and a shader-only part, a Gemm + Relu on a part that runs the Relu as an NN
     /// command and on one that runs it as a TP command, static-constant conv (3x3 alone, with a fused Relu or MaxPool, and 5x5),
     /// depthwise and Gemm models on the parts that run them on NN (8-bit on 0x1000003b and 0x9f,
-    /// float16 on 0x1000000e); one quantity changed per B; 159 compiles in one driver context per target and
-    /// network name, A2 in another; about 70 s on 2 cores) and compare with the committed
+    /// float16 on 0x1000000e), and the same quantities in models in a user's own names; one
+    /// quantity changed per B, keyed by its role in the graph; 245 compiles in one driver
+    /// context per target and network name, A2 in another; about 150 s on 2 cores) and compare with the committed
     /// files, or with --write regenerate them. Exit 0 identical or written, 1 a difference, 2
     /// a missing driver.
     CaptureSets {
@@ -162,7 +165,7 @@ pub enum Command {
         format: crate::commands::args::Format,
     },
     /// Write the project's tiny ONNX models into the new folder DIR: the serializer controls'
-    /// models and the NN capture sets' bases (static constants).
+    /// models, the NN capture sets' bases (static constants) and the models in a user's names.
     Models {
         #[arg(short = 'o', long = "output", alias = "out", value_name = "DIR")]
         out: PathBuf,

@@ -111,6 +111,8 @@ fn v2_scale(name: &str, scale: f32, zero_point: u32) -> Result<Built, BuildError
         b: quant_graph(scale, zero_point)?,
         spec: CaptureSpec {
             context: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+            tensors: BTreeMap::new(),
             a_source: source(QUANT_A.0),
             b_source: source(scale),
             provenance: Some(format!(
@@ -146,6 +148,8 @@ fn v1_scale(input: f32, output: f32) -> Result<Built, BuildError> {
         b: graph([input, output])?,
         spec: CaptureSpec {
             context: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+            tensors: BTreeMap::new(),
             a_source: 0.5f32.to_le_bytes().to_vec(),
             b_source: input.to_le_bytes().to_vec(),
             provenance: Some(format!(
@@ -194,6 +198,8 @@ fn coef(word: u32, tp: bool) -> Result<Built, BuildError> {
         b: b.emit()?,
         spec: CaptureSpec {
             context: BTreeMap::new(),
+            aliases: BTreeMap::new(),
+            tensors: BTreeMap::new(),
             a_source: a_word.to_le_bytes().to_vec(),
             b_source: word.to_le_bytes().to_vec(),
             provenance: Some(format!(

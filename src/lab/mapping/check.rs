@@ -70,6 +70,11 @@ pub struct CheckRow {
     pub outcome: Outcome,
     /// Why (`none` when proved).
     pub reason: Reason,
+    /// The mapping's source key (a role key, `scale:graph.input[0]`).
+    pub source_key: String,
+    /// The keys of the quantities the capture set changes: with `source_key`, what an
+    /// inapplicable row was not asked.
+    pub changes: Vec<String>,
     /// The source quantity, when the capture set has it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<Quantity>,
@@ -125,43 +130,75 @@ impl Capture {
     }
 }
 
-/// The controlled quantity `key` of a capture set: `source` is `a_source`/`b_source`.
-pub(super) fn quantity(set: &CaptureSet, key: &str) -> Option<Quantity> {
+/// The controlled quantity `key` of a capture set (`source` is `a_source`/`b_source`), found
+/// under its key or an alias, or why not: the reason is `source-key-absent` or
+/// `role-ambiguous`.
+pub(super) fn quantity(set: &CaptureSet, key: &str) -> Result<Quantity, Reason> {
+    lookup(set, key, false)
+}
+
+fn lookup(set: &CaptureSet, key: &str, context: bool) -> Result<Quantity, Reason> {
     if key == SOURCE_KEY {
-        return Some(Quantity {
+        return Ok(Quantity {
             a: Value::Bytes(set.spec.a_source.clone()),
             b: Value::Bytes(set.spec.b_source.clone()),
         });
     }
-    set.spec.quantities.get(key).cloned()
+    match set.spec.resolve(key, context) {
+        KeyMatch::Found(k) => Ok(match set.spec.quantities.get(k) {
+            Some(q) => q.clone(),
+            None => {
+                let v = set.spec.context[k].clone();
+                Quantity { a: v.clone(), b: v }
+            }
+        }),
+        KeyMatch::Ambiguous => Err(Reason::RoleAmbiguous),
+        KeyMatch::Absent => Err(Reason::SourceKeyAbsent),
+    }
 }
 
 /// A quantity a computed value reads: a controlled one, or one the capture set held fixed
 /// (`context`, A = B). A mapping's own source is never read from the context: a set that does
 /// not change it cannot test it.
-pub(super) fn input_quantity(set: &CaptureSet, key: &str) -> Option<Quantity> {
-    quantity(set, key).or_else(|| {
-        set.spec.context.get(key).map(|v| Quantity {
-            a: v.clone(),
-            b: v.clone(),
-        })
-    })
+pub(super) fn input_quantity(set: &CaptureSet, key: &str) -> Result<Quantity, Reason> {
+    lookup(set, key, true)
 }
 
 /// The mapping's source quantity in a capture set, with the element index of an element map
-/// (the one quantity whose key is the pattern with an index in place of `*`).
-pub(super) fn source_quantity(m: &Mapping, set: &CaptureSet) -> Option<(Quantity, u64)> {
+/// (the one quantity one of whose keys is the pattern with an index in place of `*`).
+pub(super) fn source_quantity(m: &Mapping, set: &CaptureSet) -> Result<(Quantity, u64), Reason> {
     let Some(prefix) = m.source.key.strip_suffix("*]") else {
         return quantity(set, &m.source.key).map(|q| (q, 0));
     };
-    let mut found = set.spec.quantities.iter().filter_map(|(k, q)| {
+    let index_of = |k: &str| -> Option<u64> {
         let index = k.strip_prefix(prefix)?.strip_suffix(']')?;
         let i: u64 = index.parse().ok()?;
-        (i.to_string() == index).then(|| (q.clone(), i))
+        (i.to_string() == index).then_some(i)
+    };
+    let spec = &set.spec;
+    let mut found = spec.quantities.iter().filter_map(|(k, q)| {
+        let i = spec.keys_of(k).find_map(index_of)?;
+        Some((q.clone(), i))
     });
-    let first = found.next()?;
+    let Some(first) = found.next() else {
+        // An unindexed pattern (`initializer:Conv.weight[*]`) that an indexed key unindexes to.
+        let plain = crate::lab::capture::unindexed(prefix) == prefix;
+        let ambiguous = plain
+            && spec.quantities.keys().any(|k| {
+                spec.keys_of(k)
+                    .any(|x| index_of(&crate::lab::capture::unindexed(x)).is_some())
+            });
+        return Err(if ambiguous {
+            Reason::RoleAmbiguous
+        } else {
+            Reason::SourceKeyAbsent
+        });
+    };
     // Two elements of the same tensor changed: not one element's capture.
-    found.next().is_none().then_some(first)
+    match found.next() {
+        None => Ok(first),
+        Some(_) => Err(Reason::SourceKeyAbsent),
+    }
 }
 
 /// The registry compiled into the binary: the committed `differentials/mappings.json` (the
@@ -286,6 +323,8 @@ pub fn placed<'m>(m: &'m Mapping, g: &Graph<'_>, image: &NbgImage<'_>) -> Vec<Pl
             Target::Coefficient { nn, .. } => {
                 out.extend(decoded::buffer_range(g, *nn).map(place));
             }
+            // Found by value: only a check, with the capture set's values, places it.
+            Target::SectionValue { .. } => {}
             Target::DynaioEntry { entry, .. } => {
                 let entries = g.dynaio_ranges();
                 let all = entries.iter().map(|&r| place(r));
@@ -367,6 +406,8 @@ pub fn check_one(
         capture: name.to_string(),
         outcome: Outcome::Inapplicable,
         reason: Reason::FamilyDiffers,
+        source_key: m.source.key.clone(),
+        changes: set.spec.quantities.keys().cloned().collect(),
         source: None,
         element: None,
         candidates: Vec::new(),
@@ -390,12 +431,25 @@ pub fn check_one(
             return row;
         }
     }
-    let Some((q, index)) = source_quantity(m, set) else {
-        row.reason = Reason::SourceKeyAbsent;
-        return row;
+    let (q, index) = match source_quantity(m, set) {
+        Ok(found) => found,
+        Err(reason) => {
+            row.reason = reason;
+            return row;
+        }
     };
     row.source = Some(q.clone());
     row.element = m.is_element_map().then_some(index);
+    // A float where the mapping stores an integer: another data type's quantity (a float
+    // weight of a float16 build under the role a uint8 mapping reads), not asked.
+    let integer = matches!(
+        m.encoding,
+        Some(Encoding::U8 | Encoding::Le16 | Encoding::Le32 | Encoding::Le64)
+    );
+    if integer && [&q.a, &q.b].iter().any(|v| matches!(v, Value::Float(_))) {
+        row.reason = Reason::SourceTypeDiffers;
+        return row;
+    }
     if set.a1 != set.a2 {
         row.reason = Reason::A1DiffersFromA2;
         return row;
@@ -409,7 +463,10 @@ pub fn check_one(
         // A graph without the target place is outside the mapping, not against it.
         if matches!(
             reason,
-            Reason::TargetNotFound | Reason::SourceKeyAbsent | Reason::CoefficientsNotDecoded
+            Reason::TargetNotFound
+                | Reason::SourceKeyAbsent
+                | Reason::RoleAmbiguous
+                | Reason::CoefficientsNotDecoded
         ) {
             row.outcome = Outcome::Inapplicable;
         }
@@ -437,8 +494,9 @@ pub fn check_one(
         }
     }
     for (k, c) in m.computed.iter().enumerate() {
-        let Some((xa, xb)) = computed::inputs(&c.inputs, |key| input_quantity(set, key)) else {
-            return stop(row, Reason::SourceKeyAbsent);
+        let (xa, xb) = match computed::inputs(&c.inputs, |key| input_quantity(set, key)) {
+            Ok(values) => values,
+            Err(reason) => return stop(row, reason),
         };
         let tried: Vec<computed::Candidate> = match c.kept {
             Some(kept) => vec![kept],
@@ -493,8 +551,8 @@ pub fn check_one(
         }
         (Some(Target::Coefficient { nn, part, less }), Some(e)) => {
             let less = match less.as_deref().map(|key| input_quantity(set, key)) {
-                Some(None) => return stop(row, Reason::SourceKeyAbsent),
-                q => q.flatten(),
+                Some(Err(reason)) => return stop(row, reason),
+                q => q.and_then(Result::ok),
             };
             let site = decoded::Site {
                 nn: *nn,
@@ -631,6 +689,23 @@ pub(super) fn resolve(
                 return Err(Reason::TargetNotFound);
             }
             Ok(vec![offset + start + shift])
+        }
+        Target::SectionValue { section } => {
+            let (offset, size) = payload_of(g, section).ok_or(Reason::TargetNotFound)?;
+            if shift != 0 || len == 0 {
+                return Err(Reason::TargetNotFound);
+            }
+            let payload = &a[offset as usize..(offset + size) as usize];
+            let mut found = payload
+                .chunks_exact(len as usize)
+                .enumerate()
+                .filter(|(_, x)| *x == enc_a)
+                .map(|(i, _)| offset + i as u64 * len);
+            match (found.next(), found.next()) {
+                (Some(at), None) => Ok(vec![at]),
+                (None, _) => Err(Reason::TargetNotFound),
+                (Some(_), Some(_)) => Err(Reason::TargetAmbiguous),
+            }
         }
         // Only a primary target (the registry's rule), placed by `decoded::buffer_write`.
         Target::Coefficient { .. } => Err(Reason::TargetNotFound),

@@ -4,7 +4,7 @@
 //! and whose B value is B's bytes at the target, and refutes the rest; promotion keeps the one
 //! candidate every proving capture set keeps.
 
-use super::{Encoding, Quantity, Target, Value, encode};
+use super::{Encoding, Quantity, Reason, Target, Value, encode};
 use serde::{Deserialize, Serialize};
 
 /// Most inputs one computed value reads.
@@ -206,19 +206,23 @@ pub fn integer(c: &Candidate, xs: &[f64]) -> Option<u64> {
     (v.fract() == 0.0 && v >= 0.0 && v < u64::MAX as f64).then_some(v as u64)
 }
 
-/// The A and B numbers of the inputs, when the capture set names every input.
+/// The A and B numbers of the inputs, or why the capture set cannot give one (its lookup's
+/// reason, or `source-not-encodable` for a value that is not a number).
 pub fn inputs(
     keys: &[String],
-    lookup: impl Fn(&str) -> Option<Quantity>,
-) -> Option<(Vec<f64>, Vec<f64>)> {
+    lookup: impl Fn(&str) -> Result<Quantity, Reason>,
+) -> Result<(Vec<f64>, Vec<f64>), Reason> {
     let mut a = Vec::with_capacity(keys.len());
     let mut b = Vec::with_capacity(keys.len());
     for k in keys {
         let q = lookup(k)?;
-        a.push(number(&q.a)?);
-        b.push(number(&q.b)?);
+        let (Some(x), Some(y)) = (number(&q.a), number(&q.b)) else {
+            return Err(Reason::SourceNotEncodable);
+        };
+        a.push(x);
+        b.push(y);
     }
-    Some((a, b))
+    Ok((a, b))
 }
 
 /// A candidate's verdict on one capture set.

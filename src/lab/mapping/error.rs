@@ -155,6 +155,11 @@ pub enum RegistryProblem {
         /// One past its last byte.
         end: u64,
     },
+    /// An element map's primary target is found by value: its elements need a fixed place.
+    #[error(
+        "{0}: an element map's target cannot be a section-value (its elements need a fixed place)"
+    )]
+    ElementByValue(String),
     /// A field target has no name or an offset past 1 MiB; the mapping's name.
     #[error("{0}: field target needs a name and a small offset")]
     FieldTarget(String),

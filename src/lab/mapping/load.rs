@@ -121,6 +121,9 @@ pub(super) fn validate(r: &Registry) -> Result<(), RegistryProblem> {
                 || c.target.is_some() != c.bits.is_empty()
                 || c.bits.len() > computed::MAX_BITS
                 || c.bits.iter().any(|b| !b.is_valid())
+                || c.bits
+                    .iter()
+                    .any(|b| matches!(b.target, Target::SectionValue { .. }))
             {
                 return Err(RegistryProblem::Computed(n.clone()));
             }
@@ -146,6 +149,11 @@ pub(super) fn validate(r: &Registry) -> Result<(), RegistryProblem> {
                         start: *start,
                         end: *end,
                     });
+                }
+                Target::SectionValue { .. }
+                    if m.is_element_map() && m.target.as_ref() == Some(t) =>
+                {
+                    return Err(RegistryProblem::ElementByValue(n.clone()));
                 }
                 Target::Field { field, offset } if field.is_empty() || *offset > 1 << 20 => {
                     return Err(RegistryProblem::FieldTarget(n.clone()));

@@ -38,7 +38,7 @@ pub use run::*;
 use crate::digest::Hash256;
 use crate::exit::Exit;
 use crate::files::InputError;
-use crate::lab::capture::CaptureSet;
+use crate::lab::capture::{CaptureSet, KeyMatch};
 pub use crate::lab::capture::{MAX_QUANTITIES, Quantity, Value};
 use crate::nbg::failure::Failure;
 use crate::nbg::family::NbgFamily;

@@ -105,8 +105,15 @@ pub enum Reason {
     FamilyDiffers,
     /// The capture set's target word is not the mapping's `pid`.
     TargetDiffers,
-    /// `differential.json` lacks the mapping's source key.
+    /// `differential.json` lacks the mapping's source key: the capture set does not change that
+    /// quantity (or its graph has no such role).
     SourceKeyAbsent,
+    /// The mapping's key names a node kind without an index (`Conv.weight`) and the capture's
+    /// model has several such nodes: which one is meant is not guessed.
+    RoleAmbiguous,
+    /// The source value is a float where the mapping stores an integer: a quantity of another
+    /// data type under the same role (a float16 build's weight), which the mapping is not about.
+    SourceTypeDiffers,
     /// A1 and A2 differ: the serializer is not deterministic.
     A1DiffersFromA2,
     /// A and B differ in size.
@@ -134,7 +141,8 @@ pub struct Source {
     /// What the quantity is, in words.
     pub text: String,
     /// `source` (the `a_source`/`b_source` bytes) or a key of `quantities`; a key ending in
-    /// `[*]` (`initializer:w_q[*]`) is an element map: it matches `initializer:w_q[37]`, and
+    /// `[*]` (`initializer:Conv.weight[*]`) is an element map: it matches
+    /// `initializer:Conv[0].weight[37]` or an alias of it, and
     /// element `i` lands `i` encoded widths after the target.
     pub key: String,
 }
@@ -202,7 +210,7 @@ pub enum Target {
         nn: u32,
         /// The kernels or the biases.
         part: crate::nbg::coefficients::Tensor,
-        /// A quantity of the capture set (controlled or context, `zero-point:w_q`) subtracted
+        /// A quantity of the capture set (controlled or context, `zero-point:layer.weight`) subtracted
         /// from the source value before it is stored: Mesa's `etnaviv_ml_nn_v8.c` writes a
         /// weight less its zero point.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -216,6 +224,15 @@ pub enum Target {
         start: u64,
         /// One past the last payload byte of the range.
         end: u64,
+    },
+    /// The one place in a section's payload (v2 type name or v1 table name), on a multiple of
+    /// the value's width from the payload's start, where A holds the encoded A value: found
+    /// afresh in each graph, so that the mapping holds where the layers around it move the
+    /// value (a shader uniform in LOADSTATE). Two such places are `target-ambiguous`, none
+    /// `target-not-found`; an element map's target and a bit field need a fixed place.
+    SectionValue {
+        /// The v2 section type name or v1 table name.
+        section: String,
     },
 }
 

@@ -169,7 +169,8 @@ pub(super) fn infer_shape(
 ) -> Result<Option<Shape>, Refusal> {
     let shape = |k: usize| inputs.get(k).and_then(|f| f.shape.clone());
     Ok(match op {
-        "Cast" | "Dropout" => shape(0),
+        // Quantize and dequantize keep their input's shape (the ONNX operator definitions).
+        "Cast" | "Dropout" | "QuantizeLinear" | "DequantizeLinear" => shape(0),
         o if UNARY.contains(&o) => shape(0),
         o if BROADCAST.contains(&o) || o == "Sum" || o == "PRelu" => {
             let mut acc: Option<Vec<Option<i64>>> = Some(vec![]);
