@@ -230,6 +230,37 @@ pub const SETS: &[Set] = &[
         "user-relu-conv-u8",
         &[E("c_zp", 0, 20.0)],
     ),
+    // A padded Conv, whose shader keeps its uniforms elsewhere.
+    set(
+        "user-pad-input-scale-quarter",
+        "user-conv-pad-u8",
+        &[E("pic_scale", 0, 0.25)],
+    ),
+    set(
+        "user-pad-weight-scale-half",
+        "user-conv-pad-u8",
+        &[E("wt_scale", 0, 0.5)],
+    ),
+    set(
+        "user-pad-output-scale-four",
+        "user-conv-pad-u8",
+        &[E("feat_scale", 0, 4.0)],
+    ),
+    set(
+        "user-pad-input-zero-point-100",
+        "user-conv-pad-u8",
+        &[E("pic_zp", 0, 100.0)],
+    ),
+    set(
+        "user-pad-weight-zero-point-12",
+        "user-conv-pad-u8",
+        &[E("wt_zp", 0, 12.0)],
+    ),
+    set(
+        "user-pad-output-zero-point-20",
+        "user-conv-pad-u8",
+        &[E("feat_zp", 0, 20.0)],
+    ),
     set(
         "user-add-constant-0",
         "user-relu-add-fp16",

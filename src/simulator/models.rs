@@ -438,12 +438,12 @@ pub fn bases() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     all().into_iter().chain(nn()).chain(named()).collect()
 }
 
-/// Models as a user writes them, never the project's names (`img`, `k`, `bb`, `c`, `r`), each
-/// with a Relu beside its QDQ uint8 Conv 3x3: the second model every promoted serializer
-/// mapping of the conv sets is proved on (issue 66), so that a mapping keyed by a role
-/// (`zero-point:Conv.weight`) is shown to hold whatever the tensors are called and whatever
-/// surrounds the Conv. The Relu after the Conv leaves the Conv's input a graph input; the Relu
-/// before it leaves its output the graph output.
+/// Models as a user writes them, never the project's names (`img`, `k`, `bb`, `c`, `r`): the
+/// second models every promoted serializer mapping is proved on (issue 66), so that a mapping
+/// keyed by a role (`zero-point:Conv.weight`) is shown to hold whatever the tensors are called
+/// and whatever surrounds the quantity. A Relu after the Conv leaves the Conv's input a graph
+/// input; a Relu before it leaves its output the graph output; padding moves its shader's
+/// uniforms; the Add, static, float16 and Gemm models match the other sets' kinds.
 pub fn named() -> Vec<(&'static str, &'static str, Vec<u8>)> {
     let mut rng = Rng::new(0x757365);
     let r = &mut rng;
@@ -501,6 +501,40 @@ pub fn named() -> Vec<(&'static str, &'static str, Vec<u8>)> {
                 inits,
                 &[("img", &[1, 4, 8, 8])],
                 &[(output, &[1, 8, 6, 6])],
+            ),
+        ));
+    }
+    // A "same"-padded Conv (8x8 out): another shader, whose uniforms sit elsewhere in
+    // LOADSTATE (measured), so the mappings that find them by value are held to it.
+    {
+        let (mut inits, mut nodes) = qdq("pic", 0.5, 128, false);
+        let (k, kn) = quantized_const(r, "wt", &[8, 4, 3, 3], 0.25, 10, false);
+        inits.extend(k);
+        nodes.push(kn);
+        let (b, bn) = named_bias(r, "bias", 8, 256, 0.125);
+        inits.extend(b);
+        nodes.push(bn);
+        nodes.push(node(
+            "Conv",
+            &["pic_dq", "wt_dq", "bias_dq"],
+            &["feat"],
+            vec![
+                fixtures::ints("kernel_shape", &[3, 3]),
+                fixtures::ints("pads", &[1, 1, 1, 1]),
+            ],
+        ));
+        let (c, cn) = qdq("feat", 2.0, 5, false);
+        inits.extend(c);
+        nodes.extend(cn);
+        out.push((
+            "user-conv-pad-u8",
+            "QDQ uint8 Conv 3x3 padded to 8x8, in a user's names",
+            model(
+                "user_conv_pad_u8",
+                nodes,
+                inits,
+                &[("pic", &[1, 4, 8, 8])],
+                &[("feat_dq", &[1, 8, 8, 8])],
             ),
         ));
     }

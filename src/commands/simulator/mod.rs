@@ -128,8 +128,8 @@ pub enum Command {
     /// command and on one that runs it as a TP command, static-constant conv (3x3 alone, with a fused Relu or MaxPool, and 5x5),
     /// depthwise and Gemm models on the parts that run them on NN (8-bit on 0x1000003b and 0x9f,
     /// float16 on 0x1000000e), and the same quantities in models in a user's own names; one
-    /// quantity changed per B, keyed by its role in the graph; 245 compiles in one driver
-    /// context per target and network name, A2 in another; about 150 s on 2 cores) and compare with the committed
+    /// quantity changed per B, keyed by its role in the graph; 257 compiles in one driver
+    /// context per target and network name, A2 in another; about 3 minutes on 2 cores) and compare with the committed
     /// files, or with --write regenerate them. Exit 0 identical or written, 1 a difference, 2
     /// a missing driver.
     CaptureSets {

@@ -484,12 +484,15 @@ pub fn check_one(
             return stop(row, Reason::SourceNotEncodable);
         };
         match resolve(&p.target, ga, ia, a, &x, 0) {
-            Ok(at) => fixed.push(Planned {
-                at: at[0],
-                a: x,
-                b: y,
-                role: WriteRole::Target,
-            }),
+            Ok(at) => {
+                let all = if p.target.every() { at.len() } else { 1 };
+                fixed.extend(at.into_iter().take(all).map(|at| Planned {
+                    at,
+                    a: x.clone(),
+                    b: y.clone(),
+                    role: WriteRole::Target,
+                }));
+            }
             Err(reason) => return stop(row, reason),
         }
     }
@@ -626,10 +629,18 @@ pub(super) fn candidate_writes(
     if let Some(target) = &c.target {
         let x = computed::encoded(cand, c.encoding, xa)?;
         let y = computed::encoded(cand, c.encoding, xb)?;
-        let at = resolve(target, ga, ia, a, &x, 0).ok()?[0];
-        let kept =
-            x.len() == y.len() && a[range(at, x.len())] == x[..] && b[range(at, y.len())] == y[..];
-        return (x.len() == y.len()).then(|| (vec![planned(at, x, y)], kept));
+        let places = resolve(target, ga, ia, a, &x, 0).ok()?;
+        let all = if target.every() { places.len() } else { 1 };
+        let places = &places[..all];
+        let kept = x.len() == y.len()
+            && places
+                .iter()
+                .all(|&at| a[range(at, x.len())] == x[..] && b[range(at, y.len())] == y[..]);
+        let writes = places
+            .iter()
+            .map(|&at| planned(at, x.clone(), y.clone()))
+            .collect();
+        return (x.len() == y.len()).then_some((writes, kept));
     }
     let (va, vb) = (computed::integer(cand, xa)?, computed::integer(cand, xb)?);
     let mut writes = Vec::new();
@@ -690,21 +701,26 @@ pub(super) fn resolve(
             }
             Ok(vec![offset + start + shift])
         }
-        Target::SectionValue { section } => {
+        Target::SectionValue { section, every } => {
             let (offset, size) = payload_of(g, section).ok_or(Reason::TargetNotFound)?;
             if shift != 0 || len == 0 {
                 return Err(Reason::TargetNotFound);
             }
             let payload = &a[offset as usize..(offset + size) as usize];
-            let mut found = payload
-                .chunks_exact(len as usize)
+            let step = len.min(4) as usize;
+            let found: Vec<u64> = payload
+                .windows(len as usize)
+                .step_by(step)
                 .enumerate()
                 .filter(|(_, x)| *x == enc_a)
-                .map(|(i, _)| offset + i as u64 * len);
-            match (found.next(), found.next()) {
-                (Some(at), None) => Ok(vec![at]),
-                (None, _) => Err(Reason::TargetNotFound),
-                (Some(_), Some(_)) => Err(Reason::TargetAmbiguous),
+                .map(|(i, _)| offset + (i * step) as u64)
+                .take(MAX_CANDIDATES + 1)
+                .collect();
+            match found.len() {
+                0 => Err(Reason::TargetNotFound),
+                1 => Ok(found),
+                n if *every && n <= MAX_CANDIDATES => Ok(found),
+                _ => Err(Reason::TargetAmbiguous),
             }
         }
         // Only a primary target (the registry's rule), placed by `decoded::buffer_write`.

@@ -155,9 +155,11 @@ pub enum RegistryProblem {
         /// One past its last byte.
         end: u64,
     },
-    /// An element map's primary target is found by value: its elements need a fixed place.
+    /// An element map's primary target is found by value (its elements need a fixed place), or
+    /// a primary target is every place holding the value (only further placements and computed
+    /// values may be).
     #[error(
-        "{0}: an element map's target cannot be a section-value (its elements need a fixed place)"
+        "{0}: a primary target cannot be a section-value of an element map, nor one with every"
     )]
     ElementByValue(String),
     /// A field target has no name or an offset past 1 MiB; the mapping's name.

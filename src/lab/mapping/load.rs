@@ -150,8 +150,8 @@ pub(super) fn validate(r: &Registry) -> Result<(), RegistryProblem> {
                         end: *end,
                     });
                 }
-                Target::SectionValue { .. }
-                    if m.is_element_map() && m.target.as_ref() == Some(t) =>
+                Target::SectionValue { every, .. }
+                    if (m.is_element_map() || *every) && m.target.as_ref() == Some(t) =>
                 {
                     return Err(RegistryProblem::ElementByValue(n.clone()));
                 }
@@ -169,6 +169,13 @@ pub(super) fn validate(r: &Registry) -> Result<(), RegistryProblem> {
 pub(super) fn parse_pid(p: &str) -> Option<u32> {
     // The registry's canonical form: `0x` and exactly eight digits.
     crate::word::parse(p).ok().filter(|_| p.len() == 10)
+}
+
+impl Target {
+    /// Whether the target is every place holding the value (`section-value` with `every`).
+    pub fn every(&self) -> bool {
+        matches!(self, Target::SectionValue { every: true, .. })
+    }
 }
 
 impl Mapping {

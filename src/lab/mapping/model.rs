@@ -226,13 +226,18 @@ pub enum Target {
         end: u64,
     },
     /// The one place in a section's payload (v2 type name or v1 table name), on a multiple of
-    /// the value's width from the payload's start, where A holds the encoded A value: found
-    /// afresh in each graph, so that the mapping holds where the layers around it move the
-    /// value (a shader uniform in LOADSTATE). Two such places are `target-ambiguous`, none
-    /// `target-not-found`; an element map's target and a bit field need a fixed place.
+    /// the value's width (at most a 32-bit word) from the payload's start, where A holds the
+    /// encoded A value: found afresh in each graph, so that the mapping holds where the layers
+    /// around it move the value (a shader uniform in LOADSTATE). Two such places are
+    /// `target-ambiguous`, none `target-not-found`; with `every`, every such place (a zero
+    /// point filling two tables). An element map's target and a bit field need a fixed place,
+    /// and only a further placement or a computed value takes `every`.
     SectionValue {
         /// The v2 section type name or v1 table name.
         section: String,
+        /// Every place holding the value, not exactly one.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        every: bool,
     },
 }
 
