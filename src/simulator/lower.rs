@@ -303,8 +303,8 @@ fn fold_shape_arithmetic(model: &mut ModelProto) -> Result<(), Unsupported> {
     Ok(())
 }
 
-/// The output shape of a Resize of a static input by constant scales (each dimension times
-/// its scale, rounded down) or sizes.
+/// The output shape of a Resize of a static input by constant scales or sizes, when they are
+/// constant (`resize_shape`).
 fn resized(
     n: &NodeProto,
     inits: &BTreeMap<String, Cow<'_, TensorProto>>,
@@ -316,17 +316,23 @@ fn resized(
             .get(k)
             .filter(|s| !s.is_empty())
             .and_then(|s| values(inits.get(s)?))
+            .unwrap_or_default()
     };
-    if let Some(sizes) = constant(3).filter(|v| v.len() == x.len()) {
+    resize_shape(x, &constant(2), &constant(3))
+}
+
+/// The output shape of resizing `x`: the sizes when there is one per axis, else each dimension
+/// times its scale, rounded down (ONNX Resize); none when neither has one per axis.
+fn resize_shape(x: &[i64], scales: &[f64], sizes: &[f64]) -> Option<Vec<i64>> {
+    if sizes.len() == x.len() {
         return Some(sizes.iter().map(|&v| v as i64).collect());
     }
-    let scales = constant(2).filter(|v| v.len() == x.len())?;
-    Some(
+    (scales.len() == x.len()).then(|| {
         x.iter()
-            .zip(&scales)
+            .zip(scales)
             .map(|(&d, &f)| (d as f64 * f).floor() as i64)
-            .collect(),
-    )
+            .collect()
+    })
 }
 
 /// Most elements a folded shape computation holds: shapes are short lists.
@@ -1936,14 +1942,7 @@ fn lower_node(l: &mut Lowering<'_>, index: usize, n: &NodeProto) -> Result<(), U
                 Some(v) => l.constant_values(&node, v)?,
                 None => vec![],
             };
-            let o: Vec<i64> = if sizes.len() == s.len() {
-                sizes.iter().map(|&v| v as i64).collect()
-            } else if scales.len() == s.len() {
-                s.iter()
-                    .zip(&scales)
-                    .map(|(&d, &f)| (d as f64 * f).floor() as i64)
-                    .collect()
-            } else {
+            let Some(o) = resize_shape(&s, &scales, &sizes) else {
                 return refuse(&node, "scales or sizes must be constant, one per axis");
             };
             if s.len() != 4 || o[0] != s[0] || o[1] != s[1] || o[2] % s[2] != 0 || o[3] % s[3] != 0
