@@ -376,11 +376,8 @@ fn shape_arithmetic(
     match op {
         "Shape" => {
             let s = shapes.get(n.input.first()?)?;
-            let len = s.len() as i64;
-            let clamp = |x: i64| (if x < 0 { x + len } else { x }).clamp(0, len) as usize;
-            let start = clamp(attr(n, "start").and_then(|a| a.i).unwrap_or(0));
-            let end = clamp(attr(n, "end").and_then(|a| a.i).unwrap_or(len));
-            list(s.get(start..end.max(start))?.to_vec())
+            let (start, end) = checker::shape_range(n, s.len());
+            list(s.get(start..end)?.to_vec())
         }
         "Cast" => {
             let to = attr(n, "to").and_then(|a| a.i)?;

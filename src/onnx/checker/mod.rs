@@ -21,7 +21,7 @@ mod shapes;
 use payload::*;
 pub use schemas::*;
 use shapes::*;
-pub use shapes::{AutoPad, window_output};
+pub use shapes::{AutoPad, shape_range, window_output};
 
 use super::error::OnnxError;
 use super::proto::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeValue};

@@ -150,7 +150,7 @@ pub(super) fn infer_value(
 }
 
 /// The dimensions `Shape` reports: `start` and `end` clamped into `0..=rank`.
-pub(super) fn shape_range(n: &NodeProto, rank: usize) -> (usize, usize) {
+pub fn shape_range(n: &NodeProto, rank: usize) -> (usize, usize) {
     let r = rank as i64;
     let at = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
     let a = at(int_attr(n, "start").unwrap_or(0));
