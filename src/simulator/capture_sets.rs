@@ -18,9 +18,14 @@ use std::path::Path;
 /// The folder, relative to the project.
 pub const DIR: &str = "differentials/serializer";
 
-/// The spec's NN-engine part (its convolutions run on shaders, measured) and a GC part whose
-/// every layer runs on shaders: the conv and add sets.
-pub const TARGETS: [&str; 2] = ["VIP9000NANOS_PID0X1000000E", "GCNANOULTRA31_VIP2_PID0X15"];
+/// The spec's NN-engine part (its convolutions run on shaders, measured), a GC part whose
+/// every layer runs on shaders, and the A733's part, which runs these convolutions on shaders
+/// too while their constants are not static: the conv and add sets.
+pub const TARGETS: [&str; 3] = [
+    "VIP9000NANOS_PID0X1000000E",
+    "GCNANOULTRA31_VIP2_PID0X15",
+    COEFFICIENT_TARGETS[0],
+];
 /// The part whose Relu after a Gemm runs as an NN command: the NN sets.
 pub const NN_TARGETS: [&str; 1] = ["VIP9000NANODI_PID0X1000001E"];
 /// Parts whose convolutions and fully connected layers run on NN once their constants are
@@ -681,11 +686,19 @@ pub fn build(
     // (A), whose second compile (A2) is of pass 1: a context of its own, so that it repeats
     // the whole compile.
     let mut jobs: Vec<(&Config, &Set, Option<Vec<u8>>, u8)> = Vec::new();
+    // Each part once, though it may serve several kinds of set (0x1000003b: conv and
+    // coefficient sets).
+    let mut parts: Vec<&str> = Vec::new();
     for name in TARGETS
         .iter()
         .chain(&NN_TARGETS)
         .chain(&COEFFICIENT_TARGETS)
     {
+        if !parts.contains(name) {
+            parts.push(name);
+        }
+    }
+    for name in &parts {
         let config = configs
             .iter()
             .find(|c| c.name == *name)

@@ -124,12 +124,12 @@ pub enum Command {
         write: bool,
     },
     /// differentials/serializer: recompile every capture set (conv and add models on an
-    /// NN-engine and a shader-only part, a Gemm + Relu on a part that runs the Relu as an NN
+    /// NN-engine part, a shader-only part and 0x1000003b (on shaders), a Gemm + Relu on a part that runs the Relu as an NN
     /// command and on one that runs it as a TP command, static-constant conv (3x3 alone, with a fused Relu or MaxPool, and 5x5),
     /// depthwise and Gemm models on the parts that run them on NN (8-bit on 0x1000003b and 0x9f,
     /// float16 on 0x1000000e), and the same quantities in models in a user's own names; one
-    /// quantity changed per B, keyed by its role in the graph; 257 compiles in one driver
-    /// context per target and network name, A2 in another; about 3 minutes on 2 cores) and compare with the committed
+    /// quantity changed per B, keyed by its role in the graph; 326 compiles in one driver
+    /// context per target and network name, A2 in another; about 5 minutes on 2 cores) and compare with the committed
     /// files, or with --write regenerate them. Exit 0 identical or written, 1 a difference, 2
     /// a missing driver.
     CaptureSets {
