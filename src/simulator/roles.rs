@@ -97,26 +97,12 @@ impl<'g> Roles<'g> {
         Roles { g, scopes }
     }
 
-    /// The network inputs that are not initializers, in order.
-    fn inputs(&self) -> impl Iterator<Item = &'g str> {
-        let inits: BTreeSet<&str> = self
-            .g
-            .initializer
-            .iter()
-            .filter_map(|t| t.name.as_deref())
-            .collect();
-        self.g
-            .input
-            .iter()
-            .filter_map(|v| v.name.as_deref())
-            .filter(move |n| !inits.contains(n))
-    }
-
     /// Every role of the value that `tensors` hold (a value and its quantized and dequantized
     /// forms), the graph's ends first, then by node; empty when it has none.
     pub fn of_value(&self, tensors: &BTreeSet<&str>) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for (i, name) in self.inputs().enumerate() {
+        let inputs = crate::onnx::audit::runtime_inputs(self.g).filter_map(|v| v.name.as_deref());
+        for (i, name) in inputs.enumerate() {
             if tensors.contains(name) {
                 out.push(format!("graph.input[{i}]"));
             }
@@ -142,12 +128,8 @@ impl<'g> Roles<'g> {
                         .map(|(i, _)| input_slot(op(n), i)),
                 );
             for slot in slots {
-                for scope in scopes {
-                    let layer_slot = scope.starts_with("layer");
-                    if !layer_slot || WEIGHTED.contains(&op(n)) {
-                        out.push(format!("{scope}.{slot}"));
-                    }
-                }
+                // `layer` scopes exist only on weighted nodes (`new`).
+                out.extend(scopes.iter().map(|scope| format!("{scope}.{slot}")));
             }
         }
         let mut seen = BTreeSet::new();
