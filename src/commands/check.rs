@@ -2,8 +2,7 @@
 
 use super::{print, print_json, status};
 use nbg_lab::exit::Exit;
-use nbg_lab::lab::compatibility::{self, Expect};
-use nbg_lab::nbg::family::NbgFamily;
+use nbg_lab::lab::compatibility::{self, Expect, Judgement};
 use nbg_lab::report::{board, json, text};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,37 +43,16 @@ pub fn exec(args: Args) -> ExitCode {
             unreadable = true;
             Err(super::unreadable(e))
         });
-        let unexplained = parsed
-            .as_ref()
-            .ok()
-            .and_then(|g| g.crc_summary().unexplained());
-        let crc = unexplained.is_some().then_some("unexplained");
-        let parsed = match (parsed, unexplained) {
-            (Ok(_), Some(f)) if args.strict => Err(f),
-            (p, _) => p,
-        };
-        match parsed {
-            Ok(g) if expect.target.is_some() || expect.runtime.is_some() => {
-                let v = compatibility::verdict(&shown, &g, expect);
-                ok &= v.verdict == compatibility::Outcome::Compatible;
-                if args.format.json {
-                    docs.push(json::value(&v));
-                } else {
-                    print(&board::verdict(&v));
-                }
-            }
-            Ok(_) if args.format.json => {
-                docs.push(json::Entry::done(&shown, json::Parses { verdict: "ok", crc }).to_json())
-            }
-            Ok(_) => print(&text::parses(&shown, crc.is_some())),
-            Err(f) => {
-                ok = false;
-                if args.format.json {
-                    docs.push(json::Entry::<()>::failed(&shown, &f).to_json());
-                } else {
-                    print(&text::failed(&shown, &f));
-                }
-            }
+        let judged = compatibility::judge(&shown, parsed, expect, args.strict);
+        ok &= judged.passes();
+        if args.format.json {
+            docs.push(json::judgement(&shown, &judged));
+            continue;
+        }
+        match &judged {
+            Judgement::Verdict(v) => print(&board::verdict(v)),
+            Judgement::Parses { crc_unexplained } => print(&text::parses(&shown, *crc_unexplained)),
+            Judgement::Failed(f) => print(&text::failed(&shown, f)),
         }
     }
     if args.format.json {

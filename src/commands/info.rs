@@ -15,20 +15,11 @@ pub struct Args {
     format: super::args::Format,
 }
 
-/// The driver's configurations, when it is installed (it names the PIDs).
+/// The driver's configurations, when it is installed (the board names of `nbg info`).
 fn configurations() -> Option<Vec<Configuration>> {
     #[cfg(feature = "onnx")]
-    if let Ok(configs) = nbg_lab::simulator::installed_configs() {
-        return Some(
-            configs
-                .into_iter()
-                .map(|c| Configuration {
-                    name: c.name,
-                    pid: c.pid,
-                })
-                .collect(),
-        );
-    }
+    return nbg_lab::simulator::info_configurations();
+    #[cfg(not(feature = "onnx"))]
     None
 }
 

@@ -74,12 +74,7 @@ pub fn exec(args: Args) -> ExitCode {
             return usage_error(e);
         }
         if args.format.json {
-            let entry = json::RoundTrip {
-                reencoding: &records,
-                ledger_exact: emitted.is_ok(),
-                ledger_error: emitted.as_ref().err().map(ToString::to_string),
-            };
-            docs.push(json::Entry::done(&name.to_string(), entry).to_json());
+            docs.push(json::round_trip(&name.to_string(), &records, &emitted));
         } else {
             print(&text::roundtrip(
                 &name.to_string(),

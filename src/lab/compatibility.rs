@@ -173,3 +173,54 @@ pub fn verdict(file: &str, graph: &Graph<'_>, expect: Expect) -> Verdict {
         checks,
     }
 }
+
+/// What `nbg check` says of one file: its verdict against a device, that it parses, or the
+/// first rule it breaks.
+#[derive(Clone, Debug)]
+pub enum Judgement {
+    /// The file parses and was judged against a device (`--target`, `--runtime`).
+    Verdict(Verdict),
+    /// The file parses; no device was named.
+    Parses {
+        /// A v1 CRC field matches no known rule (a failure under `--strict`).
+        crc_unexplained: bool,
+    },
+    /// The file is not a valid NBG (or could not be read: an `unreadable` failure).
+    Failed(crate::nbg::failure::Failure),
+}
+
+impl Judgement {
+    /// Whether the file passes.
+    pub fn passes(&self) -> bool {
+        match self {
+            Judgement::Verdict(v) => v.verdict == Outcome::Compatible,
+            Judgement::Parses { .. } => true,
+            Judgement::Failed(_) => false,
+        }
+    }
+}
+
+/// Judge the file `shown` from its parse: with `strict`, a v1 CRC field that no known rule
+/// explains fails it.
+pub fn judge(
+    shown: &str,
+    parsed: Result<Graph<'_>, crate::nbg::failure::Failure>,
+    expect: Expect,
+    strict: bool,
+) -> Judgement {
+    use crate::nbg::family::NbgFamily as _;
+    let graph = match parsed {
+        Ok(g) => g,
+        Err(f) => return Judgement::Failed(f),
+    };
+    let unexplained = graph.crc_summary().unexplained();
+    match unexplained {
+        Some(f) if strict => Judgement::Failed(f),
+        _ if expect.target.is_some() || expect.runtime.is_some() => {
+            Judgement::Verdict(verdict(shown, &graph, expect))
+        }
+        u => Judgement::Parses {
+            crc_unexplained: u.is_some(),
+        },
+    }
+}

@@ -74,6 +74,20 @@ pub struct Parses {
     pub crc: Option<&'static str>,
 }
 
+/// One file's entry of `nbg check --json`: its verdict, `{"verdict": "ok"}` (with `"crc":
+/// "unexplained"` where a v1 CRC field matches no known rule), or its failure.
+pub fn judgement(file: &str, j: &crate::lab::compatibility::Judgement) -> Value {
+    use crate::lab::compatibility::Judgement;
+    match j {
+        Judgement::Verdict(v) => value(v),
+        Judgement::Parses { crc_unexplained } => {
+            let crc = crc_unexplained.then_some("unexplained");
+            Entry::done(file, Parses { verdict: "ok", crc }).to_json()
+        }
+        Judgement::Failed(f) => Entry::<()>::failed(file, f).to_json(),
+    }
+}
+
 /// A graph's patch records resolved, as `nbg patches --json` lists them.
 #[derive(Serialize)]
 pub struct Patches {
@@ -83,7 +97,7 @@ pub struct Patches {
 
 /// A file's `nbg roundtrip --json` entry: the ledger's emission and the re-encoding counts.
 #[derive(Serialize)]
-pub struct RoundTrip<'a> {
+struct RoundTrip<'a> {
     /// The re-encoding counts.
     #[serde(flatten)]
     pub reencoding: &'a crate::nbg::reencode::Reencoding,
@@ -92,6 +106,21 @@ pub struct RoundTrip<'a> {
     /// Why it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ledger_error: Option<String>,
+}
+
+/// One file's `nbg roundtrip --json` entry: its records re-encoded through the field map and
+/// whether the ledger re-emits it byte for byte (why not, when it does not).
+pub fn round_trip<T, E: std::fmt::Display>(
+    file: &str,
+    reencoding: &crate::nbg::reencode::Reencoding,
+    emitted: &Result<T, E>,
+) -> Value {
+    let entry = RoundTrip {
+        reencoding,
+        ledger_exact: emitted.is_ok(),
+        ledger_error: emitted.as_ref().err().map(ToString::to_string),
+    };
+    Entry::done(file, entry).to_json()
 }
 
 /// A file's `nbg roundtrip --json` entry when it does not parse or has no ledger.

@@ -128,6 +128,19 @@ pub fn installed_configs() -> Result<Vec<Config>, VendorError> {
     Ok(targets::table(&sdk::emulator_library()?))
 }
 
+/// The installed driver's configurations as `nbg info` names a file's board by them (its
+/// target word against their PIDs), or `None` when no driver is installed.
+pub fn info_configurations() -> Option<Vec<crate::lab::info::Configuration>> {
+    let configs = installed_configs().ok()?;
+    let named = configs
+        .into_iter()
+        .map(|c| crate::lab::info::Configuration {
+            name: c.name,
+            pid: c.pid,
+        });
+    Some(named.collect())
+}
+
 /// The driver's configurations, read from its emulator library.
 pub fn configs(sdk: &Sdk) -> Result<Vec<Config>, VendorError> {
     let path = sdk.emulator();

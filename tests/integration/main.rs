@@ -26,6 +26,7 @@ mod onnx;
 #[cfg(feature = "onnx")]
 mod onnx_shapes;
 mod patches;
+mod python;
 mod real_v2;
 mod records;
 mod report;
