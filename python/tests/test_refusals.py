@@ -118,3 +118,36 @@ def test_mutated_files_raise_only_nbg_errors():
             nbg_lab.image(bytes(b))
         except nbg_lab.NbgError as e:
             assert e.code != "internal-panic", e
+
+
+def test_a_file_rewritten_while_it_is_parsed_gives_a_graph_or_an_nbg_error(sample, tmp_path):
+    """Another thread cuts the file and writes it back while parses run: each parse sees the
+    whole file, a cut one (a rule's code) or a short read (`unreadable`), never anything else."""
+    import threading
+
+    data = sample.read_bytes()
+    path = tmp_path / "rewritten.nb"
+    path.write_bytes(data)
+    stop = threading.Event()
+
+    def rewrite():
+        while not stop.is_set():
+            with open(path, "r+b") as f:
+                f.truncate(len(data) // 3)
+                f.seek(0)
+                f.write(data)
+
+    writer = threading.Thread(target=rewrite)
+    writer.start()
+    seen = set()
+    try:
+        for _ in range(40):
+            try:
+                seen.add(nbg_lab.parse(path).sha256 == nbg_lab.parse(data).sha256)
+            except nbg_lab.NbgError as e:
+                assert e.code != "internal-panic", e
+                seen.add(e.code)
+    finally:
+        stop.set()
+        writer.join()
+    assert seen

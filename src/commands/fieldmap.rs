@@ -1,7 +1,7 @@
 //! `nbg fieldmap [--family v1|v2] [--format json|ksy|md]`: the field map, exported.
 
 use super::{print, usage_error};
-use nbg_lab::nbg::fieldmap::Family;
+use nbg_lab::Family;
 use nbg_lab::report::fieldmap::{Export, render};
 use std::process::ExitCode;
 
@@ -31,9 +31,9 @@ pub struct Args {
 
 pub fn exec(args: Args) -> ExitCode {
     let family = match args.family {
-        None => Family::Both,
-        Some(FamilyArg::V1) => Family::V1,
-        Some(FamilyArg::V2) => Family::V2,
+        None => None,
+        Some(FamilyArg::V1) => Some(Family::V1),
+        Some(FamilyArg::V2) => Some(Family::V2),
     };
     let format = match args.format {
         FormatArg::Json => Export::Json,

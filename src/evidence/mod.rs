@@ -11,7 +11,7 @@ use crate::lab::corpus::ConfigError;
 use crate::lab::differential::{CaptureError, LoadError};
 use crate::lab::mapping::{CaptureFailure, MappingError};
 use crate::nbg::failure::Failure;
-use crate::nbg::fieldmap::Family;
+use crate::nbg::format::Family;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::parse;
 use crate::report::ReportError;
@@ -246,19 +246,19 @@ pub fn mapping_evidence(root: &Path) -> Result<Vec<Generated>, EvidenceError> {
 }
 
 /// The committed exports of the field map: (path, family, format).
-pub const FIELDMAP_EXPORTS: [(&str, Family, Export); 4] = [
+pub const FIELDMAP_EXPORTS: [(&str, Option<Family>, Export); 4] = [
+    ("evidence/fieldmap/fieldmap.json", None, Export::Json),
+    ("evidence/fieldmap/fieldmap.md", None, Export::Markdown),
     (
-        "evidence/fieldmap/fieldmap.json",
-        Family::Both,
-        Export::Json,
+        "evidence/fieldmap/nbg_v1.ksy",
+        Some(Family::V1),
+        Export::Ksy,
     ),
     (
-        "evidence/fieldmap/fieldmap.md",
-        Family::Both,
-        Export::Markdown,
+        "evidence/fieldmap/nbg_v2.ksy",
+        Some(Family::V2),
+        Export::Ksy,
     ),
-    ("evidence/fieldmap/nbg_v1.ksy", Family::V1, Export::Ksy),
-    ("evidence/fieldmap/nbg_v2.ksy", Family::V2, Export::Ksy),
 ];
 
 /// Rebuild `evidence/fieldmap/*`: the field map as JSON, Markdown and Kaitai Struct.

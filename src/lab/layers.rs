@@ -189,7 +189,7 @@ pub struct Compared {
     /// empty where the prediction is not the layer's alone (a fully connected layer's kernel is
     /// the command's own input image, its inputs a product of three parts).
     #[serde(skip)]
-    pub parts: &'static [&'static str],
+    pub parts: Vec<&'static str>,
 }
 
 /// The operator a command is paired with.
@@ -264,14 +264,16 @@ fn dims(shape: &[i64]) -> Option<Vec<u64>> {
 }
 
 fn compared(field: &'static str, nbg: Vec<u64>, model: Vec<u64>) -> Compared {
-    let parts: &'static [&'static str] = match field {
-        "in_image" => &["in_image_x_size", "in_image_y_size"],
-        "kernel" => &["kernel_xy_size", "kernel_y_size"],
-        "kernel_z" => &["kernel_z_size"],
-        "out_image" => &["out_image_x_size", "out_image_y_size"],
-        "out_z" => &["out_image_z_size"],
+    use crate::nbg::fieldmap::nn_command as nn;
+    let parts: &[crate::nbg::fieldmap::BitPart] = match field {
+        "in_image" => &[nn::word1::in_image_x_size, nn::word1::in_image_y_size],
+        "kernel" => &[nn::word0::kernel_xy_size, nn::word8::kernel_y_size],
+        "kernel_z" => &[nn::word0::kernel_z_size],
+        "out_image" => &[nn::word3::out_image_x_size, nn::word3::out_image_y_size],
+        "out_z" => &[nn::word4::out_image_z_size],
         _ => &[],
     };
+    let parts = parts.iter().map(|p| p.part.name).collect();
     Compared {
         equal: nbg == model,
         field,
@@ -337,7 +339,7 @@ fn fully_connected(c: &NnCommand, weight: &[u64]) -> Option<Vec<Compared>> {
     let [ix, iy] = c.in_image;
     let mut kernel = compared("kernel", vec![c.kernel[0], c.kernel[1]], vec![ix, iy]);
     kernel.note = Some("a fully connected layer's kernel covers its whole input image");
-    kernel.parts = &[];
+    kernel.parts = Vec::new();
     Some(vec![
         compared("inputs", vec![ix * iy * c.kernel[2]], vec![i]),
         kernel,

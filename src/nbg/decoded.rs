@@ -180,10 +180,9 @@ impl Decoded {
         self.opt_u32(f).unwrap_or(0)
     }
 
-    /// Part `i` of an integer field, `None` when absent.
-    pub fn part(&self, f: &Field, i: usize) -> Option<u32> {
-        let raw = self.opt_uint(f)?;
-        f.parts.get(i).map(|p| p.get_as(raw))
+    /// A bit part of an integer field, `None` when the field is absent.
+    pub fn part(&self, p: crate::nbg::fieldmap::BitPart) -> Option<u32> {
+        self.opt_uint(p.field).map(|raw| p.get_as(raw))
     }
 
     /// The words of a `U32s` field (empty when absent).
@@ -316,7 +315,7 @@ mod tests {
         bytes[fm::operation::preempt_word.offset] = 0x35; // preempt 5, abs_share_id 3
         let d = Decoded::read(fm::operation::RECORD, &bytes).unwrap();
         assert_eq!(d.u32(&fm::operation::patch_count), 9);
-        assert_eq!(d.part(&fm::operation::preempt_word, 0), Some(5));
-        assert_eq!(d.part(&fm::operation::preempt_word, 1), Some(3));
+        assert_eq!(d.part(fm::operation::preempt_word::preempt), Some(5));
+        assert_eq!(d.part(fm::operation::preempt_word::abs_share_id), Some(3));
     }
 }

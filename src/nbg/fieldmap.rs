@@ -17,33 +17,7 @@
 //! field names it at compile time and a typo does not build; `layout_ok` proves at compile time
 //! that each table is contiguous, non-overlapping and exactly covers its record.
 
-/// Which family a record belongs to (`Both`: the shared layer/operation/SH/patch records).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Family {
-    /// The v1 family.
-    V1,
-    /// The v2 family.
-    V2,
-    /// Records shared by both families.
-    Both,
-}
-
-impl Family {
-    /// The name used in the exports (`v1`, `v2`, `both`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::V1 => "v1",
-            Family::V2 => "v2",
-            Family::Both => "both",
-        }
-    }
-
-    /// Whether a record of this family belongs in the export of `family` (`Both`: every
-    /// record).
-    pub fn in_export(self, family: Family) -> bool {
-        self == family || self == Family::Both || family == Family::Both
-    }
-}
+use crate::nbg::format::Family;
 
 /// How far a field's meaning is established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,6 +120,36 @@ impl Part {
     }
 }
 
+/// One bit part of one record field as a typed constant (`nn::word0::kernel_xy_size`, which
+/// `record!` defines beside the field): every read of a part in the library goes through one, so
+/// a misspelt or moved part fails to compile instead of reading the wrong bits.
+#[derive(Clone, Copy, Debug)]
+pub struct BitPart {
+    /// The field the part lies in.
+    pub field: &'static Field,
+    /// Its place in the field.
+    pub part: Part,
+}
+
+impl BitPart {
+    /// The part's value inside the field value `raw`.
+    pub fn get(&self, raw: u64) -> u64 {
+        self.part.get(raw)
+    }
+
+    /// The part's value as `T` (`Part::get_as`).
+    pub fn get_as<T: TryFrom<u64> + Bounded>(&self, raw: u64) -> T {
+        self.part.get_as(raw)
+    }
+
+    /// The part's value in a record held as 32-bit words (a command): in the word holding the
+    /// field, 0 where the record is too short to hold it (an older generation's shorter form).
+    pub fn read(&self, words: &[u32]) -> u64 {
+        let word = words.get(self.field.offset / 4).copied().unwrap_or(0);
+        self.get(u64::from(word))
+    }
+}
+
 /// An unsigned integer type's largest value, for `Part::get_as`.
 pub trait Bounded {
     /// The largest value.
@@ -197,6 +201,12 @@ impl Field {
         (self.offset as u64) <= rel && rel < self.end() as u64
     }
 
+    /// The bit part called `name` (a name a registry gives, such as a mapping's place; the
+    /// library's own reads use the typed constants).
+    pub fn part(&self, name: &str) -> Option<&'static Part> {
+        self.parts.iter().find(|p| p.name == name)
+    }
+
     /// Pack bit-part values into the raw integer; `None` when a value does not fit its part.
     pub fn pack(&self, values: &[u64]) -> Option<u64> {
         let mut raw = 0u64;
@@ -215,8 +225,9 @@ impl Field {
 pub struct Record {
     /// Stable id (`v2.header`, `operation`, `v1.fixed`).
     pub id: &'static str,
-    /// The family (or both) the record belongs to.
-    pub family: Family,
+    /// The family the record belongs to; `None` for the records both families share (layer,
+    /// operation, SH, patch).
+    pub family: Option<Family>,
     /// The public structure it corresponds to, or a description where none is public.
     pub public_name: &'static str,
     /// Full size (the newest version's, for version-gated records).
@@ -229,6 +240,16 @@ pub struct Record {
 }
 
 impl Record {
+    /// The record's family as the exports name it (`v1`, `v2`, `both`).
+    pub fn family_name(&self) -> &'static str {
+        self.family.map_or("both", Family::as_str)
+    }
+
+    /// Whether the record belongs in the export of `family` (`None`: every record).
+    pub fn in_export(&self, family: Option<Family>) -> bool {
+        family.is_none() || self.family.is_none() || self.family == family
+    }
+
     /// A field's or part's evidence as this record holds it: a `Proved` label repeated from
     /// the base record is only `Inferred` here, since the capture sets proved it on the base's
     /// generation.
@@ -244,9 +265,16 @@ impl Record {
         self.fields.iter().find(|f| f.contains(rel))
     }
 
-    /// The field called `name`.
+    /// The field called `name` (a name a registry or an export gives; the library's own reads use
+    /// the typed constants).
     pub fn field(&self, name: &str) -> Option<&'static Field> {
         self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// The bit part called `name` and the field holding it: for parts a registry or a proof names
+    /// across several layouts (the library's own reads use the typed constants).
+    pub fn part(&self, name: &str) -> Option<(&'static Field, &'static Part)> {
+        self.fields.iter().find_map(|f| Some((f, f.part(name)?)))
     }
 
     /// Size of the record for a v1 version: up to the first field the version does not have.
@@ -315,17 +343,27 @@ macro_rules! pick {
 /// `record! { module: "id", Family, "public name", size; field [as "name"] @ offset, width,
 /// Type, Evidence [, since V] [, parts [..]] [, elements [..]]; ... }` defines a module with one
 /// typed constant per field, `SIZE` and `RECORD`, and proves the layout at compile time.
+/// A record's family in `record!`: `Both` is the records both families share.
+macro_rules! family {
+    (Both) => {
+        None
+    };
+    ($family:ident) => {
+        Some($crate::nbg::format::Family::$family)
+    };
+}
+
 macro_rules! record {
     ($(#[$doc:meta])* $module:ident: $id:literal, $family:ident, $public:literal, $size:expr;
      $($field:ident $(as $alias:literal)? @ $off:expr, $width:expr, $ty:ident, $ev:ident
        $(, since $since:expr)?
-       $(, parts [$($pname:literal : $pshift:expr, $pbits:expr, $pev:ident);* $(;)?])?
+       $(, parts [$($pname:ident : $pshift:expr, $pbits:expr, $pev:ident);* $(;)?])?
        $(, elements [$($elem:literal),* $(,)?])?
      ;)*) => {
         $(#[$doc])*
         #[allow(non_upper_case_globals)]
         pub mod $module {
-            use super::{Evidence, Family, Field, Record, Type};
+            use super::{Evidence, Field, Record, Type};
             $(
                 #[doc = concat!("Field `", stringify!($field), "`: ", stringify!($width), " bytes at record offset ", stringify!($off), ".")]
                 pub const $field: Field = Field {
@@ -336,20 +374,37 @@ macro_rules! record {
                     evidence: Evidence::$ev,
                     since: pick!(0 $(, $since)?),
                     parts: &[$($(super::Part {
-                        name: $pname,
+                        name: stringify!($pname),
                         shift: $pshift,
                         bits: $pbits,
                         evidence: Evidence::$pev,
                     }),*)?],
                     elements: &[$($($elem),*)?],
                 };
+                $(
+                    #[doc = concat!("The bit parts of `", stringify!($field), "`, one typed constant each.")]
+                    pub mod $field {
+                        $(
+                            #[doc = concat!("`", stringify!($pname), "`: ", stringify!($pbits), " bits from bit ", stringify!($pshift), " of `", stringify!($field), "`.")]
+                            pub const $pname: super::super::BitPart = super::super::BitPart {
+                                field: &super::$field,
+                                part: super::super::Part {
+                                    name: stringify!($pname),
+                                    shift: $pshift,
+                                    bits: $pbits,
+                                    evidence: super::super::Evidence::$pev,
+                                },
+                            };
+                        )*
+                    }
+                )?
             )*
             /// Full record size in bytes.
             pub const SIZE: usize = $size;
             /// The record layout, its fields in offset order.
             pub const RECORD: Record = Record {
                 id: $id,
-                family: Family::$family,
+                family: family!($family),
                 public_name: $public,
                 size: $size,
                 fields: &[$($field),*],
@@ -372,7 +427,7 @@ record! {
     sub_header_offset @ 0x18, 4, U32, Public;
     sub_header_size @ 0x1c, 4, U32, Public;
     sub_header_count @ 0x20, 4, U32, Public;
-    class_word @ 0x24, 4, U32, Public, parts ["class": 0, 1, Public; "reserved1": 1, 31, Reserved];
+    class_word @ 0x24, 4, U32, Public, parts [class: 0, 1, Public; reserved1: 1, 31, Reserved];
     reserved2 @ 0x28, 4, U32, Reserved;
     reserved3 @ 0x2c, 4, U32, Reserved;
 }
@@ -421,11 +476,11 @@ record! {
     core_count @ 0x54, 4, U32, Public;
     address_width @ 0x58, 4, U32, Public;
     attribute @ 0x5c, 4, U32, Public, parts [
-        "change_ppu_param": 0, 1, Public;
-        "nn_command_size_code": 1, 2, Public;
-        "tp_command_size_code": 3, 2, Public;
-        "dma_support_code": 5, 2, Public;
-        "reserved_bits": 7, 25, Reserved;
+        change_ppu_param: 0, 1, Public;
+        nn_command_size_code: 1, 2, Public;
+        tp_command_size_code: 3, 2, Public;
+        dma_support_code: 5, 2, Public;
+        reserved_bits: 7, 25, Reserved;
     ];
     vsi_reserved @ 0x60, 124, U32s, Reserved;
 }
@@ -477,10 +532,10 @@ record! {
     /// first of COUNT state values at word address OFFSET; `nbg::commands` decodes the stream.
     fe_load_state: "fe.load_state", Both, "FE LOAD_STATE header (Mesa etnaviv cmdstream.xml)", 4;
     header @ 0, 4, U32, Public, parts [
-        "offset": 0, 16, Public;
-        "count": 16, 10, Public;
-        "fixp": 26, 1, Public;
-        "opcode": 27, 5, Public;
+        offset: 0, 16, Public;
+        count: 16, 10, Public;
+        fixp: 26, 1, Public;
+        opcode: 27, 5, Public;
     ];
 }
 
@@ -496,62 +551,62 @@ record! {
     /// are in no public layout: unknown, named by word and bit range.
     nn_command: "nn_command", Both, "NN command: Mesa etna_nn_params (34 words) and 14 unknown words", 192;
     word0 @ 0, 4, U32, Public, parts [
-        "layer_type": 0, 1, Public;
-        "no_z_offset": 1, 1, Public;
-        "kernel_xy_size": 2, 4, Proved;
-        "kernel_z_size": 6, 14, Proved;
-        "kernels_per_core": 20, 7, Public;
-        "pooling": 27, 2, Proved;
-        "pooling_xy_size": 29, 1, Proved;
-        "prelu": 30, 1, Public;
-        "nn_layer_flush": 31, 1, Public;
+        layer_type: 0, 1, Public;
+        no_z_offset: 1, 1, Public;
+        kernel_xy_size: 2, 4, Proved;
+        kernel_z_size: 6, 14, Proved;
+        kernels_per_core: 20, 7, Public;
+        pooling: 27, 2, Proved;
+        pooling_xy_size: 29, 1, Proved;
+        prelu: 30, 1, Public;
+        nn_layer_flush: 31, 1, Public;
     ];
     word1 @ 4, 4, U32, Public, parts [
-        "kernel_data_type": 0, 2, Proved;
-        "in_image_data_type": 2, 2, Proved;
-        "out_image_data_type": 4, 2, Proved;
-        "in_image_x_size": 6, 13, Proved;
-        "in_image_y_size": 19, 13, Proved;
+        kernel_data_type: 0, 2, Proved;
+        in_image_data_type: 2, 2, Proved;
+        out_image_data_type: 4, 2, Proved;
+        in_image_x_size: 6, 13, Proved;
+        in_image_y_size: 19, 13, Proved;
     ];
     word2 @ 8, 4, U32, Public, parts [
-        "in_image_x_offset": 0, 3, Public;
-        "in_image_y_offset": 3, 3, Public;
-        "unused0": 6, 1, Public;
-        "brick_mode": 7, 1, Public;
-        "brick_distance": 8, 16, Public;
-        "relu": 24, 1, Proved;
-        "unused1": 25, 1, Public;
-        "post_multiplier": 26, 1, Public;
-        "post_shift": 27, 5, Proved;
+        in_image_x_offset: 0, 3, Public;
+        in_image_y_offset: 3, 3, Public;
+        unused0: 6, 1, Public;
+        brick_mode: 7, 1, Public;
+        brick_distance: 8, 16, Public;
+        relu: 24, 1, Proved;
+        unused1: 25, 1, Public;
+        post_multiplier: 26, 1, Public;
+        post_shift: 27, 5, Proved;
     ];
     word3 @ 12, 4, U32, Public, parts [
-        "unused2": 0, 3, Public;
-        "no_flush": 3, 1, Public;
-        "unused3": 4, 2, Public;
-        "out_image_x_size": 6, 13, Proved;
-        "out_image_y_size": 19, 13, Proved;
+        unused2: 0, 3, Public;
+        no_flush: 3, 1, Public;
+        unused3: 4, 2, Public;
+        out_image_x_size: 6, 13, Proved;
+        out_image_y_size: 19, 13, Proved;
     ];
     word4 @ 16, 4, U32, Public, parts [
-        "out_image_z_size": 0, 14, Proved;
-        "rounding_mode": 14, 2, Public;
-        "in_image_x_offset_bit_3": 16, 1, Public;
-        "in_image_y_offset_bit_3": 17, 1, Public;
-        "out_image_tile_x_size": 18, 7, Public;
-        "out_image_tile_y_size": 25, 7, Public;
+        out_image_z_size: 0, 14, Proved;
+        rounding_mode: 14, 2, Public;
+        in_image_x_offset_bit_3: 16, 1, Public;
+        in_image_y_offset_bit_3: 17, 1, Public;
+        out_image_tile_x_size: 18, 7, Public;
+        out_image_tile_y_size: 25, 7, Public;
     ];
     word5 @ 20, 4, U32, Public, parts [
-        "kernel_address": 0, 26, Public;
-        "kernel_z_size2": 26, 6, Public;
+        kernel_address: 0, 26, Public;
+        kernel_z_size2: 26, 6, Public;
     ];
     word6 as "in_image_address" @ 24, 4, U32, Public;
     word7 as "out_image_address" @ 28, 4, U32, Public;
     word8 @ 32, 4, U32, Public, parts [
-        "image_caching_mode": 0, 2, Public;
-        "kernel_caching_mode": 2, 2, Public;
-        "partial_cache_data_unit": 4, 2, Public;
-        "kernel_pattern_msb": 6, 6, Public;
-        "kernel_y_size": 12, 4, Proved;
-        "out_image_y_stride": 16, 16, Public;
+        image_caching_mode: 0, 2, Public;
+        kernel_caching_mode: 2, 2, Public;
+        partial_cache_data_unit: 4, 2, Public;
+        kernel_pattern_msb: 6, 6, Public;
+        kernel_y_size: 12, 4, Proved;
+        out_image_y_stride: 16, 16, Public;
     ];
     word9 as "kernel_pattern_low" @ 36, 4, U32, Public;
     word10 as "kernel_pattern_high" @ 40, 4, U32, Public;
@@ -560,69 +615,69 @@ record! {
     word13 as "image_cache_start_address" @ 52, 4, U32, Public;
     word14 as "image_cache_end_address" @ 56, 4, U32, Public;
     word15 @ 60, 4, U32, Public, parts [
-        "in_image_border_mode": 0, 2, Public;
-        "in_image_border_const": 2, 16, Proved;
-        "unused4": 18, 1, Public;
-        "kernel_data_type_bit_2": 19, 1, Public;
-        "in_image_data_type_bit_2": 20, 1, Public;
-        "out_image_data_type_bit_2": 21, 1, Public;
-        "post_multiplier_1_to_6": 22, 6, Public;
-        "post_shift_bit_5_6": 28, 2, Proved;
-        "unused5": 30, 2, Public;
+        in_image_border_mode: 0, 2, Public;
+        in_image_border_const: 2, 16, Proved;
+        unused4: 18, 1, Public;
+        kernel_data_type_bit_2: 19, 1, Public;
+        in_image_data_type_bit_2: 20, 1, Public;
+        out_image_data_type_bit_2: 21, 1, Public;
+        post_multiplier_1_to_6: 22, 6, Public;
+        post_shift_bit_5_6: 28, 2, Proved;
+        unused5: 30, 2, Public;
     ];
     word16 @ 64, 4, U32, Public, parts [
-        "in_image_x_stride": 0, 16, Public;
-        "in_image_y_stride": 16, 16, Public;
+        in_image_x_stride: 0, 16, Public;
+        in_image_y_stride: 16, 16, Public;
     ];
     word17 @ 68, 4, U32, Public, parts [
-        "out_image_x_stride": 0, 16, Public;
-        "unused6": 16, 8, Public;
-        "post_multiplier_7_to_14": 24, 8, Public;
+        out_image_x_stride: 0, 16, Public;
+        unused6: 16, 8, Public;
+        post_multiplier_7_to_14: 24, 8, Public;
     ];
     word18 @ 72, 4, U32, Public, parts [
-        "out_image_circular_buf_size": 0, 26, Public;
-        "per_channel_post_mul": 26, 1, Public;
-        "unused7_0": 27, 1, Public;
-        "unused7_1": 28, 1, Public;
-        "unused7_2": 29, 1, Public;
-        "unused7_3": 30, 2, Public;
+        out_image_circular_buf_size: 0, 26, Public;
+        per_channel_post_mul: 26, 1, Public;
+        unused7_0: 27, 1, Public;
+        unused7_1: 28, 1, Public;
+        unused7_2: 29, 1, Public;
+        unused7_3: 30, 2, Public;
     ];
     word19 @ 76, 4, U32, Public, parts [
-        "out_image_circular_buf_end_addr_plus_1": 0, 26, Public;
-        "unused8": 26, 6, Public;
+        out_image_circular_buf_end_addr_plus_1: 0, 26, Public;
+        unused8: 26, 6, Public;
     ];
     word20 @ 80, 4, U32, Public, parts [
-        "in_image_circular_buf_size": 0, 26, Public;
-        "unused9": 26, 6, Public;
+        in_image_circular_buf_size: 0, 26, Public;
+        unused9: 26, 6, Public;
     ];
     word21 @ 84, 4, U32, Public, parts [
-        "in_image_circular_buf_end_addr_plus_1": 0, 26, Public;
-        "unused10": 26, 6, Public;
+        in_image_circular_buf_end_addr_plus_1: 0, 26, Public;
+        unused10: 26, 6, Public;
     ];
     word22 @ 88, 4, U32, Public, parts [
-        "coef_zero_point": 0, 8, Public;
-        "out_zero_point": 8, 8, Proved;
-        "kernel_direct_stream_from_vip_sram": 16, 1, Public;
-        "depthwise": 17, 1, Public;
-        "post_multiplier_15_to_22": 18, 8, Public;
-        "unused11": 26, 6, Public;
+        coef_zero_point: 0, 8, Public;
+        out_zero_point: 8, 8, Proved;
+        kernel_direct_stream_from_vip_sram: 16, 1, Public;
+        depthwise: 17, 1, Public;
+        post_multiplier_15_to_22: 18, 8, Public;
+        unused11: 26, 6, Public;
     ];
     word23 as "unused12" @ 92, 4, U32, Public;
     word24 @ 96, 4, U32, Public, parts [
-        "unused13": 0, 4, Public;
-        "unused14": 4, 28, Public;
+        unused13: 0, 4, Public;
+        unused14: 4, 28, Public;
     ];
     word25 @ 100, 4, U32, Public, parts [
-        "unused15": 0, 4, Public;
-        "unused16": 4, 28, Public;
+        unused15: 0, 4, Public;
+        unused16: 4, 28, Public;
     ];
     word26 as "further1" @ 104, 4, U32, Public;
     // Mesa's `further2` (set to 0 by its driver); bit 30 carries bit 7 of the post shift on
     // the serializer's VIP9000 (proved by `nbg mapping fields`).
     word27 @ 108, 4, U32, Public, parts [
-        "further2_b0_29": 0, 30, Public;
-        "post_shift_bit_7": 30, 1, Proved;
-        "further2_b31": 31, 1, Public;
+        further2_b0_29: 0, 30, Public;
+        post_shift_bit_7: 30, 1, Proved;
+        further2_b31: 31, 1, Public;
     ];
     word28 as "further3" @ 112, 4, U32, Public;
     word29 as "further4" @ 116, 4, U32, Public;
@@ -656,125 +711,125 @@ record! {
     /// are in no public layout: unknown, named by word and bit range.
     tp_command: "tp_command", Both, "TP command: Mesa etna_tp_params (31 words) and 17 unknown words", 192;
     word0 @ 0, 4, U32, Public, parts [
-        "in_image_x_size": 0, 16, Public;
-        "unused0": 16, 16, Public;
+        in_image_x_size: 0, 16, Public;
+        unused0: 16, 16, Public;
     ];
     word1 @ 4, 4, U32, Public, parts [
-        "in_image_y_size": 0, 16, Public;
-        "in_image_z_size": 16, 16, Public;
+        in_image_y_size: 0, 16, Public;
+        in_image_z_size: 16, 16, Public;
     ];
     word2 @ 8, 4, U32, Public, parts [
-        "in_image_stride": 0, 16, Public;
-        "unused1": 16, 16, Public;
+        in_image_stride: 0, 16, Public;
+        unused1: 16, 16, Public;
     ];
     word3 as "in_image_slice" @ 12, 4, U32, Public;
     word4 @ 16, 4, U32, Public, parts [
-        "in_window_x_start": 0, 16, Public;
-        "in_window_y_start": 16, 16, Public;
+        in_window_x_start: 0, 16, Public;
+        in_window_y_start: 16, 16, Public;
     ];
     word5 @ 20, 4, U32, Public, parts [
-        "in_window_x_end": 0, 16, Public;
-        "in_window_y_end": 16, 16, Public;
+        in_window_x_end: 0, 16, Public;
+        in_window_y_end: 16, 16, Public;
     ];
     word6 @ 24, 4, U32, Public, parts [
-        "in_tile_sequence": 0, 2, Public;
-        "in_tile_global_mem": 2, 1, Public;
-        "in_image_global_mem": 3, 1, Public;
-        "alu_i2f_enable": 4, 1, Public;
-        "alu_square_enable": 5, 1, Public;
-        "alu_horz_processing": 6, 3, Public;
-        "alu_horz_proc_count": 9, 6, Public;
-        "alu_horz_proc_stride": 15, 1, Public;
-        "alu_vert_processing": 16, 2, Public;
-        "unused2": 18, 1, Public;
-        "alu_vert_proc_count": 19, 6, Public;
-        "alu_vert_proc_stride": 25, 1, Public;
-        "alu_nms_enable": 26, 1, Public;
-        "alu_pwl_enable": 27, 1, Public;
-        "alu_mult_enable": 28, 1, Public;
-        "alu_f2i_enable": 29, 1, Public;
-        "alu_load_pwl_lut": 30, 1, Public;
-        "alu_load_pwl_lut_global_mem": 31, 1, Public;
+        in_tile_sequence: 0, 2, Public;
+        in_tile_global_mem: 2, 1, Public;
+        in_image_global_mem: 3, 1, Public;
+        alu_i2f_enable: 4, 1, Public;
+        alu_square_enable: 5, 1, Public;
+        alu_horz_processing: 6, 3, Public;
+        alu_horz_proc_count: 9, 6, Public;
+        alu_horz_proc_stride: 15, 1, Public;
+        alu_vert_processing: 16, 2, Public;
+        unused2: 18, 1, Public;
+        alu_vert_proc_count: 19, 6, Public;
+        alu_vert_proc_stride: 25, 1, Public;
+        alu_nms_enable: 26, 1, Public;
+        alu_pwl_enable: 27, 1, Public;
+        alu_mult_enable: 28, 1, Public;
+        alu_f2i_enable: 29, 1, Public;
+        alu_load_pwl_lut: 30, 1, Public;
+        alu_load_pwl_lut_global_mem: 31, 1, Public;
     ];
     word7 as "in_tile_list_address" @ 28, 4, U32, Public;
     word8 @ 32, 4, U32, Public, parts [
-        "in_tile_x_size": 0, 16, Public;
-        "in_tile_y_size": 16, 16, Public;
+        in_tile_x_size: 0, 16, Public;
+        in_tile_y_size: 16, 16, Public;
     ];
     word9 @ 36, 4, U32, Public, parts [
-        "in_tile_x_inc": 0, 16, Public;
-        "in_tile_y_inc": 16, 16, Public;
+        in_tile_x_inc: 0, 16, Public;
+        in_tile_y_inc: 16, 16, Public;
     ];
     word10 as "in_image_base_address" @ 40, 4, U32, Public;
     word11 as "alu_load_pwl_lut_address" @ 44, 4, U32, Public;
     word12 @ 48, 4, U32, Public, parts [
-        "out_tile_skip_at_border": 0, 1, Public;
-        "out_image_global_mem": 1, 1, Public;
-        "out_loop_1_reset": 2, 1, Public;
-        "out_loop_2_reset": 3, 1, Public;
-        "out_loop_3_reset": 4, 1, Public;
-        "out_brick_mode": 5, 1, Public;
-        "alu_z_filter_mode": 6, 1, Public;
-        "unused3": 7, 1, Public;
-        "in_window_z_start_overfetch": 8, 2, Public;
-        "unused4": 10, 1, Public;
-        "in_window_z_end_overfetch": 11, 2, Public;
-        "unused5": 13, 1, Public;
-        "alu_square_preshift": 14, 4, Public;
-        "in_image_data_type": 18, 3, Public;
-        "out_image_data_type": 21, 3, Public;
-        "unused6": 24, 4, Public;
-        "alu_pwl_sign_support": 28, 1, Public;
-        "alu_relu_enable": 29, 1, Public;
-        "no_flush": 30, 1, Public;
-        "last": 31, 1, Public;
+        out_tile_skip_at_border: 0, 1, Public;
+        out_image_global_mem: 1, 1, Public;
+        out_loop_1_reset: 2, 1, Public;
+        out_loop_2_reset: 3, 1, Public;
+        out_loop_3_reset: 4, 1, Public;
+        out_brick_mode: 5, 1, Public;
+        alu_z_filter_mode: 6, 1, Public;
+        unused3: 7, 1, Public;
+        in_window_z_start_overfetch: 8, 2, Public;
+        unused4: 10, 1, Public;
+        in_window_z_end_overfetch: 11, 2, Public;
+        unused5: 13, 1, Public;
+        alu_square_preshift: 14, 4, Public;
+        in_image_data_type: 18, 3, Public;
+        out_image_data_type: 21, 3, Public;
+        unused6: 24, 4, Public;
+        alu_pwl_sign_support: 28, 1, Public;
+        alu_relu_enable: 29, 1, Public;
+        no_flush: 30, 1, Public;
+        last: 31, 1, Public;
     ];
     word13 as "out_image_base_address" @ 52, 4, U32, Public;
     word14 as "out_loop_0_inc" @ 56, 4, U32, Public;
     word15 as "out_loop_1_inc" @ 60, 4, U32, Public;
     word16 @ 64, 4, U32, Public, parts [
-        "out_loop_0_count": 0, 16, Public;
-        "out_loop_1_count": 16, 16, Public;
+        out_loop_0_count: 0, 16, Public;
+        out_loop_1_count: 16, 16, Public;
     ];
     word17 as "out_loop_2_inc" @ 68, 4, U32, Public;
     word18 as "out_loop_3_inc" @ 72, 4, U32, Public;
     word19 @ 76, 4, U32, Public, parts [
-        "out_loop_2_count": 0, 16, Public;
-        "out_loop_3_count": 16, 16, Public;
+        out_loop_2_count: 0, 16, Public;
+        out_loop_3_count: 16, 16, Public;
     ];
     word20 as "out_loop_4_inc" @ 80, 4, U32, Public;
     word21 as "out_loop_5_inc" @ 84, 4, U32, Public;
     word22 @ 88, 4, U32, Public, parts [
-        "out_loop_4_count": 0, 16, Public;
-        "out_loop_5_count": 16, 16, Public;
+        out_loop_4_count: 0, 16, Public;
+        out_loop_5_count: 16, 16, Public;
     ];
     word23 as "out_loop_6_inc" @ 92, 4, U32, Public;
     word24 @ 96, 4, U32, Public, parts [
-        "alu_filter_pwl_swap": 0, 1, Public;
-        "flat_rounding_mode": 1, 2, Public;
-        "integer_rounding_mode": 3, 2, Public;
-        "alu_input_preshift": 5, 5, Public;
-        "alu_output_postshift": 10, 5, Public;
-        "alu_reorder_bits_used": 15, 4, Public;
-        "alu_reorder_loop_2_mode": 19, 1, Public;
-        "unused7": 20, 4, Public;
-        "in_image_border_mode": 24, 2, Public;
-        "alu_output_postshift_5_6": 26, 2, Public;
-        "unused8": 28, 4, Public;
+        alu_filter_pwl_swap: 0, 1, Public;
+        flat_rounding_mode: 1, 2, Public;
+        integer_rounding_mode: 3, 2, Public;
+        alu_input_preshift: 5, 5, Public;
+        alu_output_postshift: 10, 5, Public;
+        alu_reorder_bits_used: 15, 4, Public;
+        alu_reorder_loop_2_mode: 19, 1, Public;
+        unused7: 20, 4, Public;
+        in_image_border_mode: 24, 2, Public;
+        alu_output_postshift_5_6: 26, 2, Public;
+        unused8: 28, 4, Public;
     ];
     word25 as "in_image_circular_buf_size" @ 100, 4, U32, Public;
     word26 as "in_image_circular_buf_end_address_plus_1" @ 104, 4, U32, Public;
     word27 as "out_image_circular_buf_size" @ 108, 4, U32, Public;
     word28 as "out_image_circular_buf_end_address_plus_1" @ 112, 4, U32, Public;
     word29 @ 116, 4, U32, Public, parts [
-        "in_image_border_const": 0, 16, Public;
-        "coef_zp": 16, 8, Public;
-        "in_zp": 24, 8, Proved;
+        in_image_border_const: 0, 16, Public;
+        coef_zp: 16, 8, Public;
+        in_zp: 24, 8, Proved;
     ];
     word30 @ 120, 4, U32, Public, parts [
-        "out_zp": 0, 8, Proved;
-        "alu_output_post_multiplier": 8, 15, Public;
-        "unused9": 23, 9, Public;
+        out_zp: 0, 8, Proved;
+        alu_output_post_multiplier: 8, 15, Public;
+        unused9: 23, 9, Public;
     ];
     word31 as "unknown_w31_b0_31" @ 124, 4, U32, Unknown;
     word32 as "unknown_w32_b0_31" @ 128, 4, U32, Unknown;
@@ -886,52 +941,52 @@ record! {
     /// value over that source's register, swizzle, negate, absolute and addressing-mode bits.
     shader_instruction: "shader_instruction", Both, "shader instruction (Mesa etnaviv ISA, 128 bits)", 16;
     word0 @ 0, 4, U32, Public, parts [
-        "opc": 0, 6, Public;
-        "cond": 6, 5, Public;
-        "sat": 11, 1, Public;
-        "dst_use": 12, 1, Public;
-        "dst_amode": 13, 3, Public;
-        "dst_reg": 16, 7, Public;
-        "dst_comps": 23, 4, Public;
-        "tex_id": 27, 5, Public;
+        opc: 0, 6, Public;
+        cond: 6, 5, Public;
+        sat: 11, 1, Public;
+        dst_use: 12, 1, Public;
+        dst_amode: 13, 3, Public;
+        dst_reg: 16, 7, Public;
+        dst_comps: 23, 4, Public;
+        tex_id: 27, 5, Public;
     ];
     word1 @ 4, 4, U32, Public, parts [
-        "rmode": 0, 2, Public;
-        "pmode": 2, 1, Public;
-        "left_shift_or_tex_swiz": 3, 4, Public;
-        "skphp": 7, 1, Public;
-        "local_denorm_or_tex_swiz": 8, 3, Public;
-        "src0_use": 11, 1, Public;
-        "src0_reg": 12, 9, Public;
-        "type_bit2": 21, 1, Public;
-        "src0_swiz": 22, 8, Public;
-        "src0_neg": 30, 1, Public;
-        "src0_abs": 31, 1, Public;
+        rmode: 0, 2, Public;
+        pmode: 2, 1, Public;
+        left_shift_or_tex_swiz: 3, 4, Public;
+        skphp: 7, 1, Public;
+        local_denorm_or_tex_swiz: 8, 3, Public;
+        src0_use: 11, 1, Public;
+        src0_reg: 12, 9, Public;
+        type_bit2: 21, 1, Public;
+        src0_swiz: 22, 8, Public;
+        src0_neg: 30, 1, Public;
+        src0_abs: 31, 1, Public;
     ];
     word2 @ 8, 4, U32, Public, parts [
-        "src0_amode": 0, 3, Public;
-        "src0_rgroup": 3, 3, Public;
-        "src1_use": 6, 1, Public;
-        "src1_reg": 7, 9, Public;
-        "opcode_bit6": 16, 1, Public;
-        "src1_swiz": 17, 8, Public;
-        "src1_neg": 25, 1, Public;
-        "src1_abs": 26, 1, Public;
-        "src1_amode": 27, 3, Public;
-        "type_bit01": 30, 2, Public;
+        src0_amode: 0, 3, Public;
+        src0_rgroup: 3, 3, Public;
+        src1_use: 6, 1, Public;
+        src1_reg: 7, 9, Public;
+        opcode_bit6: 16, 1, Public;
+        src1_swiz: 17, 8, Public;
+        src1_neg: 25, 1, Public;
+        src1_abs: 26, 1, Public;
+        src1_amode: 27, 3, Public;
+        type_bit01: 30, 2, Public;
     ];
     word3 @ 12, 4, U32, Public, parts [
-        "src1_rgroup": 0, 3, Public;
-        "src2_use": 3, 1, Public;
-        "src2_reg": 4, 9, Public;
-        "low_half": 13, 1, Public;
-        "src2_swiz": 14, 8, Public;
-        "src2_neg": 22, 1, Public;
-        "src2_abs": 23, 1, Public;
-        "high_half": 24, 1, Public;
-        "src2_amode": 25, 3, Public;
-        "src2_rgroup": 28, 3, Public;
-        "dst_full": 31, 1, Public;
+        src1_rgroup: 0, 3, Public;
+        src2_use: 3, 1, Public;
+        src2_reg: 4, 9, Public;
+        low_half: 13, 1, Public;
+        src2_swiz: 14, 8, Public;
+        src2_neg: 22, 1, Public;
+        src2_abs: 23, 1, Public;
+        high_half: 24, 1, Public;
+        src2_amode: 25, 3, Public;
+        src2_rgroup: 28, 3, Public;
+        dst_full: 31, 1, Public;
     ];
 }
 
@@ -961,7 +1016,7 @@ record! {
     patch_index @ 0x10, 4, U32, Public;
     patch_count @ 0x14, 4, U32, Public;
     preempt_word @ 0x18, 4, U32, Public, since 0x0001_0011,
-        parts ["preempt": 0, 4, Public; "abs_share_id": 4, 28, Public];
+        parts [preempt: 0, 4, Public; abs_share_id: 4, 28, Public];
     abs_op_id @ 0x1c, 4, U32, Public, since 0x0001_0017;
 }
 
@@ -1014,35 +1069,35 @@ record! {
     input_count @ 0x54, 4, U32, Public;
     output_count @ 0x58, 4, U32, Public;
     feature_bits as "feature_database.bits" @ 0x5c, 4, U32, Public, parts [
-        "hi_reorder_fix": 0, 1, Public;
-        "ocb_counter": 1, 1, Public;
-        "nn_command_size": 2, 2, Public;
-        "change_ppu_param": 4, 1, Public;
-        "tp_command_size": 5, 2, Public;
-        "support_dma": 7, 2, Public;
-        "nbg_40bit_va": 9, 2, Public;
-        "isp_emulator": 11, 1, Public;
-        "relat_addr_ker_id": 12, 2, Public;
-        "relat_addr_inimage_id": 14, 2, Public;
-        "relat_addr_secinimage_id": 16, 2, Public;
-        "relat_addr_outimage_id": 18, 2, Public;
-        "denoise_bypass": 20, 1, Public;
-        "command_loop": 21, 1, Public;
-        "job_cancel": 22, 1, Public;
-        "nn_tp_probe": 23, 1, Public;
-        "kernel_descriptor": 24, 1, Public;
-        "nn_transpose_phase2": 25, 1, Public;
-        "reserved": 26, 6, Reserved;
+        hi_reorder_fix: 0, 1, Public;
+        ocb_counter: 1, 1, Public;
+        nn_command_size: 2, 2, Public;
+        change_ppu_param: 4, 1, Public;
+        tp_command_size: 5, 2, Public;
+        support_dma: 7, 2, Public;
+        nbg_40bit_va: 9, 2, Public;
+        isp_emulator: 11, 1, Public;
+        relat_addr_ker_id: 12, 2, Public;
+        relat_addr_inimage_id: 14, 2, Public;
+        relat_addr_secinimage_id: 16, 2, Public;
+        relat_addr_outimage_id: 18, 2, Public;
+        denoise_bypass: 20, 1, Public;
+        command_loop: 21, 1, Public;
+        job_cancel: 22, 1, Public;
+        nn_tp_probe: 23, 1, Public;
+        kernel_descriptor: 24, 1, Public;
+        nn_transpose_phase2: 25, 1, Public;
+        reserved: 26, 6, Reserved;
     ];
     num_pixel_pipes as "feature_database.num_pixel_pipes" @ 0x60, 4, U32, Public;
     core_fields as "feature_database.core_fields" @ 0x64, 8, U64, Public, parts [
-        "core_count": 0, 8, Public;
-        "device_index": 8, 8, Public;
-        "axi_bus_width_index": 16, 8, Public;
-        "cluster_id_width": 24, 8, Public;
-        "nn_core_count": 32, 8, Public;
-        "tp_core_count": 40, 8, Public;
-        "reserved": 48, 16, Reserved;
+        core_count: 0, 8, Public;
+        device_index: 8, 8, Public;
+        axi_bus_width_index: 16, 8, Public;
+        cluster_id_width: 24, 8, Public;
+        nn_core_count: 32, 8, Public;
+        tp_core_count: 40, 8, Public;
+        reserved: 48, 16, Reserved;
     ];
     nbg_crc_sum @ 0x6c, 4, U32, Public;
     vip_sram_width as "feature_database.vip_sram_width" @ 0x70, 4, U32, Public;
@@ -1134,27 +1189,27 @@ record! {
     /// the A733 files fill 8 of the 9 and leave the last 0.
     coef_header_v8: "coef_header_v8", V2, "Mesa etna_nn_header_v8 (NN coefficient buffer header)", 64;
     flags @ 0, 1, U8, Public, parts [
-        "precode": 0, 1, Public;
-        "bit16": 1, 1, Public;
-        "fp16": 2, 1, Public;
-        "reserved1": 3, 1, Public;
-        "version": 4, 4, Public;
+        precode: 0, 1, Public;
+        bit16: 1, 1, Public;
+        fp16: 2, 1, Public;
+        reserved1: 3, 1, Public;
+        version: 4, 4, Public;
     ];
     run_length_size @ 1, 1, U8, Public;
     run_length_table @ 2, 18, Bytes, Public;
     symbol_map @ 20, 4, U32, Public, parts [
-        "symbol0_bits": 0, 4, Public;
-        "symbol1_bits": 4, 4, Public;
-        "symbol2_bits": 8, 4, Public;
-        "symbol3_bits": 12, 4, Public;
-        "symbol4_bits": 16, 4, Public;
-        "symbol5_bits": 20, 4, Public;
-        "symbol6_bits": 24, 4, Public;
-        "symbol7_bits": 28, 4, Public;
+        symbol0_bits: 0, 4, Public;
+        symbol1_bits: 4, 4, Public;
+        symbol2_bits: 8, 4, Public;
+        symbol3_bits: 12, 4, Public;
+        symbol4_bits: 16, 4, Public;
+        symbol5_bits: 20, 4, Public;
+        symbol6_bits: 24, 4, Public;
+        symbol7_bits: 28, 4, Public;
     ];
     word6 @ 24, 4, U32, Public, parts [
-        "avg_bias": 0, 16, Public;
-        "reserved2": 16, 16, Public;
+        avg_bias: 0, 16, Public;
+        reserved2: 16, 16, Public;
     ];
     stream_size @ 28, 36, U32s, Public;
 }

@@ -14,7 +14,7 @@ use super::capture_sets::{SETS, folder};
 use crate::lab::layers::{Operators, Verdict};
 use crate::lab::locate::{LayerSource, locate};
 use crate::nbg::family::NbgFamily;
-use crate::nbg::fieldmap::{Field, NN_LAYOUTS, Record};
+use crate::nbg::fieldmap::{NN_LAYOUTS, Record};
 use crate::nbg::format::records::operation_type::is_nn_engine;
 use crate::onnx::proto::{GraphProto, ModelProto, NodeProto, data_type};
 use prost::Message as _;
@@ -139,8 +139,9 @@ fn pooling_xy_size(graph: &GraphProto, pool: Option<usize>) -> Option<u64> {
 
 /// Part `part` of a command's words, `None` when `record` has no such part.
 fn held(record: &Record, words: &[u32], part: &str) -> Option<u64> {
-    let field = field_of(record, part)?;
-    Some(crate::nbg::parse::command_tables::part(words, field, part))
+    let (field, part) = record.part(part)?;
+    let word = words.get(field.offset / 4)?;
+    Some(part.get(u64::from(*word)))
 }
 
 /// The hardware data format the vendor's NN command builder writes for an element type
@@ -235,17 +236,9 @@ fn data_types(graph: &GraphProto, index: usize, record: &Record) -> Vec<(&'stati
     parts
 }
 
-/// The field (word) of `record` holding part `part`.
-fn field_of(record: &Record, part: &str) -> Option<&'static Field> {
-    record
-        .fields
-        .iter()
-        .find(|f| f.parts.iter().any(|p| p.name == part))
-}
-
 /// The word of `record` holding part `part`.
 fn word_of(record: &Record, part: &str) -> Option<&'static str> {
-    field_of(record, part).map(|f| f.name)
+    record.part(part).map(|(f, _)| f.name)
 }
 
 /// Check every NN capture set under `dir` (`differentials/serializer`): the sets of `SETS`

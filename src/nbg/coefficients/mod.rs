@@ -67,22 +67,31 @@ impl Header {
     pub fn read(bytes: &[u8]) -> Option<Header> {
         let v = View::new(&h::RECORD, bytes.get(..HEADER_BYTES as usize)?)?;
         let flags = v.uint(&h::flags);
-        let part = |f: &crate::nbg::fieldmap::Field, i: usize, raw: u64| f.parts[i].get(raw);
         let map = v.uint(&h::symbol_map);
         let word6 = v.uint(&h::word6);
         let words = v.words(&h::stream_size);
         let used = words.iter().take_while(|&&w| w != 0).count();
         Some(Header {
-            precode: part(&h::flags, 0, flags) != 0,
-            bit16: part(&h::flags, 1, flags) != 0,
-            fp16: part(&h::flags, 2, flags) != 0,
-            reserved1: part(&h::flags, 3, flags) as u8,
-            version: part(&h::flags, 4, flags) as u8,
+            precode: h::flags::precode.get(flags) != 0,
+            bit16: h::flags::bit16.get(flags) != 0,
+            fp16: h::flags::fp16.get(flags) != 0,
+            reserved1: h::flags::reserved1.get_as(flags),
+            version: h::flags::version.get_as(flags),
             run_length_size: v.uint(&h::run_length_size) as u8,
             run_length_table: v.bytes(&h::run_length_table).to_vec(),
-            symbol_bits: std::array::from_fn(|i| part(&h::symbol_map, i, map) as u8),
-            avg_bias: part(&h::word6, 0, word6) as u16,
-            reserved2: part(&h::word6, 1, word6) as u16,
+            symbol_bits: [
+                h::symbol_map::symbol0_bits,
+                h::symbol_map::symbol1_bits,
+                h::symbol_map::symbol2_bits,
+                h::symbol_map::symbol3_bits,
+                h::symbol_map::symbol4_bits,
+                h::symbol_map::symbol5_bits,
+                h::symbol_map::symbol6_bits,
+                h::symbol_map::symbol7_bits,
+            ]
+            .map(|p| p.get_as(map)),
+            avg_bias: h::word6::avg_bias.get_as(word6),
+            reserved2: h::word6::reserved2.get_as(word6),
             stream_bits: words[..used].to_vec(),
             trailing_words: words[used..].to_vec(),
         })
@@ -1262,22 +1271,21 @@ fn operation_at(r: &Records, k: usize) -> Option<Operation> {
 /// What an NN command says about the buffer it reads.
 fn command_of(c: &crate::nbg::parse::command_tables::NnCommand) -> Command {
     use crate::nbg::fieldmap::nn_command as nn;
-    use crate::nbg::parse::command_tables::part;
     let w = &c.words;
     Command {
         index: c.index,
         kernel: [
             c.kernel[0],
             c.kernel[1],
-            c.kernel[2] | part(w, &nn::word5, "kernel_z_size2") << 14,
+            c.kernel[2] | nn::word5::kernel_z_size2.read(w) << 14,
         ],
         output_channels: c.out_image[2],
-        kernels_per_core: part(w, &nn::word0, "kernels_per_core"),
-        depthwise: part(w, &nn::word22, "depthwise") != 0,
-        kernel_data_type: part(w, &nn::word1, "kernel_data_type")
-            | part(w, &nn::word15, "kernel_data_type_bit_2") << 2,
-        coef_zero_point: part(w, &nn::word22, "coef_zero_point"),
-        per_channel_post_mul: part(w, &nn::word18, "per_channel_post_mul") != 0,
+        kernels_per_core: nn::word0::kernels_per_core.read(w),
+        depthwise: nn::word22::depthwise.read(w) != 0,
+        kernel_data_type: nn::word1::kernel_data_type.read(w)
+            | nn::word15::kernel_data_type_bit_2.read(w) << 2,
+        coef_zero_point: nn::word22::coef_zero_point.read(w),
+        per_channel_post_mul: nn::word18::per_channel_post_mul.read(w) != 0,
     }
 }
 

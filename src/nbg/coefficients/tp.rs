@@ -33,7 +33,7 @@ use super::code::{self, Writer};
 use super::element::Scheme;
 use super::{CutCode, HEADER_BYTES, Header, Operation, decode_stream};
 use crate::nbg::fieldmap::tp_command as tp;
-use crate::nbg::parse::command_tables::{TpCommand, part};
+use crate::nbg::parse::command_tables::TpCommand;
 use serde::Serialize;
 
 /// Bytes of the Huffman layout's header (the NN coefficient header up to `stream_size`).
@@ -57,16 +57,16 @@ impl Shape {
     /// split over `alu_horz_proc_count` and `alu_vert_proc_count` as the vendor writes it.
     pub fn of(c: &TpCommand) -> Option<Shape> {
         let w = &c.words;
-        let slices = part(w, &tp::word1, "in_image_z_size");
-        let filters = part(w, &tp::word22, "out_loop_4_count");
-        let horz = part(w, &tp::word6, "alu_horz_proc_count");
-        let vert = part(w, &tp::word6, "alu_vert_proc_count");
+        let slices = tp::word1::in_image_z_size.read(w);
+        let filters = tp::word22::out_loop_4_count.read(w);
+        let horz = tp::word6::alu_horz_proc_count.read(w);
+        let vert = tp::word6::alu_vert_proc_count.read(w);
         let fc = slices > 0 && filters > 0 && (filters - 1) == (vert << 6 | horz);
         fc.then(|| Shape {
             command: c.index,
             slices,
             filters,
-            coef_zp: part(w, &tp::word29, "coef_zp") as u16,
+            coef_zp: tp::word29::coef_zp.read(w) as u16,
         })
     }
 }

@@ -37,7 +37,7 @@ use crate::nbg::fieldmap as fm;
 use crate::nbg::fingerprint::crc32;
 use crate::nbg::format::{HeaderCrc, section, v1 as f1, v2 as f2};
 use crate::nbg::parse::{FileFacts, Graph, NbgV1, NbgV2};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Coefficient parts written again, by (payload, entry, part) as `Origin::Coefficient` names
 /// them.
@@ -48,15 +48,7 @@ pub type CoefficientPieces =
 /// re-encoding reach the bytes of a coefficient entry, from memory or from a file.
 pub type Read<'a> = dyn Fn(u64, u64) -> Option<std::borrow::Cow<'a, [u8]>> + 'a;
 
-/// The NBG family of a graph (or the family a mapping of the registry is written for).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    /// Version 0x0001xxxx: a fixed part and an entry table of 8-byte (offset, size) pairs.
-    V1,
-    /// Version 0x00020000: a header, a sub-header and a section directory.
-    V2,
-}
+pub use crate::nbg::format::Family;
 
 /// A named payload: a v2 section or a v1 table, by its public name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

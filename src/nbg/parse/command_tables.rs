@@ -4,7 +4,7 @@
 //! layout of a command table is the one `holds` gives for its record size.
 
 use crate::nbg::commands::{self, Command};
-use crate::nbg::fieldmap::{Field, Record, nn_command as nn, tp_command as tp};
+use crate::nbg::fieldmap::{Record, nn_command as nn, tp_command as tp};
 use crate::nbg::read::{Data, le32};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -217,17 +217,6 @@ pub fn word_records(data: &Data<'_>, at: u64, size: u64, record: Record) -> Opti
     Some(WordRecords { at, record, words })
 }
 
-/// Bit part `name` of `field` in a record's words (the whole word where the field has no such
-/// part, 0 where the record is too short to hold the field).
-pub fn part(w: &[u32], field: &Field, name: &str) -> u64 {
-    let word = u64::from(w.get(field.offset / 4).copied().unwrap_or(0));
-    field
-        .parts
-        .iter()
-        .find(|p| p.name == name)
-        .map_or(word, |p| p.get(word))
-}
-
 /// The NN commands of a command table.
 pub fn nn_commands(t: WordRecords) -> Vec<NnCommand> {
     let size = t.record.size as u64;
@@ -238,21 +227,21 @@ pub fn nn_commands(t: WordRecords) -> Vec<NnCommand> {
             index,
             offset: t.at + index as u64 * size,
             kernel: [
-                part(&w, &nn::word0, "kernel_xy_size"),
-                part(&w, &nn::word8, "kernel_y_size"),
-                part(&w, &nn::word0, "kernel_z_size"),
+                nn::word0::kernel_xy_size.read(&w),
+                nn::word8::kernel_y_size.read(&w),
+                nn::word0::kernel_z_size.read(&w),
             ],
             in_image: [
-                part(&w, &nn::word1, "in_image_x_size"),
-                part(&w, &nn::word1, "in_image_y_size"),
+                nn::word1::in_image_x_size.read(&w),
+                nn::word1::in_image_y_size.read(&w),
             ],
             out_image: [
-                part(&w, &nn::word3, "out_image_x_size"),
-                part(&w, &nn::word3, "out_image_y_size"),
-                part(&w, &nn::word4, "out_image_z_size"),
+                nn::word3::out_image_x_size.read(&w),
+                nn::word3::out_image_y_size.read(&w),
+                nn::word4::out_image_z_size.read(&w),
             ],
-            pooling: part(&w, &nn::word0, "pooling"),
-            relu: part(&w, &nn::word2, "relu"),
+            pooling: nn::word0::pooling.read(&w),
+            relu: nn::word2::relu.read(&w),
             words: w,
         })
         .collect()
@@ -268,12 +257,12 @@ pub fn tp_commands(t: WordRecords) -> Vec<TpCommand> {
             index,
             offset: t.at + index as u64 * size,
             in_image: [
-                part(&w, &tp::word0, "in_image_x_size"),
-                part(&w, &tp::word1, "in_image_y_size"),
-                part(&w, &tp::word1, "in_image_z_size"),
+                tp::word0::in_image_x_size.read(&w),
+                tp::word1::in_image_y_size.read(&w),
+                tp::word1::in_image_z_size.read(&w),
             ],
-            pwl: part(&w, &tp::word6, "alu_pwl_enable"),
-            relu: part(&w, &tp::word12, "alu_relu_enable"),
+            pwl: tp::word6::alu_pwl_enable.read(&w),
+            relu: tp::word12::alu_relu_enable.read(&w),
             words: w,
         })
         .collect()

@@ -403,12 +403,12 @@ impl<F: Fields> Operation<F> {
 impl Operation {
     /// Bits 0..4 of the word at +0x18 (records of 28 bytes or more).
     pub fn preempt(&self) -> Option<u32> {
-        self.fields.part(&fo::preempt_word, 0)
+        self.fields.part(fo::preempt_word::preempt)
     }
 
     /// Bits 4..32 of the word at +0x18.
     pub fn abs_share_id(&self) -> Option<u32> {
-        self.fields.part(&fo::preempt_word, 1)
+        self.fields.part(fo::preempt_word::abs_share_id)
     }
 }
 

@@ -101,8 +101,8 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
     });
 
     // Entries: bounds, then overlap with each other and the fixed part.
-    let nn_code = feature_database.bits["nn_command_size"];
-    let tp_code = feature_database.bits["tp_command_size"];
+    let nn_code = feature_database.bit(fx::feature_bits::nn_command_size);
+    let tp_code = feature_database.bit(fx::feature_bits::tp_command_size);
     let mut tables: Vec<Table> = (0..entry_count)
         .map(|k| {
             let spec = f::ENTRIES[k];
@@ -246,7 +246,7 @@ pub(super) fn parse(data: Data<'_>, version: u32, opts: Options) -> Result<NbgV1
         &data,
         version,
         &tables,
-        feature_database.bits["change_ppu_param"] == 1,
+        feature_database.bit(fx::feature_bits::change_ppu_param) == 1,
         (
             feature_database.nn_command_bytes,
             feature_database.tp_command_bytes,
@@ -382,7 +382,7 @@ impl NbgV1<'_> {
             &data,
             self.header.version,
             &self.tables,
-            db.bits["change_ppu_param"] == 1,
+            db.bit(fx::feature_bits::change_ppu_param) == 1,
             (db.nn_command_bytes, db.tp_command_bytes),
             Options {
                 fingerprints: false,

@@ -151,6 +151,13 @@ pub struct FeatureDatabase {
     pub customer_reserved: Reserved,
 }
 
+impl FeatureDatabase {
+    /// A part of the feature bitfield word (`v1_fixed::feature_bits::nn_command_size`).
+    pub fn bit(&self, part: crate::nbg::fieldmap::BitPart) -> u32 {
+        part.get_as(u64::from(self.raw_bits))
+    }
+}
+
 /// A reserved area: counted and hashed, never interpreted.
 #[derive(Clone, Debug, Serialize)]
 pub struct Reserved {

@@ -11,28 +11,21 @@ pub(super) fn feature_database(v: &fm::View<'_>) -> FeatureDatabase {
         .map(|p| (p.name, p.get_as(u64::from(raw))))
         .collect();
     let core = v.uint(&fx::core_fields);
-    let [
-        core_count,
-        device_index,
-        axi_bus_width_index,
-        cluster_id_width,
-        nn_core_count,
-        tp_core_count,
-    ] = [0, 1, 2, 3, 4, 5].map(|i| fx::core_fields.parts[i].get_as(core));
+    use fx::core_fields as cf;
     FeatureDatabase {
         offset: f::FEATURE_DB as u64,
         raw_bits: raw,
-        nn_command_bytes: f::command_bytes(bits["nn_command_size"]),
-        tp_command_bytes: f::command_bytes(bits["tp_command_size"]),
+        nn_command_bytes: f::command_bytes(fx::feature_bits::nn_command_size.get_as(raw.into())),
+        tp_command_bytes: f::command_bytes(fx::feature_bits::tp_command_size.get_as(raw.into())),
         bits,
         num_pixel_pipes: v.u32(&fx::num_pixel_pipes),
-        core_count,
-        device_index,
-        axi_bus_width_index,
-        cluster_id_width,
-        nn_core_count,
-        tp_core_count,
-        core_reserved: fx::core_fields.parts[6].get_as(core),
+        core_count: cf::core_count.get_as(core),
+        device_index: cf::device_index.get_as(core),
+        axi_bus_width_index: cf::axi_bus_width_index.get_as(core),
+        cluster_id_width: cf::cluster_id_width.get_as(core),
+        nn_core_count: cf::nn_core_count.get_as(core),
+        tp_core_count: cf::tp_core_count.get_as(core),
+        core_reserved: cf::reserved.get_as(core),
         nbg_crc_sum: v.u32(&fx::nbg_crc_sum),
         vip_sram_width: v.u32(&fx::vip_sram_width),
         vsi_reserved: Reserved::of(v.bytes(&fx::vsi_reserved)),

@@ -120,13 +120,13 @@ impl Header {
 
     /// Bit 0 of the class word (offset 0x24).
     pub fn class(&self) -> u32 {
-        self.fields.part(&fh::class_word, 0).unwrap_or(0)
+        self.fields.part(fh::class_word::class).unwrap_or(0)
     }
 
     /// The reserved header bits and words.
     pub fn reserved(&self) -> HeaderReserved {
         HeaderReserved {
-            class_word_reserved_bits: self.fields.part(&fh::class_word, 1).unwrap_or(0),
+            class_word_reserved_bits: self.fields.part(fh::class_word::reserved1).unwrap_or(0),
             reserved2: self.fields.u32(&fh::reserved2),
             reserved3: self.fields.u32(&fh::reserved3),
         }
