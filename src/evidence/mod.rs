@@ -11,7 +11,7 @@ use crate::lab::corpus::ConfigError;
 use crate::lab::differential::{CaptureError, LoadError};
 use crate::lab::mapping::{CaptureFailure, MappingError};
 use crate::nbg::failure::Failure;
-use crate::nbg::format::Family;
+use crate::nbg::fieldmap::Family;
 use crate::nbg::image::NbgImage;
 use crate::nbg::parse::parse;
 use crate::report::ReportError;

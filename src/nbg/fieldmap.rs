@@ -17,7 +17,26 @@
 //! field names it at compile time and a typo does not build; `layout_ok` proves at compile time
 //! that each table is contiguous, non-overlapping and exactly covers its record.
 
-use crate::nbg::format::Family;
+/// The NBG family of a graph (or the family a mapping of the registry is written for, or a
+/// record of the field map belongs to).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// Version 0x0001xxxx: a fixed part and an entry table of 8-byte (offset, size) pairs.
+    V1,
+    /// Version 0x00020000: a header, a sub-header and a section directory.
+    V2,
+}
+
+impl Family {
+    /// The name used in documents and exports (`v1`, `v2`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::V1 => "v1",
+            Family::V2 => "v2",
+        }
+    }
+}
 
 /// How far a field's meaning is established.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -349,7 +368,7 @@ macro_rules! family {
         None
     };
     ($family:ident) => {
-        Some($crate::nbg::format::Family::$family)
+        Some(crate::nbg::fieldmap::Family::$family)
     };
 }
 
@@ -386,13 +405,13 @@ macro_rules! record {
                     pub mod $field {
                         $(
                             #[doc = concat!("`", stringify!($pname), "`: ", stringify!($pbits), " bits from bit ", stringify!($pshift), " of `", stringify!($field), "`.")]
-                            pub const $pname: super::super::BitPart = super::super::BitPart {
-                                field: &super::$field,
-                                part: super::super::Part {
+                            pub const $pname: crate::nbg::fieldmap::BitPart = crate::nbg::fieldmap::BitPart {
+                                field: &crate::nbg::fieldmap::$module::$field,
+                                part: crate::nbg::fieldmap::Part {
                                     name: stringify!($pname),
                                     shift: $pshift,
                                     bits: $pbits,
-                                    evidence: super::super::Evidence::$pev,
+                                    evidence: crate::nbg::fieldmap::Evidence::$pev,
                                 },
                             };
                         )*

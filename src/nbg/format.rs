@@ -827,24 +827,3 @@ pub mod records {
         }
     }
 }
-
-/// The NBG family of a graph (or the family a mapping of the registry is written for, or a
-/// record of the field map belongs to).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Family {
-    /// Version 0x0001xxxx: a fixed part and an entry table of 8-byte (offset, size) pairs.
-    V1,
-    /// Version 0x00020000: a header, a sub-header and a section directory.
-    V2,
-}
-
-impl Family {
-    /// The name used in documents and exports (`v1`, `v2`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::V1 => "v1",
-            Family::V2 => "v2",
-        }
-    }
-}

@@ -1,8 +1,7 @@
 //! The field map's exports: canonical JSON, a Markdown table per record and a Kaitai Struct
 //! `.ksy` per family, all rendered from the one definition in `nbg::fieldmap`.
 
-use crate::nbg::fieldmap::{ALL, Field, Part, Record, Type};
-use crate::nbg::format::Family;
+use crate::nbg::fieldmap::{ALL, Family, Field, Part, Record, Type};
 use serde_json::{Value, json};
 
 /// The field map of one family as canonical JSON.

@@ -48,7 +48,7 @@ pub type CoefficientPieces =
 /// re-encoding reach the bytes of a coefficient entry, from memory or from a file.
 pub type Read<'a> = dyn Fn(u64, u64) -> Option<std::borrow::Cow<'a, [u8]>> + 'a;
 
-pub use crate::nbg::format::Family;
+pub use crate::nbg::fieldmap::Family;
 
 /// A named payload: a v2 section or a v1 table, by its public name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use super::ledger::{Origin, Owner};
 use super::{NbgFamily, Read};
 use crate::nbg::decoded::Decoded;
 use crate::nbg::fieldmap::{self as fm, Record, Writer};
-use crate::nbg::format::{Family, section, v1 as f1};
+use crate::nbg::format::{section, v1 as f1};
 use crate::nbg::holds::{Holds, Kind};
 use crate::nbg::parse::records::Records;
 use crate::nbg::parse::{IoLayout, IoRecord, NbgV1, NbgV2};
@@ -438,7 +438,7 @@ pub(super) fn coefficient_parts<'a>(
 /// offset in the part).
 const COEF_VALUES: fm::Record = fm::Record {
     id: "coef_values",
-    family: Some(Family::V2),
+    family: Some(fm::Family::V2),
     public_name: "coefficient stream, biases, table or image",
     size: 0,
     fields: &[],
