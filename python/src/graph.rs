@@ -1,7 +1,7 @@
 //! `Graph`: a parsed file's facts as Python objects, its `parse --json` document, and its
 //! decoded weights as numpy arrays.
 
-use crate::error::{Refusal, contained};
+use crate::error::contained;
 use crate::input::Input;
 use crate::value::{show, to_py};
 use pyo3::prelude::*;
@@ -301,9 +301,15 @@ impl Graph {
         let input = Arc::clone(&self.input);
         let tensors = py.detach(move || {
             contained(|| {
-                let bytes = input.load(expected.as_deref())?;
-                let graph = nbg_lab::nbg::parse::parse(&bytes).map_err(Refusal::from)?;
-                let view = nbg_lab::nbg::family::NbgFamily::coefficient_view(&graph);
+                use nbg_lab::nbg::family::NbgFamily;
+                let bytes = input.load()?;
+                // The file parsed before: a parse that now fails, or hashes otherwise (the
+                // parse's own SHA-256), means it changed since.
+                let graph = nbg_lab::parse(&bytes)
+                    .ok()
+                    .filter(|g| expected.as_deref() == Some(g.file().sha256.hex().as_str()))
+                    .ok_or_else(|| input.changed())?;
+                let view = graph.coefficient_view();
                 let c = nbg_lab::nbg::coefficients::of(&view);
                 Ok(nbg_lab::report::weights_npz::tensors(&c, float))
             })

@@ -2,14 +2,21 @@
 //! `bytes` object read in place, or a copy of a buffer Python code may change.
 
 use crate::error::Refusal;
-use nbg_lab::digest::Hash256;
 use nbg_lab::nbg::failure::Code;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView};
 use std::borrow::Cow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Where a file's bytes are.
+pub enum Source<'a> {
+    /// In memory, the caller's or a copy of them.
+    Memory(&'a [u8]),
+    /// In the file at a path, read by the library.
+    File(&'a Path),
+}
 
 /// A file given to a function.
 pub enum Input {
@@ -46,36 +53,33 @@ impl Input {
         }
     }
 
-    /// The bytes, when they are in memory.
-    pub fn bytes(&self) -> Option<&[u8]> {
+    /// Where the bytes are: in memory, or in the file at a path.
+    pub fn source(&self) -> Source<'_> {
         match self {
-            Input::Path(_) => None,
+            Input::Path(p) => Source::File(p),
             // SAFETY: the buffer is a read-only, C-contiguous export of an immutable `bytes`
             // object (checked in `of`), kept alive by the `PyBuffer` for as long as `self`; its
             // memory cannot change, so reading it without the GIL is sound.
-            Input::Shared(b) => Some(unsafe {
+            Input::Shared(b) => Source::Memory(unsafe {
                 std::slice::from_raw_parts(b.buf_ptr() as *const u8, b.item_count())
             }),
-            Input::Owned(v) => Some(v),
+            Input::Owned(v) => Source::Memory(v),
         }
     }
 
-    /// The bytes in memory: the caller's, or the file's read whole, checked to be the file the
-    /// graph was parsed from (its SHA-256 in hex), so a file replaced since is refused, not
-    /// misread.
-    pub fn load(&self, sha256: Option<&str>) -> Result<Cow<'_, [u8]>, Refusal> {
-        let Input::Path(path) = self else {
-            return Ok(Cow::Borrowed(self.bytes().unwrap_or_default()));
-        };
-        let read = nbg_lab::files::read_regular(path)?;
-        if sha256.is_some_and(|h| Hash256::of(&read).hex() != h) {
-            return Err(Refusal::new(
-                Code::Unreadable.as_str(),
-                0,
-                format!("{}: changed since it was parsed", path.display()),
-            ));
+    /// The bytes in memory: the caller's, or the file's read whole.
+    pub fn load(&self) -> Result<Cow<'_, [u8]>, Refusal> {
+        match self.source() {
+            Source::Memory(b) => Ok(Cow::Borrowed(b)),
+            Source::File(path) => Ok(Cow::Owned(nbg_lab::files::read_regular(path)?)),
         }
-        Ok(Cow::Owned(read))
+    }
+
+    /// The refusal of a file read again that is no longer the one parsed (its bytes in memory
+    /// never change).
+    pub fn changed(&self) -> Refusal {
+        let what = format!("{}: changed since it was parsed", self.shown());
+        Refusal::new(Code::Unreadable.as_str(), 0, what)
     }
 
     /// The name messages and documents give the file: its path, else `<bytes>`.

@@ -10,7 +10,7 @@ mod value;
 
 use error::{NbgError, Refusal, contained};
 use graph::Graph;
-use input::Input;
+use input::{Input, Source};
 use ledger::Image;
 use nbg_lab::nbg::failure::{Code, Failure};
 use nbg_lab::nbg::family::NbgFamily;
@@ -39,14 +39,13 @@ fn parse(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Graph> {
     let input = Arc::new(Input::of(source)?);
     let held = Arc::clone(&input);
     let doc = py.detach(move || {
-        contained(|| match (&*held, held.bytes()) {
-            (_, Some(bytes)) => Ok(nbg_lab::parse(bytes)?.to_json()),
-            (Input::Path(path), None) => {
+        contained(|| match held.source() {
+            Source::Memory(bytes) => Ok(nbg_lab::parse(bytes)?.to_json()),
+            Source::File(path) => {
                 // Streamed as `nbg parse` streams it: the file is never held in memory.
                 let parsed = nbg_lab::nbg::open::parse_file(path, Default::default())?;
                 Ok(parsed?.to_json())
             }
-            (_, None) => Err(Refusal::new(Code::Unreadable.as_str(), 0, "no bytes")),
         })
     })?;
     Ok(Graph::new(input, doc))
@@ -67,13 +66,13 @@ fn with_ledger(
     input: &Input,
     then: impl FnOnce(&nbg_lab::Graph<'_>, &NbgImage<'_>) -> Result<Value, Refusal>,
 ) -> Result<Value, Refusal> {
-    if let Some(bytes) = input.bytes() {
-        let graph = nbg_lab::parse(bytes)?;
-        let image = NbgImage::new(&graph)?;
-        return then(&graph, &image);
-    }
-    let Input::Path(path) = input else {
-        return Err(Refusal::new(Code::Unreadable.as_str(), 0, "no bytes"));
+    let path = match input.source() {
+        Source::Memory(bytes) => {
+            let graph = nbg_lab::parse(bytes)?;
+            let image = NbgImage::new(&graph)?;
+            return then(&graph, &image);
+        }
+        Source::File(path) => path,
     };
     let (source, built) = nbg_lab::nbg::open::open_image(path)?;
     let (graph, image) = built?;

@@ -139,6 +139,11 @@ impl Part {
     }
 }
 
+/// A family as the field map's exports name it; `None` (both families) is `both`.
+pub fn export_name(family: Option<Family>) -> &'static str {
+    family.map_or("both", Family::as_str)
+}
+
 /// One bit part of one record field as a typed constant (`nn::word0::kernel_xy_size`, which
 /// `record!` defines beside the field): every read of a part in the library goes through one, so
 /// a misspelt or moved part fails to compile instead of reading the wrong bits.
@@ -261,7 +266,7 @@ pub struct Record {
 impl Record {
     /// The record's family as the exports name it (`v1`, `v2`, `both`).
     pub fn family_name(&self) -> &'static str {
-        self.family.map_or("both", Family::as_str)
+        export_name(self.family)
     }
 
     /// Whether the record belongs in the export of `family` (`None`: every record).
@@ -359,9 +364,6 @@ macro_rules! pick {
     };
 }
 
-/// `record! { module: "id", Family, "public name", size; field [as "name"] @ offset, width,
-/// Type, Evidence [, since V] [, parts [..]] [, elements [..]]; ... }` defines a module with one
-/// typed constant per field, `SIZE` and `RECORD`, and proves the layout at compile time.
 /// A record's family in `record!`: `Both` is the records both families share.
 macro_rules! family {
     (Both) => {
@@ -372,6 +374,10 @@ macro_rules! family {
     };
 }
 
+/// `record! { module: "id", Family, "public name", size; field [as "name"] @ offset, width,
+/// Type, Evidence [, since V] [, parts [name: shift, bits, Evidence; ..]] [, elements [..]];
+/// ... }` defines a module with one typed constant per field, a module of `BitPart` constants
+/// per field with parts, `SIZE` and `RECORD`, and proves the layout at compile time.
 macro_rules! record {
     ($(#[$doc:meta])* $module:ident: $id:literal, $family:ident, $public:literal, $size:expr;
      $($field:ident $(as $alias:literal)? @ $off:expr, $width:expr, $ty:ident, $ev:ident

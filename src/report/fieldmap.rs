@@ -1,7 +1,7 @@
 //! The field map's exports: canonical JSON, a Markdown table per record and a Kaitai Struct
 //! `.ksy` per family, all rendered from the one definition in `nbg::fieldmap`.
 
-use crate::nbg::fieldmap::{ALL, Family, Field, Part, Record, Type};
+use crate::nbg::fieldmap::{ALL, Family, Field, Part, Record, Type, export_name};
 use serde_json::{Value, json};
 
 /// The field map of one family as canonical JSON.
@@ -43,7 +43,7 @@ pub fn to_json(family: Option<Family>) -> Value {
         .collect();
     json!({
         "schema": "nbg-fieldmap/1",
-        "family": family.map_or("both", Family::as_str),
+        "family": export_name(family),
         "endian": "le",
         "records": records,
     })
